@@ -1,0 +1,50 @@
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+
+/**
+ * Who may call an operation.
+ * - `none`: anyone; a token, if sent, is ignored.
+ * - `token`: a valid access token; registration is not needed.
+ * - `user`: a valid token of a registered user.
+ * - `admin`: a registered user holding one of the configured admin entitlements.
+ */
+export type AuthLevel = 'none' | 'token' | 'user' | 'admin';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** Documented error statuses; every one is an `application/problem+json` body. */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 503;
+
+/**
+ * One operation of the API, declared once as data. The server's routing and validation, the
+ * OpenAPI document and the SDK's types are all derived from it.
+ */
+export interface OperationDef {
+  operationId: string;
+  method: HttpMethod;
+  /** Path relative to `/api/v1`, with `{name}` parameters, e.g. `/benchmarks/{id}:approve`. */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  auth: AuthLevel;
+  params?: TObject;
+  query?: TObject;
+  body?: TSchema;
+  /** Success status and its body schema; `null` for an empty body (204). */
+  response: { status: 200 | 201 | 204; schema: TSchema | null; contentType?: string };
+  errors?: readonly ErrorStatus[];
+}
+
+/** Declares an operation, keeping its literal types for the SDK. */
+export function defineOperation<const T extends OperationDef>(def: T): T {
+  return def;
+}
+
+type StaticOr<T, Fallback> = T extends TSchema ? Static<T> : Fallback;
+
+export type ParamsOf<O extends OperationDef> = StaticOr<O['params'], Record<string, never>>;
+export type QueryOf<O extends OperationDef> = StaticOr<O['query'], Record<string, never>>;
+export type BodyOf<O extends OperationDef> = StaticOr<O['body'], undefined>;
+export type ResponseOf<O extends OperationDef> = O['response']['schema'] extends TSchema
+  ? Static<O['response']['schema']>
+  : void;

@@ -1,0 +1,65 @@
+import Koa from 'koa';
+import { operations, API_BASE_PATH } from '@benchmarks/sdk/contract';
+import type { AppContext } from './context.ts';
+import { problemMiddleware } from './http/problem.ts';
+import { securityHeaders } from './http/security.ts';
+import { swaggerUi } from './http/swagger.ts';
+import { buildRouter, methodNotAllowed } from './http/router.ts';
+import { createAuthenticator } from './http/auth.ts';
+import { buildOpenApi } from './http/openapi.ts';
+import { cors } from './http/cors.ts';
+import { allHandlers } from './routes/index.ts';
+import type { RequestState } from './http/handler.ts';
+
+/** The origin clients use to reach us: the configured public URL, or what the trusted proxy says. */
+export function publicOrigin(ctx: Koa.Context, app: AppContext): string {
+  if (app.config.publicUrl) return app.config.publicUrl;
+  const prefix = app.config.trustProxy ? (ctx.get('x-forwarded-prefix') || '').replace(/\/+$/, '') : '';
+  return `${ctx.protocol}://${ctx.host}${prefix}`;
+}
+
+/** Builds the Koa application without listening. */
+export function createApp(app: AppContext): Koa {
+  const koa = new Koa({ proxy: app.config.trustProxy });
+  const specs = new Map<string, Record<string, unknown>>();
+  const spec = (ctx: Koa.Context) => {
+    const origin = publicOrigin(ctx, app);
+    let doc = specs.get(origin);
+    if (!doc) {
+      doc = buildOpenApi(operations, {
+        origin,
+        version: app.version,
+        termsUrl: app.config.termsUrl,
+        termsVersion: app.config.termsVersion,
+      });
+      if (specs.size < 16) specs.set(origin, doc);
+    }
+    return doc;
+  };
+  const router = buildRouter(operations, allHandlers(spec), {
+    prefix: API_BASE_PATH,
+    bodyLimitBytes: app.config.bodyLimitBytes,
+    authenticator: createAuthenticator(app.verifier, app.config.adminEntitlements),
+  });
+
+  koa.use(securityHeaders());
+  koa.use(problemMiddleware(app.logger));
+  if (app.config.corsOrigins.length) koa.use(cors(app.config.corsOrigins));
+  koa.use(async (ctx, next) => {
+    const state = ctx.state as RequestState;
+    state.em = app.orm.em.fork();
+    state.services = app;
+    await next();
+  });
+  koa.use(async (ctx, next) => {
+    if ((ctx.method === 'GET' || ctx.method === 'HEAD') && ctx.path === '/api-spec.json') {
+      ctx.body = spec(ctx);
+      return;
+    }
+    await next();
+  });
+  koa.use(swaggerUi(`${API_BASE_PATH}/api-spec.json`));
+  koa.use(router.routes());
+  koa.use(methodNotAllowed(router));
+  return koa;
+}

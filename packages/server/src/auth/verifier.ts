@@ -1,0 +1,397 @@
+/**
+ * Access token verification for the API server.
+ *
+ * A JWT is verified against the JWKS of its issuer (found by OpenID discovery), which must be
+ * one of the trusted issuers; an opaque token is checked at the trusted issuers' userinfo
+ * endpoints. Successful results are cached for a short time, keyed by the SHA-256 of the token.
+ * Tokens are never logged nor put into errors.
+ */
+import { createHash } from 'node:crypto';
+import { isIPv4 } from 'node:net';
+
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors as joseErrors,
+  jwtVerify,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
+import * as oidc from 'openid-client';
+
+import { AppError, errors, unauthorized } from '../http/errors.ts';
+
+export interface Identity {
+  iss: string;
+  sub: string;
+  email: string | null;
+  entitlements: string[];
+}
+
+export interface VerifierOptions {
+  /** Trusted issuer URLs (exact match with the token's iss; a trailing slash difference is tolerated). */
+  issuers: string[];
+  /** When set, the JWT `aud` must contain it. */
+  audience?: string;
+  /** Default 60_000. Successful verifications are cached, never beyond the token's exp. 0 disables the cache. */
+  cacheTtlMs?: number;
+  /** Default 30. */
+  clockToleranceSec?: number;
+}
+
+const ALLOWED_ALGORITHMS = [
+  'RS256', 'RS384', 'RS512',
+  'PS256', 'PS384', 'PS512',
+  'ES256', 'ES384', 'ES512',
+  'EdDSA',
+];
+const MAX_CACHE_ENTRIES = 10_000;
+const MAX_TOKEN_LENGTH = 16 * 1024;
+/** RFC 6750 b64token. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+const DISCOVERY_TIMEOUT_SEC = 10;
+const JWKS_TIMEOUT_MS = 5_000;
+
+export function isLoopbackHostname(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  return isIPv4(h) && h.startsWith('127.');
+}
+
+function stripSlash(url: string): string {
+  return url.endsWith('/') ? url.slice(0, -1) : url;
+}
+
+/** Raised when an issuer cannot be reached (or answers nonsense) and nothing usable is cached. */
+class IssuerUnavailable extends Error {
+  constructor(readonly issuer: string, reason: string, options?: { cause?: unknown }) {
+    super(`The OpenID provider ${issuer} could not be reached (${reason}); tokens from it cannot be checked right now.`, options);
+  }
+}
+
+interface IssuerMetadata {
+  /** The issuer identifier as the provider declares it in its discovery document. */
+  issuer: string;
+  config: oidc.Configuration;
+  jwks?: JWTVerifyGetKey;
+  hasUserinfo: boolean;
+}
+
+interface TrustedIssuer {
+  configured: string;
+  /** Comparison key: no trailing slash. */
+  key: string;
+  url: URL;
+  loopback: boolean;
+  metadata?: IssuerMetadata;
+  pending?: Promise<IssuerMetadata>;
+}
+
+interface CacheEntry {
+  identity: Identity;
+  expiresAt: number;
+}
+
+/** Errors from the network or from a bad HTTP answer when fetching a JWKS (as opposed to verification errors). */
+function isJwksFetchFailure(err: unknown): boolean {
+  if (err instanceof TypeError) return true; // fetch failed
+  if (err instanceof joseErrors.JWKSTimeout) return true;
+  if (err instanceof joseErrors.JWKSInvalid) return true;
+  const name = (err as { name?: unknown })?.name;
+  if (name === 'TimeoutError' || name === 'AbortError') return true;
+  // jose uses its generic JOSEError for "Expected 200 OK ..." and unparsable JSON
+  return err instanceof joseErrors.JOSEError && err.code === 'ERR_JOSE_GENERIC';
+}
+
+/** A network failure, a timeout or a 5xx answer (as opposed to the provider refusing the token). */
+function isUnreachable(err: unknown): boolean {
+  if (err instanceof TypeError) return true;
+  const e = err as { name?: unknown; status?: unknown; cause?: unknown } | undefined;
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return true;
+  const status = typeof e?.status === 'number' ? e.status : e?.cause instanceof Response ? e.cause.status : undefined;
+  return status === undefined ? !(err instanceof oidc.ClientError) : status >= 500;
+}
+
+function stringList(value: unknown): string[] {
+  if (typeof value === 'string') return value === '' ? [] : [value];
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string' && v !== '');
+  return [];
+}
+
+function entitlementsOf(...sources: Array<Record<string, unknown> | undefined>): string[] {
+  const all = new Set<string>();
+  for (const source of sources) {
+    if (!source) continue;
+    for (const claim of ['eduperson_entitlement', 'entitlements', 'groups']) {
+      for (const v of stringList(source[claim])) all.add(v);
+    }
+  }
+  return [...all];
+}
+
+function emailOf(source: Record<string, unknown> | undefined): string | null {
+  const email = source?.email;
+  return typeof email === 'string' && email !== '' ? email : null;
+}
+
+export class TokenVerifier {
+  readonly #issuers: TrustedIssuer[];
+  readonly #audience?: string;
+  readonly #cacheTtlMs: number;
+  readonly #clockTolerance: number;
+  readonly #cache = new Map<string, CacheEntry>();
+  readonly #inflight = new Map<string, Promise<Identity>>();
+
+  constructor(options: VerifierOptions) {
+    this.#issuers = (options.issuers ?? []).map((configured) => {
+      let url: URL;
+      try {
+        url = new URL(configured);
+      } catch {
+        throw new Error(`Trusted issuer "${configured}" is not a valid URL.`);
+      }
+      const loopback = isLoopbackHostname(url.hostname);
+      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+        throw new Error(`Trusted issuer "${configured}" must use https (http is only allowed on loopback).`);
+      }
+      return { configured, key: stripSlash(configured), url, loopback };
+    });
+    this.#audience = options.audience || undefined;
+    this.#cacheTtlMs = Math.max(0, options.cacheTtlMs ?? 60_000);
+    this.#clockTolerance = Math.max(0, options.clockToleranceSec ?? 30);
+  }
+
+  async verify(token: string): Promise<Identity> {
+    if (typeof token !== 'string') throw unauthorized('INVALID_TOKEN', 'The access token is malformed.', true);
+    token = token.trim();
+    if (token === '' || token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) {
+      throw unauthorized('INVALID_TOKEN', 'The access token is malformed.', true);
+    }
+    const key = createHash('sha256').update(token).digest('hex');
+    const cached = this.#cache.get(key);
+    if (cached) {
+      if (cached.expiresAt > Date.now()) return { ...cached.identity, entitlements: [...cached.identity.entitlements] };
+      this.#cache.delete(key);
+    }
+    let pending = this.#inflight.get(key);
+    if (!pending) {
+      pending = this.#verifyUncached(token, key).finally(() => this.#inflight.delete(key));
+      this.#inflight.set(key, pending);
+    }
+    const identity = await pending;
+    return { ...identity, entitlements: [...identity.entitlements] };
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  async #verifyUncached(token: string, cacheKey: string): Promise<Identity> {
+    const { identity, exp } = JWT_SHAPE.test(token) ? await this.#verifyJwt(token) : await this.#verifyOpaque(token);
+    this.#remember(cacheKey, identity, exp);
+    return identity;
+  }
+
+  #remember(key: string, identity: Identity, exp: number | undefined): void {
+    let ttl = this.#cacheTtlMs;
+    if (exp !== undefined) ttl = Math.min(ttl, exp * 1000 - Date.now());
+    if (ttl <= 0) return;
+    while (this.#cache.size >= MAX_CACHE_ENTRIES) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest === undefined) break;
+      this.#cache.delete(oldest);
+    }
+    this.#cache.set(key, { identity, expiresAt: Date.now() + ttl });
+  }
+
+  #findIssuer(iss: string): TrustedIssuer | undefined {
+    const key = stripSlash(iss);
+    return this.#issuers.find((i) => i.key === key);
+  }
+
+  async #metadata(issuer: TrustedIssuer): Promise<IssuerMetadata> {
+    if (issuer.metadata) return issuer.metadata;
+    issuer.pending ??= (async () => {
+      let config: oidc.Configuration;
+      try {
+        config = await oidc.discovery(issuer.url, 'benchmarks-api', undefined, undefined, {
+          timeout: DISCOVERY_TIMEOUT_SEC,
+          ...(issuer.loopback ? { execute: [oidc.allowInsecureRequests] } : {}),
+        });
+      } catch (err) {
+        throw new IssuerUnavailable(issuer.configured, 'OpenID discovery failed', { cause: err });
+      }
+      const server = config.serverMetadata();
+      const jwks = server.jwks_uri
+        ? this.#keyResolver(issuer.configured, new URL(server.jwks_uri))
+        : undefined;
+      const metadata: IssuerMetadata = { issuer: server.issuer, config, jwks, hasUserinfo: !!server.userinfo_endpoint };
+      issuer.metadata = metadata;
+      return metadata;
+    })().finally(() => {
+      issuer.pending = undefined;
+    });
+    return issuer.pending;
+  }
+
+  /**
+   * The issuer's remote JWKS (jose keeps it cached and refreshes it when stale or when an unknown
+   * kid shows up). When a refresh fails, the last keys fetched keep working.
+   */
+  #keyResolver(issuer: string, jwksUri: URL): JWTVerifyGetKey {
+    const remote = createRemoteJWKSet(jwksUri, { timeoutDuration: JWKS_TIMEOUT_MS });
+    return async (header, token) => {
+      try {
+        return await remote(header, token);
+      } catch (err) {
+        if (!isJwksFetchFailure(err)) throw err;
+        const last = remote.jwks();
+        if (last) {
+          try {
+            return await createLocalJWKSet(last)(header, token);
+          } catch (localErr) {
+            if (!(localErr instanceof joseErrors.JWKSNoMatchingKey)) throw localErr;
+          }
+        }
+        throw new IssuerUnavailable(issuer, 'its key set could not be fetched', { cause: err });
+      }
+    };
+  }
+
+  async #verifyJwt(token: string): Promise<{ identity: Identity; exp?: number }> {
+    let alg: unknown;
+    let claims: JWTPayload;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+      claims = decodeJwt(token);
+    } catch {
+      throw unauthorized('INVALID_TOKEN', 'The access token is malformed.', true);
+    }
+    if (typeof alg !== 'string' || alg.toLowerCase() === 'none') {
+      throw unauthorized('INVALID_TOKEN', 'Unsigned access tokens are not accepted.', true);
+    }
+    if (/^HS/i.test(alg)) {
+      throw unauthorized('INVALID_TOKEN', `Access tokens signed with ${alg} (a shared secret) are not accepted.`, true);
+    }
+    if (!ALLOWED_ALGORITHMS.includes(alg)) {
+      throw unauthorized('INVALID_TOKEN', `Access tokens signed with ${alg} are not accepted.`, true);
+    }
+    if (typeof claims.iss !== 'string' || claims.iss === '') {
+      throw unauthorized('INVALID_TOKEN', 'The access token names no issuer.', true);
+    }
+    const trusted = this.#findIssuer(claims.iss);
+    if (!trusted) {
+      throw unauthorized('UNTRUSTED_ISSUER', `Tokens from issuer ${claims.iss} are not accepted here.`, true);
+    }
+
+    const metadata = await this.#metadataOr503(trusted);
+    if (!metadata.jwks) {
+      throw errors.unavailable('ISSUER_UNAVAILABLE', `The OpenID provider ${trusted.configured} publishes no signing keys (jwks_uri).`);
+    }
+
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, metadata.jwks, {
+        algorithms: ALLOWED_ALGORITHMS,
+        issuer: [...new Set([metadata.issuer, stripSlash(metadata.issuer), `${stripSlash(metadata.issuer)}/`, claims.iss])],
+        audience: this.#audience,
+        clockTolerance: this.#clockTolerance,
+        requiredClaims: ['sub', 'exp'],
+      }));
+    } catch (err) {
+      throw this.#jwtError(err, trusted);
+    }
+    if (typeof payload.sub !== 'string' || payload.sub === '') {
+      throw unauthorized('INVALID_TOKEN', 'The access token names no subject.', true);
+    }
+
+    const tokenClaims = payload as Record<string, unknown>;
+    let email = emailOf(tokenClaims);
+    let entitlements = entitlementsOf(tokenClaims);
+    if (email === null && metadata.hasUserinfo) {
+      try {
+        const info = (await oidc.fetchUserInfo(metadata.config, token, payload.sub)) as Record<string, unknown>;
+        email = emailOf(info);
+        entitlements = entitlementsOf(tokenClaims, info);
+      } catch {
+        // not fatal: the token itself was valid
+      }
+    }
+    return {
+      identity: { iss: metadata.issuer, sub: payload.sub, email, entitlements },
+      exp: typeof payload.exp === 'number' ? payload.exp : undefined,
+    };
+  }
+
+  #jwtError(err: unknown, issuer: TrustedIssuer): AppError {
+    if (err instanceof AppError) return err;
+    if (err instanceof IssuerUnavailable) return errors.unavailable('ISSUER_UNAVAILABLE', err.message);
+    if (err instanceof joseErrors.JWTExpired) {
+      return unauthorized('TOKEN_EXPIRED', 'The access token has expired.', true);
+    }
+    if (err instanceof joseErrors.JWTClaimValidationFailed) {
+      switch (err.claim) {
+        case 'nbf':
+          return unauthorized('TOKEN_NOT_YET_VALID', 'The access token is not valid yet.', true);
+        case 'aud':
+          return unauthorized('INVALID_AUDIENCE', `The access token is not meant for this service (audience ${this.#audience ?? ''}).`, true);
+        case 'iss':
+          return unauthorized('UNTRUSTED_ISSUER', `The access token's issuer does not match the provider ${issuer.configured}.`, true);
+        default:
+          return unauthorized('INVALID_TOKEN', `The access token is invalid (${err.claim} claim).`, true);
+      }
+    }
+    if (err instanceof joseErrors.JWKSNoMatchingKey) {
+      return unauthorized('INVALID_TOKEN', 'The access token was not signed by a key of its issuer.', true);
+    }
+    if (err instanceof joseErrors.JWSSignatureVerificationFailed) {
+      return unauthorized('INVALID_TOKEN', 'The access token signature is invalid.', true);
+    }
+    return unauthorized('INVALID_TOKEN', 'The access token is invalid.', true);
+  }
+
+  async #metadataOr503(issuer: TrustedIssuer): Promise<IssuerMetadata> {
+    try {
+      return await this.#metadata(issuer);
+    } catch (err) {
+      if (err instanceof IssuerUnavailable) throw errors.unavailable('ISSUER_UNAVAILABLE', err.message);
+      throw err;
+    }
+  }
+
+  async #verifyOpaque(token: string): Promise<{ identity: Identity; exp?: number }> {
+    if (this.#issuers.length === 0) {
+      throw unauthorized('INVALID_TOKEN', 'The access token is not accepted here.', true);
+    }
+    type Attempt = { ok: true; identity: Identity } | { ok: false; unreachable: boolean };
+    const attempts = await Promise.all(
+      this.#issuers.map(async (issuer): Promise<Attempt> => {
+        let metadata: IssuerMetadata;
+        try {
+          metadata = await this.#metadata(issuer);
+        } catch {
+          return { ok: false, unreachable: true };
+        }
+        if (!metadata.hasUserinfo) return { ok: false, unreachable: false };
+        try {
+          const info = (await oidc.fetchUserInfo(metadata.config, token, oidc.skipSubjectCheck)) as Record<string, unknown>;
+          if (typeof info.sub !== 'string' || info.sub === '') return { ok: false, unreachable: false };
+          return {
+            ok: true,
+            identity: { iss: metadata.issuer, sub: info.sub, email: emailOf(info), entitlements: entitlementsOf(info) },
+          };
+        } catch (err) {
+          // An HTTP answer below 500 (401, 403, ...) means the provider does not accept the token.
+          return { ok: false, unreachable: isUnreachable(err) };
+        }
+      }),
+    );
+    for (const attempt of attempts) if (attempt.ok) return { identity: attempt.identity };
+    if (attempts.every((a) => !a.ok && a.unreachable)) {
+      const names = this.#issuers.map((i) => i.configured).join(', ');
+      throw errors.unavailable('ISSUER_UNAVAILABLE', `The OpenID provider(s) ${names} could not be reached to check the access token.`);
+    }
+    throw unauthorized('INVALID_TOKEN', 'The access token is not valid at any trusted issuer.', true);
+  }
+}

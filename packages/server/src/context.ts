@@ -1,0 +1,13 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ServerConfig } from './config.ts';
+import type { Logger } from './logger.ts';
+import type { TokenVerifier } from './auth/verifier.ts';
+
+/** What lives as long as the app: shared by every request. */
+export interface AppContext {
+  config: ServerConfig;
+  orm: MikroORM;
+  logger: Logger;
+  verifier: TokenVerifier | null;
+  version: string;
+}

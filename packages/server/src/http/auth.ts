@@ -1,0 +1,43 @@
+import type Koa from 'koa';
+import type { AuthLevel } from '@benchmarks/sdk/contract';
+import { AppError, unauthorized } from './errors.ts';
+import type { TokenVerifier } from '../auth/verifier.ts';
+import type { Caller, RequestState } from './handler.ts';
+import { findUser } from '../services/users.ts';
+
+export interface Authenticator {
+  authenticate(ctx: Koa.Context, level: AuthLevel): Promise<Caller | null>;
+}
+
+/** Reads `Authorization: Bearer <token>`; 401 when missing or malformed. */
+export function bearerToken(ctx: Koa.Context): string | null {
+  const header = ctx.get('authorization');
+  if (!header) return null;
+  const match = /^Bearer\s+([^\s]+)\s*$/i.exec(header);
+  if (!match) throw unauthorized('INVALID_AUTHORIZATION_HEADER', 'The Authorization header must be "Bearer <access token>".', true);
+  return match[1]!;
+}
+
+export function createAuthenticator(verifier: TokenVerifier | null, adminEntitlements: readonly string[]): Authenticator {
+  const admins = new Set(adminEntitlements);
+  return {
+    async authenticate(ctx, level) {
+      if (level === 'none') return null;
+      const token = bearerToken(ctx);
+      if (!token) throw unauthorized('MISSING_TOKEN', 'This operation needs an access token: send Authorization: Bearer <token>.', false);
+      if (!verifier) throw unauthorized('UNTRUSTED_ISSUER', 'No OpenID issuer is trusted by this server (configure OIDC_ISSUERS).', true);
+      const identity = await verifier.verify(token);
+      const { em } = ctx.state as RequestState;
+      const user = await findUser(em, identity.iss, identity.sub);
+      const isAdmin = user !== null && identity.entitlements.some((e) => admins.has(e));
+      if (level === 'token') return { identity, user, isAdmin };
+      if (!user) {
+        throw new AppError(403, 'NOT_REGISTERED', 'You are not registered: accept the terms of use with POST /api/v1/users:register first.');
+      }
+      if (level === 'admin' && !isAdmin) {
+        throw new AppError(403, 'NOT_ADMIN', 'This operation is reserved to administrators.');
+      }
+      return { identity, user, isAdmin };
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import type Koa from 'koa';
+import { AppError, titleOf } from './errors.ts';
+import { mapDatabaseError } from '../db/errors.ts';
+import type { Logger } from '../logger.ts';
+
+/** Problem types are URNs: stable identifiers, documented in docs/errors.md. */
+export const PROBLEM_TYPE_BASE = 'urn:benchmarks:problem:';
+
+/** Renders every error as application/problem+json; hides the message of every 5xx. */
+export function problemMiddleware(logger: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new AppError(404, 'ROUTE_NOT_FOUND', `No route ${ctx.method} ${ctx.path}.`);
+      }
+    } catch (err) {
+      const problem = toAppError(err);
+      if (problem.status >= 500 && problem.code === 'INTERNAL_ERROR') {
+        logger.error('request failed', { method: ctx.method, path: ctx.path, error: describe(err) });
+      }
+      ctx.status = problem.status;
+      for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
+      ctx.type = 'application/problem+json';
+      ctx.body = {
+        type: PROBLEM_TYPE_BASE + problem.code.toLowerCase().replace(/_/g, '-'),
+        title: titleOf(problem.status),
+        status: problem.status,
+        detail: problem.detail,
+        code: problem.code,
+        ...(problem.errors ? { errors: problem.errors } : {}),
+        ...problem.extensions,
+      };
+    }
+  };
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}\n${err.stack ?? ''}` : String(err);
+}
+
+export function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const db = mapDatabaseError(err);
+  if (db) return db;
+  const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
+  const status = e?.status ?? e?.statusCode;
+  // Errors raised by koa-body / raw-body / koa itself carry an HTTP status.
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    if (status === 413 || e.type === 'entity.too.large') {
+      return new AppError(413, 'BODY_TOO_LARGE', 'The request body is larger than the server accepts.');
+    }
+    if (status === 400 && /json/i.test(e.message ?? '')) {
+      return new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON.');
+    }
+    if (status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be application/json.');
+    return new AppError(status, 'BAD_REQUEST', e.expose && e.message ? e.message : titleOf(status));
+  }
+  return new AppError(500, 'INTERNAL_ERROR', 'The server failed to handle the request. It has been logged.');
+}

@@ -1,0 +1,152 @@
+import Router from '@koa/router';
+import type Koa from 'koa';
+import { koaBody } from 'koa-body';
+import type { OperationDef } from '@benchmarks/sdk/contract';
+import { AppError, errors } from './errors.ts';
+import { compileValidator, type CompiledValidator } from './validation.ts';
+import { Reply } from './reply.ts';
+import type { Authenticator } from './auth.ts';
+import type { Handler, RequestState } from './handler.ts';
+
+/** `/benchmarks/{id}:approve` → `/benchmarks/:id\:approve` for @koa/router (path-to-regexp 8). */
+export function toRouterPath(path: string): string {
+  return path
+    .replace(/:/g, '\\:')
+    .replace(/\{(\w+)\}/g, ':$1');
+}
+
+/** Query keys written `name[]=` (PHP/axios style) are read as `name=`. */
+export function normalizeQuery(query: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [rawKey, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    const key = rawKey.endsWith('[]') ? rawKey.slice(0, -2) : rawKey;
+    const prev = out[key];
+    if (prev === undefined) out[key] = value;
+    else out[key] = ([] as string[]).concat(prev, value);
+  }
+  return out;
+}
+
+interface CompiledOperation {
+  def: OperationDef;
+  params?: CompiledValidator;
+  query?: CompiledValidator;
+  body?: CompiledValidator;
+}
+
+function compile(def: OperationDef): CompiledOperation {
+  return {
+    def,
+    params: def.params ? compileValidator(def.params, 'path') : undefined,
+    query: compileValidator(
+      def.query ?? ({ type: 'object', properties: {}, additionalProperties: false } as never),
+      'query',
+    ),
+    body: def.body ? compileValidator(def.body, 'body') : undefined,
+  };
+}
+
+function isJsonContentType(ctx: Koa.Context): boolean {
+  return Boolean(ctx.is('application/json', 'application/*+json'));
+}
+
+export interface RouterOptions {
+  prefix: string;
+  bodyLimitBytes: number;
+  authenticator: Authenticator;
+}
+
+/**
+ * Binds every operation of the contract to its handler: authentication first (as the origin
+ * service: an anonymous request with a bad body gets 401, not 422), then path, query and body
+ * validation with validators compiled once at start-up, then the handler.
+ */
+export function buildRouter(
+  operations: Record<string, OperationDef>,
+  handlers: Record<string, Handler<never>>,
+  options: RouterOptions,
+): Router {
+  const router = new Router({ prefix: options.prefix });
+  const parseBody = koaBody({
+    json: true,
+    multipart: false,
+    urlencoded: false,
+    text: false,
+    jsonLimit: options.bodyLimitBytes,
+    jsonStrict: false,
+    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
+    onError: (err: Error) => {
+      const status = (err as { status?: number }).status;
+      if (status === 413) throw new AppError(413, 'BODY_TOO_LARGE', `The request body is larger than ${options.bodyLimitBytes} bytes.`);
+      if (status === 415) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported; send UTF-8 JSON.');
+      throw new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON.');
+    },
+  });
+
+  for (const [operationId, def] of Object.entries(operations)) {
+    const handler = handlers[operationId];
+    if (!handler) throw new Error(`No handler for operation ${operationId}`);
+    const op = compile(def);
+    const method = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+
+    router[method](operationId, toRouterPath(def.path), async (ctx: Koa.Context) => {
+      const caller = await options.authenticator.authenticate(ctx, def.auth);
+
+      const params = { ...ctx.params };
+      if (op.params) {
+        const problems = op.params(params);
+        // A malformed id names nothing that exists.
+        if (problems) throw new AppError(404, 'NOT_FOUND', `No item has the id '${Object.values(ctx.params).join('/')}'.`, { errors: problems });
+      }
+
+      const query = normalizeQuery(ctx.query);
+      const queryProblems = op.query?.(query);
+      if (queryProblems) throw errors.validation('The query parameters are invalid.', queryProblems, 'INVALID_QUERY');
+
+      let body: unknown = undefined;
+      if (def.body) {
+        const hasBody = Boolean(ctx.request.length) || ctx.get('transfer-encoding') !== '';
+        if (hasBody && !isJsonContentType(ctx)) {
+          throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON with Content-Type: application/json.');
+        }
+        if (hasBody) {
+          await parseBody(ctx, async () => {});
+          body = (ctx.request as { body?: unknown }).body;
+        }
+        if (body === undefined) throw errors.validation('A JSON request body is required.', [{ in: 'body', path: '/', message: 'is required' }], 'BODY_REQUIRED');
+        const bodyProblems = op.body!(body);
+        if (bodyProblems) throw errors.validation('The request body is invalid.', bodyProblems, 'INVALID_BODY');
+      }
+
+      const state: RequestState = ctx.state as RequestState;
+      const result = await handler({ params, query, body, caller, koa: ctx, em: state.em, services: state.services } as never);
+      if (result instanceof Reply) {
+        ctx.status = result.status;
+        for (const [k, v] of Object.entries(result.headers)) ctx.set(k, v);
+        if (result.status !== 204) ctx.body = result.body;
+        return;
+      }
+      ctx.status = def.response.status;
+      if (def.response.status !== 204) ctx.body = result;
+      if (def.response.contentType) ctx.type = def.response.contentType;
+    });
+  }
+  return router;
+}
+
+/** 405 with Allow for a known path and another method; rendered as problem+json. */
+export function methodNotAllowed(router: Router): Koa.Middleware {
+  const allowed = router.allowedMethods({ throw: false }) as unknown as Koa.Middleware;
+  return async (ctx, next) => {
+    await allowed(ctx, next);
+    if (ctx.status === 405) {
+      throw new AppError(405, 'METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}.`, {
+        headers: { Allow: String(ctx.response.get('Allow')) },
+      });
+    }
+    if (ctx.status === 501) {
+      throw new AppError(405, 'METHOD_NOT_ALLOWED', `${ctx.method} is not supported.`);
+    }
+  };
+}

@@ -1,0 +1,89 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { TSchema } from '@sinclair/typebox';
+import type { ErrorDetail } from './errors.ts';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/** A date or a date-time with a zone designator that also names a real instant. */
+export function isDateBound(value: string): boolean {
+  if (!DATE.test(value) && !DATE_TIME_WITH_ZONE.test(value)) return false;
+  return !Number.isNaN(Date.parse(DATE.test(value) ? `${value}T00:00:00Z` : value));
+}
+
+/** Parses a date bound into a Date (a bare date is midnight UTC). */
+export function parseDateBound(value: string): Date {
+  return new Date(DATE.test(value) ? `${value}T00:00:00Z` : value);
+}
+
+function makeAjv(coerce: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: false,
+    strict: false,
+    coerceTypes: coerce ? 'array' : false,
+    useDefaults: true,
+    removeAdditional: false,
+  });
+  addFormats(ajv);
+  ajv.addFormat('date-bound', { type: 'string', validate: isDateBound });
+  return ajv;
+}
+
+/** Query and path parameters arrive as strings: coerced (arrays too). Bodies are not coerced. */
+const coercing = makeAjv(true);
+const strict = makeAjv(false);
+
+export type Where = ErrorDetail['in'];
+
+export interface CompiledValidator {
+  (data: unknown): ErrorDetail[] | null;
+}
+
+export function compileValidator(schema: TSchema, where: Where): CompiledValidator {
+  const ajv = where === 'body' ? strict : coercing;
+  const validate: ValidateFunction = ajv.compile(JSON.parse(JSON.stringify(stripIds(schema))));
+  return (data) => (validate(data) ? null : (validate.errors ?? []).map((e) => describeError(e, where)));
+}
+
+/** $id is for the OpenAPI components; ajv would refuse the same $id compiled twice. */
+function stripIds(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(stripIds);
+  if (schema && typeof schema === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(schema)) if (k !== '$id') out[k] = stripIds(v);
+    return out;
+  }
+  return schema;
+}
+
+/** One ajv error as {in, path, message}, with the parameter name for query and path parts. */
+export function describeError(e: ErrorObject, where: Where): ErrorDetail {
+  let pointer = e.instancePath;
+  let message = e.message ?? 'is invalid';
+  if (e.keyword === 'additionalProperties') {
+    const extra = String((e.params as { additionalProperty: string }).additionalProperty);
+    pointer = `${pointer}/${extra}`;
+    message = where === 'query' ? `unknown query parameter '${extra}'` : `unknown field '${extra}'`;
+  } else if (e.keyword === 'required') {
+    const missing = String((e.params as { missingProperty: string }).missingProperty);
+    pointer = `${pointer}/${missing}`;
+    message = where === 'query' ? `query parameter '${missing}' is required` : `field '${missing}' is required`;
+  } else if (e.keyword === 'enum' || e.keyword === 'const') {
+    const allowed = (e.params as { allowedValues?: unknown[]; allowedValue?: unknown }).allowedValues ?? [
+      (e.params as { allowedValue?: unknown }).allowedValue,
+    ];
+    message = `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;
+  } else if (e.keyword === 'format' && (e.params as { format: string }).format === 'date-bound') {
+    message = 'must be a date (2024-05-01) or a date-time with a zone (2024-05-01T12:00:00Z)';
+  } else if (e.keyword === 'format' && (e.params as { format: string }).format === 'uuid') {
+    message = 'must be a UUID';
+  }
+  const path = where === 'body' ? pointer || '/' : pointer.replace(/^\//, '').split('/')[0] || pointer;
+  return { in: where, path, message };
+}

@@ -1,0 +1,793 @@
+/**
+ * A real OpenID provider (oidc-provider) on loopback.
+ *
+ * Used by the tests as the provider that signs real tokens, and by the server's demo mode as
+ * a built-in provider. It only ever listens on a loopback address, keeps its state in memory
+ * and, when given a key file, persists its signing key so that its tokens stay valid across
+ * restarts.
+ *
+ * Besides the standard endpoints (discovery, JWKS, device authorization, token, userinfo)
+ * it has:
+ * - a tiny programmatic interaction UI at /interaction/:uid (a login form with a `login`
+ *   field, then a confirm step), which `approveDevice` drives over HTTP;
+ * - a userinfo endpoint that also accepts the provider's own JWT access tokens (as most
+ *   production providers do; stock oidc-provider only accepts opaque ones there).
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isIPv4 } from 'node:net';
+import { dirname } from 'node:path';
+
+import {
+  calculateJwkThumbprint,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  jwtVerify,
+  type JWK,
+} from 'jose';
+import type Provider from 'oidc-provider';
+import type {
+  Adapter,
+  AdapterPayload,
+  Configuration,
+  KoaContextWithOIDC,
+} from 'oidc-provider';
+
+export interface IssuerAccount {
+  sub: string;
+  email?: string;
+  email_verified?: boolean;
+  name?: string;
+  entitlements?: string[];
+}
+
+export interface StartIssuerOptions {
+  /** Default '127.0.0.1'. Only loopback hosts are accepted (127.0.0.0/8, ::1, localhost). */
+  host?: string;
+  /** Default 0: a free port chosen by the OS. */
+  port?: number;
+  /** Private JWKS (one RS256 key) persisted here as JSON, mode 0600; created if absent, reused otherwise. */
+  keyFile?: string;
+  accounts?: IssuerAccount[];
+  /** The `aud` of issued JWT access tokens. Default 'benchmarks-api'. */
+  audience?: string;
+}
+
+export interface RunningIssuer {
+  issuer: string;
+  cliClientId: string;
+  addAccount(account: IssuerAccount): void;
+  mintAccessToken(opts: { sub: string; ttlSeconds?: number; audience?: string; claims?: boolean }): Promise<string>;
+  mintOpaqueToken(sub: string): Promise<string>;
+  signingKey(): Promise<JWK>;
+  approveDevice(verificationUriComplete: string, sub: string, userCode?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const CLI_CLIENT_ID = 'benchmarks-cli';
+export const CLI_SCOPES = 'openid email profile offline_access eduperson_entitlement';
+const DEFAULT_AUDIENCE = 'benchmarks-api';
+/** Scopes put into minted tokens (no offline_access: nothing is refreshed). */
+const MINT_SCOPES = 'openid email profile eduperson_entitlement';
+
+// ---------------------------------------------------------------------------------------------
+// Loading oidc-provider: it warns at import time on Node 20 ("Unsupported runtime"); it works
+// fine there, so that one warning is filtered out.
+
+type OidcProviderModule = typeof import('oidc-provider');
+let modulePromise: Promise<OidcProviderModule> | undefined;
+
+function loadOidcProvider(): Promise<OidcProviderModule> {
+  modulePromise ??= (async () => {
+    const original = console.warn;
+    console.warn = (...args: unknown[]) => {
+      if (typeof args[0] === 'string' && args[0].includes('oidc-provider WARNING: Unsupported runtime')) return;
+      original.apply(console, args);
+    };
+    try {
+      return await import('oidc-provider');
+    } finally {
+      console.warn = original;
+    }
+  })();
+  return modulePromise;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loopback checks
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  return isIPv4(h) && h.startsWith('127.');
+}
+
+function hostForUrl(host: string): string {
+  const h = host.replace(/^\[(.*)\]$/, '$1');
+  return h.includes(':') ? `[${h}]` : h;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signing key
+
+async function generateSigningKey(): Promise<JWK> {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true, modulusLength: 2048 });
+  const jwk = await exportJWK(privateKey);
+  jwk.kid = await calculateJwkThumbprint(jwk);
+  jwk.alg = 'RS256';
+  jwk.use = 'sig';
+  return jwk;
+}
+
+function isUsablePrivateRsaKey(jwk: unknown): jwk is JWK {
+  if (typeof jwk !== 'object' || jwk === null) return false;
+  const k = jwk as Record<string, unknown>;
+  return k.kty === 'RSA' && typeof k.n === 'string' && typeof k.e === 'string' && typeof k.d === 'string';
+}
+
+async function loadOrCreateKey(keyFile: string | undefined): Promise<JWK> {
+  if (!keyFile) return generateSigningKey();
+  let text: string | undefined;
+  try {
+    text = await readFile(keyFile, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  if (text !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new Error(`The OpenID provider key file ${keyFile} is not valid JSON.`);
+    }
+    const candidate = (parsed as { keys?: unknown[] })?.keys?.[0] ?? parsed;
+    if (!isUsablePrivateRsaKey(candidate)) {
+      throw new Error(`The OpenID provider key file ${keyFile} does not hold a private RSA JWK.`);
+    }
+    const jwk: JWK = { ...candidate };
+    jwk.kid ??= await calculateJwkThumbprint(jwk);
+    jwk.alg = 'RS256';
+    jwk.use = 'sig';
+    return jwk;
+  }
+  const jwk = await generateSigningKey();
+  await mkdir(dirname(keyFile), { recursive: true });
+  await writeFile(keyFile, `${JSON.stringify({ keys: [jwk] }, null, 2)}\n`, { mode: 0o600 });
+  await chmod(keyFile, 0o600);
+  return jwk;
+}
+
+function publicPart(jwk: JWK): JWK {
+  const { kty, n, e, kid, alg, use } = jwk;
+  return { kty, n, e, kid, alg, use };
+}
+
+// ---------------------------------------------------------------------------------------------
+// In-memory adapter (one store per provider instance; no timers, expired entries are dropped lazily)
+
+interface StoredEntry {
+  payload: AdapterPayload;
+  expiresAt: number;
+}
+
+/** Entries are kept a little beyond their expiry so that oidc-provider can say "expired" rather than "not found". */
+const EXPIRY_SLACK_MS = 60_000;
+
+function createMemoryAdapterFactory(): (name: string) => Adapter {
+  const entries = new Map<string, StoredEntry>();
+  const byGrant = new Map<string, Set<string>>();
+  const byUserCode = new Map<string, string>();
+  const byUid = new Map<string, string>();
+  let writes = 0;
+
+  const live = (key: string | undefined): AdapterPayload | undefined => {
+    if (key === undefined) return undefined;
+    const entry = entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= Date.now()) {
+      entries.delete(key);
+      return undefined;
+    }
+    return entry.payload;
+  };
+
+  const sweep = () => {
+    const now = Date.now();
+    for (const [key, entry] of entries) if (entry.expiresAt <= now) entries.delete(key);
+    for (const [code, key] of byUserCode) if (!entries.has(key)) byUserCode.delete(code);
+    for (const [uid, key] of byUid) if (!entries.has(key)) byUid.delete(uid);
+    for (const [grantId, keys] of byGrant) {
+      for (const key of keys) if (!entries.has(key)) keys.delete(key);
+      if (keys.size === 0) byGrant.delete(grantId);
+    }
+  };
+
+  return (name: string): Adapter => {
+    const keyOf = (id: string) => `${name}:${id}`;
+    return {
+      async upsert(id, payload, expiresIn) {
+        const key = keyOf(id);
+        const expiresAt = typeof expiresIn === 'number' ? Date.now() + expiresIn * 1000 + EXPIRY_SLACK_MS : Infinity;
+        entries.set(key, { payload, expiresAt });
+        if (payload.grantId) {
+          let keys = byGrant.get(payload.grantId);
+          if (!keys) byGrant.set(payload.grantId, (keys = new Set()));
+          keys.add(key);
+        }
+        if (payload.userCode) byUserCode.set(payload.userCode, key);
+        if (name === 'Session' && payload.uid) byUid.set(payload.uid, key);
+        if (++writes % 500 === 0) sweep();
+      },
+      async find(id) {
+        return live(keyOf(id));
+      },
+      async findByUserCode(userCode) {
+        return live(byUserCode.get(userCode));
+      },
+      async findByUid(uid) {
+        return live(byUid.get(uid));
+      },
+      async consume(id) {
+        const payload = live(keyOf(id));
+        if (payload) payload.consumed = Math.floor(Date.now() / 1000);
+      },
+      async destroy(id) {
+        entries.delete(keyOf(id));
+      },
+      async revokeByGrantId(grantId) {
+        const keys = byGrant.get(grantId);
+        if (!keys) return;
+        for (const key of keys) entries.delete(key);
+        byGrant.delete(grantId);
+      },
+    };
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small HTML / HTTP helpers
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function unescapeHtml(value: string): string {
+  return value
+    .replace(/&#x([0-9a-f]+);/gi, (_, hex: string) => String.fromCodePoint(parseInt(hex, 16)))
+    .replace(/&#(\d+);/g, (_, dec: string) => String.fromCodePoint(parseInt(dec, 10)))
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}
+
+function page(title: string, body: string, marker: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}input,button{font-size:1rem;padding:.4rem;margin:.3rem 0}</style>
+</head>
+<body data-page="${marker}">
+<h1>${escapeHtml(title)}</h1>
+${body}
+</body>
+</html>`;
+}
+
+async function readUrlencodedBody(req: IncomingMessage, limit = 64 * 1024): Promise<URLSearchParams> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    size += buf.length;
+    if (size > limit) throw new Error('request body too large');
+    chunks.push(buf);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+interface ParsedForm {
+  action: string;
+  method: string;
+  inputs: Map<string, string>;
+}
+
+function parseForms(html: string): ParsedForm[] {
+  const forms: ParsedForm[] = [];
+  const attr = (tag: string, name: string): string | undefined => {
+    const m = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`, 'i').exec(tag);
+    return m ? unescapeHtml(m[1] ?? m[2] ?? '') : undefined;
+  };
+  for (const m of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)) {
+    const openTag = ` ${m[1]}`;
+    const inputs = new Map<string, string>();
+    for (const input of m[2].matchAll(/<input\b([^>]*)>/gi)) {
+      const tag = ` ${input[1]}`;
+      const name = attr(tag, 'name');
+      if (name) inputs.set(name, attr(tag, 'value') ?? '');
+    }
+    forms.push({ action: attr(openTag, 'action') ?? '', method: (attr(openTag, 'method') ?? 'get').toLowerCase(), inputs });
+  }
+  return forms;
+}
+
+/** A minimal cookie jar for a single origin (cookie paths are ignored, which is fine for this provider). */
+class CookieJar {
+  readonly #cookies = new Map<string, string>();
+
+  store(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair, ...attributes] = line.split(';');
+      const eq = pair.indexOf('=');
+      if (eq <= 0) continue;
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      let expired = value === '';
+      for (const attribute of attributes) {
+        const [key, val = ''] = attribute.split('=');
+        const k = key.trim().toLowerCase();
+        if (k === 'max-age' && Number(val) <= 0) expired = true;
+        if (k === 'expires' && Date.parse(val) <= Date.now()) expired = true;
+      }
+      if (expired) this.#cookies.delete(name);
+      else this.#cookies.set(name, value);
+    }
+  }
+
+  header(): string {
+    return [...this.#cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function startIssuer(options: StartIssuerOptions = {}): Promise<RunningIssuer> {
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host)) {
+    throw new Error(
+      `Refusing to start the built-in OpenID provider on host "${host}": it may only listen on a loopback address (127.0.0.0/8, ::1 or localhost).`,
+    );
+  }
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`Invalid port ${String(port)} for the built-in OpenID provider.`);
+  }
+  const audience = options.audience ?? DEFAULT_AUDIENCE;
+  // Resource indicators must be absolute URIs; the audience of the tokens need not be one.
+  const resourceIndicator = URL.canParse(audience) ? audience : `urn:benchmarks:resource:${audience}`;
+
+  const accounts = new Map<string, IssuerAccount>();
+  const addAccount = (account: IssuerAccount): void => {
+    if (!account || typeof account.sub !== 'string' || account.sub === '') {
+      throw new Error('An account needs a non-empty sub.');
+    }
+    accounts.set(account.sub, { ...account, entitlements: account.entitlements ? [...account.entitlements] : undefined });
+  };
+  for (const account of options.accounts ?? []) addAccount(account);
+
+  const [oidc, signingJwk] = await Promise.all([loadOidcProvider(), loadOrCreateKey(options.keyFile)]);
+  const { default: ProviderClass, errors: oidcErrors } = oidc;
+  const publicJwks = createLocalJWKSet({ keys: [publicPart(signingJwk)] });
+
+  // Listen first: the issuer URL depends on the port the OS picks.
+  let handler: RequestListener | undefined;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (handler) {
+      handler(req, res);
+    } else {
+      res.statusCode = 503;
+      res.end();
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const issuer = `http://${hostForUrl(host)}:${address.port}`;
+
+  /** Tokens minted with claims: false (extraTokenClaims leaves them alone). */
+  const withoutClaims = new WeakSet<object>();
+
+  const accountClaims = (account: IssuerAccount, scope?: string): { sub: string; [claim: string]: unknown } => {
+    const scopes = scope === undefined ? undefined : new Set(scope.split(' '));
+    const allowed = (s: string) => scopes === undefined || scopes.has(s);
+    const claims: { sub: string; [claim: string]: unknown } = { sub: account.sub };
+    if (allowed('email') && account.email !== undefined) {
+      claims.email = account.email;
+      claims.email_verified = account.email_verified ?? true;
+    }
+    if (allowed('profile') && account.name !== undefined) claims.name = account.name;
+    if (allowed('eduperson_entitlement')) claims.eduperson_entitlement = [...(account.entitlements ?? [])];
+    return claims;
+  };
+
+  const configuration: Configuration = {
+    adapter: createMemoryAdapterFactory(),
+    jwks: { keys: [signingJwk as never] },
+    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    clients: [
+      {
+        client_id: CLI_CLIENT_ID,
+        client_name: 'Benchmarks CLI',
+        application_type: 'native',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'],
+        response_types: [],
+        redirect_uris: [],
+        scope: CLI_SCOPES,
+      },
+    ],
+    claims: {
+      acr: null,
+      sid: null,
+      auth_time: null,
+      iss: null,
+      openid: ['sub'],
+      email: ['email', 'email_verified'],
+      profile: ['name'],
+      eduperson_entitlement: ['eduperson_entitlement'],
+    },
+    scopes: ['openid', 'offline_access', 'email', 'profile', 'eduperson_entitlement'],
+    clientBasedCORS: () => false,
+    async findAccount(_ctx, sub) {
+      const account = accounts.get(sub);
+      if (!account) return undefined;
+      return {
+        accountId: sub,
+        claims: () => accountClaims(account),
+      };
+    },
+    async extraTokenClaims(_ctx, token) {
+      if (withoutClaims.has(token)) return undefined;
+      const t = token as { kind?: string; accountId?: string; resourceServer?: unknown };
+      if (t.kind !== 'AccessToken' || !t.accountId || !t.resourceServer) return undefined;
+      const account = accounts.get(t.accountId);
+      if (!account) return undefined;
+      return {
+        ...(account.email !== undefined ? { email: account.email } : {}),
+        eduperson_entitlement: [...(account.entitlements ?? [])],
+      };
+    },
+    issueRefreshToken: async (_ctx, client, code) =>
+      client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
+    ttl: {
+      AccessToken: 3600,
+      AuthorizationCode: 60,
+      BackchannelAuthenticationRequest: 600,
+      ClientCredentials: 600,
+      DeviceCode: 600,
+      Grant: 14 * 24 * 3600,
+      IdToken: 3600,
+      Interaction: 3600,
+      PreAuthorizedCode: 600,
+      RefreshToken: 14 * 24 * 3600,
+      Session: 14 * 24 * 3600,
+    },
+    interactions: {
+      url: (_ctx, interaction) => `/interaction/${interaction.uid}`,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      userinfo: { enabled: true },
+      introspection: { enabled: false },
+      revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
+      rpInitiatedLogout: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => resourceIndicator,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, indicator) => {
+          if (indicator !== resourceIndicator) throw new oidcErrors.InvalidTarget();
+          return {
+            audience,
+            scope: CLI_SCOPES,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+      deviceFlow: {
+        enabled: true,
+        userCodeInputSource: async (ctx, form, _out, err) => {
+          const message = err ? '<p class="error">The code could not be used. Try again.</p>' : '<p>Enter the code shown on your device.</p>';
+          ctx.type = 'html';
+          ctx.body = page('Device sign-in', `${message}\n${form}\n<button type="submit" form="op.deviceInputForm">Continue</button>`, 'device-input');
+        },
+        userCodeConfirmSource: async (ctx, form, client, _deviceInfo, userCode) => {
+          const who = escapeHtml(client.clientName ?? client.clientId);
+          ctx.type = 'html';
+          ctx.body = page(
+            'Confirm device',
+            `<p><strong>${who}</strong> wants to sign in. The code on the device should be <code>${escapeHtml(userCode)}</code>.</p>\n${form}\n<button type="submit" form="op.deviceConfirmForm">Continue</button>`,
+            'device-confirm',
+          );
+        },
+        successSource: async (ctx) => {
+          ctx.type = 'html';
+          ctx.body = page('Sign-in complete', '<p>You can close this page and return to your device.</p>', 'device-success');
+        },
+      },
+    },
+    renderError: async (ctx, out) => {
+      ctx.type = 'html';
+      const details = Object.entries(out)
+        .map(([k, v]) => `<p><strong>${escapeHtml(k)}</strong>: ${escapeHtml(String(v))}</p>`)
+        .join('\n');
+      ctx.body = page('Sign-in error', details, 'error');
+    },
+  };
+
+  let provider: Provider;
+  try {
+    provider = new ProviderClass(issuer, configuration);
+  } catch (err) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    throw err;
+  }
+
+  // ---- interaction UI: /interaction/:uid (GET), /interaction/:uid/login, /confirm, /abort (POST)
+  provider.use(async (ctx, next) => {
+    const match = /^\/interaction\/([A-Za-z0-9_-]+)(?:\/(login|confirm|abort))?$/.exec(ctx.path);
+    if (!match) return next();
+    const [, uid, action] = match;
+    ctx.set('Cache-Control', 'no-store');
+    let details: Awaited<ReturnType<Provider['interactionDetails']>>;
+    try {
+      details = await provider.interactionDetails(ctx.req, ctx.res);
+    } catch {
+      ctx.status = 400;
+      ctx.type = 'html';
+      ctx.body = page('Sign-in error', '<p>This sign-in request is unknown or has expired.</p>', 'error');
+      return;
+    }
+    if (details.uid !== uid) {
+      ctx.status = 400;
+      ctx.type = 'html';
+      ctx.body = page('Sign-in error', '<p>This sign-in request does not match your session.</p>', 'error');
+      return;
+    }
+    const finish = async (result: Parameters<Provider['interactionResult']>[2], merge: boolean) => {
+      const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: merge });
+      ctx.status = 303;
+      ctx.redirect(returnTo);
+    };
+
+    if (ctx.method === 'GET' && action === undefined) {
+      ctx.type = 'html';
+      if (details.prompt.name === 'login') {
+        ctx.body = page(
+          'Sign in',
+          `<form method="post" action="/interaction/${uid}/login">
+<label>User name <input type="text" name="login" autofocus required></label>
+<button type="submit">Sign in</button>
+</form>
+<form method="post" action="/interaction/${uid}/abort"><button type="submit">Cancel</button></form>`,
+          'login',
+        );
+      } else {
+        const client = await provider.Client.find(String(details.params.client_id));
+        const who = escapeHtml(client?.clientName ?? String(details.params.client_id));
+        ctx.body = page(
+          'Authorize',
+          `<p><strong>${who}</strong> asks for access to your account (scopes: ${escapeHtml(String(details.params.scope ?? ''))}).</p>
+<form method="post" action="/interaction/${uid}/confirm"><input type="hidden" name="confirm" value="yes"><button type="submit">Allow</button></form>
+<form method="post" action="/interaction/${uid}/abort"><button type="submit">Deny</button></form>`,
+          'consent',
+        );
+      }
+      return;
+    }
+    if (ctx.method !== 'POST' || action === undefined) {
+      ctx.status = 405;
+      return;
+    }
+    const body = await readUrlencodedBody(ctx.req);
+
+    if (action === 'abort') {
+      await finish({ error: 'access_denied', error_description: 'End-User aborted interaction' }, false);
+      return;
+    }
+    if (action === 'login') {
+      if (details.prompt.name !== 'login') {
+        ctx.status = 400;
+        return;
+      }
+      const login = (body.get('login') ?? '').trim();
+      if (!login) {
+        ctx.status = 400;
+        ctx.type = 'html';
+        ctx.body = page('Sign in', '<p>A user name is required.</p>', 'error');
+        return;
+      }
+      if (!accounts.has(login)) addAccount({ sub: login });
+      await finish({ login: { accountId: login } }, false);
+      return;
+    }
+    // confirm (consent)
+    if (details.prompt.name !== 'consent') {
+      ctx.status = 400;
+      return;
+    }
+    const { session, params, grantId } = details;
+    const promptDetails = details.prompt.details as {
+      missingOIDCScope?: string[];
+      missingOIDCClaims?: string[];
+      missingResourceScopes?: Record<string, string[]>;
+    };
+    const grant = grantId
+      ? await provider.Grant.find(grantId)
+      : new provider.Grant({ accountId: session?.accountId, clientId: String(params.client_id) });
+    if (!grant) {
+      ctx.status = 400;
+      return;
+    }
+    if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
+    if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
+    for (const [indicator, scopes] of Object.entries(promptDetails.missingResourceScopes ?? {})) {
+      grant.addResourceScope(indicator, scopes.join(' '));
+    }
+    const savedGrantId = await grant.save();
+    await finish({ consent: { grantId: savedGrantId } }, true);
+  });
+
+  // ---- userinfo with the provider's own JWT access tokens
+  const userinfoPath = new URL(provider.urlFor('userinfo')).pathname;
+  provider.use(async (ctx, next) => {
+    if (ctx.path !== userinfoPath || (ctx.method !== 'GET' && ctx.method !== 'POST')) return next();
+    const authorization = ctx.get('authorization');
+    const m = /^Bearer\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i.exec(authorization);
+    if (!m) return next();
+    const deny = (description: string) => {
+      ctx.status = 401;
+      ctx.set('WWW-Authenticate', `Bearer error="invalid_token", error_description="${description}"`);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { error: 'invalid_token', error_description: description };
+    };
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(m[1], publicJwks, { issuer, algorithms: ['RS256'], requiredClaims: ['sub', 'exp'] }));
+    } catch {
+      deny('invalid access token');
+      return;
+    }
+    const account = accounts.get(String(payload.sub));
+    if (!account) {
+      deny('unknown account');
+      return;
+    }
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = accountClaims(account, typeof payload.scope === 'string' ? payload.scope : undefined);
+  });
+
+  handler = provider.callback();
+
+  const cliClient = async () => {
+    const client = await provider.Client.find(CLI_CLIENT_ID);
+    if (!client) throw new Error('The CLI client is not configured.');
+    return client;
+  };
+
+  const newGrant = async (sub: string, scope: string, resource?: string) => {
+    const grant = new provider.Grant({ accountId: sub, clientId: CLI_CLIENT_ID });
+    grant.addOIDCScope(scope);
+    if (resource) grant.addResourceScope(resource, scope);
+    return grant.save();
+  };
+
+  let closed = false;
+
+  return {
+    issuer,
+    cliClientId: CLI_CLIENT_ID,
+    addAccount,
+
+    async mintAccessToken({ sub, ttlSeconds = 3600, audience: aud = audience, claims = true }) {
+      if (!Number.isInteger(ttlSeconds) || ttlSeconds === 0) throw new Error('ttlSeconds must be a non-zero integer.');
+      if (!accounts.has(sub)) addAccount({ sub });
+      const client = await cliClient();
+      const indicator = aud === audience ? resourceIndicator : URL.canParse(aud) ? aud : `urn:benchmarks:resource:${aud}`;
+      const resourceServer = new provider.ResourceServer(indicator, {
+        audience: aud,
+        scope: MINT_SCOPES,
+        accessTokenFormat: 'jwt',
+        jwt: { sign: { alg: 'RS256' } },
+      });
+      const grantId = await newGrant(sub, MINT_SCOPES, indicator);
+      const token = new provider.AccessToken({
+        accountId: sub,
+        client,
+        grantId,
+        gty: 'urn:benchmarks:minted',
+        scope: MINT_SCOPES,
+        resourceServer,
+        // a negative value gives an already expired token (iat now, exp in the past)
+        expiresIn: ttlSeconds,
+      });
+      if (!claims) withoutClaims.add(token);
+      return token.save();
+    },
+
+    async mintOpaqueToken(sub) {
+      if (!accounts.has(sub)) addAccount({ sub });
+      const client = await cliClient();
+      const grantId = await newGrant(sub, MINT_SCOPES);
+      const token = new provider.AccessToken({
+        accountId: sub,
+        client,
+        grantId,
+        gty: 'urn:benchmarks:minted',
+        scope: MINT_SCOPES,
+      });
+      return token.save();
+    },
+
+    async signingKey() {
+      return { ...signingJwk };
+    },
+
+    async approveDevice(verificationUri, sub, userCode) {
+      const start = new URL(verificationUri, issuer);
+      if (start.origin !== new URL(issuer).origin) {
+        throw new Error(`The verification URI ${start.href} does not belong to the issuer ${issuer}.`);
+      }
+      if (userCode !== undefined) start.searchParams.set('user_code', userCode);
+      const jar = new CookieJar();
+
+      const request = async (url: URL, form?: Map<string, string>): Promise<{ url: URL; html: string; status: number }> => {
+        let current = url;
+        let method = form ? 'POST' : 'GET';
+        let body: string | undefined = form ? new URLSearchParams([...form]).toString() : undefined;
+        for (let hop = 0; hop < 20; hop++) {
+          const headers: Record<string, string> = { accept: 'text/html' };
+          const cookie = jar.header();
+          if (cookie) headers.cookie = cookie;
+          if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+          const response = await fetch(current, { method, headers, body, redirect: 'manual' });
+          jar.store(response);
+          const location = response.headers.get('location');
+          if (response.status >= 300 && response.status < 400 && location) {
+            await response.body?.cancel();
+            current = new URL(location, current);
+            if (current.origin !== start.origin) throw new Error(`Device approval was redirected off the provider, to ${current.origin}.`);
+            method = 'GET';
+            body = undefined;
+            continue;
+          }
+          return { url: current, html: await response.text(), status: response.status };
+        }
+        throw new Error('Device approval: too many redirects.');
+      };
+
+      let result = await request(start);
+      for (let step = 0; step < 10; step++) {
+        if (result.html.includes('data-page="device-success"')) return;
+        const marker = /data-page="([^"]+)"/.exec(result.html)?.[1];
+        const forms = parseForms(result.html).filter((f) => f.method === 'post' && !f.action.endsWith('/abort'));
+        const form = forms[0];
+        if (marker === 'error' || marker === 'device-input' || !form) {
+          const text = result.html.replace(/<style[\s\S]*?<\/style>|<script[\s\S]*?<\/script>/gi, '').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
+          throw new Error(`Device approval failed at ${result.url.pathname} (HTTP ${result.status}): ${text.slice(0, 300)}`);
+        }
+        if (form.inputs.has('login')) form.inputs.set('login', sub);
+        result = await request(new URL(form.action || result.url.href, result.url), form.inputs);
+      }
+      throw new Error('Device approval did not complete.');
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      await new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      });
+    },
+  };
+}

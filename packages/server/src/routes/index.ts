@@ -1,0 +1,14 @@
+import type Koa from 'koa';
+import type { Handler } from '../http/handler.ts';
+import { userHandlers } from './users.ts';
+import { systemHandlers } from './system.ts';
+
+/** Every operation's handler, keyed by operationId. The router refuses to start if one is missing. */
+export function allHandlers(spec: (ctx: Koa.Context) => Record<string, unknown>): Record<string, Handler<never>> {
+  return {
+    ...systemHandlers(spec),
+    ...userHandlers,
+    // catalogue handlers
+    // results handlers
+  } as unknown as Record<string, Handler<never>>;
+}

@@ -1,0 +1,27 @@
+import type * as system from '@benchmarks/sdk/contract/system';
+import type { Handlers } from '../http/handler.ts';
+import { AppError } from '../http/errors.ts';
+import { pendingMigrations } from '../db/orm.ts';
+
+type Ops = Pick<typeof system, 'getHealth' | 'getReady' | 'getApiSpec'>;
+
+export function systemHandlers(spec: (ctx: import('koa').Context) => Record<string, unknown>): Handlers<Ops> {
+  return {
+    async getHealth({ services }) {
+      return { status: 'ok' as const, version: services.version };
+    },
+    async getReady({ services }) {
+      let pending: string[];
+      try {
+        pending = await pendingMigrations(services.orm);
+      } catch {
+        throw new AppError(503, 'DATABASE_UNAVAILABLE', 'The database is unavailable.', { headers: { 'Retry-After': '5' } });
+      }
+      if (pending.length) throw new AppError(503, 'MIGRATIONS_PENDING', `Migrations not applied yet: ${pending.join(', ')}.`);
+      return { status: 'ready' as const, database: 'ok' as const, migrations: 'applied' as const };
+    },
+    async getApiSpec({ koa }) {
+      return spec(koa) as { openapi: string };
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ServerConfig } from './config.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { connect, migrate } from './db/orm.ts';
+import { ConfigurationError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
+import { TokenVerifier } from './auth/verifier.ts';
+import { createApp } from './app.ts';
+import type { AppContext } from './context.ts';
+
+export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+export interface DatabaseHandle {
+  url: string;
+  embedded: EmbeddedDatabase | null;
+}
+
+/** The external database, or an embedded PostgreSQL under the data directory. */
+export async function openDatabase(config: ServerConfig, logger: Logger): Promise<DatabaseHandle> {
+  if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
+  logger.info('starting the embedded PostgreSQL', { dataDir: config.dataDir });
+  const embedded = await startEmbeddedPostgres(config.dataDir, (m) => logger.debug('postgres', { log: m }));
+  return { url: embedded.url, embedded };
+}
+
+/** Connects and checks the database answers; one clear error otherwise. */
+export async function connectDatabase(url: string): Promise<MikroORM> {
+  let orm: MikroORM;
+  try {
+    orm = await connect(url);
+    await orm.em.getConnection().execute('select 1');
+  } catch (err) {
+    const safeUrl = url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+    throw new ConfigurationError(`Cannot reach the database at ${safeUrl}: ${(err as Error).message}`);
+  }
+  return orm;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  context: AppContext;
+  /** Stops accepting, finishes requests in flight, closes the pool and the embedded database. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  logger?: Logger;
+  /** Extra trusted issuers and admin entitlements, e.g. those of the demo provider. */
+  extraIssuers?: string[];
+  onClose?: () => Promise<void>;
+}
+
+export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const db = await openDatabase(config, logger);
+  let orm: MikroORM | undefined;
+  try {
+    orm = await connectDatabase(db.url);
+    const applied = await migrate(orm);
+    if (applied.length) logger.info('migrations applied', { applied });
+    const issuers = [...config.oidcIssuers, ...(options.extraIssuers ?? [])];
+    const verifier = issuers.length ? new TokenVerifier({ issuers, audience: config.oidcAudience }) : null;
+    if (!verifier) logger.warn('no OpenID issuer is trusted (OIDC_ISSUERS): every operation that needs a token answers 401');
+    const context: AppContext = { config, orm, logger, verifier, version: VERSION };
+    const app = createApp(context);
+    const server = createServer(app.callback());
+    server.keepAliveTimeout = 65_000;
+    await listen(server, config.host, config.port);
+    const port = (server.address() as { port: number }).port;
+    const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
+    const url = `http://${hostForUrl}:${port}`;
+    let closing: Promise<void> | undefined;
+    const ormRef = orm;
+    return {
+      url,
+      port,
+      context,
+      close: () =>
+        (closing ??= (async () => {
+          await new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeIdleConnections();
+          });
+          await ormRef.close(true);
+          await options.onClose?.();
+          await db.embedded?.stop();
+        })()),
+    };
+  } catch (err) {
+    await orm?.close(true).catch(() => {});
+    await db.embedded?.stop().catch(() => {});
+    throw err;
+  }
+}
+
+function listen(server: Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') reject(new ConfigurationError(`Port ${port} on ${host} is already in use: choose another with --port.`));
+      else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') reject(new ConfigurationError(`Cannot listen on host ${host}: ${err.code}.`));
+      else if (err.code === 'EACCES') reject(new ConfigurationError(`Not allowed to listen on ${host}:${port}.`));
+      else reject(err);
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}

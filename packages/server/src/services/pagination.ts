@@ -1,0 +1,50 @@
+/** The paginated list envelope of SPEC.md. */
+export interface PageEnvelope<T> {
+  items: T[];
+  has_next: boolean;
+  has_prev: boolean;
+  next_num: number | null;
+  prev_num: number | null;
+  page: number;
+  pages: number;
+  per_page: number;
+  total: number;
+}
+
+export interface PageRequest {
+  page: number;
+  per_page: number;
+}
+
+export const DEFAULT_PER_PAGE = 100;
+
+/** Page and per_page from a validated query (defaults: page 1, per_page 100). */
+export function pageRequest(query: { page?: number; per_page?: number }): PageRequest {
+  return { page: query.page ?? 1, per_page: query.per_page ?? DEFAULT_PER_PAGE };
+}
+
+/** SQL LIMIT and OFFSET of a page. */
+export function limitOffset({ page, per_page }: PageRequest): { limit: number; offset: number } {
+  return { limit: per_page, offset: (page - 1) * per_page };
+}
+
+/**
+ * The envelope for one page of `total` items. A page past the end has no items but the right
+ * total; `pages` is 0 when nothing matches.
+ */
+export function pageEnvelope<T>(items: T[], total: number, { page, per_page }: PageRequest): PageEnvelope<T> {
+  const pages = Math.ceil(total / per_page);
+  const has_next = page < pages;
+  const has_prev = page > 1 && pages > 0;
+  return {
+    items,
+    has_next,
+    has_prev,
+    next_num: has_next ? page + 1 : null,
+    prev_num: has_prev ? Math.min(page - 1, pages) : null,
+    page,
+    pages,
+    per_page,
+    total,
+  };
+}

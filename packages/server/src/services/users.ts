@@ -1,0 +1,71 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { User, type UserRow } from '../entities/user.ts';
+import type { Identity } from '../auth/verifier.ts';
+import { AppError } from '../http/errors.ts';
+import { formatTimestamp } from './format.ts';
+
+/** The registered (and not removed) user of an identity, or null. */
+export async function findUser(em: EntityManager, iss: string, sub: string): Promise<UserRow | null> {
+  const user = await em.findOne(User, { iss, sub });
+  return user && !user.removed_datetime ? user : null;
+}
+
+export function userView(user: UserRow) {
+  return {
+    sub: user.sub,
+    iss: user.iss,
+    email: user.email ?? null,
+    registration_datetime: formatTimestamp(user.registration_datetime),
+    terms_version: user.terms_version,
+  };
+}
+
+/**
+ * Registers an identity, recording the terms of use it accepts now. A user removed by an
+ * administrator may register again. Returns whether the user was created.
+ */
+export async function register(
+  em: EntityManager,
+  identity: Identity,
+  termsVersion: string,
+): Promise<{ user: UserRow; created: boolean }> {
+  const existing = await em.findOne(User, { iss: identity.iss, sub: identity.sub });
+  if (existing && !existing.removed_datetime) return { user: existing, created: false };
+  const now = new Date();
+  if (existing) {
+    existing.removed_datetime = null;
+    existing.email = identity.email;
+    existing.registration_datetime = now;
+    existing.terms_version = termsVersion;
+    await em.flush();
+    return { user: existing, created: true };
+  }
+  const user = em.create(User, {
+    iss: identity.iss,
+    sub: identity.sub,
+    email: identity.email,
+    registration_datetime: now,
+    terms_version: termsVersion,
+    removed_datetime: null,
+  });
+  try {
+    await em.flush();
+  } catch (err) {
+    // Two registrations racing: the second finds the first.
+    if ((err as { code?: string }).code === '23505' || (err as Error).name === 'UniqueConstraintViolationException') {
+      em.clear();
+      const user = await em.findOneOrFail(User, { iss: identity.iss, sub: identity.sub });
+      return { user, created: false };
+    }
+    throw err;
+  }
+  return { user, created: true };
+}
+
+export async function refreshEmail(em: EntityManager, user: UserRow, identity: Identity): Promise<void> {
+  if (!identity.email) {
+    throw new AppError(422, 'EMAIL_MISSING', 'The access token carries no email address (request the email scope).');
+  }
+  user.email = identity.email;
+  await em.flush();
+}

@@ -1,0 +1,117 @@
+/**
+ * Runs every package's uvu test files, each in its own Node process, two at a time, against one
+ * embedded PostgreSQL cluster started for the run (each file creates its own databases in it).
+ * Prints a summary per file and the closing line `N passed, N failed`.
+ *
+ *   npm test                       # everything
+ *   npm test -- packages/server    # only files whose path contains one of the arguments
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { cpus } from 'node:os';
+import { startTemporaryCluster } from '../packages/server/test/support/database.ts';
+
+const root = new URL('..', import.meta.url).pathname;
+const filters = process.argv.slice(2);
+
+function findTests(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir)) {
+    if (entry === 'node_modules' || entry === 'support') continue;
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) out.push(...findTests(path));
+    else if (entry.endsWith('.test.ts')) out.push(path);
+  }
+  return out;
+}
+
+const files = ['sdk', 'server', 'cli']
+  .flatMap((p) => {
+    try {
+      return findTests(join(root, 'packages', p, 'test'));
+    } catch {
+      return [];
+    }
+  })
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
+
+interface Outcome {
+  file: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+  code: number | null;
+  output: string;
+  ms: number;
+}
+
+function run(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+      cwd: root,
+      env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const timer = setTimeout(() => {
+      output += '\n[test runner] killed after 10 minutes\n';
+      child.kill('SIGKILL');
+    }, 600_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      // uvu's summary: "Total: N", "Passed: N", "Skipped: N" (summed over the file's suites).
+      const sum = (label: string) =>
+        [...output.matchAll(new RegExp(`${label}:\\s+(\\d+)`, 'g'))].reduce((n, m) => n + Number(m[1]), 0);
+      const total = sum('Total');
+      const passed = sum('Passed');
+      const skipped = sum('Skipped');
+      let failed = total - passed - skipped;
+      if (code !== 0 && failed === 0) failed = 1; // crashed before or after its tests
+      resolve({ file, passed, failed, skipped, code, output, ms: Date.now() - started });
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  if (files.length === 0) {
+    console.log('no test files found');
+    console.log('0 passed, 1 failed');
+    return 1;
+  }
+  let cluster: { url: string; stop(): Promise<void> } | undefined;
+  const env = { ...process.env };
+  if (!env.TEST_DATABASE_URL) {
+    cluster = await startTemporaryCluster();
+    env.TEST_DATABASE_URL = cluster.url;
+  }
+  const outcomes: Outcome[] = [];
+  const queue = [...files];
+  const workers = Array.from({ length: Math.max(1, Math.min(2, cpus().length)) }, async () => {
+    while (queue.length) {
+      const file = queue.shift()!;
+      const outcome = await run(file, env);
+      outcomes.push(outcome);
+      const mark = outcome.failed ? 'FAIL' : 'ok  ';
+      console.log(`${mark} ${relative(root, file)}  ${outcome.passed} passed, ${outcome.failed} failed (${(outcome.ms / 1000).toFixed(1)}s)`);
+      if (outcome.failed || process.env.TEST_VERBOSE) console.log(outcome.output.replace(/^/gm, '     | '));
+    }
+  });
+  try {
+    await Promise.all(workers);
+  } finally {
+    await cluster?.stop();
+  }
+  const passed = outcomes.reduce((n, o) => n + o.passed, 0);
+  const failed = outcomes.reduce((n, o) => n + o.failed, 0);
+  const skipped = outcomes.reduce((n, o) => n + o.skipped, 0);
+  if (skipped) console.log(`${skipped} tests were skipped: a skipped test proves nothing`);
+  console.log(`${passed} passed, ${failed + skipped} failed`);
+  return failed + skipped > 0 ? 1 : 0;
+}
+
+process.exit(await main());
