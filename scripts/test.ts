@@ -59,9 +59,9 @@ function run(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const timer = setTimeout(() => {
-      output += '\n[test runner] killed after 10 minutes\n';
+      output += '\n[test runner] killed after 5 minutes\n';
       child.kill('SIGKILL');
-    }, 600_000);
+    }, 300_000);
     child.on('close', (code) => {
       clearTimeout(timer);
       // uvu's summary: "Total: N", "Passed: N", "Skipped: N" (summed over the file's suites).

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import Koa from 'koa';
 import { operations, API_BASE_PATH } from '@benchmarks/sdk/contract';
 import type { AppContext } from './context.ts';
@@ -51,10 +52,18 @@ export function createApp(app: AppContext): Koa {
     state.services = app;
     await next();
   });
+  const terms = readFileSync(new URL('../assets/terms-of-use.md', import.meta.url), 'utf8');
   koa.use(async (ctx, next) => {
-    if ((ctx.method === 'GET' || ctx.method === 'HEAD') && ctx.path === '/api-spec.json') {
-      ctx.body = spec(ctx);
-      return;
+    if (ctx.method === 'GET' || ctx.method === 'HEAD') {
+      if (ctx.path === '/api-spec.json') {
+        ctx.body = spec(ctx);
+        return;
+      }
+      if (ctx.path === '/terms-of-use') {
+        ctx.type = 'text/markdown; charset=utf-8';
+        ctx.body = terms;
+        return;
+      }
     }
     await next();
   });

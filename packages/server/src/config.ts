@@ -29,7 +29,8 @@ export const DEFAULTS = {
   logLevel: 'info' as LogLevel,
   bodyLimitBytes: 1024 * 1024,
   termsVersion: '2024-01',
-  termsUrl: 'https://github.com/benchmarks-service/benchmarks/blob/main/docs/terms-of-use.md',
+  /** Served by the service itself from packages/server/assets/terms-of-use.md. */
+  termsUrl: '/terms-of-use',
 };
 
 export function splitList(value: string | undefined): string[] {
@@ -88,7 +89,7 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     demo: Boolean(raw.demo),
     bodyLimitBytes,
     termsVersion: raw.termsVersion || DEFAULTS.termsVersion,
-    termsUrl: raw.termsUrl || DEFAULTS.termsUrl,
+    termsUrl: raw.termsUrl ? parseUrl(raw.termsUrl, 'TERMS_URL', ['https:', 'http:']) : DEFAULTS.termsUrl,
     corsOrigins: splitList(raw.corsOrigins),
   };
 }

@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ServerConfig } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -9,7 +8,9 @@ import { TokenVerifier } from './auth/verifier.ts';
 import { createApp } from './app.ts';
 import type { AppContext } from './context.ts';
 
-export const VERSION: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+import { VERSION } from './version.ts';
+
+export { VERSION };
 
 export interface DatabaseHandle {
   url: string;

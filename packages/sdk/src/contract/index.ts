@@ -4,6 +4,11 @@
  */
 import * as system from './system.ts';
 import * as users from './users.ts';
+import { benchmarkOperations } from './benchmarks.ts';
+import { siteOperations } from './sites.ts';
+import { flavorOperations } from './flavors.ts';
+import { tagOperations } from './tags.ts';
+import { adminOperations } from './admin.ts';
 import type { OperationDef } from './operation.ts';
 
 export * from './operation.ts';
@@ -22,7 +27,14 @@ export const operations = {
   updateSelf: users.updateSelf,
   tryAdmin: users.tryAdmin,
   // catalogue operations (benchmarks, sites, flavors, tags, admin views)
+  ...benchmarkOperations,
+  ...siteOperations,
+  ...flavorOperations,
+  ...tagOperations,
+  ...adminOperations,
   // results operations (results, claims, the caller's own)
+  ...resultOperations,
+  ...claimOperations,
 } satisfies Record<string, OperationDef>;
 
 export type Operations = typeof operations;
@@ -30,3 +42,17 @@ export type OperationId = keyof Operations;
 
 /** The base path every operation's path is relative to. */
 export const API_BASE_PATH = '/api/v1';
+
+// catalogue schemas (results embed Benchmark, Site, Flavor and Tag)
+export { Benchmark, Site, Flavor, Tag, UploaderRef } from './catalogue-schemas.ts';
+export { BenchmarkInput } from './benchmarks.ts';
+export { SiteInput } from './sites.ts';
+export { FlavorInput } from './flavors.ts';
+export { TagInput } from './tags.ts';
+export { Submit, UserAdmin } from './admin.ts';
+
+// results and claims (imports are hoisted; kept here beside their exports)
+import { resultOperations } from './results.ts';
+import { claimOperations } from './claims.ts';
+export { Result, ResultJson } from './results.ts';
+export { Claim, ClaimInput } from './claims.ts';

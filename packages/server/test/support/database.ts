@@ -11,6 +11,8 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embed
  */
 let own: { db: EmbeddedDatabase; dir: string } | undefined;
 let adminUrl: Promise<string> | undefined;
+/** Test servers using the cluster; the cluster this process started stops when the last one closes. */
+let users = 0;
 
 export async function startTemporaryCluster(): Promise<{ url: string; stop(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'benchmarks-pg-'));
@@ -36,6 +38,7 @@ async function clusterUrl(): Promise<string> {
 
 /** A fresh, empty database on the test cluster; returns its URL. */
 export async function createTestDatabase(label = 'test'): Promise<string> {
+  users++;
   adminUrl ??= clusterUrl();
   const url = new URL(await adminUrl);
   const name = `t_${label.replace(/[^a-z0-9]/gi, '_').toLowerCase().slice(0, 30)}_${randomBytes(4).toString('hex')}`;
@@ -50,11 +53,13 @@ export async function createTestDatabase(label = 'test'): Promise<string> {
   return url.toString();
 }
 
-/** Stops the cluster this process started itself, if any. */
-export async function stopOwnCluster(): Promise<void> {
-  if (!own) return;
+/** Stops the cluster this process started itself once no test server uses it. */
+export async function releaseTestDatabase(): Promise<void> {
+  users = Math.max(0, users - 1);
+  if (users > 0 || !own) return;
   const { db, dir } = own;
   own = undefined;
+  adminUrl = undefined;
   await db.stop();
   await rm(dir, { recursive: true, force: true });
 }

@@ -1,7 +1,7 @@
 import { buildConfig, type RawConfig } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { startIssuer, type IssuerAccount, type RunningIssuer } from '../../src/oidc/provider.ts';
-import { createTestDatabase, stopOwnCluster } from './database.ts';
+import { createTestDatabase, releaseTestDatabase } from './database.ts';
 
 export const ADMIN_ENTITLEMENT = 'urn:test:group:benchmarks-admins#test';
 
@@ -119,7 +119,7 @@ export async function startTestServer(overrides: RawConfig = {}, label = 'test')
     close: async () => {
       await server.close();
       await issuer.close();
-      await stopOwnCluster();
+      await releaseTestDatabase();
     },
   };
 }

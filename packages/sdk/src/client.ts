@@ -1,0 +1,60 @@
+import { Core, type ClientOptions } from './core.ts';
+import type { OperationId } from './contract/index.ts';
+import type { CallArgsTuple, Reply } from './types.ts';
+import { benchmarksNamespace } from './namespaces/benchmarks.ts';
+import { sitesNamespace } from './namespaces/sites.ts';
+import { flavorsNamespace } from './namespaces/flavors.ts';
+import { tagsNamespace } from './namespaces/tags.ts';
+import { resultsNamespace } from './namespaces/results.ts';
+import { claimsNamespace, submissionsNamespace } from './namespaces/reports.ts';
+import { usersNamespace } from './namespaces/users.ts';
+import { selfNamespace } from './namespaces/self.ts';
+
+/**
+ * Creates a client of the benchmark results service. In Node it keeps connections alive across
+ * calls (call `close()` when done to release them); in browsers it uses the global fetch.
+ * @example
+ * import { createClient, where, desc } from '@benchmarks/sdk';
+ * const client = createClient({ baseUrl: 'https://performance.example.org', getToken: () => auth.accessToken() });
+ * const top = await client.results.list({ filters: [where('cpu.count').gte(4)], sort_by: [desc('json.score')], per_page: 10 });
+ */
+export function createClient(options: ClientOptions) {
+  const core = new Core(options);
+  return {
+    /** The API base URL in use, e.g. `http://localhost:8080/api/v1`. @example console.log(client.baseUrl) */
+    baseUrl: core.baseUrl,
+    /** The request core (per-operation `request` and `list`). @example await client.core.request('getHealth') */
+    core,
+    /**
+     * Calls any operation of the contract by operationId, with typed `params`, `query` and `body`.
+     * @example const page = await client.call('listBenchmarks', { query: { per_page: 5 } });
+     */
+    call: <K extends OperationId>(operationId: K, ...args: CallArgsTuple<K>): Promise<Reply<K>> =>
+      // Typed by the signature above; the body only forwards (K is unresolved here).
+      core.invoke(operationId, args[0]) as Promise<Reply<K>>,
+    /** Liveness of the service. @example (await client.health()).version */
+    health: () => core.request('getHealth'),
+    /** Readiness: database reachable and migrations applied (503 `ServerError` otherwise). @example await client.ready() */
+    ready: () => core.request('getReady'),
+    /** The OpenAPI 3.1 document of the service. @example const doc = await client.spec(); doc.openapi */
+    spec: () => core.request('getApiSpec'),
+    benchmarks: benchmarksNamespace(core),
+    sites: sitesNamespace(core),
+    flavors: flavorsNamespace(core),
+    tags: tagsNamespace(core),
+    results: resultsNamespace(core),
+    claims: claimsNamespace(core),
+    submissions: submissionsNamespace(core),
+    users: usersNamespace(core),
+    self: selfNamespace(core),
+    /** Releases the keep-alive connections (Node). The client must not be used afterwards. @example await client.close() */
+    close: () => core.close(),
+  };
+}
+
+/**
+ * The client returned by {@link createClient}.
+ * @example
+ * function report(client: Client) { return client.results.list({ per_page: 10 }); }
+ */
+export type Client = ReturnType<typeof createClient>;

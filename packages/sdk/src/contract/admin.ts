@@ -1,0 +1,99 @@
+import { Type } from '@sinclair/typebox';
+import { defineOperation } from './operation.ts';
+import { ListQuery, Page, Terms, Timestamp, UploadBounds, Uuid } from './common.ts';
+import { UploaderRef } from './catalogue-schemas.ts';
+
+export const ResourceType = Type.Union(
+  [Type.Literal('benchmark'), Type.Literal('site'), Type.Literal('flavor'), Type.Literal('tag')],
+  { description: 'Kind of the submitted item.' },
+);
+
+/** An item waiting for review. */
+export const Submit = Type.Object(
+  {
+    resource_type: ResourceType,
+    resource_id: Uuid,
+    upload_datetime: Timestamp,
+    uploader: UploaderRef,
+  },
+  { $id: 'Submit' },
+);
+
+/** A user as administrators see it; a removed user has no email left. */
+export const UserAdmin = Type.Object(
+  {
+    iss: Type.String({ description: 'OIDC issuer.' }),
+    sub: Type.String({ description: 'OIDC subject.' }),
+    email: Type.Union([Type.String(), Type.Null()], { description: 'null once the user is removed.' }),
+    registration_datetime: Timestamp,
+    terms_version: Type.String({ description: 'Version of the terms of use the user accepted.' }),
+    removed: Type.Boolean({ description: 'Removed by an administrator: personal data erased, uploads kept.' }),
+  },
+  { $id: 'UserAdmin' },
+);
+
+export const SubmitSort = { fields: ['resource_type', 'upload_datetime', 'resource_id'] as const, default: '+upload_datetime' };
+export const UserSort = { fields: ['iss', 'sub', 'email', 'registration_datetime'] as const, default: '+iss,+sub' };
+
+const UserAdminPage = Page(UserAdmin, 'UserAdminPage');
+
+const Selector = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description }));
+
+export const listSubmits = defineOperation({
+  operationId: 'listSubmits',
+  method: 'GET',
+  path: '/reports/submits',
+  tag: 'reports',
+  summary: 'Items waiting for review',
+  description: 'Benchmarks, sites, flavors and tags on review, with their uploader. Approve or reject each by its own path.',
+  auth: 'admin',
+  query: ListQuery({ resource_type: Type.Optional(ResourceType), ...UploadBounds }, SubmitSort),
+  response: { status: 200, schema: Page(Submit, 'SubmitPage') },
+});
+
+export const listUsers = defineOperation({
+  operationId: 'listUsers',
+  method: 'GET',
+  path: '/users',
+  tag: 'users',
+  summary: 'List users',
+  description: 'Exact filters on iss, sub and email. Removed users are listed, without email.',
+  auth: 'admin',
+  query: ListQuery(
+    { iss: Selector('Exact issuer.'), sub: Selector('Exact subject.'), email: Selector('Exact email.') },
+    UserSort,
+  ),
+  response: { status: 200, schema: UserAdminPage },
+});
+
+export const searchUsers = defineOperation({
+  operationId: 'searchUsers',
+  method: 'GET',
+  path: '/users:search',
+  tag: 'users',
+  summary: 'Search users',
+  description: 'Every term must occur (case-insensitive) in the email or the subject.',
+  auth: 'admin',
+  query: ListQuery({ terms: Type.Optional(Terms) }, UserSort),
+  response: { status: 200, schema: UserAdminPage },
+});
+
+export const removeUsers = defineOperation({
+  operationId: 'removeUsers',
+  method: 'POST',
+  path: '/users:remove',
+  tag: 'users',
+  summary: 'Remove users: erase their personal data, keep their uploads',
+  description:
+    'Removes every user matching all the given selectors (at least one, else 422 SELECTOR_REQUIRED): the email ' +
+    'is erased and the user must register again to upload. What they uploaded stays, shown with `removed: true`. ' +
+    '204 also when nothing matches.',
+  auth: 'admin',
+  query: Type.Object(
+    { iss: Selector('Exact issuer.'), sub: Selector('Exact subject.'), email: Selector('Exact email.') },
+    { additionalProperties: false },
+  ),
+  response: { status: 204, schema: null },
+});
+
+export const adminOperations = { listSubmits, listUsers, searchUsers, removeUsers };

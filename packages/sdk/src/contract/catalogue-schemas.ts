@@ -1,0 +1,109 @@
+/**
+ * Response schemas of the catalogue: what results refer to (benchmarks, sites, flavors, tags) and
+ * the uploader reference shown in administrator views. Results embed these objects.
+ */
+import { Type } from '@sinclair/typebox';
+import { Status, Timestamp, UploadBounds, Uuid } from './common.ts';
+
+const NullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+
+/** A JSON Schema document: an object or a boolean. */
+export const JsonSchemaDocument = Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Boolean()], {
+  description:
+    'A JSON Schema (draft 2020-12 unless its $schema names 2019-09, draft-07 or draft-06). `{}` accepts every ' +
+    'result. Annotation keywords such as suggestToUser are kept.',
+});
+
+/** Who uploaded something, without any personal data. */
+export const UploaderRef = Type.Object(
+  {
+    iss: Type.String({ description: 'OIDC issuer of the uploader.' }),
+    sub: Type.String({ description: 'OIDC subject of the uploader.' }),
+    removed: Type.Boolean({ description: 'The user was removed by an administrator; their uploads are kept.' }),
+  },
+  { $id: 'Uploader' },
+);
+
+export const Benchmark = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String({ description: 'Derived: `<container_image>:<container_tag>`.' }),
+    container_image: Type.String({ description: 'Container image reference, optionally with a registry host.' }),
+    container_tag: Type.String({ description: 'Tag of the container image.' }),
+    json_schema: JsonSchemaDocument,
+    description: NullableText('Short description for the community.'),
+    url: NullableText('URL of the benchmark documentation.'),
+    status: Status,
+    upload_datetime: Timestamp,
+  },
+  { $id: 'Benchmark' },
+);
+
+export const Site = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String({ description: 'Human-readable institution name.' }),
+    address: Type.String({ description: 'Physical or virtual address.' }),
+    description: NullableText('Short description.'),
+    status: Status,
+    upload_datetime: Timestamp,
+  },
+  { $id: 'Site' },
+);
+
+export const Flavor = Type.Object(
+  {
+    id: Uuid,
+    site_id: Uuid,
+    name: Type.String({ description: 'Identification of the virtual hardware template.' }),
+    description: NullableText('Short description.'),
+    status: Status,
+    upload_datetime: Timestamp,
+  },
+  { $id: 'Flavor' },
+);
+
+export const Tag = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String({ description: 'Human-readable feature name.' }),
+    description: NullableText('Context of the label.'),
+    status: Status,
+  },
+  { $id: 'Tag' },
+);
+
+// ---------------------------------------------------------------------------------------------
+// Pieces of request schemas shared by the catalogue operations.
+
+/** `status` of list and search queries: approved unless asked otherwise. */
+export const StatusFilter = Type.Union([Type.Literal('on_review'), Type.Literal('approved')], {
+  default: 'approved',
+  description: 'Only items with this review status (default approved). Anyone may list items on review.',
+});
+
+/** Filters every reviewed resource's list and search take. */
+export const ReviewFilters = { status: Type.Optional(StatusFilter), ...UploadBounds };
+
+/** A required display name: 1 to 200 characters, not only spaces (surrounding spaces are trimmed). */
+export const NameInput = (description: string, maxLength = 200) =>
+  Type.String({ minLength: 1, maxLength, pattern: '\\S', description: `${description} Surrounding spaces are trimmed.` });
+
+/** An optional text field: absent or null means none. */
+export const OptionalText = (description: string, maxLength = 2000) =>
+  Type.Optional(Type.Union([Type.String({ maxLength }), Type.Null()], { description }));
+
+/** `?cascade=true` on administrator deletes. */
+export const DeleteQuery = Type.Object(
+  {
+    cascade: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'Also delete what refers to the item (results; a site\'s flavors; for a tag, only its links to results). ' +
+          'Without it, a referenced item gives 409 REFERENCED with the count.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);

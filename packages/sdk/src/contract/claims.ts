@@ -1,0 +1,161 @@
+import { Type } from '@sinclair/typebox';
+import { defineOperation } from './operation.ts';
+import { IdParams, ListQuery, Page, Status, Timestamp, UploadBounds, Uuid } from './common.ts';
+import { UploaderRef } from './catalogue-schemas.ts';
+
+export const Claim = Type.Object(
+  {
+    id: Uuid,
+    message: Type.String({ description: "The claimant's explanation of the issue." }),
+    resource_type: Type.Literal('result', { description: 'Kind of the claimed resource.' }),
+    resource_id: Uuid,
+    status: Status,
+    upload_datetime: Timestamp,
+    uploader: UploaderRef,
+  },
+  { $id: 'Claim' },
+);
+
+export const ClaimInput = Type.Object(
+  {
+    message: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      pattern: '\\S',
+      description: 'What is wrong with the result (1 to 2000 characters).',
+    }),
+  },
+  { $id: 'ClaimInput', additionalProperties: false },
+);
+
+export const ClaimSort = { fields: ['upload_datetime', 'id', 'status'] as const, default: '+upload_datetime' };
+
+const ClaimPage = Page(Claim, 'ClaimPage');
+
+const StatusOf = (description: string) => Type.Optional(Type.Union([Type.Literal('on_review'), Type.Literal('approved')], { description }));
+
+export const claimResult = defineOperation({
+  operationId: 'claimResult',
+  method: 'POST',
+  path: '/results/{id}:claim',
+  tag: 'results',
+  summary: 'File a claim against a result, which is hidden until the claim is reviewed',
+  description:
+    'Any registered user may claim any result, also one already claimed (each claim is reviewed on its own). ' +
+    'A result deleted by an administrator: 409 RESULT_DELETED.',
+  auth: 'user',
+  params: IdParams,
+  body: ClaimInput,
+  response: { status: 201, schema: Claim },
+  errors: [409],
+});
+
+export const listResultClaims = defineOperation({
+  operationId: 'listResultClaims',
+  method: 'GET',
+  path: '/results/{id}/claims',
+  tag: 'results',
+  summary: 'Claims filed against a result (its uploader or an administrator)',
+  description: 'Every status unless `status` says otherwise. Others: 403 NOT_UPLOADER.',
+  auth: 'user',
+  params: IdParams,
+  query: ListQuery({ status: StatusOf('Only claims with this status (default: all).'), ...UploadBounds }, ClaimSort),
+  response: { status: 200, schema: ClaimPage },
+});
+
+export const listClaims = defineOperation({
+  operationId: 'listClaims',
+  method: 'GET',
+  path: '/reports/claims',
+  tag: 'reports',
+  summary: 'Claims to review (administrators)',
+  description: 'Claims on review unless `status=approved` asks for the upheld ones.',
+  auth: 'admin',
+  query: ListQuery(
+    {
+      status: Type.Optional(
+        Type.Union([Type.Literal('on_review'), Type.Literal('approved')], {
+          default: 'on_review',
+          description: 'Only claims with this status (default on_review: the ones waiting for a review).',
+        }),
+      ),
+      resource_type: Type.Optional(Type.Literal('result', { description: 'Kind of the claimed resource.' })),
+      resource_id: Type.Optional(Uuid),
+      ...UploadBounds,
+    },
+    ClaimSort,
+  ),
+  response: { status: 200, schema: ClaimPage },
+});
+
+export const getClaim = defineOperation({
+  operationId: 'getClaim',
+  method: 'GET',
+  path: '/reports/claims/{id}',
+  tag: 'reports',
+  summary: 'One claim (administrators)',
+  auth: 'admin',
+  params: IdParams,
+  response: { status: 200, schema: Claim },
+});
+
+export const approveClaim = defineOperation({
+  operationId: 'approveClaim',
+  method: 'POST',
+  path: '/reports/claims/{id}:approve',
+  tag: 'reports',
+  summary: 'Uphold a claim: the result stays hidden',
+  description: 'An approved claim: 409 ALREADY_APPROVED.',
+  auth: 'admin',
+  params: IdParams,
+  response: { status: 204, schema: null },
+  errors: [409],
+});
+
+export const rejectClaim = defineOperation({
+  operationId: 'rejectClaim',
+  method: 'POST',
+  path: '/reports/claims/{id}:reject',
+  tag: 'reports',
+  summary: 'Reject a claim on review: it is removed, and the result restored once no claim is left',
+  description: 'An approved claim: 409 ALREADY_APPROVED (DELETE removes it). A deleted result stays hidden.',
+  auth: 'admin',
+  params: IdParams,
+  response: { status: 204, schema: null },
+  errors: [409],
+});
+
+export const deleteClaim = defineOperation({
+  operationId: 'deleteClaim',
+  method: 'DELETE',
+  path: '/reports/claims/{id}',
+  tag: 'reports',
+  summary: 'Delete a claim of any status; the result is restored once no claim is left',
+  description: 'A deleted result stays hidden.',
+  auth: 'admin',
+  params: IdParams,
+  response: { status: 204, schema: null },
+});
+
+export const listSelfClaims = defineOperation({
+  operationId: 'listSelfClaims',
+  method: 'GET',
+  path: '/users/self/claims',
+  tag: 'users',
+  summary: 'The claims the caller filed',
+  description: 'Every status unless `status` says otherwise.',
+  auth: 'user',
+  query: ListQuery({ status: StatusOf('Only claims with this status (default: all).'), ...UploadBounds }, ClaimSort),
+  response: { status: 200, schema: ClaimPage },
+});
+
+export const claimOperations = {
+  claimResult,
+  listResultClaims,
+  listClaims,
+  getClaim,
+  approveClaim,
+  rejectClaim,
+  deleteClaim,
+  listSelfClaims,
+};

@@ -1,0 +1,210 @@
+import { Type } from '@sinclair/typebox';
+import { defineOperation } from './operation.ts';
+import { DateBound, IdParams, ListQuery, Page, Terms, Timestamp, UploadBounds, Uuid } from './common.ts';
+import { Benchmark, Flavor, Site, Tag } from './catalogue-schemas.ts';
+import { UserAdmin } from './admin.ts';
+
+/** The free-form result data: any JSON object, checked against the benchmark's json_schema. */
+export const ResultJson = Type.Record(Type.String(), Type.Unknown(), {
+  description: "The result data: a JSON object that satisfies the benchmark's json_schema.",
+  examples: [{ machine: { cpu: { count: 8 } }, result: { score: 2270.5 } }],
+});
+
+export const Result = Type.Object(
+  {
+    id: Uuid,
+    execution_datetime: Timestamp,
+    upload_datetime: Timestamp,
+    benchmark: Benchmark,
+    site: Site,
+    flavor: Flavor,
+    tags: Type.Array(Tag),
+    json: ResultJson,
+    hidden: Type.Boolean({
+      description: 'Left out of default lists: deleted by an administrator, or under an open or upheld claim.',
+    }),
+  },
+  { $id: 'Result' },
+);
+
+/** Sortable fields besides `json.<dotted.path>`. */
+export const ResultSort = {
+  fields: [
+    'id',
+    'upload_datetime',
+    'execution_datetime',
+    'benchmark_id',
+    'flavor_id',
+    'site_id',
+    'benchmark_name',
+    'site_name',
+    'flavor_name',
+    'json.<dotted.path>',
+  ] as const,
+  default: '+execution_datetime',
+};
+
+const TagIds = (description: string) => Type.Array(Uuid, { maxItems: 20, description });
+
+export const Filters = Type.Array(
+  Type.String({
+    minLength: 1,
+    maxLength: 500,
+    description: 'One filter: `<dotted.path> <op> <value>`.',
+  }),
+  {
+    maxItems: 20,
+    description:
+      'JSON filters, all of which must hold: `<dotted.path> <op> <value>` with op one of `==` `>` `<` `>=` `<=`, ' +
+      'separated by single spaces (`%20`). A value that is a JSON number compares numerically, `true`/`false` as ' +
+      'booleans, anything else (spaces included) as text. A result without a value of that type at the path does ' +
+      'not match. Example: `machine.cpu.count >= 4`.',
+    examples: [['machine.cpu.count >= 4', 'result.score < 2500']],
+  },
+);
+
+/** The filters every result list takes. */
+export const ResultFilters = {
+  benchmark_id: Type.Optional(Uuid),
+  site_id: Type.Optional(Uuid),
+  flavor_id: Type.Optional(Uuid),
+  tags_ids: Type.Optional(TagIds('Results carrying every one of these tags.')),
+  ...UploadBounds,
+  execution_before: Type.Optional(DateBound),
+  execution_after: Type.Optional(DateBound),
+  filters: Type.Optional(Filters),
+};
+
+const ResultPage = Page(Result, 'ResultPage');
+
+const LIST_NOTES =
+  'Sort by `+`/`-` then a field, or `json.<dotted.path>` (numbers numerically, then other values as text; ' +
+  'results without the path last in both directions). Every order ends with id.';
+
+export const listResults = defineOperation({
+  operationId: 'listResults',
+  method: 'GET',
+  path: '/results',
+  tag: 'results',
+  summary: 'List results',
+  description: `Visible results (not hidden) matching every filter. ${LIST_NOTES}`,
+  auth: 'none',
+  query: ListQuery(ResultFilters, ResultSort),
+  response: { status: 200, schema: ResultPage },
+});
+
+export const searchResults = defineOperation({
+  operationId: 'searchResults',
+  method: 'GET',
+  path: '/results:search',
+  tag: 'results',
+  summary: 'Search results',
+  description:
+    'As the list, plus `terms`: each must occur (case-insensitive) in the benchmark name (image:tag), the site ' +
+    `name or address, the flavor name, or the name of one of the result's tags. ${LIST_NOTES}`,
+  auth: 'none',
+  query: ListQuery({ terms: Type.Optional(Terms), ...ResultFilters }, ResultSort),
+  response: { status: 200, schema: ResultPage },
+});
+
+export const getResult = defineOperation({
+  operationId: 'getResult',
+  method: 'GET',
+  path: '/results/{id}',
+  tag: 'results',
+  summary: 'One result, hidden ones included (marked hidden)',
+  auth: 'none',
+  params: IdParams,
+  response: { status: 200, schema: Result },
+});
+
+export const createResult = defineOperation({
+  operationId: 'createResult',
+  method: 'POST',
+  path: '/results',
+  tag: 'results',
+  summary: 'Upload a result',
+  description:
+    'The body is the result JSON object, checked against the json_schema of the benchmark (422 SCHEMA_VIOLATION ' +
+    'listing every violation with its JSON pointer). The site is the flavor\'s. Unknown benchmark, flavor or tag: ' +
+    '404; one not approved: 422 NOT_APPROVED. execution_datetime needs a zone designator and must not be in the future.',
+  auth: 'user',
+  query: Type.Object(
+    {
+      benchmark_id: Uuid,
+      flavor_id: Uuid,
+      execution_datetime: Type.String({
+        format: 'date-time',
+        description: 'Start of the execution: ISO 8601 with a zone designator (Z or an offset), not in the future.',
+        examples: ['2025-01-31T10:00:00Z'],
+      }),
+      tags_ids: Type.Optional(TagIds('Tags of the result (approved ones); duplicates are collapsed.')),
+    },
+    { additionalProperties: false },
+  ),
+  body: ResultJson,
+  response: { status: 201, schema: Result },
+  errors: [404],
+});
+
+export const deleteResult = defineOperation({
+  operationId: 'deleteResult',
+  method: 'DELETE',
+  path: '/results/{id}',
+  tag: 'results',
+  summary: 'Delete a result (it is hidden for good and kept in the database)',
+  description: 'Repeating it is 204 as well.',
+  auth: 'admin',
+  params: IdParams,
+  response: { status: 204, schema: null },
+});
+
+export const updateResultTags = defineOperation({
+  operationId: 'updateResultTags',
+  method: 'PUT',
+  path: '/results/{id}/tags',
+  tag: 'results',
+  summary: 'Replace the tags of a result',
+  description: 'By its uploader or an administrator (others: 403 NOT_UPLOADER). `[]` clears the tags.',
+  auth: 'user',
+  params: IdParams,
+  body: Type.Object(
+    { tags_ids: TagIds('The new tags (approved ones); duplicates are collapsed.') },
+    { additionalProperties: false },
+  ),
+  response: { status: 204, schema: null },
+});
+
+export const getResultUploader = defineOperation({
+  operationId: 'getResultUploader',
+  method: 'GET',
+  path: '/results/{id}/uploader',
+  tag: 'results',
+  summary: 'Who uploaded a result, with email (administrators)',
+  auth: 'admin',
+  params: IdParams,
+  response: { status: 200, schema: UserAdmin },
+});
+
+export const listSelfResults = defineOperation({
+  operationId: 'listSelfResults',
+  method: 'GET',
+  path: '/users/self/results',
+  tag: 'users',
+  summary: "The caller's results, hidden ones included",
+  description: `Every filter of the results list and search applies. ${LIST_NOTES}`,
+  auth: 'user',
+  query: ListQuery({ terms: Type.Optional(Terms), ...ResultFilters }, ResultSort),
+  response: { status: 200, schema: ResultPage },
+});
+
+export const resultOperations = {
+  listResults,
+  searchResults,
+  getResult,
+  createResult,
+  deleteResult,
+  updateResultTags,
+  getResultUploader,
+  listSelfResults,
+};

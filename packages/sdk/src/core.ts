@@ -1,0 +1,230 @@
+/**
+ * The one request path every namespace method goes through: URL from the contract's path, query
+ * encoding, JSON in and out, problem+json to typed errors, timeouts and retries.
+ */
+import { operations, type OperationDef } from './contract/index.ts';
+import { sortBy, SortTerm } from './builders.ts';
+import {
+  ApiError,
+  ConnectionError,
+  errorFromResponse,
+  parseRetryAfter,
+  TimeoutError,
+  type RequestInfo,
+} from './errors.ts';
+import { defaultTransport, type FetchLike, type FetchResponse, type Transport } from './fetch.ts';
+import { PageRequest, type Page } from './pagination.ts';
+import { IDEMPOTENT_METHODS, RETRY_STATUSES, retryDelayMs, sleep } from './retry.ts';
+import type { CallArgsTuple, Item, Reply } from './types.ts';
+import { apiBaseUrl, encodeQuery, expandPath, type QueryValue } from './url.ts';
+import { SDK_VERSION } from './version.ts';
+
+/**
+ * Options of {@link createClient}.
+ * @example
+ * const options: ClientOptions = { baseUrl: 'http://localhost:8080', getToken: async () => session.accessToken };
+ */
+export interface ClientOptions {
+  /** The service root (`http://host:8080`) or its API base URL (`http://host:8080/api/v1`). */
+  baseUrl: string;
+  /** A fixed access token, sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** Called before each request (and each retry) for a fresh token; may be async. Wins over `token`. */
+  getToken?: () => string | null | undefined | Promise<string | null | undefined>;
+  /** Replaces the transport (default: undici with keep-alive in Node, the global fetch elsewhere). */
+  fetch?: FetchLike;
+  /** Prepended to the SDK's own `User-Agent` (Node only; browsers set their own). */
+  userAgent?: string;
+  /** Per attempt; default 30 000 ms; `0` disables it. */
+  timeoutMs?: number;
+  /** Retries of safe requests (GET, HEAD, PUT, DELETE) on 429/502/503/504 and lost connections; default 2. */
+  retries?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_RETRIES = 2;
+const registry = operations as Record<string, OperationDef>;
+const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
+
+type LooseArgs = { params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown; signal?: AbortSignal };
+type Outcome = { response: FetchResponse; text: string } | { error: unknown };
+
+/**
+ * The request core shared by every namespace. Created by {@link createClient}; reachable as
+ * `client.core` for operations called by id.
+ * @example
+ * const page = await client.core.request('listBenchmarks', { query: { per_page: 5 } });
+ */
+export class Core {
+  /** The API base URL every operation path is appended to, e.g. `http://host:8080/api/v1`. */
+  readonly baseUrl: string;
+  readonly #transport: Transport;
+  readonly #token: ClientOptions['getToken'];
+  readonly #timeoutMs: number;
+  readonly #retries: number;
+  readonly #userAgent: string | undefined;
+
+  constructor(options: ClientOptions) {
+    if (!options || typeof options.baseUrl !== 'string') throw new TypeError('createClient needs { baseUrl }');
+    this.baseUrl = apiBaseUrl(options.baseUrl);
+    this.#transport = options.fetch ? { fetch: options.fetch, close: async () => {} } : defaultTransport();
+    const fixed = options.token;
+    this.#token = options.getToken ?? (() => fixed);
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#retries = options.retries ?? DEFAULT_RETRIES;
+    if (!Number.isInteger(this.#retries) || this.#retries < 0) throw new TypeError('retries must be a non-negative integer');
+    if (!(this.#timeoutMs >= 0)) throw new TypeError('timeoutMs must be a non-negative number');
+    const sdk = `benchmarks-sdk/${SDK_VERSION}`;
+    this.#userAgent = isNode ? (options.userAgent ? `${options.userAgent} ${sdk}` : sdk) : options.userAgent;
+  }
+
+  /**
+   * Calls one operation of the contract by its operationId and returns its typed response body
+   * (`undefined` for 204). Throws an {@link ApiError} subclass, a {@link ConnectionError} or a
+   * {@link TimeoutError}.
+   * @example
+   * const user = await client.core.request('getSelf');
+   */
+  request<K extends string>(operationId: K, ...[args]: CallArgsTuple<K>): Promise<Reply<K>> {
+    // Not async itself: awaiting Reply<K> for an unresolved K sends TypeScript into the schema types.
+    return this.#run(operationId, (args ?? {}) as LooseArgs) as Promise<Reply<K>>;
+  }
+
+  /** `request` without the types, for callers that already checked them (`client.call`). @example await client.core.invoke('getHealth') */
+  invoke(operationId: string, args?: object): Promise<unknown> {
+    return this.#run(operationId, (args ?? {}) as LooseArgs);
+  }
+
+  async #run(operationId: string, { params, query, body, signal }: LooseArgs): Promise<unknown> {
+    const def = registry[operationId];
+    if (!def) throw new TypeError(`Unknown operation '${operationId}': this SDK's contract does not declare it`);
+    const url = this.baseUrl + expandPath(def.path, params) + encodeQuery(wireQuery(query));
+    const info: RequestInfo = { method: def.method, url };
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const maxRetries = IDEMPOTENT_METHODS.has(def.method) ? this.#retries : 0;
+
+    for (let attempt = 0; ; attempt++) {
+      const token = def.auth === 'none' ? undefined : ((await this.#token?.()) ?? undefined);
+      const redact = (text: string) => (token ? text.split(token).join('[REDACTED]') : text);
+      const outcome = await this.#send(info, this.#headers(token, payload !== undefined), payload, signal);
+
+      if ('error' in outcome) {
+        if (signal?.aborted) throw signal.reason;
+        if (outcome.error instanceof TimeoutError) throw outcome.error;
+        if (attempt < maxRetries) {
+          await sleep(retryDelayMs(attempt), signal);
+          continue;
+        }
+        throw connectionError(info, outcome.error, redact);
+      }
+
+      const { response, text } = outcome;
+      const status = response.status;
+      if (status >= 200 && status < 300) return parseSuccess(status, response, text, info, redact);
+      if (RETRY_STATUSES.has(status) && attempt < maxRetries) {
+        await sleep(retryDelayMs(attempt, parseRetryAfter(response.headers.get('retry-after'))), signal);
+        continue;
+      }
+      throw errorFromResponse({ status, body: parseBody(response, text), headers: headersOf(response), request: info, redact });
+    }
+  }
+
+  /**
+   * Calls a list operation: a {@link PageRequest} for the first page that also iterates every item.
+   * `filters` and `sort_by` may hold builder values.
+   * @example
+   * for await (const b of client.core.list('listBenchmarks', { query: { per_page: 10 } })) console.log(b.name);
+   */
+  list<K extends string>(operationId: K, args: { params?: unknown; query?: object; signal?: AbortSignal } = {}): PageRequest<Item<K>> {
+    const query = args.query;
+    return new PageRequest(
+      (page) =>
+        this.#run(operationId, { ...args, query: page === undefined ? query : { ...query, page } } as LooseArgs) as Promise<
+          Page<Item<K>>
+        >,
+    );
+  }
+
+  /** Releases the keep-alive connections of the default Node transport. */
+  async close(): Promise<void> {
+    await this.#transport.close();
+  }
+
+  #headers(token: string | undefined, hasBody: boolean): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json, application/problem+json' };
+    if (hasBody) headers['content-type'] = 'application/json';
+    if (this.#userAgent) headers['user-agent'] = this.#userAgent;
+    if (token) headers.authorization = `Bearer ${token}`;
+    return headers;
+  }
+
+  async #send(info: RequestInfo, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal): Promise<Outcome> {
+    const timeout = this.#timeoutMs > 0 ? AbortSignal.timeout(this.#timeoutMs) : undefined;
+    const signals = [timeout, signal].filter((s): s is AbortSignal => s !== undefined);
+    const combined = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    try {
+      const response = await this.#transport.fetch(info.url, { method: info.method, headers, body, signal: combined });
+      return { response, text: await response.text() };
+    } catch (error) {
+      if (timeout?.aborted && !signal?.aborted) return { error: new TimeoutError(info, this.#timeoutMs) };
+      return { error };
+    }
+  }
+}
+
+/** `sort_by` given as builder terms becomes its wire string; filters become their expressions. */
+function wireQuery(query: Record<string, unknown> | undefined): Record<string, QueryValue | QueryValue[]> | undefined {
+  if (!query) return undefined;
+  const out: Record<string, QueryValue | QueryValue[]> = { ...(query as Record<string, QueryValue>) };
+  if (Array.isArray(query.sort_by)) {
+    if (query.sort_by.length === 0) delete out.sort_by;
+    else out.sort_by = sortBy(...(query.sort_by as (SortTerm | string)[]));
+  }
+  if (Array.isArray(query.filters)) out.filters = query.filters.map(String);
+  return out;
+}
+
+function headersOf(response: FetchResponse): Record<string, string> {
+  const out: Record<string, string> = {};
+  response.headers.forEach((value, key) => {
+    out[key.toLowerCase()] = value;
+  });
+  return out;
+}
+
+function isJson(response: FetchResponse): boolean {
+  return /[/+]json\b/i.test(response.headers.get('content-type') ?? '');
+}
+
+function parseBody(response: FetchResponse, text: string): unknown {
+  if (!text) return undefined;
+  if (!isJson(response)) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function parseSuccess(status: number, response: FetchResponse, text: string, request: RequestInfo, redact: (s: string) => string): unknown {
+  if (status === 204 || !text) return undefined;
+  if (!isJson(response)) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError({ status, code: 'INVALID_RESPONSE', title: 'Invalid response', detail: redact('The response body is not valid JSON.'), request });
+  }
+}
+
+/** Describes a network failure without letting the token travel along (e.g. in a custom fetch's error). */
+function connectionError(info: RequestInfo, error: unknown, redact: (s: string) => string): ConnectionError {
+  const reasons: string[] = [];
+  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    const message = e instanceof Error ? e.message : String(e);
+    reasons.push(typeof code === 'string' && !message.includes(code) ? `${code} ${message}` : message);
+  }
+  const reason = redact(reasons.filter((r) => r && r !== 'fetch failed').join(': ') || 'network error');
+  const leaks = redact(reasons.join('\n')) !== reasons.join('\n');
+  return new ConnectionError(`Cannot reach ${info.url}: ${reason}`, info, { cause: leaks ? new Error(reason) : error });
+}

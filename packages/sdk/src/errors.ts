@@ -1,0 +1,244 @@
+/**
+ * The SDK's errors. Every failure of a call is one of these:
+ * - {@link ApiError} and its subclasses when the server answered with an error status (chosen by
+ *   status in {@link errorFromResponse}, the only place that decides);
+ * - {@link ConnectionError} when no answer came back, {@link TimeoutError} when it came too late.
+ *
+ * No error carries the request headers: the `Authorization` header and the token never appear in an
+ * error, its message, its JSON form or its `util.inspect` output (as octokit's RequestError redacts).
+ */
+
+/** One entry of a problem's `errors`: where (`body`, `query`, `path`, `header`, `json`), which, what. */
+export interface ProblemDetail {
+  in: string;
+  path: string;
+  message: string;
+}
+
+/** The method and URL of the request that failed. Never its headers. */
+export interface RequestInfo {
+  method: string;
+  url: string;
+}
+
+/**
+ * The base class of every error thrown by the SDK.
+ * @example
+ * try { await client.benchmarks.get(id); } catch (err) { if (err instanceof BenchmarksError) console.error(err.message); }
+ */
+export class BenchmarksError extends Error {
+  /** The request that failed (method and URL, no headers). */
+  readonly request: RequestInfo;
+
+  constructor(message: string, request: RequestInfo, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.request = request;
+  }
+}
+
+/** The problem+json fields an {@link ApiError} is built from. */
+export interface ApiErrorInit {
+  status: number;
+  type?: string;
+  title?: string;
+  detail?: string;
+  code?: string;
+  errors?: ProblemDetail[];
+  /** Response headers (never request headers). */
+  headers?: Record<string, string>;
+  /** Problem members beyond the standard ones (e.g. `count` on a 409 that names dependants). */
+  extensions?: Record<string, unknown>;
+  request: RequestInfo;
+}
+
+/**
+ * The server answered with an error status. Carries the RFC 9457 problem fields of the body.
+ * @example
+ * try {
+ *   await client.self.register();
+ * } catch (err) {
+ *   if (err instanceof ApiError) console.error(err.status, err.code, err.detail, err.errors);
+ * }
+ */
+export class ApiError extends BenchmarksError {
+  /** HTTP status, e.g. 422. */
+  readonly status: number;
+  /** Stable UPPER_SNAKE code, e.g. `ALREADY_REGISTERED`; `HTTP_<status>` when the body was no problem. */
+  readonly code: string;
+  /** Problem type URI, e.g. `urn:benchmarks:problem:already-registered`. */
+  readonly type: string;
+  /** Short summary of the status, e.g. `Conflict`. */
+  readonly title: string;
+  /** Human-readable explanation of this occurrence. */
+  readonly detail: string;
+  /** Each invalid input, when the server listed them (validation errors). */
+  readonly errors: ProblemDetail[];
+  /** Response headers, e.g. `www-authenticate`, `retry-after`, `allow`. */
+  readonly headers: Record<string, string>;
+  /** Extra members of the problem body. */
+  readonly extensions: Record<string, unknown>;
+
+  constructor(init: ApiErrorInit) {
+    const title = init.title ?? `HTTP ${init.status}`;
+    const code = init.code ?? `HTTP_${init.status}`;
+    const detail = init.detail ?? title;
+    super(`${init.status} ${title}: ${detail} [${code}] (${init.request.method} ${init.request.url})`, init.request);
+    this.status = init.status;
+    this.code = code;
+    this.type = init.type ?? 'about:blank';
+    this.title = title;
+    this.detail = detail;
+    this.errors = init.errors ?? [];
+    this.headers = init.headers ?? {};
+    this.extensions = init.extensions ?? {};
+  }
+}
+
+/**
+ * The request was refused as invalid: 400 (malformed JSON), 413 (too large), 415 (not JSON),
+ * 422 (validation; see `errors` for each problem).
+ * @example
+ * catch (err) { if (err instanceof ValidationError) for (const e of err.errors) console.error(e.in, e.path, e.message); }
+ */
+export class ValidationError extends ApiError {}
+
+/**
+ * 401: no token, or a token the server does not accept (expired, untrusted issuer).
+ * @example
+ * catch (err) { if (err instanceof AuthenticationError) await refreshLogin(); }
+ */
+export class AuthenticationError extends ApiError {}
+
+/**
+ * 403: the caller is known but not allowed (not registered, not an administrator, not the uploader).
+ * @example
+ * catch (err) { if (err instanceof PermissionError && err.code === 'NOT_REGISTERED') await client.self.register(); }
+ */
+export class PermissionError extends ApiError {}
+
+/**
+ * 404 (unknown id or path) or 405 (the path exists, the method does not).
+ * @example
+ * const benchmark = await client.benchmarks.get(id).catch((err) => { if (err instanceof NotFoundError) return null; throw err; });
+ */
+export class NotFoundError extends ApiError {}
+
+/**
+ * 409: a duplicate (already registered, same name) or a wrong state (approving an approved item).
+ * @example
+ * await client.self.register().catch((err) => {
+ *   if (!(err instanceof ConflictError && err.code === 'ALREADY_REGISTERED')) throw err;
+ * });
+ */
+export class ConflictError extends ApiError {}
+
+/**
+ * 429: too many requests. `retryAfter` is the wait the server asked for, in seconds, when it said.
+ * GET, PUT and DELETE calls are retried automatically first (see `retries`).
+ * @example
+ * catch (err) { if (err instanceof RateLimitError) await sleep((err.retryAfter ?? 1) * 1000); }
+ */
+export class RateLimitError extends ApiError {
+  /** Seconds to wait before trying again, from the `Retry-After` header; undefined when absent. */
+  readonly retryAfter: number | undefined;
+
+  constructor(init: ApiErrorInit & { retryAfter?: number }) {
+    super(init);
+    this.retryAfter = init.retryAfter;
+  }
+}
+
+/**
+ * 5xx: the server failed or is unavailable (503 while its database is down). Safe requests are
+ * retried on 502, 503 and 504 before this is thrown.
+ * @example
+ * catch (err) { if (err instanceof ServerError) console.error('service unavailable, try later'); }
+ */
+export class ServerError extends ApiError {}
+
+/**
+ * No response: the connection was refused or reset, DNS failed, TLS failed. `cause` holds the
+ * underlying error (its message never contains the token).
+ * @example
+ * catch (err) { if (err instanceof ConnectionError) console.error(`cannot reach ${err.request.url}`); }
+ */
+export class ConnectionError extends BenchmarksError {}
+
+/**
+ * No response within `timeoutMs` (see `createClient`). Not retried: a slow server is not made faster
+ * by asking again.
+ * @example
+ * const client = createClient({ baseUrl, timeoutMs: 5_000 });
+ * catch (err) { if (err instanceof TimeoutError) console.error(`gave up after ${err.timeoutMs} ms`); }
+ */
+export class TimeoutError extends BenchmarksError {
+  /** The timeout that expired, in milliseconds. */
+  readonly timeoutMs: number;
+
+  constructor(request: RequestInfo, timeoutMs: number) {
+    super(`No response within ${timeoutMs} ms (${request.method} ${request.url})`, request);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** Parses `Retry-After`: delta-seconds or an HTTP date. Returns seconds (>= 0) or undefined. */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (value == null || value.trim() === '') return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text);
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, Math.ceil((date - now) / 1000));
+}
+
+function asProblem(body: unknown): Partial<ApiErrorInit> & Record<string, unknown> {
+  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+}
+
+const STANDARD = new Set(['type', 'title', 'status', 'detail', 'code', 'errors']);
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+
+/**
+ * The one factory that turns an error response into the right {@link ApiError} subclass.
+ * `redact` removes secrets (the token) from server-provided text, should any server echo it.
+ * @example
+ * const err = errorFromResponse({ status: 404, body: { code: 'NOT_FOUND', detail: 'x' }, headers: {}, request: { method: 'GET', url } });
+ * err instanceof NotFoundError; // true
+ */
+export function errorFromResponse(response: {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+  request: RequestInfo;
+  redact?: (text: string) => string;
+}): ApiError {
+  const { status, headers, request } = response;
+  const redact = response.redact ?? ((s: string) => s);
+  const p = asProblem(response.body);
+  const text = typeof response.body === 'string' && response.body.trim() ? response.body.trim().slice(0, 500) : undefined;
+  const extensions = Object.fromEntries(Object.entries(p).filter(([k]) => !STANDARD.has(k)));
+  const errors = Array.isArray(p.errors)
+    ? (p.errors as ProblemDetail[]).map((e) => ({ in: String(e.in), path: String(e.path), message: redact(String(e.message)) }))
+    : undefined;
+  const detail = str(p.detail) ?? text;
+  const init: ApiErrorInit = {
+    status,
+    type: str(p.type),
+    title: str(p.title),
+    detail: detail === undefined ? undefined : redact(detail),
+    code: str(p.code),
+    errors,
+    headers,
+    extensions,
+    request,
+  };
+  if (status === 400 || status === 413 || status === 415 || status === 422) return new ValidationError(init);
+  if (status === 401) return new AuthenticationError(init);
+  if (status === 403) return new PermissionError(init);
+  if (status === 404 || status === 405) return new NotFoundError(init);
+  if (status === 409) return new ConflictError(init);
+  if (status === 429) return new RateLimitError({ ...init, retryAfter: parseRetryAfter(headers['retry-after']) });
+  if (status >= 500) return new ServerError(init);
+  return new ApiError(init);
+}

@@ -1,0 +1,43 @@
+import type { Core } from '../core.ts';
+import type { SubmitSort } from '../contract/admin.ts';
+import type { ListQuery, FieldsOf } from '../types.ts';
+
+/**
+ * `client.claims`: claims filed against results, for administrators (`/reports/claims`).
+ * @example
+ * for await (const claim of admin.claims.list({ status: 'on_review' })) {
+ *   await admin.claims.reject(claim.id); // the result is restored
+ * }
+ */
+export function claimsNamespace(core: Core) {
+  return {
+    /** Claims, filtered by status and upload dates (admin). @example admin.claims.list({ status: 'on_review' }) */
+    list: (query?: ListQuery<'listClaims'>) => core.list('listClaims', { query }),
+    /** One claim (admin). @example await admin.claims.get(id) */
+    get: (id: string) => core.request('getClaim', { params: { id } }),
+    /** Upholds a claim: the result stays hidden (admin). @example await admin.claims.approve(id) */
+    approve: (id: string) => core.request('approveClaim', { params: { id } }),
+    /** Rejects a claim: it is removed and the result restored (admin). @example await admin.claims.reject(id) */
+    reject: (id: string) => core.request('rejectClaim', { params: { id } }),
+    /** Deletes a claim, restoring the result (admin). @example await admin.claims.delete(id) */
+    delete: (id: string) => core.request('deleteClaim', { params: { id } }),
+  };
+}
+
+/** @example const claims: ClaimsNamespace = client.claims; */
+export type ClaimsNamespace = ReturnType<typeof claimsNamespace>;
+
+/**
+ * `client.submissions`: the items waiting for review (`/reports/submits`), for administrators.
+ * @example
+ * for await (const s of admin.submissions.list()) console.log(s.resource_type, s.resource_id);
+ */
+export function submissionsNamespace(core: Core) {
+  return {
+    /** Uploads waiting for review (admin). @example admin.submissions.list({ per_page: 20 }) */
+    list: (query?: ListQuery<'listSubmits', FieldsOf<typeof SubmitSort>>) => core.list('listSubmits', { query }),
+  };
+}
+
+/** @example const submissions: SubmissionsNamespace = client.submissions; */
+export type SubmissionsNamespace = ReturnType<typeof submissionsNamespace>;

@@ -1,0 +1,22 @@
+import type { Core } from '../core.ts';
+import type { UserSort } from '../contract/admin.ts';
+import type { ListQuery, Query, FieldsOf } from '../types.ts';
+
+/**
+ * `client.users`: registered users, for administrators (these views include emails).
+ * @example
+ * for await (const u of admin.users.list({ per_page: 50 })) console.log(u.sub, u.email);
+ */
+export function usersNamespace(core: Core) {
+  return {
+    /** Registered users (admin). @example admin.users.list() */
+    list: (query?: ListQuery<'listUsers', FieldsOf<typeof UserSort>>) => core.list('listUsers', { query }),
+    /** Users matching every term (admin). @example admin.users.search({ terms: ['example.org'] }) */
+    search: (query?: ListQuery<'searchUsers', FieldsOf<typeof UserSort>>) => core.list('searchUsers', { query }),
+    /** Removes users: deletes their personal data, keeps their uploads (admin). @example await admin.users.remove({ sub: 'alice' }) */
+    remove: (query: Query<'removeUsers'>) => core.request('removeUsers', { query }),
+  };
+}
+
+/** @example const users: UsersNamespace = client.users; */
+export type UsersNamespace = ReturnType<typeof usersNamespace>;

@@ -1,0 +1,53 @@
+/**
+ * When and how long to wait before repeating a request. Only requests that are safe to repeat are
+ * retried (a POST may have been applied before the answer was lost).
+ */
+
+/** Statuses worth another try: rate limited, bad gateway, unavailable, gateway timeout. */
+export const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+/** Methods whose repetition has the same effect as one call (RFC 9110 idempotent methods we use). */
+export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+
+/** First backoff window, its cap, and the longest `Retry-After` the client honours. */
+export const BACKOFF_BASE_MS = 250;
+export const BACKOFF_CAP_MS = 8_000;
+export const RETRY_AFTER_CAP_MS = 60_000;
+
+/**
+ * Exponential backoff with full jitter (AWS architecture blog): a random wait in
+ * `[0, min(cap, base * 2^attempt))`, `attempt` counting from 0.
+ * @example
+ * backoffMs(2); // somewhere in [0, 1000)
+ */
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  return Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
+}
+
+/**
+ * The wait before retry number `attempt + 1`: the server's `Retry-After` when it gave one (capped at
+ * {@link RETRY_AFTER_CAP_MS}), else {@link backoffMs}.
+ * @example
+ * retryDelayMs(0, 3); // 3000
+ */
+export function retryDelayMs(attempt: number, retryAfterSeconds?: number): number {
+  if (retryAfterSeconds !== undefined) return Math.min(retryAfterSeconds * 1000, RETRY_AFTER_CAP_MS);
+  return backoffMs(attempt);
+}
+
+/** Waits `ms`, or rejects with the signal's reason when it aborts first. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0 && !signal?.aborted) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

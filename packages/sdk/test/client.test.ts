@@ -1,0 +1,328 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { inspect } from 'node:util';
+import { readFileSync } from 'node:fs';
+import {
+  ApiError,
+  AuthenticationError,
+  BenchmarksError,
+  ConflictError,
+  ConnectionError,
+  createClient,
+  errorFromResponse,
+  NotFoundError,
+  parseRetryAfter,
+  PermissionError,
+  RateLimitError,
+  SDK_VERSION,
+  ServerError,
+  TimeoutError,
+  ValidationError,
+  type Client,
+} from '../src/index.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+import { closedPort, listen, proxy } from './support/http.ts';
+import { rejects } from './support/assert.ts';
+
+let t: TestServer;
+const clients: Client[] = [];
+/** A client of the test server; closed after the suite. */
+function client(options: Partial<Parameters<typeof createClient>[0]> = {}): Client {
+  const c = createClient({ baseUrl: t.url, ...options });
+  clients.push(c);
+  return c;
+}
+
+test.before(async () => {
+  t = await startTestServer('sdk_client');
+});
+test.after(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await t.close();
+});
+
+function assertNoSecret(err: unknown, secret: string) {
+  const e = err as Error;
+  for (const [what, text] of [
+    ['String(err)', String(e)],
+    ['err.message', e.message],
+    ['err.stack', e.stack ?? ''],
+    ['JSON.stringify(err)', JSON.stringify(e)],
+    ['util.inspect(err)', inspect(e, { depth: 10, showHidden: true })],
+  ] as const) {
+    assert.not.ok(text.includes(secret), `${what} contains the token`);
+    assert.not.match(text, /authorization/i, `${what} mentions the Authorization header`);
+  }
+}
+
+test('createClient: the service root and its /api/v1 base URL reach the same API', async () => {
+  for (const baseUrl of [t.url, `${t.url}/`, t.api, `${t.api}/`]) {
+    const c = client({ baseUrl });
+    assert.is(c.baseUrl, t.api, baseUrl);
+    assert.equal(await c.health(), { status: 'ok', version: (await client().health()).version });
+  }
+  assert.is(createClient({ baseUrl: 'https://example.org/perf/' }).baseUrl, 'https://example.org/perf/api/v1');
+  assert.throws(() => createClient({ baseUrl: 'localhost:8080' }), /absolute http\(s\) URL|http or https/);
+  assert.throws(() => createClient({ baseUrl: 'http://h/?x=1' }), /query string/);
+});
+
+test('GET /ready and GET /api-spec.json: typed bodies from the real server', async () => {
+  assert.equal(await client().ready(), { status: 'ready', database: 'ok', migrations: 'applied' });
+  const spec = await client().spec();
+  assert.match(spec.openapi, /^3\.1/);
+  const paths = (spec as Record<string, unknown>).paths as Record<string, unknown>;
+  assert.ok('/users:register' in paths);
+});
+
+test('POST /users:register: 201 with the user, then ConflictError ALREADY_REGISTERED', async () => {
+  const c = client({ token: await t.token('sdk-reg') });
+  const user = await c.self.register();
+  assert.is(user.sub, 'sdk-reg');
+  assert.is(user.email, 'sdk-reg@test.example');
+  const err = await rejects(() => c.self.register(), ConflictError);
+  assert.is(err.status, 409);
+  assert.is(err.code, 'ALREADY_REGISTERED');
+  assert.is(err.title, 'Conflict');
+  assert.match(err.type, /^urn:benchmarks:problem:already-registered$/);
+  assert.match(err.message, /409 Conflict: .*ALREADY_REGISTERED.*POST .*\/api\/v1\/users:register/);
+  assert.instance(err, ApiError);
+  assert.instance(err, BenchmarksError);
+});
+
+test('GET /users/self: NotFoundError NOT_REGISTERED before registration; POST /users/self upserts', async () => {
+  const c = client({ token: await t.token('sdk-upsert') });
+  const missing = await rejects(() => c.self.get(), NotFoundError);
+  assert.is(missing.code, 'NOT_REGISTERED');
+  const created = await c.self.upsert();
+  const again = await c.self.upsert();
+  assert.equal(again, created);
+  assert.equal(await c.self.get(), created);
+  assert.is(await c.self.update(), undefined, '204 resolves to undefined');
+});
+
+test('GET /users/self:try_admin: resolves for an admin, PermissionError NOT_ADMIN for a user; isAdmin()', async () => {
+  const admin = client({ token: await t.admin('sdk-admin') });
+  const user = client({ token: await t.user('sdk-user') });
+  assert.is(await admin.self.tryAdmin(), undefined);
+  assert.is(await admin.self.isAdmin(), true);
+  const err = await rejects(() => user.self.tryAdmin(), PermissionError);
+  assert.is(err.code, 'NOT_ADMIN');
+  assert.is(await user.self.isAdmin(), false);
+  await rejects(() => client().self.isAdmin(), AuthenticationError);
+});
+
+test('401 without a token: AuthenticationError MISSING_TOKEN with the WWW-Authenticate challenge', async () => {
+  const err = await rejects(() => client().self.get(), AuthenticationError);
+  assert.is(err.status, 401);
+  assert.is(err.code, 'MISSING_TOKEN');
+  assert.match(err.headers['www-authenticate'] ?? '', /^Bearer/);
+});
+
+test('403 for an unregistered caller of a registered-only operation: PermissionError NOT_REGISTERED', async () => {
+  const err = await rejects(async () => client({ token: await t.token('sdk-stranger') }).self.update(), PermissionError);
+  assert.is(err.status, 403);
+  assert.is(err.code, 'NOT_REGISTERED');
+});
+
+test('404 on an unknown path: NotFoundError ROUTE_NOT_FOUND', async () => {
+  const err = await rejects(() => client({ baseUrl: `${t.url}/nowhere` }).health(), NotFoundError);
+  assert.is(err.status, 404);
+  assert.is(err.code, 'ROUTE_NOT_FOUND');
+});
+
+test('422 on an unknown query parameter: ValidationError with each problem in errors', async () => {
+  const c = client();
+  // @ts-expect-error getHealth takes no query: the types refuse it, the server too.
+  const err = await rejects(() => c.call('getHealth', { query: { filter: 'x' } }), ValidationError);
+  assert.is(err.status, 422);
+  assert.is(err.code, 'INVALID_QUERY');
+  assert.ok(err.errors.length >= 1);
+  assert.is(err.errors[0]!.in, 'query');
+  assert.type(err.errors[0]!.message, 'string');
+});
+
+test('client.call: any operation by operationId, typed', async () => {
+  const c = client({ token: await t.user('sdk-call') });
+  const me = await c.call('getSelf');
+  assert.is(me.sub, 'sdk-call');
+  assert.is((await c.call('getHealth')).status, 'ok');
+});
+
+test('the token never appears in an error: String, message, stack, JSON, util.inspect', async () => {
+  // A well-formed but unknown token: the server refuses it (401).
+  const bogus = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.SECRET-signature-0123456789';
+  const refused = await rejects(() => client({ token: bogus }).self.get(), AuthenticationError);
+  assertNoSecret(refused, bogus);
+  assertNoSecret(refused, 'SECRET-signature');
+
+  const real = await t.token('sdk-secret');
+  const forbidden = await rejects(() => client({ token: real }).self.update(), PermissionError);
+  assertNoSecret(forbidden, real);
+
+  // A transport whose own error quotes the header it was given.
+  const leaky = createClient({
+    baseUrl: t.url,
+    token: real,
+    retries: 0,
+    fetch: async (_url, init) => {
+      throw new Error(`socket hang up while sending ${init.headers.authorization}`);
+    },
+  });
+  const lost = await rejects(() => leaky.self.get(), ConnectionError);
+  assertNoSecret(lost, real);
+  assert.match(lost.message, /socket hang up/);
+});
+
+test('a closed port: ConnectionError naming the URL and the cause, after the retries of a GET', async () => {
+  const base = await closedPort();
+  const started = Date.now();
+  const err = await rejects(() => createClient({ baseUrl: base, retries: 2 }).health(), ConnectionError);
+  assert.match(err.message, /Cannot reach http:\/\/127\.0\.0\.1:\d+\/api\/v1\/health: .*ECONNREFUSED/);
+  assert.is(err.request.method, 'GET');
+  assert.not.instance(err, ApiError);
+  assert.ok(Date.now() - started < 5_000);
+});
+
+test('a server that never answers: TimeoutError after timeoutMs, not retried', async () => {
+  const silent = await listen(() => {});
+  try {
+    const started = Date.now();
+    const err = await rejects(() => createClient({ baseUrl: silent.url, timeoutMs: 300 }).health(), TimeoutError);
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 250 && elapsed < 3_000, `took ${elapsed} ms`);
+    assert.is(err.timeoutMs, 300);
+    assert.match(err.message, /No response within 300 ms \(GET http:\/\/127\.0\.0\.1:\d+\/api\/v1\/health\)/);
+    assert.is(silent.seen.length, 1);
+  } finally {
+    await silent.close();
+  }
+});
+
+test('a caller abort: rejects with the caller\'s reason, not a TimeoutError', async () => {
+  const silent = await listen(() => {});
+  try {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('user gave up')), 100);
+    const c = createClient({ baseUrl: silent.url });
+    await c.core.request('getHealth', { signal: controller.signal }).then(
+      () => assert.unreachable('resolved'),
+      (err: Error) => assert.is(err.message, 'user gave up'),
+    );
+    await c.close();
+  } finally {
+    await silent.close();
+  }
+});
+
+test('GET retried on a real 503 with Retry-After, then answered by the real server', async () => {
+  let failures = 2;
+  const flaky = await listen((req, res) => {
+    if (failures-- > 0) {
+      res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '0' });
+      res.end(JSON.stringify({ type: 'urn:x', title: 'Service Unavailable', status: 503, detail: 'down', code: 'DATABASE_UNAVAILABLE' }));
+    } else proxy(t.url, req, res);
+  });
+  try {
+    const c = createClient({ baseUrl: flaky.url });
+    const health = await c.health();
+    assert.is(health.status, 'ok');
+    assert.equal(flaky.seen.map((s) => s.url), ['/api/v1/health', '/api/v1/health', '/api/v1/health']);
+    await c.close();
+  } finally {
+    await flaky.close();
+  }
+});
+
+test('POST is never retried: one request, ServerError with the problem fields', async () => {
+  const down = await listen((_req, res) => {
+    res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '0' });
+    res.end(JSON.stringify({ type: 'urn:x', title: 'Service Unavailable', status: 503, detail: 'down', code: 'DATABASE_UNAVAILABLE' }));
+  });
+  try {
+    const c = createClient({ baseUrl: down.url, token: 'tok', retries: 5 });
+    const err = await rejects(() => c.self.register(), ServerError);
+    assert.is(err.code, 'DATABASE_UNAVAILABLE');
+    assert.is(down.seen.length, 1);
+    // A GET to the same server gives up after 1 + retries attempts.
+    await rejects(() => createClient({ baseUrl: down.url, retries: 2 }).health(), ServerError);
+    assert.is(down.seen.length, 4);
+  } finally {
+    await down.close();
+  }
+});
+
+test('429: retried, then RateLimitError with retryAfter in seconds', async () => {
+  const limited = await listen((_req, res) => {
+    res.writeHead(429, { 'content-type': 'application/problem+json', 'retry-after': '0' });
+    res.end(JSON.stringify({ type: 'urn:x', title: 'Too Many Requests', status: 429, detail: 'slow down', code: 'RATE_LIMITED' }));
+  });
+  try {
+    const err = await rejects(() => createClient({ baseUrl: limited.url, retries: 1 }).health(), RateLimitError);
+    assert.is(err.retryAfter, 0);
+    assert.is(err.code, 'RATE_LIMITED');
+    assert.is(limited.seen.length, 2);
+  } finally {
+    await limited.close();
+  }
+});
+
+test('headers: accept JSON, User-Agent with the SDK version, Authorization only where the operation takes a token', async () => {
+  const recorder = await listen((req, res) => proxy(t.url, req, res));
+  try {
+    const token = await t.user('sdk-headers');
+    let calls = 0;
+    const c = createClient({
+      baseUrl: recorder.url,
+      userAgent: 'my-script/2.0',
+      getToken: async () => {
+        calls++;
+        return token;
+      },
+    });
+    await c.health();
+    await c.self.get();
+    const [health, self] = recorder.seen;
+    assert.match(String(health!.headers.accept), /application\/json/);
+    assert.is(health!.headers['user-agent'], `my-script/2.0 benchmarks-sdk/${SDK_VERSION}`);
+    assert.is(health!.headers.authorization, undefined, 'auth: none sends no token');
+    assert.is(self!.headers.authorization, `Bearer ${token}`);
+    assert.is(calls, 1, 'getToken is asked for each request that needs a token');
+    await c.close();
+  } finally {
+    await recorder.close();
+  }
+});
+
+test('errorFromResponse: one subclass per status family', () => {
+  const request = { method: 'GET', url: 'http://x/api/v1/y' };
+  const cases: [number, new (...a: never[]) => ApiError][] = [
+    [400, ValidationError], [413, ValidationError], [415, ValidationError], [422, ValidationError],
+    [401, AuthenticationError], [403, PermissionError], [404, NotFoundError], [405, NotFoundError],
+    [409, ConflictError], [429, RateLimitError], [500, ServerError], [502, ServerError], [503, ServerError],
+  ];
+  for (const [status, type] of cases) {
+    const err = errorFromResponse({ status, body: { code: 'X', detail: 'd', title: 't', type: 'urn:x' }, headers: {}, request });
+    assert.instance(err, type, String(status));
+    assert.is(err.status, status);
+  }
+  const other = errorFromResponse({ status: 418, body: 'I am a teapot', headers: {}, request });
+  assert.is(other.constructor, ApiError);
+  assert.is(other.code, 'HTTP_418');
+  assert.is(other.detail, 'I am a teapot');
+});
+
+test('parseRetryAfter: seconds or an HTTP date', () => {
+  const now = Date.parse('2025-01-01T00:00:00Z');
+  assert.is(parseRetryAfter('7', now), 7);
+  assert.is(parseRetryAfter('Wed, 01 Jan 2025 00:00:30 GMT', now), 30);
+  assert.is(parseRetryAfter('Tue, 31 Dec 2024 23:00:00 GMT', now), 0);
+  assert.is(parseRetryAfter('soon', now), undefined);
+  assert.is(parseRetryAfter(null, now), undefined);
+});
+
+test('SDK_VERSION matches package.json', () => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  assert.is(SDK_VERSION, pkg.version);
+});
+
+test.run();

@@ -1,0 +1,17 @@
+import type { benchmarkOperations } from '@benchmarks/sdk/contract/benchmarks';
+import type { Handlers } from '../http/handler.ts';
+import { createItem, getItem, listItems, updateItem } from '../services/catalogue.ts';
+import { approveItem, removeItem } from '../services/review.ts';
+import { benchmarkFields, benchmarkFilters, benchmarks, benchmarkView } from '../services/benchmarks.ts';
+import { Where } from '../services/sql.ts';
+
+export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {
+  listBenchmarks: ({ em, query }) => listItems(em, benchmarks, benchmarkFilters(query), query),
+  searchBenchmarks: ({ em, query }) => listItems(em, benchmarks, new Where(), query),
+  getBenchmark: async ({ em, params }) => benchmarkView(await getItem(em, benchmarks, params.id)),
+  createBenchmark: async ({ em, caller, body }) => benchmarkView(await createItem(em, benchmarks, caller, benchmarkFields(body))),
+  updateBenchmark: async ({ em, params, body }) => benchmarkView(await updateItem(em, benchmarks, params.id, benchmarkFields(body))),
+  deleteBenchmark: ({ em, params, query }) => removeItem(em, benchmarks, params.id, 'delete', query.cascade),
+  approveBenchmark: ({ em, params }) => approveItem(em, benchmarks, params.id),
+  rejectBenchmark: ({ em, params }) => removeItem(em, benchmarks, params.id, 'reject'),
+};

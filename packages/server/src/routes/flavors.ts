@@ -1,0 +1,21 @@
+import type { flavorOperations } from '@benchmarks/sdk/contract/flavors';
+import type { Handlers } from '../http/handler.ts';
+import { getItem, listItems, updateItem } from '../services/catalogue.ts';
+import { approveItem, removeItem } from '../services/review.ts';
+import { createFlavor, flavorFields, flavorFilters, flavors, flavorView } from '../services/flavors.ts';
+import { sites, siteView } from '../services/sites.ts';
+
+export const flavorHandlers: Handlers<typeof flavorOperations> = {
+  listFlavors: async ({ em, params, query }) => listItems(em, flavors, await flavorFilters(em, params.id, query), query),
+  searchFlavors: async ({ em, params, query }) => listItems(em, flavors, await flavorFilters(em, params.id, {}), query),
+  createFlavor: async ({ em, caller, params, body }) => flavorView(await createFlavor(em, caller, params.id, body)),
+  getFlavor: async ({ em, params }) => flavorView(await getItem(em, flavors, params.id)),
+  getFlavorSite: async ({ em, params }) => {
+    const flavor = await getItem(em, flavors, params.id);
+    return siteView(await getItem(em, sites, flavor.site_id));
+  },
+  updateFlavor: async ({ em, params, body }) => flavorView(await updateItem(em, flavors, params.id, flavorFields(body))),
+  deleteFlavor: ({ em, params, query }) => removeItem(em, flavors, params.id, 'delete', query.cascade),
+  approveFlavor: ({ em, params }) => approveItem(em, flavors, params.id),
+  rejectFlavor: ({ em, params }) => removeItem(em, flavors, params.id, 'reject'),
+};

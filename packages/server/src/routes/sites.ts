@@ -1,0 +1,17 @@
+import type { siteOperations } from '@benchmarks/sdk/contract/sites';
+import type { Handlers } from '../http/handler.ts';
+import { createItem, getItem, listItems, updateItem } from '../services/catalogue.ts';
+import { approveItem, removeItem } from '../services/review.ts';
+import { siteFields, siteFilters, sites, siteView } from '../services/sites.ts';
+import { Where } from '../services/sql.ts';
+
+export const siteHandlers: Handlers<typeof siteOperations> = {
+  listSites: ({ em, query }) => listItems(em, sites, siteFilters(query), query),
+  searchSites: ({ em, query }) => listItems(em, sites, new Where(), query),
+  getSite: async ({ em, params }) => siteView(await getItem(em, sites, params.id)),
+  createSite: async ({ em, caller, body }) => siteView(await createItem(em, sites, caller, siteFields(body))),
+  updateSite: async ({ em, params, body }) => siteView(await updateItem(em, sites, params.id, siteFields(body))),
+  deleteSite: ({ em, params, query }) => removeItem(em, sites, params.id, 'delete', query.cascade),
+  approveSite: ({ em, params }) => approveItem(em, sites, params.id),
+  rejectSite: ({ em, params }) => removeItem(em, sites, params.id, 'reject'),
+};

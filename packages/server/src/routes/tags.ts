@@ -1,0 +1,17 @@
+import type { tagOperations } from '@benchmarks/sdk/contract/tags';
+import type { Handlers } from '../http/handler.ts';
+import { createItem, getItem, listItems, updateItem } from '../services/catalogue.ts';
+import { approveItem, removeItem } from '../services/review.ts';
+import { tagFields, tagFilters, tags, tagView } from '../services/tags.ts';
+import { Where } from '../services/sql.ts';
+
+export const tagHandlers: Handlers<typeof tagOperations> = {
+  listTags: ({ em, query }) => listItems(em, tags, tagFilters(query), query),
+  searchTags: ({ em, query }) => listItems(em, tags, new Where(), query),
+  getTag: async ({ em, params }) => tagView(await getItem(em, tags, params.id)),
+  createTag: async ({ em, caller, body }) => tagView(await createItem(em, tags, caller, tagFields(body))),
+  updateTag: async ({ em, params, body }) => tagView(await updateItem(em, tags, params.id, tagFields(body))),
+  deleteTag: ({ em, params, query }) => removeItem(em, tags, params.id, 'delete', query.cascade),
+  approveTag: ({ em, params }) => approveItem(em, tags, params.id),
+  rejectTag: ({ em, params }) => removeItem(em, tags, params.id, 'reject'),
+};

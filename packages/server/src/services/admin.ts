@@ -1,0 +1,128 @@
+/** Administrator views: items waiting for review, and users (list, search, remove). */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SubmitSort, UserSort } from '@benchmarks/sdk/contract/admin';
+import { errors } from '../http/errors.ts';
+import { addTerms, addUploadBounds, orderBy, paginate } from './catalogue.ts';
+import { formatTimestamp } from './format.ts';
+import { fixedFieldSort } from './sort.ts';
+import { Where } from './sql.ts';
+import { UPLOADER_JOIN, uploaderRef } from './uploader.ts';
+
+type PageQuery = { sort_by?: string; page?: number; per_page?: number };
+
+// ---------------------------------------------------------------------------------------------
+// Submissions
+
+const submitColumns: Record<(typeof SubmitSort.fields)[number], readonly string[]> = {
+  resource_type: ['resource_type'],
+  upload_datetime: ['upload_datetime'],
+  resource_id: ['resource_id'],
+};
+const submitSort = fixedFieldSort(Object.keys(submitColumns), '+upload_datetime');
+
+/** Everything on review, one row per item, with its uploader's removal state. */
+const SUBMITS = `(
+  select s.*, u.removed_datetime from (
+    ${['benchmark', 'site', 'flavor', 'tag']
+      .map((t) => `select '${t}' as resource_type, id as resource_id, upload_datetime, uploader_iss, uploader_sub from ${t} where status = 'on_review'`)
+      .join('\n    union all ')}
+  ) s ${UPLOADER_JOIN}
+) submits`;
+
+interface SubmitRow {
+  resource_type: 'benchmark' | 'site' | 'flavor' | 'tag';
+  resource_id: string;
+  upload_datetime: string;
+  uploader_iss: string;
+  uploader_sub: string;
+  removed_datetime: string | null;
+}
+
+export async function listSubmits(
+  em: EntityManager,
+  query: PageQuery & { resource_type?: SubmitRow['resource_type']; upload_before?: string; upload_after?: string },
+) {
+  const where = new Where();
+  if (query.resource_type) where.add('resource_type = ?', query.resource_type);
+  addUploadBounds(where, query);
+  const order = orderBy(submitSort(query.sort_by), submitColumns, ['resource_type', 'resource_id']);
+  return paginate(em, SUBMITS, where, order, query, (row: SubmitRow) => ({
+    resource_type: row.resource_type,
+    resource_id: row.resource_id,
+    upload_datetime: formatTimestamp(row.upload_datetime),
+    uploader: uploaderRef(row),
+  }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Users
+
+const userColumns: Record<(typeof UserSort.fields)[number], readonly string[]> = {
+  iss: ['iss'],
+  sub: ['sub'],
+  email: ['email'],
+  registration_datetime: ['registration_datetime'],
+};
+const userSort = fixedFieldSort(Object.keys(userColumns), '+iss,+sub');
+
+interface UserRow {
+  iss: string;
+  sub: string;
+  email: string | null;
+  registration_datetime: string;
+  terms_version: string;
+  removed_datetime: string | null;
+}
+
+function userAdminView(row: UserRow) {
+  return {
+    iss: row.iss,
+    sub: row.sub,
+    email: row.removed_datetime ? null : row.email,
+    registration_datetime: formatTimestamp(row.registration_datetime),
+    terms_version: row.terms_version,
+    removed: row.removed_datetime !== null,
+  };
+}
+
+type Selectors = { iss?: string; sub?: string; email?: string };
+
+function selectorWhere(query: Selectors): Where {
+  const where = new Where();
+  for (const key of ['iss', 'sub', 'email'] as const) if (query[key] !== undefined) where.add(`${key} = ?`, query[key]);
+  return where;
+}
+
+function listUsersWhere(em: EntityManager, where: Where, query: PageQuery) {
+  const order = orderBy(userSort(query.sort_by), userColumns, ['iss', 'sub']);
+  return paginate(em, 'app_user', where, order, query, userAdminView);
+}
+
+export const listUsers = (em: EntityManager, query: PageQuery & Selectors) => listUsersWhere(em, selectorWhere(query), query);
+
+export function searchUsers(em: EntityManager, query: PageQuery & { terms?: string[] }) {
+  const where = new Where();
+  addTerms(where, query.terms, ['email', 'sub']);
+  return listUsersWhere(em, where, query);
+}
+
+/**
+ * Removes the users matching every given selector: erases their email and marks them removed.
+ * What they uploaded stays (its uploader shows `removed: true`). At least one selector is needed.
+ */
+export async function removeUsers(em: EntityManager, query: Selectors): Promise<number> {
+  const where = selectorWhere(query);
+  if (!where.params.length) {
+    throw errors.validation(
+      'Name the users to remove with at least one of iss, sub or email.',
+      [{ in: 'query', path: 'iss', message: 'at least one of iss, sub, email is required' }],
+      'SELECTOR_REQUIRED',
+    );
+  }
+  where.add('removed_datetime is null');
+  const removed = await em.execute<{ iss: string }[]>(
+    `update app_user set email = null, removed_datetime = now() ${where.toSql()} returning iss`,
+    where.params,
+  );
+  return removed.length;
+}

@@ -1,0 +1,212 @@
+/**
+ * The mechanics shared by the four reviewed resources (benchmarks, sites, flavors, tags): get,
+ * create, update and list. Each resource describes itself once as a `CatalogueKind`; approve,
+ * reject and delete are in review.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { EntityName } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Caller } from '../http/handler.ts';
+import { AppError, errors } from '../http/errors.ts';
+import { parseDateBound } from '../http/validation.ts';
+import { pageEnvelope, pageRequest, limitOffset, type PageEnvelope } from './pagination.ts';
+import { fixedFieldSort, type SortTerm } from './sort.ts';
+import { likePattern, Where } from './sql.ts';
+
+export type ResourceType = 'benchmark' | 'site' | 'flavor' | 'tag';
+export type ReviewStatus = 'on_review' | 'approved';
+
+/** The columns every reviewed table has. Timestamps are Dates from the ORM, strings from raw SQL. */
+export interface ReviewedRow {
+  id: string;
+  status: string;
+  upload_datetime: Date | string;
+  uploader_iss: string;
+  uploader_sub: string;
+}
+
+/** What refers to an item: `count` results and, for a site, its `flavors`. Any non-zero value blocks. */
+export type ReferenceCounts = { count: number } & Record<string, number>;
+
+/** How one reviewed resource is stored, shown and named; the generic mechanics do the rest. */
+export interface CatalogueKind<Row extends ReviewedRow, Item> {
+  type: ResourceType;
+  /** Capitalised name used in messages: 'Benchmark'. */
+  label: string;
+  /** The SQL table: a fixed identifier, never user input. */
+  table: string;
+  entity: EntityName<Row>;
+  view(row: Row): Item;
+  /** How messages name an item, e.g. `ghcr.io/x/y:1.0`. */
+  title(row: Row): string;
+  /** The 409 DUPLICATE message for these fields. */
+  duplicate(fields: Partial<Row>): string;
+  /** Each sortable field of the contract → the SQL columns it orders by (fixed text). */
+  sortColumns: Record<string, readonly string[]>;
+  defaultSort: string;
+  /** Text columns a search term may match. */
+  searchColumns: readonly string[];
+  references: {
+    /**
+     * Counts what blocks removing the item. A reject only takes along what is itself on review
+     * (a site's flavors on review), so it may count less than a delete.
+     */
+    count(em: EntityManager, id: string, mode: 'delete' | 'reject'): Promise<ReferenceCounts>;
+    /** Deletes or unlinks what refers to the item, before the item itself is deleted. */
+    cascade(em: EntityManager, id: string): Promise<void>;
+    /** What a cascade does to them, for messages: 'delete them too'. */
+    cascadeHint: string;
+  };
+}
+
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; name?: string } | null;
+  return e?.code === '23505' || e?.name === 'UniqueConstraintViolationException';
+}
+
+/** The item, whatever its status; 404 when there is none. */
+export async function getItem<Row extends ReviewedRow>(
+  em: EntityManager,
+  kind: CatalogueKind<Row, unknown>,
+  id: string,
+): Promise<Row> {
+  const row = await em.findOne(kind.entity, { id } as never);
+  if (!row) throw errors.notFound(kind.label, id);
+  return row as Row;
+}
+
+/** Flushes, turning a unique violation (also one lost in a race) into 409 DUPLICATE naming the item. */
+async function flushUnique(em: EntityManager, message: () => string): Promise<void> {
+  try {
+    await em.flush();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw errors.conflict('DUPLICATE', message());
+    throw err;
+  }
+}
+
+/**
+ * Stores a new item uploaded by the caller: on review, or approved at once when an administrator
+ * uploads it. Uniqueness is left to the database constraints so that racing creates give one 409.
+ */
+export async function createItem<Row extends ReviewedRow>(
+  em: EntityManager,
+  kind: CatalogueKind<Row, unknown>,
+  caller: Caller,
+  fields: Partial<Row>,
+): Promise<Row> {
+  const row = em.create(kind.entity, {
+    ...fields,
+    id: randomUUID(),
+    status: caller.isAdmin ? 'approved' : 'on_review',
+    upload_datetime: new Date(),
+    uploader_iss: caller.identity.iss,
+    uploader_sub: caller.identity.sub,
+  } as never) as Row;
+  await flushUnique(em, () => kind.duplicate(fields));
+  return row;
+}
+
+/** Replaces the editable fields of an item; status, uploader and upload time are kept. */
+export async function updateItem<Row extends ReviewedRow>(
+  em: EntityManager,
+  kind: CatalogueKind<Row, unknown>,
+  id: string,
+  fields: Partial<Row>,
+): Promise<Row> {
+  const row = await getItem(em, kind, id);
+  Object.assign(row, fields);
+  await flushUnique(em, () => kind.duplicate(row));
+  return row;
+}
+
+/** The query parameters every reviewed list and search share. */
+export interface ListQueryParams {
+  status?: ReviewStatus;
+  upload_before?: string;
+  upload_after?: string;
+  terms?: string[];
+  sort_by?: string;
+  page?: number;
+  per_page?: number;
+}
+
+const sorters = new WeakMap<object, (sortBy: string | undefined) => SortTerm[]>();
+
+/** `order by` of fixed column expressions, always ending with id so pages never overlap. */
+export function orderBy(terms: SortTerm[], columns: Record<string, readonly string[]>, tieBreakers: readonly string[] = ['id']): string {
+  const parts: string[] = [];
+  const used = new Set<string>();
+  for (const term of terms) {
+    for (const column of columns[term.field]!) {
+      if (used.has(column)) continue;
+      used.add(column);
+      parts.push(`${column} ${term.descending ? 'desc' : 'asc'}`);
+    }
+  }
+  for (const column of tieBreakers) if (!used.has(column)) parts.push(`${column} asc`);
+  return `order by ${parts.join(', ')}`;
+}
+
+/** Adds one clause per search term: each term must match one of the columns, case-insensitively. */
+export function addTerms(where: Where, terms: readonly string[] | undefined, columns: readonly string[]): void {
+  for (const term of terms ?? []) {
+    if (term === '') continue;
+    const pattern = likePattern(term);
+    where.add(columns.map((c) => `${c} ilike ? escape '\\'`).join(' or '), ...columns.map(() => pattern));
+  }
+}
+
+/** Adds the strict upload_datetime bounds. */
+export function addUploadBounds(where: Where, query: { upload_before?: string; upload_after?: string }, column = 'upload_datetime'): void {
+  if (query.upload_before) where.add(`${column} < ?`, parseDateBound(query.upload_before));
+  if (query.upload_after) where.add(`${column} > ?`, parseDateBound(query.upload_after));
+}
+
+/**
+ * Runs a paginated list: one query for the page and one count with the same WHERE.
+ * `from` is fixed SQL text (a table, or a subquery), never user input.
+ */
+export async function paginate<Row, Item>(
+  em: EntityManager,
+  from: string,
+  where: Where,
+  order: string,
+  query: { page?: number; per_page?: number },
+  view: (row: Row) => Item,
+): Promise<PageEnvelope<Item>> {
+  const page = pageRequest(query);
+  const { limit, offset } = limitOffset(page);
+  const filter = where.toSql();
+  const [rows, counted] = await Promise.all([
+    em.execute<Row[]>(`select * from ${from} ${filter} ${order} limit ? offset ?`, [...where.params, limit, offset]),
+    em.execute<{ total: number }[]>(`select count(*)::int as total from ${from} ${filter}`, where.params),
+  ]);
+  return pageEnvelope(rows.map(view), counted[0]!.total, page);
+}
+
+/**
+ * Lists items of a kind: `where` carries the resource's own filters; status (default approved),
+ * upload bounds, search terms, sort and pagination are added here.
+ */
+export async function listItems<Row extends ReviewedRow, Item>(
+  em: EntityManager,
+  kind: CatalogueKind<Row, Item>,
+  where: Where,
+  query: ListQueryParams,
+): Promise<PageEnvelope<Item>> {
+  let sorter = sorters.get(kind);
+  if (!sorter) sorters.set(kind, (sorter = fixedFieldSort(Object.keys(kind.sortColumns), kind.defaultSort)));
+  const terms = sorter(query.sort_by);
+  where.add('status = ?', query.status ?? 'approved');
+  addUploadBounds(where, query);
+  addTerms(where, query.terms, kind.searchColumns);
+  return paginate(em, kind.table, where, orderBy(terms, kind.sortColumns), query, kind.view);
+}
+
+/** Trims a required name; the contract already refused blank ones, this keeps the check honest. */
+export function trimmed(value: string, field: string): string {
+  const out = value.trim();
+  if (!out) throw new AppError(422, 'INVALID_BODY', `${field} must not be blank.`, { errors: [{ in: 'body', path: `/${field}`, message: 'must not be blank' }] });
+  return out;
+}

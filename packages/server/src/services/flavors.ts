@@ -1,0 +1,72 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Static } from '@sinclair/typebox';
+import type { FlavorInput, FlavorSort } from '@benchmarks/sdk/contract/flavors';
+import { Flavor, type FlavorRow } from '../entities/catalogue.ts';
+import type { Caller } from '../http/handler.ts';
+import { createItem, getItem, trimmed, type CatalogueKind } from './catalogue.ts';
+import { formatTimestamp } from './format.ts';
+import { sites } from './sites.ts';
+import { Where } from './sql.ts';
+
+type SortField = (typeof FlavorSort.fields)[number];
+
+export function flavorView(row: FlavorRow) {
+  return {
+    id: row.id,
+    site_id: row.site_id,
+    name: row.name,
+    description: row.description ?? null,
+    status: row.status as 'on_review' | 'approved',
+    upload_datetime: formatTimestamp(row.upload_datetime),
+  };
+}
+
+const RESULTS = 'from result where flavor_id = ?';
+
+export const flavors: CatalogueKind<FlavorRow, ReturnType<typeof flavorView>> = {
+  type: 'flavor',
+  label: 'Flavor',
+  table: 'flavor',
+  entity: Flavor,
+  view: flavorView,
+  title: (row) => row.name,
+  duplicate: (f) => `Flavor ${f.name} already exists at this site.`,
+  sortColumns: {
+    id: ['id'],
+    name: ['name'],
+    description: ['description'],
+    status: ['status'],
+    upload_datetime: ['upload_datetime'],
+    site_id: ['site_id'],
+  } satisfies Record<SortField, readonly string[]>,
+  defaultSort: '+name',
+  searchColumns: ['name', 'description'],
+  references: {
+    async count(em, id) {
+      const [row] = await em.execute<{ n: number }[]>(`select count(*)::int as n ${RESULTS}`, [id]);
+      return { count: row!.n };
+    },
+    async cascade(em, id) {
+      await em.execute(`delete ${RESULTS}`, [id]);
+    },
+    cascadeHint: 'delete them too',
+  },
+};
+
+export function flavorFields(body: Static<typeof FlavorInput>): Partial<FlavorRow> {
+  return { name: trimmed(body.name, 'name'), description: body.description ?? null };
+}
+
+/** Adds a flavor to a site of any status; 404 when the site does not exist. */
+export async function createFlavor(em: EntityManager, caller: Caller, siteId: string, body: Static<typeof FlavorInput>) {
+  await getItem(em, sites, siteId);
+  return createItem(em, flavors, caller, { ...flavorFields(body), site_id: siteId });
+}
+
+/** The flavors of a site (404 when the site does not exist), with the exact name filter. */
+export async function flavorFilters(em: EntityManager, siteId: string, query: { name?: string }): Promise<Where> {
+  await getItem(em, sites, siteId);
+  const where = new Where().add('site_id = ?', siteId);
+  if (query.name !== undefined) where.add('name = ?', query.name);
+  return where;
+}

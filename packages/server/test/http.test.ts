@@ -1,0 +1,140 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { operations } from '@benchmarks/sdk/contract';
+import { startTestServer, type TestServer } from './support/harness.ts';
+
+let t: TestServer;
+
+test.before(async () => {
+  t = await startTestServer({ bodyLimit: '2048' }, 'http');
+});
+test.after(async () => {
+  await t.close();
+});
+
+function assertProblem(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
+  assert.is(res.status, status, JSON.stringify(res.body));
+  assert.match(res.headers.get('content-type') ?? '', /application\/problem\+json/);
+  assert.is(res.body.status, status);
+  assert.is(res.body.code, code);
+}
+
+test('GET /api/v1/api-spec.json: a valid OpenAPI 3.1 document listing every operation of the contract', async () => {
+  const res = await t.request('GET', '/api-spec.json');
+  assert.is(res.status, 200);
+  assert.is(res.body.openapi, '3.1.0');
+  const result = await new Validator().validate(res.body);
+  assert.ok(result.valid, JSON.stringify(result.errors, null, 1)?.slice(0, 2000));
+  const listed = new Set<string>();
+  for (const [path, methods] of Object.entries(res.body.paths as Record<string, Record<string, { operationId: string }>>)) {
+    for (const [method, op] of Object.entries(methods)) listed.add(`${method.toUpperCase()} ${path} ${op.operationId}`);
+  }
+  for (const op of Object.values(operations)) {
+    assert.ok(listed.has(`${op.method} ${op.path} ${op.operationId}`), `${op.operationId} is in the document`);
+  }
+  assert.is(listed.size, Object.keys(operations).length);
+  assert.is(res.body.servers[0].url, `${t.url}/api/v1`);
+  assert.ok(res.body.components.schemas.Problem, 'errors are documented as Problem');
+  assert.match(res.body.info.description, /terms of use/);
+});
+
+test('GET /api-spec.json (root): the same document', async () => {
+  const root = await fetch(`${t.url}/api-spec.json`);
+  const api = await t.request('GET', '/api-spec.json');
+  assert.equal(await root.json(), api.body);
+});
+
+test('the OpenAPI servers URL follows the public base URL behind a trusted proxy', async () => {
+  const t2 = await startTestServer({ trustProxy: 'true' }, 'proxy');
+  try {
+    const res = await fetch(`${t2.api}/api-spec.json`, {
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'bench.example.org', 'x-forwarded-prefix': '/perf' },
+    });
+    assert.is(((await res.json()) as any).servers[0].url, 'https://bench.example.org/perf/api/v1');
+    // Without trust, forwarded headers are ignored.
+    const untrusted = await fetch(`${t.api}/api-spec.json`, { headers: { 'x-forwarded-host': 'evil.example.org' } });
+    assert.is(((await untrusted.json()) as any).servers[0].url, `${t.url}/api/v1`);
+  } finally {
+    await t2.close();
+  }
+});
+
+test('GET /: Swagger UI whose every asset is served locally', async () => {
+  const res = await fetch(`${t.url}/`);
+  assert.is(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /text\/html/);
+  assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+  const html = await res.text();
+  assert.match(html, /\/api\/v1\/api-spec\.json/);
+  const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+  assert.ok(urls.length >= 3);
+  for (const url of urls) {
+    assert.not.match(url, /^https?:/, `${url} is local`);
+    const asset = await fetch(new URL(url, t.url));
+    assert.is(asset.status, 200, url);
+    assert.ok((await asset.arrayBuffer()).byteLength > 100, `${url} has content`);
+  }
+});
+
+test('GET /terms-of-use: the terms users accept by registering, linked from the API description', async () => {
+  const res = await fetch(`${t.url}/terms-of-use`);
+  assert.is(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /text\/markdown/);
+  assert.match(await res.text(), /# Terms of use/);
+  const spec = await t.request('GET', '/api-spec.json');
+  assert.equal(spec.body.info['x-terms-of-use'], { version: '2024-01', url: '/terms-of-use' });
+});
+
+test('GET /health answers without the database; GET /ready checks it and the migrations', async () => {
+  const health = await t.request('GET', '/health');
+  assert.is(health.status, 200);
+  assert.is(health.body.status, 'ok');
+  const ready = await t.request('GET', '/ready');
+  assert.equal(ready.body, { status: 'ready', database: 'ok', migrations: 'applied' });
+});
+
+test('unknown route: 404 problem+json', async () => {
+  assertProblem(await t.request('GET', '/no-such-thing'), 404, 'ROUTE_NOT_FOUND');
+  const outside = await fetch(`${t.url}/not/the/api`);
+  assert.is(outside.status, 404);
+  assert.match(outside.headers.get('content-type') ?? '', /problem\+json/);
+});
+
+test('wrong method: 405 with Allow', async () => {
+  const res = await t.request('DELETE', '/users/self');
+  assertProblem(res, 405, 'METHOD_NOT_ALLOWED');
+  assert.match(res.headers.get('allow') ?? '', /GET/);
+  assert.match(res.headers.get('allow') ?? '', /POST/);
+});
+
+test('unknown query parameter: 422 naming it', async () => {
+  const res = await t.request('GET', '/health', { query: { verbose: 'yes' } });
+  assertProblem(res, 422, 'INVALID_QUERY');
+  assert.equal(res.body.errors, [{ in: 'query', path: 'verbose', message: "unknown query parameter 'verbose'" }]);
+});
+
+test('security headers on API responses; CORS is off by default', async () => {
+  const res = await fetch(`${t.api}/health`, { headers: { origin: 'https://app.example.org' } });
+  assert.is(res.headers.get('x-content-type-options'), 'nosniff');
+  assert.is(res.headers.get('access-control-allow-origin'), null);
+});
+
+test('CORS for configured origins, with preflight', async () => {
+  const t2 = await startTestServer({ corsOrigins: 'https://app.example.org' }, 'cors');
+  try {
+    const pre = await fetch(`${t2.api}/users/self`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.org', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+    });
+    assert.is(pre.status, 204);
+    assert.is(pre.headers.get('access-control-allow-origin'), 'https://app.example.org');
+    assert.match(pre.headers.get('access-control-allow-headers') ?? '', /Authorization/);
+    const other = await fetch(`${t2.api}/health`, { headers: { origin: 'https://evil.example.org' } });
+    assert.is(other.headers.get('access-control-allow-origin'), null);
+  } finally {
+    await t2.close();
+  }
+});
+
+test.run();
