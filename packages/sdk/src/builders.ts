@@ -2,14 +2,23 @@
  * Builders for the two small query languages of the API (SPEC.md "JSON filters" and "Sorting").
  * They only produce the wire syntax, and refuse what the server would refuse before anything is sent.
  */
-import type { ResultSort } from './contract/results.ts';
+import { Filters, type ResultSort } from './contract/results.ts';
 
-/** Filter operators of SPEC.md: equal, strictly greater, strictly lower, greater or equal, lower or equal. */
+/** The longest expression the contract accepts (`filters` items). */
+const MAX_FILTER_LENGTH: number = Filters.items.maxLength ?? Number.POSITIVE_INFINITY;
+
+/**
+ * Filter operators of SPEC.md: equal, strictly greater, strictly lower, greater or equal, lower or equal.
+ * @example
+ * const op: FilterOperator = '>=';
+ */
 export type FilterOperator = '==' | '>' | '<' | '>=' | '<=';
 
 /**
  * A filter value. Numbers compare numerically, booleans as booleans, anything else as text; note that
- * the server reads a string that looks like a number (`'4'`) as that number.
+ * the server reads a string that looks like a number (`'4'`) or a boolean (`'true'`) as one.
+ * @example
+ * const values: FilterValue[] = [4, 2.5, true, 'AMD EPYC 7742'];
  */
 export type FilterValue = number | boolean | string;
 
@@ -55,6 +64,9 @@ export class Filter {
       throw new TypeError(`Unknown filter operator '${operator}'; use one of == > < >= <=`);
     }
     this.expression = `${path} ${operator} ${formatValue(value)}`;
+    if (this.expression.length > MAX_FILTER_LENGTH) {
+      throw new TypeError(`A filter expression must be at most ${MAX_FILTER_LENGTH} characters, got ${this.expression.length}`);
+    }
   }
 
   toString(): string {
@@ -72,15 +84,35 @@ export class Filter {
  * where('result.score').lt(10.5); // 'result.score < 10.5'
  */
 export interface FilterPath {
-  /** `path == value` @example where('machine.vendor').eq('AMD EPYC') */
+  /**
+   * `path == value`
+   * @example
+   * where('machine.vendor').eq('AMD EPYC')
+   */
   eq(value: FilterValue): Filter;
-  /** `path > value` @example where('score').gt(1) */
+  /**
+   * `path > value`
+   * @example
+   * where('score').gt(1)
+   */
   gt(value: FilterValue): Filter;
-  /** `path < value` @example where('score').lt(1) */
+  /**
+   * `path < value`
+   * @example
+   * where('score').lt(1)
+   */
   lt(value: FilterValue): Filter;
-  /** `path >= value` @example where('machine.cpu.count').gte(4) */
+  /**
+   * `path >= value`
+   * @example
+   * where('machine.cpu.count').gte(4)
+   */
   gte(value: FilterValue): Filter;
-  /** `path <= value` @example where('machine.cpu.count').lte(64) */
+  /**
+   * `path <= value`
+   * @example
+   * where('machine.cpu.count').lte(64)
+   */
   lte(value: FilterValue): Filter;
 }
 

@@ -1,6 +1,4 @@
 import { Core, type ClientOptions } from './core.ts';
-import type { OperationId } from './contract/index.ts';
-import type { CallArgsTuple, Reply } from './types.ts';
 import { benchmarksNamespace } from './namespaces/benchmarks.ts';
 import { sitesNamespace } from './namespaces/sites.ts';
 import { flavorsNamespace } from './namespaces/flavors.ts';
@@ -21,23 +19,48 @@ import { selfNamespace } from './namespaces/self.ts';
 export function createClient(options: ClientOptions) {
   const core = new Core(options);
   return {
-    /** The API base URL in use, e.g. `http://localhost:8080/api/v1`. @example console.log(client.baseUrl) */
+    /**
+     * The API base URL in use, e.g. `http://localhost:8080/api/v1`.
+     * @example
+     * console.log(client.baseUrl)
+     */
     baseUrl: core.baseUrl,
-    /** The request core (per-operation `request` and `list`). @example await client.core.request('getHealth') */
+    /**
+     * The request core (per-operation `request` and `list`).
+     * @example
+     * await client.core.request('getHealth')
+     */
     core,
     /**
      * Calls any operation of the contract by operationId, with typed `params`, `query` and `body`.
      * @example const page = await client.call('listBenchmarks', { query: { per_page: 5 } });
      */
-    call: <K extends OperationId>(operationId: K, ...args: CallArgsTuple<K>): Promise<Reply<K>> =>
-      // Typed by the signature above; the body only forwards (K is unresolved here).
-      core.invoke(operationId, args[0]) as Promise<Reply<K>>,
-    /** Liveness of the service. @example (await client.health()).version */
+    call: core.request.bind(core) as Core['request'],
+    /**
+     * Liveness of the service.
+     * @example
+     * (await client.health()).version
+     */
     health: () => core.request('getHealth'),
-    /** Readiness: database reachable and migrations applied (503 `ServerError` otherwise). @example await client.ready() */
+    /**
+     * Readiness: database reachable and migrations applied (503 `ServerError` otherwise).
+     * @example
+     * await client.ready()
+     */
     ready: () => core.request('getReady'),
-    /** The OpenAPI 3.1 document of the service. @example const doc = await client.spec(); doc.openapi */
+    /**
+     * The OpenAPI 3.1 document of the service.
+     * @example
+     * const doc = await client.spec(); doc.openapi
+     */
     spec: () => core.request('getApiSpec'),
+    /**
+     * How to obtain a token: trusted issuers, audience, the CLI's device-flow client id, scopes, and
+     * the terms of use (URL and version) that registering accepts.
+     * @example
+     * const { issuers, terms_url } = await client.authConfig();
+     */
+    authConfig: () => core.request('getAuthConfig'),
     benchmarks: benchmarksNamespace(core),
     sites: sitesNamespace(core),
     flavors: flavorsNamespace(core),
@@ -47,7 +70,11 @@ export function createClient(options: ClientOptions) {
     submissions: submissionsNamespace(core),
     users: usersNamespace(core),
     self: selfNamespace(core),
-    /** Releases the keep-alive connections (Node). The client must not be used afterwards. @example await client.close() */
+    /**
+     * Releases the keep-alive connections (Node). The client must not be used afterwards.
+     * @example
+     * await client.close()
+     */
     close: () => core.close(),
   };
 }

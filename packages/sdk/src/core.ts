@@ -2,7 +2,7 @@
  * The one request path every namespace method goes through: URL from the contract's path, query
  * encoding, JSON in and out, problem+json to typed errors, timeouts and retries.
  */
-import { operations, type OperationDef } from './contract/index.ts';
+import { operations, type OperationDef, type OperationId } from './contract/index.ts';
 import { sortBy, SortTerm } from './builders.ts';
 import {
   ApiError,
@@ -85,17 +85,25 @@ export class Core {
    * @example
    * const user = await client.core.request('getSelf');
    */
-  request<K extends string>(operationId: K, ...[args]: CallArgsTuple<K>): Promise<Reply<K>> {
-    // Not async itself: awaiting Reply<K> for an unresolved K sends TypeScript into the schema types.
-    return this.#run(operationId, (args ?? {}) as LooseArgs) as Promise<Reply<K>>;
+  request<K extends OperationId>(operationId: K, ...args: CallArgsTuple<K>): Promise<Reply<K>>;
+  // The implementation is untyped: checking Reply<K> for an unresolved K sends TypeScript through
+  // every schema of the contract. The overload above is what callers see.
+  request(operationId: string, args?: LooseArgs): Promise<unknown> {
+    return this.#run(operationId, args);
   }
 
-  /** `request` without the types, for callers that already checked them (`client.call`). @example await client.core.invoke('getHealth') */
+  /**
+   * `request` without the types, for operation ids only known at run time (e.g. read from the
+   * OpenAPI document). Prefer `client.call`, which checks the arguments.
+   * @example
+   * await client.core.invoke(operationIdFromConfig, { params: { id } })
+   */
   invoke(operationId: string, args?: object): Promise<unknown> {
-    return this.#run(operationId, (args ?? {}) as LooseArgs);
+    return this.#run(operationId, args as LooseArgs | undefined);
   }
 
-  async #run(operationId: string, { params, query, body, signal }: LooseArgs): Promise<unknown> {
+  async #run(operationId: string, args: LooseArgs = {}): Promise<unknown> {
+    const { params, query, body, signal } = args;
     const def = registry[operationId];
     if (!def) throw new TypeError(`Unknown operation '${operationId}': this SDK's contract does not declare it`);
     const url = this.baseUrl + expandPath(def.path, params) + encodeQuery(wireQuery(query));
@@ -135,7 +143,7 @@ export class Core {
    * @example
    * for await (const b of client.core.list('listBenchmarks', { query: { per_page: 10 } })) console.log(b.name);
    */
-  list<K extends string>(operationId: K, args: { params?: unknown; query?: object; signal?: AbortSignal } = {}): PageRequest<Item<K>> {
+  list<K extends OperationId>(operationId: K, args: { params?: unknown; query?: object; signal?: AbortSignal } = {}): PageRequest<Item<K>> {
     const query = args.query;
     return new PageRequest(
       (page) =>
@@ -145,7 +153,11 @@ export class Core {
     );
   }
 
-  /** Releases the keep-alive connections of the default Node transport. */
+  /**
+   * Releases the keep-alive connections of the default Node transport.
+   * @example
+   * await client.core.close()
+   */
   async close(): Promise<void> {
     await this.#transport.close();
   }

@@ -8,14 +8,22 @@
  * error, its message, its JSON form or its `util.inspect` output (as octokit's RequestError redacts).
  */
 
-/** One entry of a problem's `errors`: where (`body`, `query`, `path`, `header`, `json`), which, what. */
+/**
+ * One entry of a problem's `errors`: where (`body`, `query`, `path`, `header`, `json`), which, what.
+ * @example
+ * for (const e of err.errors) console.error(`${e.in} ${e.path}: ${e.message}`);
+ */
 export interface ProblemDetail {
   in: string;
   path: string;
   message: string;
 }
 
-/** The method and URL of the request that failed. Never its headers. */
+/**
+ * The method and URL of the request that failed. Never its headers.
+ * @example
+ * console.error(`${err.request.method} ${err.request.url} failed`);
+ */
 export interface RequestInfo {
   method: string;
   url: string;
@@ -24,7 +32,11 @@ export interface RequestInfo {
 /**
  * The base class of every error thrown by the SDK.
  * @example
- * try { await client.benchmarks.get(id); } catch (err) { if (err instanceof BenchmarksError) console.error(err.message); }
+ * try {
+ *   await client.benchmarks.get(id);
+ * } catch (err) {
+ *   if (err instanceof BenchmarksError) console.error(err.message);
+ * }
  */
 export class BenchmarksError extends Error {
   /** The request that failed (method and URL, no headers). */
@@ -37,7 +49,11 @@ export class BenchmarksError extends Error {
   }
 }
 
-/** The problem+json fields an {@link ApiError} is built from. */
+/**
+ * The problem+json fields an {@link ApiError} is built from.
+ * @example
+ * new ApiError({ status: 418, code: 'TEAPOT', request: { method: 'GET', url } });
+ */
 export interface ApiErrorInit {
   status: number;
   type?: string;
@@ -99,21 +115,30 @@ export class ApiError extends BenchmarksError {
  * The request was refused as invalid: 400 (malformed JSON), 413 (too large), 415 (not JSON),
  * 422 (validation; see `errors` for each problem).
  * @example
- * catch (err) { if (err instanceof ValidationError) for (const e of err.errors) console.error(e.in, e.path, e.message); }
+ * await client.benchmarks.create(input).catch((err) => {
+ *   if (err instanceof ValidationError) for (const e of err.errors) console.error(e.in, e.path, e.message);
+ *   throw err;
+ * });
  */
 export class ValidationError extends ApiError {}
 
 /**
  * 401: no token, or a token the server does not accept (expired, untrusted issuer).
  * @example
- * catch (err) { if (err instanceof AuthenticationError) await refreshLogin(); }
+ * const me = await client.self.get().catch(async (err) => {
+ *   if (err instanceof AuthenticationError) await refreshLogin();
+ *   throw err;
+ * });
  */
 export class AuthenticationError extends ApiError {}
 
 /**
  * 403: the caller is known but not allowed (not registered, not an administrator, not the uploader).
  * @example
- * catch (err) { if (err instanceof PermissionError && err.code === 'NOT_REGISTERED') await client.self.register(); }
+ * await client.tags.create({ name: 'gpu' }).catch(async (err) => {
+ *   if (err instanceof PermissionError && err.code === 'NOT_REGISTERED') await client.self.register();
+ *   throw err;
+ * });
  */
 export class PermissionError extends ApiError {}
 
@@ -137,7 +162,10 @@ export class ConflictError extends ApiError {}
  * 429: too many requests. `retryAfter` is the wait the server asked for, in seconds, when it said.
  * GET, PUT and DELETE calls are retried automatically first (see `retries`).
  * @example
- * catch (err) { if (err instanceof RateLimitError) await sleep((err.retryAfter ?? 1) * 1000); }
+ * const page = await client.results.list().catch(async (err) => {
+ *   if (err instanceof RateLimitError) await new Promise((r) => setTimeout(r, (err.retryAfter ?? 1) * 1000));
+ *   throw err;
+ * });
  */
 export class RateLimitError extends ApiError {
   /** Seconds to wait before trying again, from the `Retry-After` header; undefined when absent. */
@@ -153,7 +181,10 @@ export class RateLimitError extends ApiError {
  * 5xx: the server failed or is unavailable (503 while its database is down). Safe requests are
  * retried on 502, 503 and 504 before this is thrown.
  * @example
- * catch (err) { if (err instanceof ServerError) console.error('service unavailable, try later'); }
+ * await client.ready().catch((err) => {
+ *   if (err instanceof ServerError) console.error('service unavailable, try later');
+ *   throw err;
+ * });
  */
 export class ServerError extends ApiError {}
 
@@ -161,7 +192,10 @@ export class ServerError extends ApiError {}
  * No response: the connection was refused or reset, DNS failed, TLS failed. `cause` holds the
  * underlying error (its message never contains the token).
  * @example
- * catch (err) { if (err instanceof ConnectionError) console.error(`cannot reach ${err.request.url}`); }
+ * await client.health().catch((err) => {
+ *   if (err instanceof ConnectionError) console.error(`cannot reach ${err.request.url}`);
+ *   throw err;
+ * });
  */
 export class ConnectionError extends BenchmarksError {}
 
@@ -170,7 +204,10 @@ export class ConnectionError extends BenchmarksError {}
  * by asking again.
  * @example
  * const client = createClient({ baseUrl, timeoutMs: 5_000 });
- * catch (err) { if (err instanceof TimeoutError) console.error(`gave up after ${err.timeoutMs} ms`); }
+ * await client.health().catch((err) => {
+ *   if (err instanceof TimeoutError) console.error(`gave up after ${err.timeoutMs} ms`);
+ *   throw err;
+ * });
  */
 export class TimeoutError extends BenchmarksError {
   /** The timeout that expired, in milliseconds. */
@@ -182,7 +219,12 @@ export class TimeoutError extends BenchmarksError {
   }
 }
 
-/** Parses `Retry-After`: delta-seconds or an HTTP date. Returns seconds (>= 0) or undefined. */
+/**
+ * Parses `Retry-After`: delta-seconds or an HTTP date. Returns seconds (>= 0) or undefined.
+ * @example
+ * parseRetryAfter('120'); // 120
+ * parseRetryAfter('Wed, 21 Oct 2015 07:28:00 GMT'); // 0 (in the past)
+ */
 export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
   if (value == null || value.trim() === '') return undefined;
   const text = value.trim();

@@ -21,7 +21,11 @@ export interface FetchResponse {
   text(): Promise<string>;
 }
 
-/** A fetch and how to release what it holds (the keep-alive connections). */
+/**
+ * A fetch and how to release what it holds (the keep-alive connections).
+ * @example
+ * const transport: Transport = { fetch: (url, init) => globalThis.fetch(url, init), close: async () => {} };
+ */
 export interface Transport {
   fetch: FetchLike;
   close(): Promise<void>;
@@ -33,6 +37,8 @@ const isNode = typeof process !== 'undefined' && typeof process.versions?.node =
  * In Node, undici's fetch over a keep-alive Agent owned by the client (connections are reused across
  * calls and released by `client.close()`); elsewhere the global fetch. undici is imported lazily, by
  * a computed name, so that browser bundles never pull it in.
+ * @example
+ * const { fetch, close } = defaultTransport();
  */
 export function defaultTransport(): Transport {
   if (!isNode) {

@@ -42,7 +42,7 @@ export {
   type ApiErrorInit,
 } from './errors.ts';
 export type { FetchLike, FetchResponse } from './fetch.ts';
-export type { Params, Query, Body, Reply, Item, ListQuery, CallArgs, CallArgsTuple, CallOptions } from './types.ts';
+export type { Params, Query, Body, Reply, Item, ListQuery, FieldsOf, CallArgs, CallArgsTuple, CallOptions } from './types.ts';
 export type { UploadItem, UploadOutcome, UploadOptions, UploadProgress } from './upload.ts';
 export type { BenchmarksNamespace } from './namespaces/benchmarks.ts';
 export type { SitesNamespace } from './namespaces/sites.ts';
@@ -52,6 +52,6 @@ export type { ResultsNamespace } from './namespaces/results.ts';
 export type { ClaimsNamespace, SubmissionsNamespace } from './namespaces/reports.ts';
 export type { UsersNamespace } from './namespaces/users.ts';
 export type { SelfNamespace } from './namespaces/self.ts';
-export { apiBaseUrl, encodeQuery, expandPath } from './url.ts';
+export { apiBaseUrl, encodeQuery, expandPath, type QueryValue } from './url.ts';
 export { SDK_VERSION } from './version.ts';
 export { operations, API_BASE_PATH, type Operations, type OperationId } from './contract/index.ts';

@@ -3,15 +3,37 @@
  * retried (a POST may have been applied before the answer was lost).
  */
 
-/** Statuses worth another try: rate limited, bad gateway, unavailable, gateway timeout. */
+/**
+ * Statuses worth another try: rate limited, bad gateway, unavailable, gateway timeout.
+ * @example
+ * RETRY_STATUSES.has(503); // true
+ */
 export const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
-/** Methods whose repetition has the same effect as one call (RFC 9110 idempotent methods we use). */
+/**
+ * Methods whose repetition has the same effect as one call (RFC 9110 idempotent methods we use).
+ * @example
+ * IDEMPOTENT_METHODS.has('POST'); // false: never retried
+ */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 
-/** First backoff window, its cap, and the longest `Retry-After` the client honours. */
+/**
+ * The first backoff window.
+ * @example
+ * backoffMs(0) < BACKOFF_BASE_MS; // true
+ */
 export const BACKOFF_BASE_MS = 250;
+/**
+ * The largest backoff window.
+ * @example
+ * backoffMs(20) < BACKOFF_CAP_MS; // true
+ */
 export const BACKOFF_CAP_MS = 8_000;
+/**
+ * The longest `Retry-After` the client waits; a longer one is shortened to this.
+ * @example
+ * retryDelayMs(0, 3600) === RETRY_AFTER_CAP_MS; // true
+ */
 export const RETRY_AFTER_CAP_MS = 60_000;
 
 /**
@@ -35,7 +57,11 @@ export function retryDelayMs(attempt: number, retryAfterSeconds?: number): numbe
   return backoffMs(attempt);
 }
 
-/** Waits `ms`, or rejects with the signal's reason when it aborts first. */
+/**
+ * Waits `ms`, or rejects with the signal's reason when it aborts first.
+ * @example
+ * await sleep(100, AbortSignal.timeout(1000));
+ */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (ms <= 0 && !signal?.aborted) return Promise.resolve();
   return new Promise((resolve, reject) => {

@@ -3,102 +3,58 @@
  * body and response all come from `contract/` through `ParamsOf`/`QueryOf`/`BodyOf`/`ResponseOf`.
  */
 import type { TSchema } from '@sinclair/typebox';
-import type { BodyOf, Operations, ParamsOf, QueryOf, ResponseOf } from './contract/index.ts';
+import type { BodyOf, OperationId, Operations, ParamsOf, QueryOf, ResponseOf } from './contract/index.ts';
 import type { Filter, SortTerm } from './builders.ts';
-import type { QueryValue } from './url.ts';
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
-type Def<K extends string> = K extends keyof Operations ? Operations[K] : never;
-type Known<K extends string> = K extends keyof Operations ? true : false;
 
 /**
  * Path parameters of an operation, e.g. `Params<'getBenchmark'>` is `{ id: string }`.
  * @example
- * const params: Params<'getSelf'> = {};
+ * const params: Params<'getBenchmark'> = { id };
  */
-export type Params<K extends string> = Known<K> extends true ? ParamsOf<Def<K>> : Record<string, string>;
+export type Params<K extends OperationId> = ParamsOf<Operations[K]>;
 
 /**
  * Query parameters of an operation, as the contract declares them.
  * @example
- * const query: Query<'getHealth'> = {};
+ * const query: Query<'listBenchmarks'> = { container_image: 'ghcr.io/acme/hpl', per_page: 10 };
  */
-export type Query<K extends string> =
-  Known<K> extends true ? QueryOf<Def<K>> : Record<string, QueryValue | readonly QueryValue[]>;
+export type Query<K extends OperationId> = QueryOf<Operations[K]>;
 
 /**
  * Request body of an operation (`undefined` when it takes none).
  * @example
- * type NewBenchmark = Body<'createBenchmark'>;
+ * const body: Body<'createTag'> = { name: 'gpu' };
  */
-export type Body<K extends string> = Known<K> extends true ? BodyOf<Def<K>> : unknown;
+export type Body<K extends OperationId> = BodyOf<Operations[K]>;
 
 /**
  * Success response body of an operation (`void` for 204).
  * @example
  * const user: Reply<'getSelf'> = await client.self.get();
  */
-export type Reply<K extends string> = Known<K> extends true ? ResponseOf<Def<K>> : any;
+export type Reply<K extends OperationId> = ResponseOf<Operations[K]>;
 
 /**
  * The item type of a list operation's page.
  * @example
  * type Benchmark = Item<'listBenchmarks'>;
  */
-export type Item<K extends string> = Reply<K> extends { items: (infer T)[] } ? T : unknown;
+export type Item<K extends OperationId> = Reply<K> extends { items: (infer T)[] } ? T : never;
 
 /**
  * The query of a list operation as the SDK accepts it: `filters` may hold {@link Filter}s built with
  * `where()`, and `sort_by` may be a list of {@link SortTerm}s built with `asc()`/`desc()` over the
- * fields `F` (any string for resources whose fields are not typed).
+ * fields `F` (any string when not given).
  * @example
  * const q: ListQuery<'listResults', ResultSortField> = { filters: [where('a').gt(1)], sort_by: [asc('id')] };
  */
-export type ListQuery<K extends string, F extends string = string> = Simplify<
+export type ListQuery<K extends OperationId, F extends string = string> = Simplify<
   Omit<Query<K>, 'filters' | 'sort_by'> &
     ('filters' extends keyof Query<K> ? { filters?: readonly (string | Filter)[] } : unknown) &
     ('sort_by' extends keyof Query<K> ? { sort_by?: string | readonly SortTerm<F>[] } : unknown)
 >;
-
-/** Per-call options. */
-export interface CallOptions {
-  /** Aborts the call (and its retries). */
-  signal?: AbortSignal;
-}
-
-type ParamsPart<K extends string> =
-  Known<K> extends true
-    ? Def<K> extends { params: TSchema }
-      ? { params: Params<K> }
-      : { params?: undefined }
-    : { params?: Record<string, string> };
-
-type QueryPart<K extends string> =
-  Known<K> extends true
-    ? Def<K> extends { query: TSchema }
-      ? {} extends Query<K>
-        ? { query?: Query<K> }
-        : { query: Query<K> }
-      : { query?: undefined }
-    : { query?: Query<K> };
-
-type BodyPart<K extends string> =
-  Known<K> extends true
-    ? Def<K> extends { body: TSchema }
-      ? { body: Body<K> }
-      : { body?: undefined }
-    : { body?: unknown };
-
-/**
- * The arguments of `client.call(operationId, args)`: `params`, `query` and `body`, each required
- * exactly when the operation declares it (a query only when it has a required field).
- * @example
- * const args: CallArgs<'getSelf'> = {};
- */
-export type CallArgs<K extends string> = Simplify<ParamsPart<K> & QueryPart<K> & BodyPart<K> & CallOptions>;
-
-/** `[args]` when some argument is required, `[args?]` otherwise. */
-export type CallArgsTuple<K extends string> = {} extends CallArgs<K> ? [args?: CallArgs<K>] : [args: CallArgs<K>];
 
 /**
  * The sortable field names a contract sort declaration lists (`BenchmarkSort`, `SiteSort`, ...).
@@ -106,3 +62,34 @@ export type CallArgsTuple<K extends string> = {} extends CallArgs<K> ? [args?: C
  * type BenchmarkField = FieldsOf<typeof BenchmarkSort>; // 'id' | 'name' | 'container_image' | ...
  */
 export type FieldsOf<S extends { fields: readonly string[] }> = S['fields'][number];
+
+/**
+ * Per-call options.
+ * @example
+ * await client.core.request('getHealth', { signal: AbortSignal.timeout(1000) });
+ */
+export interface CallOptions {
+  /** Aborts the call (and its retries). */
+  signal?: AbortSignal;
+}
+
+type Def<K extends OperationId> = Operations[K];
+type ParamsPart<K extends OperationId> = Def<K> extends { params: TSchema } ? { params: Params<K> } : { params?: undefined };
+type QueryPart<K extends OperationId> =
+  Def<K> extends { query: TSchema } ? ({} extends Query<K> ? { query?: Query<K> } : { query: Query<K> }) : { query?: undefined };
+type BodyPart<K extends OperationId> = Def<K> extends { body: TSchema } ? { body: Body<K> } : { body?: undefined };
+
+/**
+ * The arguments of `client.call(operationId, args)`: `params`, `query` and `body`, each required
+ * exactly when the operation declares it (a query only when it has a required field).
+ * @example
+ * const args: CallArgs<'getBenchmark'> = { params: { id } };
+ */
+export type CallArgs<K extends OperationId> = Simplify<ParamsPart<K> & QueryPart<K> & BodyPart<K> & CallOptions>;
+
+/**
+ * `[args]` when some argument is required, `[args?]` otherwise.
+ * @example
+ * function call<K extends OperationId>(id: K, ...args: CallArgsTuple<K>) {}
+ */
+export type CallArgsTuple<K extends OperationId> = {} extends CallArgs<K> ? [args?: CallArgs<K>] : [args: CallArgs<K>];

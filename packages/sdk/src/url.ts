@@ -1,6 +1,10 @@
 import { API_BASE_PATH } from './contract/index.ts';
 
-/** A query value: scalars are sent once, arrays repeat the key; `undefined` and `null` are left out. */
+/**
+ * A query value: scalars are sent once, arrays repeat the key; `undefined` and `null` are left out.
+ * @example
+ * const value: QueryValue = where('a').gt(1); // sent as String(value)
+ */
 export type QueryValue = string | number | boolean | { toString(): string } | null | undefined;
 
 /**

@@ -11,6 +11,7 @@ import {
   createClient,
   errorFromResponse,
   NotFoundError,
+  operations,
   parseRetryAfter,
   PermissionError,
   RateLimitError,
@@ -291,6 +292,48 @@ test('headers: accept JSON, User-Agent with the SDK version, Authorization only 
   } finally {
     await recorder.close();
   }
+});
+
+test('every operation of the contract is reachable through a namespace method', async () => {
+  const sent: string[] = [];
+  const emptyPage = { items: [], has_next: false, has_prev: false, next_num: null, prev_num: null, page: 1, pages: 0, per_page: 100, total: 0 };
+  // A transport that records what would be sent: this checks the SDK's mapping, not the server.
+  const c = createClient({
+    baseUrl: 'http://sdk.invalid',
+    token: 'tok',
+    fetch: async (url, init) => {
+      sent.push(`${init.method} ${new URL(url).pathname}`);
+      return new Response(JSON.stringify(emptyPage), { status: 200, headers: { 'content-type': 'application/json' } });
+    },
+  });
+  const id = 'ID';
+  const meta = { benchmark_id: id, flavor_id: id, execution_datetime: '2025-01-01T00:00:00Z' };
+  const calls: (() => PromiseLike<unknown>)[] = [
+    c.health, c.ready, c.spec, c.authConfig,
+    c.self.register, c.self.upsert, c.self.get, c.self.update, c.self.tryAdmin, () => c.self.results(), () => c.self.claims(),
+    ...(['benchmarks', 'sites', 'tags'] as const).flatMap((ns) => [
+      () => c[ns].list(), () => c[ns].search(), () => c[ns].get(id), () => c[ns].create({} as never),
+      () => c[ns].update(id, {} as never), () => c[ns].delete(id), () => c[ns].approve(id), () => c[ns].reject(id),
+    ]),
+    () => c.flavors.list(id), () => c.flavors.search(id), () => c.flavors.create(id, { name: 'x' }), () => c.flavors.get(id),
+    () => c.flavors.update(id, { name: 'x' }), () => c.flavors.delete(id), () => c.flavors.site(id),
+    () => c.flavors.approve(id), () => c.flavors.reject(id),
+    () => c.results.list(), () => c.results.search(), () => c.results.get(id), () => c.results.create(meta, {}),
+    () => c.results.delete(id), () => c.results.setTags(id, []), () => c.results.claim(id, 'm'), () => c.results.claims(id),
+    () => c.results.uploader(id),
+    () => c.claims.list(), () => c.claims.get(id), () => c.claims.approve(id), () => c.claims.reject(id), () => c.claims.delete(id),
+    () => c.submissions.list(), () => c.users.list(), () => c.users.search(), () => c.users.remove({ sub: 'x' }),
+  ];
+  for (const call of calls) await call();
+  const reached = new Set(
+    sent.map((line) =>
+      Object.values(operations).find((def) => {
+        const pattern = '/api/v1' + def.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/:]+');
+        return new RegExp(`^${def.method} ${pattern}$`).test(line);
+      })?.operationId,
+    ),
+  );
+  assert.equal(Object.keys(operations).filter((k) => !reached.has(k)), [], 'operations without a namespace method');
 });
 
 test('errorFromResponse: one subclass per status family', () => {

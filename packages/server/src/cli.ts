@@ -51,6 +51,7 @@ async function start(opts: Record<string, unknown>): Promise<void> {
   if (cfg.demo) {
     issuer = await startDemoIssuer(cfg);
     cfg.adminEntitlements = [...cfg.adminEntitlements, DEMO_ADMIN_ENTITLEMENT];
+    cfg.oidcDeviceClientId ??= issuer.cliClientId;
   }
   try {
     server = await startServer(cfg, { logger, extraIssuers: issuer ? [issuer.issuer] : [], onClose: () => issuer?.close() ?? Promise.resolve() });
@@ -127,6 +128,7 @@ export function program(): Command {
       .addOption(new Option('--public-url <url>', 'public base URL behind a reverse proxy').env('PUBLIC_URL'))
       .addOption(new Option('--oidc-issuer <urls>', 'comma-separated trusted OpenID issuers').env('OIDC_ISSUERS'))
       .addOption(new Option('--oidc-audience <aud>', 'required audience of JWT access tokens').env('OIDC_AUDIENCE'))
+      .addOption(new Option('--oidc-device-client-id <id>', 'public client id the CLI uses to log in (device grant)').env('OIDC_DEVICE_CLIENT_ID'))
       .addOption(new Option('--admin-entitlement <list>', 'comma-separated entitlements that make a user admin').env('ADMIN_ENTITLEMENTS'))
       .addOption(new Option('--trust-proxy <bool>', 'honour X-Forwarded-Proto/Host/Prefix').env('TRUST_PROXY'))
       .addOption(new Option('--cors-origins <list>', "comma-separated origins allowed by CORS ('*' for any)").env('CORS_ORIGINS'))

@@ -12,6 +12,8 @@ export interface ServerConfig {
   publicUrl?: string;
   oidcIssuers: string[];
   oidcAudience?: string;
+  /** Public client id for the device authorization grant, advertised to the CLI by GET /auth/config. */
+  oidcDeviceClientId?: string;
   adminEntitlements: string[];
   trustProxy: boolean;
   logLevel: LogLevel;
@@ -61,7 +63,7 @@ function parseUrl(value: string, name: string, protocols: string[]): string {
 }
 
 export type RawConfig = Partial<Record<
-  | 'host' | 'port' | 'databaseUrl' | 'dataDir' | 'publicUrl' | 'oidcIssuer' | 'oidcAudience' | 'adminEntitlement'
+  | 'host' | 'port' | 'databaseUrl' | 'dataDir' | 'publicUrl' | 'oidcIssuer' | 'oidcAudience' | 'oidcDeviceClientId' | 'adminEntitlement'
   | 'trustProxy' | 'logLevel' | 'bodyLimit' | 'termsVersion' | 'termsUrl' | 'corsOrigins',
   string
 >> & { demo?: boolean };
@@ -83,6 +85,7 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     publicUrl: raw.publicUrl ? parseUrl(raw.publicUrl, 'PUBLIC_URL', ['https:', 'http:']).replace(/\/+$/, '') : undefined,
     oidcIssuers: issuers,
     oidcAudience: raw.oidcAudience || undefined,
+    oidcDeviceClientId: raw.oidcDeviceClientId || undefined,
     adminEntitlements: splitList(raw.adminEntitlement),
     trustProxy: parseBool(raw.trustProxy, 'TRUST_PROXY'),
     logLevel,

@@ -195,6 +195,16 @@ test('review: an item on review is only listed with status=on_review until appro
   assert.is((await t.request('GET', `/benchmarks/${b.id}`)).status, 200, 'a failed reject changes nothing');
 });
 
+test('review: racing approvals give one 204 and one 409; a reject racing an approve never gives 500', async () => {
+  const a = await create('review/race', '1', alice);
+  const approvals = await Promise.all([0, 1].map(() => t.request('POST', `/benchmarks/${a.id}:approve`, { token: admin })));
+  assert.equal(approvals.map((r) => r.status).sort(), [204, 409]);
+  const b = await create('review/race', '2', alice);
+  const mixed = await Promise.all(['approve', 'reject'].map((verb) => t.request('POST', `/benchmarks/${b.id}:${verb}`, { token: admin })));
+  const statuses = mixed.map((r) => r.status);
+  assert.ok(statuses.includes(204) && statuses.every((s) => s === 204 || s === 404 || s === 409), String(statuses));
+});
+
 test('POST /benchmarks/{id}:reject deletes an item on review', async () => {
   const b = await create('review/reject', '1', alice);
   assert.is((await t.request('POST', `/benchmarks/${b.id}:reject`, { token: admin })).status, 204);

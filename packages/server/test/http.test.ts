@@ -108,6 +108,18 @@ test('wrong method: 405 with Allow', async () => {
   assert.match(res.headers.get('allow') ?? '', /POST/);
 });
 
+test('bodies: malformed JSON 400, not JSON 415, over the limit 413, missing 422; nothing stored', async () => {
+  const token = await t.user('http-body');
+  assertProblem(await t.request('POST', '/sites', { token, rawBody: '{"name": "x",' }), 400, 'MALFORMED_JSON');
+  assertProblem(await t.request('POST', '/sites', { token, rawBody: 'name=x', contentType: 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  assertProblem(await t.request('POST', '/sites', { token, rawBody: 'name: x', contentType: 'text/yaml' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  const big = JSON.stringify({ name: 'big', address: 'x'.repeat(4096) });
+  assertProblem(await t.request('POST', '/sites', { token, rawBody: big }), 413, 'BODY_TOO_LARGE');
+  assertProblem(await t.request('POST', '/sites', { token }), 422, 'BODY_REQUIRED');
+  const listed = await t.request('GET', '/sites', { query: { status: 'on_review' } });
+  assert.is(listed.body.total, 0, 'no rejected request stored anything');
+});
+
 test('unknown query parameter: 422 naming it', async () => {
   const res = await t.request('GET', '/health', { query: { verbose: 'yes' } });
   assertProblem(res, 422, 'INVALID_QUERY');

@@ -14,13 +14,14 @@ import type { OperationDef } from './operation.ts';
 export * from './operation.ts';
 export * from './common.ts';
 export { User } from './users.ts';
-export { Health, Ready } from './system.ts';
+export { Health, Ready, AuthConfig } from './system.ts';
 
 /** Every operation, keyed by operationId. Each resource module adds its group here. */
 export const operations = {
   getHealth: system.getHealth,
   getReady: system.getReady,
   getApiSpec: system.getApiSpec,
+  getAuthConfig: system.getAuthConfig,
   registerSelf: users.registerSelf,
   upsertSelf: users.upsertSelf,
   getSelf: users.getSelf,

@@ -37,3 +37,27 @@ export const getApiSpec = defineOperation({
   auth: 'none',
   response: { status: 200, schema: Type.Object({ openapi: Type.String() }, { additionalProperties: true }) },
 });
+
+export const AuthConfig = Type.Object(
+  {
+    issuers: Type.Array(Type.String(), { description: 'Trusted OpenID issuers: access tokens must come from one of them.' }),
+    audience: Type.Union([Type.String(), Type.Null()], { description: 'Audience JWT access tokens must carry, if any.' }),
+    device_client_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'Public OAuth client id for the device authorization grant (CLI login), if the operator configured one.',
+    }),
+    scopes: Type.String({ description: 'Scopes to request.' }),
+    terms_url: Type.String(),
+    terms_version: Type.String(),
+  },
+  { $id: 'AuthConfig' },
+);
+
+export const getAuthConfig = defineOperation({
+  operationId: 'getAuthConfig',
+  method: 'GET',
+  path: '/auth/config',
+  tag: 'service',
+  summary: 'How to obtain an access token: trusted issuers, the CLI client id, the terms of use',
+  auth: 'none',
+  response: { status: 200, schema: AuthConfig },
+});

@@ -12,24 +12,59 @@ import type { Body, ListQuery, Query, FieldsOf } from '../types.ts';
  */
 export function benchmarksNamespace(core: Core) {
   return {
-    /** Approved benchmarks (or `status`), filtered and sorted. @example await client.benchmarks.list({ container_image: 'ghcr.io/acme/hpl' }) */
+    /**
+     * Approved benchmarks (or `status`), filtered and sorted.
+     * @example
+     * await client.benchmarks.list({ container_image: 'ghcr.io/acme/hpl' })
+     */
     list: (query?: ListQuery<'listBenchmarks', FieldsOf<typeof BenchmarkSort>>) => core.list('listBenchmarks', { query }),
-    /** Benchmarks matching every term. @example client.benchmarks.search({ terms: ['hpl'] }) */
+    /**
+     * Benchmarks matching every term.
+     * @example
+     * client.benchmarks.search({ terms: ['hpl'] })
+     */
     search: (query?: ListQuery<'searchBenchmarks', FieldsOf<typeof BenchmarkSort>>) => core.list('searchBenchmarks', { query }),
-    /** One benchmark by id, whatever its status. @example await client.benchmarks.get(id) */
+    /**
+     * One benchmark by id, whatever its status.
+     * @example
+     * await client.benchmarks.get(id)
+     */
     get: (id: string) => core.request('getBenchmark', { params: { id } }),
-    /** Uploads a benchmark (registered user); it starts on review unless an admin uploads it. @example await client.benchmarks.create({ container_image, container_tag, json_schema: {}, url }) */
+    /**
+     * Uploads a benchmark (registered user); it starts on review unless an admin uploads it.
+     * @example
+     * await client.benchmarks.create({ container_image, container_tag, json_schema: {}, url })
+     */
     create: (body: Body<'createBenchmark'>) => core.request('createBenchmark', { body }),
-    /** Replaces a benchmark's fields (admin). @example await client.benchmarks.update(id, { ...fields, description: 'v2' }) */
+    /**
+     * Replaces a benchmark's fields (admin).
+     * @example
+     * await client.benchmarks.update(id, { ...fields, description: 'v2' })
+     */
     update: (id: string, body: Body<'updateBenchmark'>) => core.request('updateBenchmark', { params: { id }, body }),
-    /** Deletes a benchmark (admin); `{ cascade: true }` when results refer to it. @example await client.benchmarks.delete(id, { cascade: true }) */
+    /**
+     * Deletes a benchmark (admin); `{ cascade: true }` when results refer to it.
+     * @example
+     * await client.benchmarks.delete(id, { cascade: true })
+     */
     delete: (id: string, query?: Query<'deleteBenchmark'>) => core.request('deleteBenchmark', { params: { id }, query }),
-    /** Approves a benchmark on review (admin). @example await client.benchmarks.approve(id) */
+    /**
+     * Approves a benchmark on review (admin).
+     * @example
+     * await client.benchmarks.approve(id)
+     */
     approve: (id: string) => core.request('approveBenchmark', { params: { id } }),
-    /** Rejects (removes) a benchmark on review (admin). @example await client.benchmarks.reject(id) */
+    /**
+     * Rejects (removes) a benchmark on review (admin).
+     * @example
+     * await client.benchmarks.reject(id)
+     */
     reject: (id: string) => core.request('rejectBenchmark', { params: { id } }),
   };
 }
 
-/** @example const benchmarks: BenchmarksNamespace = client.benchmarks; */
+/**
+ * @example
+ * const benchmarks: BenchmarksNamespace = client.benchmarks;
+ */
 export type BenchmarksNamespace = ReturnType<typeof benchmarksNamespace>;

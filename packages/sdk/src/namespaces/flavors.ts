@@ -12,27 +12,66 @@ import type { Body, ListQuery, Query, FieldsOf } from '../types.ts';
  */
 export function flavorsNamespace(core: Core) {
   return {
-    /** Approved flavors of a site (or `status`). @example client.flavors.list(siteId, { name: 'c4.large' }) */
+    /**
+     * Approved flavors of a site (or `status`).
+     * @example
+     * client.flavors.list(siteId, { name: 'c4.large' })
+     */
     list: (siteId: string, query?: ListQuery<'listFlavors', FieldsOf<typeof FlavorSort>>) => core.list('listFlavors', { params: { id: siteId }, query }),
-    /** Flavors of a site matching every term. @example client.flavors.search(siteId, { terms: ['gpu'] }) */
+    /**
+     * Flavors of a site matching every term.
+     * @example
+     * client.flavors.search(siteId, { terms: ['gpu'] })
+     */
     search: (siteId: string, query?: ListQuery<'searchFlavors', FieldsOf<typeof FlavorSort>>) =>
       core.list('searchFlavors', { params: { id: siteId }, query }),
-    /** Uploads a flavor of a site (registered user). @example await client.flavors.create(siteId, { name: 'c4.large', description: '' }) */
+    /**
+     * Uploads a flavor of a site (registered user).
+     * @example
+     * await client.flavors.create(siteId, { name: 'c4.large', description: '' })
+     */
     create: (siteId: string, body: Body<'createFlavor'>) => core.request('createFlavor', { params: { id: siteId }, body }),
-    /** One flavor by id, whatever its status. @example await client.flavors.get(id) */
+    /**
+     * One flavor by id, whatever its status.
+     * @example
+     * await client.flavors.get(id)
+     */
     get: (id: string) => core.request('getFlavor', { params: { id } }),
-    /** Replaces a flavor's fields (admin). @example await client.flavors.update(id, { name: 'c4.xlarge', description: '' }) */
+    /**
+     * Replaces a flavor's fields (admin).
+     * @example
+     * await client.flavors.update(id, { name: 'c4.xlarge', description: '' })
+     */
     update: (id: string, body: Body<'updateFlavor'>) => core.request('updateFlavor', { params: { id }, body }),
-    /** Deletes a flavor (admin); `{ cascade: true }` when results refer to it. @example await client.flavors.delete(id) */
+    /**
+     * Deletes a flavor (admin); `{ cascade: true }` when results refer to it.
+     * @example
+     * await client.flavors.delete(id)
+     */
     delete: (id: string, query?: Query<'deleteFlavor'>) => core.request('deleteFlavor', { params: { id }, query }),
-    /** The site a flavor belongs to. @example const site = await client.flavors.site(id) */
+    /**
+     * The site a flavor belongs to.
+     * @example
+     * const site = await client.flavors.site(id)
+     */
     site: (id: string) => core.request('getFlavorSite', { params: { id } }),
-    /** Approves a flavor on review (admin). @example await client.flavors.approve(id) */
+    /**
+     * Approves a flavor on review (admin).
+     * @example
+     * await client.flavors.approve(id)
+     */
     approve: (id: string) => core.request('approveFlavor', { params: { id } }),
-    /** Rejects (removes) a flavor on review (admin). @example await client.flavors.reject(id) */
+    /**
+     * Rejects (removes) a flavor on review (admin).
+     * @example
+     * await client.flavors.reject(id)
+     */
     reject: (id: string) => core.request('rejectFlavor', { params: { id } }),
   };
 }
 
-/** @example const flavors: FlavorsNamespace = client.flavors; */
+/**
+ * @example
+ * const flavors: FlavorsNamespace = client.flavors;
+ */
 export type FlavorsNamespace = ReturnType<typeof flavorsNamespace>;

@@ -1,5 +1,6 @@
 import type { Core } from '../core.ts';
 import type { SubmitSort } from '../contract/admin.ts';
+import type { ClaimSort } from '../contract/claims.ts';
 import type { ListQuery, FieldsOf } from '../types.ts';
 
 /**
@@ -11,20 +12,43 @@ import type { ListQuery, FieldsOf } from '../types.ts';
  */
 export function claimsNamespace(core: Core) {
   return {
-    /** Claims, filtered by status and upload dates (admin). @example admin.claims.list({ status: 'on_review' }) */
-    list: (query?: ListQuery<'listClaims'>) => core.list('listClaims', { query }),
-    /** One claim (admin). @example await admin.claims.get(id) */
+    /**
+     * Claims, filtered by status and upload dates (admin).
+     * @example
+     * admin.claims.list({ status: 'on_review' })
+     */
+    list: (query?: ListQuery<'listClaims', FieldsOf<typeof ClaimSort>>) => core.list('listClaims', { query }),
+    /**
+     * One claim (admin).
+     * @example
+     * await admin.claims.get(id)
+     */
     get: (id: string) => core.request('getClaim', { params: { id } }),
-    /** Upholds a claim: the result stays hidden (admin). @example await admin.claims.approve(id) */
+    /**
+     * Upholds a claim: the result stays hidden (admin).
+     * @example
+     * await admin.claims.approve(id)
+     */
     approve: (id: string) => core.request('approveClaim', { params: { id } }),
-    /** Rejects a claim: it is removed and the result restored (admin). @example await admin.claims.reject(id) */
+    /**
+     * Rejects a claim: it is removed and the result restored (admin).
+     * @example
+     * await admin.claims.reject(id)
+     */
     reject: (id: string) => core.request('rejectClaim', { params: { id } }),
-    /** Deletes a claim, restoring the result (admin). @example await admin.claims.delete(id) */
+    /**
+     * Deletes a claim, restoring the result (admin).
+     * @example
+     * await admin.claims.delete(id)
+     */
     delete: (id: string) => core.request('deleteClaim', { params: { id } }),
   };
 }
 
-/** @example const claims: ClaimsNamespace = client.claims; */
+/**
+ * @example
+ * const claims: ClaimsNamespace = client.claims;
+ */
 export type ClaimsNamespace = ReturnType<typeof claimsNamespace>;
 
 /**
@@ -34,10 +58,17 @@ export type ClaimsNamespace = ReturnType<typeof claimsNamespace>;
  */
 export function submissionsNamespace(core: Core) {
   return {
-    /** Uploads waiting for review (admin). @example admin.submissions.list({ per_page: 20 }) */
+    /**
+     * Uploads waiting for review (admin).
+     * @example
+     * admin.submissions.list({ per_page: 20 })
+     */
     list: (query?: ListQuery<'listSubmits', FieldsOf<typeof SubmitSort>>) => core.list('listSubmits', { query }),
   };
 }
 
-/** @example const submissions: SubmissionsNamespace = client.submissions; */
+/**
+ * @example
+ * const submissions: SubmissionsNamespace = client.submissions;
+ */
 export type SubmissionsNamespace = ReturnType<typeof submissionsNamespace>;

@@ -1,6 +1,7 @@
 import type { Core } from '../core.ts';
 import type { ResultSortField } from '../builders.ts';
-import type { Body, ListQuery, Query } from '../types.ts';
+import type { ClaimSort } from '../contract/claims.ts';
+import type { Body, FieldsOf, ListQuery, Query } from '../types.ts';
 import { uploadMany, type UploadItem, type UploadOptions, type UploadOutcome } from '../upload.ts';
 
 /**
@@ -15,24 +16,60 @@ export function resultsNamespace(core: Core) {
   const create = (meta: Query<'createResult'>, json: Body<'createResult'>) =>
     core.request('createResult', { query: meta, body: json });
   return {
-    /** Visible results, filtered (`filters` from `where()`) and sorted (`asc()`/`desc()`). @example client.results.list({ benchmark_id, filters: [where('cpu.count').gte(4)] }) */
+    /**
+     * Visible results, filtered (`filters` from `where()`) and sorted (`asc()`/`desc()`).
+     * @example
+     * client.results.list({ benchmark_id, filters: [where('cpu.count').gte(4)] })
+     */
     list: (query?: ListQuery<'listResults', ResultSortField>) => core.list('listResults', { query }),
-    /** Results matching every term, plus any list filter. @example client.results.search({ terms: ['hpl'] }) */
+    /**
+     * Results matching every term, plus any list filter.
+     * @example
+     * client.results.search({ terms: ['hpl'] })
+     */
     search: (query?: ListQuery<'searchResults', ResultSortField>) => core.list('searchResults', { query }),
-    /** One result, hidden ones included (marked `hidden`). @example await client.results.get(id) */
+    /**
+     * One result, hidden ones included (marked `hidden`).
+     * @example
+     * await client.results.get(id)
+     */
     get: (id: string) => core.request('getResult', { params: { id } }),
-    /** Uploads a result: where and when it ran, and its JSON (checked against the benchmark's schema). @example await client.results.create({ benchmark_id, flavor_id, execution_datetime: '2025-01-01T10:00:00Z', tags_ids: [tagId] }, { score: 42 }) */
+    /**
+     * Uploads a result: where and when it ran, and its JSON (checked against the benchmark's schema).
+     * @example
+     * await client.results.create({ benchmark_id, flavor_id, execution_datetime: '2025-01-01T10:00:00Z', tags_ids: [tagId] }, { score: 42 })
+     */
     create,
-    /** Hides a result (admin; it is kept in the database). @example await admin.results.delete(id) */
+    /**
+     * Hides a result (admin; it is kept in the database).
+     * @example
+     * await admin.results.delete(id)
+     */
     delete: (id: string) => core.request('deleteResult', { params: { id } }),
-    /** Replaces the tags of a result (its uploader or an admin); `[]` clears them. @example await client.results.setTags(id, [tagId]) */
-    setTags: (id: string, tags_ids: Body<'updateResultTags'> extends { tags_ids: infer T } ? T : string[]) =>
+    /**
+     * Replaces the tags of a result (its uploader or an admin); `[]` clears them.
+     * @example
+     * await client.results.setTags(id, [tagId])
+     */
+    setTags: (id: string, tags_ids: Body<'updateResultTags'>['tags_ids']) =>
       core.request('updateResultTags', { params: { id }, body: { tags_ids } }),
-    /** Files a claim against a result, which is hidden until reviewed. @example await client.results.claim(id, 'the numbers are impossible') */
+    /**
+     * Files a claim against a result, which is hidden until reviewed.
+     * @example
+     * await client.results.claim(id, 'the numbers are impossible')
+     */
     claim: (id: string, message: string) => core.request('claimResult', { params: { id }, body: { message } }),
-    /** Claims filed against a result (its uploader or an admin). @example client.results.claims(id) */
-    claims: (id: string, query?: ListQuery<'listResultClaims'>) => core.list('listResultClaims', { params: { id }, query }),
-    /** Who uploaded a result, with email (admin). @example const user = await admin.results.uploader(id) */
+    /**
+     * Claims filed against a result (its uploader or an admin).
+     * @example
+     * client.results.claims(id)
+     */
+    claims: (id: string, query?: ListQuery<'listResultClaims', FieldsOf<typeof ClaimSort>>) => core.list('listResultClaims', { params: { id }, query }),
+    /**
+     * Who uploaded a result, with email (admin).
+     * @example
+     * const user = await admin.results.uploader(id)
+     */
     uploader: (id: string) => core.request('getResultUploader', { params: { id } }),
     /**
      * Uploads many results in parallel over the client's reused connections (default 8 at once) and
@@ -46,5 +83,8 @@ export function resultsNamespace(core: Core) {
   };
 }
 
-/** @example const results: ResultsNamespace = client.results; */
+/**
+ * @example
+ * const results: ResultsNamespace = client.results;
+ */
 export type ResultsNamespace = ReturnType<typeof resultsNamespace>;

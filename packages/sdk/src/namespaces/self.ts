@@ -1,7 +1,8 @@
 import type { Core } from '../core.ts';
 import type { ResultSortField } from '../builders.ts';
+import type { ClaimSort } from '../contract/claims.ts';
 import { PermissionError } from '../errors.ts';
-import type { ListQuery } from '../types.ts';
+import type { FieldsOf, ListQuery } from '../types.ts';
 
 /**
  * `client.self`: the caller (the identity of the token).
@@ -12,15 +13,35 @@ import type { ListQuery } from '../types.ts';
  */
 export function selfNamespace(core: Core) {
   return {
-    /** Registers the caller (201); a second call is a `ConflictError` with code `ALREADY_REGISTERED`. @example await client.self.register() */
+    /**
+     * Registers the caller (201); a second call is a `ConflictError` with code `ALREADY_REGISTERED`.
+     * @example
+     * await client.self.register()
+     */
     register: () => core.request('registerSelf'),
-    /** Registers the caller if needed and returns the stored user. @example const me = await client.self.upsert() */
+    /**
+     * Registers the caller if needed and returns the stored user.
+     * @example
+     * const me = await client.self.upsert()
+     */
     upsert: () => core.request('upsertSelf'),
-    /** The caller as registered; `NotFoundError` when not registered. @example const me = await client.self.get() */
+    /**
+     * The caller as registered; `NotFoundError` when not registered.
+     * @example
+     * const me = await client.self.get()
+     */
     get: () => core.request('getSelf'),
-    /** Refreshes the stored email from the token. @example await client.self.update() */
+    /**
+     * Refreshes the stored email from the token.
+     * @example
+     * await client.self.update()
+     */
     update: () => core.request('updateSelf'),
-    /** Resolves when the caller is an administrator, throws `PermissionError` otherwise. @example await client.self.tryAdmin() */
+    /**
+     * Resolves when the caller is an administrator, throws `PermissionError` otherwise.
+     * @example
+     * await client.self.tryAdmin()
+     */
     tryAdmin: () => core.request('tryAdmin'),
     /**
      * Whether the caller is an administrator: `tryAdmin()` as a boolean (other errors still throw).
@@ -35,12 +56,23 @@ export function selfNamespace(core: Core) {
         throw err;
       }
     },
-    /** The caller's results, hidden ones included; every results filter applies. @example client.self.results({ per_page: 10 }) */
+    /**
+     * The caller's results, hidden ones included; every results filter applies.
+     * @example
+     * client.self.results({ per_page: 10 })
+     */
     results: (query?: ListQuery<'listSelfResults', ResultSortField>) => core.list('listSelfResults', { query }),
-    /** The claims the caller filed. @example client.self.claims() */
-    claims: (query?: ListQuery<'listSelfClaims'>) => core.list('listSelfClaims', { query }),
+    /**
+     * The claims the caller filed.
+     * @example
+     * client.self.claims()
+     */
+    claims: (query?: ListQuery<'listSelfClaims', FieldsOf<typeof ClaimSort>>) => core.list('listSelfClaims', { query }),
   };
 }
 
-/** @example const self: SelfNamespace = client.self; */
+/**
+ * @example
+ * const self: SelfNamespace = client.self;
+ */
 export type SelfNamespace = ReturnType<typeof selfNamespace>;

@@ -11,24 +11,59 @@ import type { Body, ListQuery, Query, FieldsOf } from '../types.ts';
  */
 export function sitesNamespace(core: Core) {
   return {
-    /** Approved sites (or `status`), filtered and sorted. @example await client.sites.list({ name: 'CESGA' }) */
+    /**
+     * Approved sites (or `status`), filtered and sorted.
+     * @example
+     * await client.sites.list({ name: 'CESGA' })
+     */
     list: (query?: ListQuery<'listSites', FieldsOf<typeof SiteSort>>) => core.list('listSites', { query }),
-    /** Sites matching every term. @example client.sites.search({ terms: ['galicia'] }) */
+    /**
+     * Sites matching every term.
+     * @example
+     * client.sites.search({ terms: ['galicia'] })
+     */
     search: (query?: ListQuery<'searchSites', FieldsOf<typeof SiteSort>>) => core.list('searchSites', { query }),
-    /** One site by id, whatever its status. @example await client.sites.get(id) */
+    /**
+     * One site by id, whatever its status.
+     * @example
+     * await client.sites.get(id)
+     */
     get: (id: string) => core.request('getSite', { params: { id } }),
-    /** Uploads a site (registered user); it starts on review unless an admin uploads it. @example await client.sites.create({ name: 'CESGA', address: 'Santiago', description: '' }) */
+    /**
+     * Uploads a site (registered user); it starts on review unless an admin uploads it.
+     * @example
+     * await client.sites.create({ name: 'CESGA', address: 'Santiago', description: '' })
+     */
     create: (body: Body<'createSite'>) => core.request('createSite', { body }),
-    /** Replaces a site's fields (admin). @example await client.sites.update(id, { ...fields, description: 'v2' }) */
+    /**
+     * Replaces a site's fields (admin).
+     * @example
+     * await client.sites.update(id, { ...fields, description: 'v2' })
+     */
     update: (id: string, body: Body<'updateSite'>) => core.request('updateSite', { params: { id }, body }),
-    /** Deletes a site (admin); `{ cascade: true }` when results refer to it. @example await client.sites.delete(id, { cascade: true }) */
+    /**
+     * Deletes a site (admin); `{ cascade: true }` when results refer to it.
+     * @example
+     * await client.sites.delete(id, { cascade: true })
+     */
     delete: (id: string, query?: Query<'deleteSite'>) => core.request('deleteSite', { params: { id }, query }),
-    /** Approves a site on review (admin). @example await client.sites.approve(id) */
+    /**
+     * Approves a site on review (admin).
+     * @example
+     * await client.sites.approve(id)
+     */
     approve: (id: string) => core.request('approveSite', { params: { id } }),
-    /** Rejects (removes) a site on review (admin). @example await client.sites.reject(id) */
+    /**
+     * Rejects (removes) a site on review (admin).
+     * @example
+     * await client.sites.reject(id)
+     */
     reject: (id: string) => core.request('rejectSite', { params: { id } }),
   };
 }
 
-/** @example const sites: SitesNamespace = client.sites; */
+/**
+ * @example
+ * const sites: SitesNamespace = client.sites;
+ */
 export type SitesNamespace = ReturnType<typeof sitesNamespace>;

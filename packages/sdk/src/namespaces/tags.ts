@@ -11,24 +11,59 @@ import type { Body, ListQuery, Query, FieldsOf } from '../types.ts';
  */
 export function tagsNamespace(core: Core) {
   return {
-    /** Approved tags (or `status`), filtered and sorted. @example await client.tags.list({ name: 'gpu' }) */
+    /**
+     * Approved tags (or `status`), filtered and sorted.
+     * @example
+     * await client.tags.list({ name: 'gpu' })
+     */
     list: (query?: ListQuery<'listTags', FieldsOf<typeof TagSort>>) => core.list('listTags', { query }),
-    /** Tags matching every term. @example client.tags.search({ terms: ['gpu'] }) */
+    /**
+     * Tags matching every term.
+     * @example
+     * client.tags.search({ terms: ['gpu'] })
+     */
     search: (query?: ListQuery<'searchTags', FieldsOf<typeof TagSort>>) => core.list('searchTags', { query }),
-    /** One tag by id, whatever its status. @example await client.tags.get(id) */
+    /**
+     * One tag by id, whatever its status.
+     * @example
+     * await client.tags.get(id)
+     */
     get: (id: string) => core.request('getTag', { params: { id } }),
-    /** Uploads a tag (registered user); it starts on review unless an admin uploads it. @example await client.tags.create({ name: 'gpu', description: 'runs on a GPU' }) */
+    /**
+     * Uploads a tag (registered user); it starts on review unless an admin uploads it.
+     * @example
+     * await client.tags.create({ name: 'gpu', description: 'runs on a GPU' })
+     */
     create: (body: Body<'createTag'>) => core.request('createTag', { body }),
-    /** Replaces a tag's fields (admin). @example await client.tags.update(id, { ...fields, description: 'v2' }) */
+    /**
+     * Replaces a tag's fields (admin).
+     * @example
+     * await client.tags.update(id, { ...fields, description: 'v2' })
+     */
     update: (id: string, body: Body<'updateTag'>) => core.request('updateTag', { params: { id }, body }),
-    /** Deletes a tag (admin); `{ cascade: true }` when results refer to it. @example await client.tags.delete(id, { cascade: true }) */
+    /**
+     * Deletes a tag (admin); `{ cascade: true }` when results refer to it.
+     * @example
+     * await client.tags.delete(id, { cascade: true })
+     */
     delete: (id: string, query?: Query<'deleteTag'>) => core.request('deleteTag', { params: { id }, query }),
-    /** Approves a tag on review (admin). @example await client.tags.approve(id) */
+    /**
+     * Approves a tag on review (admin).
+     * @example
+     * await client.tags.approve(id)
+     */
     approve: (id: string) => core.request('approveTag', { params: { id } }),
-    /** Rejects (removes) a tag on review (admin). @example await client.tags.reject(id) */
+    /**
+     * Rejects (removes) a tag on review (admin).
+     * @example
+     * await client.tags.reject(id)
+     */
     reject: (id: string) => core.request('rejectTag', { params: { id } }),
   };
 }
 
-/** @example const tags: TagsNamespace = client.tags; */
+/**
+ * @example
+ * const tags: TagsNamespace = client.tags;
+ */
 export type TagsNamespace = ReturnType<typeof tagsNamespace>;

@@ -9,14 +9,29 @@ import type { ListQuery, Query, FieldsOf } from '../types.ts';
  */
 export function usersNamespace(core: Core) {
   return {
-    /** Registered users (admin). @example admin.users.list() */
+    /**
+     * Registered users (admin).
+     * @example
+     * admin.users.list()
+     */
     list: (query?: ListQuery<'listUsers', FieldsOf<typeof UserSort>>) => core.list('listUsers', { query }),
-    /** Users matching every term (admin). @example admin.users.search({ terms: ['example.org'] }) */
+    /**
+     * Users matching every term (admin).
+     * @example
+     * admin.users.search({ terms: ['example.org'] })
+     */
     search: (query?: ListQuery<'searchUsers', FieldsOf<typeof UserSort>>) => core.list('searchUsers', { query }),
-    /** Removes users: deletes their personal data, keeps their uploads (admin). @example await admin.users.remove({ sub: 'alice' }) */
+    /**
+     * Removes users: deletes their personal data, keeps their uploads (admin).
+     * @example
+     * await admin.users.remove({ sub: 'alice' })
+     */
     remove: (query: Query<'removeUsers'>) => core.request('removeUsers', { query }),
   };
 }
 
-/** @example const users: UsersNamespace = client.users; */
+/**
+ * @example
+ * const users: UsersNamespace = client.users;
+ */
 export type UsersNamespace = ReturnType<typeof usersNamespace>;

@@ -9,6 +9,8 @@ export interface LocalServer {
   url: string;
   /** Every request received: method, raw URL (path and query as sent on the wire) and headers. */
   seen: { method: string; url: string; headers: IncomingMessage['headers'] }[];
+  /** TCP connections accepted so far (to observe keep-alive reuse). */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -18,11 +20,14 @@ export async function listen(handler: (req: IncomingMessage, res: ServerResponse
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
     handler(req, res, seen);
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     seen,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -145,6 +145,11 @@ export class TokenVerifier {
   readonly #cache = new Map<string, CacheEntry>();
   readonly #inflight = new Map<string, Promise<Identity>>();
 
+  /** The trusted issuer URLs, as configured. */
+  get issuers(): string[] {
+    return this.#issuers.map((i) => i.configured);
+  }
+
   constructor(options: VerifierOptions) {
     this.#issuers = (options.issuers ?? []).map((configured) => {
       let url: URL;

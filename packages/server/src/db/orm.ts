@@ -20,6 +20,7 @@ export function ormOptions(databaseUrl: string, debug = false): Options {
     migrations: {
       tableName: 'mikro_orm_migrations',
       silent: true,
+      snapshot: false,
       path: migrationsPath,
       pathTs: migrationsPath,
       emit: 'ts',

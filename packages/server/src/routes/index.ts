@@ -20,5 +20,11 @@ export function allHandlers(spec: (ctx: Koa.Context) => Record<string, unknown>)
     ...tagHandlers,
     ...adminHandlers,
     // results handlers
+    ...resultHandlers,
+    ...claimHandlers,
   } as unknown as Record<string, Handler<never>>;
 }
+
+// results handlers (imports are hoisted)
+import { resultHandlers } from './results.ts';
+import { claimHandlers } from './claims.ts';

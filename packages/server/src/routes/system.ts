@@ -3,7 +3,7 @@ import type { Handlers } from '../http/handler.ts';
 import { AppError } from '../http/errors.ts';
 import { pendingMigrations } from '../db/orm.ts';
 
-type Ops = Pick<typeof system, 'getHealth' | 'getReady' | 'getApiSpec'>;
+type Ops = Pick<typeof system, 'getHealth' | 'getReady' | 'getApiSpec' | 'getAuthConfig'>;
 
 export function systemHandlers(spec: (ctx: import('koa').Context) => Record<string, unknown>): Handlers<Ops> {
   return {
@@ -19,6 +19,17 @@ export function systemHandlers(spec: (ctx: import('koa').Context) => Record<stri
       }
       if (pending.length) throw new AppError(503, 'MIGRATIONS_PENDING', `Migrations not applied yet: ${pending.join(', ')}.`);
       return { status: 'ready' as const, database: 'ok' as const, migrations: 'applied' as const };
+    },
+    async getAuthConfig({ services }) {
+      const { config } = services;
+      return {
+        issuers: services.verifier?.issuers ?? [],
+        audience: config.oidcAudience ?? null,
+        device_client_id: config.oidcDeviceClientId ?? null,
+        scopes: 'openid email profile offline_access eduperson_entitlement',
+        terms_url: config.termsUrl,
+        terms_version: config.termsVersion,
+      };
     },
     async getApiSpec({ koa }) {
       return spec(koa) as { openapi: string };

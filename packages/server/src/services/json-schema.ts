@@ -8,7 +8,7 @@ import type { ErrorDetail } from '../http/errors.ts';
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
 const require = createRequire(import.meta.url);
-const draft06 = require('ajv/dist/refs/json-schema-draft-06.json') as AnySchema;
+const draft06 = require('ajv/dist/refs/json-schema-draft-06.json') as Record<string, unknown>;
 
 /** The most violations reported for one result: enough to fix a document, bounded against abuse. */
 export const MAX_REPORTED_ERRORS = 50;

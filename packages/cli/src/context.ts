@@ -1,0 +1,113 @@
+/**
+ * What a command runs with: the resolved settings, an SDK client for the server (created on first
+ * use, closed at the end), the token source, and helpers that keep data on stdout and everything
+ * else on stderr.
+ */
+import { createClient, type Client, type FetchLike, type PageRequest } from '@benchmarks/sdk';
+import { TokenSource } from './auth.ts';
+import { UsageError } from './errors.ts';
+import { resolveSettings, type GlobalOptions, type ListOptions, type Settings } from './global-options.ts';
+import type { Io } from './io.ts';
+import { renderItem, renderList, type Column } from './output.ts';
+import { CLI_VERSION } from './version.ts';
+
+export interface Context {
+  io: Io;
+  settings: Settings;
+  tokens: TokenSource;
+  /** The SDK client; a UsageError when no server is configured. */
+  readonly client: Client;
+  /** The API base URL, e.g. http://host:8080/api/v1. */
+  readonly apiBase: string;
+  /** A line on stdout (data). */
+  out(text: string): void;
+  /** A hint or progress line on stderr, unless --quiet. */
+  info(text: string): void;
+  /** A warning on stderr, even with --quiet. */
+  warn(text: string): void;
+  printItem<T>(item: T, columns: readonly Column<T>[]): void;
+  printList<T>(request: PageRequest<T>, columns: readonly Column<T>[], options: ListOptions): Promise<T[]>;
+}
+
+const NO_SERVER =
+  'No server configured: pass --server URL, set BENCHMARKS_SERVER, or save one with `benchmarks config set server URL`.';
+
+function verboseFetch(io: Io): FetchLike {
+  return async (url, init) => {
+    const started = Date.now();
+    io.stderr.write(`> ${init.method} ${url}\n`);
+    try {
+      const response = await globalThis.fetch(url, init);
+      io.stderr.write(`< ${response.status} ${init.method} ${url} (${Date.now() - started} ms)\n`);
+      return response;
+    } catch (err) {
+      io.stderr.write(`< failed ${init.method} ${url}: ${(err as Error).message}\n`);
+      throw err;
+    }
+  };
+}
+
+export async function createContext(options: GlobalOptions, io: Io): Promise<Context & { close(): Promise<void> }> {
+  const settings = await resolveSettings(options, io);
+  const tokens = new TokenSource(settings);
+  let client: Client | undefined;
+  const getClient = (): Client => {
+    if (!settings.server) throw new UsageError(NO_SERVER);
+    client ??= createClient({
+      baseUrl: settings.server,
+      getToken: () => tokens.get(),
+      userAgent: `benchmarks-cli/${CLI_VERSION}`,
+      ...(settings.verbose ? { fetch: verboseFetch(io) } : {}),
+    });
+    return client;
+  };
+  const info = (text: string) => {
+    if (!settings.quiet) io.stderr.write(`${text}\n`);
+  };
+  return {
+    io,
+    settings,
+    tokens,
+    get client() {
+      return getClient();
+    },
+    get apiBase() {
+      return getClient().baseUrl;
+    },
+    out: (text) => io.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+    info,
+    warn: (text) => io.stderr.write(`${text}\n`),
+    printItem(item, columns) {
+      io.stdout.write(renderItem(settings.output, item, columns));
+    },
+    async printList(request, columns, listOptions) {
+      let items;
+      if (listOptions.all) {
+        items = [];
+        for await (const item of request) items.push(item);
+      } else {
+        const page = await request;
+        items = page.items;
+        if (page.has_next) {
+          info(`Showing ${items.length} of ${page.total} (page ${page.page} of ${page.pages}): add --page ${page.next_num} or --all for more.`);
+        }
+      }
+      if (items.length === 0 && settings.output === 'table') info('No results.');
+      io.stdout.write(renderList(settings.output, items, columns));
+      return items;
+    },
+    close: async () => {
+      await client?.close();
+    },
+  };
+}
+
+/** Runs `fn` with a context and releases the client's connections afterwards. */
+export async function withContext<T>(options: GlobalOptions, io: Io, fn: (ctx: Context) => Promise<T>): Promise<T> {
+  const ctx = await createContext(options, io);
+  try {
+    return await fn(ctx);
+  } finally {
+    await ctx.close();
+  }
+}

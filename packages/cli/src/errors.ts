@@ -1,0 +1,100 @@
+/**
+ * Exit codes and the one place that turns any failure into one clear line on stderr.
+ * 0 ok, 1 error, 2 usage, 4 not authenticated or not allowed (CONVENTIONS 12).
+ */
+import {
+  ApiError,
+  AuthenticationError,
+  ConnectionError,
+  NotFoundError,
+  PermissionError,
+  ServerError,
+  TimeoutError,
+  ValidationError,
+} from '@benchmarks/sdk';
+
+export const EXIT = { OK: 0, ERROR: 1, USAGE: 2, AUTH: 4 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** A known failure: its message is the whole story, already saying what to do. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = EXIT.ERROR,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+/** The command was called wrongly (exit 2). */
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super(message, EXIT.USAGE);
+  }
+}
+
+/** Not logged in, login expired, or not allowed (exit 4). */
+export class AuthError extends CliError {
+  constructor(message: string) {
+    super(message, EXIT.AUTH);
+  }
+}
+
+const LOGIN_HINT = 'run `benchmarks login` or pass --token';
+
+/** The reason an API error gives, with each listed problem: `422 SCHEMA_VIOLATION: ... (/a: must be number)`. */
+export function apiReason(err: ApiError): string {
+  const details = err.errors.map((e) => (e.path && e.path !== '/' ? `${e.path}: ${e.message}` : e.message));
+  const shown = details.slice(0, 5).join('; ') + (details.length > 5 ? `; and ${details.length - 5} more` : '');
+  return `${err.status} ${err.code}: ${err.detail}${shown ? ` (${shown})` : ''}`;
+}
+
+/** A known error as one line and its exit code; `undefined` for an unexpected one. */
+export function describeKnown(err: unknown): { message: string; exitCode: ExitCode } | undefined {
+  if (err instanceof CliError) return { message: err.message, exitCode: err.exitCode };
+  if (err instanceof AuthenticationError) {
+    return { message: `Not authenticated (${err.detail}): ${LOGIN_HINT}.`, exitCode: EXIT.AUTH };
+  }
+  if (err instanceof PermissionError) {
+    if (err.code === 'NOT_REGISTERED') {
+      return { message: 'Not registered: run `benchmarks register` to accept the terms of use first.', exitCode: EXIT.AUTH };
+    }
+    if (err.code === 'NOT_ADMIN') {
+      return { message: 'Not allowed: this needs an administrator of the service.', exitCode: EXIT.AUTH };
+    }
+    return { message: `Not allowed: ${err.detail}`, exitCode: EXIT.AUTH };
+  }
+  if (err instanceof NotFoundError) return { message: `Not found: ${err.detail}`, exitCode: EXIT.ERROR };
+  if (err instanceof ValidationError) return { message: `Refused by the server: ${apiReason(err)}`, exitCode: EXIT.ERROR };
+  if (err instanceof ServerError) {
+    return { message: `The server failed (${err.status} ${err.code}): ${err.detail}. Try again later.`, exitCode: EXIT.ERROR };
+  }
+  if (err instanceof ApiError) return { message: `The server refused the request: ${apiReason(err)}`, exitCode: EXIT.ERROR };
+  if (err instanceof TimeoutError) {
+    return { message: `No answer from ${err.request.url} within ${err.timeoutMs / 1000} s: check the server address (--server) or try again.`, exitCode: EXIT.ERROR };
+  }
+  if (err instanceof ConnectionError) {
+    return { message: `${err.message}. Check the server address (--server, BENCHMARKS_SERVER) and your network.`, exitCode: EXIT.ERROR };
+  }
+  return undefined;
+}
+
+/** Prints the error on stderr and returns the exit code. Stacks only with DEBUG set. */
+export function reportError(err: unknown, stderr: { write(s: string): unknown }, env: Record<string, string | undefined>): ExitCode {
+  const debug = Boolean(env.DEBUG) && env.DEBUG !== '0';
+  const known = describeKnown(err);
+  if (known) {
+    stderr.write(`Error: ${known.message}\n`);
+    if (debug && err instanceof Error && !(err instanceof CliError)) stderr.write(`${err.stack}\n`);
+    return known.exitCode;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  stderr.write(
+    `Unexpected error: ${message}\n` +
+      'This is a bug in benchmarks; please report it with the command you ran' +
+      (debug ? '.\n' : ' and the output of the same command with DEBUG=1.\n'),
+  );
+  if (debug && err instanceof Error) stderr.write(`${err.stack}\n`);
+  return EXIT.ERROR;
+}

@@ -1,0 +1,208 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  asc,
+  ConflictError,
+  createClient,
+  NotFoundError,
+  PermissionError,
+  ValidationError,
+  where,
+  type Client,
+  type UploadItem,
+  type UploadProgress,
+} from '../src/index.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+import { listen, proxy } from './support/http.ts';
+import { rejects } from './support/assert.ts';
+
+let t: TestServer;
+let admin: Client;
+let alice: Client;
+let bob: Client;
+let anonymous: Client;
+let benchmark_id: string;
+let flavor_id: string;
+let site_id: string;
+let gpu: string;
+
+const SCHEMA = {
+  type: 'object',
+  required: ['score'],
+  properties: { score: { type: 'number' }, cpu: { type: 'integer', minimum: 1 } },
+};
+
+test.before(async () => {
+  t = await startTestServer('sdk_results');
+  admin = createClient({ baseUrl: t.url, token: await t.admin('res-admin') });
+  alice = createClient({ baseUrl: t.url, token: await t.user('res-alice') });
+  bob = createClient({ baseUrl: t.url, token: await t.user('res-bob') });
+  anonymous = createClient({ baseUrl: t.url });
+  benchmark_id = (await admin.benchmarks.create({ container_image: 'ghcr.io/sdk-test/results', container_tag: '1', json_schema: SCHEMA })).id;
+  const site = await admin.sites.create({ name: 'Results site', address: 'x' });
+  site_id = site.id;
+  flavor_id = (await admin.flavors.create(site.id, { name: 'r-flavor' })).id;
+  gpu = (await admin.tags.create({ name: 'r-gpu' })).id;
+});
+test.after(async () => {
+  await Promise.all([admin, alice, bob, anonymous].map((c) => c.close()));
+  await t.close();
+});
+
+const at = (minute: number) => `2025-02-01T10:${String(minute).padStart(2, '0')}:00Z`;
+
+test('POST /results then GET /results/{id}: the created result with its embedded catalogue', async () => {
+  const created = await alice.results.create({ benchmark_id, flavor_id, execution_datetime: at(0), tags_ids: [gpu] }, { score: 1.5, cpu: 8 });
+  assert.is(created.benchmark.id, benchmark_id);
+  assert.is(created.site.id, site_id);
+  assert.is(created.flavor.id, flavor_id);
+  assert.equal(created.tags.map((x) => x.id), [gpu]);
+  assert.equal(created.json, { score: 1.5, cpu: 8 });
+  assert.is(created.execution_datetime, '2025-02-01T10:00:00.000');
+  assert.is(created.hidden, false);
+  assert.equal(await anonymous.results.get(created.id), created);
+  await admin.results.delete(created.id);
+});
+
+test('POST /results: a body against the schema → ValidationError SCHEMA_VIOLATION naming each violation', async () => {
+  const err = await rejects(
+    () => alice.results.create({ benchmark_id, flavor_id, execution_datetime: at(1) }, { cpu: 0 }),
+    ValidationError,
+  );
+  assert.is(err.code, 'SCHEMA_VIOLATION');
+  assert.ok(err.errors.length >= 2, JSON.stringify(err.errors));
+  assert.ok(err.errors.every((e) => e.in === 'json'));
+  await rejects(() => anonymous.results.create({ benchmark_id, flavor_id, execution_datetime: at(1) }, { score: 1 }), Error);
+  await rejects(
+    () => alice.results.create({ benchmark_id: '00000000-0000-4000-8000-000000000000', flavor_id, execution_datetime: at(1) }, { score: 1 }),
+    NotFoundError,
+  );
+});
+
+test('GET /results: iteration across pages of 2 yields every result once, in order', async () => {
+  const mine: string[] = [];
+  for (let i = 0; i < 7; i++) {
+    mine.push((await bob.results.create({ benchmark_id, flavor_id, execution_datetime: at(20 + i) }, { score: i, cpu: 1 + i })).id);
+  }
+  const request = anonymous.results.list({ benchmark_id, per_page: 2, sort_by: [asc('execution_datetime')], filters: [where('cpu').gte(1)] });
+  const first = await request;
+  assert.is(first.total, 7);
+  assert.is(first.pages, 4);
+  const seen: string[] = [];
+  for await (const r of request) seen.push(r.id);
+  assert.equal(seen, mine);
+  const sizes: number[] = [];
+  for await (const page of request.pages()) sizes.push(page.items.length);
+  assert.equal(sizes, [2, 2, 2, 1]);
+  assert.equal((await anonymous.results.search({ terms: ['r-flavor'], per_page: 2, benchmark_id }).toArray({ max: 100 })).length, 7);
+  const own = await bob.self.results({ per_page: 2 }).toArray({ max: 100 });
+  assert.equal(own.map((r) => r.id).sort(), [...mine].sort());
+  for (const id of mine) await admin.results.delete(id);
+});
+
+test('PUT /results/{id}/tags: setTags by the uploader; others get PermissionError NOT_UPLOADER', async () => {
+  const r = await alice.results.create({ benchmark_id, flavor_id, execution_datetime: at(2) }, { score: 2 });
+  assert.is(await alice.results.setTags(r.id, [gpu]), undefined);
+  assert.equal((await anonymous.results.get(r.id)).tags.map((x) => x.id), [gpu]);
+  const err = await rejects(() => bob.results.setTags(r.id, []), PermissionError);
+  assert.is(err.code, 'NOT_UPLOADER');
+  await alice.results.setTags(r.id, []);
+  assert.equal((await anonymous.results.get(r.id)).tags, []);
+  await admin.results.delete(r.id);
+});
+
+test('GET /results/{id}/uploader: the uploader with email, for administrators only', async () => {
+  const r = await alice.results.create({ benchmark_id, flavor_id, execution_datetime: at(3) }, { score: 3 });
+  const who = await admin.results.uploader(r.id);
+  assert.is(who.sub, 'res-alice');
+  assert.is(who.email, 'res-alice@test.example');
+  await rejects(() => bob.results.uploader(r.id), PermissionError);
+  await admin.results.delete(r.id);
+});
+
+test('claims: claim hides a result; claims(), self.claims(), claims.list/get/approve/reject/delete', async () => {
+  const r = await alice.results.create({ benchmark_id, flavor_id, execution_datetime: at(4) }, { score: 4 });
+  const claim = await bob.results.claim(r.id, 'impossible numbers');
+  assert.is(claim.resource_id, r.id);
+  assert.is(claim.status, 'on_review');
+  assert.is((await anonymous.results.get(r.id)).hidden, true);
+  assert.not.ok((await anonymous.results.list({ benchmark_id }).toArray({ max: 100 })).some((x) => x.id === r.id));
+
+  assert.equal((await alice.results.claims(r.id).toArray({ max: 10 })).map((c) => c.id), [claim.id]);
+  await rejects(() => anonymous.results.claims(r.id).then((p) => p), Error);
+  assert.equal((await bob.self.claims().toArray({ max: 10 })).map((c) => c.id), [claim.id]);
+  assert.ok((await admin.claims.list().toArray({ max: 100 })).some((c) => c.id === claim.id));
+  assert.equal(await admin.claims.get(claim.id), claim);
+  await rejects(() => bob.claims.list().then((p) => p), PermissionError);
+
+  // Rejecting the claim restores the result.
+  await admin.claims.reject(claim.id);
+  assert.is((await anonymous.results.get(r.id)).hidden, false);
+  await rejects(() => admin.claims.get(claim.id), NotFoundError);
+
+  // Upholding keeps it hidden; deleting the upheld claim restores it.
+  const second = await bob.results.claim(r.id, 'still wrong');
+  await admin.claims.approve(second.id);
+  assert.is((await admin.claims.get(second.id)).status, 'approved');
+  const twice = await rejects(() => admin.claims.approve(second.id), ConflictError);
+  assert.is(twice.code, 'ALREADY_APPROVED');
+  assert.is((await anonymous.results.get(r.id)).hidden, true);
+  await admin.claims.delete(second.id);
+  assert.is((await anonymous.results.get(r.id)).hidden, false);
+
+  await admin.results.delete(r.id);
+  const gone = await rejects(() => bob.results.claim(r.id, 'late'), ConflictError);
+  assert.is(gone.code, 'RESULT_DELETED');
+});
+
+test('results.uploadMany: parallel over reused connections, one outcome per item in order, failures do not stop the batch', async () => {
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const recorder = await listen((req, res) => {
+    maxInFlight = Math.max(maxInFlight, ++inFlight);
+    res.on('close', () => inFlight--);
+    proxy(t.url, req, res);
+  });
+  const uploader = createClient({ baseUrl: recorder.url, token: await t.user('res-bulk') });
+  try {
+    const items: UploadItem[] = Array.from({ length: 24 }, (_, i) => ({
+      benchmark_id,
+      flavor_id,
+      execution_datetime: at(30 + (i % 30)),
+      tags_ids: i % 2 ? [gpu] : undefined,
+      json: i === 5 || i === 17 ? { cpu: 2 } : { score: 100 + i },
+    }));
+    const progress: UploadProgress[] = [];
+    const outcomes = await uploader.results.uploadMany(items, {
+      concurrency: 4,
+      onProgress: (p) => {
+        progress.push(p);
+        if (p.done === 3) throw new Error('a broken progress bar');
+      },
+    });
+    assert.is(outcomes.length, 24);
+    assert.equal(outcomes.map((o) => o.index), items.map((_, i) => i), 'input order');
+    assert.equal(outcomes.filter((o) => !o.ok).map((o) => o.index), [5, 17]);
+    for (const o of outcomes) {
+      if (o.ok) assert.equal(o.result.json, items[o.index]!.json);
+      else assert.instance(o.error, ValidationError);
+    }
+    assert.is(progress.length, 24);
+    assert.equal(progress.at(-1), { done: 24, total: 24, failed: 2 });
+    assert.ok(progress.every((p, i) => p.done === i + 1));
+    // Connections are reused: undici may open a few more than `concurrency` (it counts a socket busy
+    // until the end of a response is processed), never one per upload.
+    assert.ok(recorder.connections() <= 8, `${recorder.connections()} connections for 24 uploads`);
+    assert.is(recorder.seen.length, 24, 'POSTs are not retried');
+    const stored = await anonymous.results.list({ benchmark_id, filters: [where('score').gte(100)] }).toArray({ max: 100 });
+    assert.is(stored.length, 22);
+    assert.ok(maxInFlight > 1 && maxInFlight <= 4, `${maxInFlight} uploads at once`);
+  } finally {
+    await uploader.close();
+    await recorder.close();
+  }
+  assert.equal(await alice.results.uploadMany([]), []);
+  await rejects(() => alice.results.uploadMany([], { concurrency: 0 }), TypeError);
+});
+
+test.run();

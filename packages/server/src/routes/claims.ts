@@ -1,0 +1,23 @@
+import type { claimOperations } from '@benchmarks/sdk/contract/claims';
+import type { Handlers } from '../http/handler.ts';
+import * as claims from '../services/claims.ts';
+
+export const claimHandlers: Handlers<typeof claimOperations> = {
+  claimResult: ({ em, params, body, caller }) => claims.claimResult(em, caller, params.id, body.message),
+  listResultClaims: ({ em, params, query, caller }) => claims.listResultClaims(em, caller, params.id, query),
+  listClaims: ({ em, query }) => claims.listClaims(em, query),
+  getClaim: ({ em, params }) => claims.getClaim(em, params.id),
+  async approveClaim({ em, params }) {
+    await claims.approveClaim(em, params.id);
+  },
+  async rejectClaim({ em, params }) {
+    await claims.rejectClaim(em, params.id);
+  },
+  async deleteClaim({ em, params }) {
+    await claims.deleteClaim(em, params.id);
+  },
+  listSelfClaims: ({ em, query, caller }) =>
+    claims.listClaims(em, query, [
+      { sql: 'c.uploader_iss = ? and c.uploader_sub = ?', params: [caller.identity.iss, caller.identity.sub] },
+    ]),
+};

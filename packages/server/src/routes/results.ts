@@ -1,0 +1,19 @@
+import type { resultOperations } from '@benchmarks/sdk/contract/results';
+import type { Handlers } from '../http/handler.ts';
+import { createResult, deleteResult, getResult, listResults, replaceResultTags, resultUploader } from '../services/results.ts';
+
+export const resultHandlers: Handlers<typeof resultOperations> = {
+  listResults: ({ em, query }) => listResults(em, query, { visible: true }),
+  searchResults: ({ em, query }) => listResults(em, query, { visible: true }),
+  listSelfResults: ({ em, query, caller }) =>
+    listResults(em, query, { uploader: { iss: caller.identity.iss, sub: caller.identity.sub } }),
+  getResult: ({ em, params }) => getResult(em, params.id),
+  createResult: ({ em, query, body, caller }) => createResult(em, caller, query, body),
+  async deleteResult({ em, params }) {
+    await deleteResult(em, params.id);
+  },
+  async updateResultTags({ em, params, body, caller }) {
+    await replaceResultTags(em, caller, params.id, body.tags_ids);
+  },
+  getResultUploader: ({ em, params }) => resultUploader(em, params.id),
+};

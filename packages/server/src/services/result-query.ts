@@ -1,0 +1,173 @@
+/**
+ * The SQL of result lists: filters, search terms, sort and pagination. One query for the page and
+ * one for its total, with the same WHERE; every user value is a bound parameter.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { parseDateBound } from '../http/validation.ts';
+import { filterSql, jsonSortSql, parseFilters, parsePath, type Fragment } from './json-filter.ts';
+import { limitOffset, pageRequest, type PageRequest } from './pagination.ts';
+import { parseSort, type SortTerm } from './sort.ts';
+import { likePattern, Where } from './sql.ts';
+
+/** The query parameters of /results, /results:search and /users/self/results. */
+export interface ResultListQuery {
+  benchmark_id?: string;
+  site_id?: string;
+  flavor_id?: string;
+  tags_ids?: string[];
+  upload_before?: string;
+  upload_after?: string;
+  execution_before?: string;
+  execution_after?: string;
+  filters?: string[];
+  terms?: string[];
+  sort_by?: string;
+  page?: number;
+  per_page?: number;
+}
+
+/** Which results a list may show: the visible ones, or every one of an uploader (hidden too). */
+export type ResultScope = { visible: true } | { uploader: { iss: string; sub: string } };
+
+/** A result row as the list and get queries select it. */
+export interface ResultListRow {
+  id: string;
+  benchmark_id: string;
+  site_id: string;
+  flavor_id: string;
+  json: Record<string, unknown>;
+  execution_datetime: Date;
+  upload_datetime: Date;
+  hidden: boolean;
+}
+
+export const RESULT_COLUMNS = 'r.id, r.benchmark_id, r.site_id, r.flavor_id, r.json, r.execution_datetime, r.upload_datetime, r.hidden';
+
+type Join = 'b' | 's' | 'f';
+const JOINS: Record<Join, string> = {
+  b: 'join benchmark b on b.id = r.benchmark_id',
+  s: 'join site s on s.id = r.site_id',
+  f: 'join flavor f on f.id = r.flavor_id',
+};
+
+const BENCHMARK_NAME = `(b.container_image || ':' || b.container_tag)`;
+
+/** Fixed sort fields → SQL expression (fixed text) and the join it needs. */
+const SORT_FIELDS: Record<string, { sql: string; join?: Join }> = {
+  id: { sql: 'r.id' },
+  upload_datetime: { sql: 'r.upload_datetime' },
+  execution_datetime: { sql: 'r.execution_datetime' },
+  benchmark_id: { sql: 'r.benchmark_id' },
+  flavor_id: { sql: 'r.flavor_id' },
+  site_id: { sql: 'r.site_id' },
+  benchmark_name: { sql: BENCHMARK_NAME, join: 'b' },
+  site_name: { sql: 's.name', join: 's' },
+  flavor_name: { sql: 'f.name', join: 'f' },
+};
+
+export const DEFAULT_RESULT_SORT = '+execution_datetime';
+const SORT_TEXT = `${Object.keys(SORT_FIELDS).join(', ')}, json.<dotted.path>`;
+
+function isSortField(field: string): boolean {
+  if (Object.hasOwn(SORT_FIELDS, field)) return true;
+  return field.startsWith('json.') && parsePath(field.slice('json.'.length)) !== null;
+}
+
+export function parseResultSort(sortBy: string | undefined): SortTerm[] {
+  return parseSort(sortBy, isSortField, SORT_TEXT, DEFAULT_RESULT_SORT);
+}
+
+/**
+ * ORDER BY for the terms, always ending with id. The id tie-breaker follows the direction of the
+ * last term so that `-execution_datetime` can walk an (execution_datetime, id) index backwards.
+ */
+function orderBy(terms: SortTerm[], joins: Set<Join>): Fragment {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  const used = new Set<string>();
+  for (const term of terms) {
+    if (used.has(term.field)) continue;
+    used.add(term.field);
+    const fixed = SORT_FIELDS[term.field];
+    if (fixed && Object.hasOwn(SORT_FIELDS, term.field)) {
+      if (fixed.join) joins.add(fixed.join);
+      parts.push(`${fixed.sql} ${term.descending ? 'desc' : 'asc'}`);
+    } else {
+      const fragment = jsonSortSql(parsePath(term.field.slice('json.'.length))!, term.descending, 'r.json');
+      parts.push(fragment.sql);
+      params.push(...fragment.params);
+    }
+  }
+  if (!used.has('id')) parts.push(`r.id ${terms.at(-1)?.descending ? 'desc' : 'asc'}`);
+  return { sql: `order by ${parts.join(', ')}`, params };
+}
+
+const bound = (value: string) => parseDateBound(value).toISOString();
+
+/** The WHERE of a result list and the joins it needs. Throws 422 on a malformed filter. */
+export function resultWhere(query: ResultListQuery, scope: ResultScope): { where: Where; joins: Set<Join> } {
+  const where = new Where();
+  const joins = new Set<Join>();
+  if ('visible' in scope) where.add('not r.hidden');
+  else where.add('r.uploader_iss = ? and r.uploader_sub = ?', scope.uploader.iss, scope.uploader.sub);
+  if (query.benchmark_id) where.add('r.benchmark_id = ?', query.benchmark_id);
+  if (query.site_id) where.add('r.site_id = ?', query.site_id);
+  if (query.flavor_id) where.add('r.flavor_id = ?', query.flavor_id);
+  for (const tagId of new Set(query.tags_ids ?? [])) {
+    where.add('exists (select 1 from result_tag rt where rt.result_id = r.id and rt.tag_id = ?)', tagId);
+  }
+  if (query.upload_before) where.add('r.upload_datetime < ?::timestamptz', bound(query.upload_before));
+  if (query.upload_after) where.add('r.upload_datetime > ?::timestamptz', bound(query.upload_after));
+  if (query.execution_before) where.add('r.execution_datetime < ?::timestamptz', bound(query.execution_before));
+  if (query.execution_after) where.add('r.execution_datetime > ?::timestamptz', bound(query.execution_after));
+  for (const filter of parseFilters(query.filters)) {
+    const { sql, params } = filterSql(filter, 'r.json');
+    where.add(sql, ...params);
+  }
+  for (const term of query.terms ?? []) {
+    if (term === '') continue;
+    const p = likePattern(term);
+    joins.add('b').add('s').add('f');
+    where.add(
+      `${BENCHMARK_NAME} ilike ? escape '\\' or s.name ilike ? escape '\\' or s.address ilike ? escape '\\' ` +
+        `or f.name ilike ? escape '\\' or exists (select 1 from result_tag rt join tag t on t.id = rt.tag_id ` +
+        `where rt.result_id = r.id and t.name ilike ? escape '\\')`,
+      p, p, p, p, p,
+    );
+  }
+  return { where, joins };
+}
+
+const joinSql = (joins: Set<Join>) => (['b', 's', 'f'] as const).filter((j) => joins.has(j)).map((j) => JOINS[j]).join(' ');
+
+/** The SQL of one page and of its total (exposed for EXPLAIN in tests and benchmarks). */
+export function resultListSql(query: ResultListQuery, scope: ResultScope): { page: Fragment; count: Fragment; request: PageRequest } {
+  const sort = parseResultSort(query.sort_by);
+  const { where, joins } = resultWhere(query, scope);
+  const countSql = `select count(*)::int as total from result r ${joinSql(joins)} ${where.toSql()}`;
+  const order = orderBy(sort, joins);
+  const request = pageRequest(query);
+  const { limit, offset } = limitOffset(request);
+  return {
+    page: {
+      sql: `select ${RESULT_COLUMNS} from result r ${joinSql(joins)} ${where.toSql()} ${order.sql} limit ? offset ?`,
+      params: [...where.params, ...order.params, limit, offset],
+    },
+    count: { sql: countSql, params: where.params },
+    request,
+  };
+}
+
+/** One page of result rows and the total of the list. */
+export async function findResultRows(
+  em: EntityManager,
+  query: ResultListQuery,
+  scope: ResultScope,
+): Promise<{ rows: ResultListRow[]; total: number; request: PageRequest }> {
+  const { page, count, request } = resultListSql(query, scope);
+  const [rows, counted] = await Promise.all([
+    em.execute<ResultListRow[]>(page.sql, page.params),
+    em.execute<{ total: number }[]>(count.sql, count.params),
+  ]);
+  return { rows, total: counted[0]!.total, request };
+}

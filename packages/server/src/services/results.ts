@@ -1,0 +1,204 @@
+/**
+ * Results: upload (validated against the benchmark's schema), reading with embedded catalogue
+ * objects loaded in batches, tags, deletion and the uploader view.
+ */
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Benchmark, Flavor, Result, ResultTag, Site, Tag, User, type BenchmarkRow, type FlavorRow, type SiteRow, type TagRow } from '../entities/index.ts';
+import type { Caller } from '../http/handler.ts';
+import { AppError, errors } from '../http/errors.ts';
+import { benchmarkView } from './benchmarks.ts';
+import { siteView } from './sites.ts';
+import { flavorView } from './flavors.ts';
+import { tagView } from './tags.ts';
+import { formatTimestamp } from './format.ts';
+import { resultValidator } from './json-schema.ts';
+import { pageEnvelope } from './pagination.ts';
+import { findResultRows, RESULT_COLUMNS, type ResultListQuery, type ResultListRow, type ResultScope } from './result-query.ts';
+import { lockResult, refreshHidden, requireUploaderOrAdmin } from './claims.ts';
+
+/** How far in the future an execution may start: clocks of uploading machines drift. */
+export const CLOCK_TOLERANCE_MS = 5 * 60_000;
+const ZONE = /(Z|[+-]\d{2}:?\d{2})$/i;
+
+type Catalogue = { status: string };
+
+function requireApproved(row: Catalogue, label: string, id: string): void {
+  if (row.status !== 'approved') {
+    throw new AppError(422, 'NOT_APPROVED', `${label} ${id} is not approved yet: results need approved items.`);
+  }
+}
+
+/** Embeds benchmark, site, flavor and tags: one query per kind for all the rows, never one per row. */
+export async function resultViews(em: EntityManager, rows: ResultListRow[]) {
+  if (rows.length === 0) return [];
+  const ids = (key: 'benchmark_id' | 'site_id' | 'flavor_id') => [...new Set(rows.map((r) => r[key]))];
+  const byId = <T extends { id: string }>(list: T[]) => new Map(list.map((x) => [x.id, x]));
+  const [benchmarks, sites, flavors, tags] = await Promise.all([
+    em.execute<BenchmarkRow[]>('select * from benchmark where id = any(array[?]::uuid[])', [ids('benchmark_id')]),
+    em.execute<SiteRow[]>('select * from site where id = any(array[?]::uuid[])', [ids('site_id')]),
+    em.execute<FlavorRow[]>('select * from flavor where id = any(array[?]::uuid[])', [ids('flavor_id')]),
+    em.execute<(TagRow & { result_id: string })[]>(
+      'select rt.result_id, t.* from result_tag rt join tag t on t.id = rt.tag_id ' +
+        'where rt.result_id = any(array[?]::uuid[]) order by t.name, t.id',
+      [rows.map((r) => r.id)],
+    ),
+  ]);
+  const [b, s, f] = [byId(benchmarks), byId(sites), byId(flavors)];
+  const tagsOf = new Map<string, ReturnType<typeof tagView>[]>();
+  for (const t of tags) {
+    const list = tagsOf.get(t.result_id) ?? [];
+    list.push(tagView(t));
+    tagsOf.set(t.result_id, list);
+  }
+  return rows.map((r) => ({
+    id: r.id,
+    execution_datetime: formatTimestamp(r.execution_datetime),
+    upload_datetime: formatTimestamp(r.upload_datetime),
+    benchmark: benchmarkView(b.get(r.benchmark_id)!),
+    site: siteView(s.get(r.site_id)!),
+    flavor: flavorView(f.get(r.flavor_id)!),
+    tags: tagsOf.get(r.id) ?? [],
+    json: r.json,
+    hidden: r.hidden,
+  }));
+}
+
+export type ResultView = Awaited<ReturnType<typeof resultViews>>[number];
+
+export async function listResults(em: EntityManager, query: ResultListQuery, scope: ResultScope) {
+  const { rows, total, request } = await findResultRows(em, query, scope);
+  return pageEnvelope(await resultViews(em, rows), total, request);
+}
+
+/** Any result, hidden ones included; 404 when there is none. */
+export async function getResult(em: EntityManager, id: string): Promise<ResultView> {
+  const rows = await em.execute<ResultListRow[]>(`select ${RESULT_COLUMNS} from result r where r.id = ?`, [id]);
+  if (!rows[0]) throw errors.notFound('Result', id);
+  return (await resultViews(em, rows))[0]!;
+}
+
+/** The tags of these ids, each existing (404) and approved (422); duplicates collapsed. */
+async function approvedTags(em: EntityManager, tagIds: readonly string[]): Promise<TagRow[]> {
+  const unique = [...new Set(tagIds)];
+  if (unique.length === 0) return [];
+  const found = new Map((await em.find(Tag, { id: { $in: unique } })).map((t) => [t.id, t]));
+  for (const id of unique) if (!found.has(id)) throw errors.notFound('Tag', id);
+  for (const id of unique) requireApproved(found.get(id)!, 'Tag', id);
+  return unique.map((id) => found.get(id)!).sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.id < y.id ? -1 : 1));
+}
+
+/** A zoned date-time, not in the future (beyond the clock tolerance). */
+function executionTime(value: string): Date {
+  const at = new Date(value);
+  if (!ZONE.test(value) || Number.isNaN(at.getTime())) {
+    throw new AppError(422, 'INVALID_EXECUTION_DATETIME', 'execution_datetime must be a date-time with a zone designator (Z or an offset), e.g. 2025-01-31T10:00:00Z.', {
+      errors: [{ in: 'query', path: 'execution_datetime', message: 'must include a zone designator' }],
+    });
+  }
+  if (at.getTime() > Date.now() + CLOCK_TOLERANCE_MS) {
+    throw new AppError(422, 'EXECUTION_IN_FUTURE', `execution_datetime ${value} is in the future.`, {
+      errors: [{ in: 'query', path: 'execution_datetime', message: 'must not be in the future' }],
+    });
+  }
+  return at;
+}
+
+export interface CreateResultQuery {
+  benchmark_id: string;
+  flavor_id: string;
+  execution_datetime: string;
+  tags_ids?: string[];
+}
+
+export async function createResult(em: EntityManager, caller: Caller, query: CreateResultQuery, json: Record<string, unknown>): Promise<ResultView> {
+  const executedAt = executionTime(query.execution_datetime);
+  const benchmark = await em.findOne(Benchmark, { id: query.benchmark_id });
+  if (!benchmark) throw errors.notFound('Benchmark', query.benchmark_id);
+  requireApproved(benchmark, 'Benchmark', benchmark.id);
+  const flavor = await em.findOne(Flavor, { id: query.flavor_id });
+  if (!flavor) throw errors.notFound('Flavor', query.flavor_id);
+  requireApproved(flavor, 'Flavor', flavor.id);
+  const site = await em.findOneOrFail(Site, { id: flavor.site_id });
+  requireApproved(site, 'Site', site.id);
+  const tags = await approvedTags(em, query.tags_ids ?? []);
+
+  let validate;
+  try {
+    validate = resultValidator(benchmark.id, benchmark.json_schema);
+  } catch (err) {
+    throw new AppError(422, 'INVALID_BENCHMARK_SCHEMA', `The json_schema of benchmark ${benchmark.id} does not compile; ask an administrator to fix it.`, { cause: err });
+  }
+  const problems = validate(json);
+  if (problems) {
+    throw new AppError(422, 'SCHEMA_VIOLATION', `The result does not satisfy the json_schema of benchmark ${benchmark.id}: ${problems.length} violation(s).`, { errors: problems });
+  }
+
+  const row = await em.transactional(async (tx) => {
+    const result = tx.create(Result, {
+      id: randomUUID(),
+      benchmark_id: benchmark.id,
+      site_id: site.id,
+      flavor_id: flavor.id,
+      json,
+      execution_datetime: executedAt,
+      upload_datetime: new Date(),
+      uploader_iss: caller.identity.iss,
+      uploader_sub: caller.identity.sub,
+      deleted: false,
+      hidden: false,
+    });
+    await tx.flush(); // entities hold plain foreign keys: the parent first
+    for (const tag of tags) tx.create(ResultTag, { result_id: result.id, tag_id: tag.id });
+    await tx.flush();
+    return result;
+  });
+  return {
+    id: row.id,
+    execution_datetime: formatTimestamp(row.execution_datetime),
+    upload_datetime: formatTimestamp(row.upload_datetime),
+    benchmark: benchmarkView(benchmark),
+    site: siteView(site),
+    flavor: flavorView(flavor),
+    tags: tags.map(tagView),
+    json: row.json,
+    hidden: false,
+  };
+}
+
+/** Replaces the tags of a result: its uploader or an administrator (403 NOT_UPLOADER otherwise). */
+export async function replaceResultTags(em: EntityManager, caller: Caller, id: string, tagIds: readonly string[]): Promise<void> {
+  const result = await em.findOne(Result, { id });
+  if (!result) throw errors.notFound('Result', id);
+  requireUploaderOrAdmin(caller, result);
+  const tags = await approvedTags(em, tagIds);
+  await em.transactional(async (tx) => {
+    await tx.execute('delete from result_tag where result_id = ?', [id]);
+    for (const tag of tags) tx.create(ResultTag, { result_id: id, tag_id: tag.id });
+    await tx.flush();
+  });
+}
+
+/** Deletes a result for good: kept in the database, hidden everywhere but GET /results/{id}. */
+export async function deleteResult(em: EntityManager, id: string): Promise<void> {
+  await em.transactional(async (tx) => {
+    await lockResult(tx, id);
+    await tx.execute('update result set deleted = true where id = ?', [id]);
+    await refreshHidden(tx, id);
+  });
+}
+
+/** The uploader of a result, with email (administrators only). */
+export async function resultUploader(em: EntityManager, id: string) {
+  const result = await em.findOne(Result, { id });
+  if (!result) throw errors.notFound('Result', id);
+  const user = await em.findOneOrFail(User, { iss: result.uploader_iss, sub: result.uploader_sub });
+  return {
+    iss: user.iss,
+    sub: user.sub,
+    email: user.removed_datetime ? null : (user.email ?? null),
+    registration_datetime: formatTimestamp(user.registration_datetime),
+    terms_version: user.terms_version,
+    removed: user.removed_datetime != null,
+  };
+}
