@@ -6,7 +6,7 @@
 import { createClient, type Client, type FetchLike, type PageRequest } from '@benchmarks/sdk';
 import { TokenSource } from './auth.ts';
 import { UsageError } from './errors.ts';
-import { resolveSettings, type GlobalOptions, type ListOptions, type Settings } from './global-options.ts';
+import { checkServer, resolveSettings, type GlobalOptions, type ListOptions, type Settings } from './global-options.ts';
 import type { Io } from './io.ts';
 import { renderItem, renderList, type Column } from './output.ts';
 import { CLI_VERSION } from './version.ts';
@@ -17,6 +17,11 @@ export interface Context {
   tokens: TokenSource;
   /** The SDK client; a UsageError when no server is configured. */
   readonly client: Client;
+  /**
+   * Another client (closed with the context) whose token comes from `getToken`; `observe` sees
+   * every HTTP status, or the network error, of its requests.
+   */
+  newClient(getToken: () => Promise<string | undefined>, observe?: (outcome: number | Error) => void): Client;
   /** The API base URL, e.g. http://host:8080/api/v1. */
   readonly apiBase: string;
   /** A line on stdout (data). */
@@ -47,20 +52,34 @@ function verboseFetch(io: Io): FetchLike {
   };
 }
 
+function observed(fetch: FetchLike, observe: (outcome: number | Error) => void): FetchLike {
+  return async (url, init) => {
+    try {
+      const response = await fetch(url, init);
+      observe(response.status);
+      return response;
+    } catch (err) {
+      observe(err as Error);
+      throw err;
+    }
+  };
+}
+
 export async function createContext(options: GlobalOptions, io: Io): Promise<Context & { close(): Promise<void> }> {
   const settings = await resolveSettings(options, io);
   const tokens = new TokenSource(settings);
-  let client: Client | undefined;
-  const getClient = (): Client => {
+  const clients: Client[] = [];
+  const newClient = (getToken: () => Promise<string | undefined>, observe?: (outcome: number | Error) => void): Client => {
     if (!settings.server) throw new UsageError(NO_SERVER);
-    client ??= createClient({
-      baseUrl: settings.server,
-      getToken: () => tokens.get(),
-      userAgent: `benchmarks-cli/${CLI_VERSION}`,
-      ...(settings.verbose ? { fetch: verboseFetch(io) } : {}),
-    });
+    checkServer(settings.server);
+    let fetch: FetchLike | undefined = settings.verbose ? verboseFetch(io) : undefined;
+    if (observe) fetch = observed(fetch ?? ((url, init) => globalThis.fetch(url, init)), observe);
+    const client = createClient({ baseUrl: settings.server, getToken, userAgent: `benchmarks-cli/${CLI_VERSION}`, ...(fetch ? { fetch } : {}) });
+    clients.push(client);
     return client;
   };
+  let client: Client | undefined;
+  const getClient = (): Client => (client ??= newClient(() => tokens.get()));
   const info = (text: string) => {
     if (!settings.quiet) io.stderr.write(`${text}\n`);
   };
@@ -71,6 +90,7 @@ export async function createContext(options: GlobalOptions, io: Io): Promise<Con
     get client() {
       return getClient();
     },
+    newClient,
     get apiBase() {
       return getClient().baseUrl;
     },
@@ -97,7 +117,7 @@ export async function createContext(options: GlobalOptions, io: Io): Promise<Con
       return items;
     },
     close: async () => {
-      await client?.close();
+      await Promise.all(clients.map((c) => c.close()));
     },
   };
 }

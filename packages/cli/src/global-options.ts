@@ -50,6 +50,15 @@ export function addGlobalOptions(program: Command): void {
 const set = (value: string | undefined) => (value === undefined || value === '' ? undefined : value);
 const flag = (value: string | undefined) => (set(value) === undefined ? undefined : !/^(0|false|no|off)$/i.test(value!));
 
+/** The API base URL of a server address; a UsageError when it is no http(s) URL. */
+export function checkServer(server: string): string {
+  try {
+    return apiBaseUrl(server);
+  } catch (err) {
+    throw new UsageError(`Invalid server address '${server}': ${(err as Error).message}.`);
+  }
+}
+
 export async function resolveSettings(options: GlobalOptions, io: Io): Promise<Settings> {
   const path = configPath(io.env);
   const config = await loadConfig(path);
@@ -57,13 +66,6 @@ export async function resolveSettings(options: GlobalOptions, io: Io): Promise<S
   const stored = profileOf(config, profile);
 
   const server = set(options.server) ?? set(io.env.BENCHMARKS_SERVER) ?? set(stored.server);
-  if (server !== undefined) {
-    try {
-      apiBaseUrl(server);
-    } catch (err) {
-      throw new UsageError(`Invalid server address '${server}': ${(err as Error).message}.`);
-    }
-  }
   const output = set(options.output) ?? set(io.env.BENCHMARKS_OUTPUT) ?? stored.output ?? (io.isTTY.stdout ? 'table' : 'json');
   if (!(OUTPUT_FORMATS as readonly string[]).includes(output)) {
     throw new UsageError(`Unknown output format '${output}': use one of ${OUTPUT_FORMATS.join(', ')}.`);

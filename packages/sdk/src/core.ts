@@ -4,18 +4,12 @@
  */
 import { operations, type OperationDef, type OperationId } from './contract/index.ts';
 import { sortBy, SortTerm } from './builders.ts';
-import {
-  ApiError,
-  ConnectionError,
-  errorFromResponse,
-  parseRetryAfter,
-  TimeoutError,
-  type RequestInfo,
-} from './errors.ts';
+import { errorFromResponse, parseRetryAfter, TimeoutError, type RequestInfo } from './errors.ts';
 import { defaultTransport, type FetchLike, type FetchResponse, type Transport } from './fetch.ts';
 import { PageRequest, type Page } from './pagination.ts';
+import { connectionError, headersOf, parseBody, parseSuccess } from './response.ts';
 import { IDEMPOTENT_METHODS, RETRY_STATUSES, retryDelayMs, sleep } from './retry.ts';
-import type { CallArgsTuple, Item, Reply } from './types.ts';
+import type { CallArgsTuple, Item, ListQuery, Params, Reply } from './types.ts';
 import { apiBaseUrl, encodeQuery, expandPath, type QueryValue } from './url.ts';
 import { SDK_VERSION } from './version.ts';
 
@@ -47,6 +41,8 @@ const registry = operations as Record<string, OperationDef>;
 const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
 
 type LooseArgs = { params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown; signal?: AbortSignal };
+/** The arguments of a list operation: its path parameters and its query, builders allowed. */
+type ListArgs<K extends OperationId> = { params?: Params<K>; query?: ListQuery<K>; signal?: AbortSignal };
 type Outcome = { response: FetchResponse; text: string } | { error: unknown };
 
 /**
@@ -143,13 +139,12 @@ export class Core {
    * @example
    * for await (const b of client.core.list('listBenchmarks', { query: { per_page: 10 } })) console.log(b.name);
    */
-  list<K extends OperationId>(operationId: K, args: { params?: unknown; query?: object; signal?: AbortSignal } = {}): PageRequest<Item<K>> {
-    const query = args.query;
-    return new PageRequest(
-      (page) =>
-        this.#run(operationId, { ...args, query: page === undefined ? query : { ...query, page } } as LooseArgs) as Promise<
-          Page<Item<K>>
-        >,
+  list<K extends OperationId>(operationId: K, args?: ListArgs<K>): PageRequest<Item<K>>;
+  // Untyped implementation, as for request().
+  list(operationId: string, args: LooseArgs = {}): PageRequest<unknown> {
+    const { query } = args;
+    return new PageRequest((page) =>
+      this.#run(operationId, { ...args, query: page === undefined ? query : { ...query, page } }) as Promise<Page<unknown>>,
     );
   }
 
@@ -173,7 +168,7 @@ export class Core {
   async #send(info: RequestInfo, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal): Promise<Outcome> {
     const timeout = this.#timeoutMs > 0 ? AbortSignal.timeout(this.#timeoutMs) : undefined;
     const signals = [timeout, signal].filter((s): s is AbortSignal => s !== undefined);
-    const combined = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    const combined = signals.length > 1 ? anySignal(signals) : signals[0];
     try {
       const response = await this.#transport.fetch(info.url, { method: info.method, headers, body, signal: combined });
       return { response, text: await response.text() };
@@ -182,6 +177,17 @@ export class Core {
       return { error };
     }
   }
+}
+
+/** `AbortSignal.any`, or its equivalent where a browser lacks it (before 2024). */
+function anySignal(signals: AbortSignal[]): AbortSignal {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any(signals);
+  const controller = new AbortController();
+  for (const s of signals) {
+    if (s.aborted) controller.abort(s.reason);
+    else s.addEventListener('abort', () => controller.abort(s.reason), { once: true });
+  }
+  return controller.signal;
 }
 
 /** `sort_by` given as builder terms becomes its wire string; filters become their expressions. */
@@ -194,49 +200,4 @@ function wireQuery(query: Record<string, unknown> | undefined): Record<string, Q
   }
   if (Array.isArray(query.filters)) out.filters = query.filters.map(String);
   return out;
-}
-
-function headersOf(response: FetchResponse): Record<string, string> {
-  const out: Record<string, string> = {};
-  response.headers.forEach((value, key) => {
-    out[key.toLowerCase()] = value;
-  });
-  return out;
-}
-
-function isJson(response: FetchResponse): boolean {
-  return /[/+]json\b/i.test(response.headers.get('content-type') ?? '');
-}
-
-function parseBody(response: FetchResponse, text: string): unknown {
-  if (!text) return undefined;
-  if (!isJson(response)) return text;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function parseSuccess(status: number, response: FetchResponse, text: string, request: RequestInfo, redact: (s: string) => string): unknown {
-  if (status === 204 || !text) return undefined;
-  if (!isJson(response)) return text;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ApiError({ status, code: 'INVALID_RESPONSE', title: 'Invalid response', detail: redact('The response body is not valid JSON.'), request });
-  }
-}
-
-/** Describes a network failure without letting the token travel along (e.g. in a custom fetch's error). */
-function connectionError(info: RequestInfo, error: unknown, redact: (s: string) => string): ConnectionError {
-  const reasons: string[] = [];
-  for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    const message = e instanceof Error ? e.message : String(e);
-    reasons.push(typeof code === 'string' && !message.includes(code) ? `${code} ${message}` : message);
-  }
-  const reason = redact(reasons.filter((r) => r && r !== 'fetch failed').join(': ') || 'network error');
-  const leaks = redact(reasons.join('\n')) !== reasons.join('\n');
-  return new ConnectionError(`Cannot reach ${info.url}: ${reason}`, info, { cause: leaks ? new Error(reason) : error });
 }

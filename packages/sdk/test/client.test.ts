@@ -67,12 +67,15 @@ test('createClient: the service root and its /api/v1 base URL reach the same API
   assert.throws(() => createClient({ baseUrl: 'http://h/?x=1' }), /query string/);
 });
 
-test('GET /ready and GET /api-spec.json: typed bodies from the real server', async () => {
+test('GET /ready, /api-spec.json and /auth/config: typed bodies from the real server', async () => {
   assert.equal(await client().ready(), { status: 'ready', database: 'ok', migrations: 'applied' });
   const spec = await client().spec();
   assert.match(spec.openapi, /^3\.1/);
   const paths = (spec as Record<string, unknown>).paths as Record<string, unknown>;
   assert.ok('/users:register' in paths);
+  const auth = await client().authConfig();
+  assert.equal(auth.issuers, [t.issuer.issuer]);
+  assert.type(auth.terms_version, 'string');
 });
 
 test('POST /users:register: 201 with the user, then ConflictError ALREADY_REGISTERED', async () => {
@@ -325,7 +328,7 @@ test('every operation of the contract is reachable through a namespace method', 
     () => c.submissions.list(), () => c.users.list(), () => c.users.search(), () => c.users.remove({ sub: 'x' }),
   ];
   for (const call of calls) await call();
-  const reached = new Set(
+  const reached = new Set<string | undefined>(
     sent.map((line) =>
       Object.values(operations).find((def) => {
         const pattern = '/api/v1' + def.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/:]+');

@@ -84,6 +84,7 @@ test('POST /results/{id}:claim: validation, auth and unknown results', async () 
   expectProblem(await t.request('POST', `/results/${id}:claim`, { token: claimant, body: {} }), 422, 'INVALID_BODY');
   expectProblem(await claim(id, ''), 422, 'INVALID_BODY');
   expectProblem(await claim(id, '   '), 422, 'INVALID_BODY');
+  expectProblem(await claim(id, 'nul \u0000 inside'), 422, 'INVALID_BODY');
   expectProblem(await claim(id, 'x'.repeat(2001)), 422, 'INVALID_BODY');
   expectProblem(await t.request('POST', `/results/${id}:claim`, { token: claimant, body: { message: 'm', bad_field: 1 } }), 422, 'INVALID_BODY');
   expectProblem(await t.request('POST', `/results/${id}:claim`, { body: {} }), 401, 'MISSING_TOKEN');

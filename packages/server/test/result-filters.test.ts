@@ -210,6 +210,11 @@ test('SQL injection through path, value, sort or terms: a clean 4xx or no match,
   const sorted = await t.request('GET', '/results', { query: { sort_by: `+json.a';drop table result;--` } });
   assert.is(sorted.status, 200);
   assert.is(sorted.body.total, 6);
+  // a NUL byte would break the database protocol (503): refused up front
+  expectProblem(await t.request('GET', '/results?filters=s%20%3D%3D%20a%00b'), 422, 'INVALID_FILTER');
+  expectProblem(await t.request('GET', '/results?filters=s%00%20%3E%201'), 422, 'INVALID_FILTER');
+  expectProblem(await t.request('GET', '/results:search?terms=a%00b'), 422, 'INVALID_QUERY');
+  expectProblem(await t.request('GET', '/results?sort_by=%2Bjson.a%00b'), 422, 'INVALID_SORT');
   const count = await seed.sql<{ n: number }>('select count(*)::int as n from result');
   assert.is(count[0]!.n, 6, 'the table is still there, with every row');
   assert.is((await t.request('GET', '/results')).body.total, 6);

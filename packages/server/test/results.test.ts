@@ -182,6 +182,14 @@ test('POST /results: the body must be a JSON object', async () => {
   expectProblem(await t.request('POST', '/results', { token: alice, query: { ...q(), execution_datetime: '2024-05-01T12:00:00Z' }, rawBody: '{"a":' }), 400, 'MALFORMED_JSON');
 });
 
+test('POST /results: a NUL character, which PostgreSQL cannot store, is 422 naming where it is', async () => {
+  for (const [body, path] of [[{ a: ['x', 'y\u0000'] }, '/a/1'], [{ 'k/\u0000': 1 }, '/k~1\u0000']] as const) {
+    const res = await upload(t, alice, q({ benchmark_id: open.id }), body);
+    expectProblem(res, 422, 'UNSUPPORTED_CHARACTER');
+    assert.equal(res.body.errors, [{ in: 'json', path, message: 'must not contain the NUL character' }]);
+  }
+});
+
 test('POST /results: a 2020-12 schema reports every violation with its JSON pointer, formats included', async () => {
   const bad = { started: 'yesterday', machine: { cpu: { count: 0 } }, result: { score: '2270', runs: [1, 'x'] } };
   const res = await upload(t, alice, q(), bad);
@@ -287,7 +295,7 @@ test('GET /results/{id}/uploader: the uploader with email, for administrators on
 
 test("GET /users/self/results: only the caller's results, hidden ones included, every filter applied", async () => {
   const carol = await t.user('carol');
-  const mine = [];
+  const mine: any[] = [];
   for (const n of [1, 2, 3]) mine.push((await upload(t, carol, q({ benchmark_id: open.id, tags_ids: n === 3 ? [tagA.id] : [] }), { n })).body);
   const other = (await upload(t, bob, q({ benchmark_id: open.id }), { n: 2 })).body;
   await seed.sql('update result set hidden = true where id = ?', [mine[1]!.id]);

@@ -45,6 +45,7 @@ export const ResultSort = {
 };
 
 const TagIds = (description: string) => Type.Array(Uuid, { maxItems: 20, description });
+const IdOf = (description: string) => Type.String({ format: 'uuid', description });
 
 export const Filters = Type.Array(
   Type.String({
@@ -65,9 +66,9 @@ export const Filters = Type.Array(
 
 /** The filters every result list takes. */
 export const ResultFilters = {
-  benchmark_id: Type.Optional(Uuid),
-  site_id: Type.Optional(Uuid),
-  flavor_id: Type.Optional(Uuid),
+  benchmark_id: Type.Optional(IdOf('Results of this benchmark (recommended with filters: one JSON structure).')),
+  site_id: Type.Optional(IdOf('Results executed at this site.')),
+  flavor_id: Type.Optional(IdOf('Results executed on this flavor.')),
   tags_ids: Type.Optional(TagIds('Results carrying every one of these tags.')),
   ...UploadBounds,
   execution_before: Type.Optional(DateBound),
@@ -131,8 +132,8 @@ export const createResult = defineOperation({
   auth: 'user',
   query: Type.Object(
     {
-      benchmark_id: Uuid,
-      flavor_id: Uuid,
+      benchmark_id: IdOf('The benchmark that was run (approved).'),
+      flavor_id: IdOf('The flavor it ran on (approved); the site is the flavor\'s.'),
       execution_datetime: Type.String({
         format: 'date-time',
         description: 'Start of the execution: ISO 8601 with a zone designator (Z or an offset), not in the future.',

@@ -90,6 +90,11 @@ export const getClaim = (em: EntityManager, id: string) => findClaim(em, id).the
 
 /** Files a claim: the result is hidden until the claim is rejected or deleted. */
 export async function claimResult(em: EntityManager, caller: Caller, resultId: string, message: string) {
+  if (message.includes('\u0000')) {
+    throw new AppError(422, 'INVALID_BODY', 'The message contains the NUL character (\\u0000).', {
+      errors: [{ in: 'body', path: '/message', message: 'must not contain the NUL character' }],
+    });
+  }
   const id = randomUUID();
   await em.transactional(async (tx) => {
     const result = await lockResult(tx, resultId);

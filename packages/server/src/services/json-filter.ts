@@ -37,7 +37,7 @@ export const FILTER_EXAMPLE = 'filters=machine.cpu.count%20%3E%3D%204 (that is: 
 
 /** The segments of a dotted path, or null when it is empty, has an empty segment or is too long. */
 export function parsePath(text: string): string[] | null {
-  if (!text || text.length > MAX_PATH_LENGTH) return null;
+  if (!text || text.length > MAX_PATH_LENGTH || text.includes('\u0000')) return null;
   const segments = text.split('.');
   if (segments.length > MAX_PATH_SEGMENTS || segments.some((s) => s === '')) return null;
   return segments;
@@ -58,6 +58,7 @@ function typedValue(raw: string): FilterValue | string {
  * Returns the filter or the reason it is malformed.
  */
 export function parseFilter(expression: string): JsonFilter | string {
+  if (expression.includes('\u0000')) return 'the NUL character (%00) is not allowed';
   const first = expression.indexOf(' ');
   const second = first < 0 ? -1 : expression.indexOf(' ', first + 1);
   if (second < 0) return 'expected three parts separated by spaces (%20): <dotted.path> <operator> <value>';

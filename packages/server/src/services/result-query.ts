@@ -3,6 +3,7 @@
  * one for its total, with the same WHERE; every user value is a bound parameter.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { AppError } from '../http/errors.ts';
 import { parseDateBound } from '../http/validation.ts';
 import { filterSql, jsonSortSql, parseFilters, parsePath, type Fragment } from './json-filter.ts';
 import { limitOffset, pageRequest, type PageRequest } from './pagination.ts';
@@ -126,12 +127,18 @@ export function resultWhere(query: ResultListQuery, scope: ResultScope): { where
   }
   for (const term of query.terms ?? []) {
     if (term === '') continue;
+    if (term.includes('\u0000')) {
+      throw new AppError(422, 'INVALID_QUERY', 'A search term contains the NUL character (%00).', {
+        errors: [{ in: 'query', path: 'terms', message: 'must not contain the NUL character' }],
+      });
+    }
+    // The catalogue tables are small: find their matching ids once (init plans), not per result.
     const p = likePattern(term);
-    joins.add('b').add('s').add('f');
     where.add(
-      `${BENCHMARK_NAME} ilike ? escape '\\' or s.name ilike ? escape '\\' or s.address ilike ? escape '\\' ` +
-        `or f.name ilike ? escape '\\' or exists (select 1 from result_tag rt join tag t on t.id = rt.tag_id ` +
-        `where rt.result_id = r.id and t.name ilike ? escape '\\')`,
+      `r.benchmark_id = any(array(select b.id from benchmark b where ${BENCHMARK_NAME} ilike ? escape '\\')) ` +
+        `or r.site_id = any(array(select s.id from site s where s.name ilike ? escape '\\' or s.address ilike ? escape '\\')) ` +
+        `or r.flavor_id = any(array(select f.id from flavor f where f.name ilike ? escape '\\')) ` +
+        `or exists (select 1 from result_tag rt join tag t on t.id = rt.tag_id where rt.result_id = r.id and t.name ilike ? escape '\\')`,
       p, p, p, p, p,
     );
   }

@@ -104,6 +104,24 @@ function executionTime(value: string): Date {
   return at;
 }
 
+/** PostgreSQL cannot store U+0000 in jsonb: the JSON pointer of the first string or key holding one. */
+function nulPointer(json: unknown): string | null {
+  const stack: [unknown, string][] = [[json, '']];
+  while (stack.length) {
+    const [value, pointer] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return pointer || '/';
+    } else if (value && typeof value === 'object') {
+      for (const [key, child] of Object.entries(value)) {
+        const at = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+        if (key.includes('\u0000')) return at;
+        stack.push([child, at]);
+      }
+    }
+  }
+  return null;
+}
+
 export interface CreateResultQuery {
   benchmark_id: string;
   flavor_id: string;
@@ -128,6 +146,12 @@ export async function createResult(em: EntityManager, caller: Caller, query: Cre
     validate = resultValidator(benchmark.id, benchmark.json_schema);
   } catch (err) {
     throw new AppError(422, 'INVALID_BENCHMARK_SCHEMA', `The json_schema of benchmark ${benchmark.id} does not compile; ask an administrator to fix it.`, { cause: err });
+  }
+  const nul = nulPointer(json);
+  if (nul) {
+    throw new AppError(422, 'UNSUPPORTED_CHARACTER', 'The result holds the NUL character (\\u0000), which cannot be stored.', {
+      errors: [{ in: 'json', path: nul, message: 'must not contain the NUL character' }],
+    });
   }
   const problems = validate(json);
   if (problems) {

@@ -1,0 +1,22 @@
+import type { Command } from 'commander';
+import { withContext } from '../../context.ts';
+import type { Io } from '../../io.ts';
+import { group, runs, type WithGlobals } from '../shared.ts';
+
+export type Options = WithGlobals<{ id: string }>;
+
+export function register(program: Command): void {
+  group(program, 'claims')
+    .command('approve')
+    .description('Uphold a claim: the claimed result stays hidden (admin)')
+    .argument('<id>', 'claim id')
+    .addHelpText('after', '\nExample:\n  benchmarks claims approve 3f0c9d2e-...')
+    .action(runs(run, ['id']));
+}
+
+export async function run(options: Options, io: Io): Promise<void> {
+  await withContext(options, io, async (ctx) => {
+    await ctx.client.claims.approve(options.id);
+    ctx.info(`Claim ${options.id} upheld: the result stays hidden.`);
+  });
+}

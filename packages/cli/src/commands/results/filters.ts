@@ -1,0 +1,69 @@
+/** The filters `results list` and `results search` share, and their translation to the query. */
+import type { Command } from 'commander';
+import type { Client } from '@benchmarks/sdk';
+import { addListOptions, pageQuery, repeatable, type ListOptions } from '../../global-options.ts';
+import { Resolver } from '../../resolve.ts';
+
+export const SORT_FIELDS = [
+  'execution_datetime',
+  'upload_datetime',
+  'benchmark_name',
+  'site_name',
+  'flavor_name',
+  'benchmark_id',
+  'site_id',
+  'flavor_id',
+  'id',
+  'json.<dotted.path>',
+];
+
+export interface ResultFilterOptions extends ListOptions {
+  benchmark?: string;
+  site?: string;
+  flavor?: string;
+  tag?: string[];
+  filter?: string[];
+  uploadedBefore?: string;
+  uploadedAfter?: string;
+  executedBefore?: string;
+  executedAfter?: string;
+  mine?: boolean;
+}
+
+export function addResultFilters(command: Command): Command {
+  command
+    .option('--benchmark <benchmark>', 'benchmark id or image:tag')
+    .option('--site <site>', 'site id or name')
+    .option('--flavor <flavor>', 'flavor id or site/flavor')
+    .option('--tag <tag>', 'tag id or name; repeat for results carrying every one', repeatable)
+    .option('--filter <expression>', "JSON filter 'path op value', op one of == > < >= <=; repeatable", repeatable)
+    .option('--uploaded-before <date>', 'uploaded before this date or date-time')
+    .option('--uploaded-after <date>', 'uploaded after this date or date-time')
+    .option('--executed-before <date>', 'executed before this date or date-time')
+    .option('--executed-after <date>', 'executed after this date or date-time')
+    .option('--mine', 'only results I uploaded, hidden ones included');
+  return addListOptions(command, SORT_FIELDS);
+}
+
+/** The query of the options, names resolved to ids. */
+export async function resultQuery(client: Client, options: ResultFilterOptions) {
+  const resolver = new Resolver(client, { anyStatus: true });
+  const [benchmark_id, site_id, flavor_id, tags_ids] = await Promise.all([
+    options.benchmark ? resolver.benchmark(options.benchmark) : undefined,
+    options.site ? resolver.site(options.site) : undefined,
+    options.flavor ? resolver.flavor(options.flavor) : undefined,
+    options.tag?.length ? Promise.all(options.tag.map((t) => resolver.tag(t))) : undefined,
+  ]);
+  return {
+    ...(benchmark_id ? { benchmark_id } : {}),
+    ...(site_id ? { site_id } : {}),
+    ...(flavor_id ? { flavor_id } : {}),
+    ...(tags_ids ? { tags_ids } : {}),
+    ...(options.filter?.length ? { filters: options.filter } : {}),
+    ...(options.uploadedBefore ? { upload_before: options.uploadedBefore } : {}),
+    ...(options.uploadedAfter ? { upload_after: options.uploadedAfter } : {}),
+    ...(options.executedBefore ? { execution_before: options.executedBefore } : {}),
+    ...(options.executedAfter ? { execution_after: options.executedAfter } : {}),
+    ...pageQuery(options),
+  };
+}

@@ -1,0 +1,47 @@
+/** `review approve|reject <kind> <id...>`: the same steps, two verbs. */
+import { Argument, type Command } from 'commander';
+import type { Client } from '@benchmarks/sdk';
+import { withContext } from '../../context.ts';
+import { CliError, describeKnown } from '../../errors.ts';
+import type { Io } from '../../io.ts';
+import { group, runs, type WithGlobals } from '../shared.ts';
+import { KINDS, type Kind } from './list.ts';
+
+export type Decision = 'approve' | 'reject';
+export type Options = WithGlobals<{ kind: Kind; ids: string[] }>;
+
+const namespaces = (client: Client) => ({ benchmark: client.benchmarks, site: client.sites, flavor: client.flavors, tag: client.tags });
+
+export function registerDecision(program: Command, decision: Decision): void {
+  group(program, 'review')
+    .command(decision)
+    .description(
+      decision === 'approve'
+        ? 'Approve items on review: they become visible to everyone (admin)'
+        : 'Reject items on review: they are deleted (admin)',
+    )
+    .addArgument(new Argument('<kind>', 'kind of the items').choices(KINDS))
+    .argument('<ids...>', 'ids, as `review list` shows them')
+    .addHelpText('after', `\nExample:\n  benchmarks review ${decision} benchmark 3f0c9d2e-...`)
+    .action(runs((options: Options, io: Io) => decide(decision, options, io), ['kind', 'ids']));
+}
+
+export async function decide(decision: Decision, options: Options, io: Io): Promise<void> {
+  await withContext(options, io, async (ctx) => {
+    const namespace = namespaces(ctx.client)[options.kind];
+    let failed = 0;
+    for (const id of options.ids) {
+      try {
+        await namespace[decision](id);
+        ctx.info(`${decision === 'approve' ? 'Approved' : 'Rejected'} ${options.kind} ${id}.`);
+      } catch (err) {
+        // One item's problem must not hide the others'; a refusal to the caller stops everything.
+        const known = describeKnown(err);
+        if (!known || known.exitCode !== 1 || options.ids.length === 1) throw err;
+        failed++;
+        ctx.warn(`Could not ${decision} ${options.kind} ${id}: ${known.message}`);
+      }
+    }
+    if (failed) throw new CliError(`${failed} of ${options.ids.length} items could not be ${decision === 'approve' ? 'approved' : 'rejected'}.`);
+  });
+}

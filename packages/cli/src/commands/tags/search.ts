@@ -1,0 +1,26 @@
+import type { Command } from 'commander';
+import { tagColumns } from '../../columns.ts';
+import { withContext } from '../../context.ts';
+import { addListOptions, pageQuery } from '../../global-options.ts';
+import type { Io } from '../../io.ts';
+import { addReviewFilters, group, reviewQuery, runs, type ReviewFilterOptions, type WithGlobals } from '../shared.ts';
+import { SORT_FIELDS } from './list.ts';
+
+export type Options = WithGlobals<ReviewFilterOptions & { terms: string[] }>;
+
+export function register(program: Command): void {
+  const command = group(program, 'tags')
+    .command('search')
+    .description('Search tags: every term must occur in the name or the description')
+    .argument('<terms...>', 'search terms (case-insensitive)');
+  addReviewFilters(command);
+  addListOptions(command, SORT_FIELDS).addHelpText('after', '\nExample:\n  benchmarks tags search gpu');
+  command.action(runs(run, ['terms']));
+}
+
+export async function run(options: Options, io: Io): Promise<void> {
+  await withContext(options, io, async (ctx) => {
+    const request = ctx.client.tags.search({ terms: options.terms, ...reviewQuery(options), ...pageQuery(options) });
+    await ctx.printList(request, tagColumns, options);
+  });
+}

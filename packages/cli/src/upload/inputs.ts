@@ -1,0 +1,195 @@
+/**
+ * Where the results to upload come from: files, directories (searched recursively for .json,
+ * .ndjson and .jsonl files), glob patterns (for shells that did not expand them) and `-` for stdin.
+ * Each file holds one JSON object, an array of them, or one object per line (NDJSON).
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { extname, join, relative, sep } from 'node:path';
+import { CliError, UsageError } from '../errors.ts';
+import { readAll } from '../io.ts';
+
+export const STDIN = '-';
+const RESULT_EXTENSIONS = new Set(['.json', '.ndjson', '.jsonl']);
+const NDJSON_EXTENSIONS = new Set(['.ndjson', '.jsonl']);
+
+/** One item read from an input: its value, or why it could not be read. */
+export interface RawItem {
+  /** The file (`<stdin>` for `-`). */
+  source: string;
+  /** 1-based line, for NDJSON lines and single-object files. */
+  line?: number;
+  /** 0-based position, for items of a JSON array. */
+  index?: number;
+  value?: Record<string, unknown>;
+  error?: string;
+}
+
+const hasGlob = (arg: string) => /[*?[]/.test(arg);
+
+async function walk(dir: string, out: string[]): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  entries.sort((a, b) => a.name.localeCompare(b.name));
+  for (const entry of entries) {
+    if (entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) await walk(path, out);
+    else if (entry.isFile() && RESULT_EXTENSIONS.has(extname(entry.name).toLowerCase())) out.push(path);
+  }
+}
+
+async function allFiles(dir: string, out: string[]): Promise<void> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  entries.sort((a, b) => a.name.localeCompare(b.name));
+  for (const entry of entries) {
+    if (entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) await allFiles(path, out);
+    else if (entry.isFile()) out.push(path);
+  }
+}
+
+/** A glob as a regular expression over `/`-separated paths: `**` any directories, `*` and `?` within one name. */
+export function globRegExp(pattern: string): RegExp {
+  let re = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '*' && pattern[i + 1] === '*') {
+      const slash = pattern[i + 2] === '/';
+      re += slash ? '(?:[^/]*/)*' : '.*';
+      i += slash ? 2 : 1;
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '[') {
+      const end = pattern.indexOf(']', i + 1);
+      if (end === -1) re += '\\[';
+      else {
+        re += `[${pattern.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        i = end;
+      }
+    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+async function expandGlob(pattern: string): Promise<string[]> {
+  const normalized = pattern.split(sep).join('/');
+  const segments = normalized.split('/');
+  const firstGlob = segments.findIndex(hasGlob);
+  const base = segments.slice(0, firstGlob).join('/') || (normalized.startsWith('/') ? '/' : '.');
+  const files: string[] = [];
+  await allFiles(base, files);
+  const matcher = globRegExp(normalized.replace(/^\.\//, ''));
+  return files.filter((file) => {
+    const path = file.split(sep).join('/');
+    return matcher.test(base === '.' ? relative('.', file).split(sep).join('/') : path);
+  });
+}
+
+/** The files the arguments name, in order, each once; `-` stays `-`. */
+export async function expandInputs(args: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const arg of args) {
+    if (arg === STDIN) {
+      files.push(STDIN);
+      continue;
+    }
+    const info = await stat(arg).catch(() => undefined);
+    if (info?.isDirectory()) {
+      const found: string[] = [];
+      await walk(arg, found);
+      if (found.length === 0) throw new CliError(`No .json, .ndjson or .jsonl files in the directory ${arg}.`);
+      files.push(...found);
+    } else if (info) {
+      files.push(arg);
+    } else if (hasGlob(arg)) {
+      const found = await expandGlob(arg);
+      if (found.length === 0) throw new CliError(`No files match ${arg}.`);
+      files.push(...found);
+    } else {
+      throw new UsageError(`No such file or directory: ${arg}`);
+    }
+  }
+  return [...new Set(files)];
+}
+
+/** The 1-based line of a character offset. */
+function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let i = 0; i < offset && i < text.length; i++) if (text[i] === '\n') line++;
+  return line;
+}
+
+function parseError(err: unknown, text: string): { message: string; line?: number } {
+  const message = (err as Error).message;
+  const position = /position (\d+)/.exec(message);
+  return { message: `malformed JSON: ${message}`, line: position ? lineAt(text, Number(position[1])) : undefined };
+}
+
+function item(source: string, value: unknown, where: { line?: number; index?: number }): RawItem {
+  if (value && typeof value === 'object' && !Array.isArray(value)) return { source, ...where, value: value as Record<string, unknown> };
+  return { source, ...where, error: `not a JSON object (got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value})` };
+}
+
+function parseLines(source: string, text: string): RawItem[] {
+  const items: RawItem[] = [];
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.trim();
+    if (!line) return;
+    try {
+      items.push(item(source, JSON.parse(line), { line: i + 1 }));
+    } catch (err) {
+      items.push({ source, line: i + 1, error: parseError(err, line).message });
+    }
+  });
+  return items;
+}
+
+/** Looks like NDJSON: several non-empty lines, the first of which is a whole JSON value. */
+function looksLikeNdjson(text: string): boolean {
+  const lines = text.split('\n').filter((l) => l.trim());
+  if (lines.length < 2) return false;
+  try {
+    JSON.parse(lines[0]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function parseItems(source: string, text: string, format: 'json' | 'ndjson' | 'detect'): RawItem[] {
+  if (format === 'ndjson') return parseLines(source, text);
+  if (!text.trim()) return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    if (looksLikeNdjson(text)) return parseLines(source, text);
+    const { message, line } = parseError(err, text);
+    return [{ source, line, error: message }];
+  }
+  if (Array.isArray(value)) return value.map((each, index) => item(source, each, { index }));
+  return [item(source, value, { line: 1 })];
+}
+
+export async function readItems(file: string, stdin: NodeJS.ReadableStream): Promise<RawItem[]> {
+  if (file === STDIN) return parseItems('<stdin>', await readAll(stdin), 'detect');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`Cannot read ${file}: ${(err as Error).message}`);
+  }
+  const ext = extname(file).toLowerCase();
+  return parseItems(file, text, NDJSON_EXTENSIONS.has(ext) ? 'ndjson' : ext === '.json' ? 'json' : 'detect');
+}
+
+/** `file:17`, `file[3]` or `file`. */
+export function where(item: { source: string; line?: number; index?: number }): string {
+  if (item.index !== undefined) return `${item.source}[${item.index}]`;
+  return item.line !== undefined ? `${item.source}:${item.line}` : item.source;
+}

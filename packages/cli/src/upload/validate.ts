@@ -1,0 +1,55 @@
+/**
+ * `--dry-run`: each item checked against its benchmark's json_schema here, as the server would
+ * (draft 2020-12 unless `$schema` names another; unknown keywords such as suggestToUser allowed).
+ */
+import type { Client } from '@benchmarks/sdk';
+
+export type Check = (json: unknown) => string[] | null;
+
+const DRAFTS: Record<string, '2020-12' | '2019-09' | 'draft-07' | 'draft-06'> = {
+  'https://json-schema.org/draft/2020-12/schema': '2020-12',
+  'https://json-schema.org/draft/2019-09/schema': '2019-09',
+  'http://json-schema.org/draft-07/schema': 'draft-07',
+  'http://json-schema.org/draft-06/schema': 'draft-06',
+};
+
+async function compile(schema: unknown): Promise<Check> {
+  const [{ Ajv }, { Ajv2019 }, { Ajv2020 }, formats, { createRequire }] = await Promise.all([
+    import('ajv'),
+    import('ajv/dist/2019.js'),
+    import('ajv/dist/2020.js'),
+    import('ajv-formats'),
+    import('node:module'),
+  ]);
+  const addFormats = ((formats as { default?: unknown }).default ?? formats) as (ajv: InstanceType<typeof Ajv>) => unknown;
+  const declared = schema && typeof schema === 'object' ? (schema as { $schema?: unknown }).$schema : undefined;
+  const draft = typeof declared === 'string' ? (DRAFTS[declared.replace(/#$/, '')] ?? '2020-12') : '2020-12';
+  const options = { strict: false, allErrors: true, validateFormats: true } as const;
+  let ajv: InstanceType<typeof Ajv>;
+  if (draft === '2020-12') ajv = new Ajv2020(options) as unknown as InstanceType<typeof Ajv>;
+  else if (draft === '2019-09') ajv = new Ajv2019(options) as unknown as InstanceType<typeof Ajv>;
+  else {
+    ajv = new Ajv(options);
+    if (draft === 'draft-06') ajv.addMetaSchema(createRequire(import.meta.url)('ajv/dist/refs/json-schema-draft-06.json'));
+  }
+  addFormats(ajv);
+  const validate = ajv.compile(schema as object | boolean);
+  return (json) => {
+    if (validate(json)) return null;
+    return (validate.errors ?? []).slice(0, 20).map((e) => {
+      const params = e.params as { missingProperty?: string; additionalProperty?: string };
+      const path = `${e.instancePath}${params.missingProperty ? `/${params.missingProperty}` : ''}${params.additionalProperty ? `/${params.additionalProperty}` : ''}`;
+      return `${path || '/'}: ${e.message ?? 'is invalid'}`;
+    });
+  };
+}
+
+/** One check per benchmark, from its json_schema on the server. */
+export async function schemaChecks(client: Client, benchmarkIds: Iterable<string>): Promise<Map<string, Check>> {
+  const checks = new Map<string, Check>();
+  for (const id of new Set(benchmarkIds)) {
+    const benchmark = await client.benchmarks.get(id);
+    checks.set(id, await compile(benchmark.json_schema));
+  }
+  return checks;
+}
