@@ -45,7 +45,9 @@ const LOGIN_HINT = 'run `benchmarks login` or pass --token';
 
 /** The reason an API error gives, with each listed problem: `422 SCHEMA_VIOLATION: ... (/a: must be number)`. */
 export function apiReason(err: ApiError): string {
-  const details = err.errors.map((e) => (e.path && e.path !== '/' ? `${e.path}: ${e.message}` : e.message));
+  const details = err.errors
+    .filter((e) => !err.detail.includes(e.message))
+    .map((e) => (e.path && e.path !== '/' ? `${e.path}: ${e.message}` : e.message));
   const shown = details.slice(0, 5).join('; ') + (details.length > 5 ? `; and ${details.length - 5} more` : '');
   return `${err.status} ${err.code}: ${err.detail}${shown ? ` (${shown})` : ''}`;
 }

@@ -31,6 +31,9 @@ export function itemReport(raw: RawItem, status: ItemStatus, extra: { resultId?:
 
 function errorReport(error: unknown): ItemReport['error'] {
   if (typeof error === 'string') return { message: error };
+  if (error && typeof error === 'object' && !(error instanceof Error) && typeof (error as { message?: unknown }).message === 'string') {
+    return error as ItemReport['error'];
+  }
   if (error instanceof ApiError) {
     return { message: error.detail, status: error.status, code: error.code, ...(error.errors.length ? { errors: error.errors } : {}) };
   }

@@ -41,7 +41,7 @@ export async function run(options: Options, io: Io): Promise<void> {
     if (!(await ctx.tokens.get())) throw new AuthError('Not logged in: run `benchmarks login` or pass --token, then register.');
     const config = await ctx.client.call('getAuthConfig');
     const termsUrl = new URL(config.terms_url, `${ctx.apiBase}/`).href;
-    const terms = `the terms of use of ${ctx.apiBase} (version ${config.terms_version}): ${termsUrl}`;
+    const terms = `the terms of use of ${ctx.apiBase.replace(/\/api\/v1$/, "")} (version ${config.terms_version}): ${termsUrl}`;
     if (!options.acceptTerms) {
       if (!io.isTTY.stdin) throw new UsageError(`Registering means accepting ${terms}. Read them, then pass --accept-terms.`);
       io.stderr.write(`Registering means accepting ${terms}\n`);

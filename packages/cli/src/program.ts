@@ -1,0 +1,91 @@
+/** The `benchmarks` command tree: global options, then every resource's verbs. */
+import { Command } from 'commander';
+import { addGlobalOptions } from './global-options.ts';
+import type { Io } from './io.ts';
+import { CLI_VERSION } from './version.ts';
+import { attachIo } from './commands/shared.ts';
+
+import * as login from './commands/auth/login.ts';
+import * as logout from './commands/auth/logout.ts';
+import * as whoami from './commands/auth/whoami.ts';
+import * as registerUser from './commands/auth/register.ts';
+import * as token from './commands/auth/token.ts';
+import * as benchmarksList from './commands/benchmarks/list.ts';
+import * as benchmarksSearch from './commands/benchmarks/search.ts';
+import * as benchmarksGet from './commands/benchmarks/get.ts';
+import * as benchmarksCreate from './commands/benchmarks/create.ts';
+import * as sitesList from './commands/sites/list.ts';
+import * as sitesSearch from './commands/sites/search.ts';
+import * as sitesGet from './commands/sites/get.ts';
+import * as sitesCreate from './commands/sites/create.ts';
+import * as flavorsList from './commands/flavors/list.ts';
+import * as flavorsSearch from './commands/flavors/search.ts';
+import * as flavorsGet from './commands/flavors/get.ts';
+import * as flavorsCreate from './commands/flavors/create.ts';
+import * as tagsList from './commands/tags/list.ts';
+import * as tagsSearch from './commands/tags/search.ts';
+import * as tagsGet from './commands/tags/get.ts';
+import * as tagsCreate from './commands/tags/create.ts';
+import * as resultsList from './commands/results/list.ts';
+import * as resultsSearch from './commands/results/search.ts';
+import * as resultsGet from './commands/results/get.ts';
+import * as resultsUpload from './commands/results/upload.ts';
+import * as resultsTags from './commands/results/tags.ts';
+import * as resultsClaim from './commands/results/claim.ts';
+import * as reviewList from './commands/review/list.ts';
+import * as reviewApprove from './commands/review/approve.ts';
+import * as reviewReject from './commands/review/reject.ts';
+import * as claimsList from './commands/claims/list.ts';
+import * as claimsGet from './commands/claims/get.ts';
+import * as claimsApprove from './commands/claims/approve.ts';
+import * as claimsReject from './commands/claims/reject.ts';
+import * as usersList from './commands/users/list.ts';
+import * as usersSearch from './commands/users/search.ts';
+import * as usersRemove from './commands/users/remove.ts';
+import * as configList from './commands/config/list.ts';
+import * as configGet from './commands/config/get.ts';
+import * as configSet from './commands/config/set.ts';
+import * as configUnset from './commands/config/unset.ts';
+import * as configUse from './commands/config/use.ts';
+import * as completion from './commands/completion/script.ts';
+
+const COMMANDS: { register(program: Command): void }[] = [
+  login, logout, whoami, registerUser, token,
+  benchmarksList, benchmarksSearch, benchmarksGet, benchmarksCreate,
+  sitesList, sitesSearch, sitesGet, sitesCreate,
+  flavorsList, flavorsSearch, flavorsGet, flavorsCreate,
+  tagsList, tagsSearch, tagsGet, tagsCreate,
+  resultsList, resultsSearch, resultsGet, resultsUpload, resultsTags, resultsClaim,
+  reviewList, reviewApprove, reviewReject,
+  claimsList, claimsGet, claimsApprove, claimsReject,
+  usersList, usersSearch, usersRemove,
+  configList, configGet, configSet, configUnset, configUse,
+  completion,
+];
+
+const EPILOG = `
+Start here:
+  benchmarks login --server https://performance.example.org
+  benchmarks register
+  benchmarks results upload out.json --benchmark ghcr.io/org/bench:1.0 --flavor SITE/FLAVOR --executed-at now
+
+Exit codes: 0 ok, 1 error, 2 usage, 4 not logged in or not allowed. DEBUG=1 shows stack traces.`;
+
+export function createProgram(io: Io): Command {
+  const program = new Command('benchmarks')
+    .description('Benchmark results service: log in, upload results, query them, review submissions')
+    .version(CLI_VERSION, '-V, --version')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      outputError: (s, write) => write(s),
+    })
+    .showHelpAfterError('(add --help for usage)')
+    .showSuggestionAfterError(true)
+    .addHelpText('after', EPILOG);
+  addGlobalOptions(program);
+  attachIo(program, io);
+  for (const command of COMMANDS) command.register(program);
+  return program;
+}
