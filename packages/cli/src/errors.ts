@@ -5,6 +5,7 @@
 import {
   ApiError,
   AuthenticationError,
+  ConflictError,
   ConnectionError,
   NotFoundError,
   PermissionError,
@@ -68,7 +69,14 @@ export function describeKnown(err: unknown): { message: string; exitCode: ExitCo
     return { message: `Not allowed: ${err.detail}`, exitCode: EXIT.AUTH };
   }
   if (err instanceof NotFoundError) return { message: `Not found: ${err.detail}`, exitCode: EXIT.ERROR };
-  if (err instanceof ValidationError) return { message: `Refused by the server: ${apiReason(err)}`, exitCode: EXIT.ERROR };
+  if (err instanceof ValidationError) {
+    // A query parameter the server refused came from an option: the command was called wrongly.
+    const fromOptions = err.errors.length > 0 && err.errors.every((e) => e.in === 'query');
+    return fromOptions
+      ? { message: `Invalid option: ${apiReason(err)}`, exitCode: EXIT.USAGE }
+      : { message: `Refused by the server: ${apiReason(err)}`, exitCode: EXIT.ERROR };
+  }
+  if (err instanceof ConflictError) return { message: `${err.detail} [${err.code}]`, exitCode: EXIT.ERROR };
   if (err instanceof ServerError) {
     return { message: `The server failed (${err.status} ${err.code}): ${err.detail}. Try again later.`, exitCode: EXIT.ERROR };
   }

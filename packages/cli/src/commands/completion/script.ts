@@ -16,12 +16,12 @@ interface Node {
 
 /** Every command path with the words that may follow it: subcommands, then its options. */
 export function commandTree(program: Command): Node[] {
-  const globals = program.options.map((o) => o.long).filter((l): l is string => Boolean(l));
+  const globals = program.options.map((o) => o.long).filter((l): l is string => Boolean(l) && l !== '--version');
   const nodes: Node[] = [];
   const visit = (command: Command, path: string) => {
     const subcommands = command.commands.map((c) => c.name()).filter((n) => n !== 'help');
     const options = command === program ? [] : command.options.map((o) => o.long).filter((l): l is string => Boolean(l));
-    nodes.push({ path, words: [...subcommands, ...options, ...globals, '--help'] });
+    nodes.push({ path, words: [...subcommands, ...options, ...globals, ...(command === program ? ['--version'] : []), '--help'] });
     for (const sub of command.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
   };
   visit(program, '');
