@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { ConflictError, type Reply } from '@benchmarks/sdk';
+import { ConflictError, NotFoundError, type Reply } from '@benchmarks/sdk';
 import { withContext } from '../../context.ts';
 import { AuthError, CliError, UsageError } from '../../errors.ts';
 import type { Io } from '../../io.ts';
@@ -39,6 +39,15 @@ async function ask(io: Io, question: string): Promise<boolean> {
 export async function run(options: Options, io: Io): Promise<void> {
   await withContext(options, io, async (ctx) => {
     if (!(await ctx.tokens.get())) throw new AuthError('Not logged in: run `benchmarks login` or pass --token, then register.');
+    const existing = await ctx.client.self.get().catch((err) => {
+      if (err instanceof NotFoundError) return undefined;
+      throw err;
+    });
+    if (existing) {
+      ctx.info(`Already registered as ${existing.sub} (terms version ${existing.terms_version}).`);
+      ctx.printItem(existing, columns);
+      return;
+    }
     const config = await ctx.client.call('getAuthConfig');
     const termsUrl = new URL(config.terms_url, `${ctx.apiBase}/`).href;
     const terms = `the terms of use of ${ctx.apiBase.replace(/\/api\/v1$/, "")} (version ${config.terms_version}): ${termsUrl}`;

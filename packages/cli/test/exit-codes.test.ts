@@ -1,0 +1,81 @@
+/**
+ * Exit codes and error lines: usage errors (2), a bad token or a non-admin on an admin command (4),
+ * an unreachable server (1, one line; the stack only with DEBUG=1). And shell completion.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startTestServer, type TestServer } from '../../server/test/support/harness.ts';
+import { closedPort, lines, sandbox, type Sandbox } from './support/cli.ts';
+
+let t: TestServer;
+let box: Sandbox;
+let unreachable: string;
+
+test.before(async () => {
+  t = await startTestServer({}, 'cli_exit_codes');
+  box = await sandbox();
+  unreachable = `http://127.0.0.1:${await closedPort()}`;
+});
+test.after(async () => {
+  await box?.cleanup();
+  await t?.close();
+});
+
+test('an unreachable server: exit 1 and one line saying what to check; the stack only with DEBUG=1', async () => {
+  const [plain, debug] = await Promise.all([
+    box.run(['results', 'list', '--server', unreachable]),
+    box.run(['results', 'list', '--server', unreachable], { env: { DEBUG: '1' } }),
+  ]);
+  assert.is(plain.code, 1);
+  assert.equal(lines(plain.stderr).length, 1, plain.stderr);
+  assert.match(plain.stderr, /^Error: Cannot reach http:\/\/127\.0\.0\.1:\d+\/api\/v1\/results: .*Check the server address \(--server, BENCHMARKS_SERVER\)/);
+  assert.is(plain.stdout, '');
+  assert.is(debug.code, 1);
+  assert.match(debug.stderr, /\n\s+at /, 'DEBUG=1 adds the stack');
+});
+
+test('usage errors exit 2 (commander errors, bad values, a group without its verb, no server); --help exits 0', async () => {
+  const runs = await Promise.all([
+    box.run(['results', 'lst', '--server', t.url]),
+    box.run(['results', 'list', '--bogus', '--server', t.url]),
+    box.run(['results', 'list', '--per-page', '500', '--server', t.url]),
+    box.run(['results', 'list', '--filter', 'score', '--server', t.url]),
+    box.run(['benchmarks', 'get', '--server', t.url]),
+    box.run(['results']),
+    box.run(['tags', 'list']),
+    box.run(['-o', 'xml', 'tags', 'list', '--server', t.url]),
+  ]);
+  for (const res of runs) {
+    assert.is(res.code, 2, res.stderr);
+    assert.is(res.stdout, '');
+  }
+  assert.match(runs[0].stderr, /unknown command 'lst'/);
+  assert.match(runs[2].stderr, /--per-page must be an integer from 1 to 100/);
+  assert.match(runs[3].stderr, /^Error: Invalid option: 422 INVALID_FILTER/);
+  assert.match(runs[6].stderr, /No server configured: pass --server URL, set BENCHMARKS_SERVER/);
+  const help = await box.run(['results', 'upload', '--help']);
+  assert.is(help.code, 0);
+  assert.match(help.stdout, /Usage: benchmarks results upload \[options\] <inputs\.\.\.>/);
+});
+
+test('an admin command with a bad token or as a non-admin exits 4', async () => {
+  const [bad, notAdmin] = await Promise.all([
+    box.run(['review', 'list', '--server', t.url, '--token', 'garbage']),
+    box.run(['review', 'list', '--server', t.url], { env: { BENCHMARKS_TOKEN: await t.user('plain') } }),
+  ]);
+  assert.is(bad.code, 4);
+  assert.match(bad.stderr, /Not authenticated/);
+  assert.is(notAdmin.code, 4);
+  assert.match(notAdmin.stderr, /^Error: Not allowed: this needs an administrator/);
+});
+
+test('benchmarks completion bash|zsh prints a script that knows the commands', async () => {
+  const [bash, zsh] = await Promise.all([box.run(['completion', 'bash']), box.run(['completion', 'zsh'])]);
+  assert.is(bash.code, 0);
+  assert.match(bash.stdout, /complete -o default -F _benchmarks_complete benchmarks/);
+  assert.match(bash.stdout, /'results upload'\) words='--benchmark --flavor --executed-at --tag --dry-run --concurrency --report/);
+  assert.match(zsh.stdout, /^#compdef benchmarks/);
+  assert.match(zsh.stdout, /compdef _benchmarks benchmarks/);
+});
+
+test.run();

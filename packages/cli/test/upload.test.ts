@@ -1,0 +1,155 @@
+/**
+ * `benchmarks results upload`: a directory of 200 results (JSON files, an NDJSON file with a
+ * malformed line, a JSONL file of envelopes naming things by name), some invalid against the
+ * benchmark's schema. Checked: the summary, each failure's place and reason, the --report file,
+ * the exit code, and what the server stored.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startTestServer, type TestServer } from '../../server/test/support/harness.ts';
+import { sandbox, type Sandbox } from './support/cli.ts';
+import { seedCatalogue, type Catalogue } from './support/seed.ts';
+
+let t: TestServer;
+let box: Sandbox;
+let c: Catalogue;
+let uploader: string;
+let dataDir: string;
+let flags: string[];
+
+const EXECUTED = '2025-03-01T08:30:00Z';
+
+/** 100 JSON files (8 invalid), 70 NDJSON lines (4 invalid, 1 malformed), 30 envelopes (2 invalid): 185 valid. */
+async function writeResults(dir: string, c: Catalogue): Promise<void> {
+  await mkdir(join(dir, 'nested'), { recursive: true });
+  for (let i = 0; i < 100; i++) {
+    const json = i % 12 === 3 && i < 96 ? { score: 'high' } : { score: i, machine: { cpu: { count: (i % 8) + 1 } } };
+    await writeFile(join(dir, `r${String(i).padStart(3, '0')}.json`), JSON.stringify(json, null, 2));
+  }
+  const ndjson = Array.from({ length: 70 }, (_, i) => {
+    if (i === 40) return '{"score": 12,, "broken": true}';
+    if (i % 20 === 5) return JSON.stringify({ machine: { cpu: { count: 2 } } });
+    return JSON.stringify({ score: 1000 + i });
+  });
+  await writeFile(join(dir, 'nested', 'batch.ndjson'), `${ndjson.join('\n')}\n\n`);
+  const envelopes = Array.from({ length: 30 }, (_, i) =>
+    JSON.stringify({
+      benchmark_id: c.benchmark.name,
+      flavor_id: `${c.site.name}/${c.flavor.name}`,
+      execution_datetime: '2025-02-01T00:00:00+01:00',
+      tags_ids: [c.tag.name],
+      json: i === 7 || i === 21 ? { score: null } : { score: 2000 + i },
+    }),
+  );
+  await writeFile(join(dir, 'nested', 'envelopes.jsonl'), envelopes.join('\n'));
+  await writeFile(join(dir, 'notes.txt'), 'not a result file: ignored when walking a directory');
+}
+
+test.before(async () => {
+  t = await startTestServer({}, 'cli_upload');
+  box = await sandbox();
+  c = await seedCatalogue(t, 'upload');
+  uploader = await t.user('uploader');
+  dataDir = join(box.dir, 'results');
+  await writeResults(dataDir, c);
+  flags = ['--benchmark', c.benchmark.name, '--flavor', `${c.site.name}/${c.flavor.name}`, '--executed-at', EXECUTED];
+  box.env.BENCHMARKS_SERVER = t.url;
+});
+test.after(async () => {
+  await box?.cleanup();
+  await t?.close();
+});
+
+const stored = async (query: Record<string, string> = {}) =>
+  (await t.request('GET', '/results', { query: { benchmark_id: c.benchmark.id, per_page: 1, ...query } })).body.total as number;
+
+test('results upload --dry-run: validates all 200 against the schema locally, reports the 15 bad ones, uploads nothing', async () => {
+  const report = join(box.dir, 'dry.json');
+  const res = await box.run(['results', 'upload', dataDir, ...flags, '--dry-run', '--report', report], { env: { BENCHMARKS_TOKEN: uploader } });
+  assert.is(res.code, 1, res.stderr);
+  assert.match(res.stderr, /Dry run: 185 of 200 results valid, 15 invalid; nothing was uploaded\./);
+  assert.match(res.stderr, /r003\.json:1: does not satisfy the benchmark's json_schema \(\/score: must be number\)/);
+  assert.match(res.stderr, /batch\.ndjson:41: malformed JSON/);
+  assert.match(res.stderr, /batch\.ndjson:6: .*must have required property 'score'/);
+  const written = JSON.parse(await readFile(report, 'utf8'));
+  assert.is(written.dry_run, true);
+  assert.equal([written.summary.valid, written.summary.invalid, written.items.length], [185, 15, 200]);
+  assert.is(await stored(), 0, 'nothing reached the server');
+});
+
+test('results upload <dir>: 185 uploaded, 15 failed with file, line and reason; exit 1; report and server agree', async () => {
+  const report = join(box.dir, 'report.json');
+  const res = await box.run(['results', 'upload', dataDir, ...flags, '--concurrency', '6', '--report', report, '--output', 'json'], {
+    env: { BENCHMARKS_TOKEN: uploader },
+  });
+  assert.is(res.code, 1, res.stderr);
+  assert.match(res.stderr, /Uploaded 185 of 200 results: 15 failed, 0 skipped\./);
+  assert.match(res.stderr, /r003\.json:1: 422 SCHEMA_VIOLATION: .*\(\/score: must be number\)/, 'the server’s reason, with the pointer');
+  assert.match(res.stderr, /nested\/batch\.ndjson:41: malformed JSON/);
+  assert.match(res.stderr, /nested\/envelopes\.jsonl:8: 422 SCHEMA_VIOLATION/);
+  assert.match(res.stderr, /^Error: 15 of 200 results were not uploaded/m);
+  assert.not.match(res.stderr, /notes\.txt/);
+
+  // stdout: the outcome of every item, as JSON (stdout is not a terminal)
+  const outcomes = JSON.parse(res.stdout);
+  assert.is(outcomes.length, 200);
+  const written = JSON.parse(await readFile(report, 'utf8'));
+  assert.equal(written.summary, { total: 200, uploaded: 185, failed: 15, skipped: 0, valid: 0, invalid: 0 });
+  const malformed = written.items.find((i: any) => i.source.endsWith('batch.ndjson') && i.line === 41);
+  assert.is(malformed.status, 'failed');
+  assert.match(malformed.error.message, /malformed JSON/);
+  const invalid = written.items.find((i: any) => i.source.endsWith('r003.json'));
+  assert.equal([invalid.status, invalid.error.status, invalid.error.code], ['failed', 422, 'SCHEMA_VIOLATION']);
+  const ids = written.items.filter((i: any) => i.status === 'uploaded').map((i: any) => i.result_id);
+  assert.is(new Set(ids).size, 185, 'each uploaded item names its stored result');
+
+  // what the server stored: 185 results; the envelopes' names resolved (tag, time with offset)
+  assert.is(await stored(), 185);
+  assert.is(await stored({ tags_ids: c.tag.id }), 28);
+  const one = await t.request('GET', `/results/${written.items.find((i: any) => i.source.endsWith('envelopes.jsonl') && i.status === 'uploaded').result_id}`);
+  assert.is(one.body.execution_datetime.slice(0, 19), '2025-01-31T23:00:00');
+  assert.equal(one.body.tags.map((tag: any) => tag.name), [c.tag.name]);
+});
+
+test('results upload - (stdin) with a tag flag: exit 0, one line summary, CSV outcome', async () => {
+  const res = await box.run(['results', 'upload', '-', ...flags, '--tag', c.tag.name, '-o', 'csv'], {
+    env: { BENCHMARKS_TOKEN: uploader },
+    input: '{"score": 99.5}\n',
+  });
+  assert.is(res.code, 0, res.stderr);
+  assert.match(res.stderr, /Uploaded 1 of 1 results: 0 failed, 0 skipped\./);
+  const [header, row] = res.stdout.trim().split(/\r?\n/);
+  assert.is(header, 'source,line,index,status,result_id,error');
+  assert.match(row, /^<stdin>,1,,uploaded,[0-9a-f-]{36},$/);
+  assert.is(await stored({ tags_ids: c.tag.id }), 29);
+});
+
+test('results upload as an unregistered user: stops at the first refusal, exit 4 "run benchmarks register", nothing stored', async () => {
+  const before = await stored();
+  const res = await box.run(['results', 'upload', dataDir, ...flags, '--concurrency', '2'], { env: { BENCHMARKS_TOKEN: await t.token('stranger') } });
+  assert.is(res.code, 4, res.stderr);
+  assert.match(res.stderr, /^Error: Not registered: run `benchmarks register`/m);
+  assert.match(res.stderr, /Uploaded 0 of 200 results: \d+ failed, \d+ skipped\./);
+  const skipped = Number(/(\d+) skipped/.exec(res.stderr)![1]);
+  assert.ok(skipped > 150, `the rest of the batch is skipped, not sent (${skipped} skipped)`);
+  assert.is(await stored(), before);
+});
+
+test('results upload: bad flags are usage errors (2); an unknown benchmark is one clear error (1)', async () => {
+  const env = { env: { BENCHMARKS_TOKEN: uploader } };
+  const [noZone, missing, unknown] = await Promise.all([
+    box.run(['results', 'upload', dataDir, '--benchmark', c.benchmark.name, '--executed-at', '2025-01-01T10:00:00'], env),
+    box.run(['results', 'upload', join(box.dir, 'nope.json'), ...flags], env),
+    box.run(['results', 'upload', dataDir, ...flags.slice(2), '--benchmark', 'ghcr.io/upload/unknown:9'], env),
+  ]);
+  assert.is(noZone.code, 2);
+  assert.match(noZone.stderr, /with a zone, e\.g\. 2025-01-31T10:00:00Z/);
+  assert.is(missing.code, 2);
+  assert.match(missing.stderr, /No such file or directory: .*nope\.json/);
+  assert.is(unknown.code, 1);
+  assert.match(unknown.stderr, /^Error: No benchmark ghcr\.io\/upload\/unknown:9/);
+});
+
+test.run();
