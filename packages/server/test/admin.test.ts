@@ -2,6 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type HttpResponse, type TestServer } from './support/harness.ts';
+import { assertProblem } from './support/problem.ts';
 import { User } from '../src/entities/index.ts';
 
 let t: TestServer;
@@ -27,11 +28,6 @@ test.after(async () => {
   await t.close();
 });
 
-function assertProblem(res: HttpResponse, status: number, code: string) {
-  assert.is(res.status, status, JSON.stringify(res.body));
-  assert.match(res.headers.get('content-type') ?? '', /application\/problem\+json/);
-  assert.is(res.body.code, code, res.body.detail);
-}
 
 const submits = async (query: Record<string, string | number> = {}) => t.request('GET', '/reports/submits', { token: admin, query });
 

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type HttpResponse, type TestServer } from './support/harness.ts';
+import { assertProblem } from './support/problem.ts';
 import { Flavor, Result } from '../src/entities/index.ts';
 
 let t: TestServer;
@@ -23,11 +24,6 @@ test.after(async () => {
   await t.close();
 });
 
-function assertProblem(res: HttpResponse, status: number, code: string) {
-  assert.is(res.status, status, JSON.stringify(res.body));
-  assert.match(res.headers.get('content-type') ?? '', /application\/problem\+json/);
-  assert.is(res.body.code, code, res.body.detail);
-}
 
 async function create(name: string, token = admin, siteId = site.id, extra: Record<string, unknown> = {}) {
   const res = await t.request('POST', `/sites/${siteId}/flavors`, { token, body: { name, ...extra } });

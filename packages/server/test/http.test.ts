@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { operations } from '@benchmarks/sdk/contract';
 import { startTestServer, type TestServer } from './support/harness.ts';
+import { assertProblem } from './support/problem.ts';
 
 let t: TestServer;
 
@@ -13,12 +14,6 @@ test.after(async () => {
   await t.close();
 });
 
-function assertProblem(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
-  assert.is(res.status, status, JSON.stringify(res.body));
-  assert.match(res.headers.get('content-type') ?? '', /application\/problem\+json/);
-  assert.is(res.body.status, status);
-  assert.is(res.body.code, code);
-}
 
 test('GET /api/v1/api-spec.json: a valid OpenAPI 3.1 document listing every operation of the contract', async () => {
   const res = await t.request('GET', '/api-spec.json');

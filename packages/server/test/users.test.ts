@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SignJWT, importJWK } from 'jose';
 import { startTestServer, type TestServer } from './support/harness.ts';
+import { assertProblem } from './support/problem.ts';
 import { startIssuer, type RunningIssuer } from '../src/oidc/provider.ts';
 import { User } from '../src/entities/user.ts';
 
@@ -17,15 +18,6 @@ test.after(async () => {
   await t.close();
 });
 
-function assertProblem(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
-  assert.is(res.status, status, JSON.stringify(res.body));
-  assert.match(res.headers.get('content-type') ?? '', /application\/problem\+json/);
-  assert.is(res.body.status, status);
-  assert.is(res.body.code, code);
-  assert.type(res.body.title, 'string');
-  assert.type(res.body.detail, 'string');
-  assert.match(res.body.type, /^urn:benchmarks:problem:/);
-}
 
 test('POST /users:register: registers the caller once, recording the terms version and time', async () => {
   const token = await t.token('reg-alice', { email: 'alice@example.org' });

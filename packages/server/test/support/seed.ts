@@ -106,13 +106,8 @@ export async function createSeeder(t: TestServer, ownerSub = 'catalogue-owner') 
 export type Seeder = Awaited<ReturnType<typeof createSeeder>>;
 
 /** Asserts an application/problem+json error with this status and code. */
-export function expectProblem(res: { status: number; headers: Headers; body: any }, status: number, code: string): void {
-  if (res.status !== status || res.body?.code !== code) {
-    throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  }
-  if (!/application\/problem\+json/.test(res.headers.get('content-type') ?? '')) throw new Error('not a problem+json body');
-  if (res.body.status !== status || typeof res.body.detail !== 'string') throw new Error(`malformed problem ${JSON.stringify(res.body)}`);
-}
+/** The shared problem+json assertion, under the name these tests use. */
+export { assertProblem as expectProblem } from './problem.ts';
 
 /** Uploads a result through the API. */
 export function upload(
