@@ -31,7 +31,10 @@ export interface ClientOptions {
   userAgent?: string;
   /** Per attempt; default 30 000 ms; `0` disables it. */
   timeoutMs?: number;
-  /** Retries of safe requests (GET, HEAD, PUT, DELETE) on 429/502/503/504 and lost connections; default 2. */
+  /**
+   * Retries of safe requests (GET, HEAD, PUT, DELETE) on 429/502/503/504 and lost connections, and of
+   * any request on 429 (refused before any work was done); default 2.
+   */
   retries?: number;
 }
 
@@ -105,7 +108,9 @@ export class Core {
     const url = this.baseUrl + expandPath(def.path, params) + encodeQuery(wireQuery(query));
     const info: RequestInfo = { method: def.method, url };
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const maxRetries = IDEMPOTENT_METHODS.has(def.method) ? this.#retries : 0;
+    // A POST is repeated only after a 429: the server refuses it before doing any work.
+    const safe = IDEMPOTENT_METHODS.has(def.method);
+    const maxRetries = this.#retries;
 
     for (let attempt = 0; ; attempt++) {
       const token = def.auth === 'none' ? undefined : ((await this.#token?.()) ?? undefined);
@@ -115,7 +120,7 @@ export class Core {
       if ('error' in outcome) {
         if (signal?.aborted) throw signal.reason;
         if (outcome.error instanceof TimeoutError) throw outcome.error;
-        if (attempt < maxRetries) {
+        if (safe && attempt < maxRetries) {
           await sleep(retryDelayMs(attempt), signal);
           continue;
         }
@@ -125,7 +130,7 @@ export class Core {
       const { response, text } = outcome;
       const status = response.status;
       if (status >= 200 && status < 300) return parseSuccess(status, response, text, info, redact);
-      if (RETRY_STATUSES.has(status) && attempt < maxRetries) {
+      if (RETRY_STATUSES.has(status) && (safe || status === 429) && attempt < maxRetries) {
         await sleep(retryDelayMs(attempt, parseRetryAfter(response.headers.get('retry-after'))), signal);
         continue;
       }

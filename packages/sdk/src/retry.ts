@@ -1,6 +1,7 @@
 /**
  * When and how long to wait before repeating a request. Only requests that are safe to repeat are
- * retried (a POST may have been applied before the answer was lost).
+ * retried (a POST may have been applied before the answer was lost), except after a 429, which the
+ * server answers before doing any work.
  */
 
 /**
@@ -13,7 +14,7 @@ export const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504])
 /**
  * Methods whose repetition has the same effect as one call (RFC 9110 idempotent methods we use).
  * @example
- * IDEMPOTENT_METHODS.has('POST'); // false: never retried
+ * IDEMPOTENT_METHODS.has('POST'); // false: retried only after a 429
  */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 

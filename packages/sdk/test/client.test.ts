@@ -270,6 +270,36 @@ test('429: retried, then RateLimitError with retryAfter in seconds', async () =>
   }
 });
 
+test('429 on a POST: retried after Retry-After (nothing was done); a 503 on a POST is not retried', async () => {
+  let answered = 0;
+  const limiter = await listen((req, res) => {
+    if (answered++ === 0) {
+      res.writeHead(429, { 'content-type': 'application/problem+json', 'retry-after': '0' });
+      res.end(JSON.stringify({ type: 'urn:x', title: 'Too Many Requests', status: 429, detail: 'slow down', code: 'RATE_LIMITED' }));
+      return;
+    }
+    proxy(t.url, req, res);
+  });
+  try {
+    const token = await t.token('sdk-429-post');
+    const user = await createClient({ baseUrl: limiter.url, token, retries: 1 }).self.register();
+    assert.is(user.sub, 'sdk-429-post');
+    assert.equal(limiter.seen.filter((r) => r.method === 'POST').length, 2);
+  } finally {
+    await limiter.close();
+  }
+  const down = await listen((_req, res) => {
+    res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '0' });
+    res.end(JSON.stringify({ type: 'urn:x', title: 'Service Unavailable', status: 503, detail: 'down', code: 'DATABASE_UNAVAILABLE' }));
+  });
+  try {
+    await rejects(() => createClient({ baseUrl: down.url, token: 'x', retries: 2 }).self.register(), ServerError);
+    assert.is(down.seen.length, 1);
+  } finally {
+    await down.close();
+  }
+});
+
 test('headers: accept JSON, User-Agent with the SDK version, Authorization only where the operation takes a token', async () => {
   const recorder = await listen((req, res) => proxy(t.url, req, res));
   try {

@@ -11,6 +11,8 @@ import { buildOpenApi } from './http/openapi.ts';
 import { cors } from './http/cors.ts';
 import { allHandlers } from './routes/index.ts';
 import type { RequestState } from './http/handler.ts';
+import { RateLimiter } from './http/rate-limit.ts';
+import { accessLog } from './http/access-log.ts';
 
 /** The origin clients use to reach us: the configured public URL, or what the trusted proxy says. */
 export function publicOrigin(ctx: Koa.Context, app: AppContext): string {
@@ -21,7 +23,9 @@ export function publicOrigin(ctx: Koa.Context, app: AppContext): string {
 
 /** Builds the Koa application without listening. */
 export function createApp(app: AppContext): Koa {
-  const koa = new Koa({ proxy: app.config.trustProxy });
+  // Behind a trusted proxy the client address is the one that proxy appended to X-Forwarded-For
+  // (the last entry): the entries before it are whatever the client sent.
+  const koa = new Koa({ proxy: app.config.trustProxy, maxIpsCount: 1 });
   const specs = new Map<string, Record<string, unknown>>();
   const spec = (ctx: Koa.Context) => {
     const origin = publicOrigin(ctx, app);
@@ -41,8 +45,12 @@ export function createApp(app: AppContext): Koa {
     prefix: API_BASE_PATH,
     bodyLimitBytes: app.config.bodyLimitBytes,
     authenticator: createAuthenticator(app.verifier, app.config.adminEntitlements),
+    rateLimiter: app.config.rateLimit ? new RateLimiter(app.config.rateLimit) : null,
   });
 
+  // What escapes every middleware (a bug) is logged as one JSON line, like everything else.
+  koa.on('error', (err: Error) => app.logger.error('unhandled error', { error: `${err?.name}: ${err?.message}` }));
+  koa.use(accessLog(app.logger));
   koa.use(securityHeaders());
   koa.use(problemMiddleware(app.logger));
   if (app.config.corsOrigins.length) koa.use(cors(app.config.corsOrigins));

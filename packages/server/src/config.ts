@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { LOG_LEVELS, type LogLevel } from './logger.ts';
+import { parseRateLimit, type RateLimit } from './http/rate-limit.ts';
 
 /** Everything the server needs to run; built from flags and environment by the CLI. */
 export interface ServerConfig {
@@ -22,6 +23,8 @@ export interface ServerConfig {
   termsVersion: string;
   termsUrl: string;
   corsOrigins: string[];
+  /** Writes (POST, PUT, DELETE) allowed per client and window; null: no limit. */
+  rateLimit: RateLimit | null;
 }
 
 export const DEFAULTS = {
@@ -33,6 +36,9 @@ export const DEFAULTS = {
   termsVersion: '2024-01',
   /** Served by the service itself from packages/server/assets/terms-of-use.md. */
   termsUrl: '/terms-of-use',
+  /** Per client (token identity, else IP address): a burst of 120 writes, refilled at 2 per second. */
+  /** Per client: a burst of 1200 writes, then 20 a second (a CI job uploading a thousand results is never slowed). */
+  rateLimit: '1200/60s',
 };
 
 export function splitList(value: string | undefined): string[] {
@@ -64,7 +70,7 @@ function parseUrl(value: string, name: string, protocols: string[]): string {
 
 export type RawConfig = Partial<Record<
   | 'host' | 'port' | 'databaseUrl' | 'dataDir' | 'publicUrl' | 'oidcIssuer' | 'oidcAudience' | 'oidcDeviceClientId' | 'adminEntitlement'
-  | 'trustProxy' | 'logLevel' | 'bodyLimit' | 'termsVersion' | 'termsUrl' | 'corsOrigins',
+  | 'trustProxy' | 'logLevel' | 'bodyLimit' | 'termsVersion' | 'termsUrl' | 'corsOrigins' | 'rateLimit',
   string
 >> & { demo?: boolean };
 
@@ -94,5 +100,6 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     termsVersion: raw.termsVersion || DEFAULTS.termsVersion,
     termsUrl: raw.termsUrl ? parseUrl(raw.termsUrl, 'TERMS_URL', ['https:', 'http:']) : DEFAULTS.termsUrl,
     corsOrigins: splitList(raw.corsOrigins),
+    rateLimit: parseRateLimit(raw.rateLimit || DEFAULTS.rateLimit),
   };
 }

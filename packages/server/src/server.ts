@@ -6,6 +6,7 @@ import { connect, migrate } from './db/orm.ts';
 import { ConfigurationError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { TokenVerifier } from './auth/verifier.ts';
 import { createApp } from './app.ts';
+import { answerClientErrors } from './http/client-error.ts';
 import type { AppContext } from './context.ts';
 
 import { VERSION } from './version.ts';
@@ -26,10 +27,10 @@ export async function openDatabase(config: ServerConfig, logger: Logger): Promis
 }
 
 /** Connects and checks the database answers; one clear error otherwise. */
-export async function connectDatabase(url: string): Promise<MikroORM> {
+export async function connectDatabase(url: string, logger?: Logger): Promise<MikroORM> {
   let orm: MikroORM;
   try {
-    orm = await connect(url);
+    orm = await connect(url, logger);
     await orm.em.getConnection().execute('select 1');
   } catch (err) {
     const safeUrl = url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
@@ -37,6 +38,9 @@ export async function connectDatabase(url: string): Promise<MikroORM> {
   }
   return orm;
 }
+
+/** How long requests in flight may take to finish once the server is asked to stop. */
+export const SHUTDOWN_GRACE_MS = 25_000;
 
 export interface RunningServer {
   url: string;
@@ -58,7 +62,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const db = await openDatabase(config, logger);
   let orm: MikroORM | undefined;
   try {
-    orm = await connectDatabase(db.url);
+    orm = await connectDatabase(db.url, logger);
     const applied = await migrate(orm);
     if (applied.length) logger.info('migrations applied', { applied });
     const issuers = [...config.oidcIssuers, ...(options.extraIssuers ?? [])];
@@ -66,8 +70,16 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     if (!verifier) logger.warn('no OpenID issuer is trusted (OIDC_ISSUERS): every operation that needs a token answers 401');
     const context: AppContext = { config, orm, logger, verifier, version: VERSION };
     const app = createApp(context);
-    const server = createServer(app.callback());
+    const handle = app.callback();
+    let draining = false;
+    // While stopping, each answer closes its connection, so that clients sending request after
+    // request on a kept-alive connection cannot hold the shutdown open.
+    const server = createServer((req, res) => {
+      if (draining) res.setHeader('Connection', 'close');
+      void handle(req, res);
+    });
     server.keepAliveTimeout = 65_000;
+    answerClientErrors(server);
     await listen(server, config.host, config.port);
     const port = (server.address() as { port: number }).port;
     const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -80,9 +92,20 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       context,
       close: () =>
         (closing ??= (async () => {
+          draining = true;
           await new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeIdleConnections();
+            // Requests in flight finish; a request still running after the grace period is cut.
+            const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+            // A connection whose request was in flight becomes idle once answered: close it then,
+            // rather than after the keep-alive timeout.
+            const sweep = setInterval(() => server.closeIdleConnections(), 100);
+            force.unref();
+            sweep.unref();
+            server.close(() => {
+              clearTimeout(force);
+              clearInterval(sweep);
+              resolve();
+            });
           });
           await ormRef.close(true);
           await options.onClose?.();

@@ -22,7 +22,7 @@ export const Status = Type.Union([Type.Literal('on_review'), Type.Literal('appro
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
 export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, 1-indexed.' })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, 1-indexed (at most 1,000,000).' })),
   per_page: Type.Optional(
     Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'Items per page, 1 to 100.' }),
   ),
@@ -32,7 +32,7 @@ export const SortQuery = (fields: readonly string[], defaultSort: string) => ({
   sort_by: Type.Optional(Type.String({
     maxLength: 1000,
     description:
-      `Comma-separated sort terms, each \`+field\` (ascending) or \`-field\` (descending); ` +
+      `Comma-separated sort terms (at most 8), each \`+field\` (ascending) or \`-field\` (descending); ` +
       `send \`+\` as \`%2B\`. Fields: ${fields.join(', ')}. Default \`${defaultSort}\`. ` +
       'Every order ends with id, so pages never overlap.',
     examples: [defaultSort],

@@ -287,7 +287,8 @@ export class TokenVerifier {
     }
     const trusted = this.#findIssuer(claims.iss);
     if (!trusted) {
-      throw unauthorized('UNTRUSTED_ISSUER', `Tokens from issuer ${claims.iss} are not accepted here.`, true);
+      const shown = claims.iss.length > 200 ? `${claims.iss.slice(0, 200)}…` : claims.iss;
+      throw unauthorized('UNTRUSTED_ISSUER', `Tokens from issuer ${shown} are not accepted here.`, true);
     }
 
     const metadata = await this.#metadataOr503(trusted);

@@ -34,7 +34,11 @@ export class ConfigurationError extends Error {
  * `dataDir/postgres`, on a free loopback port. The cluster is created on first use and reused after.
  * As root, PostgreSQL runs as a `postgres` system user, so the data directory is made reachable by it.
  */
-export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void = () => {}): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  log: (msg: string) => void = () => {},
+  options: { /** Listen on this port instead of a free one (e.g. to restart a cluster where clients expect it). */ port?: number } = {},
+): Promise<EmbeddedDatabase> {
   try {
     await mkdir(dataDir, { recursive: true });
     await access(dataDir, constants.R_OK | constants.W_OK | constants.X_OK);
@@ -57,7 +61,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   } else {
     password = (await readFile(passwordFile, 'utf8')).trim();
   }
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const errors: string[] = [];
   const pg = new EmbeddedPostgres({
     databaseDir,

@@ -3,20 +3,38 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from '../entities/index.ts';
 import { migrationsList } from '../migrations/index.ts';
+import { BoundParametersDriver } from './bound-driver.ts';
+import { refuseUnstorableValues } from './unstorable.ts';
+import type { Logger } from '../logger.ts';
 
 const migrationsPath = fileURLToPath(new URL('../migrations', import.meta.url));
 
-export function ormOptions(databaseUrl: string, debug = false): Options {
+/** knex's own warnings (e.g. a pooled connection lost) as JSON lines of the server's logger. */
+function knexLog(logger: Logger) {
+  const text = (m: unknown) => (m instanceof Error ? m.message : String(m));
+  return {
+    warn: (m: unknown) => logger.warn('database', { message: text(m) }),
+    error: (m: unknown) => logger.error('database', { message: text(m) }),
+    deprecate: () => {},
+    debug: () => {},
+  };
+}
+
+export function ormOptions(databaseUrl: string, debug = false, logger?: Logger): Options {
   return {
     clientUrl: databaseUrl,
+    driver: BoundParametersDriver as never,
     entities,
     extensions: [Migrator],
     debug,
     allowGlobalContext: false,
     forceUtcTimezone: true,
     timezone: '+00:00',
-    pool: { min: 0, max: 10, idleTimeoutMillis: 10_000, acquireTimeoutMillis: 10_000 },
-    driverOptions: { connection: { connectionTimeoutMillis: 5_000 } },
+    onQuery: refuseUnstorableValues,
+    // When the database is gone, requests fail within ~5 s (503) instead of queueing: a new
+    // connection gives up after 5 s, waiting for a free one in the pool too.
+    pool: { min: 0, max: 10, idleTimeoutMillis: 10_000, acquireTimeoutMillis: 5_000 },
+    driverOptions: { connection: { connectionTimeoutMillis: 5_000 }, ...(logger ? { log: knexLog(logger) } : {}) },
     migrations: {
       tableName: 'mikro_orm_migrations',
       silent: true,
@@ -31,8 +49,8 @@ export function ormOptions(databaseUrl: string, debug = false): Options {
   };
 }
 
-export async function connect(databaseUrl: string): Promise<MikroORM> {
-  return MikroORM.init(ormOptions(databaseUrl));
+export async function connect(databaseUrl: string, logger?: Logger): Promise<MikroORM> {
+  return MikroORM.init(ormOptions(databaseUrl, false, logger));
 }
 
 /** Applies every pending migration; returns the names applied. */

@@ -14,11 +14,13 @@ const TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -56,8 +58,10 @@ export class AppError extends Error {
 
 /** RFC 6750: a 401 names the scheme, and the error when a token was sent but refused. */
 export function unauthorized(code: string, detail: string, tokenSent: boolean): AppError {
+  // The detail may quote a token's claims: only printable ASCII goes into a header (RFC 6750 §3).
+  const description = detail.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?').slice(0, 300);
   const challenge = tokenSent
-    ? `Bearer realm="benchmarks", error="invalid_token", error_description="${detail.replace(/["\\]/g, "'")}"`
+    ? `Bearer realm="benchmarks", error="invalid_token", error_description="${description}"`
     : 'Bearer realm="benchmarks"';
   return new AppError(401, code, detail, { headers: { 'WWW-Authenticate': challenge } });
 }

@@ -79,6 +79,7 @@ function errorStatuses(def: OperationDef): number[] {
     set.add(413);
     set.add(415);
   }
+  if (def.method !== 'GET') set.add(429); // writes are rate limited per client
   return [...set].sort((a, b) => a - b);
 }
 

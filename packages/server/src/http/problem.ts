@@ -20,7 +20,13 @@ export function problemMiddleware(logger: Logger): Koa.Middleware {
         logger.error('request failed', { method: ctx.method, path: ctx.path, error: describe(err) });
       }
       ctx.status = problem.status;
-      for (const [name, value] of Object.entries(problem.headers)) ctx.set(name, value);
+      for (const [name, value] of Object.entries(problem.headers)) {
+        try {
+          ctx.set(name, value);
+        } catch {
+          // a value Node refuses in a header (it would have been a bug above): the body still says it all
+        }
+      }
       ctx.type = 'application/problem+json';
       ctx.body = {
         type: PROBLEM_TYPE_BASE + problem.code.toLowerCase().replace(/_/g, '-'),
@@ -41,6 +47,19 @@ function describe(err: unknown): string {
 
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  // An AppError raised inside the ORM (db/unstorable.ts) arrives as MikroORM's DriverException,
+  // which copies its members.
+  const copied = err as Partial<AppError> | null;
+  if (
+    copied && typeof copied === 'object' && typeof copied.status === 'number' && copied.status >= 400 && copied.status < 500 &&
+    typeof copied.code === 'string' && /^[A-Z][A-Z_]+$/.test(copied.code) && typeof copied.detail === 'string'
+  ) {
+    return new AppError(copied.status, copied.code, copied.detail, {
+      errors: copied.errors,
+      headers: copied.headers,
+      extensions: copied.extensions,
+    });
+  }
   const db = mapDatabaseError(err);
   if (db) return db;
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };

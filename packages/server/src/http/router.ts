@@ -7,6 +7,8 @@ import { compileValidator, type CompiledValidator } from './validation.ts';
 import { Reply } from './reply.ts';
 import type { Authenticator } from './auth.ts';
 import type { Handler, RequestState } from './handler.ts';
+import { chargeWrite, WRITE_METHODS, type RateLimiter } from './rate-limit.ts';
+import { MAX_JSON_DEPTH, jsonDepthExceeds } from './limits.ts';
 
 /** `/benchmarks/{id}:approve` → `/benchmarks/:id\:approve` for @koa/router (path-to-regexp 8). */
 export function toRouterPath(path: string): string {
@@ -15,17 +17,20 @@ export function toRouterPath(path: string): string {
     .replace(/\{(\w+)\}/g, ':$1');
 }
 
-/** Query keys written `name[]=` (PHP/axios style) are read as `name=`. */
+/**
+ * Query keys written `name[]=` (PHP/axios style) are read as `name=`. The result only has own
+ * properties: a key such as `__proto__` stays a key (and is refused as unknown), it never sets the
+ * object's prototype.
+ */
 export function normalizeQuery(query: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  const out = new Map<string, string | string[]>();
   for (const [rawKey, value] of Object.entries(query)) {
     if (value === undefined) continue;
     const key = rawKey.endsWith('[]') ? rawKey.slice(0, -2) : rawKey;
-    const prev = out[key];
-    if (prev === undefined) out[key] = value;
-    else out[key] = ([] as string[]).concat(prev, value);
+    const prev = out.get(key);
+    out.set(key, prev === undefined ? value : ([] as string[]).concat(prev, value));
   }
-  return out;
+  return Object.fromEntries(out);
 }
 
 interface CompiledOperation {
@@ -55,6 +60,26 @@ export interface RouterOptions {
   prefix: string;
   bodyLimitBytes: number;
   authenticator: Authenticator;
+  /** Writes per client; null: unlimited. */
+  rateLimiter?: RateLimiter | null;
+}
+
+/**
+ * Authenticates, then charges a write to the client: its token identity, or its IP address when it
+ * is refused (401, 403), so that a flood of refused writes is limited too.
+ */
+async function authenticateAndLimit(ctx: Koa.Context, def: OperationDef, options: RouterOptions) {
+  const limiter = options.rateLimiter;
+  if (!limiter || !WRITE_METHODS.has(def.method)) return options.authenticator.authenticate(ctx, def.auth);
+  let caller;
+  try {
+    caller = await options.authenticator.authenticate(ctx, def.auth);
+  } catch (err) {
+    if (err instanceof AppError && (err.status === 401 || err.status === 403)) chargeWrite(limiter, ctx, `ip:${ctx.ip}`);
+    throw err;
+  }
+  chargeWrite(limiter, ctx, caller ? `id:${caller.identity.iss} ${caller.identity.sub}` : `ip:${ctx.ip}`);
+  return caller;
 }
 
 /**
@@ -80,6 +105,8 @@ export function buildRouter(
       const status = (err as { status?: number }).status;
       if (status === 413) throw new AppError(413, 'BODY_TOO_LARGE', `The request body is larger than ${options.bodyLimitBytes} bytes.`);
       if (status === 415) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported; send UTF-8 JSON.');
+      // @hapi/bourne (under co-body) refuses a "__proto__" key anywhere in the document.
+      if (/prototype/i.test(err.message)) throw new AppError(400, 'MALFORMED_JSON', 'The request body contains a "__proto__" key, which is not accepted.');
       throw new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON.');
     },
   });
@@ -91,7 +118,7 @@ export function buildRouter(
     const method = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
 
     router[method](operationId, toRouterPath(def.path), async (ctx: Koa.Context) => {
-      const caller = await options.authenticator.authenticate(ctx, def.auth);
+      const caller = await authenticateAndLimit(ctx, def, options);
 
       const params = { ...ctx.params };
       if (op.params) {
@@ -110,9 +137,20 @@ export function buildRouter(
         if (hasBody && !isJsonContentType(ctx)) {
           throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON with Content-Type: application/json.');
         }
+        // JSON is UTF-8 (RFC 8259); a body declared in another charset would be read as garbage.
+        const charset = hasBody ? ctx.request.charset : '';
+        if (charset && !/^utf-?8$/i.test(charset)) {
+          throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8 JSON, not ${charset.slice(0, 40)}.`);
+        }
         if (hasBody) {
           await parseBody(ctx, async () => {});
           body = (ctx.request as { body?: unknown }).body;
+          // JSON.parse is iterative, but what comes next (validators, JSON.stringify, jsonb) recurses.
+          if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) {
+            throw errors.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`, [
+              { in: 'body', path: '/', message: `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels` },
+            ], 'TOO_DEEP');
+          }
         }
         if (body === undefined) throw errors.validation('A JSON request body is required.', [{ in: 'body', path: '/', message: 'is required' }], 'BODY_REQUIRED');
         const bodyProblems = op.body!(body);

@@ -2,6 +2,7 @@ import { buildConfig, type RawConfig } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { startIssuer, type IssuerAccount, type RunningIssuer } from '../../src/oidc/provider.ts';
 import { createTestDatabase, releaseTestDatabase } from './database.ts';
+import type { Logger } from '../../src/logger.ts';
 
 export const ADMIN_ENTITLEMENT = 'urn:test:group:benchmarks-admins#test';
 
@@ -55,7 +56,11 @@ export function queryString(query: RequestOptions['query']): string {
  * A real server on a fresh database of the test cluster, trusting a real OpenID provider that runs
  * in this process. Nothing is mocked.
  */
-export async function startTestServer(overrides: RawConfig = {}, label = 'test'): Promise<TestServer> {
+export async function startTestServer(
+  overrides: RawConfig = {},
+  label = 'test',
+  options: { logger?: Logger } = {},
+): Promise<TestServer> {
   const issuer = await startIssuer();
   const databaseUrl = await createTestDatabase(label);
   const config = buildConfig({
@@ -65,9 +70,11 @@ export async function startTestServer(overrides: RawConfig = {}, label = 'test')
     oidcIssuer: issuer.issuer,
     adminEntitlement: ADMIN_ENTITLEMENT,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Tests send many writes from one identity; rate-limit.test.ts turns the limit on.
+    rateLimit: '0',
     ...overrides,
   });
-  const server = await startServer(config);
+  const server = await startServer(config, { logger: options.logger });
   const api = `${server.url}/api/v1`;
 
   const accounts = new Set<string>();

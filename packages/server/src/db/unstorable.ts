@@ -1,0 +1,28 @@
+import { AppError } from '../http/errors.ts';
+
+/** An unpaired UTF-16 surrogate: UTF-8 cannot encode it, so it would be stored as U+FFFD. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function unstorable(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000') || LONE_SURROGATE.test(value);
+  if (Array.isArray(value) && depth < 4) return value.some((v) => unstorable(v, depth + 1));
+  return false;
+}
+
+/**
+ * MikroORM writes bound values into the SQL text itself (escaped with pg's escapeLiteral), so a NUL
+ * character would end the query text early (PostgreSQL answers "invalid message format") and an
+ * unpaired surrogate would silently become U+FFFD. Every query passes here first: such a value is
+ * refused with 422 whichever field or parameter carried it. Fields that know better (a result's
+ * JSON, a filter) refuse it earlier with a more precise message.
+ */
+export function refuseUnstorableValues(sql: string, params: readonly unknown[]): string {
+  if (params.some((p) => unstorable(p))) {
+    throw new AppError(
+      422,
+      'UNSUPPORTED_CHARACTER',
+      'A value holds the NUL character (\\u0000) or an unpaired UTF-16 surrogate, which cannot be stored or searched.',
+    );
+  }
+  return sql;
+}

@@ -1,0 +1,52 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import pg from 'pg';
+import { startTestServer, type TestServer } from './support/harness.ts';
+import { expandArrays } from '../src/db/bound-driver.ts';
+
+let t: TestServer;
+const sent: { text: string; values: unknown[] }[] = [];
+const original = pg.Client.prototype.query;
+
+test.before(async () => {
+  t = await startTestServer({}, 'binding');
+  // Record what the pg client really sends (the queries still run against the real database).
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [config, values] = args as [string | { text: string; values?: unknown[] }, unknown[] | undefined];
+    if (typeof config === 'string') sent.push({ text: config, values: values ?? [] });
+    else if (config && typeof config === 'object' && 'text' in config) sent.push({ text: config.text, values: config.values ?? values ?? [] });
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+});
+test.after(async () => {
+  pg.Client.prototype.query = original;
+  await t.close();
+});
+
+test('user input reaches PostgreSQL only as bound parameters: raw SQL and ORM statements', async () => {
+  const evil = "O'Brien\"; drop table site; --";
+  const token = await t.user('binder');
+  sent.length = 0;
+  const created = await t.request('POST', '/sites', { token, body: { name: evil, address: `${evil} street` } });
+  assert.is(created.status, 201);
+  const listed = await t.request('GET', '/sites:search', { query: { terms: evil, status: 'on_review' } });
+  assert.is(listed.status, 200);
+  assert.is(listed.body.total, 1);
+  const withInput = sent.filter((q) => q.values.some((v) => typeof v === 'string' && v.includes("O'Brien")));
+  assert.ok(withInput.length >= 2, 'the insert and the search carried the input as values');
+  for (const q of sent) assert.not.ok(q.text.includes('Brien'), `no input in SQL text: ${q.text}`);
+  assert.ok(withInput.every((q) => /\$1\b/.test(q.text)));
+});
+
+test('arrays expand into one placeholder per element, as the ORM inlined them', () => {
+  assert.equal(expandArrays('select 1 where id = any(array[?]::uuid[]) and x = ?', [['a', 'b'], 3]), {
+    sql: 'select 1 where id = any(array[?, ?]::uuid[]) and x = ?',
+    params: ['a', 'b', 3],
+  });
+  assert.equal(expandArrays('select ?? from t where a = \\? and b = ?', ['col', [1]]), {
+    sql: 'select ?? from t where a = \\? and b = ?',
+    params: ['col', 1],
+  });
+});
+
+test.run();
