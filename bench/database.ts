@@ -3,6 +3,8 @@
  * under the harness data directory, given a few production-like settings, and the schema created by
  * the server's own migrations.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../packages/server/src/db/embedded.ts';
 import { connect, migrate } from '../packages/server/src/db/orm.ts';
@@ -30,6 +32,8 @@ export interface BenchDatabase {
   password: string;
   database: string;
   version: string;
+  /** The pid of the postmaster (the parent of every backend). */
+  postmasterPid(): number;
   /** A client for the harness's own queries (application_name bench-harness). */
   client(): Promise<pg.Client>;
   /** Drops and recreates the benchmarks database, then applies the server's migrations. */
@@ -84,6 +88,7 @@ export async function startBenchDatabase(dataDir: string, log: (message: string)
     ...p,
     version,
     client: () => clientFor(embedded.url),
+    postmasterPid: () => Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]),
     async recreate() {
       const c = await clientFor(embedded.url, 'postgres');
       try {

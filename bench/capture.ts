@@ -1,0 +1,163 @@
+/**
+ * What the server asks of PostgreSQL, taken from the server itself: each request variant of a
+ * scenario is sent once, alone, while the server child records every statement at its database
+ * driver (see server-child.ts). The statements are then the raw SQL baseline and are explained with
+ * EXPLAIN (ANALYZE, BUFFERS) against the same database.
+ */
+import type pg from 'pg';
+import type { Scenario } from './scenarios.ts';
+import type { ServerProcess } from './server-process.ts';
+import type { CapturedStatement } from './server-child.ts';
+
+export interface CapturedRequest {
+  variant: number;
+  status: number;
+  body: unknown;
+  /** Executable SQL text of every statement, in the order the server sent them. */
+  statements: string[];
+  problem: string | null;
+  /** Wall time of the request alone, in ms. */
+  ms: number;
+}
+
+export interface ExplainedStatement {
+  role: string;
+  sql: string;
+  plan: string;
+  executionMs: number | null;
+  indexes: string[];
+  seqScans: string[];
+  error: string | null;
+}
+
+/** The text node-postgres sends for a parameter value (its prepareValue), for the common types. */
+function parameterText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value.toISOString();
+  if (Buffer.isBuffer(value)) return `\\x${value.toString('hex')}`;
+  if (Array.isArray(value)) {
+    const element = (v: unknown): string => {
+      if (v === null || v === undefined) return 'NULL';
+      if (Array.isArray(v)) return parameterText(v)!;
+      return `"${parameterText(v)!.replace(/(["\\])/g, '\\$1')}"`;
+    };
+    return `{${value.map(element).join(',')}}`;
+  }
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/**
+ * A parameter as a literal: an untyped quoted literal resolves to the same type as an untyped
+ * parameter does (node-postgres sends every parameter as text of unknown type); numbers and
+ * booleans are written bare so that `limit 100` stays readable.
+ */
+const literal = (value: unknown): string => {
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  const text = parameterText(value);
+  return text === null ? 'null' : `'${text.replaceAll("'", "''")}'`;
+};
+
+/** The statement with its bound values (if the driver sent any) written in as literals. */
+export function executableSql(statement: CapturedStatement): string {
+  const text = statement.text.trim().replace(/;\s*$/, '');
+  if (!statement.values.length) return text;
+  return text.replace(/\$(\d+)\b/g, (m, n: string) => (Number(n) <= statement.values.length ? literal(statement.values[Number(n) - 1]) : m));
+}
+
+export function statementRole(sql: string): string {
+  if (/^\s*(begin|commit|rollback|savepoint|release|start transaction)\b/i.test(sql)) return 'transaction';
+  if (/^\s*select count\(\*\)/i.test(sql)) return 'total';
+  if (/\blimit \d+ offset \d+\s*$/i.test(sql)) return 'page';
+  if (/\bfrom result r where r\.id = /i.test(sql)) return 'result row';
+  if (/^\s*insert\b/i.test(sql)) return 'insert';
+  if (/\bapp_user\b/i.test(sql)) return 'caller lookup';
+  if (/\bresult_tag\b/i.test(sql)) return 'tags of the page';
+  return 'lookup';
+}
+
+/** Sends every variant of `scenario` once, recording the statements each one caused. */
+export async function captureScenario(server: ServerProcess, scenario: Scenario): Promise<CapturedRequest[]> {
+  const out: CapturedRequest[] = [];
+  server.capture(true);
+  try {
+    await server.drain();
+    for (const [i, variant] of scenario.variants.entries()) {
+      const { method, path, headers, body } = variant.request;
+      const started = performance.now();
+      const res = await fetch(`${server.url}${path}`, { method, headers: { accept: 'application/json', ...headers }, body });
+      const text = await res.text();
+      const ms = performance.now() - started;
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON: kept as text for the message
+      }
+      const statements = (await server.drain()).map(executableSql);
+      out.push({ variant: i, status: res.status, body: parsed, statements, problem: variant.check(res.status, parsed), ms });
+    }
+  } finally {
+    server.capture(false);
+  }
+  return out;
+}
+
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of each statement, in one transaction that is rolled back (so inserts
+ * are measured but not kept); `setup` runs first in it (e.g. removing the row a captured insert made).
+ */
+export async function explainStatements(client: pg.Client, statements: string[], setup: string[] = []): Promise<ExplainedStatement[]> {
+  const out: ExplainedStatement[] = [];
+  await client.query('begin');
+  try {
+    for (const sql of setup) await client.query(sql);
+    for (const sql of statements) {
+      const role = statementRole(sql);
+      if (role === 'transaction') continue;
+      await client.query('savepoint explain');
+      try {
+        const { rows } = await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${sql}`);
+        const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+        const time = /Execution Time: ([\d.]+) ms/.exec(plan);
+        out.push({
+          role,
+          sql,
+          plan,
+          executionMs: time ? Number(time[1]) : null,
+          indexes: [...new Set([...plan.matchAll(/(?:Index Scan|Index Only Scan|Bitmap Index Scan)(?: Backward)? (?:using|on) (\S+)/g)].map((m) => m[1]!))],
+          seqScans: [...new Set([...plan.matchAll(/Seq Scan on (\S+)/g)].map((m) => m[1]!))],
+          error: null,
+        });
+        await client.query('release savepoint explain');
+      } catch (err) {
+        await client.query('rollback to savepoint explain');
+        out.push({ role, sql, plan: '', executionMs: null, indexes: [], seqScans: [], error: (err as Error).message });
+      }
+    }
+  } finally {
+    await client.query('rollback');
+  }
+  return out;
+}
+
+/** The text file saved for a scenario: each statement, its role and its plan. */
+export function explainText(scenario: Scenario, groups: { label: string; path: string; explained: ExplainedStatement[] }[]): string {
+  const lines = [
+    `# Scenario ${scenario.id}: ${scenario.title}`,
+    `# ${scenario.endpoint}`,
+    '# Every statement the server issued for the request, in order, with EXPLAIN (ANALYZE, BUFFERS)',
+    '# (run inside a transaction that is rolled back).',
+    '',
+  ];
+  for (const group of groups) {
+    lines.push(`## Request: ${group.label}`, `## ${group.path}`, '');
+    group.explained.forEach((e, i) => {
+      const sql = e.sql.length > 4000 ? `${e.sql.slice(0, 4000)} … (${e.sql.length} characters)` : e.sql;
+      lines.push(`-- [${i + 1}/${group.explained.length}] ${e.role}`, `${sql};`, '');
+      lines.push(e.error ? `ERROR: ${e.error}` : e.plan, '');
+    });
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,342 @@
+/**
+ * The whole benchmark: PostgreSQL, data, server, capture and EXPLAIN, load runs, report.
+ * `runBench` is what `npm run bench` (bench/run.ts) and the smoke test call.
+ */
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem, userInfo } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import type pg from 'pg';
+import { startIssuer, type RunningIssuer } from '../packages/server/src/oidc/provider.ts';
+import { coreCount, cpuMeter, waitForQuiet } from './cpu.ts';
+import { captureScenario, explainStatements, explainText, type CapturedRequest } from './capture.ts';
+import { POSTGRES_SETTINGS, startBenchDatabase, type BenchDatabase } from './database.ts';
+import { GENERATE_DEFAULTS, GENERATOR_VERSION, generateCatalogue, type GenerateOptions } from './generate.ts';
+import { runHttpLoad } from './http-load.ts';
+import { countRows, loadData, type LoadReport } from './load.ts';
+import { judgeTargets, markdownSection, writeJson, writeMarkdown, type BenchReport, type RunReport, type ScenarioReport } from './report.ts';
+import { buildScenarios, type Scenario } from './scenarios.ts';
+import { startServerProcess, type ServerProcess } from './server-process.ts';
+import { pgbenchVersion, runSqlLoad, type BaselineTool } from './sql-load.ts';
+
+export interface BenchOptions {
+  results: number;
+  seed: number;
+  /** Seconds per measured run. */
+  duration: number;
+  /** Seconds of API load before each scenario's runs (not measured). */
+  warmup: number;
+  connections: number[];
+  scenarios: number[];
+  /** Keep the data directory (database included) for the next run. */
+  keep: boolean;
+  dataDir: string;
+  /** Where latest.json and explain/ go. */
+  outDir: string;
+  /** The Markdown file whose generated section is replaced, or null. */
+  docs: string | null;
+  baseline: 'auto' | BaselineTool;
+  /** How many variants (benchmarks, terms…) the scenarios cycle through, at most. */
+  variants: number;
+  /** Before each measured run, wait up to this many seconds for the machine to be quiet. */
+  quietWait: number;
+  log: (message: string) => void;
+}
+
+const ROOT = resolve(new URL('..', import.meta.url).pathname);
+
+export const BENCH_DEFAULTS: BenchOptions = {
+  results: GENERATE_DEFAULTS.results,
+  seed: GENERATE_DEFAULTS.seed,
+  duration: 10,
+  warmup: 2,
+  connections: [1, 8, 32],
+  scenarios: [1, 2, 3, 4, 5, 6],
+  keep: false,
+  dataDir: join(ROOT, 'bench', 'results', 'data'),
+  outDir: join(ROOT, 'bench', 'results'),
+  docs: join(ROOT, 'docs', 'performance.md'),
+  baseline: 'auto',
+  variants: 20,
+  quietWait: 60,
+  log: (m) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`),
+};
+
+const INGEST_SUB = 'bench-ingest';
+
+interface Manifest {
+  generatorVersion: number;
+  seed: number;
+  results: number;
+  load: LoadReport;
+}
+
+function readManifest(path: string): Manifest | null {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Manifest;
+  } catch {
+    return null;
+  }
+}
+
+/** Rows the ingest scenario and its baseline added (also left over by an interrupted run). */
+async function removeIngested(client: pg.Client): Promise<void> {
+  await client.query('delete from result where uploader_sub = $1', [INGEST_SUB]);
+  await client.query('delete from app_user where sub = $1', [INGEST_SUB]);
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.floor(sorted.length / 2)]! : 0;
+};
+
+/** Waits until no other statement runs in the database; returns the seconds waited. */
+async function waitForIdleDatabase(client: pg.Client, maxSeconds: number): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const { rows } = await client.query<{ n: string }>(
+      `select count(*) as n from pg_stat_activity where datname = current_database() and state = 'active' and pid <> pg_backend_pid()`,
+    );
+    const waited = (performance.now() - started) / 1000;
+    if (Number(rows[0]!.n) === 0 || waited > maxSeconds) return Math.round(waited * 10) / 10;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A sample of result ids spread over the table (deterministic for a given table). */
+async function sampleResultIds(client: pg.Client, count: number): Promise<string[]> {
+  const total = Number((await client.query<{ n: string }>('select count(*) as n from result')).rows[0]!.n);
+  const percent = Math.min(100, Math.max(0.01, (100 * count * 4) / Math.max(1, total)));
+  const { rows } = await client.query<{ id: string }>(`select id from result tablesample system (${percent}) repeatable (7) limit ${count}`);
+  return rows.map((r) => r.id);
+}
+
+export async function runBench(input: Partial<BenchOptions> = {}): Promise<BenchReport> {
+  const o: BenchOptions = { ...BENCH_DEFAULTS, ...input };
+  const log = o.log;
+  const began = Date.now();
+  const generate: GenerateOptions = { ...GENERATE_DEFAULTS, seed: o.seed, results: o.results };
+  const catalogue = generateCatalogue(generate);
+  const tool: BaselineTool = o.baseline === 'auto' ? (pgbenchVersion() ? 'pgbench' : 'node') : o.baseline;
+  if (tool === 'pgbench' && !pgbenchVersion()) throw new Error('--baseline pgbench: pgbench is not installed');
+
+  mkdirSync(o.dataDir, { recursive: true });
+  if (userInfo().uid === 0) chmodSync(o.dataDir, 0o755); // PostgreSQL runs as the postgres user
+  const explainDir = join(o.outDir, 'explain');
+  rmSync(explainDir, { recursive: true, force: true });
+  mkdirSync(explainDir, { recursive: true });
+
+  let db: BenchDatabase | undefined;
+  let client: pg.Client | undefined;
+  let issuer: RunningIssuer | undefined;
+  let server: ServerProcess | undefined;
+  try {
+    log(`PostgreSQL in ${o.dataDir}`);
+    db = await startBenchDatabase(o.dataDir, log);
+    client = await db.client();
+
+    // ---------------------------------------------------------------- data
+    const manifestPath = join(o.dataDir, 'bench-manifest.json');
+    const manifest = readManifest(manifestPath);
+    let load: LoadReport;
+    let reused = false;
+    if (manifest && manifest.generatorVersion === GENERATOR_VERSION && manifest.seed === o.seed && manifest.results === o.results) {
+      await removeIngested(client);
+      const counts = await countRows(client);
+      if (JSON.stringify(counts) === JSON.stringify(manifest.load.loaded)) {
+        load = manifest.load;
+        reused = true;
+        log(`reusing the ${o.results.toLocaleString('en-US')} results loaded earlier`);
+      } else {
+        load = await freshLoad();
+      }
+    } else {
+      load = await freshLoad();
+    }
+    async function freshLoad(): Promise<LoadReport> {
+      rmSync(manifestPath, { force: true });
+      log(`generating and loading ${o.results.toLocaleString('en-US')} results`);
+      await client!.end();
+      await db!.recreate();
+      client = await db!.client();
+      const report = await loadData(client, catalogue, generate, o.dataDir, log);
+      writeFileSync(manifestPath, JSON.stringify({ generatorVersion: GENERATOR_VERSION, seed: o.seed, results: o.results, load: report } satisfies Manifest, null, 2));
+      log(`loaded in ${report.seconds.total.toFixed(1)} s (${report.method})`);
+      return report;
+    }
+    for (const [table, n] of Object.entries(load.expected)) {
+      if (load.loaded[table as keyof typeof load.loaded] !== n) throw new Error(`loaded ${table}: ${load.loaded[table as keyof typeof load.loaded]} rows, generated ${n}`);
+    }
+    for (const [check, n] of Object.entries(load.checks)) if (n !== 0) throw new Error(`data check ${check} failed: ${n} rows`);
+
+    // ---------------------------------------------------------------- server
+    issuer = await startIssuer({ accounts: [{ sub: INGEST_SUB, email: `${INGEST_SUB}@bench.example.org`, email_verified: true }] });
+    server = await startServerProcess({ host: '127.0.0.1', port: '0', databaseUrl: db.url, oidcIssuer: issuer.issuer, logLevel: 'warn', rateLimit: '0' }, log);
+    const token = await issuer.mintAccessToken({ sub: INGEST_SUB, ttlSeconds: 24 * 3600 });
+    const registered = await fetch(`${server.url}/api/v1/users/self`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    if (registered.status !== 200 && registered.status !== 201) throw new Error(`registering the ingest user: ${registered.status} ${await registered.text()}`);
+    await new Promise((r) => setTimeout(r, 1000));
+    const idleRssMb = Math.round((await server.rssMb()) * 10) / 10;
+
+    const all = buildScenarios({
+      catalogue,
+      options: generate,
+      resultIds: await sampleResultIds(client, 100),
+      token,
+      identity: { iss: issuer.issuer, sub: INGEST_SUB },
+      variants: o.variants,
+    });
+    const scenarios = all.filter((s) => o.scenarios.includes(s.id));
+
+    // ---------------------------------------------------------------- capture and EXPLAIN
+    const captured = new Map<number, CapturedRequest[]>();
+    const reports = new Map<number, ScenarioReport>();
+    for (const scenario of scenarios) {
+      log(`scenario ${scenario.id} (${scenario.key}): capturing the SQL of ${scenario.variants.length} request variants`);
+      const requests = await captureScenario(server, scenario);
+      captured.set(scenario.id, requests);
+      const problems = requests.filter((r) => r.problem).map((r) => `${scenario.variants[r.variant]!.label}: ${r.problem}`);
+      if (problems.length) throw new Error(`scenario ${scenario.id} answers wrongly:\n${problems.slice(0, 5).join('\n')}`);
+      const report = await explainScenario(client, scenario, requests, explainDir);
+      reports.set(scenario.id, report);
+    }
+
+    // ---------------------------------------------------------------- load runs
+    for (const scenario of scenarios) {
+      const report = reports.get(scenario.id)!;
+      const requests = captured.get(scenario.id)!;
+      const scripts = requests.map((r) => scenario.baseline(r.variant, r.statements));
+      const variants = scenario.variants.map((v) => v.request);
+      if (o.warmup > 0) {
+        // One connection: enough to compile the hot paths, and no backlog of slow requests is
+        // left behind for the first measured run.
+        log(`scenario ${scenario.id}: warm-up ${o.warmup} s`);
+        await runHttpLoad(server.url, variants, 1, o.warmup);
+        await waitForIdleDatabase(client, 300);
+      }
+      const groups = { server: server.pid, postgres: db.postmasterPid() };
+      const single = median(requests.map((r) => r.ms)) / 1000;
+      for (const connections of o.connections) {
+        // A run lasts --duration seconds, longer (at most 6 times) when requests are so slow that
+        // fewer than about 5 per connection would complete.
+        const seconds = Math.round(Math.min(o.duration * 6, Math.max(o.duration, 5 * single * Math.max(1, connections / coreCount))));
+        if (seconds !== o.duration) log(`scenario ${scenario.id} @${connections}: ${seconds} s runs (one request alone takes ${single.toFixed(2)} s)`);
+        const quietApi = await waitForQuiet(o.quietWait);
+        const window = server.window();
+        const apiMeter = cpuMeter(groups);
+        const api = await runHttpLoad(server.url, variants, connections, seconds);
+        const apiCpu = apiMeter.stop();
+        const memory = window.end();
+        // Requests still running when autocannon stopped must not overlap the SQL run.
+        const drained = await waitForIdleDatabase(client, 300);
+        const quietSql = await waitForQuiet(o.quietWait);
+        const sqlMeter = cpuMeter(groups);
+        const sql = await runSqlLoad(tool, db, scripts, connections, seconds, o.dataDir);
+        const sqlCpu = sqlMeter.stop();
+        // Throughput counts successful answers only: a fast 503 is not a served request.
+        const apiRate = api.okPerSecond;
+        const run: RunReport = {
+          connections,
+          api,
+          sql,
+          ratio: sql.tps > 0 ? Math.round((apiRate / sql.tps) * 1000) / 1000 : null,
+          serverPeakRssMb: memory.peakMb,
+          apiCpu,
+          sqlCpu,
+          quietWaitSeconds: quietApi.waited + quietSql.waited,
+          seconds,
+          drainSeconds: drained,
+        };
+        report.runs.push(run);
+        log(
+          `scenario ${scenario.id} @${connections}: API ${apiRate.toFixed(1)} 2xx/s p50 ${api.latencyMs.p50} p95 ${api.latencyMs.p95} p99 ${api.latencyMs.p99} ms, ` +
+            `errors ${api.errors + api.timeouts}, non-2xx ${api.non2xx}; SQL ${sql.tps}/s p99 ${sql.latencyMs.p99} ms${sql.errors ? ` (${sql.errors} errors: ${sql.firstError})` : ''}; ` +
+            `ratio ${run.ratio === null ? '–' : `${Math.round(run.ratio * 100)}%`}; RSS peak ${memory.peakMb} MB` +
+            (apiCpu ? `; CPU ms/request server ${(apiCpu.serverMs / Math.max(1, api.responses)).toFixed(2)} PostgreSQL ${(apiCpu.postgresMs / Math.max(1, api.responses)).toFixed(2)} client ${(apiCpu.clientMs / Math.max(1, api.responses)).toFixed(2)}, other load ${apiCpu.otherPercent}%/${sqlCpu?.otherPercent}%` : ''),
+        );
+      }
+    }
+
+    // Requests autocannon abandoned at the end of the last run finish before the server stops.
+    await new Promise((r) => setTimeout(r, 1000));
+    const usage = await server.memoryUsage();
+    const finalRssMb = Math.round((await server.rssMb()) * 10) / 10;
+    await removeIngested(client);
+
+    const partial: Omit<BenchReport, 'targets'> = {
+      version: 1,
+      generatedAt: new Date().toISOString(),
+      elapsedSeconds: Math.round((Date.now() - began) / 1000),
+      machine: {
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+        memoryGb: Math.round(totalmem() / 1073741824),
+        platform: `${process.platform} ${process.arch}`,
+        node: process.version,
+        postgres: db.version,
+      },
+      options: {
+        results: o.results,
+        seed: o.seed,
+        durationSeconds: o.duration,
+        warmupSeconds: o.warmup,
+        connections: o.connections,
+        scenarios: o.scenarios,
+        baselineTool: tool === 'pgbench' ? (pgbenchVersion() ?? 'pgbench') : 'node-postgres loop',
+        quietWaitSeconds: o.quietWait,
+      },
+      postgresSettings: POSTGRES_SETTINGS,
+      data: { reused, load },
+      server: { idleRssMb, peakRssMb: server.peakMb(), finalRssMb, heapUsedMb: Math.round(usage.heapUsed / 1048576) },
+      scenarios: scenarios.map((s) => reports.get(s.id)!),
+    };
+    const report: BenchReport = { ...partial, targets: judgeTargets(partial) };
+    writeJson(join(o.outDir, 'latest.json'), report);
+    if (o.docs) writeMarkdown(o.docs, markdownSection(report));
+    log(`report written to ${join(o.outDir, 'latest.json')}${o.docs ? ` and ${o.docs}` : ''}`);
+    for (const t of report.targets) log(`target ${t.status.toUpperCase()}: ${t.target} — ${t.detail}`);
+    return report;
+  } finally {
+    await server?.stop().catch((err: unknown) => log(`stopping the server: ${(err as Error).message}`));
+    await issuer?.close().catch(() => {});
+    await client?.end().catch(() => {});
+    await db?.stop().catch((err: unknown) => log(`stopping PostgreSQL: ${(err as Error).message}`));
+    if (!o.keep) rmSync(o.dataDir, { recursive: true, force: true });
+    else log(`data kept in ${o.dataDir} (reused by the next run with the same --results and --data-dir)`);
+  }
+}
+
+/** EXPLAIN (ANALYZE, BUFFERS) of the requests of a scenario: one per distinct set of statement shapes. */
+async function explainScenario(client: pg.Client, scenario: Scenario, requests: CapturedRequest[], dir: string): Promise<ScenarioReport> {
+  const shape = (sql: string) => sql.replace(/'(?:[^']|'')*'/g, '?').replace(/\b\d+(\.\d+)?\b/g, '?');
+  const seen = new Set<string>();
+  const groups: Parameters<typeof explainText>[1] = [];
+  let first: ScenarioReport['statements'] | null = null;
+  for (const r of requests) {
+    const key = r.statements.map(shape).join('\n');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    // An upload is explained after removing the row it made, so that its INSERT can run again.
+    const setup = scenario.kind === 'ingest' ? [`delete from result where id = '${(r.body as { id: string }).id}'`] : [];
+    const explained = await explainStatements(client, r.statements, setup);
+    groups.push({ label: scenario.variants[r.variant]!.label, path: scenario.variants[r.variant]!.request.path, explained });
+    first ??= explained.map((e) => ({ role: e.role, executionMs: e.executionMs, indexes: e.indexes, seqScans: e.seqScans, error: e.error }));
+    if (groups.length >= 3) break;
+  }
+  const file = join(dir, `${scenario.id}-${scenario.key}.txt`);
+  writeFileSync(file, explainText(scenario, groups));
+  return {
+    id: scenario.id,
+    key: scenario.key,
+    title: scenario.title,
+    endpoint: scenario.endpoint,
+    kind: scenario.kind,
+    variants: scenario.variants.length,
+    statementsPerRequest: requests[0]?.statements.length ?? 0,
+    baselineMethod: scenario.baselineMethod,
+    explainFile: relative(ROOT, file),
+    statements: first ?? [],
+    captureProblems: requests.filter((r) => r.problem).map((r) => r.problem!),
+    runs: [],
+  };
+}
+

@@ -1,0 +1,229 @@
+/**
+ * The report: bench/results/latest.json (everything measured) and the generated section of
+ * docs/performance.md (between `<!-- bench:start -->` and `<!-- bench:end -->`), with the targets of
+ * issue 7 judged met or missed.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { CpuUsage } from './cpu.ts';
+import type { HttpRunStats } from './http-load.ts';
+import type { LoadReport } from './load.ts';
+import type { SqlRunStats } from './sql-load.ts';
+
+export interface RunReport {
+  connections: number;
+  api: HttpRunStats;
+  sql: SqlRunStats | null;
+  /** Successful (2xx) API requests per second over SQL transactions per second. */
+  ratio: number | null;
+  serverPeakRssMb: number;
+  /** CPU by process group during the API run and the SQL run (null without /proc). */
+  apiCpu: CpuUsage | null;
+  sqlCpu: CpuUsage | null;
+  /** Seconds spent waiting for the machine to be quiet before the two runs. */
+  quietWaitSeconds: number;
+  /** Length of each of the two runs (longer than --duration for very slow requests). */
+  seconds: number;
+  /** Seconds the server needed after the API run to finish the requests autocannon abandoned. */
+  drainSeconds: number;
+}
+
+export interface StatementSummary {
+  role: string;
+  executionMs: number | null;
+  indexes: string[];
+  seqScans: string[];
+  error: string | null;
+}
+
+export interface ScenarioReport {
+  id: number;
+  key: string;
+  title: string;
+  endpoint: string;
+  kind: 'read' | 'ingest';
+  variants: number;
+  statementsPerRequest: number;
+  baselineMethod: string;
+  explainFile: string;
+  /** The statements of the first request variant, as explained. */
+  statements: StatementSummary[];
+  /** Problems found in the responses while capturing (must be empty). */
+  captureProblems: string[];
+  runs: RunReport[];
+}
+
+export interface TargetResult {
+  target: string;
+  status: 'met' | 'missed' | 'not applicable';
+  detail: string;
+}
+
+export interface BenchReport {
+  version: 1;
+  generatedAt: string;
+  elapsedSeconds: number;
+  machine: { cpus: number; cpuModel: string; memoryGb: number; platform: string; node: string; postgres: string };
+  options: { results: number; seed: number; durationSeconds: number; warmupSeconds: number; connections: number[]; scenarios: number[]; baselineTool: string; quietWaitSeconds: number };
+  postgresSettings: Record<string, string>;
+  data: { reused: boolean; load: LoadReport };
+  server: { idleRssMb: number; peakRssMb: number; finalRssMb: number; heapUsedMb: number };
+  scenarios: ScenarioReport[];
+  targets: TargetResult[];
+}
+
+export const TARGETS = {
+  ratio: 0.5,
+  p99Ms: 100,
+  p99AtResults: 1_000_000,
+  ingestPerSecond: 1000,
+  memoryMb: 250,
+};
+
+const fmt = (v: number, digits = 0) => v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetResult[] {
+  const out: TargetResult[] = [];
+  const reads = report.scenarios.filter((s) => s.kind === 'read');
+  const maxConn = Math.max(...report.options.connections);
+  if (reads.length) {
+    const at = report.options.connections.includes(32) ? 32 : maxConn;
+    const ratios = reads.map((s) => ({ s, run: s.runs.find((r) => r.connections === at) }));
+    const missed = ratios.filter(({ run }) => !run || run.ratio === null || run.ratio < TARGETS.ratio);
+    out.push({
+      target: `Read scenarios: API throughput ≥ ${TARGETS.ratio * 100}% of the raw SQL baseline at ${at} connections`,
+      status: missed.length ? 'missed' : 'met',
+      detail: ratios.map(({ s, run }) => `#${s.id} ${run?.ratio == null ? 'n/a' : `${fmt(run.ratio * 100)}%`}`).join(', ') + (at !== 32 ? ` (32 connections not measured; ${at} used)` : ''),
+    });
+  }
+  const p99Scenarios = report.scenarios.filter((s) => [1, 2, 4, 5].includes(s.id));
+  if (p99Scenarios.length) {
+    const worst = p99Scenarios.map((s) => ({ s, runs: s.runs.filter((r) => r.api.latencyMs.p99 >= TARGETS.p99Ms) }));
+    const missing = worst.filter((w) => w.runs.length);
+    const applicable = report.options.results >= TARGETS.p99AtResults;
+    const detail =
+      p99Scenarios
+        .map((s) => `#${s.id} ${s.runs.map((r) => `${fmt(r.api.latencyMs.p99, 1)} ms@${r.connections}`).join(' / ')}`)
+        .join('; ') + (applicable ? '' : ` (measured at ${fmt(report.options.results)} results; the target is set at 1M)`);
+    out.push({
+      target: `p99 < ${TARGETS.p99Ms} ms at 1M results for scenarios 1, 2, 4, 5 (every concurrency measured)`,
+      status: !applicable ? 'not applicable' : missing.length ? 'missed' : 'met',
+      detail,
+    });
+  }
+  const ingest = report.scenarios.find((s) => s.kind === 'ingest');
+  if (ingest) {
+    const best = ingest.runs.reduce<RunReport | null>((b, r) => (!b || r.api.okPerSecond > b.api.okPerSecond ? r : b), null);
+    out.push({
+      target: `Ingest: ≥ ${fmt(TARGETS.ingestPerSecond)} validated results/s`,
+      status: best && best.api.okPerSecond >= TARGETS.ingestPerSecond ? 'met' : 'missed',
+      detail: ingest.runs.map((r) => `${fmt(r.api.okPerSecond)}/s@${r.connections}`).join(', '),
+    });
+  }
+  out.push({
+    target: `Server memory < ${TARGETS.memoryMb} MB at peak (RSS)`,
+    status: report.server.peakRssMb < TARGETS.memoryMb ? 'met' : 'missed',
+    detail: `peak ${fmt(report.server.peakRssMb, 1)} MB, idle ${fmt(report.server.idleRssMb, 1)} MB`,
+  });
+  return out;
+}
+
+export function markdownSection(report: BenchReport): string {
+  const l = report.data.load;
+  const lines: string[] = [];
+  lines.push(
+    `_Generated by \`npm run bench\` on ${report.generatedAt.slice(0, 16).replace('T', ' ')} UTC in ${fmt(report.elapsedSeconds / 60, 1)} min; ` +
+      `${report.options.durationSeconds} s per run, ${report.options.warmupSeconds} s warm-up per scenario. Everything between the markers is rewritten by each run._`,
+    '',
+    `- **Machine**: ${report.machine.cpus} × ${report.machine.cpuModel}, ${fmt(report.machine.memoryGb)} GiB, ${report.machine.platform}, Node ${report.machine.node}; ${report.machine.postgres.split(' on ')[0]} (embedded), baseline with ${report.options.baselineTool}.`,
+    `- **Data**: ${fmt(l.loaded.result)} results (mean JSON ${fmt(l.meanJsonBytes)} bytes, ${fmt((100 * l.loaded.result_hidden) / Math.max(1, l.loaded.result), 1)}% hidden), ` +
+      `${l.loaded.benchmark} benchmarks, ${l.loaded.site} sites, ${l.loaded.flavor} flavors, ${l.loaded.tag} tags, ${fmt(l.loaded.result_tag)} result tags, ${fmt(l.loaded.claim)} claims; ` +
+      `database ${fmt(l.sizes.database_mb)} MB (result table ${fmt(l.sizes.result_table_mb)} MB, its indexes ${fmt(l.sizes.result_indexes_mb)} MB).`,
+    `- **Load** (${l.method === 'copy-csv' ? 'COPY from CSV files' : 'INSERT batches'}${report.data.reused ? ', reused from an earlier run' : ''}): ` +
+      `generate + load ${fmt(l.seconds.generateAndCopy, 1)} s, indexes ${fmt(l.seconds.indexes, 1)} s, VACUUM ANALYZE ${fmt(l.seconds.vacuumAnalyze, 1)} s, ` +
+      `total ${fmt(l.seconds.total, 1)} s (${fmt(l.loaded.result / Math.max(0.001, l.seconds.total))} results/s).`,
+    `- **Server memory** (RSS of the server process): idle ${fmt(report.server.idleRssMb, 1)} MB, peak ${fmt(report.server.peakRssMb, 1)} MB.`,
+    '',
+    '| # | Scenario | Conn. | API 2xx/s | p50 ms | p95 ms | p99 ms | Errors / non-2xx | SQL tx/s | SQL p50 / p99 ms | API / SQL | Server peak RSS MB |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  );
+  for (const s of report.scenarios) {
+    for (const r of s.runs) {
+      const a = r.api;
+      lines.push(
+        `| ${s.id} | ${s.title} | ${r.connections} | ${fmt(a.okPerSecond, 1)}${r.seconds !== report.options.durationSeconds ? ` (${r.seconds} s run)` : ''} | ` +
+          `${fmt(a.latencyMs.p50, 1)} | ${fmt(a.latencyMs.p95, 1)} | ${fmt(a.latencyMs.p99, 1)}${a.latencyMs.count < 100 ? ` (${a.latencyMs.count} answers)` : ''} | ` +
+          `${a.errors + a.timeouts} / ${a.non2xx} | ${r.sql ? fmt(r.sql.tps, 1) : '–'} | ${r.sql ? `${fmt(r.sql.latencyMs.p50, 1)} / ${fmt(r.sql.latencyMs.p99, 1)}` : '–'} | ` +
+          `${r.ratio === null ? '–' : `${fmt(r.ratio * 100)}%`} | ${fmt(r.serverPeakRssMb, 1)} |`,
+      );
+    }
+  }
+  if (report.scenarios.some((s) => s.runs.some((r) => r.apiCpu))) {
+    lines.push(
+      '',
+      '**Where the CPU goes** (CPU milliseconds per request or transaction, from /proc; 2 cores give 2,000 ms per second to share; ' +
+        '"other" is the share of the machine used by programs outside the benchmark during the run, which lowers its figures)',
+      '',
+      '| # | Conn. | API: server | API: PostgreSQL | API: load generator | SQL: PostgreSQL | SQL: client | Other load (API / SQL run) |',
+      '|---|--:|--:|--:|--:|--:|--:|--:|',
+    );
+    for (const s of report.scenarios) {
+      for (const r of s.runs) {
+        const per = (ms: number | undefined, n: number) => (ms === undefined || n === 0 ? '–' : fmt(ms / n, 2));
+        const n = r.api.responses;
+        const t = r.sql?.transactions ?? 0;
+        lines.push(
+          `| ${s.id} | ${r.connections} | ${per(r.apiCpu?.serverMs, n)} | ${per(r.apiCpu?.postgresMs, n)} | ${per(r.apiCpu?.clientMs, n)} | ` +
+            `${per(r.sqlCpu?.postgresMs, t)} | ${per(r.sqlCpu?.clientMs, t)} | ${r.apiCpu ? `${fmt(r.apiCpu.otherPercent, 1)}% / ${fmt(r.sqlCpu?.otherPercent ?? 0, 1)}%` : '–'} |`,
+        );
+      }
+    }
+  }
+  lines.push('', '**Targets**', '', '| Target | Status | Measured |', '|---|---|---|');
+  for (const t of report.targets) lines.push(`| ${t.target} | **${t.status}** | ${t.detail} |`);
+  lines.push('', '**What each request costs the database** (first request variant; EXPLAIN (ANALYZE, BUFFERS) in `bench/results/explain/`)', '');
+  lines.push('| # | Statements per request | Execution ms (role) | Indexes used | Sequential scans |', '|---|--:|---|---|---|');
+  for (const s of report.scenarios) {
+    const times = s.statements.map((st) => `${st.executionMs == null ? '?' : fmt(st.executionMs, 2)} (${st.role})`).join(', ');
+    const idx = [...new Set(s.statements.flatMap((st) => st.indexes))].join(', ') || '–';
+    const seq = [...new Set(s.statements.flatMap((st) => st.seqScans))].join(', ') || '–';
+    lines.push(`| ${s.id} | ${s.statementsPerRequest} | ${times} | ${idx} | ${seq} |`);
+  }
+  return lines.join('\n');
+}
+
+/** Recomputes what is derived (ratios, targets) from a saved report, e.g. after the formulas changed. */
+export function rederive(report: BenchReport): BenchReport {
+  for (const s of report.scenarios) {
+    for (const r of s.runs) r.ratio = r.sql && r.sql.tps > 0 ? Math.round((r.api.okPerSecond / r.sql.tps) * 1000) / 1000 : null;
+  }
+  const { targets: _, ...rest } = report;
+  return { ...report, targets: judgeTargets(rest) };
+}
+
+export const START = '<!-- bench:start -->';
+export const END = '<!-- bench:end -->';
+
+const SKELETON = `# Performance
+
+How fast the service lists, searches and ingests results at scale, measured by \`npm run bench\`.
+
+${START}
+${END}
+`;
+
+/** Replaces the generated section of the Markdown file (creating the file when it does not exist). */
+export function writeMarkdown(path: string, section: string): void {
+  const text = existsSync(path) ? readFileSync(path, 'utf8') : SKELETON;
+  const start = text.indexOf(START);
+  const end = text.indexOf(END);
+  const body = `${START}\n${section}\n${END}`;
+  const next = start >= 0 && end > start ? text.slice(0, start) + body + text.slice(end + END.length) : `${text.trimEnd()}\n\n${body}\n`;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, next);
+}
+
+export function writeJson(path: string, report: BenchReport): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+}

@@ -1,0 +1,277 @@
+/**
+ * The six scenarios: what each sends to the API (a list of request variants, so that benchmark ids,
+ * result ids, terms and documents vary across requests), how a response is checked, and which of
+ * the statements the server issued for a request make its raw SQL baseline.
+ */
+import type { HttpRequestSpec } from './http-load.ts';
+import { metricQuantile, valueAt, type BenchmarkRow, type Catalogue, type GenerateOptions } from './generate.ts';
+import { ingestDocuments } from './generate.ts';
+
+export interface Variant {
+  label: string;
+  request: HttpRequestSpec;
+  /** A reason the response is wrong, or null. */
+  check(status: number, body: unknown): string | null;
+}
+
+export interface Scenario {
+  id: number;
+  key: string;
+  title: string;
+  /** The endpoint as the report shows it. */
+  endpoint: string;
+  kind: 'read' | 'ingest';
+  /** Scenarios 1, 2, 4 and 5 must keep p99 under 100 ms at 1M results. */
+  p99Target: boolean;
+  variants: Variant[];
+  /** The statements of the raw SQL baseline of variant `index`, given what the server issued for it. */
+  baseline(index: number, issued: string[]): string[];
+  /** How the baseline was made, for the report. */
+  baselineMethod: string;
+}
+
+export interface ScenarioInputs {
+  catalogue: Catalogue;
+  options: GenerateOptions;
+  /** Ids of loaded results (for GET /results/{id}). */
+  resultIds: string[];
+  token: string;
+  /** Identity of the token, used as uploader by the plain INSERT baseline of ingest. */
+  identity: { iss: string; sub: string };
+  /** How many variants each scenario cycles through (at most). */
+  variants: number;
+}
+
+const API = '/api/v1';
+const enc = encodeURIComponent;
+const query = (params: [string, string | number][]) => params.map(([k, v]) => `${enc(k)}=${enc(String(v))}`).join('&');
+
+type Page = { items: Record<string, unknown>[]; total: number; per_page: number };
+
+function isPage(body: unknown): body is Page {
+  const b = body as Page | null;
+  return !!b && Array.isArray(b.items) && typeof b.total === 'number';
+}
+
+const expectStatus = (expected: number) => (status: number) => (status === expected ? null : `status ${status}, expected ${expected}`);
+
+/** The page of a result list: one statement `… limit N offset M`; its total: `select count(*) …`. */
+const PAGE = /\blimit \d+ offset \d+\s*$/i;
+const TOTAL = /^\s*select count\(\*\)/i;
+function pageAndTotal(issued: string[]): string[] {
+  const page = issued.find((s) => PAGE.test(s));
+  const total = issued.find((s) => TOTAL.test(s));
+  const picked = [page, total].filter((s): s is string => !!s);
+  if (picked.length !== 2) throw new Error(`cannot find the page and total statements among:\n${issued.join('\n')}`);
+  return picked;
+}
+const PAGE_AND_TOTAL = 'the page statement (`… limit 100 offset 0`) and the total (`select count(*) …`) exactly as the server issued them';
+
+function sqlLiteral(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+export function buildScenarios(input: ScenarioInputs): Scenario[] {
+  const { catalogue, options } = input;
+  const n = Math.max(1, input.variants);
+  const benchmarks = catalogue.benchmarks;
+  const cycle = <T>(items: readonly T[], count: number) => Array.from({ length: Math.min(count, Math.max(items.length, 1)) }, (_, i) => items[i % items.length]!);
+
+  const listCheck = (benchmark: BenchmarkRow | null, extra?: (items: Record<string, unknown>[]) => string | null) => (status: number, body: unknown) => {
+    if (status !== 200) return `status ${status}: ${JSON.stringify(body).slice(0, 400)}`;
+    if (!isPage(body)) return 'not a page';
+    if (body.items.length > 100) return `${body.items.length} items on a page of 100`;
+    if (body.total > 0 && body.items.length === 0) return 'no items although total > 0';
+    if (benchmark && body.items.some((r) => (r.benchmark as { id: string }).id !== benchmark.id)) return 'an item of another benchmark';
+    if (body.items.some((r) => r.hidden !== false)) return 'a hidden result in a default list';
+    return extra ? extra(body.items) : null;
+  };
+
+  // 1. List by benchmark
+  const s1: Scenario = {
+    id: 1,
+    key: 'list-by-benchmark',
+    title: 'List results of a benchmark',
+    endpoint: 'GET /results?benchmark_id=…&per_page=100',
+    kind: 'read',
+    p99Target: true,
+    variants: cycle(benchmarks, Math.min(n, benchmarks.length)).map((b) => ({
+      label: b.def.key,
+      request: { method: 'GET', path: `${API}/results?${query([['benchmark_id', b.id], ['per_page', 100]])}` },
+      check: listCheck(b, (items) => (items.length === 0 ? 'no results for a benchmark' : null)),
+    })),
+    baseline: (_i, issued) => pageAndTotal(issued),
+    baselineMethod: PAGE_AND_TOTAL,
+  };
+
+  // 2. The same with two numeric JSON filters and a JSON sort
+  const s2: Scenario = {
+    id: 2,
+    key: 'json-filter-sort',
+    title: 'Two numeric JSON filters, sorted by a JSON metric',
+    endpoint: 'GET /results?benchmark_id=…&filters=machine.cpu.count >= 4&filters=<metric> > <p25>&sort_by=-json.<metric>&per_page=100',
+    kind: 'read',
+    p99Target: true,
+    variants: cycle(benchmarks, Math.min(n, benchmarks.length)).map((b) => {
+      const metric = b.def.metric;
+      const threshold = metricQuantile(catalogue, options, b, 0.25);
+      return {
+        label: `${b.def.key}: ${metric} > ${threshold}`,
+        request: {
+          method: 'GET',
+          path: `${API}/results?${query([
+            ['benchmark_id', b.id],
+            ['filters', 'machine.cpu.count >= 4'],
+            ['filters', `${metric} > ${threshold}`],
+            ['sort_by', `-json.${metric}`],
+            ['per_page', 100],
+          ])}`,
+        },
+        check: listCheck(b, (items) => {
+          if (items.length === 0) return 'nothing matched the filters';
+          let previous = Infinity;
+          for (const r of items) {
+            const json = r.json as Record<string, unknown>;
+            const value = valueAt(json, metric) as number;
+            if (!((valueAt(json, 'machine.cpu.count') as number) >= 4)) return 'machine.cpu.count filter not applied';
+            if (!(value > threshold)) return `${metric} filter not applied`;
+            if (value > previous) return `not sorted by -json.${metric}`;
+            previous = value;
+          }
+          return null;
+        }),
+      };
+    }),
+    baseline: (_i, issued) => pageAndTotal(issued),
+    baselineMethod: PAGE_AND_TOTAL,
+  };
+
+  // 3. Search by terms: site, flavor and tag names
+  const pickSpread = <T>(items: readonly T[], count: number) => Array.from({ length: Math.min(count, items.length) }, (_, i) => items[Math.floor((i * items.length) / count)]!);
+  const termCount = Math.max(3, Math.min(12, n));
+  const third = Math.ceil(termCount / 3);
+  const terms = [
+    ...pickSpread(catalogue.sites, third).map((s) => s.name),
+    ...pickSpread(catalogue.flavors.filter((f) => !f.spec.gpu), third).map((f) => f.name),
+    ...pickSpread(catalogue.tags, third).map((t) => t.name),
+  ];
+  const s3: Scenario = {
+    id: 3,
+    key: 'search-terms',
+    title: 'Search by a site, flavor or tag name',
+    endpoint: 'GET /results:search?terms=…&per_page=100',
+    kind: 'read',
+    p99Target: false,
+    variants: [...new Set(terms)].map((term) => ({
+      label: term,
+      request: { method: 'GET', path: `${API}/results:search?${query([['terms', term], ['per_page', 100]])}` },
+      check: listCheck(null, (items) => (items.length === 0 ? `nothing matched '${term}'` : null)),
+    })),
+    baseline: (_i, issued) => pageAndTotal(issued),
+    baselineMethod: PAGE_AND_TOTAL,
+  };
+
+  // 4. One result by id
+  const ids = input.resultIds.slice(0, Math.max(1, Math.min(n * 5, 100)));
+  const s4: Scenario = {
+    id: 4,
+    key: 'get-by-id',
+    title: 'One result by id',
+    endpoint: 'GET /results/{id}',
+    kind: 'read',
+    p99Target: true,
+    variants: ids.map((id) => ({
+      label: id,
+      request: { method: 'GET', path: `${API}/results/${id}` },
+      check: (status, body) => (status !== 200 ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}` : (body as { id?: string }).id !== id ? 'another result' : null),
+    })),
+    baseline: (_i, issued) => {
+      const row = issued.find((s) => /\bfrom result r where r\.id = /i.test(s));
+      if (!row) throw new Error(`cannot find the result row statement among:\n${issued.join('\n')}`);
+      return [row];
+    },
+    baselineMethod: 'the select of the result row by id exactly as the server issued it',
+  };
+
+  // 5. Catalogue: the benchmarks list and the flavors of a site, alternating
+  const s5Variants: Variant[] = [];
+  for (const site of cycle(catalogue.sites, Math.min(catalogue.sites.length, n * 5))) {
+    s5Variants.push({
+      label: 'benchmarks',
+      request: { method: 'GET', path: `${API}/benchmarks` },
+      check: (status, body) => (status !== 200 ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}` : isPage(body) && body.total === benchmarks.length ? null : 'not every benchmark'),
+    });
+    s5Variants.push({
+      label: `flavors of ${site.name}`,
+      request: { method: 'GET', path: `${API}/sites/${site.id}/flavors` },
+      check: (status, body) => (status !== 200 ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}` : isPage(body) && body.total === options.flavorsPerSite ? null : 'not every flavor of the site'),
+    });
+  }
+  const s5: Scenario = {
+    id: 5,
+    key: 'catalogue',
+    title: 'Benchmarks list and flavors of a site (alternating)',
+    endpoint: 'GET /benchmarks, GET /sites/{id}/flavors',
+    kind: 'read',
+    p99Target: true,
+    variants: s5Variants,
+    baseline: (_i, issued) => pageAndTotal(issued),
+    baselineMethod: PAGE_AND_TOTAL,
+  };
+
+  // 6. Ingest: POST /results validated against the benchmark's schema
+  const docs = ingestDocuments(catalogue, options, Math.max(1, Math.min(n * 5, 100)));
+  const latest = Math.floor(Math.min(options.end.getTime(), Date.now()) / 3_600_000) * 3_600_000;
+  const executed = (i: number) => new Date(latest - (i + 1) * 3_600_000).toISOString().replace('.000Z', 'Z');
+  const s6: Scenario = {
+    id: 6,
+    key: 'ingest',
+    title: 'Upload a result (schema validation)',
+    endpoint: 'POST /results',
+    kind: 'ingest',
+    p99Target: false,
+    variants: docs.map((d, i) => ({
+      label: `${d.benchmark.def.key} on ${d.flavor.name}`,
+      request: {
+        method: 'POST',
+        path: `${API}/results?${query([
+          ['benchmark_id', d.benchmark.id],
+          ['flavor_id', d.flavor.id],
+          ['execution_datetime', executed(i)],
+          ...d.tag_ids.map((t): [string, string] => ['tags_ids', t]),
+        ])}`,
+        headers: { authorization: `Bearer ${input.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(d.json),
+      },
+      check: (status, body) => {
+        const problem = expectStatus(201)(status);
+        if (problem) return `${problem}: ${JSON.stringify(body).slice(0, 300)}`;
+        return (body as { benchmark?: { id: string } }).benchmark?.id === d.benchmark.id ? null : 'another benchmark';
+      },
+    })),
+    baseline: (i) => {
+      const d = docs[i]!;
+      const columns = 'id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden';
+      const values = [
+        'gen_random_uuid()',
+        sqlLiteral(d.benchmark.id),
+        sqlLiteral(d.flavor.site_id),
+        sqlLiteral(d.flavor.id),
+        `${sqlLiteral(JSON.stringify(d.json))}::jsonb`,
+        `${sqlLiteral(executed(i))}::timestamptz`,
+        'now()',
+        sqlLiteral(input.identity.iss),
+        sqlLiteral(input.identity.sub),
+        'false',
+        'false',
+      ].join(', ');
+      if (d.tag_ids.length === 0) return [`insert into result (${columns}) values (${values})`];
+      const tags = d.tag_ids.map((t) => `(${sqlLiteral(t)}::uuid)`).join(', ');
+      return [`with r as (insert into result (${columns}) values (${values}) returning id) insert into result_tag (result_id, tag_id) select r.id, t.id from r, (values ${tags}) as t (id)`];
+    },
+    baselineMethod:
+      'one plain INSERT of the same document (with its result_tag rows in the same statement), id from gen_random_uuid(): no lookups, no validation, autocommit',
+  };
+
+  return [s1, s2, s3, s4, s5, s6];
+}

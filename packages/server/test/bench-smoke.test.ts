@@ -1,0 +1,174 @@
+/**
+ * The performance harness (bench/, `npm run bench`) in a tiny configuration: 2,000 results, one
+ * connection, one second per run, its own temporary PostgreSQL cluster (the harness starts one in its
+ * data directory: COPY reads files there), the Node baseline (CI has no pgbench). Checks correctness
+ * only, never timing: every scenario ran without an error or a non-2xx answer, the generated results
+ * satisfy their benchmark's JSON Schema, the loaded counts are the generated ones, and the report,
+ * its Markdown section and the EXPLAIN files are written.
+ *
+ * bench/ is its own TypeScript project, so it is reached the way users reach it: `bench/run.ts` in a
+ * child process, and the generator through a dynamic import (typed here by what the test reads).
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { checkJsonSchema, resultValidator } from '../src/services/json-schema.ts';
+
+const RESULTS = 2000;
+const ROOT = resolve(new URL('../../..', import.meta.url).pathname);
+
+interface GeneratedResult {
+  id: string;
+  json: Record<string, unknown>;
+  benchmark: { id: string; json_schema: Record<string, unknown>; def: { key: string; category: string } };
+  flavor: { id: string; site_id: string };
+  tag_ids: string[];
+  hidden: boolean;
+}
+interface Catalogue {
+  benchmarks: GeneratedResult['benchmark'][];
+  sites: { id: string }[];
+  flavors: { id: string; site_id: string }[];
+  tags: { id: string }[];
+}
+interface GeneratorModule {
+  GENERATE_DEFAULTS: { results: number };
+  generateCatalogue(options: unknown): Catalogue;
+  generateResults(catalogue: Catalogue, options: unknown): Iterable<GeneratedResult>;
+}
+interface Report {
+  options: { results: number; connections: number[] };
+  data: { load: { method: string; expected: Record<string, number>; loaded: Record<string, number>; checks: Record<string, number> } };
+  server: { peakRssMb: number };
+  scenarios: {
+    id: number;
+    kind: string;
+    captureProblems: string[];
+    explainFile: string;
+    statements: { role: string; error: string | null }[];
+    runs: {
+      connections: number;
+      ratio: number | null;
+      serverPeakRssMb: number;
+      api: { responses: number; errors: number; timeouts: number; non2xx: number; statusCodes: Record<string, number> };
+      sql: { transactions: number; errors: number; firstError: string | null } | null;
+    }[];
+  }[];
+  targets: { target: string; status: string }[];
+}
+
+let dir: string;
+
+test.before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'benchmarks-bench-'));
+  await chmod(dir, 0o755); // the embedded PostgreSQL runs as the postgres user when we are root
+});
+
+test.after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('the generator is deterministic and its results satisfy their benchmark schemas', async () => {
+  const gen = (await import(pathToFileURL(join(ROOT, 'bench', 'generate.ts')).href)) as GeneratorModule;
+  const options = { ...gen.GENERATE_DEFAULTS, results: RESULTS };
+  const catalogue = gen.generateCatalogue(options);
+  assert.is(catalogue.benchmarks.length, 20);
+  assert.is(catalogue.sites.length, 50);
+  assert.is(catalogue.flavors.length, 500);
+  assert.is(catalogue.tags.length, 30);
+  assert.equal(new Set(catalogue.benchmarks.map((b) => b.def.category)), new Set(['cpu', 'gpu', 'storage', 'network']));
+  for (const b of catalogue.benchmarks) {
+    assert.is(b.json_schema.$schema, 'https://json-schema.org/draft/2020-12/schema');
+    assert.is(checkJsonSchema(b.json_schema), null, `schema of ${b.def.key}`);
+  }
+  const first = [...gen.generateResults(catalogue, options)];
+  const again = [...gen.generateResults(gen.generateCatalogue(options), options)];
+  assert.is(first.length, RESULTS);
+  assert.equal(again.map((r) => r.id), first.map((r) => r.id));
+  assert.equal(again[RESULTS - 1]!.json, first[RESULTS - 1]!.json);
+  const flavorSite = new Map(catalogue.flavors.map((f) => [f.id, f.site_id]));
+  let hidden = 0;
+  for (const r of first) {
+    const problems = resultValidator(r.benchmark.id, r.benchmark.json_schema)(r.json);
+    assert.is(problems, null, `${r.benchmark.def.key}: ${JSON.stringify(problems)}`);
+    const size = JSON.stringify(r.json).length;
+    assert.ok(size >= 900 && size <= 3072, `a result of ${size} bytes`);
+    assert.ok(r.tag_ids.length <= 3);
+    assert.is(r.flavor.site_id, flavorSite.get(r.flavor.id));
+    if (r.hidden) hidden++;
+  }
+  assert.ok(hidden > 0 && hidden < RESULTS * 0.1, `${hidden} hidden`);
+});
+
+test('npm run bench, tiny: every scenario runs without an error and is reported', async () => {
+  const docs = join(dir, 'performance.md');
+  writeFileSync(docs, 'Intro prose.\n\n<!-- bench:start -->\nold figures\n<!-- bench:end -->\n\nClosing prose.\n');
+  const args = [
+    '--import', 'tsx', join(ROOT, 'bench', 'run.ts'),
+    '--results', String(RESULTS),
+    '--duration', '1',
+    '--warmup', '0',
+    '--connections', '1',
+    '--baseline', 'node',
+    '--variants', '2',
+    '--quiet-wait', '0',
+    '--data-dir', join(dir, 'data'),
+    '--out', join(dir, 'out'),
+    '--docs', docs,
+  ];
+  const { code, output } = await new Promise<{ code: number | null; output: string }>((done) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('close', (c) => done({ code: c, output }));
+  });
+  assert.is(code, 0, output);
+
+  const report = JSON.parse(readFileSync(join(dir, 'out', 'latest.json'), 'utf8')) as Report;
+  assert.equal(report.scenarios.map((s) => s.id), [1, 2, 3, 4, 5, 6]);
+  const load = report.data.load;
+  assert.equal(load.loaded, load.expected);
+  assert.is(load.loaded.result, RESULTS);
+  assert.is(load.loaded.benchmark, 20);
+  assert.is(load.loaded.flavor, 500);
+  for (const [check, n] of Object.entries(load.checks)) assert.is(n, 0, check);
+
+  for (const s of report.scenarios) {
+    assert.equal(s.captureProblems, [], `scenario ${s.id}`);
+    assert.is(s.runs.length, 1);
+    const run = s.runs[0]!;
+    assert.is(run.connections, 1);
+    assert.ok(run.api.responses > 0, `scenario ${s.id} answered`);
+    assert.is(run.api.errors, 0, `scenario ${s.id} errors`);
+    assert.is(run.api.timeouts, 0, `scenario ${s.id} timeouts`);
+    assert.is(run.api.non2xx, 0, `scenario ${s.id} non-2xx: ${JSON.stringify(run.api.statusCodes)}`);
+    assert.ok(run.sql && run.sql.transactions > 0, `scenario ${s.id}: the baseline ran`);
+    assert.is(run.sql!.errors, 0, `scenario ${s.id} baseline: ${run.sql!.firstError}`);
+    assert.ok(run.ratio !== null && run.ratio > 0);
+    assert.ok(run.serverPeakRssMb > 0);
+    assert.ok(s.statements.length > 0, `scenario ${s.id}: statements explained`);
+    for (const st of s.statements) assert.is(st.error, null, `scenario ${s.id} ${st.role}: ${st.error}`);
+    assert.ok(readFileSync(resolve(ROOT, s.explainFile), 'utf8').includes('Execution Time'), `scenario ${s.id}: EXPLAIN ANALYZE saved`);
+  }
+  const list = report.scenarios.find((s) => s.id === 1)!;
+  assert.ok(list.statements.some((st) => st.role === 'page') && list.statements.some((st) => st.role === 'total'));
+  assert.is(report.scenarios.find((s) => s.id === 6)!.kind, 'ingest');
+  assert.is(report.targets.length, 4);
+  for (const t of report.targets) assert.ok(['met', 'missed', 'not applicable'].includes(t.status), t.target);
+  assert.ok(!existsSync(join(dir, 'data')), 'the data directory is removed without --keep');
+
+  const text = readFileSync(docs, 'utf8');
+  assert.ok(text.startsWith('Intro prose.\n'), 'prose before the section kept');
+  assert.ok(text.trimEnd().endsWith('Closing prose.'), 'prose after the section kept');
+  assert.not.ok(text.includes('old figures'));
+  assert.is(text.split('<!-- bench:start -->').length, 2);
+  assert.ok(text.includes('| 6 | Upload a result'));
+});
+
+test.run();
