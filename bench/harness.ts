@@ -220,6 +220,8 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         // fewer than about 5 per connection would complete.
         const seconds = Math.round(Math.min(o.duration * 6, Math.max(o.duration, 5 * single * Math.max(1, connections / coreCount))));
         if (seconds !== o.duration) log(`scenario ${scenario.id} @${connections}: ${seconds} s runs (one request alone takes ${single.toFixed(2)} s)`);
+        // Each run starts from a checkpoint, so that no timed checkpoint's writes fall into it.
+        await client.query('checkpoint');
         const quietApi = await waitForQuiet(o.quietWait);
         const window = server.window();
         const apiMeter = cpuMeter(groups);
@@ -228,6 +230,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         const memory = window.end();
         // Requests still running when autocannon stopped must not overlap the SQL run.
         const drained = await waitForIdleDatabase(client, 300);
+        await client.query('checkpoint');
         const quietSql = await waitForQuiet(o.quietWait);
         const sqlMeter = cpuMeter(groups);
         const sql = await runSqlLoad(tool, db, scripts, connections, seconds, o.dataDir);
