@@ -217,8 +217,8 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       const single = median(requests.map((r) => r.ms)) / 1000;
       for (const connections of o.connections) {
         // A run lasts --duration seconds, longer (at most 6 times) when requests are so slow that
-        // fewer than about 5 per connection would complete.
-        const seconds = Math.round(Math.min(o.duration * 6, Math.max(o.duration, 5 * single * Math.max(1, connections / coreCount))));
+        // fewer than about 10 per connection would complete.
+        const seconds = Math.round(Math.min(o.duration * 6, Math.max(o.duration, 10 * single * Math.max(1, connections / coreCount))));
         if (seconds !== o.duration) log(`scenario ${scenario.id} @${connections}: ${seconds} s runs (one request alone takes ${single.toFixed(2)} s)`);
         // Each run starts from a checkpoint, so that no timed checkpoint's writes fall into it.
         await client.query('checkpoint');
@@ -234,6 +234,9 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         const quietSql = await waitForQuiet(o.quietWait);
         const sqlMeter = cpuMeter(groups);
         const sql = await runSqlLoad(tool, db, scripts, connections, seconds, o.dataDir);
+        // The baseline's backends exit with their clients: let the postmaster reap them, so that
+        // their CPU time is in its children's total when it is read.
+        await new Promise((r) => setTimeout(r, 500));
         const sqlCpu = sqlMeter.stop();
         // Throughput counts successful answers only: a fast 503 is not a served request.
         const apiRate = api.okPerSecond;
