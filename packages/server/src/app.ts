@@ -14,6 +14,8 @@ import type { RequestState } from './http/handler.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accessLog } from './http/access-log.ts';
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 /** The origin clients use to reach us: the configured public URL, or what the trusted proxy says. */
 export function publicOrigin(ctx: Koa.Context, app: AppContext): string {
   if (app.config.publicUrl) return app.config.publicUrl;
@@ -58,7 +60,13 @@ export function createApp(app: AppContext): Koa {
     const state = ctx.state as RequestState;
     state.em = app.orm.em.fork();
     state.services = app;
-    await next();
+    try {
+      await next();
+    } finally {
+      // A write (even a failed one: it may have changed something before failing) makes every
+      // remembered total suspect; cleared before the answer leaves, so its client reads fresh totals.
+      if (!SAFE_METHODS.has(ctx.method)) app.totals.invalidate();
+    }
   });
   const terms = readFileSync(new URL('../assets/terms-of-use.md', import.meta.url), 'utf8');
   koa.use(async (ctx, next) => {

@@ -25,6 +25,8 @@ export interface ServerConfig {
   corsOrigins: string[];
   /** Writes (POST, PUT, DELETE) allowed per client and window; null: no limit. */
   rateLimit: RateLimit | null;
+  /** How long totals of large result lists are remembered (services/total-cache.ts); 0: never. */
+  totalsCacheSeconds: number;
 }
 
 export const DEFAULTS = {
@@ -36,9 +38,9 @@ export const DEFAULTS = {
   termsVersion: '2024-01',
   /** Served by the service itself from packages/server/assets/terms-of-use.md. */
   termsUrl: '/terms-of-use',
-  /** Per client (token identity, else IP address): a burst of 120 writes, refilled at 2 per second. */
   /** Per client: a burst of 1200 writes, then 20 a second (a CI job uploading a thousand results is never slowed). */
   rateLimit: '1200/60s',
+  totalsCacheSeconds: 10,
 };
 
 export function splitList(value: string | undefined): string[] {
@@ -70,7 +72,7 @@ function parseUrl(value: string, name: string, protocols: string[]): string {
 
 export type RawConfig = Partial<Record<
   | 'host' | 'port' | 'databaseUrl' | 'dataDir' | 'publicUrl' | 'oidcIssuer' | 'oidcAudience' | 'oidcDeviceClientId' | 'adminEntitlement'
-  | 'trustProxy' | 'logLevel' | 'bodyLimit' | 'termsVersion' | 'termsUrl' | 'corsOrigins' | 'rateLimit',
+  | 'trustProxy' | 'logLevel' | 'bodyLimit' | 'termsVersion' | 'termsUrl' | 'corsOrigins' | 'rateLimit' | 'totalsCacheSeconds',
   string
 >> & { demo?: boolean };
 
@@ -82,6 +84,10 @@ export function buildConfig(raw: RawConfig): ServerConfig {
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not '${raw.logLevel}'.`);
   const bodyLimitBytes = raw.bodyLimit ? Number(raw.bodyLimit) : DEFAULTS.bodyLimitBytes;
   if (!Number.isInteger(bodyLimitBytes) || bodyLimitBytes < 1024) throw new Error(`BODY_LIMIT must be a number of bytes >= 1024, not '${raw.bodyLimit}'.`);
+  const totalsCacheSeconds = raw.totalsCacheSeconds ? Number(raw.totalsCacheSeconds) : DEFAULTS.totalsCacheSeconds;
+  if (!Number.isFinite(totalsCacheSeconds) || totalsCacheSeconds < 0 || totalsCacheSeconds > 3600) {
+    throw new Error(`TOTALS_CACHE_SECONDS must be a number of seconds from 0 to 3600, not '${raw.totalsCacheSeconds}'.`);
+  }
   const issuers = splitList(raw.oidcIssuer).map((i) => parseUrl(i, 'OIDC_ISSUERS', ['https:', 'http:']));
   return {
     host: raw.host || DEFAULTS.host,
@@ -101,5 +107,6 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     termsUrl: raw.termsUrl ? parseUrl(raw.termsUrl, 'TERMS_URL', ['https:', 'http:']) : DEFAULTS.termsUrl,
     corsOrigins: splitList(raw.corsOrigins),
     rateLimit: parseRateLimit(raw.rateLimit || DEFAULTS.rateLimit),
+    totalsCacheSeconds,
   };
 }

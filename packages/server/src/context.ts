@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ServerConfig } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { TokenVerifier } from './auth/verifier.ts';
+import type { TotalCache } from './services/total-cache.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -10,4 +11,6 @@ export interface AppContext {
   logger: Logger;
   verifier: TokenVerifier | null;
   version: string;
+  /** Totals of large result lists, cleared by every write this process serves. */
+  totals: TotalCache;
 }

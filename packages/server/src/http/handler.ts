@@ -4,7 +4,7 @@ import type { BodyOf, OperationDef, ParamsOf, QueryOf, ResponseOf } from '@bench
 import type { Identity } from '../auth/verifier.ts';
 import type { UserRow } from '../entities/user.ts';
 import type { AppContext } from '../context.ts';
-import type { Reply } from './reply.ts';
+import type { JsonText, Reply } from './reply.ts';
 
 /** Who is calling: the verified token identity, the registered user (if any) and the admin flag. */
 export interface Caller {
@@ -30,7 +30,7 @@ export interface RequestContext<O extends OperationDef> {
   koa: Koa.Context;
 }
 
-export type Handler<O extends OperationDef> = (req: RequestContext<O>) => Promise<ResponseOf<O> | Reply>;
+export type Handler<O extends OperationDef> = (req: RequestContext<O>) => Promise<ResponseOf<O> | Reply | JsonText>;
 
 /** One handler per operation of a group, checked against the contract at compile time. */
 export type Handlers<Ops extends Record<string, OperationDef>> = { [K in keyof Ops]: Handler<Ops[K]> };

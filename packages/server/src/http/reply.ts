@@ -8,3 +8,11 @@ export class Reply<T = unknown> {
 }
 
 export const reply = <T>(status: number, body: T, headers?: Record<string, string>) => new Reply(status, body, headers);
+
+/**
+ * A handler's answer already serialised: JSON text sent as it is (with the operation's status), for
+ * responses assembled from pre-serialised parts. It must be the JSON of the operation's response.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}

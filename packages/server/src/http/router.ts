@@ -4,7 +4,7 @@ import { koaBody } from 'koa-body';
 import type { OperationDef } from '@benchmarks/sdk/contract';
 import { AppError, errors } from './errors.ts';
 import { compileValidator, type CompiledValidator } from './validation.ts';
-import { Reply } from './reply.ts';
+import { JsonText, Reply } from './reply.ts';
 import type { Authenticator } from './auth.ts';
 import type { Handler, RequestState } from './handler.ts';
 import { chargeWrite, WRITE_METHODS, type RateLimiter } from './rate-limit.ts';
@@ -166,6 +166,11 @@ export function buildRouter(
         return;
       }
       ctx.status = def.response.status;
+      if (result instanceof JsonText) {
+        ctx.type = 'application/json; charset=utf-8';
+        ctx.body = result.text;
+        return;
+      }
       if (def.response.status !== 204) ctx.body = result;
       if (def.response.contentType) ctx.type = def.response.contentType;
     });

@@ -3,10 +3,10 @@ import type { Handlers } from '../http/handler.ts';
 import { createResult, deleteResult, getResult, listResults, replaceResultTags, resultUploader } from '../services/results.ts';
 
 export const resultHandlers: Handlers<typeof resultOperations> = {
-  listResults: ({ em, query }) => listResults(em, query, { visible: true }),
-  searchResults: ({ em, query }) => listResults(em, query, { visible: true }),
-  listSelfResults: ({ em, query, caller }) =>
-    listResults(em, query, { uploader: { iss: caller.identity.iss, sub: caller.identity.sub } }),
+  listResults: ({ em, query, services }) => listResults(em, query, { visible: true }, services.totals),
+  searchResults: ({ em, query, services }) => listResults(em, query, { visible: true }, services.totals),
+  listSelfResults: ({ em, query, caller, services }) =>
+    listResults(em, query, { uploader: { iss: caller.identity.iss, sub: caller.identity.sub } }, services.totals),
   getResult: ({ em, params }) => getResult(em, params.id),
   createResult: ({ em, query, body, caller }) => createResult(em, caller, query, body),
   async deleteResult({ em, params }) {

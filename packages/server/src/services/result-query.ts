@@ -9,6 +9,7 @@ import { filterSql, jsonSortSql, parseFilters, parsePath, type Fragment } from '
 import { limitOffset, pageRequest, type PageRequest } from './pagination.ts';
 import { parseSort, type SortTerm } from './sort.ts';
 import { likePattern, Where } from './sql.ts';
+import type { TotalCache } from './total-cache.ts';
 
 /** The query parameters of /results, /results:search and /users/self/results. */
 export interface ResultListQuery {
@@ -30,19 +31,19 @@ export interface ResultListQuery {
 /** Which results a list may show: the visible ones, or every one of an uploader (hidden too). */
 export type ResultScope = { visible: true } | { uploader: { iss: string; sub: string } };
 
-/** A result row as the list and get queries select it. */
-export interface ResultListRow {
+/** A result row as the list and get queries select it: the document as JSON text. */
+export interface ResultTextRow {
   id: string;
   benchmark_id: string;
   site_id: string;
   flavor_id: string;
-  json: Record<string, unknown>;
+  json: string;
   execution_datetime: Date;
   upload_datetime: Date;
   hidden: boolean;
 }
 
-export const RESULT_COLUMNS = 'r.id, r.benchmark_id, r.site_id, r.flavor_id, r.json, r.execution_datetime, r.upload_datetime, r.hidden';
+export const RESULT_TEXT_COLUMNS = 'r.id, r.benchmark_id, r.site_id, r.flavor_id, r.json::text as json, r.execution_datetime, r.upload_datetime, r.hidden';
 
 type Join = 'b' | 's' | 'f';
 const JOINS: Record<Join, string> = {
@@ -157,7 +158,7 @@ export function resultListSql(query: ResultListQuery, scope: ResultScope): { pag
   const { limit, offset } = limitOffset(request);
   return {
     page: {
-      sql: `select ${RESULT_COLUMNS} from result r ${joinSql(joins)} ${where.toSql()} ${order.sql} limit ? offset ?`,
+      sql: `select ${RESULT_TEXT_COLUMNS} from result r ${joinSql(joins)} ${where.toSql()} ${order.sql} limit ? offset ?`,
       params: [...where.params, ...order.params, limit, offset],
     },
     count: { sql: countSql, params: where.params },
@@ -170,11 +171,13 @@ export async function findResultRows(
   em: EntityManager,
   query: ResultListQuery,
   scope: ResultScope,
-): Promise<{ rows: ResultListRow[]; total: number; request: PageRequest }> {
+  totals?: TotalCache,
+): Promise<{ rows: ResultTextRow[]; total: number; request: PageRequest }> {
   const { page, count, request } = resultListSql(query, scope);
-  const [rows, counted] = await Promise.all([
-    em.execute<ResultListRow[]>(page.sql, page.params),
-    em.execute<{ total: number }[]>(count.sql, count.params),
+  const counting = async () => (await em.execute<{ total: number }[]>(count.sql, count.params))[0]!.total;
+  const [rows, total] = await Promise.all([
+    em.execute<ResultTextRow[]>(page.sql, page.params),
+    totals ? totals.total(count.sql, count.params, counting) : counting(),
   ]);
-  return { rows, total: counted[0]!.total, request };
+  return { rows, total, request };
 }

@@ -14,7 +14,9 @@ import { tagView } from './tags.ts';
 import { formatTimestamp } from './format.ts';
 import { resultValidator } from './json-schema.ts';
 import { pageEnvelope } from './pagination.ts';
-import { findResultRows, RESULT_COLUMNS, type ResultListQuery, type ResultListRow, type ResultScope } from './result-query.ts';
+import { findResultRows, RESULT_TEXT_COLUMNS, type ResultListQuery, type ResultScope, type ResultTextRow } from './result-query.ts';
+import type { TotalCache } from './total-cache.ts';
+import { JsonText } from '../http/reply.ts';
 import { lockResult, refreshHidden, requireUploaderOrAdmin } from './claims.ts';
 
 /** How far in the future an execution may start: clocks of uploading machines drift. */
@@ -29,11 +31,15 @@ function requireApproved(row: Catalogue, label: string, id: string): void {
   }
 }
 
-/** Embeds benchmark, site, flavor and tags: one query per kind for all the rows, never one per row. */
-export async function resultViews(em: EntityManager, rows: ResultListRow[]) {
+/**
+ * Result items as JSON text, embedding benchmark, site, flavor and tags: one query per kind for all
+ * the rows, never one per row. Each embedded object is serialised once per response however many
+ * results share it (a page of 100 results of one benchmark carries its json_schema 100 times), and
+ * each document is spliced in as PostgreSQL prints it (`json::text`), never parsed and re-serialised.
+ */
+export async function resultItemsJson(em: EntityManager, rows: ResultTextRow[]): Promise<string[]> {
   if (rows.length === 0) return [];
   const ids = (key: 'benchmark_id' | 'site_id' | 'flavor_id') => [...new Set(rows.map((r) => r[key]))];
-  const byId = <T extends { id: string }>(list: T[]) => new Map(list.map((x) => [x.id, x]));
   const [benchmarks, sites, flavors, tags] = await Promise.all([
     em.execute<BenchmarkRow[]>('select * from benchmark where id = any(array[?]::uuid[])', [ids('benchmark_id')]),
     em.execute<SiteRow[]>('select * from site where id = any(array[?]::uuid[])', [ids('site_id')]),
@@ -44,38 +50,49 @@ export async function resultViews(em: EntityManager, rows: ResultListRow[]) {
       [rows.map((r) => r.id)],
     ),
   ]);
-  const [b, s, f] = [byId(benchmarks), byId(sites), byId(flavors)];
-  const tagsOf = new Map<string, ReturnType<typeof tagView>[]>();
+  const texts = <T extends { id: string }>(list: T[], view: (row: T) => unknown) => new Map(list.map((x) => [x.id, JSON.stringify(view(x))]));
+  const [b, s, f] = [texts(benchmarks, benchmarkView), texts(sites, siteView), texts(flavors, flavorView)];
+  const tagsOf = new Map<string, string[]>();
   for (const t of tags) {
     const list = tagsOf.get(t.result_id) ?? [];
-    list.push(tagView(t));
+    list.push(JSON.stringify(tagView(t)));
     tagsOf.set(t.result_id, list);
   }
-  return rows.map((r) => ({
-    id: r.id,
-    execution_datetime: formatTimestamp(r.execution_datetime),
-    upload_datetime: formatTimestamp(r.upload_datetime),
-    benchmark: benchmarkView(b.get(r.benchmark_id)!),
-    site: siteView(s.get(r.site_id)!),
-    flavor: flavorView(f.get(r.flavor_id)!),
-    tags: tagsOf.get(r.id) ?? [],
-    json: r.json,
-    hidden: r.hidden,
-  }));
+  // The key order of ResultView.
+  return rows.map(
+    (r) =>
+      `{"id":"${r.id}","execution_datetime":"${formatTimestamp(r.execution_datetime)}","upload_datetime":"${formatTimestamp(r.upload_datetime)}",` +
+      `"benchmark":${b.get(r.benchmark_id)!},"site":${s.get(r.site_id)!},"flavor":${f.get(r.flavor_id)!},` +
+      `"tags":[${(tagsOf.get(r.id) ?? []).join(',')}],"json":${r.json},"hidden":${r.hidden}}`,
+  );
 }
 
-export type ResultView = Awaited<ReturnType<typeof resultViews>>[number];
+/** The result shape of SPEC.md (what the JSON text of resultItemsJson holds). */
+export interface ResultView {
+  id: string;
+  execution_datetime: string;
+  upload_datetime: string;
+  benchmark: ReturnType<typeof benchmarkView>;
+  site: ReturnType<typeof siteView>;
+  flavor: ReturnType<typeof flavorView>;
+  tags: ReturnType<typeof tagView>[];
+  json: Record<string, unknown>;
+  hidden: boolean;
+}
 
-export async function listResults(em: EntityManager, query: ResultListQuery, scope: ResultScope) {
-  const { rows, total, request } = await findResultRows(em, query, scope);
-  return pageEnvelope(await resultViews(em, rows), total, request);
+/** One page of results as the envelope's JSON text; totals of large lists come from the cache. */
+export async function listResults(em: EntityManager, query: ResultListQuery, scope: ResultScope, totals?: TotalCache): Promise<JsonText> {
+  const { rows, total, request } = await findResultRows(em, query, scope, totals);
+  const items = await resultItemsJson(em, rows);
+  const { items: _, ...envelope } = pageEnvelope([], total, request);
+  return new JsonText(`{"items":[${items.join(',')}],${JSON.stringify(envelope).slice(1)}`);
 }
 
 /** Any result, hidden ones included; 404 when there is none. */
-export async function getResult(em: EntityManager, id: string): Promise<ResultView> {
-  const rows = await em.execute<ResultListRow[]>(`select ${RESULT_COLUMNS} from result r where r.id = ?`, [id]);
+export async function getResult(em: EntityManager, id: string): Promise<JsonText> {
+  const rows = await em.execute<ResultTextRow[]>(`select ${RESULT_TEXT_COLUMNS} from result r where r.id = ?`, [id]);
   if (!rows[0]) throw errors.notFound('Result', id);
-  return (await resultViews(em, rows))[0]!;
+  return new JsonText((await resultItemsJson(em, rows))[0]!);
 }
 
 /** The tags of these ids, each existing (404) and approved (422); duplicates collapsed. */

@@ -1,0 +1,60 @@
+/**
+ * Totals of large result lists, remembered for a few seconds. Counting is the dearest part of a
+ * list page at scale (an index walk over every match, e.g. 100,000 entries for one benchmark at a
+ * million results), and paging through a list asks the same count again and again.
+ *
+ * - Only totals of at least `minTotal` are kept: small counts are cheap and always exact.
+ * - Every write request served by this process clears the cache before its answer is sent, so a
+ *   client sees its own changes at once. Writes made through another server process sharing the
+ *   database show in large totals after at most `ttlMs`. (docs/querying.md, "Totals")
+ * - A count that was running while a write finished is not kept (generation check).
+ */
+export interface TotalCacheOptions {
+  ttlMs: number;
+  minTotal: number;
+  maxEntries: number;
+}
+
+export const TOTAL_CACHE_DEFAULTS: TotalCacheOptions = { ttlMs: 10_000, minTotal: 1_000, maxEntries: 1_000 };
+
+export class TotalCache {
+  private readonly entries = new Map<string, { total: number; expires: number }>();
+  private generation = 0;
+  readonly options: TotalCacheOptions;
+
+  constructor(options: Partial<TotalCacheOptions> = {}) {
+    this.options = { ...TOTAL_CACHE_DEFAULTS, ...options };
+  }
+
+  /** The total for this statement and its values, computed by `count` when not remembered. */
+  async total(sql: string, params: readonly unknown[], count: () => Promise<number>): Promise<number> {
+    if (this.options.ttlMs <= 0) return count();
+    const key = `${sql}\u0000${JSON.stringify(params)}`;
+    const now = Date.now();
+    const hit = this.entries.get(key);
+    if (hit && hit.expires > now) {
+      // Least recently used last: Map keeps insertion order.
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return hit.total;
+    }
+    if (hit) this.entries.delete(key);
+    const generation = this.generation;
+    const total = await count();
+    if (total >= this.options.minTotal && generation === this.generation) {
+      this.entries.set(key, { total, expires: now + this.options.ttlMs });
+      while (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    }
+    return total;
+  }
+
+  /** Forget every total: something may have changed. */
+  invalidate(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
