@@ -146,17 +146,38 @@ export interface CreateResultQuery {
   tags_ids?: string[];
 }
 
+/** What an upload needs to know of the catalogue, read in one statement. */
+interface UploadCatalogue {
+  benchmark: BenchmarkRow | null;
+  flavor: FlavorRow | null;
+  site: SiteRow | null;
+  tags: TagRow[] | null;
+}
+
+const UPLOAD_CATALOGUE_SQL =
+  'select (select to_jsonb(b) from benchmark b where b.id = ?) as benchmark, ' +
+  '(select to_jsonb(f) from flavor f where f.id = ?) as flavor, ' +
+  '(select to_jsonb(s) from site s where s.id = (select site_id from flavor where id = ?)) as site, ' +
+  '(select jsonb_agg(t) from tag t where t.id = any(array[?]::uuid[])) as tags';
+
+/**
+ * Uploads a result: two statements in all (the catalogue it refers to, then the result with its
+ * tags in one atomic insert), besides the caller's lookup.
+ */
 export async function createResult(em: EntityManager, caller: Caller, query: CreateResultQuery, json: Record<string, unknown>): Promise<ResultView> {
   const executedAt = executionTime(query.execution_datetime);
-  const benchmark = await em.findOne(Benchmark, { id: query.benchmark_id });
+  const tagIds = [...new Set(query.tags_ids ?? [])];
+  const [found] = await em.execute<UploadCatalogue[]>(UPLOAD_CATALOGUE_SQL, [query.benchmark_id, query.flavor_id, query.flavor_id, tagIds]);
+  const { benchmark, flavor, site } = found!;
   if (!benchmark) throw errors.notFound('Benchmark', query.benchmark_id);
   requireApproved(benchmark, 'Benchmark', benchmark.id);
-  const flavor = await em.findOne(Flavor, { id: query.flavor_id });
   if (!flavor) throw errors.notFound('Flavor', query.flavor_id);
   requireApproved(flavor, 'Flavor', flavor.id);
-  const site = await em.findOneOrFail(Site, { id: flavor.site_id });
-  requireApproved(site, 'Site', site.id);
-  const tags = await approvedTags(em, query.tags_ids ?? []);
+  requireApproved(site!, 'Site', site!.id);
+  const tagsById = new Map((found!.tags ?? []).map((t) => [t.id, t]));
+  for (const id of tagIds) if (!tagsById.has(id)) throw errors.notFound('Tag', id);
+  for (const id of tagIds) requireApproved(tagsById.get(id)!, 'Tag', id);
+  const tags = [...tagsById.values()].sort(byNameThenId);
 
   let validate;
   try {
@@ -175,37 +196,30 @@ export async function createResult(em: EntityManager, caller: Caller, query: Cre
     throw new AppError(422, 'SCHEMA_VIOLATION', `The result does not satisfy the json_schema of benchmark ${benchmark.id}: ${problems.length} violation(s).`, { errors: problems });
   }
 
-  const row = await em.transactional(async (tx) => {
-    const result = tx.create(Result, {
-      id: randomUUID(),
-      benchmark_id: benchmark.id,
-      site_id: site.id,
-      flavor_id: flavor.id,
-      json,
-      execution_datetime: executedAt,
-      upload_datetime: new Date(),
-      uploader_iss: caller.identity.iss,
-      uploader_sub: caller.identity.sub,
-      deleted: false,
-      hidden: false,
-    });
-    await tx.flush(); // entities hold plain foreign keys: the parent first
-    for (const tag of tags) tx.create(ResultTag, { result_id: result.id, tag_id: tag.id });
-    await tx.flush();
-    return result;
-  });
+  const id = randomUUID();
+  const uploadedAt = new Date();
+  const text = JSON.stringify(json);
+  // One statement, so one transaction: the result and its tags are stored together or not at all.
+  await em.execute(
+    'with r as (insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden) ' +
+      'values (?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, false, false) returning id) ' +
+      'insert into result_tag (result_id, tag_id) select r.id, t.id from r, unnest(array[?]::uuid[]) as t(id)',
+    [id, benchmark.id, site!.id, flavor.id, text, executedAt, uploadedAt, caller.identity.iss, caller.identity.sub, tags.map((t) => t.id)],
+  );
   return {
-    id: row.id,
-    execution_datetime: formatTimestamp(row.execution_datetime),
-    upload_datetime: formatTimestamp(row.upload_datetime),
+    id,
+    execution_datetime: formatTimestamp(executedAt),
+    upload_datetime: formatTimestamp(uploadedAt),
     benchmark: benchmarkView(benchmark),
-    site: siteView(site),
+    site: siteView(site!),
     flavor: flavorView(flavor),
     tags: tags.map(tagView),
-    json: row.json,
+    json,
     hidden: false,
   };
 }
+
+const byNameThenId = (x: TagRow, y: TagRow) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.id < y.id ? -1 : 1);
 
 /** Replaces the tags of a result: its uploader or an administrator (403 NOT_UPLOADER otherwise). */
 export async function replaceResultTags(em: EntityManager, caller: Caller, id: string, tagIds: readonly string[]): Promise<void> {

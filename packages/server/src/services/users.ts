@@ -6,8 +6,9 @@ import { formatTimestamp } from './format.ts';
 
 /** The registered (and not removed) user of an identity, or null. */
 export async function findUser(em: EntityManager, iss: string, sub: string): Promise<UserRow | null> {
-  const user = await em.findOne(User, { iss, sub });
-  return user && !user.removed_datetime ? user : null;
+  // Every authenticated request asks this: one plain statement, no entity tracking.
+  const rows = await em.execute<UserRow[]>('select * from app_user where iss = ? and sub = ? and removed_datetime is null', [iss, sub]);
+  return rows[0] ?? null;
 }
 
 export function userView(user: UserRow) {
@@ -66,6 +67,6 @@ export async function refreshEmail(em: EntityManager, user: UserRow, identity: I
   if (!identity.email) {
     throw new AppError(422, 'EMAIL_MISSING', 'The access token carries no email address (request the email scope).');
   }
+  await em.execute('update app_user set email = ? where iss = ? and sub = ?', [identity.email, user.iss, user.sub]);
   user.email = identity.email;
-  await em.flush();
 }
