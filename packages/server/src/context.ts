@@ -3,6 +3,7 @@ import type { ServerConfig } from './config.ts';
 import type { Logger } from './logger.ts';
 import type { TokenVerifier } from './auth/verifier.ts';
 import type { TotalCache } from './services/total-cache.ts';
+import type { EmbedCache } from './services/embeds.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -13,4 +14,6 @@ export interface AppContext {
   version: string;
   /** Totals of large result lists, cleared by every write this process serves. */
   totals: TotalCache;
+  /** JSON text of the catalogue rows results embed, per row version. */
+  embeds: EmbedCache;
 }

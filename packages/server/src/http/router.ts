@@ -168,7 +168,8 @@ export function buildRouter(
       ctx.status = def.response.status;
       if (result instanceof JsonText) {
         ctx.type = 'application/json; charset=utf-8';
-        ctx.body = result.text;
+        // Encoded once: a string body would be measured (Content-Length) and then encoded again.
+        ctx.body = Buffer.from(result.text);
         return;
       }
       if (def.response.status !== 204) ctx.body = result;

@@ -3,11 +3,11 @@ import type { Handlers } from '../http/handler.ts';
 import { createResult, deleteResult, getResult, listResults, replaceResultTags, resultUploader } from '../services/results.ts';
 
 export const resultHandlers: Handlers<typeof resultOperations> = {
-  listResults: ({ em, query, services }) => listResults(em, query, { visible: true }, services.totals),
-  searchResults: ({ em, query, services }) => listResults(em, query, { visible: true }, services.totals),
+  listResults: ({ em, query, services }) => listResults(em, services, query, { visible: true }),
+  searchResults: ({ em, query, services }) => listResults(em, services, query, { visible: true }),
   listSelfResults: ({ em, query, caller, services }) =>
-    listResults(em, query, { uploader: { iss: caller.identity.iss, sub: caller.identity.sub } }, services.totals),
-  getResult: ({ em, params }) => getResult(em, params.id),
+    listResults(em, services, query, { uploader: { iss: caller.identity.iss, sub: caller.identity.sub } }),
+  getResult: ({ em, params, services }) => getResult(em, services, params.id),
   createResult: ({ em, query, body, caller }) => createResult(em, caller, query, body),
   async deleteResult({ em, params }) {
     await deleteResult(em, params.id);

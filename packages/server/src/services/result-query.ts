@@ -31,7 +31,11 @@ export interface ResultListQuery {
 /** Which results a list may show: the visible ones, or every one of an uploader (hidden too). */
 export type ResultScope = { visible: true } | { uploader: { iss: string; sub: string } };
 
-/** A result row as the list and get queries select it: the document as JSON text. */
+/**
+ * A result row as the list and get statements return it: the document as JSON text, and the
+ * version of each catalogue row it embeds (services/embeds.ts), tags as `id version` pairs in
+ * display order.
+ */
 export interface ResultTextRow {
   id: string;
   benchmark_id: string;
@@ -41,9 +45,27 @@ export interface ResultTextRow {
   execution_datetime: Date;
   upload_datetime: Date;
   hidden: boolean;
+  benchmark_version: string;
+  site_version: string;
+  flavor_version: string;
+  tag_versions: string | null;
 }
 
-export const RESULT_TEXT_COLUMNS = 'r.id, r.benchmark_id, r.site_id, r.flavor_id, r.json::text as json, r.execution_datetime, r.upload_datetime, r.hidden';
+const RESULT_COLUMNS = 'r.id, r.benchmark_id, r.site_id, r.flavor_id, r.json, r.execution_datetime, r.upload_datetime, r.hidden';
+
+/**
+ * What is sent for each selected result `p`. Computed over the page only (the outer select of a
+ * limited subquery), never over every row a sort has to consider.
+ */
+const RESULT_OUTPUTS =
+  'p.id, p.benchmark_id, p.site_id, p.flavor_id, p.json::text as json, p.execution_datetime, p.upload_datetime, p.hidden, ' +
+  '(select b.xmin::text from benchmark b where b.id = p.benchmark_id) as benchmark_version, ' +
+  '(select s.xmin::text from site s where s.id = p.site_id) as site_version, ' +
+  '(select f.xmin::text from flavor f where f.id = p.flavor_id) as flavor_version, ' +
+  "(select string_agg(t.id::text || ' ' || t.xmin::text, ',' order by t.name, t.id) from result_tag rt join tag t on t.id = rt.tag_id where rt.result_id = p.id) as tag_versions";
+
+/** The statement of one result by id, hidden or not. */
+export const RESULT_BY_ID_SQL = `select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} from result r where r.id = ?) p`;
 
 type Join = 'b' | 's' | 'f';
 const JOINS: Record<Join, string> = {
@@ -158,7 +180,8 @@ export function resultListSql(query: ResultListQuery, scope: ResultScope): { pag
   const { limit, offset } = limitOffset(request);
   return {
     page: {
-      sql: `select ${RESULT_TEXT_COLUMNS} from result r ${joinSql(joins)} ${where.toSql()} ${order.sql} limit ? offset ?`,
+      // The subquery keeps its order: the outer select only adds columns to each row.
+      sql: `select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} from result r ${joinSql(joins)} ${where.toSql()} ${order.sql} limit ? offset ?) p`,
       params: [...where.params, ...order.params, limit, offset],
     },
     count: { sql: countSql, params: where.params },

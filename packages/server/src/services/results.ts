@@ -14,8 +14,15 @@ import { tagView } from './tags.ts';
 import { formatTimestamp } from './format.ts';
 import { resultValidator } from './json-schema.ts';
 import { pageEnvelope } from './pagination.ts';
-import { findResultRows, RESULT_TEXT_COLUMNS, type ResultListQuery, type ResultScope, type ResultTextRow } from './result-query.ts';
+import { findResultRows, RESULT_BY_ID_SQL, type ResultListQuery, type ResultScope, type ResultTextRow } from './result-query.ts';
 import type { TotalCache } from './total-cache.ts';
+import type { EmbedCache, EmbedRef } from './embeds.ts';
+
+/** The per-process caches result reading uses (AppContext). */
+export interface ResultServices {
+  totals: TotalCache;
+  embeds: EmbedCache;
+}
 import { JsonText } from '../http/reply.ts';
 import { lockResult, refreshHidden, requireUploaderOrAdmin } from './claims.ts';
 
@@ -32,38 +39,32 @@ function requireApproved(row: Catalogue, label: string, id: string): void {
 }
 
 /**
- * Result items as JSON text, embedding benchmark, site, flavor and tags: one query per kind for all
- * the rows, never one per row. Each embedded object is serialised once per response however many
- * results share it (a page of 100 results of one benchmark carries its json_schema 100 times), and
- * each document is spliced in as PostgreSQL prints it (`json::text`), never parsed and re-serialised.
+ * Result items as JSON text. Benchmark, site, flavor and tags come from the embed cache at the
+ * versions the page's statement saw (no statement at all once they are known); each document is
+ * spliced in as PostgreSQL prints it (`json::text`), never parsed and re-serialised.
  */
-export async function resultItemsJson(em: EntityManager, rows: ResultTextRow[]): Promise<string[]> {
+export async function resultItemsJson(em: EntityManager, embeds: EmbedCache, rows: ResultTextRow[]): Promise<string[]> {
   if (rows.length === 0) return [];
-  const ids = (key: 'benchmark_id' | 'site_id' | 'flavor_id') => [...new Set(rows.map((r) => r[key]))];
-  const [benchmarks, sites, flavors, tags] = await Promise.all([
-    em.execute<BenchmarkRow[]>('select * from benchmark where id = any(array[?]::uuid[])', [ids('benchmark_id')]),
-    em.execute<SiteRow[]>('select * from site where id = any(array[?]::uuid[])', [ids('site_id')]),
-    em.execute<FlavorRow[]>('select * from flavor where id = any(array[?]::uuid[])', [ids('flavor_id')]),
-    em.execute<(TagRow & { result_id: string })[]>(
-      'select rt.result_id, t.* from result_tag rt join tag t on t.id = rt.tag_id ' +
-        'where rt.result_id = any(array[?]::uuid[]) order by t.name, t.id',
-      [rows.map((r) => r.id)],
-    ),
-  ]);
-  const texts = <T extends { id: string }>(list: T[], view: (row: T) => unknown) => new Map(list.map((x) => [x.id, JSON.stringify(view(x))]));
-  const [b, s, f] = [texts(benchmarks, benchmarkView), texts(sites, siteView), texts(flavors, flavorView)];
-  const tagsOf = new Map<string, string[]>();
-  for (const t of tags) {
-    const list = tagsOf.get(t.result_id) ?? [];
-    list.push(JSON.stringify(tagView(t)));
-    tagsOf.set(t.result_id, list);
-  }
+  const refs: EmbedRef[] = [];
+  const tagsOf = rows.map((r) => (r.tag_versions ? r.tag_versions.split(',').map((pair) => pair.split(' ') as [string, string]) : []));
+  rows.forEach((r, i) => {
+    refs.push({ kind: 'benchmark', id: r.benchmark_id, version: r.benchmark_version });
+    refs.push({ kind: 'site', id: r.site_id, version: r.site_version });
+    refs.push({ kind: 'flavor', id: r.flavor_id, version: r.flavor_version });
+    for (const [id, version] of tagsOf[i]!) refs.push({ kind: 'tag', id, version });
+  });
+  const texts = await embeds.texts(em, refs);
+  const text = (kind: string, id: string) => {
+    const found = texts.get(`${kind}:${id}`);
+    if (found === undefined) throw new Error(`${kind} ${id} embedded by a result was not found`);
+    return found;
+  };
   // The key order of ResultView.
   return rows.map(
-    (r) =>
+    (r, i) =>
       `{"id":"${r.id}","execution_datetime":"${formatTimestamp(r.execution_datetime)}","upload_datetime":"${formatTimestamp(r.upload_datetime)}",` +
-      `"benchmark":${b.get(r.benchmark_id)!},"site":${s.get(r.site_id)!},"flavor":${f.get(r.flavor_id)!},` +
-      `"tags":[${(tagsOf.get(r.id) ?? []).join(',')}],"json":${r.json},"hidden":${r.hidden}}`,
+      `"benchmark":${text('benchmark', r.benchmark_id)},"site":${text('site', r.site_id)},"flavor":${text('flavor', r.flavor_id)},` +
+      `"tags":[${tagsOf[i]!.map(([id]) => text('tag', id)).join(',')}],"json":${r.json},"hidden":${r.hidden}}`,
   );
 }
 
@@ -81,18 +82,18 @@ export interface ResultView {
 }
 
 /** One page of results as the envelope's JSON text; totals of large lists come from the cache. */
-export async function listResults(em: EntityManager, query: ResultListQuery, scope: ResultScope, totals?: TotalCache): Promise<JsonText> {
-  const { rows, total, request } = await findResultRows(em, query, scope, totals);
-  const items = await resultItemsJson(em, rows);
+export async function listResults(em: EntityManager, services: ResultServices, query: ResultListQuery, scope: ResultScope): Promise<JsonText> {
+  const { rows, total, request } = await findResultRows(em, query, scope, services.totals);
+  const items = await resultItemsJson(em, services.embeds, rows);
   const { items: _, ...envelope } = pageEnvelope([], total, request);
   return new JsonText(`{"items":[${items.join(',')}],${JSON.stringify(envelope).slice(1)}`);
 }
 
 /** Any result, hidden ones included; 404 when there is none. */
-export async function getResult(em: EntityManager, id: string): Promise<JsonText> {
-  const rows = await em.execute<ResultTextRow[]>(`select ${RESULT_TEXT_COLUMNS} from result r where r.id = ?`, [id]);
+export async function getResult(em: EntityManager, services: ResultServices, id: string): Promise<JsonText> {
+  const rows = await em.execute<ResultTextRow[]>(RESULT_BY_ID_SQL, [id]);
   if (!rows[0]) throw errors.notFound('Result', id);
-  return new JsonText((await resultItemsJson(em, rows))[0]!);
+  return new JsonText((await resultItemsJson(em, services.embeds, rows))[0]!);
 }
 
 /** The tags of these ids, each existing (404) and approved (422); duplicates collapsed. */

@@ -1,0 +1,83 @@
+/**
+ * The benchmark, site, flavor and tags that every result embeds, as JSON text, remembered per row
+ * version. A page of results names the version (`xmin`) of each catalogue row it embeds, read in
+ * the same statement as the page, so a remembered text is used only while the row is unchanged
+ * (whichever server process changed it): nothing is ever served stale. Rows not remembered are
+ * read in one statement per kind; entries also expire after `ttlMs`, so the cache stays bounded to
+ * what is in use.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { BenchmarkRow, FlavorRow, SiteRow, TagRow } from '../entities/index.ts';
+import { benchmarkView } from './benchmarks.ts';
+import { flavorView } from './flavors.ts';
+import { siteView } from './sites.ts';
+import { tagView } from './tags.ts';
+
+export type EmbedKind = 'benchmark' | 'site' | 'flavor' | 'tag';
+
+const VIEWS: Record<EmbedKind, (row: never) => unknown> = {
+  benchmark: benchmarkView as (row: never) => unknown,
+  site: siteView as (row: never) => unknown,
+  flavor: flavorView as (row: never) => unknown,
+  tag: tagView as (row: never) => unknown,
+};
+
+export type EmbedRow = BenchmarkRow | SiteRow | FlavorRow | TagRow;
+
+/** A catalogue row a response embeds, at the version the response's statement saw. */
+export interface EmbedRef {
+  kind: EmbedKind;
+  id: string;
+  version: string;
+}
+
+export class EmbedCache {
+  private readonly entries = new Map<string, { version: string; text: string; expires: number }>();
+
+  constructor(
+    private readonly ttlMs = 60_000,
+    private readonly maxEntries = 5_000,
+  ) {}
+
+  /** The JSON text of each reference, reading the rows not remembered at their version. */
+  async texts(em: EntityManager, refs: Iterable<EmbedRef>): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    const missing = new Map<EmbedKind, Set<string>>();
+    const now = Date.now();
+    for (const ref of refs) {
+      const key = `${ref.kind}:${ref.id}`;
+      if (out.has(key)) continue;
+      const hit = this.entries.get(key);
+      if (hit && hit.version === ref.version && hit.expires > now) {
+        out.set(key, hit.text);
+      } else {
+        if (!missing.has(ref.kind)) missing.set(ref.kind, new Set());
+        missing.get(ref.kind)!.add(ref.id);
+      }
+    }
+    if (missing.size === 0) return out;
+    const read = await Promise.all(
+      [...missing].map(async ([kind, ids]) => {
+        const rows = await em.execute<(EmbedRow & { version: string })[]>(
+          `select t.*, t.xmin::text as version from ${kind} t where t.id = any(array[?]::uuid[])`,
+          [[...ids]],
+        );
+        return rows.map((row) => ({ kind, row }));
+      }),
+    );
+    for (const { kind, row } of read.flat()) {
+      const { version, ...fields } = row;
+      const text = JSON.stringify(VIEWS[kind](fields as never));
+      const key = `${kind}:${row.id}`;
+      out.set(key, text);
+      this.entries.delete(key);
+      this.entries.set(key, { version, text, expires: now + this.ttlMs });
+    }
+    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    return out;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
