@@ -66,12 +66,16 @@ export function executableSql(statement: CapturedStatement): string {
   return text.replace(/\$(\d+)\b/g, (m, n: string) => (Number(n) <= statement.values.length ? literal(statement.values[Number(n) - 1]) : m));
 }
 
+/** A list page: `… limit N offset M`, possibly inside the subquery `(…) p` that the outputs wrap. */
+export const PAGE_STATEMENT = /\blimit \d+ offset \d+(\s*\)\s*p)?\s*$/i;
+
 export function statementRole(sql: string): string {
   if (/^\s*(begin|commit|rollback|savepoint|release|start transaction)\b/i.test(sql)) return 'transaction';
   if (/^\s*select count\(\*\)/i.test(sql)) return 'total';
-  if (/\blimit \d+ offset \d+\s*$/i.test(sql)) return 'page';
+  if (PAGE_STATEMENT.test(sql)) return 'page';
   if (/\bfrom result r where r\.id = /i.test(sql)) return 'result row';
-  if (/^\s*insert\b/i.test(sql)) return 'insert';
+  if (/^\s*(with \w+ as \(\s*)?insert\b/i.test(sql)) return 'insert';
+  if (/\bxmin::text as version\b/i.test(sql)) return 'embedded rows (until cached)';
   if (/\bapp_user\b/i.test(sql)) return 'caller lookup';
   if (/\bresult_tag\b/i.test(sql)) return 'tags of the page';
   return 'lookup';

@@ -6,6 +6,7 @@
 import type { HttpRequestSpec } from './http-load.ts';
 import { metricQuantile, valueAt, type BenchmarkRow, type Catalogue, type GenerateOptions } from './generate.ts';
 import { ingestDocuments } from './generate.ts';
+import { PAGE_STATEMENT } from './capture.ts';
 
 export interface Variant {
   label: string;
@@ -56,10 +57,9 @@ function isPage(body: unknown): body is Page {
 const expectStatus = (expected: number) => (status: number) => (status === expected ? null : `status ${status}, expected ${expected}`);
 
 /** The page of a result list: one statement `… limit N offset M`; its total: `select count(*) …`. */
-const PAGE = /\blimit \d+ offset \d+\s*$/i;
 const TOTAL = /^\s*select count\(\*\)/i;
 function pageAndTotal(issued: string[]): string[] {
-  const page = issued.find((s) => PAGE.test(s));
+  const page = issued.find((s) => PAGE_STATEMENT.test(s));
   const total = issued.find((s) => TOTAL.test(s));
   const picked = [page, total].filter((s): s is string => !!s);
   if (picked.length !== 2) throw new Error(`cannot find the page and total statements among:\n${issued.join('\n')}`);
