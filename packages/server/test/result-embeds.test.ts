@@ -78,4 +78,27 @@ test('a removed tag leaves the embedded list at once', async () => {
   assert.equal((await one()).tags.map((x: { id: string }) => x.id), [ids.tag]);
 });
 
+test('catalogue lists share the cache: a change behind the server shows at once; a page past the end keeps the total', async () => {
+  const list = async (path: string, query: Record<string, string | number> = {}) => {
+    const res = await t.request('GET', path, { query });
+    assert.is(res.status, 200, res.text);
+    return res.body;
+  };
+  const before = await list('/benchmarks');
+  assert.ok(before.items.some((b: { id: string }) => b.id === ids.benchmark));
+  await seed.sql('update benchmark set description = ? where id = ?', ['listed elsewhere', ids.benchmark]);
+  const after = await list('/benchmarks');
+  assert.is(after.items.find((b: { id: string }) => b.id === ids.benchmark).description, 'listed elsewhere');
+  assert.is(after.total, before.total);
+  const flavors = await list(`/sites/${ids.site}/flavors`);
+  assert.equal(flavors.items.map((f: { id: string }) => f.id), [ids.flavor]);
+  assert.is(flavors.total, 1);
+  const past = await list('/tags', { page: 50, per_page: 1 });
+  assert.equal(past.items, []);
+  assert.is(past.total, 2);
+  assert.is(past.pages, 2);
+  const none = await list('/tags', { name: 'no-such-tag' });
+  assert.equal([none.items, none.total, none.pages], [[], 0, 0]);
+});
+
 test.run();

@@ -6,8 +6,8 @@ import { benchmarkFields, benchmarkFilters, benchmarks, benchmarkView } from '..
 import { Where } from '../services/sql.ts';
 
 export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {
-  listBenchmarks: ({ em, query }) => listItems(em, benchmarks, benchmarkFilters(query), query),
-  searchBenchmarks: ({ em, query }) => listItems(em, benchmarks, new Where(), query),
+  listBenchmarks: ({ em, services, query }) => listItems(em, services.embeds, benchmarks, benchmarkFilters(query), query),
+  searchBenchmarks: ({ em, services, query }) => listItems(em, services.embeds, benchmarks, new Where(), query),
   getBenchmark: async ({ em, params }) => benchmarkView(await getItem(em, benchmarks, params.id)),
   createBenchmark: async ({ em, caller, body }) => benchmarkView(await createItem(em, benchmarks, caller, benchmarkFields(body))),
   updateBenchmark: async ({ em, params, body }) => benchmarkView(await updateItem(em, benchmarks, params.id, benchmarkFields(body))),

@@ -6,8 +6,8 @@ import { createFlavor, flavorFields, flavorFilters, flavors, flavorView } from '
 import { sites, siteView } from '../services/sites.ts';
 
 export const flavorHandlers: Handlers<typeof flavorOperations> = {
-  listFlavors: async ({ em, params, query }) => listItems(em, flavors, await flavorFilters(em, params.id, query), query),
-  searchFlavors: async ({ em, params, query }) => listItems(em, flavors, await flavorFilters(em, params.id, {}), query),
+  listFlavors: async ({ em, services, params, query }) => listItems(em, services.embeds, flavors, await flavorFilters(em, params.id, query), query),
+  searchFlavors: async ({ em, services, params, query }) => listItems(em, services.embeds, flavors, await flavorFilters(em, params.id, {}), query),
   createFlavor: async ({ em, caller, params, body }) => flavorView(await createFlavor(em, caller, params.id, body)),
   getFlavor: async ({ em, params }) => flavorView(await getItem(em, flavors, params.id)),
   getFlavorSite: async ({ em, params }) => {

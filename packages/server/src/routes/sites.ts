@@ -6,8 +6,8 @@ import { siteFields, siteFilters, sites, siteView } from '../services/sites.ts';
 import { Where } from '../services/sql.ts';
 
 export const siteHandlers: Handlers<typeof siteOperations> = {
-  listSites: ({ em, query }) => listItems(em, sites, siteFilters(query), query),
-  searchSites: ({ em, query }) => listItems(em, sites, new Where(), query),
+  listSites: ({ em, services, query }) => listItems(em, services.embeds, sites, siteFilters(query), query),
+  searchSites: ({ em, services, query }) => listItems(em, services.embeds, sites, new Where(), query),
   getSite: async ({ em, params }) => siteView(await getItem(em, sites, params.id)),
   createSite: async ({ em, caller, body }) => siteView(await createItem(em, sites, caller, siteFields(body))),
   updateSite: async ({ em, params, body }) => siteView(await updateItem(em, sites, params.id, siteFields(body))),

@@ -6,8 +6,8 @@ import { tagFields, tagFilters, tags, tagView } from '../services/tags.ts';
 import { Where } from '../services/sql.ts';
 
 export const tagHandlers: Handlers<typeof tagOperations> = {
-  listTags: ({ em, query }) => listItems(em, tags, tagFilters(query), query),
-  searchTags: ({ em, query }) => listItems(em, tags, new Where(), query),
+  listTags: ({ em, services, query }) => listItems(em, services.embeds, tags, tagFilters(query), query),
+  searchTags: ({ em, services, query }) => listItems(em, services.embeds, tags, new Where(), query),
   getTag: async ({ em, params }) => tagView(await getItem(em, tags, params.id)),
   createTag: async ({ em, caller, body }) => tagView(await createItem(em, tags, caller, tagFields(body))),
   updateTag: async ({ em, params, body }) => tagView(await updateItem(em, tags, params.id, tagFields(body))),

@@ -9,9 +9,11 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from '../http/handler.ts';
 import { AppError, errors } from '../http/errors.ts';
 import { parseDateBound } from '../http/validation.ts';
-import { pageEnvelope, pageRequest, limitOffset, type PageEnvelope } from './pagination.ts';
+import { pageEnvelope, pageJson, pageRequest, limitOffset, type PageEnvelope } from './pagination.ts';
 import { fixedFieldSort, type SortTerm } from './sort.ts';
 import { likePattern, Where } from './sql.ts';
+import type { EmbedCache } from './embeds.ts';
+import type { JsonText } from '../http/reply.ts';
 
 export type ResourceType = 'benchmark' | 'site' | 'flavor' | 'tag';
 export type ReviewStatus = 'on_review' | 'approved';
@@ -191,17 +193,31 @@ export async function paginate<Row, Item>(
  */
 export async function listItems<Row extends ReviewedRow, Item>(
   em: EntityManager,
+  embeds: EmbedCache,
   kind: CatalogueKind<Row, Item>,
   where: Where,
   query: ListQueryParams,
-): Promise<PageEnvelope<Item>> {
+): Promise<JsonText> {
   let sorter = sorters.get(kind);
   if (!sorter) sorters.set(kind, (sorter = fixedFieldSort(Object.keys(kind.sortColumns), kind.defaultSort)));
   const terms = sorter(query.sort_by);
   where.add('status = ?', query.status ?? 'approved');
   addUploadBounds(where, query);
   addTerms(where, query.terms, kind.searchColumns);
-  return paginate(em, kind.table, where, orderBy(terms, kind.sortColumns), query, kind.view);
+  // One statement: the ids and row versions of the page, with the total of the list (catalogue
+  // tables are small: counting them along is cheaper than a second round trip). The items are the
+  // same JSON text results embed, remembered per row version (services/embeds.ts).
+  const page = pageRequest(query);
+  const { limit, offset } = limitOffset(page);
+  const filter = where.toSql();
+  const rows = await em.execute<{ id: string; version: string; total: number }[]>(
+    `select t.id, t.xmin::text as version, count(*) over ()::int as total from ${kind.table} t ${filter} ${orderBy(terms, kind.sortColumns)} limit ? offset ?`,
+    [...where.params, limit, offset],
+  );
+  // Past the last page there is no row to carry the total.
+  const total = rows[0]?.total ?? (offset === 0 ? 0 : (await em.execute<{ total: number }[]>(`select count(*)::int as total from ${kind.table} ${filter}`, where.params))[0]!.total);
+  const texts = await embeds.texts(em, rows.map((r) => ({ kind: kind.type, id: r.id, version: r.version })));
+  return pageJson(rows.map((r) => texts.get(`${kind.type}:${r.id}`)!), total, page);
 }
 
 /** Trims a required name; the contract already refused blank ones, this keeps the check honest. */

@@ -1,3 +1,5 @@
+import { JsonText } from '../http/reply.ts';
+
 /** The paginated list envelope of SPEC.md. */
 export interface PageEnvelope<T> {
   items: T[];
@@ -47,4 +49,10 @@ export function pageEnvelope<T>(items: T[], total: number, { page, per_page }: P
     per_page,
     total,
   };
+}
+
+/** The envelope as JSON text around items that are JSON text already (assembled, not re-serialised). */
+export function pageJson(items: readonly string[], total: number, request: PageRequest): JsonText {
+  const { items: _, ...envelope } = pageEnvelope([], total, request);
+  return new JsonText(`{"items":[${items.join(',')}],${JSON.stringify(envelope).slice(1)}`);
 }

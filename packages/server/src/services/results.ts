@@ -13,7 +13,7 @@ import { flavorView } from './flavors.ts';
 import { tagView } from './tags.ts';
 import { formatTimestamp } from './format.ts';
 import { resultValidator } from './json-schema.ts';
-import { pageEnvelope } from './pagination.ts';
+import { pageJson } from './pagination.ts';
 import { findResultRows, RESULT_BY_ID_SQL, type ResultListQuery, type ResultScope, type ResultTextRow } from './result-query.ts';
 import type { TotalCache } from './total-cache.ts';
 import type { EmbedCache, EmbedRef } from './embeds.ts';
@@ -84,9 +84,7 @@ export interface ResultView {
 /** One page of results as the envelope's JSON text; totals of large lists come from the cache. */
 export async function listResults(em: EntityManager, services: ResultServices, query: ResultListQuery, scope: ResultScope): Promise<JsonText> {
   const { rows, total, request } = await findResultRows(em, query, scope, services.totals);
-  const items = await resultItemsJson(em, services.embeds, rows);
-  const { items: _, ...envelope } = pageEnvelope([], total, request);
-  return new JsonText(`{"items":[${items.join(',')}],${JSON.stringify(envelope).slice(1)}`);
+  return pageJson(await resultItemsJson(em, services.embeds, rows), total, request);
 }
 
 /** Any result, hidden ones included; 404 when there is none. */
