@@ -4,6 +4,7 @@ import type { Logger } from './logger.ts';
 import type { TokenVerifier } from './auth/verifier.ts';
 import type { TotalCache } from './services/total-cache.ts';
 import type { EmbedCache } from './services/embeds.ts';
+import type { UploadTargets } from './services/results.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -16,4 +17,6 @@ export interface AppContext {
   totals: TotalCache;
   /** JSON text of the catalogue rows results embed, per row version. */
   embeds: EmbedCache;
+  /** The catalogue rows recent uploads referred to, at known versions. */
+  uploads: UploadTargets;
 }

@@ -4,6 +4,7 @@ import type { ServerConfig } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { TotalCache } from './services/total-cache.ts';
 import { EmbedCache } from './services/embeds.ts';
+import { UploadTargets } from './services/results.ts';
 import { connect, migrate } from './db/orm.ts';
 import { ConfigurationError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { TokenVerifier } from './auth/verifier.ts';
@@ -71,7 +72,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const verifier = issuers.length ? new TokenVerifier({ issuers, audience: config.oidcAudience }) : null;
     if (!verifier) logger.warn('no OpenID issuer is trusted (OIDC_ISSUERS): every operation that needs a token answers 401');
     const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
-    const context: AppContext = { config, orm, logger, verifier, version: VERSION, totals, embeds: new EmbedCache() };
+    const context: AppContext = { config, orm, logger, verifier, version: VERSION, totals, embeds: new EmbedCache(), uploads: new UploadTargets() };
     const app = createApp(context);
     const handle = app.callback();
     let draining = false;

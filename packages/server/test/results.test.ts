@@ -223,6 +223,38 @@ test('POST /results: the empty schema {} accepts any object', async () => {
   }
 });
 
+test('POST /results: uploads check the catalogue as it is now, also after changes made behind the server', async () => {
+  // Remembered by the first upload (services/results.ts UploadTargets), then changed with plain SQL,
+  // as another server process would.
+  const bench = await seed.benchmark({ schema: { type: 'object', required: ['a'] } });
+  const s2 = await seed.site();
+  const f2 = await seed.flavor(s2.id);
+  const tag = await seed.tag({ name: 'cache-1' });
+  const target = { benchmark_id: bench.id, flavor_id: f2.id, tags_ids: [tag.id] };
+  assert.is((await upload(t, alice, target, { a: 1 })).status, 201);
+
+  await seed.sql('update benchmark set json_schema = ? where id = ?', [JSON.stringify({ type: 'object', required: ['b'] }), bench.id]);
+  expectProblem(await upload(t, alice, target, { a: 1 }), 422, 'SCHEMA_VIOLATION');
+  assert.is((await upload(t, alice, target, { b: 1 })).status, 201, 'validated against the new schema');
+
+  await seed.sql('update tag set name = ? where id = ?', ['cache-2', tag.id]);
+  const renamed = await upload(t, alice, target, { b: 2 });
+  assert.is(renamed.status, 201, renamed.text);
+  assert.equal(renamed.body.tags.map((x: { name: string }) => x.name), ['cache-2']);
+
+  for (const [table, id, label] of [['flavor', f2.id, 'Flavor'], ['site', s2.id, 'Site'], ['tag', tag.id, 'Tag'], ['benchmark', bench.id, 'Benchmark']] as const) {
+    await seed.sql(`update ${table} set status = 'on_review' where id = ?`, [id]);
+    const refused = await upload(t, alice, target, { b: 3 });
+    expectProblem(refused, 422, 'NOT_APPROVED');
+    assert.match(refused.body.detail, label);
+    await seed.sql(`update ${table} set status = 'approved' where id = ?`, [id]);
+  }
+  const stored = await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ?', [bench.id]);
+  assert.is(stored[0]!.n, 3, 'nothing stored by a refused upload');
+  const tagged = await seed.sql<{ n: number }>('select count(*)::int as n from result_tag rt join result r on r.id = rt.result_id where r.benchmark_id = ?', [bench.id]);
+  assert.is(tagged[0]!.n, 3, 'every stored upload has its tag');
+});
+
 test('GET /results/{id}: 404 for an unknown or malformed id', async () => {
   expectProblem(await t.request('GET', '/results/00000000-0000-4000-8000-00000000abcd'), 404, 'NOT_FOUND');
   expectProblem(await t.request('GET', '/results/nope'), 404, 'NOT_FOUND');

@@ -8,7 +8,7 @@ export const resultHandlers: Handlers<typeof resultOperations> = {
   listSelfResults: ({ em, query, caller, services }) =>
     listResults(em, services, query, { uploader: { iss: caller.identity.iss, sub: caller.identity.sub } }),
   getResult: ({ em, params, services }) => getResult(em, services, params.id),
-  createResult: ({ em, query, body, caller }) => createResult(em, caller, query, body),
+  createResult: ({ em, query, body, caller, services }) => createResult(em, services.uploads, caller, query, body),
   async deleteResult({ em, params }) {
     await deleteResult(em, params.id);
   },

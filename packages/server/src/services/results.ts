@@ -145,27 +145,74 @@ export interface CreateResultQuery {
   tags_ids?: string[];
 }
 
-/** What an upload needs to know of the catalogue, read in one statement. */
+type Versioned<T> = T & { version: string };
+
+/** What an upload needs to know of the catalogue, read in one statement, with row versions. */
 interface UploadCatalogue {
-  benchmark: BenchmarkRow | null;
-  flavor: FlavorRow | null;
-  site: SiteRow | null;
-  tags: TagRow[] | null;
+  benchmark: Versioned<BenchmarkRow> | null;
+  flavor: Versioned<FlavorRow> | null;
+  site: Versioned<SiteRow> | null;
+  tags: Versioned<TagRow>[] | null;
 }
 
+const versioned = (alias: string) => `to_jsonb(${alias}) || jsonb_build_object('version', ${alias}.xmin::text)`;
 const UPLOAD_CATALOGUE_SQL =
-  'select (select to_jsonb(b) from benchmark b where b.id = ?) as benchmark, ' +
-  '(select to_jsonb(f) from flavor f where f.id = ?) as flavor, ' +
-  '(select to_jsonb(s) from site s where s.id = (select site_id from flavor where id = ?)) as site, ' +
-  '(select jsonb_agg(t) from tag t where t.id = any(array[?]::uuid[])) as tags';
+  `select (select ${versioned('b')} from benchmark b where b.id = ?) as benchmark, ` +
+  `(select ${versioned('f')} from flavor f where f.id = ?) as flavor, ` +
+  `(select ${versioned('s')} from site s where s.id = (select site_id from flavor where id = ?)) as site, ` +
+  `(select jsonb_agg(${versioned('t')}) from tag t where t.id = any(array[?]::uuid[])) as tags`;
 
 /**
- * Uploads a result: two statements in all (the catalogue it refers to, then the result with its
- * tags in one atomic insert), besides the caller's lookup.
+ * Inserts the result and its tags in one statement, only if the benchmark, flavor, site and tags
+ * are still approved and at the versions the upload was validated against; returns 1 when stored,
+ * 0 when something changed in between.
  */
-export async function createResult(em: EntityManager, caller: Caller, query: CreateResultQuery, json: Record<string, unknown>): Promise<ResultView> {
-  const executedAt = executionTime(query.execution_datetime);
-  const tagIds = [...new Set(query.tags_ids ?? [])];
+const GUARDED_INSERT_SQL =
+  'with ok as (select ' +
+  "(select xmin::text from benchmark where id = ? and status = 'approved') = ? " +
+  "and (select xmin::text from flavor where id = ? and status = 'approved') = ? " +
+  "and (select xmin::text from site where id = ? and status = 'approved') = ? " +
+  "and (select count(*) from tag t where t.id = any(array[?]::uuid[]) and t.status = 'approved' and t.id::text || ' ' || t.xmin::text = any(array[?]::text[])) = ? as ok), " +
+  'r as (insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden) ' +
+  'select ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, false, false from ok where ok.ok returning id), ' +
+  'rt as (insert into result_tag (result_id, tag_id) select r.id, t.id from r, unnest(array[?]::uuid[]) as t(id)) ' +
+  'select count(*)::int as stored from r';
+
+/** The approved catalogue rows an upload refers to, at known versions. */
+interface UploadTarget {
+  benchmark: Versioned<BenchmarkRow>;
+  flavor: Versioned<FlavorRow>;
+  site: Versioned<SiteRow>;
+  tags: Versioned<TagRow>[];
+}
+
+/**
+ * The targets of recent uploads, per (benchmark, flavor, tags), so that an upload is validated and
+ * stored in one statement: the insert itself checks that nothing changed (GUARDED_INSERT_SQL), and
+ * only when something did are the rows read again.
+ */
+export class UploadTargets {
+  private readonly entries = new Map<string, { target: UploadTarget; expires: number }>();
+  constructor(
+    private readonly ttlMs = 60_000,
+    private readonly maxEntries = 1_000,
+  ) {}
+  get(key: string): UploadTarget | undefined {
+    const hit = this.entries.get(key);
+    return hit && hit.expires > Date.now() ? hit.target : undefined;
+  }
+  set(key: string, target: UploadTarget): void {
+    this.entries.delete(key);
+    this.entries.set(key, { target, expires: Date.now() + this.ttlMs });
+    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  }
+  forget(key: string): void {
+    this.entries.delete(key);
+  }
+}
+
+/** Reads the catalogue an upload refers to: 404 for what is missing, 422 for what is not approved. */
+async function readUploadTarget(em: EntityManager, query: CreateResultQuery, tagIds: string[]): Promise<UploadTarget> {
   const [found] = await em.execute<UploadCatalogue[]>(UPLOAD_CATALOGUE_SQL, [query.benchmark_id, query.flavor_id, query.flavor_id, tagIds]);
   const { benchmark, flavor, site } = found!;
   if (!benchmark) throw errors.notFound('Benchmark', query.benchmark_id);
@@ -176,8 +223,10 @@ export async function createResult(em: EntityManager, caller: Caller, query: Cre
   const tagsById = new Map((found!.tags ?? []).map((t) => [t.id, t]));
   for (const id of tagIds) if (!tagsById.has(id)) throw errors.notFound('Tag', id);
   for (const id of tagIds) requireApproved(tagsById.get(id)!, 'Tag', id);
-  const tags = [...tagsById.values()].sort(byNameThenId);
+  return { benchmark, flavor, site: site!, tags: [...tagsById.values()].sort(byNameThenId) };
+}
 
+function validateUpload(benchmark: BenchmarkRow, json: Record<string, unknown>): void {
   let validate;
   try {
     validate = resultValidator(benchmark.id, benchmark.json_schema);
@@ -194,28 +243,63 @@ export async function createResult(em: EntityManager, caller: Caller, query: Cre
   if (problems) {
     throw new AppError(422, 'SCHEMA_VIOLATION', `The result does not satisfy the json_schema of benchmark ${benchmark.id}: ${problems.length} violation(s).`, { errors: problems });
   }
+}
 
+/**
+ * Uploads a result. Usually one statement besides the caller's lookup: the catalogue rows it refers
+ * to come from `targets`, and the insert checks they are unchanged. When they are unknown or have
+ * changed, they are read (and the document validated) again: two statements, three when a
+ * concurrent change has to be caught up with.
+ */
+export async function createResult(
+  em: EntityManager,
+  targets: UploadTargets,
+  caller: Caller,
+  query: CreateResultQuery,
+  json: Record<string, unknown>,
+): Promise<ResultView> {
+  const executedAt = executionTime(query.execution_datetime);
+  const tagIds = [...new Set(query.tags_ids ?? [])];
+  const key = `${query.benchmark_id} ${query.flavor_id} ${[...tagIds].sort().join(' ')}`;
   const id = randomUUID();
-  const uploadedAt = new Date();
   const text = JSON.stringify(json);
-  // One statement, so one transaction: the result and its tags are stored together or not at all.
-  await em.execute(
-    'with r as (insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden) ' +
-      'values (?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, false, false) returning id) ' +
-      'insert into result_tag (result_id, tag_id) select r.id, t.id from r, unnest(array[?]::uuid[]) as t(id)',
-    [id, benchmark.id, site!.id, flavor.id, text, executedAt, uploadedAt, caller.identity.iss, caller.identity.sub, tags.map((t) => t.id)],
-  );
-  return {
-    id,
-    execution_datetime: formatTimestamp(executedAt),
-    upload_datetime: formatTimestamp(uploadedAt),
-    benchmark: benchmarkView(benchmark),
-    site: siteView(site!),
-    flavor: flavorView(flavor),
-    tags: tags.map(tagView),
-    json,
-    hidden: false,
-  };
+  let target = targets.get(key);
+  for (let attempt = 0; ; attempt++) {
+    if (!target) {
+      target = await readUploadTarget(em, query, tagIds);
+      targets.set(key, target);
+    }
+    validateUpload(target.benchmark, json);
+    const { benchmark, flavor, site, tags } = target;
+    const uploadedAt = new Date();
+    const [row] = await em.execute<{ stored: number }[]>(GUARDED_INSERT_SQL, [
+      benchmark.id, benchmark.version, flavor.id, flavor.version, site.id, site.version,
+      tags.map((t) => t.id), tags.map((t) => `${t.id} ${t.version}`), tags.length,
+      id, benchmark.id, site.id, flavor.id, text, executedAt, uploadedAt, caller.identity.iss, caller.identity.sub,
+      tags.map((t) => t.id),
+    ]);
+    if (row!.stored === 1) {
+      return {
+        id,
+        execution_datetime: formatTimestamp(executedAt),
+        upload_datetime: formatTimestamp(uploadedAt),
+        benchmark: benchmarkView(benchmark),
+        site: siteView(site),
+        flavor: flavorView(flavor),
+        tags: tags.map(tagView),
+        json,
+        hidden: false,
+      };
+    }
+    // Something changed since these rows were read: read them again (404/422 if they are gone).
+    targets.forget(key);
+    target = undefined;
+    if (attempt >= 2) {
+      throw new AppError(503, 'CATALOGUE_CHANGING', 'The benchmark, flavor, site or tags of this result changed while it was stored; try again.', {
+        headers: { 'Retry-After': '1' },
+      });
+    }
+  }
 }
 
 const byNameThenId = (x: TagRow, y: TagRow) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.id < y.id ? -1 : 1);
