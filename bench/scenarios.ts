@@ -61,11 +61,13 @@ const TOTAL = /^\s*select count\(\*\)/i;
 function pageAndTotal(issued: string[]): string[] {
   const page = issued.find((s) => PAGE_STATEMENT.test(s));
   const total = issued.find((s) => TOTAL.test(s));
+  // Catalogue lists count along with the page (`count(*) over ()`): one statement is both.
+  if (page && !total && /\bcount\(\*\) over \(\)/i.test(page)) return [page];
   const picked = [page, total].filter((s): s is string => !!s);
   if (picked.length !== 2) throw new Error(`cannot find the page and total statements among:\n${issued.join('\n')}`);
   return picked;
 }
-const PAGE_AND_TOTAL = 'the page statement (`… limit 100 offset 0`) and the total (`select count(*) …`) exactly as the server issued them';
+const PAGE_AND_TOTAL = 'the page statement (`… limit 100 offset 0`) and the total (`select count(*) …`, or `count(*) over ()` in the page statement) exactly as the server issued them';
 
 function sqlLiteral(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;

@@ -5,6 +5,7 @@ import type { TokenVerifier } from './auth/verifier.ts';
 import type { TotalCache } from './services/total-cache.ts';
 import type { EmbedCache } from './services/embeds.ts';
 import type { UploadTargets } from './services/results.ts';
+import type { MetricIndexes } from './services/metric-indexes.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -19,4 +20,6 @@ export interface AppContext {
   embeds: EmbedCache;
   /** The catalogue rows recent uploads referred to, at known versions. */
   uploads: UploadTargets;
+  /** Indexes for sorting a benchmark's results by its suggested metrics. */
+  metrics: MetricIndexes;
 }

@@ -5,6 +5,7 @@ import { createLogger, type Logger } from './logger.ts';
 import { TotalCache } from './services/total-cache.ts';
 import { EmbedCache } from './services/embeds.ts';
 import { UploadTargets } from './services/results.ts';
+import { MetricIndexes } from './services/metric-indexes.ts';
 import { connect, migrate } from './db/orm.ts';
 import { ConfigurationError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { TokenVerifier } from './auth/verifier.ts';
@@ -71,8 +72,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const issuers = [...config.oidcIssuers, ...(options.extraIssuers ?? [])];
     const verifier = issuers.length ? new TokenVerifier({ issuers, audience: config.oidcAudience }) : null;
     if (!verifier) logger.warn('no OpenID issuer is trusted (OIDC_ISSUERS): every operation that needs a token answers 401');
+    const metrics = new MetricIndexes(logger);
     const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
-    const context: AppContext = { config, orm, logger, verifier, version: VERSION, totals, embeds: new EmbedCache(), uploads: new UploadTargets() };
+    const context: AppContext = { config, orm, logger, verifier, version: VERSION, totals, embeds: new EmbedCache(), uploads: new UploadTargets(), metrics };
+    // Indexes for the suggested metrics of approved benchmarks that lack them, built in the background.
+    void metrics.ensureAll(orm.em.fork()).catch((err) => logger.warn('metric indexes not checked', { error: (err as Error).message }));
     const app = createApp(context);
     const handle = app.callback();
     let draining = false;
@@ -111,6 +115,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
               resolve();
             });
           });
+          await context.metrics.close();
           await ormRef.close(true);
           await options.onClose?.();
           await db.embedded?.stop();

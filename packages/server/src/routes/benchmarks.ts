@@ -10,8 +10,17 @@ export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {
   searchBenchmarks: ({ em, services, query }) => listItems(em, services.embeds, benchmarks, new Where(), query),
   getBenchmark: async ({ em, params }) => benchmarkView(await getItem(em, benchmarks, params.id)),
   createBenchmark: async ({ em, caller, body }) => benchmarkView(await createItem(em, benchmarks, caller, benchmarkFields(body))),
-  updateBenchmark: async ({ em, params, body }) => benchmarkView(await updateItem(em, benchmarks, params.id, benchmarkFields(body))),
+  updateBenchmark: async ({ em, params, body, services }) => {
+    const row = await updateItem(em, benchmarks, params.id, benchmarkFields(body));
+    // Its suggested metrics may have changed: index the new ones (in the background).
+    if (row.status === 'approved') void services.metrics.ensure(services.orm.em.fork(), row);
+    return benchmarkView(row);
+  },
   deleteBenchmark: ({ em, params, query }) => removeItem(em, benchmarks, params.id, 'delete', query.cascade),
-  approveBenchmark: ({ em, params }) => approveItem(em, benchmarks, params.id),
+  approveBenchmark: async ({ em, params, services }) => {
+    await approveItem(em, benchmarks, params.id);
+    // Its results can now be listed: index its suggested metrics (in the background).
+    void services.metrics.ensure(services.orm.em.fork(), await getItem(em, benchmarks, params.id));
+  },
   rejectBenchmark: ({ em, params }) => removeItem(em, benchmarks, params.id, 'reject'),
 };

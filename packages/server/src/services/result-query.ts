@@ -10,6 +10,7 @@ import { limitOffset, pageRequest, type PageRequest } from './pagination.ts';
 import { parseSort, type SortTerm } from './sort.ts';
 import { likePattern, Where } from './sql.ts';
 import type { TotalCache } from './total-cache.ts';
+import type { MetricIndexes } from './metric-indexes.ts';
 
 /** The query parameters of /results, /results:search and /users/self/results. */
 export interface ResultListQuery {
@@ -170,21 +171,67 @@ export function resultWhere(query: ResultListQuery, scope: ResultScope): { where
 
 const joinSql = (joins: Set<Join>) => (['b', 's', 'f'] as const).filter((j) => joins.has(j)).map((j) => JOINS[j]).join(' ');
 
-/** The SQL of one page and of its total (exposed for EXPLAIN in tests and benchmarks). */
-export function resultListSql(query: ResultListQuery, scope: ResultScope): { page: Fragment; count: Fragment; request: PageRequest } {
+/**
+ * The one JSON path a list is sorted by, when the list is of one benchmark's visible results
+ * sorted by nothing else: the case a metric index (services/metric-indexes.ts) can serve.
+ */
+export function metricSortPath(query: ResultListQuery, scope: ResultScope): string[] | null {
+  if (!('visible' in scope) || !query.benchmark_id) return null;
+  const sort = parseResultSort(query.sort_by).filter((t) => t.field !== 'id');
+  if (sort.length !== 1 || !sort[0]!.field.startsWith('json.')) return null;
+  return parsePath(sort[0]!.field.slice('json.'.length));
+}
+
+/**
+ * The SQL of one page and of its total (exposed for EXPLAIN in tests and benchmarks). With
+ * `metricIndexed` (the list's metric sort path has its indexes), the page is the first rows of two
+ * ordered parts, each of which an index can serve with a limit: the results with a number at the
+ * path (by that number, then id) and the others (in the full order, usually none); their union,
+ * at most two pages long, is put in the full order. Same rows, same order, without sorting every
+ * result of the benchmark.
+ */
+export function resultListSql(
+  query: ResultListQuery,
+  scope: ResultScope,
+  options: { metricIndexed?: boolean } = {},
+): { page: Fragment; count: Fragment; request: PageRequest } {
   const sort = parseResultSort(query.sort_by);
   const { where, joins } = resultWhere(query, scope);
   const countSql = `select count(*)::int as total from result r ${joinSql(joins)} ${where.toSql()}`;
   const order = orderBy(sort, joins);
   const request = pageRequest(query);
   const { limit, offset } = limitOffset(request);
+  const count = { sql: countSql, params: where.params };
+  const path = options.metricIndexed ? metricSortPath(query, scope) : null;
+  if (path) {
+    const descending = sort.find((t) => t.field !== 'id')!.descending;
+    const dir = descending ? 'desc' : 'asc';
+    const value = `(r.json #> array[${path.map(() => '?').join(', ')}]::text[])`;
+    const isNumber = `jsonb_typeof(${value}) = 'number'`;
+    const from = `from result r ${joinSql(joins)} ${where.toSql()}`;
+    const parts =
+      `(select ${RESULT_COLUMNS} ${from} and ${isNumber} order by ${value} ${dir}, r.id ${dir} limit ?) ` +
+      `union all (select ${RESULT_COLUMNS} ${from} and jsonb_typeof(${value}) is distinct from 'number' ${order.sql} limit ?)`;
+    return {
+      page: {
+        sql: `select ${RESULT_OUTPUTS} from (select r.* from (${parts}) r ${order.sql} limit ? offset ?) p`,
+        params: [
+          ...where.params, ...path, ...path, limit + offset,
+          ...where.params, ...path, ...order.params, limit + offset,
+          ...order.params, limit, offset,
+        ],
+      },
+      count,
+      request,
+    };
+  }
   return {
     page: {
       // The subquery keeps its order: the outer select only adds columns to each row.
       sql: `select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} from result r ${joinSql(joins)} ${where.toSql()} ${order.sql} limit ? offset ?) p`,
       params: [...where.params, ...order.params, limit, offset],
     },
-    count: { sql: countSql, params: where.params },
+    count,
     request,
   };
 }
@@ -195,8 +242,11 @@ export async function findResultRows(
   query: ResultListQuery,
   scope: ResultScope,
   totals?: TotalCache,
+  metrics?: MetricIndexes,
 ): Promise<{ rows: ResultTextRow[]; total: number; request: PageRequest }> {
-  const { page, count, request } = resultListSql(query, scope);
+  const path = metrics ? metricSortPath(query, scope) : null;
+  const metricIndexed = path ? await metrics!.ready(em, query.benchmark_id!, path) : false;
+  const { page, count, request } = resultListSql(query, scope, { metricIndexed });
   const counting = async () => (await em.execute<{ total: number }[]>(count.sql, count.params))[0]!.total;
   const [rows, total] = await Promise.all([
     em.execute<ResultTextRow[]>(page.sql, page.params),

@@ -17,11 +17,13 @@ import { pageJson } from './pagination.ts';
 import { findResultRows, RESULT_BY_ID_SQL, type ResultListQuery, type ResultScope, type ResultTextRow } from './result-query.ts';
 import type { TotalCache } from './total-cache.ts';
 import type { EmbedCache, EmbedRef } from './embeds.ts';
+import type { MetricIndexes } from './metric-indexes.ts';
 
 /** The per-process caches result reading uses (AppContext). */
 export interface ResultServices {
   totals: TotalCache;
   embeds: EmbedCache;
+  metrics?: MetricIndexes;
 }
 import { JsonText } from '../http/reply.ts';
 import { lockResult, refreshHidden, requireUploaderOrAdmin } from './claims.ts';
@@ -83,7 +85,7 @@ export interface ResultView {
 
 /** One page of results as the envelope's JSON text; totals of large lists come from the cache. */
 export async function listResults(em: EntityManager, services: ResultServices, query: ResultListQuery, scope: ResultScope): Promise<JsonText> {
-  const { rows, total, request } = await findResultRows(em, query, scope, services.totals);
+  const { rows, total, request } = await findResultRows(em, query, scope, services.totals, services.metrics);
   return pageJson(await resultItemsJson(em, services.embeds, rows), total, request);
 }
 
