@@ -209,6 +209,19 @@ export function resultListSql(
     const value = `(r.json #> array[${path.map(() => '?').join(', ')}]::text[])`;
     const isNumber = `jsonb_typeof(${value}) = 'number'`;
     const from = `from result r ${joinSql(joins)} ${where.toSql()}`;
+    // A numeric filter on the sorted path already keeps only results with a number there: the
+    // first part alone is the list, in its full order.
+    const samePath = (p: string[]) => p.length === path.length && p.every((s, i) => s === path[i]);
+    if (parseFilters(query.filters).some((f) => f.value.kind === 'number' && samePath(f.path))) {
+      return {
+        page: {
+          sql: `select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} ${from} and ${isNumber} order by ${value} ${dir}, r.id ${dir} limit ? offset ?) p`,
+          params: [...where.params, ...path, ...path, limit, offset],
+        },
+        count,
+        request,
+      };
+    }
     const parts =
       `(select ${RESULT_COLUMNS} ${from} and ${isNumber} order by ${value} ${dir}, r.id ${dir} limit ?) ` +
       `union all (select ${RESULT_COLUMNS} ${from} and jsonb_typeof(${value}) is distinct from 'number' ${order.sql} limit ?)`;
