@@ -40,7 +40,7 @@ export const DEFAULTS = {
   termsUrl: '/terms-of-use',
   /** Per client: a burst of 1200 writes, then 20 a second (a CI job uploading a thousand results is never slowed). */
   rateLimit: '1200/60s',
-  totalsCacheSeconds: 10,
+  totalsCacheSeconds: 30,
 };
 
 export function splitList(value: string | undefined): string[] {

@@ -77,6 +77,26 @@ test('the cache: counts once per lifetime, keeps only large totals, forgets on i
   assert.is(bounded.size, 3, 'at most maxEntries totals');
 });
 
+test('refresh ahead: in the second half of its life a total is answered at once and recounted behind', async () => {
+  const cache = new TotalCache({ ttlMs: 400, minTotal: 0 });
+  let calls = 0;
+  let next = 1;
+  const count = async () => (calls++, next);
+  assert.is(await cache.total('q', [], count), 1);
+  next = 2;
+  assert.is(await cache.total('q', [], count), 1, 'fresh: remembered');
+  assert.is(calls, 1);
+  await new Promise((r) => setTimeout(r, 250));
+  assert.is(await cache.total('q', [], count), 1, 'old: still answered at once');
+  await new Promise((r) => setTimeout(r, 20));
+  assert.is(calls, 2, 'and counted again behind');
+  assert.is(await cache.total('q', [], count), 2, 'the new count is used');
+  assert.is(calls, 2);
+  next = 3;
+  await new Promise((r) => setTimeout(r, 450));
+  assert.is(await cache.total('q', [], count), 3, 'expired: counted before answering');
+});
+
 test('a large total is remembered across pages; a write through this server shows at once', async () => {
   assert.is(await totalOf(big.benchmark), 1_500);
   await insertBehind(big, 5);
@@ -110,7 +130,7 @@ test('small totals are always exact; large ones catch up after the lifetime', as
 
 test('TOTALS_CACHE_SECONDS is checked', async () => {
   const { buildConfig } = await import('../src/config.ts');
-  assert.is(buildConfig({}).totalsCacheSeconds, 10);
+  assert.is(buildConfig({}).totalsCacheSeconds, 30);
   assert.is(buildConfig({ totalsCacheSeconds: '0' }).totalsCacheSeconds, 0);
   for (const bad of ['-1', 'soon', '7200']) {
     assert.throws(() => buildConfig({ totalsCacheSeconds: bad }), /TOTALS_CACHE_SECONDS must be/, bad);

@@ -6,8 +6,11 @@
  * - Only totals of at least `minTotal` are kept: small counts are cheap and always exact.
  * - Every write request served by this process clears the cache before its answer is sent, so a
  *   client sees its own changes at once. Writes made through another server process sharing the
- *   database show in large totals after at most `ttlMs`. (docs/querying.md, "Totals")
+ *   database show in large totals after at most `ttlMs` (plus the time of one count).
+ * - A total asked for in the second half of its life is answered at once and counted again in the
+ *   background (refresh ahead), so a list that is in use never makes a request wait for its count.
  * - A count that was running while a write finished is not kept (generation check).
+ * (docs/querying.md, "Totals")
  */
 export interface TotalCacheOptions {
   ttlMs: number;
@@ -15,10 +18,11 @@ export interface TotalCacheOptions {
   maxEntries: number;
 }
 
-export const TOTAL_CACHE_DEFAULTS: TotalCacheOptions = { ttlMs: 10_000, minTotal: 1_000, maxEntries: 1_000 };
+export const TOTAL_CACHE_DEFAULTS: TotalCacheOptions = { ttlMs: 30_000, minTotal: 1_000, maxEntries: 1_000 };
 
 export class TotalCache {
-  private readonly entries = new Map<string, { total: number; expires: number }>();
+  private readonly entries = new Map<string, { total: number; refresh: number; expires: number }>();
+  private readonly refreshing = new Set<string>();
   private generation = 0;
   readonly options: TotalCacheOptions;
 
@@ -36,13 +40,25 @@ export class TotalCache {
       // Least recently used last: Map keeps insertion order.
       this.entries.delete(key);
       this.entries.set(key, hit);
+      if (hit.refresh <= now && !this.refreshing.has(key)) {
+        this.refreshing.add(key);
+        void this.count(key, count)
+          .catch(() => {}) // the entry expires as it would have; the next request counts
+          .finally(() => this.refreshing.delete(key));
+      }
       return hit.total;
     }
     if (hit) this.entries.delete(key);
+    return this.count(key, count);
+  }
+
+  private async count(key: string, count: () => Promise<number>): Promise<number> {
     const generation = this.generation;
+    const started = Date.now();
     const total = await count();
     if (total >= this.options.minTotal && generation === this.generation) {
-      this.entries.set(key, { total, expires: now + this.options.ttlMs });
+      this.entries.delete(key);
+      this.entries.set(key, { total, refresh: started + this.options.ttlMs / 2, expires: started + this.options.ttlMs });
       while (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     }
     return total;
