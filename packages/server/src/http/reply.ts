@@ -12,7 +12,33 @@ export const reply = <T>(status: number, body: T, headers?: Record<string, strin
 /**
  * A handler's answer already serialised: JSON text sent as it is (with the operation's status), for
  * responses assembled from pre-serialised parts. It must be the JSON of the operation's response.
+ * The parts are encoded one by one into a single buffer: no large joined string is ever made (it
+ * would live in V8's large-object space until a full collection).
  */
 export class JsonText {
-  constructor(readonly text: string) {}
+  readonly parts: readonly string[];
+  constructor(...parts: string[]) {
+    this.parts = parts;
+  }
+
+  /** The UTF-8 bytes of the parts, in order. */
+  toBuffer(): Buffer {
+    let size = 0;
+    const lengths = this.parts.map((p) => {
+      const n = Buffer.byteLength(p);
+      size += n;
+      return n;
+    });
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    this.parts.forEach((p, i) => {
+      out.write(p, at, lengths[i]!, 'utf8');
+      at += lengths[i]!;
+    });
+    return out;
+  }
+
+  toString(): string {
+    return this.parts.join('');
+  }
 }

@@ -169,7 +169,7 @@ export function buildRouter(
       if (result instanceof JsonText) {
         ctx.type = 'application/json; charset=utf-8';
         // Encoded once: a string body would be measured (Content-Length) and then encoded again.
-        ctx.body = Buffer.from(result.text);
+        ctx.body = result.toBuffer();
         return;
       }
       if (def.response.status !== 204) ctx.body = result;

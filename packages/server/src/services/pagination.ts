@@ -54,5 +54,8 @@ export function pageEnvelope<T>(items: T[], total: number, { page, per_page }: P
 /** The envelope as JSON text around items that are JSON text already (assembled, not re-serialised). */
 export function pageJson(items: readonly string[], total: number, request: PageRequest): JsonText {
   const { items: _, ...envelope } = pageEnvelope([], total, request);
-  return new JsonText(`{"items":[${items.join(',')}],${JSON.stringify(envelope).slice(1)}`);
+  const parts = ['{"items":['];
+  items.forEach((item, i) => parts.push(i ? `,${item}` : item));
+  parts.push(`],${JSON.stringify(envelope).slice(1)}`);
+  return new JsonText(...parts);
 }
