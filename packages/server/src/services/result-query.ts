@@ -130,7 +130,11 @@ function orderBy(terms: SortTerm[], joins: Set<Join>): Fragment {
 const bound = (value: string) => parseDateBound(value).toISOString();
 
 /** The WHERE of a result list and the joins it needs. Throws 422 on a malformed filter. */
-export function resultWhere(query: ResultListQuery, scope: ResultScope): { where: Where; joins: Set<Join> } {
+export function resultWhere(
+  query: ResultListQuery,
+  scope: ResultScope,
+  options: { termsAsIdSets?: boolean } = {},
+): { where: Where; joins: Set<Join> } {
   const where = new Where();
   const joins = new Set<Join>();
   if ('visible' in scope) where.add('not r.hidden');
@@ -158,6 +162,20 @@ export function resultWhere(query: ResultListQuery, scope: ResultScope): { where
     }
     // The catalogue tables are small: find their matching ids once (init plans), not per result.
     const p = likePattern(term);
+    if (options.termsAsIdSets && 'visible' in scope) {
+      // The same condition as the set of matching visible ids, one index-driven part per kind:
+      // counting through it reads only the matches (a tag term's 35,000 of a million results
+      // instead of walking every visible result), where the condition below suits a page better.
+      where.add(
+        'r.id in (' +
+          `select x.id from result x where not x.hidden and x.benchmark_id = any(array(select b.id from benchmark b where ${BENCHMARK_NAME} ilike ? escape '\\')) ` +
+          `union all select x.id from result x where not x.hidden and x.site_id = any(array(select s.id from site s where s.name ilike ? escape '\\' or s.address ilike ? escape '\\')) ` +
+          `union all select x.id from result x where not x.hidden and x.flavor_id = any(array(select f.id from flavor f where f.name ilike ? escape '\\')) ` +
+          `union all select rt.result_id from result_tag rt join tag t on t.id = rt.tag_id where t.name ilike ? escape '\\')`,
+        p, p, p, p, p,
+      );
+      continue;
+    }
     where.add(
       `r.benchmark_id = any(array(select b.id from benchmark b where ${BENCHMARK_NAME} ilike ? escape '\\')) ` +
         `or r.site_id = any(array(select s.id from site s where s.name ilike ? escape '\\' or s.address ilike ? escape '\\')) ` +
@@ -197,11 +215,11 @@ export function resultListSql(
 ): { page: Fragment; count: Fragment; request: PageRequest } {
   const sort = parseResultSort(query.sort_by);
   const { where, joins } = resultWhere(query, scope);
-  const countSql = `select count(*)::int as total from result r ${joinSql(joins)} ${where.toSql()}`;
+  const counted = query.terms?.some((t) => t !== '') ? resultWhere(query, scope, { termsAsIdSets: true }) : { where, joins };
+  const count = { sql: `select count(*)::int as total from result r ${joinSql(counted.joins)} ${counted.where.toSql()}`, params: counted.where.params };
   const order = orderBy(sort, joins);
   const request = pageRequest(query);
   const { limit, offset } = limitOffset(request);
-  const count = { sql: countSql, params: where.params };
   const path = options.metricIndexed ? metricSortPath(query, scope) : null;
   if (path) {
     const descending = sort.find((t) => t.field !== 'id')!.descending;
