@@ -52,10 +52,14 @@ export function pageEnvelope<T>(items: T[], total: number, { page, per_page }: P
 }
 
 /** The envelope as JSON text around items that are JSON text already (assembled, not re-serialised). */
-export function pageJson(items: readonly string[], total: number, request: PageRequest): JsonText {
+export function pageJson(items: readonly (string | readonly string[])[], total: number, request: PageRequest): JsonText {
   const { items: _, ...envelope } = pageEnvelope([], total, request);
   const parts = ['{"items":['];
-  items.forEach((item, i) => parts.push(i ? `,${item}` : item));
+  items.forEach((item, i) => {
+    if (i) parts.push(',');
+    if (typeof item === 'string') parts.push(item);
+    else parts.push(...item);
+  });
   parts.push(`],${JSON.stringify(envelope).slice(1)}`);
   return new JsonText(...parts);
 }

@@ -45,7 +45,7 @@ function requireApproved(row: Catalogue, label: string, id: string): void {
  * versions the page's statement saw (no statement at all once they are known); each document is
  * spliced in as PostgreSQL prints it (`json::text`), never parsed and re-serialised.
  */
-export async function resultItemsJson(em: EntityManager, embeds: EmbedCache, rows: ResultTextRow[]): Promise<string[]> {
+export async function resultItemsJson(em: EntityManager, embeds: EmbedCache, rows: ResultTextRow[]): Promise<string[][]> {
   if (rows.length === 0) return [];
   const refs: EmbedRef[] = [];
   const tagsOf = rows.map((r) => (r.tag_versions ? r.tag_versions.split(',').map((pair) => pair.split(' ') as [string, string]) : []));
@@ -61,13 +61,26 @@ export async function resultItemsJson(em: EntityManager, embeds: EmbedCache, row
     if (found === undefined) throw new Error(`${kind} ${id} embedded by a result was not found`);
     return found;
   };
-  // The key order of ResultView.
-  return rows.map(
-    (r, i) =>
-      `{"id":"${r.id}","execution_datetime":"${formatTimestamp(r.execution_datetime)}","upload_datetime":"${formatTimestamp(r.upload_datetime)}",` +
-      `"benchmark":${text('benchmark', r.benchmark_id)},"site":${text('site', r.site_id)},"flavor":${text('flavor', r.flavor_id)},` +
-      `"tags":[${tagsOf[i]!.map(([id]) => text('tag', id)).join(',')}],"json":${r.json},"hidden":${r.hidden}}`,
-  );
+  // The key order of ResultView. Each item is a list of pieces: the embedded texts are shared by
+  // every result that embeds them, and nothing is concatenated into a page-sized string.
+  return rows.map((r, i) => {
+    const tags = tagsOf[i]!;
+    const pieces = [
+      `{"id":"${r.id}","execution_datetime":"${formatTimestamp(r.execution_datetime)}","upload_datetime":"${formatTimestamp(r.upload_datetime)}","benchmark":`,
+      text('benchmark', r.benchmark_id),
+      ',"site":',
+      text('site', r.site_id),
+      ',"flavor":',
+      text('flavor', r.flavor_id),
+      ',"tags":[',
+    ];
+    tags.forEach(([id], k) => {
+      if (k) pieces.push(',');
+      pieces.push(text('tag', id));
+    });
+    pieces.push('],"json":', r.json, `,"hidden":${r.hidden}}`);
+    return pieces;
+  });
 }
 
 /** The result shape of SPEC.md (what the JSON text of resultItemsJson holds). */
@@ -93,7 +106,7 @@ export async function listResults(em: EntityManager, services: ResultServices, q
 export async function getResult(em: EntityManager, services: ResultServices, id: string): Promise<JsonText> {
   const rows = await em.execute<ResultTextRow[]>(RESULT_BY_ID_SQL, [id]);
   if (!rows[0]) throw errors.notFound('Result', id);
-  return new JsonText((await resultItemsJson(em, services.embeds, rows))[0]!);
+  return new JsonText(...(await resultItemsJson(em, services.embeds, rows))[0]!);
 }
 
 /** The tags of these ids, each existing (404) and approved (422); duplicates collapsed. */
