@@ -205,4 +205,23 @@ test('results.uploadMany: parallel over reused connections, one outcome per item
   await rejects(() => alice.results.uploadMany([], { concurrency: 0 }), TypeError);
 });
 
+test('POST /results:batch: createMany stores all or none; a refused batch is a ValidationError naming each item', async () => {
+  const { ids } = await alice.results.createMany([
+    { benchmark_id, flavor_id, execution_datetime: at(40), tags_ids: [gpu], json: { score: 40 } },
+    { benchmark_id, flavor_id, execution_datetime: at(41), json: { score: 41, cpu: 2 } },
+  ]);
+  assert.is(ids.length, 2);
+  assert.equal((await alice.results.get(ids[1]!)).json, { score: 41, cpu: 2 });
+  const err = await rejects(
+    () => alice.results.createMany([
+      { benchmark_id, flavor_id, execution_datetime: at(42), json: { score: 42 } },
+      { benchmark_id, flavor_id, execution_datetime: at(43), json: { cpu: 0 } },
+    ]),
+    ValidationError,
+  );
+  assert.is(err.code, 'BATCH_REFUSED');
+  assert.ok(err.errors.some((e) => e.path === '/items/1/json/score'), JSON.stringify(err.errors));
+  assert.ok(err.errors.some((e) => e.path === '/items/1/json/cpu'), JSON.stringify(err.errors));
+});
+
 test.run();

@@ -172,6 +172,13 @@ const rows: Record<string, Row> = {
       body: { score: 1 },
     }),
   },
+  createResults: {
+    expect: USER(201),
+    prepare: async () => ({
+      path: '/results:batch',
+      body: { items: [{ benchmark_id: c.benchmark, flavor_id: c.flavor, execution_datetime: '2024-05-01T12:00:00Z', tags_ids: [c.tag], json: { score: 1 } }] },
+    }),
+  },
   deleteResult: { expect: ADMIN(204), prepare: async () => ({ path: `/results/${await fresh.result()}` }) },
   updateResultTags: { expect: OWNER(204), prepare: async () => ({ path: `/results/${await fresh.result()}/tags`, body: { tags_ids: [c.tag] } }) },
   getResultUploader: { expect: ADMIN(200), prepare: async () => ({ path: `/results/${seeded.result}/uploader` }) },

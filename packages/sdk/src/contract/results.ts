@@ -148,6 +148,44 @@ export const createResult = defineOperation({
   errors: [404],
 });
 
+/** The most results one batch upload may carry. */
+export const MAX_BATCH_ITEMS = 500;
+
+export const ResultUpload = Type.Object(
+  {
+    benchmark_id: IdOf('The benchmark that was run (approved).'),
+    flavor_id: IdOf('The flavor it ran on (approved); the site is the flavor\'s.'),
+    execution_datetime: Type.String({
+      format: 'date-time',
+      description: 'Start of the execution: ISO 8601 with a zone designator (Z or an offset), not in the future.',
+      examples: ['2025-01-31T10:00:00Z'],
+    }),
+    tags_ids: Type.Optional(TagIds('Tags of the result (approved ones); duplicates are collapsed.')),
+    json: ResultJson,
+  },
+  { additionalProperties: false, description: 'One result of a batch: what POST /results takes as query and body.' },
+);
+
+export const createResults = defineOperation({
+  operationId: 'createResults',
+  method: 'POST',
+  path: '/results:batch',
+  tag: 'results',
+  summary: 'Upload many results at once',
+  description:
+    `Up to ${MAX_BATCH_ITEMS} results in one request, each checked as POST /results checks one. All are stored or none: ` +
+    'when any item is refused, the answer lists every refused item (errors[].path starts with /items/<index>) and nothing ' +
+    'is stored; 404 when every refused item names something unknown, 422 otherwise. The answer gives the ids of the ' +
+    'stored results in the order of the items (GET /results/{id} returns each).',
+  auth: 'user',
+  body: Type.Object({ items: Type.Array(ResultUpload, { minItems: 1, maxItems: MAX_BATCH_ITEMS }) }, { additionalProperties: false }),
+  response: {
+    status: 201,
+    schema: Type.Object({ ids: Type.Array(Uuid, { description: 'The ids of the stored results, in the order of the items.' }) }, { $id: 'ResultIds' }),
+  },
+  errors: [404],
+});
+
 export const deleteResult = defineOperation({
   operationId: 'deleteResult',
   method: 'DELETE',
@@ -204,6 +242,7 @@ export const resultOperations = {
   searchResults,
   getResult,
   createResult,
+  createResults,
   deleteResult,
   updateResultTags,
   getResultUploader,

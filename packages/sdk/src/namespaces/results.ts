@@ -41,6 +41,13 @@ export function resultsNamespace(core: Core) {
      */
     create,
     /**
+     * Uploads up to 500 results in one request, all or none (422/404 `BATCH_REFUSED` lists every refused
+     * item as `errors[].path` `/items/<index>/…`). Resolves to the ids of the stored results, in order.
+     * @example
+     * const { ids } = await client.results.createMany([{ benchmark_id, flavor_id, execution_datetime: '2025-01-01T10:00:00Z', json: { score: 42 } }])
+     */
+    createMany: (items: Body<'createResults'>['items']) => core.request('createResults', { body: { items } }),
+    /**
      * Hides a result (admin; it is kept in the database).
      * @example
      * await admin.results.delete(id)

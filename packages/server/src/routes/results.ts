@@ -1,6 +1,6 @@
 import type { resultOperations } from '@benchmarks/sdk/contract/results';
 import type { Handlers } from '../http/handler.ts';
-import { createResult, deleteResult, getResult, listResults, replaceResultTags, resultUploader } from '../services/results.ts';
+import { createResult, createResults, deleteResult, getResult, listResults, replaceResultTags, resultUploader } from '../services/results.ts';
 
 export const resultHandlers: Handlers<typeof resultOperations> = {
   listResults: ({ em, query, services }) => listResults(em, services, query, { visible: true }),
@@ -9,6 +9,7 @@ export const resultHandlers: Handlers<typeof resultOperations> = {
     listResults(em, services, query, { uploader: { iss: caller.identity.iss, sub: caller.identity.sub } }),
   getResult: ({ em, params, services }) => getResult(em, services, params.id),
   createResult: ({ em, query, body, caller, services }) => createResult(em, services.uploads, caller, query, body),
+  createResults: ({ em, body, caller, services }) => createResults(em, services.uploads, caller, body.items),
   async deleteResult({ em, params }) {
     await deleteResult(em, params.id);
   },

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Benchmark, Flavor, Result, ResultTag, Site, Tag, User, type BenchmarkRow, type FlavorRow, type SiteRow, type TagRow } from '../entities/index.ts';
 import type { Caller } from '../http/handler.ts';
-import { AppError, errors } from '../http/errors.ts';
+import { AppError, errors, type ErrorDetail } from '../http/errors.ts';
 import { benchmarkView } from './benchmarks.ts';
 import { siteView } from './sites.ts';
 import { flavorView } from './flavors.ts';
@@ -311,6 +311,140 @@ export async function createResult(
     target = undefined;
     if (attempt >= 2) {
       throw new AppError(503, 'CATALOGUE_CHANGING', 'The benchmark, flavor, site or tags of this result changed while it was stored; try again.', {
+        headers: { 'Retry-After': '1' },
+      });
+    }
+  }
+}
+
+/** One item of a batch upload: what POST /results takes as query and body. */
+export interface UploadRequest extends CreateResultQuery {
+  json: Record<string, unknown>;
+}
+
+/** The most refused items a batch answer lists. */
+const MAX_BATCH_ERRORS = 50;
+
+/** Where in a batch body an upload error belongs, and its details there. */
+function itemErrors(index: number, err: AppError): ErrorDetail[] {
+  const at = `/items/${index}`;
+  const field =
+    err.code === 'INVALID_EXECUTION_DATETIME' || err.code === 'EXECUTION_IN_FUTURE'
+      ? 'execution_datetime'
+      : /^(Flavor|Site) /.test(err.detail)
+        ? 'flavor_id'
+        : /^Tag /.test(err.detail)
+          ? 'tags_ids'
+          : 'benchmark_id';
+  if (err.errors?.length && (err.code === 'SCHEMA_VIOLATION' || err.code === 'UNSUPPORTED_CHARACTER')) {
+    return err.errors.map((e) => ({ in: 'body' as const, path: `${at}/json${e.path === '/' ? '' : e.path}`, message: `item ${index}: ${e.message}` }));
+  }
+  return [{ in: 'body', path: `${at}/${field}`, message: `item ${index}: ${err.detail}` }];
+}
+
+/**
+ * Uploads many results, all or none (POST /results:batch). Each item is checked as createResult
+ * checks one; the catalogue rows of every distinct (benchmark, flavor, tags) come from `targets`
+ * or one read each; then every result and tag is inserted by one statement that also checks that
+ * those rows are unchanged and approved. Refused items are all reported, with their index.
+ */
+export async function createResults(em: EntityManager, targets: UploadTargets, caller: Caller, items: readonly UploadRequest[]): Promise<{ ids: string[] }> {
+  const problems: ErrorDetail[] = [];
+  let allNotFound = true;
+  const refuse = (index: number, err: unknown) => {
+    if (!(err instanceof AppError) || err.status >= 500) throw err;
+    if (err.status !== 404) allNotFound = false;
+    problems.push(...itemErrors(index, err));
+  };
+  const prepared = items.map((item, index) => {
+    try {
+      const tagIds = [...new Set(item.tags_ids ?? [])];
+      return { index, item, tagIds, key: `${item.benchmark_id} ${item.flavor_id} ${[...tagIds].sort().join(' ')}`, executedAt: executionTime(item.execution_datetime) };
+    } catch (err) {
+      refuse(index, err);
+      return null;
+    }
+  });
+  for (let attempt = 0; ; attempt++) {
+    // The catalogue of each distinct target, remembered or read (a refused one is refused for each item).
+    const found = new Map<string, UploadTarget | AppError>();
+    for (const p of prepared) {
+      if (!p || found.has(p.key)) continue;
+      const known = targets.get(p.key);
+      if (known) found.set(p.key, known);
+      else {
+        try {
+          const target = await readUploadTarget(em, p.item, p.tagIds);
+          targets.set(p.key, target);
+          found.set(p.key, target);
+        } catch (err) {
+          if (!(err instanceof AppError) || err.status >= 500) throw err;
+          found.set(p.key, err);
+        }
+      }
+    }
+    const rows: { id: string; target: UploadTarget; executedAt: Date; text: string }[] = [];
+    // Every document checked against the rows just found (again after a concurrent change).
+    for (const p of prepared) {
+      if (!p) continue;
+      const target = found.get(p.key)!;
+      if (target instanceof AppError) {
+        refuse(p.index, target);
+        continue;
+      }
+      try {
+        validateUpload(target.benchmark, p.item.json);
+      } catch (err) {
+        refuse(p.index, err);
+      }
+    }
+    if (problems.length) {
+      const refused = new Set(problems.map((e) => e.path.split('/')[2])).size;
+      throw new AppError(allNotFound ? 404 : 422, 'BATCH_REFUSED', `${refused} of ${items.length} results were refused; nothing was stored.`, {
+        errors: problems.slice(0, MAX_BATCH_ERRORS),
+      });
+    }
+    for (const p of prepared) rows.push({ id: randomUUID(), target: found.get(p!.key) as UploadTarget, executedAt: p!.executedAt, text: JSON.stringify(p!.item.json) });
+
+    // One guard for every distinct target: its rows unchanged and approved.
+    const distinct = [...new Set(rows.map((r) => r.target))];
+    const guards: string[] = [];
+    const guardParams: unknown[] = [];
+    for (const t of distinct) {
+      guards.push(
+        "(select xmin::text from benchmark where id = ? and status = 'approved') = ? " +
+          "and (select xmin::text from flavor where id = ? and status = 'approved') = ? " +
+          "and (select xmin::text from site where id = ? and status = 'approved') = ?",
+      );
+      guardParams.push(t.benchmark.id, t.benchmark.version, t.flavor.id, t.flavor.version, t.site.id, t.site.version);
+    }
+    const tags = new Map(distinct.flatMap((t) => t.tags.map((tag) => [tag.id, tag] as const)));
+    guards.push("(select count(*) from tag t where t.id = any(array[?]::uuid[]) and t.status = 'approved' and t.id::text || ' ' || t.xmin::text = any(array[?]::text[])) = ?");
+    guardParams.push([...tags.keys()], [...tags.values()].map((t) => `${t.id} ${t.version}`), tags.size);
+    const tagRows = rows.flatMap((r) => r.target.tags.map((t) => [r.id, t.id] as const));
+    const uploadedAt = new Date();
+    const [stored] = await em.execute<{ stored: number }[]>(
+      `with ok as (select ${guards.join(' and ')} as ok), ` +
+        'r as (insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden) ' +
+        'select u.id, u.benchmark_id, u.site_id, u.flavor_id, u.json::jsonb, u.execution_datetime, ?, ?, ?, false, false ' +
+        'from unnest(array[?]::uuid[], array[?]::uuid[], array[?]::uuid[], array[?]::uuid[], array[?]::text[], array[?]::timestamptz[]) ' +
+        'as u(id, benchmark_id, site_id, flavor_id, json, execution_datetime), ok where ok.ok returning id), ' +
+        'rt as (insert into result_tag (result_id, tag_id) select v.result_id, v.tag_id ' +
+        'from unnest(array[?]::uuid[], array[?]::uuid[]) as v(result_id, tag_id) where exists (select 1 from r)) ' +
+        'select count(*)::int as stored from r',
+      [
+        ...guardParams,
+        uploadedAt, caller.identity.iss, caller.identity.sub,
+        rows.map((r) => r.id), rows.map((r) => r.target.benchmark.id), rows.map((r) => r.target.site.id), rows.map((r) => r.target.flavor.id),
+        rows.map((r) => r.text), rows.map((r) => r.executedAt),
+        tagRows.map(([id]) => id), tagRows.map(([, tag]) => tag),
+      ],
+    );
+    if (stored!.stored === rows.length) return { ids: rows.map((r) => r.id) };
+    // Something changed since these rows were read: read them again.
+    for (const t of distinct) for (const p of prepared) if (found.get(p!.key) === t) targets.forget(p!.key);
+    if (attempt >= 2) {
+      throw new AppError(503, 'CATALOGUE_CHANGING', 'The benchmarks, flavors, sites or tags of these results changed while they were stored; try again.', {
         headers: { 'Retry-After': '1' },
       });
     }
