@@ -119,6 +119,18 @@ export const getResult = defineOperation({
   response: { status: 200, schema: Result },
 });
 
+/** Where and when a result ran: the query of POST /results, and each item of a batch besides `json`. */
+const UPLOAD_FIELDS = {
+  benchmark_id: IdOf('The benchmark that was run (approved).'),
+  flavor_id: IdOf('The flavor it ran on (approved); the site is the flavor\'s.'),
+  execution_datetime: Type.String({
+    format: 'date-time',
+    description: 'Start of the execution: ISO 8601 with a zone designator (Z or an offset), not in the future.',
+    examples: ['2025-01-31T10:00:00Z'],
+  }),
+  tags_ids: Type.Optional(TagIds('Tags of the result (approved ones); duplicates are collapsed.')),
+};
+
 export const createResult = defineOperation({
   operationId: 'createResult',
   method: 'POST',
@@ -130,19 +142,7 @@ export const createResult = defineOperation({
     'listing every violation with its JSON pointer). The site is the flavor\'s. Unknown benchmark, flavor or tag: ' +
     '404; one not approved: 422 NOT_APPROVED. execution_datetime needs a zone designator and must not be in the future.',
   auth: 'user',
-  query: Type.Object(
-    {
-      benchmark_id: IdOf('The benchmark that was run (approved).'),
-      flavor_id: IdOf('The flavor it ran on (approved); the site is the flavor\'s.'),
-      execution_datetime: Type.String({
-        format: 'date-time',
-        description: 'Start of the execution: ISO 8601 with a zone designator (Z or an offset), not in the future.',
-        examples: ['2025-01-31T10:00:00Z'],
-      }),
-      tags_ids: Type.Optional(TagIds('Tags of the result (approved ones); duplicates are collapsed.')),
-    },
-    { additionalProperties: false },
-  ),
+  query: Type.Object(UPLOAD_FIELDS, { additionalProperties: false }),
   body: ResultJson,
   response: { status: 201, schema: Result },
   errors: [404],
@@ -152,17 +152,7 @@ export const createResult = defineOperation({
 export const MAX_BATCH_ITEMS = 500;
 
 export const ResultUpload = Type.Object(
-  {
-    benchmark_id: IdOf('The benchmark that was run (approved).'),
-    flavor_id: IdOf('The flavor it ran on (approved); the site is the flavor\'s.'),
-    execution_datetime: Type.String({
-      format: 'date-time',
-      description: 'Start of the execution: ISO 8601 with a zone designator (Z or an offset), not in the future.',
-      examples: ['2025-01-31T10:00:00Z'],
-    }),
-    tags_ids: Type.Optional(TagIds('Tags of the result (approved ones); duplicates are collapsed.')),
-    json: ResultJson,
-  },
+  { ...UPLOAD_FIELDS, json: ResultJson },
   { additionalProperties: false, description: 'One result of a batch: what POST /results takes as query and body.' },
 );
 
