@@ -74,7 +74,7 @@ export function statementRole(sql: string): string {
   if (/^\s*select count\(\*\)/i.test(sql)) return 'total';
   if (PAGE_STATEMENT.test(sql)) return 'page';
   if (/\bfrom result r where r\.id = /i.test(sql)) return 'result row';
-  if (/^\s*(with \w+ as \(\s*)?insert\b/i.test(sql)) return 'insert';
+  if (/^\s*(with \w+ as \(\s*)?insert\b|\binsert into result\b/i.test(sql)) return 'insert';
   if (/\bxmin::text as version\b/i.test(sql)) return 'embedded rows (until cached)';
   if (/\bapp_user\b/i.test(sql)) return 'caller lookup';
   if (/\bresult_tag\b/i.test(sql)) return 'tags of the page';

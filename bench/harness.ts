@@ -53,7 +53,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   duration: 10,
   warmup: 2,
   connections: [1, 8, 32],
-  scenarios: [1, 2, 3, 4, 5, 6],
+  scenarios: [1, 2, 3, 4, 5, 6, 7],
   keep: false,
   dataDir: join(ROOT, 'bench', 'results', 'data'),
   outDir: join(ROOT, 'bench', 'results'),
@@ -261,7 +261,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         };
         report.runs.push(run);
         log(
-          `scenario ${scenario.id} @${connections}: API ${apiRate.toFixed(1)} 2xx/s p50 ${api.latencyMs.p50} p95 ${api.latencyMs.p95} p99 ${api.latencyMs.p99} ms, ` +
+          `scenario ${scenario.id} @${connections}: API ${apiRate.toFixed(1)} 2xx/s${scenario.resultsPerRequest > 1 ? ` (${Math.round(apiRate * scenario.resultsPerRequest)} results/s)` : ''} p50 ${api.latencyMs.p50} p95 ${api.latencyMs.p95} p99 ${api.latencyMs.p99} ms, ` +
             `errors ${api.errors + api.timeouts}, non-2xx ${api.non2xx}; SQL ${sql.tps}/s p99 ${sql.latencyMs.p99} ms${sql.errors ? ` (${sql.errors} errors: ${sql.firstError})` : ''}; ` +
             `ratio ${run.ratio === null ? '–' : `${Math.round(run.ratio * 100)}%`}; RSS peak ${memory.peakMb} MB` +
             (apiCpu ? `; CPU ms/request server ${(apiCpu.serverMs / Math.max(1, api.responses)).toFixed(2)} PostgreSQL ${(apiCpu.postgresMs / Math.max(1, api.responses)).toFixed(2)} client ${(apiCpu.clientMs / Math.max(1, api.responses)).toFixed(2)}, other load ${apiCpu.otherPercent}%/${sqlCpu?.otherPercent}%` : ''),
@@ -328,8 +328,9 @@ async function explainScenario(client: pg.Client, scenario: Scenario, requests: 
     const key = r.statements.map(shape).join('\n');
     if (seen.has(key)) continue;
     seen.add(key);
-    // An upload is explained after removing the row it made, so that its INSERT can run again.
-    const setup = scenario.kind === 'ingest' ? [`delete from result where id = '${(r.body as { id: string }).id}'`] : [];
+    // An upload is explained after removing the rows it made, so that its INSERT can run again.
+    const stored = scenario.storedIds?.(r.body) ?? [];
+    const setup = stored.length ? [`delete from result where id in (${stored.map((id) => `'${id.replaceAll("'", "''")}'`).join(', ')})`] : [];
     const explained = await explainStatements(client, r.statements, setup);
     groups.push({ label: scenario.variants[r.variant]!.label, path: scenario.variants[r.variant]!.request.path, explained });
     first ??= explained.map((e) => ({ role: e.role, executionMs: e.executionMs, indexes: e.indexes, seqScans: e.seqScans, error: e.error }));
@@ -343,6 +344,7 @@ async function explainScenario(client: pg.Client, scenario: Scenario, requests: 
     title: scenario.title,
     endpoint: scenario.endpoint,
     kind: scenario.kind,
+    resultsPerRequest: scenario.resultsPerRequest,
     variants: scenario.variants.length,
     statementsPerRequest: requests[0]?.statements.length ?? 0,
     baselineMethod: scenario.baselineMethod,

@@ -42,6 +42,8 @@ export interface ScenarioReport {
   title: string;
   endpoint: string;
   kind: 'read' | 'ingest';
+  /** Results one successful request stores (ingest; 1 otherwise; missing in reports made before scenario 7). */
+  resultsPerRequest?: number;
   variants: number;
   statementsPerRequest: number;
   baselineMethod: string;
@@ -80,6 +82,12 @@ export const TARGETS = {
   memoryMb: 250,
 };
 
+/** Results one successful request of the scenario stores (1 for reads and single uploads). */
+const perRequest = (s: ScenarioReport) => s.resultsPerRequest ?? 1;
+
+/** Validated results stored per second by a run of an ingest scenario. */
+export const resultsPerSecond = (s: ScenarioReport, r: RunReport) => r.api.okPerSecond * perRequest(s);
+
 const fmt = (v: number, digits = 0) => v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetResult[] {
@@ -111,13 +119,18 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetResult
       detail,
     });
   }
-  const ingest = report.scenarios.find((s) => s.kind === 'ingest');
-  if (ingest) {
-    const best = ingest.runs.reduce<RunReport | null>((b, r) => (!b || r.api.okPerSecond > b.api.okPerSecond ? r : b), null);
+  const ingest = report.scenarios.filter((s) => s.kind === 'ingest');
+  if (ingest.length) {
+    // Validated results per second: successful requests times the results each one stored.
+    const measured = ingest.flatMap((s) => s.runs.map((r) => ({ s, r, perSecond: resultsPerSecond(s, r) })));
+    const best = measured.reduce<(typeof measured)[number] | null>((b, m) => (!b || m.perSecond > b.perSecond ? m : b), null);
     out.push({
-      target: `Ingest: ≥ ${fmt(TARGETS.ingestPerSecond)} validated results/s`,
-      status: best && best.api.okPerSecond >= TARGETS.ingestPerSecond ? 'met' : 'missed',
-      detail: ingest.runs.map((r) => `${fmt(r.api.okPerSecond)}/s@${r.connections}`).join(', '),
+      target: `Ingest: ≥ ${fmt(TARGETS.ingestPerSecond)} validated results/s (best of the ingest scenarios)`,
+      status: best && best.perSecond >= TARGETS.ingestPerSecond ? 'met' : 'missed',
+      detail:
+        ingest
+          .map((s) => `#${s.id} ${s.runs.map((r) => `${fmt(resultsPerSecond(s, r))}/s@${r.connections}`).join(', ')}${perRequest(s) > 1 ? ` (${perRequest(s)} per request)` : ''}`)
+          .join('; ') + (best ? `; best: #${best.s.id} at ${best.r.connections} connections, ${fmt(best.perSecond)} results/s` : ''),
     });
   }
   out.push({
@@ -151,7 +164,7 @@ export function markdownSection(report: BenchReport): string {
     for (const r of s.runs) {
       const a = r.api;
       lines.push(
-        `| ${s.id} | ${s.title} | ${r.connections} | ${fmt(a.okPerSecond, 1)}${r.seconds !== report.options.durationSeconds ? ` (${r.seconds} s run)` : ''} | ` +
+        `| ${s.id} | ${s.title} | ${r.connections} | ${fmt(a.okPerSecond, 1)}${perRequest(s) > 1 ? ` (${fmt(resultsPerSecond(s, r))} results/s)` : ''}${r.seconds !== report.options.durationSeconds ? ` (${r.seconds} s run)` : ''} | ` +
           `${fmt(a.latencyMs.p50, 1)} | ${fmt(a.latencyMs.p95, 1)} | ${fmt(a.latencyMs.p99, 1)}${a.latencyMs.count < 100 ? ` (${a.latencyMs.count} answers)` : ''} | ` +
           `${a.errors + a.timeouts} / ${a.non2xx} | ${r.sql ? fmt(r.sql.tps, 1) : '–'} | ${r.sql ? `${fmt(r.sql.latencyMs.p50, 1)} / ${fmt(r.sql.latencyMs.p99, 1)}` : '–'} | ` +
           `${r.ratio === null ? '–' : `${fmt(r.ratio * 100)}%`} | ${fmt(r.serverPeakRssMb, 1)} |`,

@@ -1,5 +1,5 @@
 /**
- * The six scenarios: what each sends to the API (a list of request variants, so that benchmark ids,
+ * The seven scenarios: what each sends to the API (a list of request variants, so that benchmark ids,
  * result ids, terms and documents vary across requests), how a response is checked, and which of
  * the statements the server issued for a request make its raw SQL baseline.
  */
@@ -22,6 +22,10 @@ export interface Scenario {
   /** The endpoint as the report shows it. */
   endpoint: string;
   kind: 'read' | 'ingest';
+  /** Results one successful request stores (ingest: 1 for POST /results, the batch size for a batch). */
+  resultsPerRequest: number;
+  /** Ids of the results a successful answer stored (ingest), removed before its INSERT is explained again. */
+  storedIds?(body: unknown): string[];
   /** Scenarios 1, 2, 4 and 5 must keep p99 under 100 ms at 1M results. */
   p99Target: boolean;
   variants: Variant[];
@@ -52,6 +56,17 @@ type Page = { items: Record<string, unknown>[]; total: number; per_page: number 
 function isPage(body: unknown): body is Page {
   const b = body as Page | null;
   return !!b && Array.isArray(b.items) && typeof b.total === 'number';
+}
+
+/** Documents per request of scenario 7. */
+export const BATCH_SIZE = 100;
+
+/** The ids a batch upload answered: `{ ids }`, or `{ items: [Result…] }`. */
+function batchIds(body: unknown): string[] {
+  const b = body as { ids?: unknown; items?: unknown } | null;
+  if (b && Array.isArray(b.ids)) return b.ids.filter((x): x is string => typeof x === 'string');
+  if (b && Array.isArray(b.items)) return b.items.map((r) => (r as { id?: unknown }).id).filter((x): x is string => typeof x === 'string');
+  return [];
 }
 
 const expectStatus = (expected: number) => (status: number) => (status === expected ? null : `status ${status}, expected ${expected}`);
@@ -96,6 +111,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     title: 'List results of a benchmark',
     endpoint: 'GET /results?benchmark_id=…&per_page=100',
     kind: 'read',
+    resultsPerRequest: 1,
     p99Target: true,
     variants: cycle(benchmarks, Math.min(n, benchmarks.length)).map((b) => ({
       label: b.def.key,
@@ -113,6 +129,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     title: 'Two numeric JSON filters, sorted by a JSON metric',
     endpoint: 'GET /results?benchmark_id=…&filters=machine.cpu.count >= 4&filters=<metric> > <p25>&sort_by=-json.<metric>&per_page=100',
     kind: 'read',
+    resultsPerRequest: 1,
     p99Target: true,
     variants: cycle(benchmarks, Math.min(n, benchmarks.length)).map((b) => {
       const metric = b.def.metric;
@@ -163,6 +180,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     title: 'Search by a site, flavor or tag name',
     endpoint: 'GET /results:search?terms=…&per_page=100',
     kind: 'read',
+    resultsPerRequest: 1,
     p99Target: false,
     variants: [...new Set(terms)].map((term) => ({
       label: term,
@@ -181,6 +199,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     title: 'One result by id',
     endpoint: 'GET /results/{id}',
     kind: 'read',
+    resultsPerRequest: 1,
     p99Target: true,
     variants: ids.map((id) => ({
       label: id,
@@ -215,6 +234,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     title: 'Benchmarks list and flavors of a site (alternating)',
     endpoint: 'GET /benchmarks, GET /sites/{id}/flavors',
     kind: 'read',
+    resultsPerRequest: 1,
     p99Target: true,
     variants: s5Variants,
     baseline: (_i, issued) => pageAndTotal(issued),
@@ -222,6 +242,22 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
   };
 
   // 6. Ingest: POST /results validated against the benchmark's schema
+  type Doc = ReturnType<typeof ingestDocuments>[number];
+  const RESULT_COLUMNS = 'id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden';
+  const rowValues = (d: Doc, executedAt: string, id: string) =>
+    [
+      id,
+      sqlLiteral(d.benchmark.id),
+      sqlLiteral(d.flavor.site_id),
+      sqlLiteral(d.flavor.id),
+      `${sqlLiteral(JSON.stringify(d.json))}::jsonb`,
+      `${sqlLiteral(executedAt)}::timestamptz`,
+      'now()',
+      sqlLiteral(input.identity.iss),
+      sqlLiteral(input.identity.sub),
+      'false',
+      'false',
+    ].join(', ');
   const docs = ingestDocuments(catalogue, options, Math.max(1, Math.min(n * 5, 100)));
   const latest = Math.floor(Math.min(options.end.getTime(), Date.now()) / 3_600_000) * 3_600_000;
   const executed = (i: number) => new Date(latest - (i + 1) * 3_600_000).toISOString().replace('.000Z', 'Z');
@@ -231,6 +267,8 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     title: 'Upload a result (schema validation)',
     endpoint: 'POST /results',
     kind: 'ingest',
+    resultsPerRequest: 1,
+    storedIds: (body) => [(body as { id: string }).id],
     p99Target: false,
     variants: docs.map((d, i) => ({
       label: `${d.benchmark.def.key} on ${d.flavor.name}`,
@@ -253,27 +291,77 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     })),
     baseline: (i) => {
       const d = docs[i]!;
-      const columns = 'id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden';
-      const values = [
-        'gen_random_uuid()',
-        sqlLiteral(d.benchmark.id),
-        sqlLiteral(d.flavor.site_id),
-        sqlLiteral(d.flavor.id),
-        `${sqlLiteral(JSON.stringify(d.json))}::jsonb`,
-        `${sqlLiteral(executed(i))}::timestamptz`,
-        'now()',
-        sqlLiteral(input.identity.iss),
-        sqlLiteral(input.identity.sub),
-        'false',
-        'false',
-      ].join(', ');
-      if (d.tag_ids.length === 0) return [`insert into result (${columns}) values (${values})`];
+      const values = rowValues(d, executed(i), 'gen_random_uuid()');
+      if (d.tag_ids.length === 0) return [`insert into result (${RESULT_COLUMNS}) values (${values})`];
       const tags = d.tag_ids.map((t) => `(${sqlLiteral(t)}::uuid)`).join(', ');
-      return [`with r as (insert into result (${columns}) values (${values}) returning id) insert into result_tag (result_id, tag_id) select r.id, t.id from r, (values ${tags}) as t (id)`];
+      return [`with r as (insert into result (${RESULT_COLUMNS}) values (${values}) returning id) insert into result_tag (result_id, tag_id) select r.id, t.id from r, (values ${tags}) as t (id)`];
     },
     baselineMethod:
       'one plain INSERT of the same document (with its result_tag rows in the same statement), id from gen_random_uuid(): no lookups, no validation, autocommit',
   };
 
-  return [s1, s2, s3, s4, s5, s6];
+  // 7. Ingest in batches: POST /results:batch, 100 documents per request, each validated
+  const batches = Math.max(1, Math.min(5, Math.ceil(n / 4)));
+  const batchDocs = ingestDocuments(catalogue, options, BATCH_SIZE * batches);
+  const batchOf = (k: number) => batchDocs.slice(k * BATCH_SIZE, (k + 1) * BATCH_SIZE).map((d, j) => ({ d, executedAt: executed(k * BATCH_SIZE + j) }));
+  const s7: Scenario = {
+    id: 7,
+    key: 'ingest-batch',
+    title: `Upload results in batches of ${BATCH_SIZE} (schema validation)`,
+    endpoint: `POST /results:batch (${BATCH_SIZE} results per request)`,
+    kind: 'ingest',
+    resultsPerRequest: BATCH_SIZE,
+    storedIds: batchIds,
+    p99Target: false,
+    variants: Array.from({ length: batches }, (_, k) => {
+      const items = batchOf(k);
+      return {
+        label: `batch ${k + 1}: ${items.length} documents over ${new Set(items.map(({ d }) => d.benchmark.id)).size} benchmarks`,
+        request: {
+          method: 'POST',
+          path: `${API}/results:batch`,
+          headers: { authorization: `Bearer ${input.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            items: items.map(({ d, executedAt }) => ({
+              benchmark_id: d.benchmark.id,
+              flavor_id: d.flavor.id,
+              execution_datetime: executedAt,
+              ...(d.tag_ids.length ? { tags_ids: d.tag_ids } : {}),
+              json: d.json,
+            })),
+          }),
+        },
+        check: (status: number, body: unknown) => {
+          const problem = expectStatus(201)(status);
+          if (problem) return `${problem}: ${JSON.stringify(body).slice(0, 300)}`;
+          const ids = batchIds(body);
+          return ids.length === items.length && new Set(ids).size === items.length ? null : `${ids.length} ids for ${items.length} items`;
+        },
+      };
+    }),
+    baseline: (k) => {
+      // One multi-row INSERT of the same documents with their result_tag rows, in one statement:
+      // each row numbered, its id drawn once (a CTE used twice is computed once) for both tables.
+      const items = batchOf(k);
+      const rows = items
+        .map(({ d, executedAt }, j) =>
+          `(${j}, ${sqlLiteral(d.benchmark.id)}::uuid, ${sqlLiteral(d.flavor.site_id)}::uuid, ${sqlLiteral(d.flavor.id)}::uuid, ` +
+          `${sqlLiteral(JSON.stringify(d.json))}::jsonb, ${sqlLiteral(executedAt)}::timestamptz)`,
+        )
+        .join(', ');
+      const tagged = items.flatMap(({ d }, j) => d.tag_ids.map((t) => `(${j}, ${sqlLiteral(t)}::uuid)`));
+      const insert =
+        `with d (n, benchmark_id, site_id, flavor_id, json, execution_datetime) as (values ${rows}), ` +
+        'ids as (select n, gen_random_uuid() as id from d), ' +
+        `r as (insert into result (${RESULT_COLUMNS}) ` +
+        `select ids.id, d.benchmark_id, d.site_id, d.flavor_id, d.json, d.execution_datetime, now(), ${sqlLiteral(input.identity.iss)}, ${sqlLiteral(input.identity.sub)}, false, false ` +
+        'from d join ids using (n) returning id) ';
+      if (tagged.length === 0) return [`${insert}select count(*) from r`];
+      return [`${insert}insert into result_tag (result_id, tag_id) select ids.id, t.tag_id from (values ${tagged.join(', ')}) as t (n, tag_id) join ids using (n)`];
+    },
+    baselineMethod:
+      `one multi-row INSERT of the same ${BATCH_SIZE} documents (with their result_tag rows in the same statement), ids from gen_random_uuid(): no lookups, no validation, autocommit`,
+  };
+
+  return [s1, s2, s3, s4, s5, s6, s7];
 }

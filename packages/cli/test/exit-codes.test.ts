@@ -73,7 +73,7 @@ test('benchmarks completion bash|zsh prints a script that knows the commands', a
   const [bash, zsh] = await Promise.all([box.run(['completion', 'bash']), box.run(['completion', 'zsh'])]);
   assert.is(bash.code, 0);
   assert.match(bash.stdout, /complete -o default -F _benchmarks_complete benchmarks/);
-  assert.match(bash.stdout, /'results upload'\) words='--benchmark --flavor --executed-at --tag --dry-run --concurrency --report/);
+  assert.match(bash.stdout, /'results upload'\) words='--benchmark --flavor --executed-at --tag --dry-run --batch-size --concurrency --report/);
   assert.match(zsh.stdout, /^#compdef benchmarks/);
   assert.match(zsh.stdout, /compdef _benchmarks benchmarks/);
 });

@@ -79,16 +79,20 @@ test('results upload --dry-run: validates all 200 against the schema locally, re
   assert.is(await stored(), 0, 'nothing reached the server');
 });
 
-test('results upload <dir>: 185 uploaded, 15 failed with file, line and reason; exit 1; report and server agree', async () => {
+test('results upload <dir>: 185 uploaded in batches, 15 failed with file, line and reason; exit 1; report and server agree', async () => {
   const report = join(box.dir, 'report.json');
-  const res = await box.run(['results', 'upload', dataDir, ...flags, '--concurrency', '6', '--report', report, '--output', 'json'], {
+  const res = await box.run(['results', 'upload', dataDir, ...flags, '--concurrency', '6', '--report', report, '--output', 'json', '--verbose'], {
     env: { BENCHMARKS_TOKEN: uploader },
   });
   assert.is(res.code, 1, res.stderr);
   assert.match(res.stderr, /Uploaded 185 of 200 results: 15 failed, 0 skipped\./);
-  assert.match(res.stderr, /r003\.json:1: 422 SCHEMA_VIOLATION: .*\(\/score: must be number\)/, 'the server’s reason, with the pointer');
+  assert.match(res.stderr, /r003\.json:1: 422 BATCH_REFUSED: .*\(\/score: must be number\)/, 'the server’s reason, with the pointer');
   assert.match(res.stderr, /nested\/batch\.ndjson:41: malformed JSON/);
-  assert.match(res.stderr, /nested\/envelopes\.jsonl:8: 422 SCHEMA_VIOLATION/);
+  assert.match(res.stderr, /nested\/envelopes\.jsonl:8: 422 BATCH_REFUSED/);
+  // 199 readable items in 2 batches of 100: each refused once for its bad items, then stored without them.
+  const posts = res.stderr.split('\n').filter((l) => l.startsWith('> POST '));
+  assert.is(posts.length, 4, posts.join('\n'));
+  assert.ok(posts.every((l) => l.endsWith('/api/v1/results:batch')), posts.join('\n'));
   assert.match(res.stderr, /^Error: 15 of 200 results were not uploaded/m);
   assert.not.match(res.stderr, /notes\.txt/);
 
@@ -101,7 +105,8 @@ test('results upload <dir>: 185 uploaded, 15 failed with file, line and reason; 
   assert.is(malformed.status, 'failed');
   assert.match(malformed.error.message, /malformed JSON/);
   const invalid = written.items.find((i: any) => i.source.endsWith('r003.json'));
-  assert.equal([invalid.status, invalid.error.status, invalid.error.code], ['failed', 422, 'SCHEMA_VIOLATION']);
+  assert.equal([invalid.status, invalid.error.status, invalid.error.code], ['failed', 422, 'BATCH_REFUSED']);
+  assert.equal(invalid.error.errors.map((e: any) => [e.in, e.path]), [['json', '/score']], 'the item’s own details, relative to it');
   const ids = written.items.filter((i: any) => i.status === 'uploaded').map((i: any) => i.result_id);
   assert.is(new Set(ids).size, 185, 'each uploaded item names its stored result');
 
@@ -128,7 +133,7 @@ test('results upload - (stdin) with a tag flag: exit 0, one line summary, CSV ou
 
 test('results upload as an unregistered user: stops at the first refusal, exit 4 "run benchmarks register", nothing stored', async () => {
   const before = await stored();
-  const res = await box.run(['results', 'upload', dataDir, ...flags, '--concurrency', '2'], { env: { BENCHMARKS_TOKEN: await t.token('stranger') } });
+  const res = await box.run(['results', 'upload', dataDir, ...flags, '--concurrency', '2', '--batch-size', '10'], { env: { BENCHMARKS_TOKEN: await t.token('stranger') } });
   assert.is(res.code, 4, res.stderr);
   assert.match(res.stderr, /^Error: Not registered: run `benchmarks register`/m);
   assert.match(res.stderr, /Uploaded 0 of 200 results: \d+ failed, \d+ skipped\./);
@@ -137,13 +142,32 @@ test('results upload as an unregistered user: stops at the first refusal, exit 4
   assert.is(await stored(), before);
 });
 
+test('results upload --batch-size 1: one result per request (POST /results), the server’s own code per item', async () => {
+  const dir = join(box.dir, 'singles');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'three.ndjson'), ['{"score": 3001}', '{"score": "bad"}', '{"score": 3003}'].join('\n'));
+  const report = join(box.dir, 'singles.json');
+  const res = await box.run(['results', 'upload', dir, ...flags, '--batch-size', '1', '--report', report, '--verbose'], { env: { BENCHMARKS_TOKEN: uploader } });
+  assert.is(res.code, 1, res.stderr);
+  assert.match(res.stderr, /Uploaded 2 of 3 results: 1 failed, 0 skipped\./);
+  assert.match(res.stderr, /three\.ndjson:2: 422 SCHEMA_VIOLATION: .*\(\/score: must be number\)/);
+  const posts = res.stderr.split('\n').filter((l) => l.startsWith('> POST '));
+  assert.is(posts.length, 3);
+  assert.ok(posts.every((l) => l.includes('/api/v1/results?')), posts.join('\n'));
+  const written = JSON.parse(await readFile(report, 'utf8'));
+  assert.equal(written.items.map((i: any) => i.status), ['uploaded', 'failed', 'uploaded']);
+});
+
 test('results upload: bad flags are usage errors (2); an unknown benchmark is one clear error (1)', async () => {
   const env = { env: { BENCHMARKS_TOKEN: uploader } };
-  const [noZone, missing, unknown] = await Promise.all([
+  const [noZone, missing, unknown, tooBig] = await Promise.all([
     box.run(['results', 'upload', dataDir, '--benchmark', c.benchmark.name, '--executed-at', '2025-01-01T10:00:00'], env),
     box.run(['results', 'upload', join(box.dir, 'nope.json'), ...flags], env),
     box.run(['results', 'upload', dataDir, ...flags.slice(2), '--benchmark', 'ghcr.io/upload/unknown:9'], env),
+    box.run(['results', 'upload', dataDir, ...flags, '--batch-size', '501'], env),
   ]);
+  assert.is(tooBig.code, 2);
+  assert.match(tooBig.stderr, /--batch-size must be an integer from 1 to 500/);
   assert.is(noZone.code, 2);
   assert.match(noZone.stderr, /with a zone, e\.g\. 2025-01-31T10:00:00Z/);
   assert.is(missing.code, 2);

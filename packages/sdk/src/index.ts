@@ -43,7 +43,8 @@ export {
 } from './errors.ts';
 export type { FetchLike, FetchResponse } from './fetch.ts';
 export type { Params, Query, Body, Reply, Item, ListQuery, FieldsOf, CallArgs, CallArgsTuple, CallOptions } from './types.ts';
-export type { UploadItem, UploadOutcome, UploadOptions, UploadProgress } from './upload.ts';
+export type { UploadItem, UploadOutcome, UploadOptions, UploadProgress, BatchUploadOutcome, BatchUploadOptions } from './upload.ts';
+export { MAX_BATCH_ITEMS } from './contract/results.ts';
 export type { BenchmarksNamespace } from './namespaces/benchmarks.ts';
 export type { SitesNamespace } from './namespaces/sites.ts';
 export type { FlavorsNamespace } from './namespaces/flavors.ts';

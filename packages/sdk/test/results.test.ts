@@ -2,12 +2,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   asc,
+  AuthenticationError,
   ConflictError,
   createClient,
   NotFoundError,
   PermissionError,
   ValidationError,
   where,
+  type BatchUploadOutcome,
   type Client,
   type UploadItem,
   type UploadProgress,
@@ -222,6 +224,116 @@ test('POST /results:batch: createMany stores all or none; a refused batch is a V
   assert.is(err.code, 'BATCH_REFUSED');
   assert.ok(err.errors.some((e) => e.path === '/items/1/json/score'), JSON.stringify(err.errors));
   assert.ok(err.errors.some((e) => e.path === '/items/1/json/cpu'), JSON.stringify(err.errors));
+});
+
+test('results.uploadInBatches: batches in order; a refused batch reports its bad items with their own details and resends the others', async () => {
+  const recorder = await listen((req, res) => proxy(t.url, req, res));
+  const uploader = createClient({ baseUrl: recorder.url, token: await t.user('res-batches') });
+  try {
+    const missingTag = crypto.randomUUID();
+    const items: UploadItem[] = Array.from({ length: 23 }, (_, i) => ({
+      benchmark_id,
+      flavor_id,
+      execution_datetime: at(i),
+      tags_ids: i === 8 ? [missingTag] : i % 2 ? [gpu] : undefined,
+      json: i === 5 || i === 17 ? { cpu: 0 } : { score: 500 + i },
+    }));
+    const progress: UploadProgress[] = [];
+    const outcomes = await uploader.results.uploadInBatches(items, { batchSize: 10, concurrency: 2, onProgress: (p) => progress.push(p) });
+    assert.equal(outcomes.map((o) => o.index), items.map((_, i) => i), 'input order');
+    assert.equal(outcomes.filter((o) => !o.ok).map((o) => o.index), [5, 8, 17]);
+    const failure = (i: number) => (outcomes[i] as Extract<BatchUploadOutcome, { ok: false }>).error as ValidationError;
+    assert.instance(failure(5), ValidationError);
+    assert.is(failure(5).code, 'BATCH_REFUSED');
+    assert.equal(failure(5).errors.map((e) => [e.in, e.path]).sort(), [['json', '/cpu'], ['json', '/score']]);
+    assert.match(failure(5).detail, 'does not satisfy the json_schema');
+    assert.equal(failure(8).errors.map((e) => [e.in, e.path]), [['body', 'tags_ids']]);
+    assert.match(failure(8).detail, missingTag);
+    assert.equal(failure(17).errors.map((e) => [e.in, e.path]).sort(), [['json', '/cpu'], ['json', '/score']]);
+    for (const o of outcomes) {
+      if (o.ok) assert.equal((await anonymous.results.get(o.id)).json, items[o.index]!.json);
+    }
+    // Batches 0-9, 10-19, 20-22; the first two refused once each, then sent again without their bad items.
+    const posts = recorder.seen.filter((r) => r.method === 'POST');
+    assert.ok(posts.every((r) => r.url === '/api/v1/results:batch'), posts.map((r) => r.url).join(' '));
+    assert.is(posts.length, 5);
+    assert.equal(progress.at(-1), { done: 23, total: 23, failed: 3 });
+    assert.ok(progress.every((p, i) => i === 0 || p.done >= progress[i - 1]!.done));
+  } finally {
+    await uploader.close();
+    await recorder.close();
+  }
+  // A failure of the whole batch (here 401) fails every item of it and is not retried.
+  const outcomes = await anonymous.results.uploadInBatches([{ benchmark_id, flavor_id, execution_datetime: at(1), json: { score: 1 } }]);
+  assert.is(outcomes.length, 1);
+  assert.instance((outcomes[0] as Extract<BatchUploadOutcome, { ok: false }>).error, AuthenticationError);
+  assert.equal(await alice.results.uploadInBatches([]), []);
+  await rejects(() => alice.results.uploadInBatches([], { batchSize: 0 }), TypeError);
+  await rejects(() => alice.results.uploadInBatches([], { batchSize: 501 }), TypeError);
+  await rejects(() => alice.results.uploadInBatches([], { concurrency: 0 }), TypeError);
+});
+
+test('results.uploadInBatches: cut by body size, split on 413, one by one against a server without the batch operation', async () => {
+  const read = (req: import('node:http').IncomingMessage) =>
+    new Promise<string>((done) => {
+      let text = '';
+      req.on('data', (d) => (text += d));
+      req.on('end', () => done(text));
+    });
+  const json = (res: import('node:http').ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': status >= 400 ? 'application/problem+json' : 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  let n = 0;
+  const sizes: number[] = [];
+  const small = await listen(async (req, res) => {
+    const { items } = JSON.parse(await read(req)) as { items: unknown[] };
+    sizes.push(items.length);
+    if (items.length > 2) return json(res, 413, { status: 413, code: 'BODY_TOO_LARGE', detail: 'too large' });
+    json(res, 201, { ids: items.map(() => `id-${n++}`) });
+  });
+  const old = await listen(async (req, res) => {
+    const body = await read(req);
+    if (req.url === '/api/v1/results:batch') return json(res, 404, { status: 404, code: 'ROUTE_NOT_FOUND', detail: 'no such path' });
+    json(res, 201, { id: `single-${(JSON.parse(body) as { score: number }).score}` });
+  });
+  const item = (score: number): UploadItem => ({ benchmark_id, flavor_id, execution_datetime: at(0), json: { score, pad: 'x'.repeat(100) } });
+  const items = Array.from({ length: 7 }, (_, i) => item(i));
+  const a = createClient({ baseUrl: small.url, token: 'x' });
+  const b = createClient({ baseUrl: old.url, token: 'x' });
+  try {
+    const outcomes = await a.results.uploadInBatches(items, { concurrency: 1 });
+    assert.ok(outcomes.every((o) => o.ok));
+    assert.equal(sizes, [7, 4, 2, 2, 3, 2, 1], 'halved until the server accepts');
+    assert.equal(new Set(outcomes.map((o) => (o as { id: string }).id)).size, 7);
+
+    sizes.length = 0;
+    const cut = await a.results.uploadInBatches(items, { concurrency: 1, maxBatchBytes: 2 * JSON.stringify(items[0]).length + 10 });
+    assert.ok(cut.every((o) => o.ok));
+    assert.equal(sizes, [2, 2, 2, 1], 'batches cut by size, never over the limit');
+
+    const singles = await b.results.uploadInBatches(items, { batchSize: 3 });
+    assert.equal(singles.map((o) => (o as { id: string }).id), items.map((_, i) => `single-${i}`));
+    assert.is(old.seen.filter((r) => r.url === '/api/v1/results:batch').length <= 3, true, 'the batch route is given up on');
+    assert.is(old.seen.filter((r) => r.url.startsWith('/api/v1/results?')).length, 7);
+  } finally {
+    await Promise.all([a.close(), b.close(), small.close(), old.close()]);
+  }
+});
+
+test('results.uploadInBatches: an item the body validator refuses (INVALID_BODY) fails alone, the others are stored', async () => {
+  const items: UploadItem[] = [
+    { benchmark_id, flavor_id, execution_datetime: at(50), json: { score: 50 } },
+    { benchmark_id: 'not-a-uuid', flavor_id, execution_datetime: at(51), json: { score: 51 } },
+    { benchmark_id, flavor_id, execution_datetime: at(52), json: { score: 52 } },
+  ];
+  const outcomes = await alice.results.uploadInBatches(items);
+  assert.equal(outcomes.map((o) => o.ok), [true, false, true]);
+  const err = (outcomes[1] as Extract<BatchUploadOutcome, { ok: false }>).error as ValidationError;
+  assert.instance(err, ValidationError);
+  assert.is(err.code, 'INVALID_BODY');
+  assert.equal(err.errors.map((e) => [e.in, e.path]), [['body', 'benchmark_id']]);
+  assert.is(err.detail, 'benchmark_id must be a UUID');
 });
 
 test.run();

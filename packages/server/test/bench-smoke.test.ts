@@ -48,6 +48,7 @@ interface Report {
   scenarios: {
     id: number;
     kind: string;
+    resultsPerRequest?: number;
     captureProblems: string[];
     explainFile: string;
     statements: { role: string; error: string | null }[];
@@ -59,7 +60,7 @@ interface Report {
       sql: { transactions: number; errors: number; firstError: string | null } | null;
     }[];
   }[];
-  targets: { target: string; status: string }[];
+  targets: { target: string; status: string; detail: string }[];
 }
 
 let dir: string;
@@ -131,7 +132,7 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   assert.is(code, 0, output);
 
   const report = JSON.parse(readFileSync(join(dir, 'out', 'latest.json'), 'utf8')) as Report;
-  assert.equal(report.scenarios.map((s) => s.id), [1, 2, 3, 4, 5, 6]);
+  assert.equal(report.scenarios.map((s) => s.id), [1, 2, 3, 4, 5, 6, 7]);
   const load = report.data.load;
   assert.equal(load.loaded, load.expected);
   assert.is(load.loaded.result, RESULTS);
@@ -159,6 +160,11 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   const list = report.scenarios.find((s) => s.id === 1)!;
   assert.ok(list.statements.some((st) => st.role === 'page') && list.statements.some((st) => st.role === 'total'));
   assert.is(report.scenarios.find((s) => s.id === 6)!.kind, 'ingest');
+  const batch = report.scenarios.find((s) => s.id === 7)!;
+  assert.is(batch.kind, 'ingest');
+  assert.is(batch.resultsPerRequest, 100);
+  assert.ok(batch.statements.some((st) => st.role === 'insert'), 'the batch insert is explained');
+  assert.match(report.targets.find((t) => t.target.startsWith('Ingest'))!.detail, /#6 .*; #7 .*best: #[67]/);
   assert.is(report.targets.length, 4);
   for (const t of report.targets) assert.ok(['met', 'missed', 'not applicable'].includes(t.status), t.target);
   assert.ok(!existsSync(join(dir, 'data')), 'the data directory is removed without --keep');
@@ -169,6 +175,7 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   assert.not.ok(text.includes('old figures'));
   assert.is(text.split('<!-- bench:start -->').length, 2);
   assert.ok(text.includes('| 6 | Upload a result'));
+  assert.ok(text.includes('| 7 | Upload results in batches of 100'));
 });
 
 test.run();

@@ -2,7 +2,7 @@ import type { Core } from '../core.ts';
 import type { ResultSortField } from '../builders.ts';
 import type { ClaimSort } from '../contract/claims.ts';
 import type { Body, FieldsOf, ListQuery, Query } from '../types.ts';
-import { uploadMany, type UploadItem, type UploadOptions, type UploadOutcome } from '../upload.ts';
+import { uploadInBatches, uploadMany, type BatchUploadOptions, type BatchUploadOutcome, type UploadItem, type UploadOptions, type UploadOutcome } from '../upload.ts';
 
 /**
  * `client.results`: benchmark results. Results are never edited: upload a new one instead.
@@ -15,6 +15,7 @@ import { uploadMany, type UploadItem, type UploadOptions, type UploadOutcome } f
 export function resultsNamespace(core: Core) {
   const create = (meta: Query<'createResult'>, json: Body<'createResult'>) =>
     core.request('createResult', { query: meta, body: json });
+  const createMany = (items: Body<'createResults'>['items']) => core.request('createResults', { body: { items } });
   return {
     /**
      * Visible results, filtered (`filters` from `where()`) and sorted (`asc()`/`desc()`).
@@ -46,7 +47,7 @@ export function resultsNamespace(core: Core) {
      * @example
      * const { ids } = await client.results.createMany([{ benchmark_id, flavor_id, execution_datetime: '2025-01-01T10:00:00Z', json: { score: 42 } }])
      */
-    createMany: (items: Body<'createResults'>['items']) => core.request('createResults', { body: { items } }),
+    createMany,
     /**
      * Hides a result (admin; it is kept in the database).
      * @example
@@ -87,6 +88,25 @@ export function resultsNamespace(core: Core) {
      */
     uploadMany: (items: readonly UploadItem[], options?: UploadOptions): Promise<UploadOutcome[]> =>
       uploadMany(items, ({ json, ...meta }) => create(meta as Query<'createResult'>, json), options),
+    /**
+     * Uploads many results in batches (`createMany`, default 100 per request, 4 requests at once) and
+     * resolves to one outcome per item in input order: `{ index, ok: true, id }` or `{ index, ok: false,
+     * error }`. A batch refused because of some items stores nothing: those fail with their own
+     * details (`error.errors` relative to the item, as for `create`) and the others are sent again.
+     * Against a server without the batch operation, items are sent one by one.
+     * @example
+     * const outcomes = await client.results.uploadInBatches(items, { batchSize: 100, onProgress: ({ done, total }) => console.error(`${done}/${total}`) });
+     * for (const o of outcomes) if (!o.ok) console.error(`item ${o.index}:`, o.error);
+     */
+    uploadInBatches: (items: readonly UploadItem[], options?: BatchUploadOptions): Promise<BatchUploadOutcome[]> =>
+      uploadInBatches(
+        items,
+        {
+          createBatch: (batch) => createMany(batch),
+          createOne: ({ json, ...meta }) => create(meta as Query<'createResult'>, json),
+        },
+        options,
+      ),
   };
 }
 

@@ -368,21 +368,26 @@ export async function createResults(em: EntityManager, targets: UploadTargets, c
   for (let attempt = 0; ; attempt++) {
     // The catalogue of each distinct target, remembered or read (a refused one is refused for each item).
     const found = new Map<string, UploadTarget | AppError>();
+    const missing = new Map<string, NonNullable<(typeof prepared)[number]>>();
     for (const p of prepared) {
-      if (!p || found.has(p.key)) continue;
+      if (!p || found.has(p.key) || missing.has(p.key)) continue;
       const known = targets.get(p.key);
       if (known) found.set(p.key, known);
-      else {
+      else missing.set(p.key, p);
+    }
+    // The others read together (in parallel on the pool), not one after another.
+    await Promise.all(
+      [...missing].map(async ([key, p]) => {
         try {
           const target = await readUploadTarget(em, p.item, p.tagIds);
-          targets.set(p.key, target);
-          found.set(p.key, target);
+          targets.set(key, target);
+          found.set(key, target);
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;
-          found.set(p.key, err);
+          found.set(key, err);
         }
-      }
-    }
+      }),
+    );
     const rows: { id: string; target: UploadTarget; executedAt: Date; text: string }[] = [];
     // Every document checked against the rows just found (again after a concurrent change).
     for (const p of prepared) {
@@ -400,8 +405,10 @@ export async function createResults(em: EntityManager, targets: UploadTargets, c
     }
     if (problems.length) {
       const refused = new Set(problems.map((e) => e.path.split('/')[2])).size;
+      const index = (e: ErrorDetail) => Number(e.path.split('/')[2]);
       throw new AppError(allNotFound ? 404 : 422, 'BATCH_REFUSED', `${refused} of ${items.length} results were refused; nothing was stored.`, {
-        errors: problems.slice(0, MAX_BATCH_ERRORS),
+        // In item order (stable: an item's own details keep theirs), so the first 50 are the first items.
+        errors: [...problems].sort((a, b) => index(a) - index(b)).slice(0, MAX_BATCH_ERRORS),
       });
     }
     for (const p of prepared) rows.push({ id: randomUUID(), target: found.get(p!.key) as UploadTarget, executedAt: p!.executedAt, text: JSON.stringify(p!.item.json) });

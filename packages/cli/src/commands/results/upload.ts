@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { UploadItem } from '@benchmarks/sdk';
+import { MAX_BATCH_ITEMS, type UploadItem, type UploadProgress } from '@benchmarks/sdk';
 import { withContext, type Context } from '../../context.ts';
 import { AuthError, CliError, describeKnown, EXIT, UsageError } from '../../errors.ts';
 import { positiveInteger, repeatable } from '../../global-options.ts';
@@ -21,6 +21,7 @@ export type Options = WithGlobals<{
   tag?: string[];
   dryRun?: boolean;
   concurrency?: number;
+  batchSize?: number;
   report?: string;
 }>;
 
@@ -34,13 +35,16 @@ export function register(program: Command): void {
     .option('--executed-at <datetime>', 'start of the execution, ISO 8601 with a zone (2025-01-31T10:00:00Z) or "now"')
     .option('--tag <tag>', 'tag of every result: id or name; repeatable', repeatable)
     .option('--dry-run', "check every result against its benchmark's JSON Schema; upload nothing")
-    .option('--concurrency <n>', 'uploads in flight at once (default 8)', positiveInteger('--concurrency', 64))
+    .option('--batch-size <n>', `results per request, all stored or none (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_ITEMS}); 1 sends each result alone`, positiveInteger('--batch-size', MAX_BATCH_ITEMS))
+    .option('--concurrency <n>', `requests in flight at once (default ${DEFAULT_CONCURRENCY})`, positiveInteger('--concurrency', 64))
     .option('--report <file>', 'write the outcome of every item to this JSON file')
     .addHelpText(
       'after',
       `
 Each item is a result object, or an envelope {benchmark_id, flavor_id, execution_datetime, tags_ids, json}
-whose fields win over the flags (names work there too). Exits 1 when any item was not uploaded.
+whose fields win over the flags (names work there too). Results are sent in batches of --batch-size; a
+batch refused because of some items stores nothing, reports those items and is sent again without them.
+Exits 1 when any item was not uploaded.
 
 Examples:
   benchmarks results upload out.json --benchmark ghcr.io/org/bench:1.0 --flavor CESGA/c4.large --executed-at 2025-01-31T10:00:00Z
@@ -50,6 +54,9 @@ Examples:
     )
     .action(runs(run, ['inputs']));
 }
+
+const DEFAULT_BATCH_SIZE = 100;
+const DEFAULT_CONCURRENCY = 4;
 
 /** Thrown instead of sending an item once the batch was stopped. */
 class Skipped extends Error {}
@@ -81,7 +88,7 @@ function splitProblem(problem: string): { path: string; message: string } {
   return { path: problem.slice(0, at), message: problem.slice(at + 2) };
 }
 
-async function upload(ctx: Context, prepared: Prepared[], concurrency: number): Promise<{ reports: ItemReport[]; stopped?: unknown }> {
+async function upload(ctx: Context, prepared: Prepared[], concurrency: number, batchSize: number): Promise<{ reports: ItemReport[]; stopped?: unknown }> {
   // After a 401/403 or a lost connection the other items would fail the same way: skip them.
   let stopped: unknown;
   const client = ctx.newClient(
@@ -103,12 +110,15 @@ async function upload(ctx: Context, prepared: Prepared[], concurrency: number): 
 
   const ready = prepared.filter((p) => p.upload);
   const bar = ctx.io.isTTY.stderr && !ctx.settings.quiet && ready.length > 1 ? progressBar(ctx.io.stderr) : undefined;
-  let outcomes;
+  let outcomes: ({ ok: true; id: string } | { ok: false; error: unknown })[];
   try {
-    outcomes = await client.results.uploadMany(
-      ready.map((p) => p.upload as UploadItem),
-      { concurrency, onProgress: bar ? (p) => bar.update(p) : undefined },
-    );
+    const uploads = ready.map((p) => p.upload as UploadItem);
+    const onProgress = bar ? (p: UploadProgress) => bar.update(p) : undefined;
+    // One result per request (POST /results) with --batch-size 1, else batches (POST /results:batch).
+    outcomes =
+      batchSize === 1
+        ? (await client.results.uploadMany(uploads, { concurrency, onProgress })).map((o) => (o.ok ? { ok: true as const, id: o.result.id } : o))
+        : await client.results.uploadInBatches(uploads, { batchSize, concurrency, onProgress });
   } finally {
     process.removeListener('SIGINT', interrupt);
     bar?.clear();
@@ -118,7 +128,7 @@ async function upload(ctx: Context, prepared: Prepared[], concurrency: number): 
   const reports = prepared.map((p) => {
     const outcome = byItem.get(p);
     if (!outcome) return itemReport(p.raw, 'failed', { error: p.error });
-    if (outcome.ok) return itemReport(p.raw, 'uploaded', { resultId: outcome.result.id });
+    if (outcome.ok) return itemReport(p.raw, 'uploaded', { resultId: outcome.id });
     if (outcome.error instanceof Skipped) return itemReport(p.raw, 'skipped', { error: 'not sent: the upload was stopped' });
     firstError ??= outcome.error;
     return itemReport(p.raw, 'failed', { error: outcome.error });
@@ -142,7 +152,7 @@ export async function run(options: Options, io: Io): Promise<void> {
 
     const { reports, stopped } = options.dryRun
       ? { reports: await dryRun(ctx, prepared), stopped: undefined }
-      : await upload(ctx, prepared, options.concurrency ?? 8);
+      : await upload(ctx, prepared, options.concurrency ?? DEFAULT_CONCURRENCY, options.batchSize ?? DEFAULT_BATCH_SIZE);
     const summary = summarize(reports);
     if (options.report) await writeReport(options.report, { dry_run: Boolean(options.dryRun), summary, items: reports });
     if (ctx.settings.output !== 'table') io.stdout.write(renderList(ctx.settings.output, reports, reportColumns));
