@@ -14,6 +14,9 @@ COPY tsconfig.json tsconfig.base.json ./
 # Runtime stage: unprivileged user, health check, no build tools.
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 BENCHMARKS_DATA_DIR=/data
+# Heap budget (docs/deploy.md, Memory): the live heap is about 50 MB; without a budget V8 sizes the
+# heap for the host's memory and the process grows to several hundred MB of uncollected garbage.
+ENV NODE_OPTIONS=--max-old-space-size=128
 WORKDIR /app
 COPY --from=build --chown=node:node /app /app
 RUN mkdir -p /data && chown node:node /data

@@ -18,7 +18,7 @@ import { runHttpLoad } from './http-load.ts';
 import { countRows, loadData, type LoadReport } from './load.ts';
 import { judgeTargets, markdownSection, writeJson, writeMarkdown, type BenchReport, type RunReport, type ScenarioReport } from './report.ts';
 import { buildScenarios, type Scenario } from './scenarios.ts';
-import { startServerProcess, type ServerProcess } from './server-process.ts';
+import { serverNodeArgs, startServerProcess, type ServerProcess } from './server-process.ts';
 import { pgbenchVersion, runSqlLoad, type BaselineTool } from './sql-load.ts';
 
 export interface BenchOptions {
@@ -299,7 +299,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       },
       postgresSettings: POSTGRES_SETTINGS,
       data: { reused, load },
-      server: { idleRssMb, peakRssMb: server.peakMb(), finalRssMb, heapUsedMb: Math.round(usage.heapUsed / 1048576) },
+      server: { idleRssMb, peakRssMb: server.peakMb(), finalRssMb, heapUsedMb: Math.round(usage.heapUsed / 1048576), nodeArgs: serverNodeArgs() },
       scenarios: scenarios.map((s) => reports.get(s.id)!),
     };
     const report: BenchReport = { ...partial, targets: judgeTargets(partial) };

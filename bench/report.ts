@@ -69,7 +69,7 @@ export interface BenchReport {
   options: { results: number; seed: number; durationSeconds: number; warmupSeconds: number; connections: number[]; scenarios: number[]; baselineTool: string; quietWaitSeconds: number };
   postgresSettings: Record<string, string>;
   data: { reused: boolean; load: LoadReport };
-  server: { idleRssMb: number; peakRssMb: number; finalRssMb: number; heapUsedMb: number };
+  server: { idleRssMb: number; peakRssMb: number; finalRssMb: number; heapUsedMb: number; nodeArgs?: string[] };
   scenarios: ScenarioReport[];
   targets: TargetResult[];
 }
@@ -155,7 +155,7 @@ export function markdownSection(report: BenchReport): string {
     `- **Load** (${l.method === 'copy-csv' ? 'COPY from CSV files' : 'INSERT batches'}${report.data.reused ? ', reused from an earlier run' : ''}): ` +
       `generate + load ${fmt(l.seconds.generateAndCopy, 1)} s, indexes ${fmt(l.seconds.indexes, 1)} s, VACUUM ANALYZE ${fmt(l.seconds.vacuumAnalyze, 1)} s, ` +
       `total ${fmt(l.seconds.total, 1)} s (${fmt(l.loaded.result / Math.max(0.001, l.seconds.total))} results/s).`,
-    `- **Server memory** (RSS of the server process): idle ${fmt(report.server.idleRssMb, 1)} MB, peak ${fmt(report.server.peakRssMb, 1)} MB.`,
+    `- **Server memory** (RSS of the server process${report.server.nodeArgs?.length ? `, run with \`${report.server.nodeArgs.join(' ')}\`` : ''}): idle ${fmt(report.server.idleRssMb, 1)} MB, peak ${fmt(report.server.peakRssMb, 1)} MB.`,
     '',
     '| # | Scenario | Conn. | API 2xx/s | p50 ms | p95 ms | p99 ms | Errors / non-2xx | SQL tx/s | SQL p50 / p99 ms | API / SQL | Server peak RSS MB |',
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',

@@ -1,6 +1,6 @@
 /**
- * Starts the API server in a child process (`node --import tsx bench/server-child.ts`, NODE_ENV
- * production) so that its memory can be measured on its own: the resident set size is sampled every
+ * Starts the API server in a child process (`node --max-old-space-size=128 --import tsx
+ * bench/server-child.ts`, NODE_ENV production, as the Dockerfile runs it) so that its memory can be measured on its own: the resident set size is sampled every
  * 200 ms from /proc/<pid>/status (or `ps -o rss= -p <pid>` where there is no /proc), and the peak is
  * kept per measurement window.
  */
@@ -43,10 +43,21 @@ async function readRssKb(pid: number): Promise<number> {
   });
 }
 
-export async function startServerProcess(config: RawConfig, log: (message: string) => void): Promise<ServerProcess> {
+/**
+ * The Node flags of a production server: the heap budget the Dockerfile sets (NODE_OPTIONS; see
+ * docs/deploy.md, Memory). Without it V8 sizes the heap for the machine (4 GB here) and lets garbage
+ * of finished requests pile up to several times the live heap before collecting it.
+ */
+export const PRODUCTION_NODE_ARGS = ['--max-old-space-size=128'];
+
+/** The server's Node flags: production's, then BENCH_SERVER_NODE_ARGS (which may override them). */
+export function serverNodeArgs(): string[] {
   // BENCH_SERVER_NODE_ARGS: extra Node flags for the server, e.g. --cpu-prof when looking for a hot spot.
-  const extra = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...extra, '--import', 'tsx', CHILD], {
+  return [...PRODUCTION_NODE_ARGS, ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+}
+
+export async function startServerProcess(config: RawConfig, log: (message: string) => void): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(process.execPath, [...serverNodeArgs(), '--import', 'tsx', CHILD], {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'production', BENCH_SERVER_CONFIG: JSON.stringify(config) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

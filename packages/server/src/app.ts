@@ -48,6 +48,7 @@ export function createApp(app: AppContext): Koa {
     bodyLimitBytes: app.config.bodyLimitBytes,
     authenticator: createAuthenticator(app.verifier, app.config.adminEntitlements),
     rateLimiter: app.config.rateLimit ? new RateLimiter(app.config.rateLimit) : null,
+    bodyGate: app.bodyGate,
   });
 
   // What escapes every middleware (a bug) is logged as one JSON line, like everything else.

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { LOG_LEVELS, type LogLevel } from './logger.ts';
 import { parseRateLimit, type RateLimit } from './http/rate-limit.ts';
@@ -27,6 +28,8 @@ export interface ServerConfig {
   rateLimit: RateLimit | null;
   /** How long totals of large result lists are remembered (services/total-cache.ts); 0: never. */
   totalsCacheSeconds: number;
+  /** Requests with a body of 64 KB or more (batches) handled at once; the others wait (http/gate.ts). */
+  largeBodyConcurrency: number;
 }
 
 export const DEFAULTS = {
@@ -41,6 +44,8 @@ export const DEFAULTS = {
   /** Per client: a burst of 1200 writes, then 20 a second (a CI job uploading a thousand results is never slowed). */
   rateLimit: '1200/60s',
   totalsCacheSeconds: 30,
+  /** One per core, at least 2: enough to keep the CPU and PostgreSQL busy with batches. */
+  largeBodyConcurrency: Math.max(2, availableParallelism()),
 };
 
 export function splitList(value: string | undefined): string[] {
@@ -72,7 +77,8 @@ function parseUrl(value: string, name: string, protocols: string[]): string {
 
 export type RawConfig = Partial<Record<
   | 'host' | 'port' | 'databaseUrl' | 'dataDir' | 'publicUrl' | 'oidcIssuer' | 'oidcAudience' | 'oidcDeviceClientId' | 'adminEntitlement'
-  | 'trustProxy' | 'logLevel' | 'bodyLimit' | 'termsVersion' | 'termsUrl' | 'corsOrigins' | 'rateLimit' | 'totalsCacheSeconds',
+  | 'trustProxy' | 'logLevel' | 'bodyLimit' | 'termsVersion' | 'termsUrl' | 'corsOrigins' | 'rateLimit' | 'totalsCacheSeconds'
+  | 'largeBodyConcurrency',
   string
 >> & { demo?: boolean };
 
@@ -87,6 +93,10 @@ export function buildConfig(raw: RawConfig): ServerConfig {
   const totalsCacheSeconds = raw.totalsCacheSeconds ? Number(raw.totalsCacheSeconds) : DEFAULTS.totalsCacheSeconds;
   if (!Number.isFinite(totalsCacheSeconds) || totalsCacheSeconds < 0 || totalsCacheSeconds > 3600) {
     throw new Error(`TOTALS_CACHE_SECONDS must be a number of seconds from 0 to 3600, not '${raw.totalsCacheSeconds}'.`);
+  }
+  const largeBodyConcurrency = raw.largeBodyConcurrency ? Number(raw.largeBodyConcurrency) : DEFAULTS.largeBodyConcurrency;
+  if (!Number.isInteger(largeBodyConcurrency) || largeBodyConcurrency < 1 || largeBodyConcurrency > 1000) {
+    throw new Error(`LARGE_BODY_CONCURRENCY must be an integer from 1 to 1000, not '${raw.largeBodyConcurrency}'.`);
   }
   const issuers = splitList(raw.oidcIssuer).map((i) => parseUrl(i, 'OIDC_ISSUERS', ['https:', 'http:']));
   return {
@@ -108,5 +118,6 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     corsOrigins: splitList(raw.corsOrigins),
     rateLimit: parseRateLimit(raw.rateLimit || DEFAULTS.rateLimit),
     totalsCacheSeconds,
+    largeBodyConcurrency,
   };
 }

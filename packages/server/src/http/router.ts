@@ -9,6 +9,7 @@ import type { Authenticator } from './auth.ts';
 import type { Handler, RequestState } from './handler.ts';
 import { chargeWrite, WRITE_METHODS, type RateLimiter } from './rate-limit.ts';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from './limits.ts';
+import { LARGE_BODY_BYTES, type BodyGate } from './gate.ts';
 
 /** `/benchmarks/{id}:approve` → `/benchmarks/:id\:approve` for @koa/router (path-to-regexp 8). */
 export function toRouterPath(path: string): string {
@@ -62,6 +63,8 @@ export interface RouterOptions {
   authenticator: Authenticator;
   /** Writes per client; null: unlimited. */
   rateLimiter?: RateLimiter | null;
+  /** Admission of requests with large bodies (http/gate.ts); absent: no limit. */
+  bodyGate?: BodyGate;
 }
 
 /**
@@ -80,6 +83,46 @@ async function authenticateAndLimit(ctx: Koa.Context, def: OperationDef, options
   }
   chargeWrite(limiter, ctx, caller ? `id:${caller.identity.iss} ${caller.identity.sub}` : `ip:${ctx.ip}`);
   return caller;
+}
+
+type ParseBody = (ctx: Koa.Context, next: () => Promise<void>) => Promise<unknown>;
+
+/** Reads, checks and validates the body (when the operation takes one), then runs the handler. */
+async function readBodyAndHandle(
+  ctx: Koa.Context,
+  def: OperationDef,
+  op: CompiledOperation,
+  handler: Handler<never>,
+  parseBody: ParseBody,
+  input: Record<string, unknown>,
+): Promise<unknown> {
+  let body: unknown = undefined;
+  if (def.body) {
+    const hasBody = Boolean(ctx.request.length) || ctx.get('transfer-encoding') !== '';
+    if (hasBody && !isJsonContentType(ctx)) {
+      throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON with Content-Type: application/json.');
+    }
+    // JSON is UTF-8 (RFC 8259); a body declared in another charset would be read as garbage.
+    const charset = hasBody ? ctx.request.charset : '';
+    if (charset && !/^utf-?8$/i.test(charset)) {
+      throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8 JSON, not ${charset.slice(0, 40)}.`);
+    }
+    if (hasBody) {
+      await parseBody(ctx, async () => {});
+      body = (ctx.request as { body?: unknown }).body;
+      // JSON.parse is iterative, but what comes next (validators, JSON.stringify, jsonb) recurses.
+      if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) {
+        throw errors.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`, [
+          { in: 'body', path: '/', message: `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels` },
+        ], 'TOO_DEEP');
+      }
+    }
+    if (body === undefined) throw errors.validation('A JSON request body is required.', [{ in: 'body', path: '/', message: 'is required' }], 'BODY_REQUIRED');
+    const bodyProblems = op.body!(body);
+    if (bodyProblems) throw errors.validation('The request body is invalid.', bodyProblems, 'INVALID_BODY');
+  }
+
+  return handler({ ...input, body, koa: ctx } as never);
 }
 
 /**
@@ -131,34 +174,11 @@ export function buildRouter(
       const queryProblems = op.query?.(query);
       if (queryProblems) throw errors.validation('The query parameters are invalid.', queryProblems, 'INVALID_QUERY');
 
-      let body: unknown = undefined;
-      if (def.body) {
-        const hasBody = Boolean(ctx.request.length) || ctx.get('transfer-encoding') !== '';
-        if (hasBody && !isJsonContentType(ctx)) {
-          throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON with Content-Type: application/json.');
-        }
-        // JSON is UTF-8 (RFC 8259); a body declared in another charset would be read as garbage.
-        const charset = hasBody ? ctx.request.charset : '';
-        if (charset && !/^utf-?8$/i.test(charset)) {
-          throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8 JSON, not ${charset.slice(0, 40)}.`);
-        }
-        if (hasBody) {
-          await parseBody(ctx, async () => {});
-          body = (ctx.request as { body?: unknown }).body;
-          // JSON.parse is iterative, but what comes next (validators, JSON.stringify, jsonb) recurses.
-          if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) {
-            throw errors.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`, [
-              { in: 'body', path: '/', message: `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels` },
-            ], 'TOO_DEEP');
-          }
-        }
-        if (body === undefined) throw errors.validation('A JSON request body is required.', [{ in: 'body', path: '/', message: 'is required' }], 'BODY_REQUIRED');
-        const bodyProblems = op.body!(body);
-        if (bodyProblems) throw errors.validation('The request body is invalid.', bodyProblems, 'INVALID_BODY');
-      }
-
       const state: RequestState = ctx.state as RequestState;
-      const result = await handler({ params, query, body, caller, koa: ctx, em: state.em, services: state.services } as never);
+      const declared = Number(ctx.get('content-length') || 0);
+      const large = Boolean(def.body) && (declared >= LARGE_BODY_BYTES || ctx.get('transfer-encoding') !== '');
+      const work = () => readBodyAndHandle(ctx, def, op, handler, parseBody, { params, query, caller, em: state.em, services: state.services });
+      const result = large && options.bodyGate ? await options.bodyGate.run(work) : await work();
       if (result instanceof Reply) {
         ctx.status = result.status;
         for (const [k, v] of Object.entries(result.headers)) ctx.set(k, v);

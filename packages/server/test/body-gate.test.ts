@@ -1,0 +1,94 @@
+/**
+ * Requests with large bodies (batches of results) are admitted a few at a time (http/gate.ts):
+ * the others wait, unread, and are then served in full. Unit checks of the gate, then a real server
+ * with LARGE_BODY_CONCURRENCY=1 receiving several large batches at once.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { BodyGate, LARGE_BODY_BYTES } from '../src/http/gate.ts';
+import { startTestServer, type TestServer } from './support/harness.ts';
+import { createSeeder, type Seeder } from './support/seed.ts';
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+
+test('the gate runs at most `limit` at once, first come first served, and frees a place however work ends', async () => {
+  const gate = new BodyGate(2);
+  const started: number[] = [];
+  const releases: (() => void)[] = [];
+  let running = 0;
+  let most = 0;
+  const jobs = [0, 1, 2, 3, 4].map((n) =>
+    gate.run(async () => {
+      started.push(n);
+      running++;
+      most = Math.max(most, running);
+      await new Promise<void>((resolve) => releases.push(resolve));
+      running--;
+      if (n === 1) throw new Error('job 1 fails');
+      return n;
+    }),
+  );
+  const settled = Promise.allSettled(jobs);
+  await tick();
+  assert.equal(started, [0, 1]);
+  assert.equal(gate.load, { active: 2, waiting: 3 });
+  releases[1]!();
+  await tick();
+  assert.equal(started, [0, 1, 2], 'a failed job frees its place');
+  releases[0]!();
+  releases[2]!();
+  await tick();
+  assert.equal(started, [0, 1, 2, 3, 4]);
+  releases[3]!();
+  releases[4]!();
+  const outcomes = await settled;
+  assert.equal(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+  assert.is(most, 2);
+  assert.equal(gate.load, { active: 0, waiting: 0 });
+  assert.is(gate.peak, 2);
+  assert.is(gate.waited, 3);
+});
+
+let t: TestServer;
+let seed: Seeder;
+
+test('a server admitting one large body at a time stores every batch sent at once', async () => {
+  t = await startTestServer({ largeBodyConcurrency: '1' }, 'gate');
+  seed = await createSeeder(t);
+  const alice = await t.user('alice');
+  const benchmark = (await seed.benchmark({ schema: { type: 'object', required: ['score'] } })).id;
+  const flavor = (await seed.flavor((await seed.site()).id)).id;
+  const padding = 'x'.repeat(1000);
+  const batch = (n: number) =>
+    Array.from({ length: 100 }, (_, i) => ({
+      benchmark_id: benchmark,
+      flavor_id: flavor,
+      execution_datetime: '2024-05-01T12:00:00Z',
+      json: { score: n * 100 + i, padding },
+    }));
+  assert.ok(JSON.stringify({ items: batch(0) }).length >= LARGE_BODY_BYTES, 'each batch is a large body');
+
+  const responses = await Promise.all([0, 1, 2, 3].map((n) => t.request('POST', '/results:batch', { token: alice, body: { items: batch(n) } })));
+  for (const res of responses) assert.is(res.status, 201, res.text);
+  const gate = t.server.context.bodyGate;
+  assert.is(gate.peak, 1, 'never two large bodies at once');
+  assert.ok(gate.waited >= 1, `some batches waited (${gate.waited})`);
+  const [{ n }] = await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ?', [benchmark]);
+  assert.is(n, 400);
+
+  // A small body does not queue behind large ones: the gate counts only large bodies.
+  const waitedBefore = gate.waited;
+  const one = await t.request('POST', '/results', {
+    token: alice,
+    query: { benchmark_id: benchmark, flavor_id: flavor, execution_datetime: '2024-05-01T12:00:00Z' },
+    body: { score: 1 },
+  });
+  assert.is(one.status, 201, one.text);
+  assert.is(gate.waited, waitedBefore);
+});
+
+test.after(async () => {
+  await t?.close();
+});
+
+test.run();
