@@ -5,16 +5,16 @@ import { startTestServer, type TestServer } from './support/harness.ts';
 import { expandArrays } from '../src/db/bound-driver.ts';
 
 let t: TestServer;
-const sent: { text: string; values: unknown[] }[] = [];
+const sent: { text: string; values: unknown[]; name?: string }[] = [];
 const original = pg.Client.prototype.query;
 
 test.before(async () => {
   t = await startTestServer({}, 'binding');
   // Record what the pg client really sends (the queries still run against the real database).
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [config, values] = args as [string | { text: string; values?: unknown[] }, unknown[] | undefined];
+    const [config, values] = args as [string | { text: string; values?: unknown[]; name?: string }, unknown[] | undefined];
     if (typeof config === 'string') sent.push({ text: config, values: values ?? [] });
-    else if (config && typeof config === 'object' && 'text' in config) sent.push({ text: config.text, values: config.values ?? values ?? [] });
+    else if (config && typeof config === 'object' && 'text' in config) sent.push({ text: config.text, values: config.values ?? values ?? [], name: config.name });
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
 });
@@ -47,6 +47,40 @@ test('arrays expand into one placeholder per element, as the ORM inlined them', 
     sql: 'select ?? from t where a = \\? and b = ?',
     params: ['col', 1],
   });
+});
+
+test('the frequent fixed statements are prepared once per connection and give each call its own answer', async () => {
+  const token = await t.user('preparer');
+  const names = ['prepared-a', 'prepared-b'];
+  for (const name of names) {
+    const made = await t.request('POST', '/sites', { token, body: { name, address: 'somewhere' } });
+    assert.is(made.status, 201);
+  }
+  sent.length = 0;
+  // The same statement text with different values, several times (each pooled connection prepares it once).
+  for (let round = 0; round < 3; round++) {
+    for (const name of names) {
+      const listed = await t.request('GET', '/sites', { query: { name, status: 'on_review' } });
+      assert.is(listed.status, 200);
+      assert.equal(listed.body.items.map((s: { name: string }) => s.name), [name]);
+    }
+    const missing = await t.request('GET', '/results/00000000-0000-4000-8000-000000000000');
+    assert.is(missing.status, 404);
+  }
+  const lists = sent.filter((q) => /count\(\*\) over \(\)::int as total from site t/.test(q.text));
+  const byId = sent.filter((q) => /from result r where r\.id = \$1/.test(q.text));
+  assert.is(lists.length, 6);
+  assert.is(byId.length, 3);
+  assert.ok([...lists, ...byId].every((q) => q.name?.startsWith('p_')), 'named (prepared)');
+  assert.is(new Set(lists.map((q) => q.name)).size, 1, 'one name for one text');
+  // A search adds a clause per term: its text is not from a bounded set, so it is not prepared.
+  sent.length = 0;
+  const searched = await t.request('GET', '/sites:search', { query: { terms: 'prepared-a', status: 'on_review' } });
+  assert.is(searched.status, 200);
+  assert.is(searched.body.total, 1);
+  const searches = sent.filter((q) => /count\(\*\) over \(\)::int as total from site t/.test(q.text));
+  assert.is(searches.length, 1);
+  assert.is(searches[0]!.name, undefined);
 });
 
 test.run();

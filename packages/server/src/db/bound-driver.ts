@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Configuration } from '@mikro-orm/core';
 import { AbstractSqlDriver, PostgreSqlConnection, PostgreSqlPlatform, Utils } from '@mikro-orm/postgresql';
 
@@ -36,6 +37,33 @@ export function expandArrays(sql: string, params: readonly unknown[]): { sql: st
   return { sql: out, params: values };
 }
 
+/** Marks a statement as one of a bounded set of texts run often: the driver prepares it (below). */
+export const PREPARED_MARK = '/* prepared */ ';
+
+/** `sql` marked for preparation; only for texts from a bounded set (never one per request). */
+export function prepared(sql: string): string {
+  return PREPARED_MARK + sql;
+}
+
+const MAX_PREPARED = 500;
+const preparedNames = new Map<string, string>();
+
+/**
+ * The name under which a marked statement is prepared on each pooled connection (pg prepares a
+ * name once per connection, then sends only Bind and Execute: PostgreSQL neither parses nor plans
+ * it again). The name is derived from the text, so a text always gets the same name. Past
+ * MAX_PREPARED distinct texts, new ones run unnamed: a connection never holds more than that.
+ */
+export function preparedName(sql: string): string | undefined {
+  if (!sql.startsWith(PREPARED_MARK)) return undefined;
+  let name = preparedNames.get(sql);
+  if (!name && preparedNames.size < MAX_PREPARED) {
+    name = `p_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    preparedNames.set(sql, name);
+  }
+  return name;
+}
+
 type Knexish = { toSQL(): { sql: string; bindings?: readonly unknown[] }; client: { transacting?: unknown } };
 
 /**
@@ -66,6 +94,9 @@ export class BoundParametersConnection extends PostgreSqlConnection {
       logged,
       async () => {
         const query = this.getKnex().raw(sql, params as never[]);
+        const name = preparedName(sql);
+        // knex passes options through to pg's query config.
+        if (name) query.options({ name });
         if (ctx) query.transacting(ctx);
         const res = await query;
         return this.transformRawResult(res, method);

@@ -14,6 +14,7 @@ import { fixedFieldSort, type SortTerm } from './sort.ts';
 import { likePattern, Where } from './sql.ts';
 import type { EmbedCache } from './embeds.ts';
 import type { JsonText } from '../http/reply.ts';
+import { prepared } from '../db/bound-driver.ts';
 
 export type ResourceType = 'benchmark' | 'site' | 'flavor' | 'tag';
 export type ReviewStatus = 'on_review' | 'approved';
@@ -210,8 +211,11 @@ export async function listItems<Row extends ReviewedRow, Item>(
   const page = pageRequest(query);
   const { limit, offset } = limitOffset(page);
   const filter = where.toSql();
+  const pageSql = `select t.id, t.xmin::text as version, count(*) over ()::int as total from ${kind.table} t ${filter} ${orderBy(terms, kind.sortColumns)} limit ? offset ?`;
+  // Without search terms the text is one of a few per kind (filters and sort fields are a fixed
+  // set): prepared, as most catalogue reads are these. Terms add a clause per term: not prepared.
   const rows = await em.execute<{ id: string; version: string; total: number }[]>(
-    `select t.id, t.xmin::text as version, count(*) over ()::int as total from ${kind.table} t ${filter} ${orderBy(terms, kind.sortColumns)} limit ? offset ?`,
+    query.terms?.length ? pageSql : prepared(pageSql),
     [...where.params, limit, offset],
   );
   // Past the last page there is no row to carry the total.

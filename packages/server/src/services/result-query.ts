@@ -11,6 +11,7 @@ import { parseSort, type SortTerm } from './sort.ts';
 import { likePattern, Where } from './sql.ts';
 import type { TotalCache } from './total-cache.ts';
 import type { MetricIndexes } from './metric-indexes.ts';
+import { prepared } from '../db/bound-driver.ts';
 
 /** The query parameters of /results, /results:search and /users/self/results. */
 export interface ResultListQuery {
@@ -66,7 +67,8 @@ const RESULT_OUTPUTS =
   "(select string_agg(t.id::text || ' ' || t.xmin::text, ',' order by t.name, t.id) from result_tag rt join tag t on t.id = rt.tag_id where rt.result_id = p.id) as tag_versions";
 
 /** The statement of one result by id, hidden or not. */
-export const RESULT_BY_ID_SQL = `select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} from result r where r.id = ?) p`;
+/** Prepared on each connection: the most frequent statement of all, always this text. */
+export const RESULT_BY_ID_SQL = prepared(`select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} from result r where r.id = ?) p`);
 
 type Join = 'b' | 's' | 'f';
 const JOINS: Record<Join, string> = {

@@ -27,6 +27,7 @@ export interface ResultServices {
 }
 import { JsonText } from '../http/reply.ts';
 import { lockResult, refreshHidden, requireUploaderOrAdmin } from './claims.ts';
+import { prepared } from '../db/bound-driver.ts';
 
 /** How far in the future an execution may start: clocks of uploading machines drift. */
 export const CLOCK_TOLERANCE_MS = 5 * 60_000;
@@ -182,7 +183,7 @@ const UPLOAD_CATALOGUE_SQL =
  * are still approved and at the versions the upload was validated against; returns 1 when stored,
  * 0 when something changed in between.
  */
-const GUARDED_INSERT_SQL =
+const GUARDED_INSERT_SQL = prepared(
   'with ok as (select ' +
   "(select xmin::text from benchmark where id = ? and status = 'approved') = ? " +
   "and (select xmin::text from flavor where id = ? and status = 'approved') = ? " +
@@ -191,7 +192,8 @@ const GUARDED_INSERT_SQL =
   'r as (insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden) ' +
   'select ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, false, false from ok where ok.ok returning id), ' +
   'rt as (insert into result_tag (result_id, tag_id) select r.id, t.id from r, unnest(array[?]::uuid[]) as t(id)) ' +
-  'select count(*)::int as stored from r';
+  'select count(*)::int as stored from r',
+); // prepared: one text per number of tags (arrays expand into one placeholder each)
 
 /** The approved catalogue rows an upload refers to, at known versions. */
 interface UploadTarget {
