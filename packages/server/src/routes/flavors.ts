@@ -6,8 +6,14 @@ import { createFlavor, flavorFields, flavorFilters, flavors, flavorView } from '
 import { sites, siteView } from '../services/sites.ts';
 
 export const flavorHandlers: Handlers<typeof flavorOperations> = {
-  listFlavors: async ({ em, services, params, query }) => listItems(em, services.embeds, flavors, await flavorFilters(em, params.id, query), query),
-  searchFlavors: async ({ em, services, params, query }) => listItems(em, services.embeds, flavors, await flavorFilters(em, params.id, {}), query),
+  listFlavors: async ({ em, services, params, query }) => {
+    const { where, siteExists } = flavorFilters(em, params.id, query);
+    return listItems(em, services.embeds, flavors, where, query, siteExists);
+  },
+  searchFlavors: async ({ em, services, params, query }) => {
+    const { where, siteExists } = flavorFilters(em, params.id, {});
+    return listItems(em, services.embeds, flavors, where, query, siteExists);
+  },
   createFlavor: async ({ em, caller, params, body }) => flavorView(await createFlavor(em, caller, params.id, body)),
   getFlavor: async ({ em, params }) => flavorView(await getItem(em, flavors, params.id)),
   getFlavorSite: async ({ em, params }) => {

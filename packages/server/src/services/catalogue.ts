@@ -198,6 +198,8 @@ export async function listItems<Row extends ReviewedRow, Item>(
   kind: CatalogueKind<Row, Item>,
   where: Where,
   query: ListQueryParams,
+  /** Run when the page is empty, e.g. to answer 404 for a parent that does not exist. */
+  whenEmpty?: () => Promise<unknown>,
 ): Promise<JsonText> {
   let sorter = sorters.get(kind);
   if (!sorter) sorters.set(kind, (sorter = fixedFieldSort(Object.keys(kind.sortColumns), kind.defaultSort)));
@@ -218,6 +220,7 @@ export async function listItems<Row extends ReviewedRow, Item>(
     query.terms?.length ? pageSql : prepared(pageSql),
     [...where.params, limit, offset],
   );
+  if (rows.length === 0 && whenEmpty) await whenEmpty();
   // Past the last page there is no row to carry the total.
   const total = rows[0]?.total ?? (offset === 0 ? 0 : (await em.execute<{ total: number }[]>(`select count(*)::int as total from ${kind.table} ${filter}`, where.params))[0]!.total);
   const texts = await embeds.texts(em, rows.map((r) => ({ kind: kind.type, id: r.id, version: r.version })));
