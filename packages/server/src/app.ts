@@ -48,7 +48,7 @@ export function createApp(app: AppContext): Koa {
     bodyLimitBytes: app.config.bodyLimitBytes,
     authenticator: createAuthenticator(app.verifier, app.config.adminEntitlements),
     rateLimiter: app.config.rateLimit ? new RateLimiter(app.config.rateLimit) : null,
-    bodyGate: app.bodyGate,
+    largeBodies: app.largeBodies,
   });
 
   // What escapes every middleware (a bug) is logged as one JSON line, like everything else.

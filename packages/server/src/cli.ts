@@ -135,7 +135,7 @@ export function program(): Command {
       .addOption(new Option('--body-limit <bytes>', 'largest accepted request body').env('BODY_LIMIT'))
       .addOption(new Option('--rate-limit <rate>', `writes per client, e.g. ${DEFAULTS.rateLimit}; 0 disables`).env('RATE_LIMIT'))
       .addOption(new Option('--totals-cache-seconds <s>', `how long totals of large result lists are remembered (default ${DEFAULTS.totalsCacheSeconds}; 0: never)`).env('TOTALS_CACHE_SECONDS'))
-      .addOption(new Option('--large-body-concurrency <n>', `requests with a body of 64 KB or more (batches) handled at once; the others wait (default: one per core, at least 2; here ${DEFAULTS.largeBodyConcurrency})`).env('LARGE_BODY_CONCURRENCY'))
+      .addOption(new Option('--large-body-concurrency <n>', `requests with a body of 64 KB or more (batches) parsed, validated and stored at once; the others wait (default: one per core, at least 2; here ${DEFAULTS.largeBodyConcurrency})`).env('LARGE_BODY_CONCURRENCY'))
       .addOption(new Option('--terms-version <v>', 'version of the terms of use users accept').env('TERMS_VERSION'))
       .addOption(new Option('--terms-url <url>', 'where the terms of use are published').env('TERMS_URL'))
       .addOption(new Option('--demo', 'embedded database + built-in OpenID provider + demo data (loopback only)').env('BENCHMARKS_DEMO')),

@@ -6,7 +6,7 @@ import type { TotalCache } from './services/total-cache.ts';
 import type { EmbedCache } from './services/embeds.ts';
 import type { UploadTargets } from './services/results.ts';
 import type { MetricIndexes } from './services/metric-indexes.ts';
-import type { BodyGate } from './http/gate.ts';
+import type { LargeBodyAdmission } from './http/gate.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -24,5 +24,5 @@ export interface AppContext {
   /** Indexes for sorting a benchmark's results by its suggested metrics. */
   metrics: MetricIndexes;
   /** Admission of requests with large bodies (batches). */
-  bodyGate: BodyGate;
+  largeBodies: LargeBodyAdmission;
 }

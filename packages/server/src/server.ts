@@ -14,7 +14,7 @@ import { answerClientErrors } from './http/client-error.ts';
 import type { AppContext } from './context.ts';
 
 import { VERSION } from './version.ts';
-import { BodyGate } from './http/gate.ts';
+import { LargeBodyAdmission } from './http/gate.ts';
 
 export { VERSION };
 
@@ -76,7 +76,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const metrics = new MetricIndexes(logger);
     const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
     const context: AppContext = { config, orm, logger, verifier, version: VERSION, totals, embeds: new EmbedCache(), uploads: new UploadTargets(), metrics,
-      bodyGate: new BodyGate(config.largeBodyConcurrency) };
+      largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency) };
     // Indexes for the suggested metrics of approved benchmarks that lack them, built in the background.
     void metrics.ensureAll(orm.em.fork()).catch((err) => logger.warn('metric indexes not checked', { error: (err as Error).message }));
     const app = createApp(context);

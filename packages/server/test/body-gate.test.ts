@@ -5,6 +5,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { request as httpRequest } from 'node:http';
 import { BodyGate, LARGE_BODY_BYTES } from '../src/http/gate.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
@@ -70,7 +71,7 @@ test('a server admitting one large body at a time stores every batch sent at onc
 
   const responses = await Promise.all([0, 1, 2, 3].map((n) => t.request('POST', '/results:batch', { token: alice, body: { items: batch(n) } })));
   for (const res of responses) assert.is(res.status, 201, res.text);
-  const gate = t.server.context.bodyGate;
+  const gate = t.server.context.largeBodies.working;
   assert.is(gate.peak, 1, 'never two large bodies at once');
   assert.ok(gate.waited >= 1, `some batches waited (${gate.waited})`);
   const [{ n }] = await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ?', [benchmark]);
@@ -85,6 +86,68 @@ test('a server admitting one large body at a time stores every batch sent at onc
   });
   assert.is(one.status, 201, one.text);
   assert.is(gate.waited, waitedBefore);
+});
+
+test('a client sending its large body slowly holds only a reading place: other batches are stored meanwhile', async () => {
+  const alice = await t.user('alice');
+  const benchmark = (await seed.benchmark({ schema: { type: 'object', required: ['score'] } })).id;
+  const flavor = (await seed.flavor((await seed.site()).id)).id;
+  const items = Array.from({ length: 100 }, (_, i) => ({
+    benchmark_id: benchmark,
+    flavor_id: flavor,
+    execution_datetime: '2024-05-01T12:00:00Z',
+    json: { score: i, padding: 'y'.repeat(1000) },
+  }));
+  const text = JSON.stringify({ items });
+  // Half the body, then nothing: the server waits for the rest.
+  const slow = httpRequest(`${t.api}/results:batch`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+  });
+  const slowDone = new Promise<number>((resolve) => {
+    slow.on('response', (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+    slow.on('error', () => resolve(-1));
+  });
+  slow.write(text.slice(0, text.length / 2));
+  const admission = t.server.context.largeBodies;
+  for (let i = 0; i < 100 && admission.reading.load.active === 0; i++) await tick();
+  assert.is(admission.reading.load.active, 1, 'the slow body is being read');
+
+  const blocked = new Promise<'blocked'>((resolve) => setTimeout(() => resolve('blocked'), 10_000).unref());
+  const fast = await Promise.race([t.request('POST', '/results:batch', { token: alice, body: { items: items.slice(0, 80) } }), blocked]);
+  assert.ok(fast !== 'blocked', 'another batch is not held up by the slow body');
+  assert.is(fast.status, 201, fast.text);
+  assert.equal(admission.working.load, { active: 0, waiting: 0 });
+
+  slow.end(text.slice(text.length / 2));
+  assert.is(await slowDone, 201);
+  const [{ n }] = await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ?', [benchmark]);
+  assert.is(n, 180);
+  assert.equal(admission.reading.load, { active: 0, waiting: 0 });
+});
+
+test('a client that goes away in the middle of its large body frees its place, and nothing is stored', async () => {
+  const alice = await t.user('alice');
+  const benchmark = (await seed.benchmark({ schema: {} })).id;
+  const flavor = (await seed.flavor((await seed.site()).id)).id;
+  const items = Array.from({ length: 100 }, () => ({ benchmark_id: benchmark, flavor_id: flavor, execution_datetime: '2024-05-01T12:00:00Z', json: { padding: 'z'.repeat(1000) } }));
+  const text = JSON.stringify({ items });
+  const gone = httpRequest(`${t.api}/results:batch`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+  });
+  gone.on('error', () => {});
+  gone.write(text.slice(0, 1000));
+  const admission = t.server.context.largeBodies;
+  for (let i = 0; i < 100 && admission.reading.load.active === 0; i++) await tick();
+  assert.is(admission.reading.load.active, 1);
+  gone.destroy();
+  for (let i = 0; i < 200 && admission.reading.load.active !== 0; i++) await tick();
+  assert.equal(admission.reading.load, { active: 0, waiting: 0 });
+  const [{ n }] = await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ?', [benchmark]);
+  assert.is(n, 0);
+  const after = await t.request('POST', '/results:batch', { token: alice, body: { items } });
+  assert.is(after.status, 201, after.text);
 });
 
 test.after(async () => {

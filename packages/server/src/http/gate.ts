@@ -1,9 +1,6 @@
 /**
- * Admission for requests with large bodies (a batch of results, up to BODY_LIMIT bytes): at most
- * `limit` of them are read, validated and stored at once; the others wait their turn, first come
- * first served, with their bodies still unread (the socket applies back-pressure to the client).
- * On 2 cores a few in flight keep CPU and PostgreSQL busy; 32 at once only multiply the parsed
- * documents, validation errors and statement parameters alive together, and with them the heap.
+ * A first-come, first-served semaphore: at most `limit` pieces of work run at once; the others wait
+ * their turn.
  */
 export class BodyGate {
   private active = 0;
@@ -39,5 +36,25 @@ export class BodyGate {
   }
 }
 
-/** Bodies declared (Content-Length) at or above this size, or sent chunked, pass through the gate. */
+/** Bodies declared (Content-Length) at or above this size, or sent chunked, pass through the gates. */
 export const LARGE_BODY_BYTES = 64 * 1024;
+
+/**
+ * Admission of requests with large bodies (batches of results, up to BODY_LIMIT bytes), in two
+ * stages:
+ * - **reading**: the body is read as text (at most BODY_LIMIT bytes of it) while holding one of
+ *   `readers` places; beyond them, bodies wait unread (the socket applies back-pressure). A slow
+ *   client holds only a reading place, and the texts alive at once are bounded.
+ * - **working**: the text is parsed, validated and stored while holding one of `workers` places.
+ *   On 2 cores a few batches in flight keep CPU and PostgreSQL as busy as 32 do; 32 at once only
+ *   multiply the parsed documents and statement parameters alive together, and with them the heap.
+ */
+export class LargeBodyAdmission {
+  readonly reading: BodyGate;
+  readonly working: BodyGate;
+
+  constructor(workers: number, readers = Math.max(32, 8 * workers)) {
+    this.working = new BodyGate(workers);
+    this.reading = new BodyGate(Math.max(readers, workers));
+  }
+}

@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { koaBody } from 'koa-body';
+import * as coBody from 'co-body';
+import Bourne from '@hapi/bourne';
 import type { OperationDef } from '@benchmarks/sdk/contract';
 import { AppError, errors } from './errors.ts';
 import { compileValidator, type CompiledValidator } from './validation.ts';
@@ -9,7 +11,7 @@ import type { Authenticator } from './auth.ts';
 import type { Handler, RequestState } from './handler.ts';
 import { chargeWrite, WRITE_METHODS, type RateLimiter } from './rate-limit.ts';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from './limits.ts';
-import { LARGE_BODY_BYTES, type BodyGate } from './gate.ts';
+import { LARGE_BODY_BYTES, type LargeBodyAdmission } from './gate.ts';
 
 /** `/benchmarks/{id}:approve` → `/benchmarks/:id\:approve` for @koa/router (path-to-regexp 8). */
 export function toRouterPath(path: string): string {
@@ -64,7 +66,7 @@ export interface RouterOptions {
   /** Writes per client; null: unlimited. */
   rateLimiter?: RateLimiter | null;
   /** Admission of requests with large bodies (http/gate.ts); absent: no limit. */
-  bodyGate?: BodyGate;
+  largeBodies?: LargeBodyAdmission;
 }
 
 /**
@@ -85,31 +87,56 @@ async function authenticateAndLimit(ctx: Koa.Context, def: OperationDef, options
   return caller;
 }
 
-type ParseBody = (ctx: Koa.Context, next: () => Promise<void>) => Promise<unknown>;
+/**
+ * Checks what the headers say of the body (JSON, UTF-8) before anything is read; true when there is
+ * a body to read.
+ */
+function checkBodyHeaders(ctx: Koa.Context): boolean {
+  const hasBody = Boolean(ctx.request.length) || ctx.get('transfer-encoding') !== '';
+  if (hasBody && !isJsonContentType(ctx)) {
+    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON with Content-Type: application/json.');
+  }
+  // JSON is UTF-8 (RFC 8259); a body declared in another charset would be read as garbage.
+  const charset = hasBody ? ctx.request.charset : '';
+  if (charset && !/^utf-?8$/i.test(charset)) {
+    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8 JSON, not ${charset.slice(0, 40)}.`);
+  }
+  return hasBody;
+}
 
-/** Reads, checks and validates the body (when the operation takes one), then runs the handler. */
-async function readBodyAndHandle(
+/** Body reading and parsing errors (from co-body, under koa-body or alone) as problems. */
+function bodyProblem(err: unknown, limitBytes: number): AppError {
+  if (err instanceof AppError) return err;
+  const status = (err as { status?: number }).status;
+  if (status === 413) return new AppError(413, 'BODY_TOO_LARGE', `The request body is larger than ${limitBytes} bytes.`);
+  if (status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported; send UTF-8 JSON.');
+  // @hapi/bourne (under co-body) refuses a "__proto__" key anywhere in the document.
+  if (/prototype/i.test((err as Error)?.message ?? '')) return new AppError(400, 'MALFORMED_JSON', 'The request body contains a "__proto__" key, which is not accepted.');
+  return new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON.');
+}
+
+/** Parses JSON text as koa-body does with `jsonStrict: false` (an empty body stays ''). */
+function parseJsonText(text: string, limitBytes: number): unknown {
+  try {
+    return text ? Bourne.parse(text, { protoAction: 'error' }) : text;
+  } catch (err) {
+    throw bodyProblem(err, limitBytes);
+  }
+}
+
+/** Validates the body (when the operation takes one; `read` gives it), then runs the handler. */
+async function validateAndHandle(
   ctx: Koa.Context,
   def: OperationDef,
   op: CompiledOperation,
   handler: Handler<never>,
-  parseBody: ParseBody,
+  read: (() => Promise<unknown>) | undefined,
   input: Record<string, unknown>,
 ): Promise<unknown> {
   let body: unknown = undefined;
   if (def.body) {
-    const hasBody = Boolean(ctx.request.length) || ctx.get('transfer-encoding') !== '';
-    if (hasBody && !isJsonContentType(ctx)) {
-      throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON with Content-Type: application/json.');
-    }
-    // JSON is UTF-8 (RFC 8259); a body declared in another charset would be read as garbage.
-    const charset = hasBody ? ctx.request.charset : '';
-    if (charset && !/^utf-?8$/i.test(charset)) {
-      throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8 JSON, not ${charset.slice(0, 40)}.`);
-    }
-    if (hasBody) {
-      await parseBody(ctx, async () => {});
-      body = (ctx.request as { body?: unknown }).body;
+    if (read) {
+      body = await read();
       // JSON.parse is iterative, but what comes next (validators, JSON.stringify, jsonb) recurses.
       if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) {
         throw errors.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`, [
@@ -121,7 +148,6 @@ async function readBodyAndHandle(
     const bodyProblems = op.body!(body);
     if (bodyProblems) throw errors.validation('The request body is invalid.', bodyProblems, 'INVALID_BODY');
   }
-
   return handler({ ...input, body, koa: ctx } as never);
 }
 
@@ -145,12 +171,7 @@ export function buildRouter(
     jsonStrict: false,
     parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
     onError: (err: Error) => {
-      const status = (err as { status?: number }).status;
-      if (status === 413) throw new AppError(413, 'BODY_TOO_LARGE', `The request body is larger than ${options.bodyLimitBytes} bytes.`);
-      if (status === 415) throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported; send UTF-8 JSON.');
-      // @hapi/bourne (under co-body) refuses a "__proto__" key anywhere in the document.
-      if (/prototype/i.test(err.message)) throw new AppError(400, 'MALFORMED_JSON', 'The request body contains a "__proto__" key, which is not accepted.');
-      throw new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON.');
+      throw bodyProblem(err, options.bodyLimitBytes);
     },
   });
 
@@ -175,10 +196,33 @@ export function buildRouter(
       if (queryProblems) throw errors.validation('The query parameters are invalid.', queryProblems, 'INVALID_QUERY');
 
       const state: RequestState = ctx.state as RequestState;
-      const declared = Number(ctx.get('content-length') || 0);
-      const large = Boolean(def.body) && (declared >= LARGE_BODY_BYTES || ctx.get('transfer-encoding') !== '');
-      const work = () => readBodyAndHandle(ctx, def, op, handler, parseBody, { params, query, caller, em: state.em, services: state.services });
-      const result = large && options.bodyGate ? await options.bodyGate.run(work) : await work();
+      const input = { params, query, caller, em: state.em, services: state.services };
+      const hasBody = def.body ? checkBodyHeaders(ctx) : false;
+      const large = hasBody && (Number(ctx.get('content-length') || 0) >= LARGE_BODY_BYTES || ctx.get('transfer-encoding') !== '');
+      const admission = options.largeBodies;
+      let result: unknown;
+      if (large && admission) {
+        // A large body is read as text while holding a reading place (a slow client holds only
+        // that), then parsed, validated and handled while holding a working place.
+        const limit = options.bodyLimitBytes;
+        result = await admission.reading.run(async () => {
+          let text: string;
+          try {
+            text = await coBody.text(ctx, { limit, encoding: 'utf8' });
+          } catch (err) {
+            throw bodyProblem(err, limit);
+          }
+          return admission.working.run(() => validateAndHandle(ctx, def, op, handler, async () => parseJsonText(text, limit), input));
+        });
+      } else {
+        const read = hasBody
+          ? async () => {
+              await parseBody(ctx, async () => {});
+              return (ctx.request as { body?: unknown }).body;
+            }
+          : undefined;
+        result = await validateAndHandle(ctx, def, op, handler, read, input);
+      }
       if (result instanceof Reply) {
         ctx.status = result.status;
         for (const [k, v] of Object.entries(result.headers)) ctx.set(k, v);
