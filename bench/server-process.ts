@@ -1,11 +1,14 @@
 /**
- * Starts the API server in a child process (`node --max-old-space-size=128 --import tsx
- * bench/server-child.ts`, NODE_ENV production, as the Dockerfile runs it) so that its memory can be measured on its own: the resident set size is sampled every
- * 200 ms from /proc/<pid>/status (or `ps -o rss= -p <pid>` where there is no /proc), and the peak is
- * kept per measurement window.
+ * Starts the API server in a child process (`node <the Dockerfile's NODE_OPTIONS> --import tsx
+ * bench/server-child.ts`, NODE_ENV production, as the container image runs it) so that its memory
+ * can be measured on its own: the resident set size is sampled every 200 ms from
+ * /proc/<pid>/status (or `ps -o rss= -p <pid>` where there is no /proc), and the peak is kept per
+ * measurement window.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RawConfig } from '../packages/server/src/config.ts';
 import type { CapturedStatement, ChildMessage, ParentMessage } from './server-child.ts';
@@ -44,16 +47,21 @@ async function readRssKb(pid: number): Promise<number> {
 }
 
 /**
- * The Node flags of a production server: the heap budget the Dockerfile sets (NODE_OPTIONS; see
- * docs/deploy.md, Memory). Without it V8 sizes the heap for the machine (4 GB here) and lets garbage
- * of finished requests pile up to several times the live heap before collecting it.
+ * The Node flags of a production server, read from the Dockerfile's `ENV NODE_OPTIONS=…` (the heap
+ * budget; docs/deploy.md, Memory). Without it V8 sizes the heap for the machine (4 GB here) and lets
+ * garbage of finished requests pile up to several times the live heap before collecting it.
  */
-export const PRODUCTION_NODE_ARGS = ['--max-old-space-size=128'];
+export function productionNodeArgs(): string[] {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  const m = /^ENV NODE_OPTIONS=(?:"([^"]*)"|(\S+))\s*$/m.exec(dockerfile);
+  if (!m) throw new Error('The Dockerfile sets no NODE_OPTIONS: the benchmark runs the server as the image does.');
+  return (m[1] ?? m[2]!).split(' ').filter(Boolean);
+}
 
 /** The server's Node flags: production's, then BENCH_SERVER_NODE_ARGS (which may override them). */
 export function serverNodeArgs(): string[] {
   // BENCH_SERVER_NODE_ARGS: extra Node flags for the server, e.g. --cpu-prof when looking for a hot spot.
-  return [...PRODUCTION_NODE_ARGS, ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  return [...productionNodeArgs(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
 }
 
 export async function startServerProcess(config: RawConfig, log: (message: string) => void): Promise<ServerProcess> {

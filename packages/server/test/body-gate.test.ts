@@ -6,14 +6,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request as httpRequest } from 'node:http';
-import { BodyGate, LARGE_BODY_BYTES } from '../src/http/gate.ts';
+import { Semaphore, LARGE_BODY_BYTES } from '../src/http/gate.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 test('the gate runs at most `limit` at once, first come first served, and frees a place however work ends', async () => {
-  const gate = new BodyGate(2);
+  const gate = new Semaphore(2);
   const started: number[] = [];
   const releases: (() => void)[] = [];
   let running = 0;

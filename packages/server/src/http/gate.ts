@@ -2,10 +2,10 @@
  * A first-come, first-served semaphore: at most `limit` pieces of work run at once; the others wait
  * their turn.
  */
-export class BodyGate {
+export class Semaphore {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
-  /** The most requests that ever held a place at once, and how many had to wait (for tests and logs). */
+  /** The most that ever held a place at once, and how many had to wait (read by the tests). */
   peak = 0;
   waited = 0;
 
@@ -50,11 +50,11 @@ export const LARGE_BODY_BYTES = 64 * 1024;
  *   multiply the parsed documents and statement parameters alive together, and with them the heap.
  */
 export class LargeBodyAdmission {
-  readonly reading: BodyGate;
-  readonly working: BodyGate;
+  readonly reading: Semaphore;
+  readonly working: Semaphore;
 
   constructor(workers: number, readers = Math.max(32, 8 * workers)) {
-    this.working = new BodyGate(workers);
-    this.reading = new BodyGate(Math.max(readers, workers));
+    this.working = new Semaphore(workers);
+    this.reading = new Semaphore(Math.max(readers, workers));
   }
 }

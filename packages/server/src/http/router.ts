@@ -88,11 +88,13 @@ async function authenticateAndLimit(ctx: Koa.Context, def: OperationDef, options
 }
 
 /**
- * Checks what the headers say of the body (JSON, UTF-8) before anything is read; true when there is
- * a body to read.
+ * Checks what the headers say of the body (JSON, UTF-8) before anything is read, and tells whether
+ * there is none, a small one, or a large one (declared at LARGE_BODY_BYTES or more, or chunked).
  */
-function checkBodyHeaders(ctx: Koa.Context): boolean {
-  const hasBody = Boolean(ctx.request.length) || ctx.get('transfer-encoding') !== '';
+function checkBodyHeaders(ctx: Koa.Context): 'none' | 'small' | 'large' {
+  const declared = ctx.request.length ?? 0;
+  const chunked = ctx.get('transfer-encoding') !== '';
+  const hasBody = declared > 0 || chunked;
   if (hasBody && !isJsonContentType(ctx)) {
     throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON with Content-Type: application/json.');
   }
@@ -101,7 +103,8 @@ function checkBodyHeaders(ctx: Koa.Context): boolean {
   if (charset && !/^utf-?8$/i.test(charset)) {
     throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8 JSON, not ${charset.slice(0, 40)}.`);
   }
-  return hasBody;
+  if (!hasBody) return 'none';
+  return chunked || declared >= LARGE_BODY_BYTES ? 'large' : 'small';
 }
 
 /** Body reading and parsing errors (from co-body, under koa-body or alone) as problems. */
@@ -197,11 +200,10 @@ export function buildRouter(
 
       const state: RequestState = ctx.state as RequestState;
       const input = { params, query, caller, em: state.em, services: state.services };
-      const hasBody = def.body ? checkBodyHeaders(ctx) : false;
-      const large = hasBody && (Number(ctx.get('content-length') || 0) >= LARGE_BODY_BYTES || ctx.get('transfer-encoding') !== '');
+      const body = def.body ? checkBodyHeaders(ctx) : 'none';
       const admission = options.largeBodies;
       let result: unknown;
-      if (large && admission) {
+      if (body === 'large' && admission) {
         // A large body is read as text while holding a reading place (a slow client holds only
         // that), then parsed, validated and handled while holding a working place.
         const limit = options.bodyLimitBytes;
@@ -215,7 +217,7 @@ export function buildRouter(
           return admission.working.run(() => validateAndHandle(ctx, def, op, handler, async () => parseJsonText(text, limit), input));
         });
       } else {
-        const read = hasBody
+        const read = body !== 'none'
           ? async () => {
               await parseBody(ctx, async () => {});
               return (ctx.request as { body?: unknown }).body;

@@ -66,8 +66,7 @@ const RESULT_OUTPUTS =
   '(select f.xmin::text from flavor f where f.id = p.flavor_id) as flavor_version, ' +
   "(select string_agg(t.id::text || ' ' || t.xmin::text, ',' order by t.name, t.id) from result_tag rt join tag t on t.id = rt.tag_id where rt.result_id = p.id) as tag_versions";
 
-/** The statement of one result by id, hidden or not. */
-/** Prepared on each connection: the most frequent statement of all, always this text. */
+/** The statement of one result by id, hidden or not; prepared (the most frequent statement, one text). */
 export const RESULT_BY_ID_SQL = prepared(`select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} from result r where r.id = ?) p`);
 
 type Join = 'b' | 's' | 'f';
