@@ -6,7 +6,7 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:
 import { cpus, totalmem, userInfo } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import type pg from 'pg';
-import { startIssuer, type RunningIssuer } from '../packages/server/src/oidc/provider.ts';
+import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { connect } from '../packages/server/src/db/orm.ts';
 import { createLogger } from '../packages/server/src/logger.ts';
 import { MetricIndexes } from '../packages/server/src/services/metric-indexes.ts';

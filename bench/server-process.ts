@@ -65,7 +65,7 @@ export function serverNodeArgs(): string[] {
 }
 
 export async function startServerProcess(config: RawConfig, log: (message: string) => void): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, [...serverNodeArgs(), '--import', 'tsx', CHILD], {
+  const child: ChildProcess = spawn(process.execPath, [...serverNodeArgs(), '--import', join(ROOT, 'scripts/dev/register.js'), CHILD], {
     cwd: ROOT,
     env: { ...process.env, NODE_ENV: 'production', BENCH_SERVER_CONFIG: JSON.stringify(config) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

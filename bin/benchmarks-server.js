@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly (no build step) through tsx's ESM loader.
-import { register } from 'tsx/esm/api';
+// From a clone: runs the server from its TypeScript sources (no build step). Installed users get
+// the compiled `benchmarks-server` of the @benchmarks/server package instead.
+import '../scripts/dev/register.js';
 
-register();
 await import('../packages/server/src/cli.ts');

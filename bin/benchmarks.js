@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly (no build step) through tsx's ESM loader.
-import { register } from 'tsx/esm/api';
+// From a clone: runs the CLI from its TypeScript sources (no build step). Installed users get the
+// bundled `benchmarks` of the @benchmarks/cli package instead.
+import '../scripts/dev/register.js';
 
-register();
 await import('../packages/cli/src/main.ts');

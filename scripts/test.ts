@@ -50,7 +50,7 @@ interface Outcome {
 function run(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+    const child = spawn(process.execPath, ['--import', join(root, 'scripts/dev/register.js'), file], {
       cwd: root,
       env: { ...env, NO_COLOR: '1', FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],

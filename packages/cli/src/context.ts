@@ -72,9 +72,10 @@ export async function createContext(options: GlobalOptions, io: Io): Promise<Con
   const newClient = (getToken: () => Promise<string | undefined>, observe?: (outcome: number | Error) => void): Client => {
     if (!settings.server) throw new UsageError(NO_SERVER);
     checkServer(settings.server);
-    let fetch: FetchLike | undefined = settings.verbose ? verboseFetch(io) : undefined;
-    if (observe) fetch = observed(fetch ?? ((url, init) => globalThis.fetch(url, init)), observe);
-    const client = createClient({ baseUrl: settings.server, getToken, userAgent: `benchmarks-cli/${CLI_VERSION}`, ...(fetch ? { fetch } : {}) });
+    // Node's own fetch: the bundled CLI carries no HTTP client of its own (the SDK's default is undici's).
+    let fetch: FetchLike = settings.verbose ? verboseFetch(io) : (url, init) => globalThis.fetch(url, init);
+    if (observe) fetch = observed(fetch, observe);
+    const client = createClient({ baseUrl: settings.server, getToken, userAgent: `benchmarks-cli/${CLI_VERSION}`, fetch });
     clients.push(client);
     return client;
   };

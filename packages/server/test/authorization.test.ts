@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { operations } from '@benchmarks/sdk/contract';
 import { startTestServer, type TestServer } from './support/harness.ts';
-import { startIssuer, type RunningIssuer } from '../src/oidc/provider.ts';
+import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { expectStatus, inputs, seedCatalogue, unique, uploadResult, type Catalogue } from './support/hardening.ts';
 
 const CALLERS = ['anonymous', 'invalid', 'expired', 'untrusted', 'unregistered', 'user', 'uploader', 'other', 'admin'] as const;

@@ -110,7 +110,7 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   const docs = join(dir, 'performance.md');
   writeFileSync(docs, 'Intro prose.\n\n<!-- bench:start -->\nold figures\n<!-- bench:end -->\n\nClosing prose.\n');
   const args = [
-    '--import', 'tsx', join(ROOT, 'bench', 'run.ts'),
+    '--import', join(ROOT, 'scripts', 'dev', 'register.js'), join(ROOT, 'bench', 'run.ts'),
     '--results', String(RESULTS),
     '--duration', '1',
     '--warmup', '0',

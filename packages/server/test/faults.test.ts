@@ -12,7 +12,7 @@ import pg from 'pg';
 import { buildConfig } from '../src/config.ts';
 import { startServer } from '../src/server.ts';
 import { freePort, startEmbeddedPostgres } from '../src/db/embedded.ts';
-import { startIssuer, type RunningIssuer } from '../src/oidc/provider.ts';
+import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { ADMIN_ENTITLEMENT, startTestServer } from './support/harness.ts';
 import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { inputs, problemDefect } from './support/hardening.ts';

@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 
 import { TokenVerifier } from '../src/auth/verifier.ts';
 import { AppError } from '../src/http/errors.ts';
-import { startIssuer, type RunningIssuer } from '../src/oidc/provider.ts';
+import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 
 const AUDIENCE = 'benchmarks-api';
 const ALICE = { sub: 'alice', email: 'alice@example.org', name: 'Alice', entitlements: ['urn:benchmarks:admin', 'urn:benchmarks:member'] };

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { SignJWT, importJWK } from 'jose';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
-import { startIssuer, type RunningIssuer } from '../src/oidc/provider.ts';
+import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { User } from '../src/entities/user.ts';
 
 let t: TestServer;

@@ -14,12 +14,11 @@ const DRAFTS: Record<string, '2020-12' | '2019-09' | 'draft-07' | 'draft-06'> = 
 };
 
 async function compile(schema: unknown): Promise<Check> {
-  const [{ Ajv }, { Ajv2019 }, { Ajv2020 }, formats, { createRequire }] = await Promise.all([
+  const [{ Ajv }, { Ajv2019 }, { Ajv2020 }, formats] = await Promise.all([
     import('ajv'),
     import('ajv/dist/2019.js'),
     import('ajv/dist/2020.js'),
     import('ajv-formats'),
-    import('node:module'),
   ]);
   const addFormats = ((formats as { default?: unknown }).default ?? formats) as (ajv: InstanceType<typeof Ajv>) => unknown;
   const declared = schema && typeof schema === 'object' ? (schema as { $schema?: unknown }).$schema : undefined;
@@ -30,7 +29,8 @@ async function compile(schema: unknown): Promise<Check> {
   else if (draft === '2019-09') ajv = new Ajv2019(options) as unknown as InstanceType<typeof Ajv>;
   else {
     ajv = new Ajv(options);
-    if (draft === 'draft-06') ajv.addMetaSchema(createRequire(import.meta.url)('ajv/dist/refs/json-schema-draft-06.json'));
+    // Imported, not required by path, so that the bundled CLI carries it.
+    if (draft === 'draft-06') ajv.addMetaSchema((await import('ajv/dist/refs/json-schema-draft-06.json', { with: { type: 'json' } })).default);
   }
   addFormats(ajv);
   const validate = ajv.compile(schema as object | boolean);

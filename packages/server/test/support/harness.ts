@@ -1,6 +1,6 @@
 import { buildConfig, type RawConfig } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
-import { startIssuer, type IssuerAccount, type RunningIssuer } from '../../src/oidc/provider.ts';
+import { startIssuer, type IssuerAccount, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { createTestDatabase, releaseTestDatabase } from './database.ts';
 import type { Logger } from '../../src/logger.ts';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { Benchmark, Flavor, Result, ResultTag, Site, Tag, User } from '../entities/index.ts';
+import { Benchmark, Flavor, Result, ResultTag, Site, Tag, User, type RunningServer } from '@benchmarks/server';
+
+type EntityManager = ReturnType<RunningServer['context']['orm']['em']['fork']>;
 
 export const CRAY_SCHEMA = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',

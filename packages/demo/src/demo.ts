@@ -1,0 +1,98 @@
+/**
+ * `benchmarks-server start --demo`: a built-in OpenID provider on loopback that the server trusts,
+ * a seeded catalogue, and two printed tokens. Its signing key and port are kept in the data
+ * directory, so the tokens it printed stay valid across restarts.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConfigurationError, freePort, registerUser, type Logger, type RunningDemo, type ServerConfig } from '@benchmarks/server';
+import { startIssuer, type RunningIssuer } from './issuer.ts';
+import { seedDemo } from './seed.ts';
+
+export const DEMO_ADMIN_ENTITLEMENT = 'urn:benchmarks:demo:admin';
+export const DEMO_USER = { sub: 'demo-user', email: 'user@demo.example', name: 'Demo User', email_verified: true, entitlements: [] };
+export const DEMO_ADMIN = {
+  sub: 'demo-admin',
+  email: 'admin@demo.example',
+  name: 'Demo Admin',
+  email_verified: true,
+  entitlements: [DEMO_ADMIN_ENTITLEMENT],
+};
+export const DEMO_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** The demo's built-in OpenID provider on loopback, on the port it used last time. */
+export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssuer> {
+  if (!isLoopback(config.host)) {
+    throw new ConfigurationError(
+      `Demo mode serves a built-in OpenID provider that signs tokens for anyone, so it only runs on a loopback host; ` +
+        `--host ${config.host} is not one. Run without --demo and configure OIDC_ISSUERS for a real provider.`,
+    );
+  }
+  await mkdir(config.dataDir, { recursive: true });
+  const stateFile = join(config.dataDir, 'demo-issuer.json');
+  let port: number;
+  try {
+    port = (JSON.parse(await readFile(stateFile, 'utf8')) as { port: number }).port;
+  } catch {
+    port = await freePort();
+    await writeFile(stateFile, JSON.stringify({ port }) + '\n');
+  }
+  try {
+    return await startIssuer({
+      host: '127.0.0.1',
+      port,
+      keyFile: join(config.dataDir, 'demo-issuer-key.json'),
+      accounts: [DEMO_USER, DEMO_ADMIN],
+      audience: config.oidcAudience,
+    });
+  } catch (err) {
+    throw new ConfigurationError(`The demo OpenID provider cannot start on 127.0.0.1:${port}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Starts the demo's provider; once the server listens, registers the demo administrator, seeds the
+ * catalogue (first run only) and prints both tokens.
+ * @example
+ * import * as demo from '@benchmarks/demo';
+ * import { main } from '@benchmarks/server';
+ * await main(['node', 'benchmarks-server', 'start', '--demo'], { demo });
+ */
+export async function startDemo(config: ServerConfig, logger: Logger): Promise<RunningDemo> {
+  const issuer = await startDemoIssuer(config);
+  return {
+    issuer: issuer.issuer,
+    adminEntitlement: DEMO_ADMIN_ENTITLEMENT,
+    cliClientId: issuer.cliClientId,
+    close: () => issuer.close(),
+    async ready(server) {
+      const em = server.context.orm.em.fork();
+      const admin = { iss: issuer.issuer, sub: DEMO_ADMIN.sub, email: DEMO_ADMIN.email, entitlements: DEMO_ADMIN.entitlements };
+      await registerUser(em, admin, config.termsVersion);
+      if (await em.transactional((tx) => seedDemo(tx, { iss: issuer.issuer, sub: DEMO_ADMIN.sub }))) logger.info('demo catalogue seeded');
+      const userToken = await issuer.mintAccessToken({ sub: DEMO_USER.sub, ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
+      const adminToken = await issuer.mintAccessToken({ sub: DEMO_ADMIN.sub, ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
+      process.stdout.write(
+        [
+          '',
+          `Benchmark results service (demo) at ${server.url}/   (Swagger UI; API at ${server.url}/api/v1)`,
+          `Built-in OpenID provider: ${issuer.issuer}  (device login client: ${issuer.cliClientId})`,
+          '',
+          `Demo user token (${DEMO_USER.sub}, not registered yet; valid 7 days):`,
+          userToken,
+          '',
+          `Demo admin token (${DEMO_ADMIN.sub}, registered administrator; valid 7 days):`,
+          adminToken,
+          '',
+          `Try: curl -X POST -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/users:register`,
+          'Press Ctrl-C to stop.',
+          '',
+        ].join('\n'),
+      );
+    },
+  };
+}

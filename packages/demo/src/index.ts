@@ -1,0 +1,18 @@
+/**
+ * `@benchmarks/demo`: the benchmark results service with everything it needs to try it on one
+ * machine: an embedded PostgreSQL, a built-in OpenID provider on loopback that signs real tokens,
+ * and a small seeded catalogue. Run it with `npx @benchmarks/demo`; `benchmarks-server start --demo`
+ * loads this module when it is installed next to the server.
+ * @example
+ * import * as demo from '@benchmarks/demo';
+ * import { main } from '@benchmarks/server';
+ * await main(['node', 'benchmarks-server', 'start', '--demo'], { demo });
+ */
+import type { DemoModule } from '@benchmarks/server';
+import { startDemo } from './demo.ts';
+
+export { startDemo, startDemoIssuer, DEMO_ADMIN, DEMO_USER, DEMO_ADMIN_ENTITLEMENT, DEMO_TOKEN_TTL_SECONDS } from './demo.ts';
+export { seedDemo, CRAY_SCHEMA } from './seed.ts';
+export { startIssuer, type RunningIssuer, type IssuerAccount, type StartIssuerOptions } from './issuer.ts';
+
+startDemo satisfies DemoModule['startDemo'];

