@@ -9,11 +9,16 @@
  *
  * Inside the monorepo nothing needs this: tests and `npm start` run the sources (scripts/dev/).
  *
+ * - with `--sea`, also the CLI as a standalone executable for runners without Node
+ *   (`packages/cli/dist/benchmarks-<platform>-<arch>`: this Node binary with the CLI inside, a Node
+ *   single executable application). Not published to npm: attach it to a release.
+ *
  *   npm run build             # everything
  *   npm run build -- --cli    # only the CLI bundle
+ *   npm run build:sea         # everything, and the standalone executable
  */
 import { spawnSync } from 'node:child_process';
-import { rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -61,11 +66,50 @@ export async function bundleCli(): Promise<string> {
   return outfile;
 }
 
+/**
+ * The CLI inside a copy of this Node binary. Node 20 runs only a CommonJS main in a single executable,
+ * hence a second bundle of the same entry; postject writes it into the copy.
+ */
+export async function buildStandalone(): Promise<string> {
+  const dir = join(ROOT, 'packages', 'cli', 'dist', 'sea');
+  mkdirSync(dir, { recursive: true });
+  const main = join(dir, 'benchmarks.cjs');
+  await build({
+    entryPoints: [join(ROOT, 'packages', 'cli', 'src', 'main.ts')],
+    outfile: main,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20.19',
+    conditions: ['@benchmarks/source'],
+    minify: true,
+    logLevel: 'warning',
+  });
+  const blob = join(dir, 'benchmarks.blob');
+  const config = join(dir, 'sea-config.json');
+  writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }));
+  const prepared = spawnSync(process.execPath, ['--experimental-sea-config', config], { cwd: dir, encoding: 'utf8' });
+  if (prepared.status !== 0) throw new Error(`node --experimental-sea-config failed: ${prepared.stderr}`);
+  const executable = join(ROOT, 'packages', 'cli', 'dist', `benchmarks-${process.platform}-${process.arch}`);
+  rmSync(executable, { force: true });
+  copyFileSync(process.execPath, executable);
+  const postject = join(ROOT, 'node_modules', 'postject', 'dist', 'cli.js');
+  const injected = spawnSync(
+    process.execPath,
+    [postject, executable, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'],
+    { encoding: 'utf8' },
+  );
+  if (injected.status !== 0) throw new Error(`postject failed: ${injected.stderr}`);
+  return executable;
+}
+
 const onlyCli = process.argv.includes('--cli');
 const started = Date.now();
 if (!onlyCli) compile();
 const cli = await bundleCli();
+const standalone = process.argv.includes('--sea') ? await buildStandalone() : undefined;
+const size = (file: string) => `${Math.round(statSync(file).size / 1024)} KB`;
 process.stdout.write(
-  `built ${onlyCli ? '' : `${COMPILED.map((n) => `packages/${n}/dist`).join(', ')} and `}` +
-    `packages/cli/dist/benchmarks.js (${Math.round(statSync(cli).size / 1024)} KB) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+  `built ${onlyCli ? '' : `${COMPILED.map((n) => `packages/${n}/dist`).join(', ')}, `}packages/cli/dist/benchmarks.js (${size(cli)})` +
+    `${standalone ? ` and ${standalone.slice(ROOT.length)} (${size(standalone)})` : ''} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
 );
