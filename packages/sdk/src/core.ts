@@ -14,7 +14,8 @@ import { apiBaseUrl, encodeQuery, expandPath, type QueryValue } from './url.ts';
 import { SDK_VERSION } from './version.ts';
 
 /**
- * Options of {@link createClient}.
+ * Options of {@link createClient}. Each optional member also accepts `undefined` (meaning: the
+ * default), so `token: process.env.BENCHMARKS_TOKEN` compiles under `exactOptionalPropertyTypes`.
  * @example
  * const options: ClientOptions = { baseUrl: 'http://localhost:8080', getToken: async () => session.accessToken };
  */
@@ -22,20 +23,20 @@ export interface ClientOptions {
   /** The service root (`http://host:8080`) or its API base URL (`http://host:8080/api/v1`). */
   baseUrl: string;
   /** A fixed access token, sent as `Authorization: Bearer <token>`. */
-  token?: string;
+  token?: string | undefined;
   /** Called before each request (and each retry) for a fresh token; may be async. Wins over `token`. */
-  getToken?: () => string | null | undefined | Promise<string | null | undefined>;
+  getToken?: (() => string | null | undefined | Promise<string | null | undefined>) | undefined;
   /** Replaces the transport (default: undici with keep-alive in Node, the global fetch elsewhere). */
-  fetch?: FetchLike;
+  fetch?: FetchLike | undefined;
   /** Prepended to the SDK's own `User-Agent` (Node only; browsers set their own). */
-  userAgent?: string;
+  userAgent?: string | undefined;
   /** Per attempt; default 30 000 ms; `0` disables it. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * Retries of safe requests (GET, HEAD, PUT, DELETE) on 429/502/503/504 and lost connections, and of
    * any request on 429 (refused before any work was done); default 2.
    */
-  retries?: number;
+  retries?: number | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -43,9 +44,14 @@ const DEFAULT_RETRIES = 2;
 const registry = operations as Record<string, OperationDef>;
 const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
 
-type LooseArgs = { params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown; signal?: AbortSignal };
+type LooseArgs = {
+  params?: Record<string, unknown> | undefined;
+  query?: Record<string, unknown> | undefined;
+  body?: unknown;
+  signal?: AbortSignal | undefined;
+};
 /** The arguments of a list operation: its path parameters and its query, builders allowed. */
-type ListArgs<K extends OperationId> = { params?: Params<K>; query?: ListQuery<K>; signal?: AbortSignal };
+type ListArgs<K extends OperationId> = { params?: Params<K> | undefined; query?: ListQuery<K> | undefined; signal?: AbortSignal | undefined };
 type Outcome = { response: FetchResponse; text: string } | { error: unknown };
 
 /**
@@ -175,7 +181,12 @@ export class Core {
     const signals = [timeout, signal].filter((s): s is AbortSignal => s !== undefined);
     const combined = signals.length > 1 ? anySignal(signals) : signals[0];
     try {
-      const response = await this.#transport.fetch(info.url, { method: info.method, headers, body, signal: combined });
+      // Absent rather than undefined: a custom FetchLike may hand `init` straight to `fetch`, whose
+      // RequestInit refuses undefined members under exactOptionalPropertyTypes.
+      const init: Parameters<FetchLike>[1] = { method: info.method, headers };
+      if (body !== undefined) init.body = body;
+      if (combined) init.signal = combined;
+      const response = await this.#transport.fetch(info.url, init);
       return { response, text: await response.text() };
     } catch (error) {
       if (timeout?.aborted && !signal?.aborted) return { error: new TimeoutError(info, this.#timeoutMs) };

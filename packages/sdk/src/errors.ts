@@ -50,21 +50,21 @@ export class BenchmarksError extends Error {
 }
 
 /**
- * The problem+json fields an {@link ApiError} is built from.
+ * The problem+json fields an {@link ApiError} is built from; an optional one may be `undefined`.
  * @example
  * new ApiError({ status: 418, code: 'TEAPOT', request: { method: 'GET', url } });
  */
 export interface ApiErrorInit {
   status: number;
-  type?: string;
-  title?: string;
-  detail?: string;
-  code?: string;
-  errors?: ProblemDetail[];
+  type?: string | undefined;
+  title?: string | undefined;
+  detail?: string | undefined;
+  code?: string | undefined;
+  errors?: ProblemDetail[] | undefined;
   /** Response headers (never request headers). */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** Problem members beyond the standard ones (e.g. `count` on a 409 that names dependants). */
-  extensions?: Record<string, unknown>;
+  extensions?: Record<string, unknown> | undefined;
   request: RequestInfo;
 }
 
@@ -171,7 +171,7 @@ export class RateLimitError extends ApiError {
   /** Seconds to wait before trying again, from the `Retry-After` header; undefined when absent. */
   readonly retryAfter: number | undefined;
 
-  constructor(init: ApiErrorInit & { retryAfter?: number }) {
+  constructor(init: ApiErrorInit & { retryAfter?: number | undefined }) {
     super(init);
     this.retryAfter = init.retryAfter;
   }
@@ -253,7 +253,7 @@ export function errorFromResponse(response: {
   body: unknown;
   headers: Record<string, string>;
   request: RequestInfo;
-  redact?: (text: string) => string;
+  redact?: ((text: string) => string) | undefined;
 }): ApiError {
   const { status, headers, request } = response;
   const redact = response.redact ?? ((s: string) => s);

@@ -9,6 +9,20 @@ import type { Filter, SortTerm } from './builders.ts';
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 
 /**
+ * A contract type as callers write it: every optional property, at any depth, also accepts
+ * `undefined`, so `{ per_page: options.perPage }` compiles under `exactOptionalPropertyTypes`. On the
+ * wire it is the same as leaving the property out: the query encoder skips it, JSON.stringify drops it.
+ * Records (index signatures) are left as they are.
+ */
+type Input<T> = T extends readonly unknown[]
+  ? { [I in keyof T]: Input<T[I]> }
+  : T extends object
+    ? string extends keyof T
+      ? T
+      : { [K in keyof T]: {} extends Pick<T, K> ? Input<T[K]> | undefined : Input<T[K]> }
+    : T;
+
+/**
  * Path parameters of an operation, e.g. `Params<'getBenchmark'>` is `{ id: string }`.
  * @example
  * const params: Params<'getBenchmark'> = { id };
@@ -16,18 +30,18 @@ type Simplify<T> = { [K in keyof T]: T[K] } & {};
 export type Params<K extends OperationId> = ParamsOf<Operations[K]>;
 
 /**
- * Query parameters of an operation, as the contract declares them.
+ * Query parameters of an operation, as the contract declares them (an optional one may be `undefined`).
  * @example
  * const query: Query<'listBenchmarks'> = { container_image: 'ghcr.io/acme/hpl', per_page: 10 };
  */
-export type Query<K extends OperationId> = QueryOf<Operations[K]>;
+export type Query<K extends OperationId> = Input<QueryOf<Operations[K]>>;
 
 /**
- * Request body of an operation (`undefined` when it takes none).
+ * Request body of an operation (`undefined` when it takes none); an optional member may be `undefined`.
  * @example
  * const body: Body<'createTag'> = { name: 'gpu' };
  */
-export type Body<K extends OperationId> = BodyOf<Operations[K]>;
+export type Body<K extends OperationId> = Input<BodyOf<Operations[K]>>;
 
 /**
  * Success response body of an operation (`void` for 204).
@@ -52,8 +66,8 @@ export type Item<K extends OperationId> = Reply<K> extends { items: (infer T)[] 
  */
 export type ListQuery<K extends OperationId, F extends string = string> = Simplify<
   Omit<Query<K>, 'filters' | 'sort_by'> &
-    ('filters' extends keyof Query<K> ? { filters?: readonly (string | Filter)[] } : unknown) &
-    ('sort_by' extends keyof Query<K> ? { sort_by?: string | readonly SortTerm<F>[] } : unknown)
+    ('filters' extends keyof Query<K> ? { filters?: readonly (string | Filter)[] | undefined } : unknown) &
+    ('sort_by' extends keyof Query<K> ? { sort_by?: string | readonly SortTerm<F>[] | undefined } : unknown)
 >;
 
 /**
@@ -70,13 +84,13 @@ export type FieldsOf<S extends { fields: readonly string[] }> = S['fields'][numb
  */
 export interface CallOptions {
   /** Aborts the call (and its retries). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 type Def<K extends OperationId> = Operations[K];
 type ParamsPart<K extends OperationId> = Def<K> extends { params: TSchema } ? { params: Params<K> } : { params?: undefined };
 type QueryPart<K extends OperationId> =
-  Def<K> extends { query: TSchema } ? ({} extends Query<K> ? { query?: Query<K> } : { query: Query<K> }) : { query?: undefined };
+  Def<K> extends { query: TSchema } ? ({} extends Query<K> ? { query?: Query<K> | undefined } : { query: Query<K> }) : { query?: undefined };
 type BodyPart<K extends OperationId> = Def<K> extends { body: TSchema } ? { body: Body<K> } : { body?: undefined };
 
 /**

@@ -35,9 +35,9 @@ export interface UploadProgress {
  */
 export interface UploadOptions {
   /** Uploads in flight at once (default 8), over the client's reused connections. */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** Called after each item; an exception it throws is ignored, so it cannot stop the batch. */
-  onProgress?: (progress: UploadProgress) => void;
+  onProgress?: ((progress: UploadProgress) => void) | undefined;
 }
 
 /**
@@ -95,13 +95,13 @@ export type BatchUploadOutcome = { index: number; ok: true; id: string } | { ind
  */
 export interface BatchUploadOptions extends UploadOptions {
   /** Results per request (default 100; 1 to 500, the server's bound). */
-  batchSize?: number;
+  batchSize?: number | undefined;
   /**
    * Largest request body to build, in bytes (default 900,000, under the server's default limit of
    * 1 MiB): a batch that would be larger is cut shorter. A batch the server still finds too large
    * (413) is split in two and sent again.
    */
-  maxBatchBytes?: number;
+  maxBatchBytes?: number | undefined;
   // `concurrency`: requests (batches) in flight at once, default 4.
 }
 
