@@ -21,7 +21,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const COMPILED = ['sdk', 'server', 'demo'];
@@ -37,6 +37,18 @@ function compile(): void {
   const run = spawnSync(process.execPath, [tsc, '-b', ...projects], { cwd: ROOT, stdio: 'inherit' });
   if (run.status !== 0) throw new Error(`tsc -b ${projects.join(' ')} failed`);
 }
+
+/** Resolves `undici` to a module that throws when loaded, so that no bundle imports it by name. */
+const withoutUndici: Plugin = {
+  name: 'without-undici',
+  setup(b) {
+    b.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici', namespace: 'without-undici' }));
+    b.onLoad({ filter: /.*/, namespace: 'without-undici' }, () => ({
+      contents: "throw new Error('undici is not part of this bundle');",
+      loader: 'js',
+    }));
+  },
+};
 
 /** The CLI as one file. Its sources, and the SDK's, are read as TypeScript (the workspace condition). */
 export async function bundleCli(): Promise<string> {
@@ -54,6 +66,9 @@ export async function bundleCli(): Promise<string> {
     sourcemap: false,
     legalComments: 'linked',
     logLevel: 'warning',
+    // The SDK loads undici lazily for its keep-alive transport; the CLI passes Node's own fetch, and
+    // the bundle carries an undici that fails to load (the SDK then falls back to the global fetch).
+    plugins: [withoutUndici],
     // Dependencies written as CommonJS (commander, ajv) call require() for Node's own modules.
     banner: {
       js: [
@@ -84,6 +99,7 @@ export async function buildStandalone(): Promise<string> {
     conditions: ['@benchmarks/source'],
     minify: true,
     logLevel: 'warning',
+    plugins: [withoutUndici],
   });
   const blob = join(dir, 'benchmarks.blob');
   const config = join(dir, 'sea-config.json');

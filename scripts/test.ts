@@ -5,6 +5,7 @@
  *
  *   npm test                       # everything
  *   npm test -- packages/server    # only files whose path contains one of the arguments
+ *   npm test -- packaging          # test/packaging.test.ts: build, pack, install and use the tarballs
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -18,7 +19,7 @@ const filters = process.argv.slice(2);
 function findTests(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir)) {
-    if (entry === 'node_modules' || entry === 'support') continue;
+    if (entry === 'node_modules' || entry === 'support' || entry === 'fixtures') continue;
     const path = join(dir, entry);
     if (statSync(path).isDirectory()) out.push(...findTests(path));
     else if (entry.endsWith('.test.ts')) out.push(path);
@@ -26,10 +27,11 @@ function findTests(dir: string): string[] {
   return out;
 }
 
-const files = ['sdk', 'server', 'cli']
-  .flatMap((p) => {
+// Each package's tests, then the repository's own (test/: the packages as users install them).
+const files = [...['sdk', 'server', 'cli'].map((p) => join(root, 'packages', p, 'test')), join(root, 'test')]
+  .flatMap((dir) => {
     try {
-      return findTests(join(root, 'packages', p, 'test'));
+      return findTests(dir);
     } catch {
       return [];
     }

@@ -35,7 +35,8 @@ const isNode = typeof process !== 'undefined' && typeof process.versions?.node =
 
 /**
  * In Node, undici's fetch over a keep-alive Agent owned by the client (connections are reused across
- * calls and released by `client.close()`); elsewhere the global fetch. undici is imported lazily, by
+ * calls and released by `client.close()`), or Node's global fetch when undici cannot be loaded (a
+ * bundle that left it out); elsewhere the global fetch. undici is imported lazily, by
  * a computed name, so that browser bundles never pull it in.
  * @example
  * const { fetch, close } = defaultTransport();
@@ -48,7 +49,13 @@ export function defaultTransport(): Transport {
   const load = () => {
     loaded ??= (async () => {
       const name = 'undici';
-      const undici = (await import(/* @vite-ignore */ /* webpackIgnore: true */ name)) as typeof import('undici');
+      let undici: typeof import('undici');
+      try {
+        undici = (await import(/* @vite-ignore */ /* webpackIgnore: true */ name)) as typeof import('undici');
+      } catch {
+        // Bundled into an app without undici (the CLI's bundle leaves it out): Node's own fetch.
+        return { fetch: ((url, init) => globalThis.fetch(url, init)) as FetchLike, close: async () => {} };
+      }
       const agent = new undici.Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 });
       return {
         fetch: ((url, init) => undici.fetch(url, { ...init, dispatcher: agent })) as FetchLike,
