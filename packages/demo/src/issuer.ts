@@ -63,6 +63,8 @@ export interface RunningIssuer {
   mintAccessToken(opts: { sub: string; ttlSeconds?: number; audience?: string; claims?: boolean }): Promise<string>;
   mintOpaqueToken(sub: string): Promise<string>;
   signingKey(): Promise<JWK>;
+  /** Requests received by the userinfo endpoint so far (tests count which tokens reach which provider). */
+  readonly userinfoRequests: number;
   approveDevice(verificationUriComplete: string, sub: string, userCode?: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -639,8 +641,10 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
 
   // ---- userinfo with the provider's own JWT access tokens
   const userinfoPath = new URL(provider.urlFor('userinfo')).pathname;
+  let userinfoRequests = 0;
   provider.use(async (ctx, next) => {
     if (ctx.path !== userinfoPath || (ctx.method !== 'GET' && ctx.method !== 'POST')) return next();
+    userinfoRequests++;
     const authorization = ctx.get('authorization');
     const m = /^Bearer\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i.exec(authorization);
     if (!m) return next();
@@ -687,6 +691,9 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
     issuer,
     cliClientId: CLI_CLIENT_ID,
     addAccount,
+    get userinfoRequests() {
+      return userinfoRequests;
+    },
 
     async mintAccessToken({ sub, ttlSeconds = 3600, audience: aud = audience, claims = true }) {
       if (!Number.isInteger(ttlSeconds) || ttlSeconds === 0) throw new Error('ttlSeconds must be a non-zero integer.');

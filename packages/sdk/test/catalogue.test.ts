@@ -202,7 +202,7 @@ test('GET /reports/submits: what waits for review, for administrators only', asy
   await rejects(() => user.submissions.list().then((p) => p), PermissionError);
 });
 
-test('users: list, search and remove, for administrators', async () => {
+test('users: list, search, remove and restore, for administrators', async () => {
   await t.user('cat-removable');
   const listed = await admin.users.list({ sub: 'cat-removable' }).toArray({ max: 10 });
   assert.is(listed.length, 1);
@@ -216,6 +216,9 @@ test('users: list, search and remove, for administrators', async () => {
   const none = await rejects(() => admin.users.remove({}), ValidationError);
   assert.is(none.status, 422);
   await rejects(() => user.users.list().then((p) => p), PermissionError);
+  assert.is(await admin.users.restore({ sub: 'cat-removable' }), undefined);
+  assert.is((await admin.users.list({ sub: 'cat-removable' }).toArray({ max: 10 }))[0]!.removed, false);
+  await rejects(() => user.users.restore({ sub: 'cat-removable' }), PermissionError);
 });
 
 test('PUT and DELETE are retried on a real 503; the retried call reaches the real server once', async () => {

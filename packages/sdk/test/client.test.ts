@@ -355,7 +355,8 @@ test('every operation of the contract is reachable through a namespace method', 
     () => c.results.delete(id), () => c.results.setTags(id, []), () => c.results.claim(id, 'm'), () => c.results.claims(id),
     () => c.results.uploader(id),
     () => c.claims.list(), () => c.claims.get(id), () => c.claims.approve(id), () => c.claims.reject(id), () => c.claims.delete(id),
-    () => c.submissions.list(), () => c.users.list(), () => c.users.search(), () => c.users.remove({ sub: 'x' }),
+    () => c.claims.rejectMany([id]),
+    () => c.submissions.list(), () => c.users.list(), () => c.users.search(), () => c.users.remove({ sub: 'x' }), () => c.users.restore({ sub: 'x' }),
   ];
   for (const call of calls) await call();
   const reached = new Set<string | undefined>(

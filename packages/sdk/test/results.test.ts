@@ -152,6 +152,14 @@ test('claims: claim hides a result; claims(), self.claims(), claims.list/get/app
   await admin.claims.delete(second.id);
   assert.is((await anonymous.results.get(r.id)).hidden, false);
 
+  // Many at once, found by claimant.
+  const flood = [await bob.results.claim(r.id, 'one'), await bob.results.claim(r.id, 'two')];
+  const bobs = await admin.claims.list({ uploader_sub: 'res-bob' }).toArray({ max: 10 });
+  assert.equal(bobs.map((c) => c.id).sort(), flood.map((c) => c.id).sort());
+  const report = await admin.claims.rejectMany(bobs.map((c) => c.id));
+  assert.equal([report.rejected.length, report.not_found, report.already_approved], [2, [], []]);
+  assert.is((await anonymous.results.get(r.id)).hidden, false);
+
   await admin.results.delete(r.id);
   const gone = await rejects(() => bob.results.claim(r.id, 'late'), ConflictError);
   assert.is(gone.code, 'RESULT_DELETED');

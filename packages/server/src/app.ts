@@ -13,6 +13,7 @@ import { allHandlers } from './routes/index.ts';
 import type { RequestState } from './http/handler.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import { accessLog } from './http/access-log.ts';
+import { requestScope } from './http/request-scope.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -48,12 +49,15 @@ export function createApp(app: AppContext): Koa {
     bodyLimitBytes: app.config.bodyLimitBytes,
     authenticator: createAuthenticator(app.verifier, app.config.adminEntitlements),
     rateLimiter: app.config.rateLimit ? new RateLimiter(app.config.rateLimit) : null,
+    readRateLimiter: app.config.readRateLimit ? new RateLimiter(app.config.readRateLimit) : null,
     largeBodies: app.largeBodies,
   });
 
   // What escapes every middleware (a bug) is logged as one JSON line, like everything else.
   koa.on('error', (err: Error) => app.logger.error('unhandled error', { error: `${err?.name}: ${err?.message}` }));
   koa.use(accessLog(app.logger));
+  // Statements of a request whose client went away are cancelled (outside the pool, which may be full).
+  koa.use(requestScope(app.logger, (pids) => app.control.cancel(pids)));
   koa.use(securityHeaders());
   koa.use(problemMiddleware(app.logger));
   if (app.config.corsOrigins.length) koa.use(cors(app.config.corsOrigins));

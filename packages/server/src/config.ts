@@ -14,6 +14,12 @@ export interface ServerConfig {
   publicUrl?: string;
   oidcIssuers: string[];
   oidcAudience?: string;
+  /**
+   * The trusted issuer whose userinfo endpoint checks opaque (non-JWT) tokens; opaque tokens are
+   * never sent to another. Defaults to the only trusted issuer; with several and none named,
+   * opaque tokens are refused (auth/verifier.ts).
+   */
+  oidcOpaqueIssuer?: string;
   /** Public client id for the device authorization grant, advertised to the CLI by GET /auth/config. */
   oidcDeviceClientId?: string;
   adminEntitlements: string[];
@@ -21,6 +27,10 @@ export interface ServerConfig {
   logLevel: LogLevel;
   demo: boolean;
   bodyLimitBytes: number;
+  /** Largest benchmark json_schema, in bytes of JSON text (services/schema-compiler.ts). */
+  maxSchemaBytes: number;
+  /** Most values (object members and array elements, at any depth) a benchmark json_schema may hold. */
+  maxSchemaNodes: number;
   termsVersion: string;
   termsUrl: string;
   corsOrigins: string[];
@@ -30,6 +40,18 @@ export interface ServerConfig {
   totalsCacheSeconds: number;
   /** Requests with a body of 64 KB or more (batches) handled at once; the others wait (http/gate.ts). */
   largeBodyConcurrency: number;
+  /** Claims one user may have waiting for review at once (services/claims.ts); 0: no limit. */
+  maxOpenClaims: number;
+  /** Longest a statement of the application pool may run, in ms (PostgreSQL statement_timeout); 0: no limit. */
+  statementTimeoutMs: number;
+  /** Connections of the application pool. */
+  dbPoolSize: number;
+  /** How deep offset paging may reach into a result list: page × per_page at most this. */
+  maxPageDepth: number;
+  /** Expensive result lists (search terms, JSON filters, unindexed sorts) run at once per process (http/gate.ts). */
+  expensiveListConcurrency: number;
+  /** Reads (GET) allowed per client and window; null: no limit. */
+  readRateLimit: RateLimit | null;
 }
 
 export const DEFAULTS = {
@@ -38,6 +60,9 @@ export const DEFAULTS = {
   dataDir: '.benchmarks',
   logLevel: 'info' as LogLevel,
   bodyLimitBytes: 1024 * 1024,
+  /** 270 and 90 times the demo's c-ray schema (969 bytes, 54 values); at both limits a schema compiles in about 1 s (in a worker). */
+  maxSchemaBytes: 256 * 1024,
+  maxSchemaNodes: 5000,
   termsVersion: '2024-01',
   /** Served by the service itself from packages/server/assets/terms-of-use.md. */
   termsUrl: '/terms-of-use',
@@ -46,6 +71,17 @@ export const DEFAULTS = {
   totalsCacheSeconds: 30,
   /** One per core, at least 2: enough to keep the CPU and PostgreSQL busy with batches. */
   largeBodyConcurrency: Math.max(2, availableParallelism()),
+  /** Enough for anyone reporting real problems; a flood of claims cannot hide much of the catalogue. */
+  maxOpenClaims: 50,
+  /** Far above any list the service answers normally (a JSON sort over a million results: about 3 s). */
+  statementTimeout: '15s',
+  dbPoolSize: 10,
+  /** Elasticsearch's max_result_window: 100 pages of 100. */
+  maxPageDepth: 10_000,
+  /** One per core, at least 2: each holds one connection and most of a core of PostgreSQL. */
+  expensiveListConcurrency: Math.max(2, availableParallelism()),
+  /** Per client: a burst of 600 reads, then 10 a second (a browsing person makes a few a second at most). */
+  readRateLimit: '600/60s',
 };
 
 export function splitList(value: string | undefined): string[] {
@@ -77,8 +113,10 @@ function parseUrl(value: string, name: string, protocols: string[]): string {
 
 export type RawConfig = Partial<Record<
   | 'host' | 'port' | 'databaseUrl' | 'dataDir' | 'publicUrl' | 'oidcIssuer' | 'oidcAudience' | 'oidcDeviceClientId' | 'adminEntitlement'
+  | 'oidcOpaqueIssuer' | 'maxSchemaBytes' | 'maxSchemaNodes'
   | 'trustProxy' | 'logLevel' | 'bodyLimit' | 'termsVersion' | 'termsUrl' | 'corsOrigins' | 'rateLimit' | 'totalsCacheSeconds'
-  | 'largeBodyConcurrency',
+  | 'largeBodyConcurrency' | 'maxOpenClaims'
+  | 'statementTimeout' | 'dbPoolSize' | 'maxPageDepth' | 'expensiveListConcurrency' | 'readRateLimit',
   string
 >> & { demo?: boolean };
 
@@ -90,6 +128,14 @@ export function buildConfig(raw: RawConfig): ServerConfig {
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not '${raw.logLevel}'.`);
   const bodyLimitBytes = raw.bodyLimit ? Number(raw.bodyLimit) : DEFAULTS.bodyLimitBytes;
   if (!Number.isInteger(bodyLimitBytes) || bodyLimitBytes < 1024) throw new Error(`BODY_LIMIT must be a number of bytes >= 1024, not '${raw.bodyLimit}'.`);
+  const maxSchemaBytes = raw.maxSchemaBytes ? Number(raw.maxSchemaBytes) : DEFAULTS.maxSchemaBytes;
+  if (!Number.isInteger(maxSchemaBytes) || maxSchemaBytes < 1024 || maxSchemaBytes > 64 * 1024 * 1024) {
+    throw new Error(`MAX_SCHEMA_BYTES must be a number of bytes from 1024 to 67108864, not '${raw.maxSchemaBytes}'.`);
+  }
+  const maxSchemaNodes = raw.maxSchemaNodes ? Number(raw.maxSchemaNodes) : DEFAULTS.maxSchemaNodes;
+  if (!Number.isInteger(maxSchemaNodes) || maxSchemaNodes < 10 || maxSchemaNodes > 1_000_000) {
+    throw new Error(`MAX_SCHEMA_NODES must be an integer from 10 to 1000000, not '${raw.maxSchemaNodes}'.`);
+  }
   const totalsCacheSeconds = raw.totalsCacheSeconds ? Number(raw.totalsCacheSeconds) : DEFAULTS.totalsCacheSeconds;
   if (!Number.isFinite(totalsCacheSeconds) || totalsCacheSeconds < 0 || totalsCacheSeconds > 3600) {
     throw new Error(`TOTALS_CACHE_SECONDS must be a number of seconds from 0 to 3600, not '${raw.totalsCacheSeconds}'.`);
@@ -98,7 +144,17 @@ export function buildConfig(raw: RawConfig): ServerConfig {
   if (!Number.isInteger(largeBodyConcurrency) || largeBodyConcurrency < 1 || largeBodyConcurrency > 1000) {
     throw new Error(`LARGE_BODY_CONCURRENCY must be an integer from 1 to 1000, not '${raw.largeBodyConcurrency}'.`);
   }
+  const maxOpenClaims = raw.maxOpenClaims ? Number(raw.maxOpenClaims) : DEFAULTS.maxOpenClaims;
+  if (!Number.isInteger(maxOpenClaims) || maxOpenClaims < 0 || maxOpenClaims > 1_000_000) {
+    throw new Error(`MAX_OPEN_CLAIMS must be an integer from 0 (no limit) to 1000000, not '${raw.maxOpenClaims}'.`);
+  }
   const issuers = splitList(raw.oidcIssuer).map((i) => parseUrl(i, 'OIDC_ISSUERS', ['https:', 'http:']));
+  const opaqueIssuer = raw.oidcOpaqueIssuer ? parseUrl(raw.oidcOpaqueIssuer, 'OIDC_OPAQUE_ISSUER', ['https:', 'http:']) : undefined;
+  // The demo's provider joins the trusted issuers at start: the verifier checks that case.
+  const sameIssuer = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+  if (opaqueIssuer && !raw.demo && !issuers.some((i) => sameIssuer(i, opaqueIssuer))) {
+    throw new Error(`OIDC_OPAQUE_ISSUER must be one of the trusted issuers (OIDC_ISSUERS), not '${opaqueIssuer}'.`);
+  }
   return {
     host: raw.host || DEFAULTS.host,
     port,
@@ -107,17 +163,55 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     publicUrl: raw.publicUrl ? parseUrl(raw.publicUrl, 'PUBLIC_URL', ['https:', 'http:']).replace(/\/+$/, '') : undefined,
     oidcIssuers: issuers,
     oidcAudience: raw.oidcAudience || undefined,
+    oidcOpaqueIssuer: opaqueIssuer,
     oidcDeviceClientId: raw.oidcDeviceClientId || undefined,
     adminEntitlements: splitList(raw.adminEntitlement),
     trustProxy: parseBool(raw.trustProxy, 'TRUST_PROXY'),
     logLevel,
     demo: Boolean(raw.demo),
     bodyLimitBytes,
+    maxSchemaBytes,
+    maxSchemaNodes,
     termsVersion: raw.termsVersion || DEFAULTS.termsVersion,
     termsUrl: raw.termsUrl ? parseUrl(raw.termsUrl, 'TERMS_URL', ['https:', 'http:']) : DEFAULTS.termsUrl,
     corsOrigins: splitList(raw.corsOrigins),
     rateLimit: parseRateLimit(raw.rateLimit || DEFAULTS.rateLimit),
     totalsCacheSeconds,
     largeBodyConcurrency,
+    maxOpenClaims,
+    ...boundedWork(raw),
+  };
+}
+
+/** `15000`, `15000ms`, `15s`, `2m` → milliseconds; `0` disables. */
+export function parseDuration(text: string, name: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/i.exec(text);
+  const ms = match ? Math.round(Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[(match[2] ?? 'ms').toLowerCase() as 'ms']) : NaN;
+  if (!Number.isSafeInteger(ms) || ms > 86_400_000) {
+    throw new Error(`${name} must be a duration such as 15s, 500ms, 2m or 15000 (milliseconds), at most 24h, or 0 for no limit; not '${text}'.`);
+  }
+  return ms;
+}
+
+function integerIn(value: string | undefined, fallback: number, name: string, min: number, max: number): number {
+  const n = value ? Number(value) : fallback;
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer from ${min} to ${max}, not '${value}'.`);
+  return n;
+}
+
+/** The limits that bound the work one request can cause (docs/security.md, "Bounded work per request"). */
+function boundedWork(raw: RawConfig) {
+  let readRateLimit: RateLimit | null;
+  try {
+    readRateLimit = parseRateLimit(raw.readRateLimit || DEFAULTS.readRateLimit);
+  } catch (err) {
+    throw new Error((err as Error).message.replace(/^RATE_LIMIT/, 'READ_RATE_LIMIT'));
+  }
+  return {
+    statementTimeoutMs: parseDuration(raw.statementTimeout || DEFAULTS.statementTimeout, 'STATEMENT_TIMEOUT'),
+    dbPoolSize: integerIn(raw.dbPoolSize, DEFAULTS.dbPoolSize, 'DB_POOL_SIZE', 2, 1000),
+    maxPageDepth: integerIn(raw.maxPageDepth, DEFAULTS.maxPageDepth, 'MAX_PAGE_DEPTH', 100, 100_000_000),
+    expensiveListConcurrency: integerIn(raw.expensiveListConcurrency, DEFAULTS.expensiveListConcurrency, 'EXPENSIVE_LIST_CONCURRENCY', 1, 1000),
+    readRateLimit,
   };
 }

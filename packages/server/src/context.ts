@@ -7,6 +7,9 @@ import type { EmbedCache } from './services/embeds.ts';
 import type { UploadTargets } from './services/results.ts';
 import type { MetricIndexes } from './services/metric-indexes.ts';
 import type { LargeBodyAdmission } from './http/gate.ts';
+import type { SchemaCompiler } from './services/schema-compiler.ts';
+import type { DatabaseControl } from './db/control.ts';
+import type { ExpensiveListAdmission } from './http/gate.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -25,4 +28,10 @@ export interface AppContext {
   metrics: MetricIndexes;
   /** Admission of requests with large bodies (batches). */
   largeBodies: LargeBodyAdmission;
+  /** Checks and compiles benchmark JSON Schemas in worker threads; caches result validators. */
+  schemas: SchemaCompiler;
+  /** A database connection outside the pool: readiness, and cancelling statements of abandoned requests. */
+  control: DatabaseControl;
+  /** Admission of expensive result lists (search terms, JSON filters, unindexed sorts). */
+  expensiveLists: ExpensiveListAdmission;
 }

@@ -6,7 +6,8 @@ import { TotalCache } from './services/total-cache.ts';
 import { EmbedCache } from './services/embeds.ts';
 import { UploadTargets } from './services/results.ts';
 import { MetricIndexes } from './services/metric-indexes.ts';
-import { connect, migrate } from './db/orm.ts';
+import { connect, migrate, type PoolOptions } from './db/orm.ts';
+import { DatabaseControl } from './db/control.ts';
 import { ConfigurationError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { TokenVerifier } from './auth/verifier.ts';
 import { createApp } from './app.ts';
@@ -14,7 +15,8 @@ import { answerClientErrors } from './http/client-error.ts';
 import type { AppContext } from './context.ts';
 
 import { VERSION } from './version.ts';
-import { LargeBodyAdmission } from './http/gate.ts';
+import { ExpensiveListAdmission, LargeBodyAdmission } from './http/gate.ts';
+import { SchemaCompiler } from './services/schema-compiler.ts';
 
 export { VERSION };
 
@@ -32,10 +34,10 @@ export async function openDatabase(config: ServerConfig, logger: Logger): Promis
 }
 
 /** Connects and checks the database answers; one clear error otherwise. */
-export async function connectDatabase(url: string, logger?: Logger): Promise<MikroORM> {
+export async function connectDatabase(url: string, logger?: Logger, pool?: PoolOptions): Promise<MikroORM> {
   let orm: MikroORM;
   try {
-    orm = await connect(url, logger);
+    orm = await connect(url, logger, pool);
     await orm.em.getConnection().execute('select 1');
   } catch (err) {
     const safeUrl = url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
@@ -67,16 +69,19 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const db = await openDatabase(config, logger);
   let orm: MikroORM | undefined;
   try {
-    orm = await connectDatabase(db.url, logger);
+    orm = await connectDatabase(db.url, logger, { poolSize: config.dbPoolSize, statementTimeoutMs: config.statementTimeoutMs });
     const applied = await migrate(orm);
     if (applied.length) logger.info('migrations applied', { applied });
     const issuers = [...config.oidcIssuers, ...(options.extraIssuers ?? [])];
-    const verifier = issuers.length ? new TokenVerifier({ issuers, audience: config.oidcAudience }) : null;
+    const verifier = issuers.length ? new TokenVerifier({ issuers, audience: config.oidcAudience, opaqueIssuer: config.oidcOpaqueIssuer }) : null;
     if (!verifier) logger.warn('no OpenID issuer is trusted (OIDC_ISSUERS): every operation that needs a token answers 401');
+    else if (!verifier.opaqueIssuer) logger.info('several OpenID issuers are trusted and none checks opaque tokens (OIDC_OPAQUE_ISSUER): only JWT access tokens are accepted');
     const metrics = new MetricIndexes(logger);
     const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
-    const context: AppContext = { config, orm, logger, verifier, version: VERSION, totals, embeds: new EmbedCache(), uploads: new UploadTargets(), metrics,
-      largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency) };
+    const schemas = new SchemaCompiler({ maxBytes: config.maxSchemaBytes, maxNodes: config.maxSchemaNodes });
+    const context: AppContext = { config, orm, logger, verifier, version: VERSION, totals, embeds: new EmbedCache(), uploads: new UploadTargets(schemas), metrics,
+      largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency), schemas,
+      control: new DatabaseControl(db.url), expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency) };
     // Indexes for the suggested metrics of approved benchmarks that lack them, built in the background.
     void metrics.ensureAll(orm.em.fork()).catch((err) => logger.warn('metric indexes not checked', { error: (err as Error).message }));
     const app = createApp(context);
@@ -118,6 +123,8 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
             });
           });
           await context.metrics.close();
+          await context.schemas.close();
+          await context.control.close();
           await ormRef.close(true);
           await options.onClose?.();
           await db.embedded?.stop();

@@ -141,7 +141,7 @@ test('POST /users:remove: 422 SELECTOR_REQUIRED without a selector; 401, 403; 20
   assert.is((await users('/users', { sub: 'alice' })).body.items[0].removed, false);
 });
 
-test('POST /users:remove: erases the email, keeps the uploads (uploader shown as removed); re-registering restores', async () => {
+test('POST /users:remove: erases the email, keeps the uploads (uploader shown as removed); the user cannot register again', async () => {
   const res = await t.request('POST', '/users:remove', { token: admin, query: { email: 'alice@test.example' } });
   assert.is(res.status, 204);
   const listed = (await users('/users', { sub: 'alice' })).body.items[0];
@@ -158,11 +158,37 @@ test('POST /users:remove: erases the email, keeps the uploads (uploader shown as
   assert.equal(mine.map((s: any) => [s.resource_type, s.uploader.removed]), [['benchmark', true], ['flavor', true]]);
   assert.is((await users('/users', { sub: 'bob' })).body.items[0].removed, false, 'only the selected user');
 
-  // Removed users are no longer registered: uploading needs registering again.
+  // Removed users are no longer registered, and cannot register again by themselves.
   assertProblem(await t.request('POST', '/tags', { token: alice, body: { name: 'after-removal' } }), 403, 'NOT_REGISTERED');
-  assert.is((await t.request('POST', '/users:register', { token: alice })).status, 201);
-  const back = (await users('/users', { sub: 'alice' })).body.items[0];
-  assert.equal([back.email, back.removed], ['alice@test.example', false]);
+  assertProblem(await t.request('POST', '/users:register', { token: alice }), 403, 'USER_REMOVED');
+  assertProblem(await t.request('POST', '/users/self', { token: alice }), 403, 'USER_REMOVED');
+  assertProblem(await t.request('GET', '/users/self', { token: alice }), 404, 'NOT_REGISTERED');
+  const still = (await users('/users', { sub: 'alice' })).body.items[0];
+  assert.equal([still.email, still.removed], [null, true]);
+  assertProblem(await t.request('POST', '/tags', { token: alice, body: { name: 'after-register' } }), 403, 'NOT_REGISTERED');
+});
+
+test('POST /users:restore: 422 without a selector or with email; 401, 403; 204 when nothing matches', async () => {
+  assertProblem(await t.request('POST', '/users:restore', { token: admin }), 422, 'SELECTOR_REQUIRED');
+  assertProblem(await t.request('POST', '/users:restore', { token: admin, query: { email: 'alice@test.example' } }), 422, 'INVALID_QUERY');
+  assertProblem(await t.request('POST', '/users:restore', { query: { sub: 'alice' } }), 401, 'MISSING_TOKEN');
+  assertProblem(await t.request('POST', '/users:restore', { token: bob, query: { sub: 'alice' } }), 403, 'NOT_ADMIN');
+  assert.is((await t.request('POST', '/users:restore', { token: admin, query: { sub: 'nobody' } })).status, 204);
+  assert.is((await t.request('POST', '/users:restore', { token: admin, query: { sub: 'bob' } })).status, 204, 'a user never removed');
+  assert.is((await users('/users', { sub: 'alice' })).body.items[0].removed, true, 'alice is still removed');
+});
+
+test('POST /users:restore: the removed user is registered again (email back once refreshed), with the same uploads', async () => {
+  const before = (await users('/users', { sub: 'alice' })).body.items[0];
+  assert.is((await t.request('POST', '/users:restore', { token: admin, query: { iss: t.issuer.issuer, sub: 'alice' } })).status, 204);
+  const restored = (await users('/users', { sub: 'alice' })).body.items[0];
+  assert.equal(restored, { ...before, removed: false }, 'registration time and terms kept, no email yet');
+  assert.is((await t.request('POST', '/tags', { token: alice, body: { name: 'after-restore' } })).status, 201);
+  assertProblem(await t.request('POST', '/users:register', { token: alice }), 409, 'ALREADY_REGISTERED');
+  assert.is((await t.request('POST', '/users/self:update', { token: alice })).status, 204);
+  assert.is((await t.request('GET', '/users/self', { token: alice })).body.email, 'alice@test.example');
+  const mine = (await submits()).body.items.filter((s: any) => s.uploader.sub === 'alice');
+  assert.ok(mine.length >= 2 && mine.every((s: any) => s.uploader.removed === false));
 });
 
 test.run();

@@ -160,6 +160,7 @@ const rows: Record<string, Row> = {
   listUsers: { expect: ADMIN(200), prepare: at('/users') },
   searchUsers: { expect: ADMIN(200), prepare: async () => ({ path: '/users:search', query: { terms: ['authz'] } }) },
   removeUsers: { expect: ADMIN(204), prepare: async () => ({ path: '/users:remove', query: { sub: unique('nobody') } }) },
+  restoreUsers: { expect: ADMIN(204), prepare: async () => ({ path: '/users:restore', query: { sub: unique('nobody') } }) },
 
   listResults: { expect: PUBLIC(200), prepare: at('/results') },
   searchResults: { expect: PUBLIC(200), prepare: async () => ({ path: '/results:search', query: { terms: ['hardening'] } }) },
@@ -191,6 +192,7 @@ const rows: Record<string, Row> = {
   approveClaim: { expect: ADMIN(204), prepare: async () => ({ path: `/reports/claims/${await fresh.claim()}:approve` }) },
   rejectClaim: { expect: ADMIN(204), prepare: async () => ({ path: `/reports/claims/${await fresh.claim()}:reject` }) },
   deleteClaim: { expect: ADMIN(204), prepare: async () => ({ path: `/reports/claims/${await fresh.claim()}` }) },
+  rejectClaims: { expect: ADMIN(200), prepare: async () => ({ path: '/reports/claims:reject', body: { ids: [await fresh.claim()] } }) },
   listSelfClaims: { expect: USER(200), prepare: at('/users/self/claims') },
 };
 

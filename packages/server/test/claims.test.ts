@@ -7,6 +7,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, expectProblem, upload, type Seeder } from './support/seed.ts';
+import { buildConfig, DEFAULTS } from '../src/config.ts';
+import { program } from '../src/program.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -224,6 +226,121 @@ test('GET /users/self/claims: the claims the caller filed, every status', async 
   const open = await t.request('GET', '/users/self/claims', { token: dave, query: { status: 'on_review' } });
   assert.equal(open.body.items.map((c: any) => c.id), [mine[0]!.id]);
   expectProblem(await t.request('GET', '/users/self/claims'), 401, 'MISSING_TOKEN');
+});
+
+// ---------------------------------------------------------------------------------------------
+// Claims cannot hide the catalogue (docs/security.md, "Claim floods")
+
+test('POST /results/{id}:claim: at most MAX_OPEN_CLAIMS on review per user, also when filed at once; reviewed ones free room', async () => {
+  const capped = await startTestServer({ maxOpenClaims: '3' }, 'claims-cap');
+  try {
+    const s = await createSeeder(capped);
+    const [flooder, someone, boss] = await Promise.all([capped.user('flooder'), capped.user('someone'), capped.admin()]);
+    const b = await s.benchmark();
+    const site = await s.site();
+    const f = await s.flavor(site.id);
+    const ids = await s.results(Array.from({ length: 10 }, (_, i) => ({ benchmark_id: b.id, site_id: site.id, flavor_id: f.id, json: { i }, execution_datetime: new Date() })));
+    const claimOn = (id: string, token = flooder) => capped.request('POST', `/results/${id}:claim`, { token, body: { message: 'flood' } });
+
+    const burst = await Promise.all(ids.slice(0, 8).map((id) => claimOn(id)));
+    assert.equal(burst.map((r) => r.status).sort(), [201, 201, 201, 422, 422, 422, 422, 422]);
+    const refused = burst.find((r) => r.status === 422)!;
+    expectProblem(refused, 422, 'TOO_MANY_OPEN_CLAIMS');
+    assert.match(refused.body.detail, /\(3\)/);
+    assert.is(refused.body.limit, 3);
+    const [hidden] = await s.sql<{ n: number }>('select count(*)::int as n from result where hidden and id = any(array[?]::uuid[])', [ids]);
+    assert.is(hidden!.n, 3, 'a refused claim hides nothing');
+
+    // Another user is not limited by the flooder's claims.
+    assert.is((await claimOn(ids[8]!, someone)).status, 201);
+    // A rejected claim frees its place, and so does an upheld one (no longer waiting for review).
+    const filed = burst.filter((r) => r.status === 201).map((r) => r.body.id as string);
+    assert.is((await capped.request('POST', `/reports/claims/${filed[0]}:reject`, { token: boss })).status, 204);
+    assert.is((await claimOn(ids[9]!)).status, 201);
+    expectProblem(await claimOn(ids[8]!), 422, 'TOO_MANY_OPEN_CLAIMS');
+    assert.is((await capped.request('POST', `/reports/claims/${filed[1]}:approve`, { token: boss })).status, 204);
+    assert.is((await claimOn(ids[8]!)).status, 201);
+  } finally {
+    await capped.close();
+  }
+});
+
+test('MAX_OPEN_CLAIMS: default 50, 0 disables, checked; --max-open-claims / MAX_OPEN_CLAIMS on the command line', () => {
+  assert.is(buildConfig({}).maxOpenClaims, 50);
+  assert.is(DEFAULTS.maxOpenClaims, 50);
+  assert.is(buildConfig({ maxOpenClaims: '0' }).maxOpenClaims, 0);
+  assert.is(buildConfig({ maxOpenClaims: '7' }).maxOpenClaims, 7);
+  for (const bad of ['-1', 'many', '1.5', '2000000']) assert.throws(() => buildConfig({ maxOpenClaims: bad }), /MAX_OPEN_CLAIMS must be/, bad);
+  const start = program().commands.find((c) => c.name() === 'start')!;
+  const option = start.options.find((o) => o.long === '--max-open-claims');
+  assert.ok(option);
+  assert.is(option!.envVar, 'MAX_OPEN_CLAIMS');
+});
+
+test('GET /reports/claims: uploader_iss and uploader_sub narrow the list to one claimant', async () => {
+  const eve = await t.user('eve');
+  const [r1, r2] = [await newResult(), await newResult()];
+  const mine = [(await claim(r1, 'eve one', eve)).body, (await claim(r2, 'eve two', eve)).body];
+  await claim(r1, 'not eve', other);
+  await review(mine[1]!.id, 'approve');
+  const list = (query: Record<string, string | number>) => t.request('GET', '/reports/claims', { token: admin, query: { per_page: 100, ...query } });
+
+  const open = await list({ uploader_iss: t.issuer.issuer, uploader_sub: 'eve' });
+  assert.is(open.status, 200, open.text);
+  assert.equal(open.body.items.map((c: any) => c.id), [mine[0]!.id]);
+  assert.equal(open.body.items[0].uploader, { iss: t.issuer.issuer, sub: 'eve', removed: false });
+  assert.equal((await list({ uploader_sub: 'eve', status: 'approved' })).body.items.map((c: any) => c.id), [mine[1]!.id]);
+  assert.equal((await list({ uploader_sub: 'eve', resource_id: r2 })).body.total, 0, 'combined with the other filters');
+  assert.is((await list({ uploader_iss: 'https://elsewhere.example', uploader_sub: 'eve' })).body.total, 0);
+  assert.ok((await list({ uploader_iss: t.issuer.issuer })).body.items.some((c: any) => c.uploader.sub === 'other'));
+  expectProblem(await list({ uploader_sub: '' }), 422, 'INVALID_QUERY');
+  expectProblem(await t.request('GET', '/reports/claims', { token: eve, query: { uploader_sub: 'eve' } }), 403, 'NOT_ADMIN');
+});
+
+test('POST /reports/claims:reject: rejects the listed claims on review at once, reports the gone and the upheld; results come back', async () => {
+  const flooder = await t.user('flooder');
+  const results = [await newResult(), await newResult(), await newResult()];
+  const filed = [];
+  for (const id of results) filed.push((await claim(id, 'spam', flooder)).body.id as string);
+  const upheld = (await claim(results[0]!, 'real problem', other)).body.id as string;
+  await review(upheld, 'approve');
+  const unknown = '00000000-0000-4000-8000-0000000000ff';
+  const bulk = (ids: unknown, token = admin) => t.request('POST', '/reports/claims:reject', { token, body: { ids } });
+
+  const res = await bulk([filed[1], unknown, upheld, filed[0], filed[2], filed[1]]);
+  assert.is(res.status, 200, res.text);
+  assert.equal(res.body, { rejected: [filed[1], filed[0], filed[2]], not_found: [unknown], already_approved: [upheld] });
+  assert.equal([(await visibility(results[1]!)).hidden, (await visibility(results[2]!)).hidden], [false, false]);
+  assert.is((await visibility(results[0]!)).hidden, true, 'the upheld claim still hides its result');
+  const left = await t.request('GET', '/reports/claims', { token: admin, query: { uploader_sub: 'flooder' } });
+  assert.is(left.body.total, 0);
+  assert.equal((await bulk(filed)).body, { rejected: [], not_found: filed, already_approved: [] }, 'repeating changes nothing');
+
+  expectProblem(await bulk(filed, claimant), 403, 'NOT_ADMIN');
+  expectProblem(await t.request('POST', '/reports/claims:reject', { body: { ids: filed } }), 401, 'MISSING_TOKEN');
+  expectProblem(await bulk([]), 422, 'INVALID_BODY');
+  expectProblem(await bulk(['not-a-uuid']), 422, 'INVALID_BODY');
+  expectProblem(await bulk(Array.from({ length: 501 }, () => unknown)), 422, 'INVALID_BODY');
+});
+
+test('POST /reports/claims:reject racing single reviews and new claims of the same results: no error, hidden flags consistent', async () => {
+  const results = [await newResult(), await newResult(), await newResult(), await newResult()];
+  const filed: string[] = [];
+  for (const id of results) for (const token of [claimant, other]) filed.push((await claim(id, 'race', token)).body.id);
+  const answers = await Promise.all([
+    t.request('POST', '/reports/claims:reject', { token: admin, body: { ids: filed } }),
+    t.request('POST', '/reports/claims:reject', { token: admin, body: { ids: [...filed].reverse() } }),
+    ...filed.filter((_, i) => i % 3 === 0).map((id) => review(id, 'reject')),
+    ...filed.filter((_, i) => i % 3 === 1).map((id) => review(id, 'approve')),
+    ...results.map((id) => claim(id, 'late')),
+  ]);
+  assert.equal([answers[0]!.status, answers[1]!.status], [200, 200], 'both bulk rejects');
+  assert.ok(answers.every((r) => [200, 201, 204, 404, 409].includes(r.status)), answers.map((r) => `${r.status} ${r.body?.code ?? ''}`).join());
+  const [row] = await seed.sql<{ n: number }>(
+    'select count(*)::int as n from result r where r.id = any(array[?]::uuid[]) and r.hidden <> (r.deleted or exists (select 1 from claim c where c.resource_id = r.id))',
+    [results],
+  );
+  assert.is(row!.n, 0, 'hidden = deleted or claimed');
 });
 
 test.run();

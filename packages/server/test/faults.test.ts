@@ -117,7 +117,7 @@ test('the database stops while the server runs: 503 within seconds, /health 200,
 test("an issuer's keys unreachable: 503 ISSUER_UNAVAILABLE for a fresh issuer, cached keys keep working", async () => {
   const known = await startIssuer();
   const fresh = await startIssuer();
-  const t = await startTestServer({ oidcIssuer: `${known.issuer},${fresh.issuer}` }, 'faults_issuer');
+  const t = await startTestServer({ oidcIssuer: `${known.issuer},${fresh.issuer}`, oidcOpaqueIssuer: known.issuer }, 'faults_issuer');
   try {
     const first = await tokenOf(known, 'jwks-first');
     const second = await tokenOf(known, 'jwks-second');

@@ -12,6 +12,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 import { TokenVerifier } from '../src/auth/verifier.ts';
+import { buildConfig } from '../src/config.ts';
 import { AppError } from '../src/http/errors.ts';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 
@@ -164,6 +165,46 @@ test('verifier: an opaque token is checked at userinfo', async () => {
   assert.not.match(token, /\./);
   const identity = await verifier.verify(token);
   assert.equal(identity, { iss: idp.issuer, sub: 'alice', email: ALICE.email, entitlements: ALICE.entitlements });
+});
+
+test('verifier: an opaque token goes only to the issuer configured for opaque tokens, never to another trusted issuer', async () => {
+  const both = new TokenVerifier({ issuers: [idp.issuer, other.issuer], audience: AUDIENCE, opaqueIssuer: idp.issuer });
+  const before = { idp: idp.userinfoRequests, other: other.userinfoRequests };
+  const identity = await both.verify(await idp.mintOpaqueToken('alice'));
+  assert.equal(identity, { iss: idp.issuer, sub: 'alice', email: ALICE.email, entitlements: ALICE.entitlements });
+  // A token of the other issuer is not sent there either: the configured issuer refuses it.
+  await rejects(both.verify(await other.mintOpaqueToken('alice')), 401, 'INVALID_TOKEN');
+  assert.is(other.userinfoRequests - before.other, 0, 'no opaque token reached the other issuer');
+  assert.is(idp.userinfoRequests - before.idp, 2);
+  // JWTs of both issuers are still accepted.
+  assert.is((await both.verify(await other.mintAccessToken({ sub: 'alice' }))).iss, other.issuer);
+});
+
+test('verifier: several trusted issuers and none configured for opaque tokens: refused with 401, no provider asked', async () => {
+  const both = new TokenVerifier({ issuers: [idp.issuer, other.issuer], audience: AUDIENCE });
+  assert.is(both.opaqueIssuer, null);
+  const before = idp.userinfoRequests + other.userinfoRequests;
+  const err = await rejects(both.verify(await idp.mintOpaqueToken('alice')), 401, 'INVALID_TOKEN');
+  assert.match(err.detail, /Opaque \(non-JWT\) access tokens are not accepted here.*OIDC_OPAQUE_ISSUER/);
+  assert.is(idp.userinfoRequests + other.userinfoRequests, before);
+  assert.is(new TokenVerifier({ issuers: [`${idp.issuer}/`] }).opaqueIssuer, `${idp.issuer}/`, 'one trusted issuer checks them by default');
+  assert.throws(() => new TokenVerifier({ issuers: [idp.issuer], opaqueIssuer: other.issuer }), /is not one of the trusted issuers/);
+  assert.throws(() => buildConfig({ oidcIssuer: idp.issuer, oidcOpaqueIssuer: other.issuer }), /OIDC_OPAQUE_ISSUER must be one of the trusted issuers/);
+  assert.is(buildConfig({ oidcIssuer: `${idp.issuer},${other.issuer}`, oidcOpaqueIssuer: `${other.issuer}/` }).oidcOpaqueIssuer, `${other.issuer}/`);
+});
+
+test('verifier: a refused opaque token is remembered: repeated 20 times, its issuer is asked once', async () => {
+  const fresh = new TokenVerifier({ issuers: [idp.issuer], audience: AUDIENCE });
+  const bad = 'b3BhcXVlLXRva2VuLW5vYm9keS1pc3N1ZWQtMTIz';
+  const before = idp.userinfoRequests;
+  for (let i = 0; i < 10; i++) await rejects(fresh.verify(bad), 401, 'INVALID_TOKEN');
+  await Promise.all(Array.from({ length: 10 }, () => rejects(fresh.verify(bad), 401, 'INVALID_TOKEN')));
+  assert.is(idp.userinfoRequests - before, 1);
+  assert.not.ok(fresh.isVerified(bad));
+  // Remembered briefly only: with no memory every attempt asks again.
+  const forgetful = new TokenVerifier({ issuers: [idp.issuer], audience: AUDIENCE, failureTtlMs: 0 });
+  for (let i = 0; i < 3; i++) await rejects(forgetful.verify(bad), 401, 'INVALID_TOKEN');
+  assert.is(idp.userinfoRequests - before, 4);
 });
 
 test('verifier: without a configured audience any aud is accepted', async () => {

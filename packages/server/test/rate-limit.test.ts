@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildConfig } from '../src/config.ts';
@@ -68,6 +69,29 @@ test('refused writes (no or a bad token) are limited per IP address', async () =
   const statuses: number[] = [];
   for (let i = 0; i < 7; i++) statuses.push((await t.request('POST', '/sites', { token: i % 2 ? 'not-a-token' : undefined, body: {} })).status);
   assert.equal(statuses, [401, 401, 401, 401, 401, 429, 429]);
+});
+
+test('40 writes with random opaque tokens under 5/60s: the address is limited before authentication, at most 5 reach the identity provider', async () => {
+  const own = await startTestServer({ rateLimit: '5/60s' }, 'ratelimit_tokens');
+  try {
+    const alice = await own.user('flood-alice'); // verified before the flood: its writes count for its identity
+    const before = own.issuer.userinfoRequests;
+    const random = () => randomBytes(24).toString('base64url');
+    const statuses = await Promise.all(
+      Array.from({ length: 40 }, () => own.request('POST', '/sites', { token: random(), body: inputs.site() }).then((r) => r.status)),
+    );
+    const calls = own.issuer.userinfoRequests - before;
+    console.log(`40 random opaque tokens at once: ${statuses.filter((s) => s === 401).length} × 401, ${statuses.filter((s) => s === 429).length} × 429, ${calls} userinfo calls`);
+    assert.equal(statuses.filter((s) => s !== 429).sort(), [401, 401, 401, 401, 401]);
+    assert.is(calls, 5);
+    // One after another, also refused before the provider is asked.
+    for (let i = 0; i < 10; i++) assert.is((await own.request('POST', '/sites', { token: random(), body: inputs.site() })).status, 429);
+    assert.is(own.issuer.userinfoRequests - before, 5);
+    // A token verified recently is not charged to the flooded address.
+    assert.is((await own.request('POST', '/sites', { token: alice, body: inputs.site() })).status, 201);
+  } finally {
+    await own.close();
+  }
 });
 
 test('X-Forwarded-For names the client only behind a trusted proxy, and only its last entry counts', async () => {

@@ -287,6 +287,33 @@ test('PUT /results/{id}/tags: the uploader or an admin replaces the tags; others
   assert.equal((await t.request('GET', `/results/${r.id}`)).body.tags, []);
 });
 
+test('PUT /results/{id}/tags: racing replacements end with exactly one requested set; identical ones all succeed', async () => {
+  const ROUNDS = 12;
+  const storedTags = async (id: string) =>
+    (await seed.sql<{ tag_id: string }>('select tag_id from result_tag where result_id = ? order by tag_id', [id])).map((r) => r.tag_id);
+  const both = [tagA.id, tagB.id].sort();
+  const outcomes = { a: 0, b: 0 };
+  for (let round = 0; round < ROUNDS; round++) {
+    const r = (await upload(t, alice, q({ benchmark_id: open.id }), { race: round })).body;
+    const put = (tags_ids: string[], token = alice) => t.request('PUT', `/results/${r.id}/tags`, { token, body: { tags_ids } });
+
+    // Eight identical replacements at once (before: 1 x 204 and 7 x 409 DUPLICATE).
+    const same = await Promise.all(Array.from({ length: 8 }, (_, i) => put(both, i % 2 ? admin : alice)));
+    assert.equal(same.map((res) => res.status), Array(8).fill(204), `round ${round}: ${same.map((res) => `${res.status} ${res.body?.code ?? ''}`).join(', ')}`);
+    assert.equal(await storedTags(r.id), both);
+
+    // {A} racing {B}: one of them wins whole (before: both tags stayed in most rounds).
+    await put([]);
+    const raced = await Promise.all([put([tagA.id]), put([tagB.id], admin)]);
+    assert.equal(raced.map((res) => res.status), [204, 204], `round ${round}: ${raced.map((res) => res.text).join(', ')}`);
+    const stored = await storedTags(r.id);
+    assert.ok(stored.length === 1 && (stored[0] === tagA.id || stored[0] === tagB.id), `round ${round}: stored ${stored.join(', ')}`);
+    assert.equal((await t.request('GET', `/results/${r.id}`)).body.tags.map((x: { id: string }) => x.id), stored);
+    outcomes[stored[0] === tagA.id ? 'a' : 'b']++;
+  }
+  console.log(`PUT tags races: ${ROUNDS} rounds, {A} won ${outcomes.a}, {B} won ${outcomes.b}, never both`);
+});
+
 test('DELETE /results/{id}: admin only; the result is hidden for good but kept; repeating is 204', async () => {
   const r = (await upload(t, alice, q({ benchmark_id: open.id }), { deleting: true })).body;
   const list = () => t.request('GET', '/results', { query: { benchmark_id: open.id, per_page: 100 } });

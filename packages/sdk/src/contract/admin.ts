@@ -86,7 +86,8 @@ export const removeUsers = defineOperation({
   summary: 'Remove users: erase their personal data, keep their uploads',
   description:
     'Removes every user matching all the given selectors (at least one, else 422 SELECTOR_REQUIRED): the email ' +
-    'is erased and the user must register again to upload. What they uploaded stays, shown with `removed: true`. ' +
+    'is erased and the user can no longer act as registered, nor register again (403 USER_REMOVED) until an ' +
+    'administrator restores it (POST /users:restore). What they uploaded stays, shown with `removed: true`. ' +
     '204 also when nothing matches.',
   auth: 'admin',
   query: Type.Object(
@@ -96,4 +97,19 @@ export const removeUsers = defineOperation({
   response: { status: 204, schema: null },
 });
 
-export const adminOperations = { listSubmits, listUsers, searchUsers, removeUsers };
+export const restoreUsers = defineOperation({
+  operationId: 'restoreUsers',
+  method: 'POST',
+  path: '/users:restore',
+  tag: 'users',
+  summary: 'Restore removed users: they are registered again',
+  description:
+    'Restores every removed user matching all the given selectors (at least one, else 422 SELECTOR_REQUIRED; the ' +
+    'email of a removed user is erased, so it is no selector). They are registered again with the terms they ' +
+    'accepted, without an email until they refresh it (POST /users/self:update). 204 also when nothing matches.',
+  auth: 'admin',
+  query: Type.Object({ iss: Selector('Exact issuer.'), sub: Selector('Exact subject.') }, { additionalProperties: false }),
+  response: { status: 204, schema: null },
+});
+
+export const adminOperations = { listSubmits, listUsers, searchUsers, removeUsers, restoreUsers };

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
-import { IdParams, ListQuery, Page, Terms } from './common.ts';
+import { IdempotencyHeaders, IdParams, ListQuery, Page, Terms } from './common.ts';
 import { Benchmark, DeleteQuery, JsonSchemaDocument, OptionalText, ReviewFilters } from './catalogue-schemas.ts';
 
 const DOMAIN_PART = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
@@ -93,8 +93,11 @@ export const createBenchmark = defineOperation({
   summary: 'Submit a benchmark for review',
   description:
     'The benchmark starts on_review (approved at once when an administrator submits it). `json_schema` must be ' +
-    'a valid JSON Schema (422 INVALID_JSON_SCHEMA). The same image and tag twice: 409 DUPLICATE.',
+    'a valid JSON Schema (422 INVALID_JSON_SCHEMA) of bounded size: by default at most 256 KiB of JSON and 5,000 ' +
+    'values, counting every object member and array element (422 JSON_SCHEMA_TOO_LARGE), that compiles within ' +
+    '10 s (422 JSON_SCHEMA_TOO_COMPLEX); the same holds for updates. The same image and tag twice: 409 DUPLICATE.',
   auth: 'user',
+  headers: IdempotencyHeaders,
   body: BenchmarkInput,
   response: { status: 201, schema: Benchmark },
   errors: [409],

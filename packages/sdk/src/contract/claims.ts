@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
-import { IdParams, ListQuery, Page, Status, Timestamp, UploadBounds, Uuid } from './common.ts';
+import { IdempotencyHeaders, IdParams, ListQuery, Page, Status, Timestamp, UploadBounds, Uuid } from './common.ts';
 import { UploaderRef } from './catalogue-schemas.ts';
 
 export const Claim = Type.Object(
@@ -42,12 +42,14 @@ export const claimResult = defineOperation({
   summary: 'File a claim against a result, which is hidden until the claim is reviewed',
   description:
     'Any registered user may claim any result, also one already claimed (each claim is reviewed on its own). ' +
-    'A result deleted by an administrator: 409 RESULT_DELETED.',
+    'A result deleted by an administrator: 409 RESULT_DELETED. A user with `MAX_OPEN_CLAIMS` claims on review ' +
+    '(default 50): 422 TOO_MANY_OPEN_CLAIMS until administrators review some.',
   auth: 'user',
   params: IdParams,
+  headers: IdempotencyHeaders,
   body: ClaimInput,
   response: { status: 201, schema: Claim },
-  errors: [409],
+  errors: [409, 422],
 });
 
 export const listResultClaims = defineOperation({
@@ -69,7 +71,9 @@ export const listClaims = defineOperation({
   path: '/reports/claims',
   tag: 'reports',
   summary: 'Claims to review (administrators)',
-  description: 'Claims on review unless `status=approved` asks for the upheld ones.',
+  description:
+    'Claims on review unless `status=approved` asks for the upheld ones. `uploader_iss` and `uploader_sub` narrow ' +
+    'the list to one claimant (exact values), e.g. to review or reject in bulk what one user filed.',
   auth: 'admin',
   query: ListQuery(
     {
@@ -81,11 +85,44 @@ export const listClaims = defineOperation({
       ),
       resource_type: Type.Optional(Type.Literal('result', { description: 'Kind of the claimed resource.' })),
       resource_id: Type.Optional(Uuid),
+      uploader_iss: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'Only claims filed by users of this issuer (exact).' })),
+      uploader_sub: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'Only claims filed by users with this subject (exact).' })),
       ...UploadBounds,
     },
     ClaimSort,
   ),
   response: { status: 200, schema: ClaimPage },
+});
+
+export const ClaimIds = Type.Object(
+  {
+    ids: Type.Array(Uuid, { minItems: 1, maxItems: 500, description: 'The claims to reject (1 to 500 ids).' }),
+  },
+  { $id: 'ClaimIds', additionalProperties: false },
+);
+
+export const ClaimRejections = Type.Object(
+  {
+    rejected: Type.Array(Uuid, { description: 'Claims that were on review: removed; their results are restored once nothing else hides them.' }),
+    not_found: Type.Array(Uuid, { description: 'Ids of no claim (never filed, or already rejected or deleted).' }),
+    already_approved: Type.Array(Uuid, { description: 'Upheld claims, left as they are (DELETE /reports/claims/{id} removes one).' }),
+  },
+  { $id: 'ClaimRejections' },
+);
+
+export const rejectClaims = defineOperation({
+  operationId: 'rejectClaims',
+  method: 'POST',
+  path: '/reports/claims:reject',
+  tag: 'reports',
+  summary: 'Reject many claims on review at once',
+  description:
+    'Rejects, in one transaction, every listed claim that is on review, as POST /reports/claims/{id}:reject does ' +
+    'for one. The others do not fail the request: the answer says which ids named no claim and which claims are ' +
+    'upheld (left as they are). Each list keeps the order of the request, duplicates collapsed.',
+  auth: 'admin',
+  body: ClaimIds,
+  response: { status: 200, schema: ClaimRejections },
 });
 
 export const getClaim = defineOperation({
@@ -156,6 +193,7 @@ export const claimOperations = {
   getClaim,
   approveClaim,
   rejectClaim,
+  rejectClaims,
   deleteClaim,
   listSelfClaims,
 };

@@ -49,6 +49,31 @@ export const Terms = Type.Array(Type.String({ maxLength: 200 }), {
   description: 'Search terms; each must match (case-insensitive) one of the text fields.',
 });
 
+/** How long the service remembers an Idempotency-Key and the answer it gave. */
+export const IDEMPOTENCY_KEY_TTL_HOURS = 24;
+
+/**
+ * The `Idempotency-Key` header of the creating operations (POST of results, batches, benchmarks,
+ * sites, flavors, tags and claims): a retry with the same key gets the first answer back.
+ */
+export const IdempotencyHeaders = Type.Object({
+  'Idempotency-Key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x20-\\x7E]+$',
+      description:
+        'A key the client chose for this request (1 to 255 printable ASCII characters; a random UUID is a good one), ' +
+        `sent again with every retry of it. Within ${IDEMPOTENCY_KEY_TTL_HOURS} h, a request with a key already used by ` +
+        'the same user is not applied again: it gets the first answer (status and body, with the header ' +
+        '`Idempotent-Replayed: true`) when it is the same request, 422 IDEMPOTENCY_KEY_REUSED when it is another one, ' +
+        'and 409 IDEMPOTENCY_KEY_IN_USE (with Retry-After) while the first is still being processed. Only successful ' +
+        'answers are remembered: after an error nothing was stored and the key may be used again.',
+      examples: ['5f0c4f8e-2b7a-4d8e-9a61-0c3b7e9d2f14'],
+    }),
+  ),
+});
+
 /** The paginated list envelope of SPEC.md. */
 export const Page = <T extends TSchema>(item: T, name: string) =>
   Type.Object(

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
-import { IdParams, ListQuery, Page, Terms } from './common.ts';
+import { IdempotencyHeaders, IdParams, ListQuery, Page, Terms } from './common.ts';
 import { DeleteQuery, Flavor, NameInput, OptionalText, ReviewFilters, Site } from './catalogue-schemas.ts';
 
 export const FlavorInput = Type.Object(
@@ -59,6 +59,7 @@ export const createFlavor = defineOperation({
     'submits it). A name taken at that site: 409 DUPLICATE. Unknown site: 404.',
   auth: 'user',
   params: SiteIdParams,
+  headers: IdempotencyHeaders,
   body: FlavorInput,
   response: { status: 201, schema: Flavor },
   errors: [409],

@@ -29,6 +29,11 @@ export interface OperationDef {
   auth: AuthLevel;
   params?: TObject;
   query?: TObject;
+  /**
+   * Request headers the operation reads, by their canonical name (`Idempotency-Key`); every one
+   * optional. Other headers are not checked.
+   */
+  headers?: TObject;
   body?: TSchema;
   /** Success status and its body schema; `null` for an empty body (204). */
   response: { status: 200 | 201 | 204; schema: TSchema | null; contentType?: string };

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
-import { DateBound, IdParams, ListQuery, Page, Terms, Timestamp, UploadBounds, Uuid } from './common.ts';
+import { DateBound, IdempotencyHeaders, IdParams, ListQuery, Page, Terms, Timestamp, UploadBounds, Uuid } from './common.ts';
 import { Benchmark, Flavor, Site, Tag } from './catalogue-schemas.ts';
 import { UserAdmin } from './admin.ts';
 
@@ -143,9 +143,10 @@ export const createResult = defineOperation({
     '404; one not approved: 422 NOT_APPROVED. execution_datetime needs a zone designator and must not be in the future.',
   auth: 'user',
   query: Type.Object(UPLOAD_FIELDS, { additionalProperties: false }),
+  headers: IdempotencyHeaders,
   body: ResultJson,
   response: { status: 201, schema: Result },
-  errors: [404],
+  errors: [404, 409],
 });
 
 /** The most results one batch upload may carry. */
@@ -168,12 +169,13 @@ export const createResults = defineOperation({
     'is stored; 404 when every refused item names something unknown, 422 otherwise. The answer gives the ids of the ' +
     'stored results in the order of the items (GET /results/{id} returns each).',
   auth: 'user',
+  headers: IdempotencyHeaders,
   body: Type.Object({ items: Type.Array(ResultUpload, { minItems: 1, maxItems: MAX_BATCH_ITEMS }) }, { additionalProperties: false }),
   response: {
     status: 201,
     schema: Type.Object({ ids: Type.Array(Uuid, { description: 'The ids of the stored results, in the order of the items.' }) }, { $id: 'ResultIds' }),
   },
-  errors: [404],
+  errors: [404, 409],
 });
 
 export const deleteResult = defineOperation({

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
-import { IdParams, ListQuery, Page, Terms } from './common.ts';
+import { IdempotencyHeaders, IdParams, ListQuery, Page, Terms } from './common.ts';
 import { DeleteQuery, NameInput, OptionalText, ReviewFilters, Site } from './catalogue-schemas.ts';
 
 export const SiteInput = Type.Object(
@@ -69,6 +69,7 @@ export const createSite = defineOperation({
   summary: 'Submit a site for review',
   description: 'The site starts on_review (approved at once when an administrator submits it). A taken name: 409 DUPLICATE.',
   auth: 'user',
+  headers: IdempotencyHeaders,
   body: SiteInput,
   response: { status: 201, schema: Site },
   errors: [409],

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
-import { IdParams, ListQuery, Page, Terms } from './common.ts';
+import { IdempotencyHeaders, IdParams, ListQuery, Page, Terms } from './common.ts';
 import { DeleteQuery, NameInput, OptionalText, ReviewFilters, Tag } from './catalogue-schemas.ts';
 
 export const TagInput = Type.Object(
@@ -65,6 +65,7 @@ export const createTag = defineOperation({
   summary: 'Submit a tag for review',
   description: 'The tag starts on_review (approved at once when an administrator submits it). A taken name: 409 DUPLICATE.',
   auth: 'user',
+  headers: IdempotencyHeaders,
   body: TagInput,
   response: { status: 201, schema: Tag },
   errors: [409],

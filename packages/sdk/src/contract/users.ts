@@ -21,10 +21,11 @@ export const registerSelf = defineOperation({
   summary: 'Register the caller',
   description:
     'Registers the identity (iss, sub) of the access token. Calling it means accepting the terms of use ' +
-    '(see the API description for their URL and version). A second call gives 409.',
+    '(see the API description for their URL and version). A second call gives 409. A user removed by an ' +
+    'administrator cannot register again (403 USER_REMOVED) unless an administrator restores it.',
   auth: 'token',
   response: { status: 201, schema: User },
-  errors: [401, 409],
+  errors: [401, 403, 409],
 });
 
 export const upsertSelf = defineOperation({
@@ -33,10 +34,10 @@ export const upsertSelf = defineOperation({
   path: '/users/self',
   tag: 'users',
   summary: 'Register the caller if needed and return the stored user',
-  description: 'Like /users:register, but returns the existing user (200) instead of 409 (201 when created).',
+  description: 'Like /users:register, but returns the existing user (200) instead of 409 (201 when created). A removed user: 403 USER_REMOVED.',
   auth: 'token',
   response: { status: 200, schema: User },
-  errors: [401],
+  errors: [401, 403],
 });
 
 export const getSelf = defineOperation({

@@ -13,9 +13,9 @@ import type { ListQuery, FieldsOf } from '../types.ts';
 export function claimsNamespace(core: Core) {
   return {
     /**
-     * Claims, filtered by status and upload dates (admin).
+     * Claims, filtered by status, claimant (`uploader_iss`, `uploader_sub`) and upload dates (admin).
      * @example
-     * admin.claims.list({ status: 'on_review' })
+     * admin.claims.list({ status: 'on_review', uploader_sub: 'alice' })
      */
     list: (query?: ListQuery<'listClaims', FieldsOf<typeof ClaimSort>>) => core.list('listClaims', { query }),
     /**
@@ -36,6 +36,14 @@ export function claimsNamespace(core: Core) {
      * await admin.claims.reject(id)
      */
     reject: (id: string) => core.request('rejectClaim', { params: { id } }),
+    /**
+     * Rejects up to 500 claims at once, in one transaction; reports the ids that named no claim and
+     * the upheld claims it left alone (admin).
+     * @example
+     * const flood = await admin.claims.list({ uploader_iss: iss, uploader_sub: 'spammer', per_page: 100 });
+     * const { rejected } = await admin.claims.rejectMany(flood.items.map((c) => c.id));
+     */
+    rejectMany: (ids: string[]) => core.request('rejectClaims', { body: { ids } }),
     /**
      * Deletes a claim, restoring the result (admin).
      * @example

@@ -27,6 +27,13 @@ export function usersNamespace(core: Core) {
      * await admin.users.remove({ sub: 'alice' })
      */
     remove: (query: Query<'removeUsers'>) => core.request('removeUsers', { query }),
+    /**
+     * Restores removed users: registered again, without an email until they refresh it (admin).
+     * A removed user cannot register again by itself.
+     * @example
+     * await admin.users.restore({ iss: 'https://aai.example.org', sub: 'alice' })
+     */
+    restore: (query: Query<'restoreUsers'>) => core.request('restoreUsers', { query }),
   };
 }
 

@@ -2,9 +2,11 @@
  * Access token verification for the API server.
  *
  * A JWT is verified against the JWKS of its issuer (found by OpenID discovery), which must be
- * one of the trusted issuers; an opaque token is checked at the trusted issuers' userinfo
- * endpoints. Successful results are cached for a short time, keyed by the SHA-256 of the token.
- * Tokens are never logged nor put into errors.
+ * one of the trusted issuers; an opaque token is checked at the userinfo endpoint of one issuer
+ * only, the one configured for them (a token sent to another issuer would be disclosed to it, and
+ * it could replay it). Results are cached for a short time, keyed by the SHA-256 of the token:
+ * successes up to 60 s, and opaque tokens refused by their issuer for 60 s, so that repeating a bad
+ * token costs the provider nothing. Tokens are never logged nor put into errors.
  */
 import { createHash } from 'node:crypto';
 import { isIPv4 } from 'node:net';
@@ -37,6 +39,13 @@ export interface VerifierOptions {
   audience?: string;
   /** Default 60_000. Successful verifications are cached, never beyond the token's exp. 0 disables the cache. */
   cacheTtlMs?: number;
+  /**
+   * The trusted issuer that checks opaque (non-JWT) tokens at its userinfo endpoint. Default: the
+   * only trusted issuer; with several and none named, opaque tokens are refused.
+   */
+  opaqueIssuer?: string;
+  /** Default 60_000. How long an opaque token refused by its issuer is refused without asking it again. */
+  failureTtlMs?: number;
   /** Default 30. */
   clockToleranceSec?: number;
 }
@@ -95,6 +104,11 @@ interface CacheEntry {
   expiresAt: number;
 }
 
+interface FailureEntry {
+  error: AppError;
+  expiresAt: number;
+}
+
 /** Errors from the network or from a bad HTTP answer when fetching a JWKS (as opposed to verification errors). */
 function isJwksFetchFailure(err: unknown): boolean {
   if (err instanceof TypeError) return true; // fetch failed
@@ -143,6 +157,9 @@ export class TokenVerifier {
   readonly #cacheTtlMs: number;
   readonly #clockTolerance: number;
   readonly #cache = new Map<string, CacheEntry>();
+  readonly #failures = new Map<string, FailureEntry>();
+  readonly #failureTtlMs: number;
+  readonly #opaqueIssuer: TrustedIssuer | null;
   readonly #inflight = new Map<string, Promise<Identity>>();
 
   /** The trusted issuer URLs, as configured. */
@@ -166,7 +183,28 @@ export class TokenVerifier {
     });
     this.#audience = options.audience || undefined;
     this.#cacheTtlMs = Math.max(0, options.cacheTtlMs ?? 60_000);
+    this.#failureTtlMs = Math.max(0, options.failureTtlMs ?? 60_000);
     this.#clockTolerance = Math.max(0, options.clockToleranceSec ?? 30);
+    if (options.opaqueIssuer) {
+      const found = this.#findIssuer(options.opaqueIssuer);
+      if (!found) throw new Error(`The issuer for opaque tokens "${options.opaqueIssuer}" is not one of the trusted issuers.`);
+      this.#opaqueIssuer = found;
+    } else {
+      this.#opaqueIssuer = this.#issuers.length === 1 ? this.#issuers[0]! : null;
+    }
+  }
+
+  /** The issuer whose userinfo endpoint checks opaque tokens (null: opaque tokens are refused). */
+  get opaqueIssuer(): string | null {
+    return this.#opaqueIssuer?.configured ?? null;
+  }
+
+  /**
+   * Whether the token was verified recently and is remembered (verify() answers it without asking
+   * any provider): the rate limiter charges the others to their address before they are verified.
+   */
+  isVerified(token: string): boolean {
+    return (this.#cache.get(tokenKey(token.trim()))?.expiresAt ?? 0) > Date.now();
   }
 
   async verify(token: string): Promise<Identity> {
@@ -175,11 +213,16 @@ export class TokenVerifier {
     if (token === '' || token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) {
       throw unauthorized('INVALID_TOKEN', 'The access token is malformed.', true);
     }
-    const key = createHash('sha256').update(token).digest('hex');
+    const key = tokenKey(token);
     const cached = this.#cache.get(key);
     if (cached) {
       if (cached.expiresAt > Date.now()) return { ...cached.identity, entitlements: [...cached.identity.entitlements] };
       this.#cache.delete(key);
+    }
+    const failed = this.#failures.get(key);
+    if (failed) {
+      if (failed.expiresAt > Date.now()) throw unauthorized(failed.error.code, failed.error.detail, true);
+      this.#failures.delete(key);
     }
     let pending = this.#inflight.get(key);
     if (!pending) {
@@ -193,9 +236,28 @@ export class TokenVerifier {
   // -------------------------------------------------------------------------------------------
 
   async #verifyUncached(token: string, cacheKey: string): Promise<Identity> {
-    const { identity, exp } = JWT_SHAPE.test(token) ? await this.#verifyJwt(token) : await this.#verifyOpaque(token);
-    this.#remember(cacheKey, identity, exp);
-    return identity;
+    let verified: { identity: Identity; exp?: number };
+    if (JWT_SHAPE.test(token)) {
+      // Refusals are decided here, from cached keys: not remembered (a token refused for its nbf,
+      // or signed with a key just rotated in, may be valid seconds later).
+      verified = await this.#verifyJwt(token);
+    } else {
+      try {
+        verified = await this.#verifyOpaque(token);
+      } catch (err) {
+        if (err instanceof AppError && err.status === 401) this.#rememberFailure(cacheKey, err);
+        throw err;
+      }
+    }
+    this.#remember(cacheKey, verified.identity, verified.exp);
+    return verified.identity;
+  }
+
+  #rememberFailure(key: string, error: AppError): void {
+    if (this.#failureTtlMs <= 0) return;
+    this.#failures.delete(key);
+    while (this.#failures.size >= MAX_CACHE_ENTRIES) this.#failures.delete(this.#failures.keys().next().value!);
+    this.#failures.set(key, { error, expiresAt: Date.now() + this.#failureTtlMs });
   }
 
   #remember(key: string, identity: Identity, exp: number | undefined): void {
@@ -366,38 +428,40 @@ export class TokenVerifier {
     }
   }
 
+  /** An opaque token, checked at the userinfo endpoint of the issuer configured for them, and no other. */
   async #verifyOpaque(token: string): Promise<{ identity: Identity; exp?: number }> {
     if (this.#issuers.length === 0) {
       throw unauthorized('INVALID_TOKEN', 'The access token is not accepted here.', true);
     }
-    type Attempt = { ok: true; identity: Identity } | { ok: false; unreachable: boolean };
-    const attempts = await Promise.all(
-      this.#issuers.map(async (issuer): Promise<Attempt> => {
-        let metadata: IssuerMetadata;
-        try {
-          metadata = await this.#metadata(issuer);
-        } catch {
-          return { ok: false, unreachable: true };
-        }
-        if (!metadata.hasUserinfo) return { ok: false, unreachable: false };
-        try {
-          const info = (await oidc.fetchUserInfo(metadata.config, token, oidc.skipSubjectCheck)) as Record<string, unknown>;
-          if (typeof info.sub !== 'string' || info.sub === '') return { ok: false, unreachable: false };
-          return {
-            ok: true,
-            identity: { iss: metadata.issuer, sub: info.sub, email: emailOf(info), entitlements: entitlementsOf(info) },
-          };
-        } catch (err) {
-          // An HTTP answer below 500 (401, 403, ...) means the provider does not accept the token.
-          return { ok: false, unreachable: isUnreachable(err) };
-        }
-      }),
-    );
-    for (const attempt of attempts) if (attempt.ok) return { identity: attempt.identity };
-    if (attempts.every((a) => !a.ok && a.unreachable)) {
-      const names = this.#issuers.map((i) => i.configured).join(', ');
-      throw errors.unavailable('ISSUER_UNAVAILABLE', `The OpenID provider(s) ${names} could not be reached to check the access token.`);
+    const issuer = this.#opaqueIssuer;
+    if (!issuer) {
+      throw unauthorized(
+        'INVALID_TOKEN',
+        'Opaque (non-JWT) access tokens are not accepted here: several OpenID providers are trusted and none is configured to check them (OIDC_OPAQUE_ISSUER). Send a JWT access token.',
+        true,
+      );
     }
-    throw unauthorized('INVALID_TOKEN', 'The access token is not valid at any trusted issuer.', true);
+    const metadata = await this.#metadataOr503(issuer);
+    if (!metadata.hasUserinfo) {
+      throw unauthorized('INVALID_TOKEN', `Opaque access tokens cannot be checked: the OpenID provider ${issuer.configured} has no userinfo endpoint.`, true);
+    }
+    let info: Record<string, unknown>;
+    try {
+      info = (await oidc.fetchUserInfo(metadata.config, token, oidc.skipSubjectCheck)) as Record<string, unknown>;
+    } catch (err) {
+      // An HTTP answer below 500 (401, 403, ...) means the provider does not accept the token.
+      if (isUnreachable(err)) {
+        throw errors.unavailable('ISSUER_UNAVAILABLE', `The OpenID provider ${issuer.configured} could not be reached to check the access token.`);
+      }
+      throw unauthorized('INVALID_TOKEN', 'The access token is not valid (opaque tokens are checked at the userinfo endpoint of the issuer configured for them).', true);
+    }
+    if (typeof info.sub !== 'string' || info.sub === '') {
+      throw unauthorized('INVALID_TOKEN', 'The access token names no subject at its issuer.', true);
+    }
+    return { identity: { iss: metadata.issuer, sub: info.sub, email: emailOf(info), entitlements: entitlementsOf(info) } };
   }
+}
+
+function tokenKey(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }

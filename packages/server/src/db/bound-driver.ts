@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Configuration } from '@mikro-orm/core';
 import { AbstractSqlDriver, PostgreSqlConnection, PostgreSqlPlatform, Utils } from '@mikro-orm/postgresql';
+import { refuseIfAbandoned, trackConnections } from './request-scope.ts';
 
 /**
  * MikroORM's own inlining turns an array value into a comma-separated list (`in (?)` → `in (a, b)`,
@@ -72,10 +73,17 @@ type Knexish = { toSQL(): { sql: string; bindings?: readonly unknown[] }; client
  * (knex turns them into $1, $2, … for pg), so user input never becomes SQL text.
  */
 export class BoundParametersConnection extends PostgreSqlConnection {
+  /** The pool's connections are recorded per request, so that an abandoned request's statements can be cancelled. */
+  override createKnex(): void {
+    super.createKnex();
+    trackConnections(this.getKnex().client as never);
+  }
+
   // The base signature is generic over knex types; `any` keeps this override assignable to it.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override async execute(queryOrKnex: any, params: any[] = [], method: any = 'all', ctx?: any, loggerContext?: any): Promise<any> {
     await this.ensureConnection();
+    refuseIfAbandoned();
     let sql: string;
     if (Utils.isObject(queryOrKnex)) {
       const knexQuery = queryOrKnex as Knexish;

@@ -2,9 +2,35 @@ import { AppError } from '../http/errors.ts';
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 
-/** Database exceptions mapped in one place: unique 409, foreign key 409, connection loss 503. */
+/**
+ * Aborts that another try usually clears: serialization failure, deadlock, lock not available
+ * (`lock_timeout`, `NOWAIT`). MikroORM converts the first two to DeadlockException.
+ */
+const TRANSIENT_CODES = new Set(['40001', '40P01', '55P03']);
+const TRANSIENT_NAMES = new Set(['DeadlockException', 'LockWaitTimeoutException']);
+
+type DbError = { code?: string; name?: string; message?: string; cause?: unknown; constraint?: string } | null;
+
+/**
+ * Whether a transaction failed for a transient reason (db/transaction.ts repeats it once): the codes
+ * above, or a statement cancelled by `statement_timeout` (57014; inside a write transaction that is a
+ * lock wait). A statement cancelled for another reason (the client went away) is not repeated.
+ */
+export function isTransientDatabaseError(err: unknown, depth = 0): boolean {
+  const e = err as DbError;
+  if (!e || typeof e !== 'object' || depth > 5) return false;
+  const code = String(e.code ?? '');
+  if (TRANSIENT_CODES.has(code) || TRANSIENT_NAMES.has(e.name ?? '')) return true;
+  if (code === '57014' && /statement timeout|lock timeout/i.test(e.message ?? '')) return true;
+  return e.cause !== undefined && e.cause !== err && isTransientDatabaseError(e.cause, depth + 1);
+}
+
+/**
+ * Database exceptions mapped in one place: unique 409, foreign key 409, transient aborts (deadlock,
+ * serialization, lock or statement timeout) and connection loss 503 with Retry-After.
+ */
 export function mapDatabaseError(err: unknown): AppError | null {
-  const e = err as { code?: string; name?: string; message?: string; cause?: unknown; constraint?: string } | null;
+  const e = err as DbError;
   if (!e || typeof e !== 'object') return null;
   const code = String(e.code ?? '');
   if (code === '23505' || e.name === 'UniqueConstraintViolationException') {
@@ -17,6 +43,25 @@ export function mapDatabaseError(err: unknown): AppError | null {
   // lone surrogate in JSON, ...) and "too complex" (54xxx) come from what the client sent.
   if (/^22[0-9A-Z]{3}$/.test(code) || code === '54001' || code === '54000') {
     return new AppError(422, 'INVALID_VALUE', 'A value is outside what the database can store or compare.');
+  }
+  if (TRANSIENT_CODES.has(code) || TRANSIENT_NAMES.has(e.name ?? '')) {
+    // In a transaction db/transaction.ts already tried again; a statement of its own is not
+    // repeated here. Either way nothing was applied: the client may simply retry.
+    return new AppError(503, 'DATABASE_BUSY', 'Concurrent requests kept the database from completing this one (deadlock, serialization failure or lock timeout). Try again.', {
+      headers: { 'Retry-After': '1' },
+    });
+  }
+  // Cancelled because the client went away (db/request-scope.ts) or by an operator: nobody waits
+  // for this answer; it is not a timeout and is never retried.
+  if (code === 'REQUEST_ABANDONED' || (code === '57014' && /user request/i.test(e.message ?? ''))) {
+    return new AppError(503, 'REQUEST_CANCELLED', 'The request was cancelled before it completed (its client went away, or the server is stopping). Try again.', {
+      headers: { 'Retry-After': '1' },
+    });
+  }
+  if (code === '57014') {
+    return new AppError(503, 'DATABASE_TIMEOUT', 'The database cancelled the request: it took longer than allowed. Try again later or narrow the request.', {
+      headers: { 'Retry-After': '5' },
+    });
   }
   if (
     CONNECTION_CODES.has(code) ||

@@ -5,6 +5,7 @@ import { entities } from '../entities/index.ts';
 import { migrationsList } from '../migrations/index.ts';
 import { BoundParametersDriver } from './bound-driver.ts';
 import { refuseUnstorableValues } from './unstorable.ts';
+import { reusable } from './request-scope.ts';
 import type { Logger } from '../logger.ts';
 
 const migrationsPath = fileURLToPath(new URL('../migrations', import.meta.url));
@@ -20,7 +21,13 @@ function knexLog(logger: Logger) {
   };
 }
 
-export function ormOptions(databaseUrl: string, debug = false, logger?: Logger): Options {
+/** The application pool: its size, and how long one statement may run (0 or absent: no limit). */
+export interface PoolOptions {
+  poolSize?: number;
+  statementTimeoutMs?: number;
+}
+
+export function ormOptions(databaseUrl: string, debug = false, logger?: Logger, pool: PoolOptions = {}): Options {
   return {
     clientUrl: databaseUrl,
     driver: BoundParametersDriver as never,
@@ -33,8 +40,18 @@ export function ormOptions(databaseUrl: string, debug = false, logger?: Logger):
     onQuery: refuseUnstorableValues,
     // When the database is gone, requests fail within ~5 s (503) instead of queueing: a new
     // connection gives up after 5 s, waiting for a free one in the pool too.
-    pool: { min: 0, max: 10, idleTimeoutMillis: 10_000, acquireTimeoutMillis: 5_000 },
-    driverOptions: { connection: { connectionTimeoutMillis: 5_000 }, ...(logger ? { log: knexLog(logger) } : {}) },
+    // A connection whose statement was cancelled for a client that went away is discarded, never
+    // reused (db/request-scope.ts).
+    pool: { min: 0, max: pool.poolSize ?? 10, idleTimeoutMillis: 10_000, acquireTimeoutMillis: 5_000, validate: reusable } as Options['pool'],
+    driverOptions: {
+      connection: {
+        connectionTimeoutMillis: 5_000,
+        application_name: 'benchmarks-server',
+        // Sent at connect: every statement of the pool is cancelled by PostgreSQL past it (57014).
+        ...(pool.statementTimeoutMs ? { statement_timeout: pool.statementTimeoutMs } : {}),
+      },
+      ...(logger ? { log: knexLog(logger) } : {}),
+    },
     migrations: {
       tableName: 'mikro_orm_migrations',
       silent: true,
@@ -49,13 +66,20 @@ export function ormOptions(databaseUrl: string, debug = false, logger?: Logger):
   };
 }
 
-export async function connect(databaseUrl: string, logger?: Logger): Promise<MikroORM> {
-  return MikroORM.init(ormOptions(databaseUrl, false, logger));
+export async function connect(databaseUrl: string, logger?: Logger, pool?: PoolOptions): Promise<MikroORM> {
+  return MikroORM.init(ormOptions(databaseUrl, false, logger, pool));
 }
 
-/** Applies every pending migration; returns the names applied. */
+/**
+ * Applies every pending migration in one transaction; returns the names applied. The transaction
+ * lifts the pool's statement timeout for itself (`set local`): a migration may rewrite a large table.
+ */
 export async function migrate(orm: MikroORM): Promise<string[]> {
-  const applied = await orm.getMigrator().up();
+  const connection = orm.em.getConnection();
+  const applied = await connection.transactional(async (trx) => {
+    await connection.execute('set local statement_timeout = 0', [], 'run', trx);
+    return orm.getMigrator().up({ transaction: trx });
+  });
   return applied.map((m) => m.name);
 }
 

@@ -7,6 +7,10 @@ import { findUser } from '../services/users.ts';
 
 export interface Authenticator {
   authenticate(ctx: Koa.Context, level: AuthLevel): Promise<Caller | null>;
+  /** Whether the request's token was verified recently (authenticating it asks no identity provider). */
+  recognizes(ctx: Koa.Context): boolean;
+  /** `iss sub` of the request's token when it was verified recently (asking no one), else null. */
+  knownClient(ctx: Koa.Context): Promise<string | null>;
 }
 
 /** Reads `Authorization: Bearer <token>`; 401 when missing or malformed. */
@@ -21,6 +25,24 @@ export function bearerToken(ctx: Koa.Context): string | null {
 export function createAuthenticator(verifier: TokenVerifier | null, adminEntitlements: readonly string[]): Authenticator {
   const admins = new Set(adminEntitlements);
   return {
+    recognizes(ctx) {
+      let token: string | null;
+      try {
+        token = bearerToken(ctx);
+      } catch {
+        return false;
+      }
+      return token !== null && verifier !== null && verifier.isVerified(token);
+    },
+    async knownClient(ctx) {
+      if (!this.recognizes(ctx)) return null;
+      try {
+        const identity = await verifier!.verify(bearerToken(ctx)!);
+        return `${identity.iss} ${identity.sub}`;
+      } catch {
+        return null;
+      }
+    },
     async authenticate(ctx, level) {
       if (level === 'none') return null;
       const token = bearerToken(ctx);

@@ -1,3 +1,6 @@
+import { AppError } from './errors.ts';
+import { currentScope } from '../db/request-scope.ts';
+
 /**
  * A first-come, first-served semaphore: at most `limit` pieces of work run at once; the others wait
  * their turn.
@@ -11,11 +14,26 @@ export class Semaphore {
 
   constructor(readonly limit: number) {}
 
-  /** Runs `work` when a place is free; the place is released however `work` ends. */
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` when a place is free; the place is released however `work` ends. When `signal`
+   * aborts while waiting, the request leaves the line and `run` rejects with the signal's reason.
+   */
+  async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.active >= this.limit) {
       this.waited++;
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+      await new Promise<void>((resolve, reject) => {
+        const turn = () => {
+          signal?.removeEventListener('abort', leave);
+          resolve();
+        };
+        const leave = () => {
+          const at = this.waiting.indexOf(turn);
+          if (at >= 0) this.waiting.splice(at, 1);
+          reject(signal!.reason);
+        };
+        this.waiting.push(turn);
+        signal?.addEventListener('abort', leave, { once: true });
+      });
     } else {
       this.active++;
       this.peak = Math.max(this.peak, this.active);
@@ -56,5 +74,41 @@ export class LargeBodyAdmission {
   constructor(workers: number, readers = Math.max(32, 8 * workers)) {
     this.working = new Semaphore(workers);
     this.reading = new Semaphore(Math.max(readers, workers));
+  }
+}
+
+/**
+ * Admission of expensive result lists (search terms, JSON filters, sorts no index serves): at most
+ * `limit` run at once in this process, at most `maxWaiting` wait for a place (first come, first
+ * served); one more is refused at once with 503 EXPENSIVE_LIST_BUSY and Retry-After. A waiting
+ * request whose client goes away (`signal`) leaves the queue. Cheap lists never pass through it, so
+ * they keep answering while expensive ones queue.
+ */
+export class ExpensiveListAdmission {
+  readonly #places: Semaphore;
+  constructor(
+    readonly limit: number,
+    readonly maxWaiting = 4 * limit,
+  ) {
+    this.#places = new Semaphore(limit);
+  }
+
+  get load(): { active: number; waiting: number } {
+    return this.#places.load;
+  }
+
+  async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const { active, waiting } = this.#places.load;
+    if (active >= this.limit && waiting >= this.maxWaiting) {
+      throw new AppError(
+        503,
+        'EXPENSIVE_LIST_BUSY',
+        `Too many searches, JSON filters or JSON sorts are running (${this.limit} at once, ${this.maxWaiting} waiting). ` +
+          'Try again shortly, or narrow the request (benchmark_id, dates) and sort by execution_datetime.',
+        { headers: { 'Retry-After': '2' } },
+      );
+    }
+    // A request whose client goes away leaves the line (db/request-scope.ts aborts its signal).
+    return this.#places.run(work, signal ?? currentScope()?.signal);
   }
 }

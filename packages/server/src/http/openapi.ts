@@ -17,7 +17,7 @@ const ERROR_TEXT: Record<number, string> = {
   403: 'Not registered, not an administrator, or not the uploader.',
   404: 'No item with this id.',
   405: 'Method not allowed on this path.',
-  409: 'Duplicate, or the item is in the wrong state for this operation.',
+  409: 'Duplicate, the item is in the wrong state for this operation, or a request with the same Idempotency-Key is still being processed.',
   413: 'Body too large.',
   415: 'The body is not JSON.',
   422: 'Invalid parameters or body; `errors` lists each problem.',
@@ -46,7 +46,7 @@ class SchemaRegistry {
 
 function parameters(def: OperationDef, registry: SchemaRegistry): Json[] {
   const out: Json[] = [];
-  for (const [where, schema] of [['path', def.params], ['query', def.query]] as const) {
+  for (const [where, schema] of [['path', def.params], ['query', def.query], ['header', def.headers]] as const) {
     if (!schema) continue;
     const required = new Set((schema as { required?: string[] }).required ?? []);
     for (const [name, prop] of Object.entries((schema as { properties: Record<string, Json> }).properties)) {
@@ -73,7 +73,8 @@ function errorStatuses(def: OperationDef): number[] {
   if (def.auth !== 'none') set.add(401);
   if (def.auth === 'user' || def.auth === 'admin') set.add(403);
   if (def.params) set.add(404);
-  if (def.query || def.params || def.body) set.add(422);
+  if (def.query || def.params || def.body || def.headers) set.add(422);
+  if (def.headers?.properties['Idempotency-Key']) set.add(409); // the same key still in progress
   if (def.body) {
     set.add(400);
     set.add(413);

@@ -85,6 +85,12 @@ export class RateLimiter {
     };
   }
 
+  /** Gives back a token taken from `client` (a charge that turned out not to be due). */
+  refund(client: string): void {
+    const stored = this.#buckets.get(client);
+    if (stored) stored.tokens = Math.min(this.limit.max, stored.tokens + 1);
+  }
+
   /** At most once a window: forgets clients whose bucket has refilled completely. */
   #sweep(now: number): void {
     if (now - this.#lastSweep < this.limit.windowMs) return;
@@ -98,10 +104,10 @@ export class RateLimiter {
 export const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
- * Charges one write to `client`; sets the RateLimit headers, and throws 429 RATE_LIMITED with
- * Retry-After when the client has none left.
+ * Charges one write (or one read, with a limiter of reads) to `client`; sets the RateLimit headers,
+ * and throws 429 RATE_LIMITED with Retry-After when the client has none left.
  */
-export function chargeWrite(limiter: RateLimiter, ctx: Koa.Context, client: string): void {
+export function chargeWrite(limiter: RateLimiter, ctx: Koa.Context, client: string, what: 'writes' | 'reads' = 'writes'): void {
   const decision = limiter.take(client);
   const headers: Record<string, string> = {
     'RateLimit-Policy': `${decision.limit};w=${Math.ceil(limiter.limit.windowMs / 1000)}`,
@@ -116,7 +122,7 @@ export function chargeWrite(limiter: RateLimiter, ctx: Koa.Context, client: stri
   throw new AppError(
     429,
     'RATE_LIMITED',
-    `Too many writes: at most ${decision.limit} per ${Math.ceil(limiter.limit.windowMs / 1000)} s per client. Try again in ${decision.retryAfterSec} s.`,
+    `Too many ${what}: at most ${decision.limit} per ${Math.ceil(limiter.limit.windowMs / 1000)} s per client. Try again in ${decision.retryAfterSec} s.`,
     { headers: { ...headers, 'Retry-After': String(decision.retryAfterSec) } },
   );
 }

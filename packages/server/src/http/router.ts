@@ -12,6 +12,7 @@ import type { Handler, RequestState } from './handler.ts';
 import { chargeWrite, WRITE_METHODS, type RateLimiter } from './rate-limit.ts';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from './limits.ts';
 import { LARGE_BODY_BYTES, type LargeBodyAdmission } from './gate.ts';
+import { declaredHeaders, idempotency } from './idempotency.ts';
 
 /** `/benchmarks/{id}:approve` → `/benchmarks/:id\:approve` for @koa/router (path-to-regexp 8). */
 export function toRouterPath(path: string): string {
@@ -40,6 +41,7 @@ interface CompiledOperation {
   def: OperationDef;
   params?: CompiledValidator;
   query?: CompiledValidator;
+  headers?: CompiledValidator;
   body?: CompiledValidator;
 }
 
@@ -51,6 +53,7 @@ function compile(def: OperationDef): CompiledOperation {
       def.query ?? ({ type: 'object', properties: {}, additionalProperties: false } as never),
       'query',
     ),
+    headers: def.headers ? compileValidator(def.headers, 'header') : undefined,
     body: def.body ? compileValidator(def.body, 'body') : undefined,
   };
 }
@@ -65,26 +68,53 @@ export interface RouterOptions {
   authenticator: Authenticator;
   /** Writes per client; null: unlimited. */
   rateLimiter?: RateLimiter | null;
+  /** Reads per client; null: unlimited. */
+  readRateLimiter?: RateLimiter | null;
   /** Admission of requests with large bodies (http/gate.ts); absent: no limit. */
   largeBodies?: LargeBodyAdmission;
 }
 
 /**
- * Authenticates, then charges a write to the client: its token identity, or its IP address when it
- * is refused (401, 403), so that a flood of refused writes is limited too.
+ * Charges a write to its client, in two steps. Before authentication, a write without a token
+ * verified recently is charged to the IP address, so that a flood of new or bad tokens is refused
+ * (429) before any identity provider is asked about them. Once the token is verified, the address
+ * gets its charge back and the write is charged to the token's identity. A refused write (401, 403)
+ * stays charged to the address.
  */
 async function authenticateAndLimit(ctx: Koa.Context, def: OperationDef, options: RouterOptions) {
   const limiter = options.rateLimiter;
   if (!limiter || !WRITE_METHODS.has(def.method)) return options.authenticator.authenticate(ctx, def.auth);
+  const address = `ip:${ctx.ip}`;
+  const addressCharged = def.auth === 'none' || !options.authenticator.recognizes(ctx);
+  if (addressCharged) chargeWrite(limiter, ctx, address);
   let caller;
   try {
     caller = await options.authenticator.authenticate(ctx, def.auth);
   } catch (err) {
-    if (err instanceof AppError && (err.status === 401 || err.status === 403)) chargeWrite(limiter, ctx, `ip:${ctx.ip}`);
+    const refused = err instanceof AppError && (err.status === 401 || err.status === 403);
+    if (refused && !addressCharged) chargeWrite(limiter, ctx, address);
+    if (!refused && addressCharged) limiter.refund(address);
     throw err;
   }
-  chargeWrite(limiter, ctx, caller ? `id:${caller.identity.iss} ${caller.identity.sub}` : `ip:${ctx.ip}`);
+  if (!caller) return caller; // no authentication: the address pays
+  if (addressCharged) limiter.refund(address);
+  chargeWrite(limiter, ctx, `id:${caller.identity.iss} ${caller.identity.sub}`);
   return caller;
+}
+
+/** Polled by orchestrators and load balancers, and cost nothing: never limited. */
+const UNLIMITED_READS = new Set(['getHealth', 'getReady']);
+
+/**
+ * Charges a read to its client before anything else is done: the identity of a token verified
+ * recently (asking no identity provider), otherwise the IP address, so anonymous clients and
+ * floods of unknown tokens share their address's budget.
+ */
+async function limitRead(ctx: Koa.Context, operationId: string, def: OperationDef, options: RouterOptions): Promise<void> {
+  const limiter = options.readRateLimiter;
+  if (!limiter || WRITE_METHODS.has(def.method) || UNLIMITED_READS.has(operationId)) return;
+  const identity = await options.authenticator.knownClient(ctx);
+  chargeWrite(limiter, ctx, identity ? `id:${identity}` : `ip:${ctx.ip}`, 'reads');
 }
 
 /**
@@ -151,7 +181,11 @@ async function validateAndHandle(
     const bodyProblems = op.body!(body);
     if (bodyProblems) throw errors.validation('The request body is invalid.', bodyProblems, 'INVALID_BODY');
   }
-  return handler({ ...input, body, koa: ctx } as never);
+  // A handler of a creating operation stores through `idempotent` (once per Idempotency-Key).
+  const once = idempotency(ctx, def, input as never, body);
+  const result = await handler({ ...input, body, koa: ctx, idempotent: once.idempotent } as never);
+  once.verify();
+  return result;
 }
 
 /**
@@ -185,6 +219,7 @@ export function buildRouter(
     const method = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
 
     router[method](operationId, toRouterPath(def.path), async (ctx: Koa.Context) => {
+      await limitRead(ctx, operationId, def, options);
       const caller = await authenticateAndLimit(ctx, def, options);
 
       const params = { ...ctx.params };
@@ -197,6 +232,8 @@ export function buildRouter(
       const query = normalizeQuery(ctx.query);
       const queryProblems = op.query?.(query);
       if (queryProblems) throw errors.validation('The query parameters are invalid.', queryProblems, 'INVALID_QUERY');
+      const headerProblems = op.headers?.(declaredHeaders(ctx, def.headers!));
+      if (headerProblems) throw errors.validation('The request headers are invalid.', headerProblems, 'INVALID_HEADER');
 
       const state: RequestState = ctx.state as RequestState;
       const input = { params, query, caller, em: state.em, services: state.services };

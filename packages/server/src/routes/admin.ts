@@ -1,6 +1,6 @@
 import type { adminOperations } from '@benchmarks/sdk/contract/admin';
 import type { Handlers } from '../http/handler.ts';
-import { listSubmits, listUsers, removeUsers, searchUsers } from '../services/admin.ts';
+import { listSubmits, listUsers, removeUsers, restoreUsers, searchUsers } from '../services/admin.ts';
 
 export const adminHandlers: Handlers<typeof adminOperations> = {
   listSubmits: ({ em, query }) => listSubmits(em, query),
@@ -8,5 +8,8 @@ export const adminHandlers: Handlers<typeof adminOperations> = {
   searchUsers: ({ em, query }) => searchUsers(em, query),
   removeUsers: async ({ em, query }) => {
     await removeUsers(em, query);
+  },
+  restoreUsers: async ({ em, query }) => {
+    await restoreUsers(em, query);
   },
 };

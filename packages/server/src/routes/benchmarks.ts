@@ -9,9 +9,13 @@ export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {
   listBenchmarks: ({ em, services, query }) => listItems(em, services.embeds, benchmarks, benchmarkFilters(query), query),
   searchBenchmarks: ({ em, services, query }) => listItems(em, services.embeds, benchmarks, new Where(), query),
   getBenchmark: async ({ em, params }) => benchmarkView(await getItem(em, benchmarks, params.id)),
-  createBenchmark: async ({ em, caller, body }) => benchmarkView(await createItem(em, benchmarks, caller, benchmarkFields(body))),
+  createBenchmark: async ({ caller, body, services, idempotent }) => {
+    // The schema is checked (in a worker) before the transaction: no connection is held meanwhile.
+    const fields = await benchmarkFields(body, services.schemas);
+    return idempotent(async (em) => benchmarkView(await createItem(em, benchmarks, caller, fields)));
+  },
   updateBenchmark: async ({ em, params, body, services }) => {
-    const row = await updateItem(em, benchmarks, params.id, benchmarkFields(body));
+    const row = await updateItem(em, benchmarks, params.id, await benchmarkFields(body, services.schemas));
     // Its suggested metrics may have changed: index the new ones (in the background).
     if (row.status === 'approved') void services.metrics.ensure(services.orm.em.fork(), row);
     return benchmarkView(row);

@@ -3,7 +3,8 @@ import type { Handlers } from '../http/handler.ts';
 import * as claims from '../services/claims.ts';
 
 export const claimHandlers: Handlers<typeof claimOperations> = {
-  claimResult: ({ em, params, body, caller }) => claims.claimResult(em, caller, params.id, body.message),
+  claimResult: ({ params, body, caller, services, idempotent }) =>
+    idempotent((em) => claims.claimResult(em, caller, params.id, body.message, services.config.maxOpenClaims)),
   listResultClaims: ({ em, params, query, caller }) => claims.listResultClaims(em, caller, params.id, query),
   listClaims: ({ em, query }) => claims.listClaims(em, query),
   getClaim: ({ em, params }) => claims.getClaim(em, params.id),
@@ -13,6 +14,7 @@ export const claimHandlers: Handlers<typeof claimOperations> = {
   async rejectClaim({ em, params }) {
     await claims.rejectClaim(em, params.id);
   },
+  rejectClaims: ({ em, body }) => claims.rejectClaims(em, body.ids),
   async deleteClaim({ em, params }) {
     await claims.deleteClaim(em, params.id);
   },

@@ -9,7 +9,10 @@ export const siteHandlers: Handlers<typeof siteOperations> = {
   listSites: ({ em, services, query }) => listItems(em, services.embeds, sites, siteFilters(query), query),
   searchSites: ({ em, services, query }) => listItems(em, services.embeds, sites, new Where(), query),
   getSite: async ({ em, params }) => siteView(await getItem(em, sites, params.id)),
-  createSite: async ({ em, caller, body }) => siteView(await createItem(em, sites, caller, siteFields(body))),
+  createSite: ({ caller, body, idempotent }) => {
+    const fields = siteFields(body);
+    return idempotent(async (em) => siteView(await createItem(em, sites, caller, fields)));
+  },
   updateSite: async ({ em, params, body }) => siteView(await updateItem(em, sites, params.id, siteFields(body))),
   deleteSite: ({ em, params, query }) => removeItem(em, sites, params.id, 'delete', query.cascade),
   approveSite: ({ em, params }) => approveItem(em, sites, params.id),

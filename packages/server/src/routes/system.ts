@@ -1,7 +1,6 @@
 import type * as system from '@benchmarks/sdk/contract/system';
 import type { Handlers } from '../http/handler.ts';
 import { AppError } from '../http/errors.ts';
-import { pendingMigrations } from '../db/orm.ts';
 
 type Ops = Pick<typeof system, 'getHealth' | 'getReady' | 'getApiSpec' | 'getAuthConfig'>;
 
@@ -13,7 +12,9 @@ export function systemHandlers(spec: (ctx: import('koa').Context) => Record<stri
     async getReady({ services }) {
       let pending: string[];
       try {
-        pending = await pendingMigrations(services.orm);
+        // On a connection of its own, not the pool: ready answers within about a second even
+        // while every pooled connection is busy (db/control.ts).
+        pending = await services.control.pendingMigrations();
       } catch {
         throw new AppError(503, 'DATABASE_UNAVAILABLE', 'The database is unavailable.', { headers: { 'Retry-After': '5' } });
       }

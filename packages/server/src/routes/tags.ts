@@ -9,7 +9,10 @@ export const tagHandlers: Handlers<typeof tagOperations> = {
   listTags: ({ em, services, query }) => listItems(em, services.embeds, tags, tagFilters(query), query),
   searchTags: ({ em, services, query }) => listItems(em, services.embeds, tags, new Where(), query),
   getTag: async ({ em, params }) => tagView(await getItem(em, tags, params.id)),
-  createTag: async ({ em, caller, body }) => tagView(await createItem(em, tags, caller, tagFields(body))),
+  createTag: ({ caller, body, idempotent }) => {
+    const fields = tagFields(body);
+    return idempotent(async (em) => tagView(await createItem(em, tags, caller, fields)));
+  },
   updateTag: async ({ em, params, body }) => tagView(await updateItem(em, tags, params.id, tagFields(body))),
   deleteTag: ({ em, params, query }) => removeItem(em, tags, params.id, 'delete', query.cascade),
   approveTag: ({ em, params }) => approveItem(em, tags, params.id),

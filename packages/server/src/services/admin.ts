@@ -126,3 +126,22 @@ export async function removeUsers(em: EntityManager, query: Selectors): Promise<
   );
   return removed.length;
 }
+
+/**
+ * Restores removed users matching every given selector (iss, sub; the email of a removed user is
+ * gone): they are registered again, with the terms they had accepted, and without an email until
+ * they refresh it (POST /users/self:update). A removed user cannot register again by itself.
+ */
+export async function restoreUsers(em: EntityManager, query: { iss?: string; sub?: string }): Promise<number> {
+  const where = selectorWhere(query);
+  if (!where.params.length) {
+    throw errors.validation(
+      'Name the users to restore with at least one of iss or sub.',
+      [{ in: 'query', path: 'iss', message: 'at least one of iss, sub is required' }],
+      'SELECTOR_REQUIRED',
+    );
+  }
+  where.add('removed_datetime is not null');
+  const restored = await em.execute<{ iss: string }[]>(`update app_user set removed_datetime = null ${where.toSql()} returning iss`, where.params);
+  return restored.length;
+}

@@ -4,7 +4,7 @@ import { Benchmark, type BenchmarkRow } from '../entities/catalogue.ts';
 import { AppError } from '../http/errors.ts';
 import type { CatalogueKind } from './catalogue.ts';
 import { formatTimestamp } from './format.ts';
-import { checkJsonSchema } from './json-schema.ts';
+import type { SchemaCompiler } from './schema-compiler.ts';
 import { Where } from './sql.ts';
 
 type SortField = (typeof BenchmarkSort.fields)[number];
@@ -57,9 +57,12 @@ export const benchmarks: CatalogueKind<BenchmarkRow, ReturnType<typeof benchmark
   },
 };
 
-/** The stored fields of a creation or update body: json_schema checked, optional text null when absent. */
-export function benchmarkFields(body: Static<typeof BenchmarkInput>): Partial<BenchmarkRow> {
-  const problems = checkJsonSchema(body.json_schema);
+/**
+ * The stored fields of a creation or update body: json_schema checked (its size here, the rest in a
+ * worker thread), optional text null when absent.
+ */
+export async function benchmarkFields(body: Static<typeof BenchmarkInput>, schemas: SchemaCompiler): Promise<Partial<BenchmarkRow>> {
+  const problems = await schemas.check(body.json_schema);
   if (problems) {
     throw new AppError(422, 'INVALID_JSON_SCHEMA', 'json_schema is not a valid JSON Schema.', { errors: problems });
   }

@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from '../http/handler.ts';
 import { AppError, errors } from '../http/errors.ts';
 import { parseDateBound } from '../http/validation.ts';
-import { pageEnvelope, pageJson, pageRequest, limitOffset, type PageEnvelope } from './pagination.ts';
+import { itemsVanishing, pageEnvelope, pageJson, pageRequest, limitOffset, PAGE_READ_ATTEMPTS, type PageEnvelope } from './pagination.ts';
 import { fixedFieldSort, type SortTerm } from './sort.ts';
 import { likePattern, Where } from './sql.ts';
 import type { EmbedCache } from './embeds.ts';
@@ -214,17 +214,22 @@ export async function listItems<Row extends ReviewedRow, Item>(
   const { limit, offset } = limitOffset(page);
   const filter = where.toSql();
   const pageSql = `select t.id, t.xmin::text as version, count(*) over ()::int as total from ${kind.table} t ${filter} ${orderBy(terms, kind.sortColumns)} limit ? offset ?`;
-  // Without search terms the text is one of a few per kind (filters and sort fields are a fixed
-  // set): prepared, as most catalogue reads are these. Terms add a clause per term: not prepared.
-  const rows = await em.execute<{ id: string; version: string; total: number }[]>(
-    query.terms?.length ? pageSql : prepared(pageSql),
-    [...where.params, limit, offset],
-  );
-  if (rows.length === 0 && whenEmpty) await whenEmpty();
-  // Past the last page there is no row to carry the total.
-  const total = rows[0]?.total ?? (offset === 0 ? 0 : (await em.execute<{ total: number }[]>(`select count(*)::int as total from ${kind.table} ${filter}`, where.params))[0]!.total);
-  const texts = await embeds.texts(em, rows.map((r) => ({ kind: kind.type, id: r.id, version: r.version })));
-  return pageJson(rows.map((r) => texts.get(`${kind.type}:${r.id}`)!), total, page);
+  // A row deleted between the page and the read of its text: the page is read again, as it is now.
+  for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
+    // Without search terms the text is one of a few per kind (filters and sort fields are a fixed
+    // set): prepared, as most catalogue reads are these. Terms add a clause per term: not prepared.
+    const rows = await em.execute<{ id: string; version: string; total: number }[]>(
+      query.terms?.length ? pageSql : prepared(pageSql),
+      [...where.params, limit, offset],
+    );
+    if (rows.length === 0 && whenEmpty) await whenEmpty();
+    // Past the last page there is no row to carry the total.
+    const total = rows[0]?.total ?? (offset === 0 ? 0 : (await em.execute<{ total: number }[]>(`select count(*)::int as total from ${kind.table} ${filter}`, where.params))[0]!.total);
+    const texts = await embeds.texts(em, rows.map((r) => ({ kind: kind.type, id: r.id, version: r.version })));
+    const items = rows.map((r) => texts.get(`${kind.type}:${r.id}`));
+    if (items.every((item) => item !== undefined)) return pageJson(items as string[], total, page);
+  }
+  throw itemsVanishing();
 }
 
 /** Trims a required name; the contract already refused blank ones, this keeps the check honest. */

@@ -14,6 +14,7 @@ import { limitOffset, pageEnvelope, pageRequest } from './pagination.ts';
 import { fixedFieldSort } from './sort.ts';
 import { Where } from './sql.ts';
 import { uploaderRef } from './uploader.ts';
+import { transaction } from '../db/transaction.ts';
 
 export type ClaimStatus = 'on_review' | 'approved';
 
@@ -71,10 +72,10 @@ export async function lockResult(tx: EntityManager, id: string): Promise<LockedR
  * and upheld ones are kept; rejected ones are removed). Call it, in the same transaction and with
  * the result locked, after every change of the result's claims or deletion.
  */
-export async function refreshHidden(tx: EntityManager, resultId: string): Promise<void> {
+export async function refreshHidden(tx: EntityManager, resultIds: string | readonly string[]): Promise<void> {
   await tx.execute(
-    'update result set hidden = (deleted or exists (select 1 from claim c where c.resource_id = result.id)) where id = ?',
-    [resultId],
+    'update result set hidden = (deleted or exists (select 1 from claim c where c.resource_id = result.id)) where id = any(array[?]::uuid[])',
+    [typeof resultIds === 'string' ? [resultIds] : resultIds],
   );
 }
 
@@ -88,17 +89,42 @@ async function findClaim(em: EntityManager, id: string, lock = false): Promise<C
 
 export const getClaim = (em: EntityManager, id: string) => findClaim(em, id).then(claimView);
 
-/** Files a claim: the result is hidden until the claim is rejected or deleted. */
-export async function claimResult(em: EntityManager, caller: Caller, resultId: string, message: string) {
+/**
+ * 422 TOO_MANY_OPEN_CLAIMS when the caller already has `max` claims on review. The caller's user row
+ * is locked first, so concurrent claims of one user are counted one after the other.
+ */
+async function requireClaimRoom(tx: EntityManager, caller: Caller, max: number): Promise<void> {
+  const { iss, sub } = caller.identity;
+  await tx.execute('select 1 from app_user where iss = ? and sub = ? for no key update', [iss, sub]);
+  const [open] = await tx.execute<{ n: number }[]>(
+    "select count(*)::int as n from claim where uploader_iss = ? and uploader_sub = ? and status = 'on_review'",
+    [iss, sub],
+  );
+  if (open!.n >= max) {
+    throw new AppError(
+      422,
+      'TOO_MANY_OPEN_CLAIMS',
+      `You have ${open!.n} claims waiting for review, the most one user may have open (${max}): file more once administrators have reviewed some.`,
+      { extensions: { limit: max } },
+    );
+  }
+}
+
+/**
+ * Files a claim: the result is hidden until the claim is rejected or deleted. At most
+ * `maxOpenClaims` claims of one user wait for review at once (0: no limit).
+ */
+export async function claimResult(em: EntityManager, caller: Caller, resultId: string, message: string, maxOpenClaims = 0) {
   if (message.includes('\u0000')) {
     throw new AppError(422, 'INVALID_BODY', 'The message contains the NUL character (\\u0000).', {
       errors: [{ in: 'body', path: '/message', message: 'must not contain the NUL character' }],
     });
   }
   const id = randomUUID();
-  await em.transactional(async (tx) => {
+  await transaction(em, async (tx) => {
     const result = await lockResult(tx, resultId);
     if (result.deleted) throw errors.conflict('RESULT_DELETED', `Result ${resultId} was deleted by an administrator: there is nothing left to claim.`);
+    if (maxOpenClaims > 0) await requireClaimRoom(tx, caller, maxOpenClaims);
     await tx.execute(
       `insert into claim (id, resource_type, resource_id, message, status, upload_datetime, uploader_iss, uploader_sub)
        values (?, 'result', ?, ?, 'on_review', ?::timestamptz, ?, ?)`,
@@ -115,7 +141,7 @@ export async function claimResult(em: EntityManager, caller: Caller, resultId: s
  */
 async function reviewClaim(em: EntityManager, id: string, change: (tx: EntityManager, claim: ClaimSqlRow) => Promise<void>): Promise<void> {
   const { resource_id } = await findClaim(em, id);
-  await em.transactional(async (tx) => {
+  await transaction(em, async (tx) => {
     await lockResult(tx, resource_id);
     const claim = await findClaim(tx, id, true); // it may have been removed meanwhile: 404
     await change(tx, claim);
@@ -145,10 +171,46 @@ export const deleteClaim = (em: EntityManager, id: string) =>
     await tx.execute('delete from claim where id = ?', [id]);
   });
 
+/** What a bulk reject did with each id (POST /reports/claims:reject), each list in request order. */
+export interface ClaimRejections {
+  rejected: string[];
+  not_found: string[];
+  already_approved: string[];
+}
+
+/**
+ * Rejects every listed claim that is on review, in one transaction; reports the others (gone, or
+ * upheld) instead of failing: what an administrator clearing a flood wants is that none of these
+ * claims is left open. The results are locked first, in id order, so bulk rejects never deadlock
+ * each other or a single review.
+ */
+export async function rejectClaims(em: EntityManager, ids: readonly string[]): Promise<ClaimRejections> {
+  const unique = [...new Set(ids)];
+  return transaction(em, async (tx) => {
+    const results = await tx.execute<{ resource_id: string }[]>('select distinct resource_id from claim where id = any(array[?]::uuid[])', [unique]);
+    const resultIds = results.map((r) => r.resource_id);
+    if (resultIds.length) await tx.execute('select id from result where id = any(array[?]::uuid[]) order by id for update', [resultIds]);
+    const claims = await tx.execute<{ id: string; status: string }[]>('select id, status from claim where id = any(array[?]::uuid[]) for update', [unique]);
+    const status = new Map(claims.map((c) => [c.id, c.status]));
+    const rejected = unique.filter((id) => status.get(id) === 'on_review');
+    if (rejected.length) {
+      await tx.execute('delete from claim where id = any(array[?]::uuid[])', [rejected]);
+      await refreshHidden(tx, resultIds);
+    }
+    return {
+      rejected,
+      not_found: unique.filter((id) => !status.has(id)),
+      already_approved: unique.filter((id) => status.get(id) === 'approved'),
+    };
+  });
+}
+
 export interface ClaimListQuery {
   status?: ClaimStatus;
   resource_type?: 'result';
   resource_id?: string;
+  uploader_iss?: string;
+  uploader_sub?: string;
   upload_before?: string;
   upload_after?: string;
   sort_by?: string;
@@ -166,6 +228,8 @@ export async function listClaims(em: EntityManager, query: ClaimListQuery, scope
   if (query.status) where.add('c.status = ?', query.status);
   if (query.resource_type) where.add('c.resource_type = ?', query.resource_type);
   if (query.resource_id) where.add('c.resource_id = ?', query.resource_id);
+  if (query.uploader_iss !== undefined) where.add('c.uploader_iss = ?', query.uploader_iss);
+  if (query.uploader_sub !== undefined) where.add('c.uploader_sub = ?', query.uploader_sub);
   if (query.upload_before) where.add('c.upload_datetime < ?::timestamptz', parseDateBound(query.upload_before).toISOString());
   if (query.upload_after) where.add('c.upload_datetime > ?::timestamptz', parseDateBound(query.upload_after).toISOString());
   const terms = parseClaimSort(query.sort_by);

@@ -39,7 +39,10 @@ export class EmbedCache {
     private readonly maxEntries = 5_000,
   ) {}
 
-  /** The JSON text of each reference, reading the rows not remembered at their version. */
+  /**
+   * The JSON text of each reference, reading the rows not remembered at their version. A row deleted
+   * since the caller's statement has no text: callers read their page again (PAGE_READ_ATTEMPTS).
+   */
   async texts(em: EntityManager, refs: Iterable<EmbedRef>): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     const missing = new Map<EmbedKind, Set<string>>();

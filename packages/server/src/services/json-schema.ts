@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { Script } from 'node:vm';
 import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import standaloneModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
 import type { ErrorDetail } from '../http/errors.ts';
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).default ?? standaloneModule) as (ajv: Ajv, validate: ValidateFunction) => string;
 const require = createRequire(import.meta.url);
 const draft06 = require('ajv/dist/refs/json-schema-draft-06.json') as Record<string, unknown>;
 
@@ -35,19 +38,43 @@ export function draftOf(schema: unknown): Draft | null {
 
 /**
  * A new validator instance for one schema: schemas of different benchmarks may share an `$id`, and
- * unknown annotation keywords (such as `suggestToUser`) are allowed (strict off).
+ * unknown annotation keywords (such as `suggestToUser`) are allowed (strict off). A referenced
+ * schema is compiled once and called (`inlineRefs: false`): inlined at each reference, a 12 KB
+ * schema referring 200 times to a definition of 200 properties took 18 s and 940 MB to compile.
  */
-function newAjv(draft: Draft, allErrors: boolean): Ajv {
-  const options = { strict: false, allErrors, validateFormats: true, validateSchema: true } as const;
+function newAjv(draft: Draft, options: { validateSchema: boolean; standalone?: boolean }): Ajv {
+  const settings = {
+    strict: false,
+    allErrors: true,
+    validateFormats: true,
+    validateSchema: options.validateSchema,
+    inlineRefs: false,
+    code: { source: options.standalone ?? false },
+  } as const;
   let ajv: Ajv;
-  if (draft === '2020-12') ajv = new Ajv2020(options) as unknown as Ajv;
-  else if (draft === '2019-09') ajv = new Ajv2019(options) as unknown as Ajv;
+  if (draft === '2020-12') ajv = new Ajv2020(settings) as unknown as Ajv;
+  else if (draft === '2019-09') ajv = new Ajv2019(settings) as unknown as Ajv;
   else {
-    ajv = new Ajv(options);
+    ajv = new Ajv(settings);
     if (draft === 'draft-06') ajv.addMetaSchema(draft06);
   }
   addFormats(ajv);
   return ajv;
+}
+
+/** One instance per draft checks schemas against the meta-schema, which it compiles only once. */
+const metaCheckers = new Map<Draft, Ajv>();
+
+/** The problems of a schema of a supported draft against its meta-schema, or null. */
+function metaSchemaProblems(schema: unknown, draft: Draft): ErrorDetail[] | null {
+  let ajv = metaCheckers.get(draft);
+  if (!ajv) metaCheckers.set(draft, (ajv = newAjv(draft, { validateSchema: true })));
+  if (ajv.validateSchema(schema as AnySchema)) return null;
+  return (ajv.errors ?? []).slice(0, MAX_REPORTED_ERRORS).map((e) => ({
+    in: 'body' as const,
+    path: `/json_schema${e.instancePath}`,
+    message: `${e.message ?? 'is invalid'} (JSON Schema ${draft})`,
+  }));
 }
 
 function pointerOf(e: ErrorObject): string {
@@ -63,6 +90,8 @@ function pointerOf(e: ErrorObject): string {
 /**
  * Checks that a benchmark's json_schema is itself a valid JSON Schema of a supported draft, and
  * that it compiles (every $ref resolves). Returns the problems, or null when it is valid.
+ * Compiling costs far more than the schema's size suggests: the server runs this in a worker
+ * (services/schema-worker.ts), never on its event loop.
  */
 export function checkJsonSchema(schema: unknown): ErrorDetail[] | null {
   if (typeof schema !== 'boolean' && (schema === null || typeof schema !== 'object' || Array.isArray(schema))) {
@@ -72,38 +101,38 @@ export function checkJsonSchema(schema: unknown): ErrorDetail[] | null {
   if (!draft) {
     return [{ in: 'body', path: '/json_schema/$schema', message: `unsupported $schema; use one of ${SUPPORTED_DRAFTS.join(', ')}` }];
   }
-  const ajv = newAjv(draft, true);
-  if (!ajv.validateSchema(schema as AnySchema)) {
-    return (ajv.errors ?? []).slice(0, MAX_REPORTED_ERRORS).map((e) => ({
-      in: 'body' as const,
-      path: `/json_schema${e.instancePath}`,
-      message: `${e.message ?? 'is invalid'} (JSON Schema ${draft})`,
-    }));
-  }
+  const problems = metaSchemaProblems(schema, draft);
+  if (problems) return problems;
   try {
-    ajv.compile(schema as AnySchema);
+    newAjv(draft, { validateSchema: false }).compile(schema as AnySchema);
   } catch (err) {
     return [{ in: 'body', path: '/json_schema', message: `does not compile: ${(err as Error).message}` }];
   }
   return null;
 }
 
+/**
+ * The number of values inside a JSON document (object members and array elements at any depth;
+ * `{"time": {"type": "number"}}` has 2), counted without recursion until the count passes `limit`.
+ */
+export function countNodes(value: unknown, limit: number): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length && count <= limit) {
+    const item = stack.pop();
+    if (item === null || typeof item !== 'object') continue;
+    const children = Array.isArray(item) ? item : Object.values(item);
+    count += children.length;
+    for (const child of children) if (child !== null && typeof child === 'object') stack.push(child);
+  }
+  return count;
+}
+
 export type ResultValidator = (json: unknown) => ErrorDetail[] | null;
 
-const cache = new Map<string, ResultValidator>();
-const CACHE_LIMIT = 1000;
-
-/**
- * The validator of a benchmark's results, compiled once per (benchmark, schema) and cached.
- * Reports every violation (bounded) with its JSON pointer.
- */
-export function resultValidator(benchmarkId: string, schema: unknown): ResultValidator {
-  const key = `${benchmarkId}:${createHash('sha256').update(JSON.stringify(schema)).digest('base64url')}`;
-  let validator = cache.get(key);
-  if (validator) return validator;
-  const ajv = newAjv(draftOf(schema) ?? '2020-12', true);
-  const validate: ValidateFunction = ajv.compile(schema as AnySchema);
-  validator = (json) =>
+/** Reports every violation (bounded) with its JSON pointer. */
+function reporting(validate: ValidateFunction): ResultValidator {
+  return (json) =>
     validate(json)
       ? null
       : (validate.errors ?? []).slice(0, MAX_REPORTED_ERRORS).map((e) => ({
@@ -111,6 +140,71 @@ export function resultValidator(benchmarkId: string, schema: unknown): ResultVal
           path: pointerOf(e),
           message: e.message ?? 'is invalid',
         }));
+}
+
+/**
+ * The source of a schema's result validator, generated by ajv's standalone code generation: a
+ * function expression taking `(require, module)`, whose `module.exports` becomes the validation
+ * function, with `functions` listing every function of the code. Throws when the schema is not
+ * valid or does not compile (as a stored schema that bypassed the checks could).
+ */
+export function validatorSource(schema: unknown): string {
+  const draft = draftOf(schema);
+  if (!draft) throw new Error(`unsupported $schema; use one of ${SUPPORTED_DRAFTS.join(', ')}`);
+  const problems = metaSchemaProblems(schema, draft);
+  if (problems) throw new Error(problems.map((p) => `${p.path}: ${p.message}`).join('; '));
+  const ajv = newAjv(draft, { validateSchema: false, standalone: true });
+  const code = standaloneCode(ajv, ajv.compile(schema as AnySchema));
+  const functions = [...code.matchAll(/function (validate\d+)\(/g)].map((m) => m[1]);
+  return `(function (require, module) {${code}\nmodule.exports.functions = [${functions.join(', ')}];\n})`;
+}
+
+/** Where the generated code comes from, in stack traces. */
+const VALIDATOR_FILENAME = 'json-schema-validator.js';
+
+/** The code of a validator, compiled by V8: with `cachedData` (from `validatorCodeCache`) this costs little. */
+export function validatorScript(source: string, cachedData?: Uint8Array): Script {
+  return new Script(source, { filename: VALIDATOR_FILENAME, ...(cachedData ? { cachedData } : {}) });
+}
+
+function runScript(script: Script): ValidateFunction & { functions: ((data: unknown) => unknown)[] } {
+  const module = { exports: undefined as unknown };
+  (script.runInThisContext() as (require: NodeJS.Require, module: { exports: unknown }) => void)(require, module);
+  return module.exports as ValidateFunction & { functions: ((data: unknown) => unknown)[] };
+}
+
+/**
+ * V8's code cache of a validator's script with every function compiled (each is called once, on
+ * nothing), so that the thread loading it compiles nothing, not even lazily on a first upload.
+ */
+export function validatorCodeCache(script: Script): Uint8Array {
+  for (const fn of runScript(script).functions) {
+    try {
+      fn(undefined);
+    } catch {
+      // only compiling mattered
+    }
+  }
+  return script.createCachedData();
+}
+
+/** A validator from its script (see validatorSource). */
+export function loadValidator(script: Script): ResultValidator {
+  return reporting(runScript(script));
+}
+
+const cache = new Map<string, ResultValidator>();
+const CACHE_LIMIT = 1000;
+
+/**
+ * The validator of a benchmark's results, compiled on the calling thread once per (benchmark,
+ * schema) and cached: for tools and tests. The server compiles in a worker (services/schema-compiler.ts).
+ */
+export function resultValidator(benchmarkId: string, schema: unknown): ResultValidator {
+  const key = `${benchmarkId}:${createHash('sha256').update(JSON.stringify(schema)).digest('base64url')}`;
+  let validator = cache.get(key);
+  if (validator) return validator;
+  validator = reporting(newAjv(draftOf(schema) ?? '2020-12', { validateSchema: true }).compile(schema as AnySchema));
   if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   cache.set(key, validator);
   return validator;

@@ -18,6 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.ts';
+import { withOwnConnection } from '../db/own-connection.ts';
 
 /** At most this many indexed metrics per benchmark (each costs two indexes on every upload of it). */
 export const MAX_METRICS_PER_BENCHMARK = 8;
@@ -113,12 +114,17 @@ export class MetricIndexes {
             'select c.relname as name from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname = any(array[?]::text[]) and not i.indisvalid',
             [[name, `${name}_x`]],
           );
+          const statements: string[] = [];
           for (const { name: broken } of invalid) {
             const [drop] = await em.execute<{ ddl: string }[]>("select format('drop index concurrently if exists %I', ?::text) as ddl", [broken]);
-            await em.execute(drop!.ddl);
+            statements.push(drop!.ddl);
           }
-          await em.execute(ddl!.numbers);
-          await em.execute(ddl!.others);
+          statements.push(ddl!.numbers, ddl!.others);
+          // A build may take minutes on a large table: on a connection of its own, without the
+          // application pool's statement timeout, holding none of the pool's connections.
+          await withOwnConnection(em, async (run) => {
+            for (const sql of statements) await run(sql);
+          });
           this.known.delete(name);
           this.logger.debug('metric index ready', { benchmark: benchmark.id, path: path.join('.'), ms: Date.now() - started });
         } catch (err) {

@@ -1,4 +1,15 @@
 import { JsonText } from '../http/reply.ts';
+import { AppError, errors } from '../http/errors.ts';
+
+/**
+ * How many times a page is read when a row it embeds was deleted between the page's statement and
+ * the read of the row's text (services/embeds.ts): each new read shows what is there now.
+ */
+export const PAGE_READ_ATTEMPTS = 3;
+
+/** The answer when every read met a deleted row: items are being deleted faster than they are read. */
+export const itemsVanishing = () =>
+  errors.unavailable('CATALOGUE_CHANGING', 'Items of this answer kept being deleted while it was read; try again.');
 
 /** The paginated list envelope of SPEC.md. */
 export interface PageEnvelope<T> {
@@ -23,6 +34,26 @@ export const DEFAULT_PER_PAGE = 100;
 /** Page and per_page from a validated query (defaults: page 1, per_page 100). */
 export function pageRequest(query: { page?: number; per_page?: number }): PageRequest {
   return { page: query.page ?? 1, per_page: query.per_page ?? DEFAULT_PER_PAGE };
+}
+
+/**
+ * Refuses a page that reaches deeper than `maxDepth` items into its list (page × per_page): an
+ * offset makes the database produce and throw away every item before the page, so deep pages cost
+ * as much as listing everything. 422 PAGE_TOO_DEEP names the limit.
+ */
+export function checkPageDepth({ page, per_page }: PageRequest, maxDepth: number): void {
+  if (page * per_page <= maxDepth) return;
+  const deepest = Math.max(1, Math.floor(maxDepth / per_page));
+  throw new AppError(
+    422,
+    'PAGE_TOO_DEEP',
+    `Pages reach at most ${maxDepth} results into a list (page × per_page ≤ ${maxDepth}); with per_page=${per_page} the last page is ${deepest}. ` +
+      'To go further, narrow the list instead: filter by benchmark_id, site_id, flavor_id or dates (e.g. execution_before the last result you saw).',
+    {
+      errors: [{ in: 'query', path: 'page', message: `page × per_page must be at most ${maxDepth}` }],
+      extensions: { limit: maxDepth },
+    },
+  );
 }
 
 /** SQL LIMIT and OFFSET of a page. */

@@ -201,6 +201,29 @@ export function metricSortPath(query: ResultListQuery, scope: ResultScope): stri
   return parsePath(sort[0]!.field.slice('json.'.length));
 }
 
+/** Sort fields an index serves, with or without an id filter (the visible and uploader indexes). */
+const INDEXED_SORT_FIELDS = new Set(['id', 'execution_datetime', 'upload_datetime']);
+
+/**
+ * Whether a list is of the kind that may have to read every result to find one page: search terms,
+ * JSON filters, or a sort no index serves (a JSON path, a name, a catalogue id), unless the sort is
+ * a benchmark's metric whose indexes are ready (`metricIndexed`). Such lists are admitted a few at
+ * a time (http/gate.ts ExpensiveListAdmission). Date and id filters, tags and the default order
+ * walk an index.
+ */
+export function isExpensiveList(query: ResultListQuery, metricIndexed: boolean): boolean {
+  if (query.terms?.some((t) => t !== '')) return true;
+  if ((query.filters ?? []).length > 0) return true;
+  if (metricIndexed) return false;
+  return parseResultSort(query.sort_by).some((term) => !INDEXED_SORT_FIELDS.has(term.field));
+}
+
+/** Whether the metric indexes serve this list's sort (services/metric-indexes.ts). */
+export async function metricIndexedList(em: EntityManager, query: ResultListQuery, scope: ResultScope, metrics?: MetricIndexes): Promise<boolean> {
+  const path = metrics ? metricSortPath(query, scope) : null;
+  return path ? metrics!.ready(em, query.benchmark_id!, path) : false;
+}
+
 /**
  * The SQL of one page and of its total (exposed for EXPLAIN in tests and benchmarks). With
  * `metricIndexed` (the list's metric sort path has its indexes), the page is the first rows of two
@@ -268,21 +291,28 @@ export function resultListSql(
   };
 }
 
-/** One page of result rows and the total of the list. */
+/**
+ * One page of result rows and the total of the list. The two statements run in parallel, on two
+ * connections, unless `sequential` (expensive lists: one connection each, so that the few admitted
+ * at once leave the rest of the pool to everyone else).
+ */
 export async function findResultRows(
   em: EntityManager,
   query: ResultListQuery,
   scope: ResultScope,
   totals?: TotalCache,
   metrics?: MetricIndexes,
+  options: { sequential?: boolean } = {},
 ): Promise<{ rows: ResultTextRow[]; total: number; request: PageRequest }> {
-  const path = metrics ? metricSortPath(query, scope) : null;
-  const metricIndexed = path ? await metrics!.ready(em, query.benchmark_id!, path) : false;
+  const metricIndexed = await metricIndexedList(em, query, scope, metrics);
   const { page, count, request } = resultListSql(query, scope, { metricIndexed });
   const counting = async () => (await em.execute<{ total: number }[]>(count.sql, count.params))[0]!.total;
-  const [rows, total] = await Promise.all([
-    em.execute<ResultTextRow[]>(page.sql, page.params),
-    totals ? totals.total(count.sql, count.params, counting) : counting(),
-  ]);
-  return { rows, total, request };
+  const pageRows = () => em.execute<ResultTextRow[]>(page.sql, page.params);
+  const total = () => (totals ? totals.total(count.sql, count.params, counting) : counting());
+  if (options.sequential) {
+    const rows = await pageRows();
+    return { rows, total: await total(), request };
+  }
+  const [rows, counted] = await Promise.all([pageRows(), total()]);
+  return { rows, total: counted, request };
 }

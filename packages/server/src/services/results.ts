@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { Benchmark, Flavor, Result, ResultTag, Site, Tag, User, type BenchmarkRow, type FlavorRow, type SiteRow, type TagRow } from '../entities/index.ts';
+import { Benchmark, Flavor, Result, Site, User, type BenchmarkRow, type FlavorRow, type SiteRow, type TagRow } from '../entities/index.ts';
 import type { Caller } from '../http/handler.ts';
 import { AppError, errors, type ErrorDetail } from '../http/errors.ts';
 import { benchmarkView } from './benchmarks.ts';
@@ -12,9 +12,10 @@ import { siteView } from './sites.ts';
 import { flavorView } from './flavors.ts';
 import { tagView } from './tags.ts';
 import { formatTimestamp } from './format.ts';
-import { resultValidator } from './json-schema.ts';
-import { pageJson } from './pagination.ts';
-import { findResultRows, RESULT_BY_ID_SQL, type ResultListQuery, type ResultScope, type ResultTextRow } from './result-query.ts';
+import type { ResultValidator } from './json-schema.ts';
+import { SchemaNotCompiled, type SchemaCompiler } from './schema-compiler.ts';
+import { checkPageDepth, itemsVanishing, pageJson, pageRequest, PAGE_READ_ATTEMPTS } from './pagination.ts';
+import { findResultRows, isExpensiveList, metricIndexedList, RESULT_BY_ID_SQL, type ResultListQuery, type ResultScope, type ResultTextRow } from './result-query.ts';
 import type { TotalCache } from './total-cache.ts';
 import type { EmbedCache, EmbedRef } from './embeds.ts';
 import type { MetricIndexes } from './metric-indexes.ts';
@@ -24,10 +25,15 @@ export interface ResultServices {
   totals: TotalCache;
   embeds: EmbedCache;
   metrics?: MetricIndexes;
+  /** How deep paging may reach (page × per_page); absent: no limit. */
+  config?: { maxPageDepth: number };
+  /** Runs expensive lists a few at a time (http/gate.ts ExpensiveListAdmission); absent: at once. */
+  expensiveLists?: { run<T>(work: () => Promise<T>): Promise<T> };
 }
 import { JsonText } from '../http/reply.ts';
 import { lockResult, refreshHidden, requireUploaderOrAdmin } from './claims.ts';
 import { prepared } from '../db/bound-driver.ts';
+import { transaction } from '../db/transaction.ts';
 
 /** How far in the future an execution may start: clocks of uploading machines drift. */
 export const CLOCK_TOLERANCE_MS = 5 * 60_000;
@@ -44,9 +50,10 @@ function requireApproved(row: Catalogue, label: string, id: string): void {
 /**
  * Result items as JSON text. Benchmark, site, flavor and tags come from the embed cache at the
  * versions the page's statement saw (no statement at all once they are known); each document is
- * spliced in as PostgreSQL prints it (`json::text`), never parsed and re-serialised.
+ * spliced in as PostgreSQL prints it (`json::text`), never parsed and re-serialised. null when one
+ * of those rows was deleted after the page's statement: the caller reads the rows again.
  */
-export async function resultItemsJson(em: EntityManager, embeds: EmbedCache, rows: ResultTextRow[]): Promise<string[][]> {
+export async function resultItemsJson(em: EntityManager, embeds: EmbedCache, rows: ResultTextRow[]): Promise<string[][] | null> {
   if (rows.length === 0) return [];
   const refs: EmbedRef[] = [];
   const tagsOf = rows.map((r) => (r.tag_versions ? r.tag_versions.split(',').map((pair) => pair.split(' ') as [string, string]) : []));
@@ -57,11 +64,8 @@ export async function resultItemsJson(em: EntityManager, embeds: EmbedCache, row
     for (const [id, version] of tagsOf[i]!) refs.push({ kind: 'tag', id, version });
   });
   const texts = await embeds.texts(em, refs);
-  const text = (kind: string, id: string) => {
-    const found = texts.get(`${kind}:${id}`);
-    if (found === undefined) throw new Error(`${kind} ${id} embedded by a result was not found`);
-    return found;
-  };
+  if (refs.some((ref) => !texts.has(`${ref.kind}:${ref.id}`))) return null;
+  const text = (kind: string, id: string) => texts.get(`${kind}:${id}`)!;
   // The key order of ResultView. Each item is a list of pieces: the embedded texts are shared by
   // every result that embeds them, and nothing is concatenated into a page-sized string.
   return rows.map((r, i) => {
@@ -97,27 +101,34 @@ export interface ResultView {
   hidden: boolean;
 }
 
-/** One page of results as the envelope's JSON text; totals of large lists come from the cache. */
+/**
+ * One page of results as the envelope's JSON text; totals of large lists come from the cache. A
+ * page whose embedded rows were deleted meanwhile (with their results, or a tag unlinked) is read
+ * again: it then shows the results as they are now.
+ */
 export async function listResults(em: EntityManager, services: ResultServices, query: ResultListQuery, scope: ResultScope): Promise<JsonText> {
-  const { rows, total, request } = await findResultRows(em, query, scope, services.totals, services.metrics);
-  return pageJson(await resultItemsJson(em, services.embeds, rows), total, request);
+  if (services.config) checkPageDepth(pageRequest(query), services.config.maxPageDepth);
+  const expensive = isExpensiveList(query, await metricIndexedList(em, query, scope, services.metrics));
+  const read = async () => {
+    for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
+      const { rows, total, request } = await findResultRows(em, query, scope, services.totals, services.metrics, { sequential: expensive });
+      const items = await resultItemsJson(em, services.embeds, rows);
+      if (items) return pageJson(items, total, request);
+    }
+    throw itemsVanishing();
+  };
+  return expensive && services.expensiveLists ? services.expensiveLists.run(read) : read();
 }
 
-/** Any result, hidden ones included; 404 when there is none. */
+/** Any result, hidden ones included; 404 when there is none (also when it went with its benchmark). */
 export async function getResult(em: EntityManager, services: ResultServices, id: string): Promise<JsonText> {
-  const rows = await em.execute<ResultTextRow[]>(RESULT_BY_ID_SQL, [id]);
-  if (!rows[0]) throw errors.notFound('Result', id);
-  return new JsonText(...(await resultItemsJson(em, services.embeds, rows))[0]!);
-}
-
-/** The tags of these ids, each existing (404) and approved (422); duplicates collapsed. */
-async function approvedTags(em: EntityManager, tagIds: readonly string[]): Promise<TagRow[]> {
-  const unique = [...new Set(tagIds)];
-  if (unique.length === 0) return [];
-  const found = new Map((await em.find(Tag, { id: { $in: unique } })).map((t) => [t.id, t]));
-  for (const id of unique) if (!found.has(id)) throw errors.notFound('Tag', id);
-  for (const id of unique) requireApproved(found.get(id)!, 'Tag', id);
-  return unique.map((id) => found.get(id)!).sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.id < y.id ? -1 : 1));
+  for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
+    const rows = await em.execute<ResultTextRow[]>(RESULT_BY_ID_SQL, [id]);
+    if (!rows[0]) throw errors.notFound('Result', id);
+    const items = await resultItemsJson(em, services.embeds, rows);
+    if (items) return new JsonText(...items[0]!);
+  }
+  throw itemsVanishing();
 }
 
 /** A zoned date-time, not in the future (beyond the clock tolerance). */
@@ -206,11 +217,13 @@ interface UploadTarget {
 /**
  * The targets of recent uploads, per (benchmark, flavor, tags), so that an upload is validated and
  * stored in one statement: the insert itself checks that nothing changed (GUARDED_INSERT_SQL), and
- * only when something did are the rows read again.
+ * only when something did are the rows read again. Their benchmarks' result validators come from
+ * `validators` (compiled in a worker thread, then cached).
  */
 export class UploadTargets {
   private readonly entries = new Map<string, { target: UploadTarget; expires: number }>();
   constructor(
+    readonly validators: SchemaCompiler,
     private readonly ttlMs = 60_000,
     private readonly maxEntries = 1_000,
   ) {}
@@ -243,12 +256,14 @@ async function readUploadTarget(em: EntityManager, query: CreateResultQuery, tag
   return { benchmark, flavor, site: site!, tags: [...tagsById.values()].sort(byNameThenId) };
 }
 
-function validateUpload(benchmark: BenchmarkRow, json: Record<string, unknown>): void {
-  let validate;
+async function validateUpload(targets: UploadTargets, benchmark: BenchmarkRow, json: Record<string, unknown>): Promise<void> {
+  let validate: ResultValidator;
   try {
-    validate = resultValidator(benchmark.id, benchmark.json_schema);
+    validate = await targets.validators.validator(benchmark.json_schema);
   } catch (err) {
-    throw new AppError(422, 'INVALID_BENCHMARK_SCHEMA', `The json_schema of benchmark ${benchmark.id} does not compile; ask an administrator to fix it.`, { cause: err });
+    if (!(err instanceof SchemaNotCompiled)) throw err; // e.g. 503: the server is stopping
+    const reason = err.message;
+    throw new AppError(422, 'INVALID_BENCHMARK_SCHEMA', `The json_schema of benchmark ${benchmark.id} does not compile (${reason}); ask an administrator to fix it.`, { cause: err });
   }
   const nul = nulPointer(json);
   if (nul) {
@@ -286,7 +301,7 @@ export async function createResult(
       target = await readUploadTarget(em, query, tagIds);
       targets.set(key, target);
     }
-    validateUpload(target.benchmark, json);
+    await validateUpload(targets, target.benchmark, json);
     const { benchmark, flavor, site, tags } = target;
     const uploadedAt = new Date();
     const [row] = await em.execute<{ stored: number }[]>(GUARDED_INSERT_SQL, [
@@ -400,7 +415,7 @@ export async function createResults(em: EntityManager, targets: UploadTargets, c
         continue;
       }
       try {
-        validateUpload(target.benchmark, p.item.json);
+        await validateUpload(targets, target.benchmark, p.item.json);
       } catch (err) {
         refuse(p.index, err);
       }
@@ -462,22 +477,32 @@ export async function createResults(em: EntityManager, targets: UploadTargets, c
 
 const byNameThenId = (x: TagRow, y: TagRow) => (x.name < y.name ? -1 : x.name > y.name ? 1 : x.id < y.id ? -1 : 1);
 
-/** Replaces the tags of a result: its uploader or an administrator (403 NOT_UPLOADER otherwise). */
+/**
+ * Replaces the tags of a result: its uploader or an administrator (403 NOT_UPLOADER otherwise).
+ * The result row is locked first (the lock claims and deletion take), and the tags are locked
+ * against a concurrent delete or reject: replacements of one result run one after the other, so
+ * racing ones end with exactly one of the requested sets, and repeating one changes nothing.
+ */
 export async function replaceResultTags(em: EntityManager, caller: Caller, id: string, tagIds: readonly string[]): Promise<void> {
-  const result = await em.findOne(Result, { id });
-  if (!result) throw errors.notFound('Result', id);
-  requireUploaderOrAdmin(caller, result);
-  const tags = await approvedTags(em, tagIds);
-  await em.transactional(async (tx) => {
-    await tx.execute('delete from result_tag where result_id = ?', [id]);
-    for (const tag of tags) tx.create(ResultTag, { result_id: id, tag_id: tag.id });
-    await tx.flush();
+  const unique = [...new Set(tagIds)];
+  await transaction(em, async (tx) => {
+    requireUploaderOrAdmin(caller, await lockResult(tx, id));
+    const found = new Map(
+      (await tx.execute<{ id: string; status: string }[]>('select id, status from tag where id = any(array[?]::uuid[]) for share', [unique])).map((t) => [t.id, t]),
+    );
+    for (const tagId of unique) if (!found.has(tagId)) throw errors.notFound('Tag', tagId);
+    for (const tagId of unique) requireApproved(found.get(tagId)!, 'Tag', tagId);
+    await tx.execute('delete from result_tag where result_id = ? and tag_id <> all(array[?]::uuid[])', [id, unique]);
+    await tx.execute(
+      'insert into result_tag (result_id, tag_id) select ?, t.id from unnest(array[?]::uuid[]) as t(id) on conflict do nothing',
+      [id, unique],
+    );
   });
 }
 
 /** Deletes a result for good: kept in the database, hidden everywhere but GET /results/{id}. */
 export async function deleteResult(em: EntityManager, id: string): Promise<void> {
-  await em.transactional(async (tx) => {
+  await transaction(em, async (tx) => {
     await lockResult(tx, id);
     await tx.execute('update result set deleted = true where id = ?', [id]);
     await refreshHidden(tx, id);

@@ -4,6 +4,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { errors } from '../http/errors.ts';
+import { transaction } from '../db/transaction.ts';
 import { getItem, type CatalogueKind, type ReferenceCounts, type ReviewedRow } from './catalogue.ts';
 
 function alreadyApproved(kind: CatalogueKind<ReviewedRow, unknown>, id: string) {
@@ -50,7 +51,7 @@ export async function removeItem<Row extends ReviewedRow>(
   cascade = false,
 ): Promise<void> {
   const generic = kind as unknown as CatalogueKind<ReviewedRow, unknown>;
-  await em.transactional(async (tem) => {
+  await transaction(em, async (tem) => {
     const [locked] = await tem.execute<{ status: string }[]>(`select status from ${kind.table} where id = ? for update`, [id]);
     if (!locked) throw errors.notFound(kind.label, id);
     if (mode === 'reject' && locked.status === 'approved') throw alreadyApproved(generic, id);

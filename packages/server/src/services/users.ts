@@ -22,8 +22,9 @@ export function userView(user: UserRow) {
 }
 
 /**
- * Registers an identity, recording the terms of use it accepts now. A user removed by an
- * administrator may register again. Returns whether the user was created.
+ * Registers an identity, recording the terms of use it accepts now. Returns whether the user was
+ * created. A user removed by an administrator stays removed (403 USER_REMOVED) until an
+ * administrator restores it (POST /users:restore): removal is how abusive accounts are stopped.
  */
 export async function register(
   em: EntityManager,
@@ -31,16 +32,11 @@ export async function register(
   termsVersion: string,
 ): Promise<{ user: UserRow; created: boolean }> {
   const existing = await em.findOne(User, { iss: identity.iss, sub: identity.sub });
-  if (existing && !existing.removed_datetime) return { user: existing, created: false };
-  const now = new Date();
-  if (existing) {
-    existing.removed_datetime = null;
-    existing.email = identity.email;
-    existing.registration_datetime = now;
-    existing.terms_version = termsVersion;
-    await em.flush();
-    return { user: existing, created: true };
+  if (existing?.removed_datetime) {
+    throw new AppError(403, 'USER_REMOVED', 'This account was removed by an administrator and cannot register again unless an administrator restores it.');
   }
+  if (existing) return { user: existing, created: false };
+  const now = new Date();
   const user = em.create(User, {
     iss: identity.iss,
     sub: identity.sub,

@@ -72,6 +72,8 @@ export async function startTestServer(
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
     // Tests send many writes from one identity; rate-limit.test.ts turns the limit on.
     rateLimit: '0',
+    // On, but far above what a test reads from its one address; bounded-work.test.ts tests the default.
+    readRateLimit: '100000/60s',
     ...overrides,
   });
   const server = await startServer(config, { logger: options.logger });

@@ -1,0 +1,98 @@
+/**
+ * One database connection of its own, outside the application pool, for what must answer even when
+ * every pooled connection is busy: `/ready` (are the database and the migrations there?) and the
+ * cancellation of statements whose client went away (pg_cancel_backend). Connected on first use
+ * and again after a failure; every statement it runs is short and bounded by `timeoutMs`.
+ */
+import pg from 'pg';
+import { migrationsList } from '../migrations/index.ts';
+
+export class DatabaseControl {
+  #client: Promise<pg.Client> | null = null;
+  #readiness: Promise<string[]> | null = null;
+  #closed = false;
+
+  constructor(
+    private readonly url: string,
+    /** Connecting, and each statement, give up after this long. */
+    private readonly timeoutMs = 1000,
+  ) {}
+
+  #connect(): Promise<pg.Client> {
+    if (this.#closed) return Promise.reject(new Error('The database control connection is closed.'));
+    if (this.#client) return this.#client;
+    const client = new pg.Client({
+      connectionString: this.url,
+      application_name: 'benchmarks-server control',
+      connectionTimeoutMillis: this.timeoutMs,
+      statement_timeout: this.timeoutMs,
+      // The server may not answer at all (stopped without closing the socket).
+      query_timeout: this.timeoutMs + 500,
+    });
+    const connecting = client.connect().then(
+      () => client,
+      (err) => {
+        forget();
+        client.end().catch(() => {});
+        throw err;
+      },
+    );
+    const forget = () => {
+      if (this.#client === connecting) this.#client = null;
+    };
+    client.on('error', forget);
+    client.on('end', forget);
+    this.#client = connecting;
+    return connecting;
+  }
+
+  async #query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+    const connecting = this.#connect();
+    const client = await connecting;
+    try {
+      return (await client.query<R>(sql, params)).rows;
+    } catch (err) {
+      // A statement that timed out on this side (no SQLSTATE) leaves the connection in an unknown state.
+      if (!(err as { code?: string }).code) {
+        if (this.#client === connecting) this.#client = null;
+        client.end().catch(() => {});
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * The migrations not applied yet (every one when the table is missing). Concurrent calls share
+   * one statement, so a flood of `/ready` costs the database one query at a time.
+   */
+  pendingMigrations(): Promise<string[]> {
+    this.#readiness ??= (async () => {
+      try {
+        let applied: Set<string>;
+        try {
+          applied = new Set((await this.#query<{ name: string }>('select name from mikro_orm_migrations')).map((r) => r.name));
+        } catch (err) {
+          if ((err as { code?: string }).code !== '42P01') throw err; // undefined_table: nothing applied yet
+          applied = new Set();
+        }
+        return migrationsList.map((m) => m.name).filter((name) => !applied.has(name));
+      } finally {
+        this.#readiness = null;
+      }
+    })();
+    return this.#readiness;
+  }
+
+  /** Cancels the statements running on these backends; returns how many were signalled. */
+  async cancel(pids: number[]): Promise<number> {
+    const rows = await this.#query<{ n: number }>('select count(*) filter (where pg_cancel_backend(pid))::int as n from unnest($1::int[]) pid', [pids]);
+    return rows[0]?.n ?? 0;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const client = this.#client;
+    this.#client = null;
+    if (client) await client.then((c) => c.end()).catch(() => {});
+  }
+}

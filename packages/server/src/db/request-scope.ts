@@ -1,0 +1,103 @@
+/**
+ * Which pooled connections each request holds, so that the statements of a request whose client
+ * went away can be cancelled (http/request-scope.ts calls `abandon`).
+ *
+ * The request's scope travels with its async context (AsyncLocalStorage): the knex client's
+ * `acquireConnection`/`releaseConnection` are wrapped (`trackConnections`, installed by
+ * db/bound-driver.ts) to record the connections acquired inside a scope, transactions included.
+ * A connection whose statement was cancelled is never handed out again: the pool's `validate`
+ * (`reusable`, db/orm.ts) discards it, so a cancel that arrives late can never hit the statement
+ * of another request that got the connection meanwhile.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** The part of a pg client used here. */
+export interface PooledConnection {
+  /** The PostgreSQL backend's process id (pg sets it at connect). */
+  processID: number | null;
+}
+
+export interface RequestScope {
+  readonly requestId: string;
+  /** Aborted when the client goes away before its answer was sent. */
+  readonly signal: AbortSignal;
+  /** Connections held now. */
+  readonly held: Set<PooledConnection>;
+  /** Set once the request was handled: later statements (background work) are not tracked. */
+  done: boolean;
+}
+
+const scopes = new AsyncLocalStorage<RequestScope>();
+const owners = new WeakMap<PooledConnection, RequestScope>();
+const cancelled = new WeakSet<PooledConnection>();
+
+/** Runs `work` (the handling of one request) inside a new scope. */
+export function runInScope<T>(requestId: string, signal: AbortSignal, work: (scope: RequestScope) => Promise<T>): Promise<T> {
+  const scope: RequestScope = { requestId, signal, held: new Set(), done: false };
+  return scopes.run(scope, () => work(scope));
+}
+
+/** The scope of the request being handled here, if any. */
+export function currentScope(): RequestScope | undefined {
+  const scope = scopes.getStore();
+  return scope && !scope.done ? scope : undefined;
+}
+
+/** Raised instead of running a statement for a request whose client went away. */
+export class RequestAbandonedError extends Error {
+  readonly code = 'REQUEST_ABANDONED';
+  constructor() {
+    super('The client closed the request: no statement runs for it any more.');
+    this.name = 'RequestAbandonedError';
+  }
+}
+
+/** Throws when the current request was abandoned (checked before each statement). */
+export function refuseIfAbandoned(): void {
+  if (currentScope()?.signal.aborted) throw new RequestAbandonedError();
+}
+
+/** The pool's `validate`: false for a connection whose statement was cancelled (it is destroyed). */
+export function reusable(connection: PooledConnection): boolean {
+  return !cancelled.has(connection);
+}
+
+type KnexClient = {
+  acquireConnection(): Promise<PooledConnection>;
+  releaseConnection(connection: PooledConnection): Promise<void>;
+};
+
+/** Records, per request scope, the connections the knex client hands out and takes back. */
+export function trackConnections(client: KnexClient): void {
+  const acquire = client.acquireConnection.bind(client);
+  const release = client.releaseConnection.bind(client);
+  client.acquireConnection = async () => {
+    const scope = currentScope();
+    if (scope?.signal.aborted) throw new RequestAbandonedError();
+    const connection = await acquire();
+    if (scope && !scope.done) {
+      scope.held.add(connection);
+      owners.set(connection, scope);
+    }
+    return connection;
+  };
+  client.releaseConnection = (connection) => {
+    owners.get(connection)?.held.delete(connection);
+    owners.delete(connection);
+    return release(connection);
+  };
+}
+
+/**
+ * Cancels what the scope's connections run: marks them so the pool discards them once released,
+ * then asks PostgreSQL to cancel their backends (`cancel`: pg_cancel_backend from a connection
+ * outside the pool, db/control.ts). Returns how many backends were signalled.
+ */
+export async function cancelHeld(scope: RequestScope, cancel: (pids: number[]) => Promise<number>): Promise<number> {
+  const pids: number[] = [];
+  for (const connection of scope.held) {
+    cancelled.add(connection);
+    if (typeof connection.processID === 'number') pids.push(connection.processID);
+  }
+  return pids.length ? cancel(pids) : 0;
+}

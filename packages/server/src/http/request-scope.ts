@@ -1,0 +1,38 @@
+import type Koa from 'koa';
+import type { Logger } from '../logger.ts';
+import { cancelHeld, RequestAbandonedError, runInScope } from '../db/request-scope.ts';
+import { requestIdOf } from './access-log.ts';
+
+/**
+ * Handles each request inside a scope that knows its database connections (db/request-scope.ts).
+ * When the client goes away before its answer was sent (the response closes unfinished: Node
+ * reports it as soon as the socket closes, even while nothing is being written), the request is
+ * abandoned: its running statements are cancelled at once (pg_cancel_backend through `cancel`, a
+ * connection outside the pool), it starts no new one, and it leaves any admission queue.
+ */
+export function requestScope(logger: Logger, cancel: (pids: number[]) => Promise<number>): Koa.Middleware {
+  return async (ctx, next) => {
+    const controller = new AbortController();
+    const requestId = requestIdOf(ctx);
+    await runInScope(requestId, controller.signal, async (scope) => {
+      const onClose = () => {
+        if (ctx.res.writableFinished || scope.done) return;
+        (ctx.state as { abandoned?: boolean }).abandoned = true;
+        controller.abort(new RequestAbandonedError());
+        const held = scope.held.size;
+        cancelHeld(scope, cancel).then(
+          (cancelled) => {
+            if (held) logger.info('client went away: statements of its request cancelled', { requestId, method: ctx.method, path: ctx.path, cancelled });
+          },
+          (err) => logger.warn('client went away: statements of its request could not be cancelled', { requestId, error: (err as Error).message }),
+        );
+      };
+      ctx.res.once('close', onClose);
+      try {
+        await next();
+      } finally {
+        scope.done = true;
+      }
+    });
+  };
+}
