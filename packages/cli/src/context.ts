@@ -19,9 +19,10 @@ export interface Context {
   readonly client: Client;
   /**
    * Another client (closed with the context) whose token comes from `getToken`; `observe` sees
-   * every HTTP status, or the network error, of its requests.
+   * every HTTP status, or the network error, of each attempt of its requests, with the request's
+   * Idempotency-Key (the same for every retry of one call).
    */
-  newClient(getToken: () => Promise<string | undefined>, observe?: (outcome: number | Error) => void): Client;
+  newClient(getToken: () => Promise<string | undefined>, observe?: Observer): Client;
   /** The API base URL, e.g. http://host:8080/api/v1. */
   readonly apiBase: string;
   /** A line on stdout (data). */
@@ -33,6 +34,12 @@ export interface Context {
   printItem<T>(item: T, columns: readonly Column<T>[]): void;
   printList<T>(request: PageRequest<T>, columns: readonly Column<T>[], options: ListOptions): Promise<T[]>;
 }
+
+/** Sees each attempt's status or network error, with its Idempotency-Key when it has one. */
+export type Observer = (outcome: number | Error, key: string | undefined) => void;
+
+/** Retries of each request by the SDK (its default): a keyed upload is sent at most 1 + this times. */
+export const CLIENT_RETRIES = 2;
 
 const NO_SERVER =
   'No server configured: pass --server URL, set BENCHMARKS_SERVER, or save one with `benchmarks config set server URL`.';
@@ -52,14 +59,15 @@ function verboseFetch(io: Io): FetchLike {
   };
 }
 
-function observed(fetch: FetchLike, observe: (outcome: number | Error) => void): FetchLike {
+function observed(fetch: FetchLike, observe: Observer): FetchLike {
   return async (url, init) => {
+    const key = init.headers['idempotency-key'];
     try {
       const response = await fetch(url, init);
-      observe(response.status);
+      observe(response.status, key);
       return response;
     } catch (err) {
-      observe(err as Error);
+      observe(err as Error, key);
       throw err;
     }
   };
@@ -69,13 +77,13 @@ export async function createContext(options: GlobalOptions, io: Io): Promise<Con
   const settings = await resolveSettings(options, io);
   const tokens = new TokenSource(settings);
   const clients: Client[] = [];
-  const newClient = (getToken: () => Promise<string | undefined>, observe?: (outcome: number | Error) => void): Client => {
+  const newClient = (getToken: () => Promise<string | undefined>, observe?: Observer): Client => {
     if (!settings.server) throw new UsageError(NO_SERVER);
     checkServer(settings.server);
     // Node's own fetch: the bundled CLI carries no HTTP client of its own (the SDK's default is undici's).
     let fetch: FetchLike = settings.verbose ? verboseFetch(io) : (url, init) => globalThis.fetch(url, init);
     if (observe) fetch = observed(fetch, observe);
-    const client = createClient({ baseUrl: settings.server, getToken, userAgent: `benchmarks-cli/${CLI_VERSION}`, fetch });
+    const client = createClient({ baseUrl: settings.server, getToken, userAgent: `benchmarks-cli/${CLI_VERSION}`, fetch, retries: CLIENT_RETRIES });
     clients.push(client);
     return client;
   };

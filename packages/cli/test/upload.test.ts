@@ -176,4 +176,36 @@ test('results upload: bad flags are usage errors (2); an unknown benchmark is on
   assert.match(unknown.stderr, /^Error: No benchmark ghcr\.io\/upload\/unknown:9/);
 });
 
+test('results upload run twice (a re-run after an interruption or a timeout): each result is stored once, the same ids reported', async () => {
+  const dir = join(box.dir, 'rerun');
+  await mkdir(dir, { recursive: true });
+  const marker = `rerun-${process.pid}`;
+  // Two identical lines are two results, as before keys existed; a bad line fails both times.
+  const lines = [1, 2, 2, 3, 'bad', 4].map((score) => JSON.stringify({ marker, score }));
+  await writeFile(join(dir, 'runs.ndjson'), lines.join('\n'));
+  await writeFile(join(dir, 'single.json'), JSON.stringify({ marker, score: 5 }));
+  const count = async () =>
+    (await t.request('GET', '/results', { query: { benchmark_id: c.benchmark.id, filters: `marker == ${marker}`, per_page: 1 } })).body.total as number;
+  const runOnce = async (extra: string[], name: string) => {
+    const report = join(box.dir, `${name}.json`);
+    const res = await box.run(['results', 'upload', dir, ...flags, '--batch-size', '3', '--report', report, ...extra], { env: { BENCHMARKS_TOKEN: uploader } });
+    assert.is(res.code, 1, res.stderr);
+    assert.match(res.stderr, /Uploaded 6 of 7 results: 1 failed, 0 skipped\./);
+    const written = JSON.parse(await readFile(report, 'utf8'));
+    return written.items.map((i: any) => `${i.source.split('/').pop()}:${i.line}:${i.status}:${i.result_id ?? ''}`) as string[];
+  };
+  const first = await runOnce([], 'rerun-1');
+  assert.is(await count(), 6);
+  assert.is(new Set(first.map((i) => i.split(':')[3]).filter(Boolean)).size, 6, 'identical lines are stored apart');
+  const second = await runOnce([], 'rerun-2');
+  assert.equal(second, first, 'the second run reports the results the first one stored');
+  assert.is(await count(), 6, 'nothing stored twice');
+  // One result per request (--batch-size 1) keys each result the same way on every run.
+  const one = await box.run(['results', 'upload', join(dir, 'single.json'), ...flags, '--batch-size', '1', '-o', 'json'], { env: { BENCHMARKS_TOKEN: uploader } });
+  const oneAgain = await box.run(['results', 'upload', join(dir, 'single.json'), ...flags, '--batch-size', '1', '-o', 'json'], { env: { BENCHMARKS_TOKEN: uploader } });
+  assert.is(one.code, 0, one.stderr);
+  assert.is(JSON.parse(oneAgain.stdout)[0].result_id, JSON.parse(one.stdout)[0].result_id);
+  assert.is(await count(), 7);
+});
+
 test.run();

@@ -8,7 +8,7 @@ import { errorFromResponse, parseRetryAfter, TimeoutError, type RequestInfo } fr
 import { defaultTransport, type FetchLike, type FetchResponse, type Transport } from './fetch.ts';
 import { PageRequest, type Page } from './pagination.ts';
 import { connectionError, headersOf, parseBody, parseSuccess } from './response.ts';
-import { IDEMPOTENT_METHODS, RETRY_STATUSES, retryDelayMs, sleep } from './retry.ts';
+import { IDEMPOTENT_METHODS, newIdempotencyKey, RETRY_STATUSES, retriesKeyed, retryDelayMs, sleep } from './retry.ts';
 import type { CallArgsTuple, Item, ListQuery, Params, Reply } from './types.ts';
 import { apiBaseUrl, encodeQuery, expandPath, type QueryValue } from './url.ts';
 import { SDK_VERSION } from './version.ts';
@@ -33,13 +33,17 @@ export interface ClientOptions {
   /** Per attempt; default 30 000 ms; `0` disables it. */
   timeoutMs?: number | undefined;
   /**
-   * Retries of safe requests (GET, HEAD, PUT, DELETE) on 429/502/503/504 and lost connections, and of
-   * any request on 429 (refused before any work was done); default 2.
+   * Retries of safe requests (GET, HEAD, PUT, DELETE) on 429/502/503/504 and lost connections, of
+   * creating POSTs (which carry an `Idempotency-Key`) on any 5xx, 409 `IDEMPOTENCY_KEY_IN_USE`, lost
+   * connections and timeouts, and of any request on 429 (refused before any work was done); default 2.
    */
   retries?: number | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+/** What the server accepts as a key (the contract's pattern). */
+const VALID_KEY = /^[\x20-\x7E]{1,255}$/;
 const DEFAULT_RETRIES = 2;
 const registry = operations as Record<string, OperationDef>;
 const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
@@ -49,6 +53,7 @@ type LooseArgs = {
   query?: Record<string, unknown> | undefined;
   body?: unknown;
   signal?: AbortSignal | undefined;
+  idempotencyKey?: string | undefined;
 };
 /** The arguments of a list operation: its path parameters and its query, builders allowed. */
 type ListArgs<K extends OperationId> = { params?: Params<K> | undefined; query?: ListQuery<K> | undefined; signal?: AbortSignal | undefined };
@@ -114,29 +119,40 @@ export class Core {
     const url = this.baseUrl + expandPath(def.path, params) + encodeQuery(wireQuery(query));
     const info: RequestInfo = { method: def.method, url };
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    // A POST is repeated only after a 429: the server refuses it before doing any work.
+    // Creating operations declare an Idempotency-Key: one per call, the same for each of its retries,
+    // so the server applies the call once however often it is sent. Other POSTs are repeated only
+    // after a 429: the server refuses it before doing any work.
+    const key = def.headers?.properties?.[IDEMPOTENCY_HEADER] ? (args.idempotencyKey ?? newIdempotencyKey()) : undefined;
+    if (key !== undefined && !VALID_KEY.test(key)) throw new TypeError('idempotencyKey must be 1 to 255 printable ASCII characters');
     const safe = IDEMPOTENT_METHODS.has(def.method);
     const maxRetries = this.#retries;
 
     for (let attempt = 0; ; attempt++) {
       const token = def.auth === 'none' ? undefined : ((await this.#token?.()) ?? undefined);
       const redact = (text: string) => (token ? text.split(token).join('[REDACTED]') : text);
-      const outcome = await this.#send(info, this.#headers(token, payload !== undefined), payload, signal);
+      const headers = this.#headers(token, payload !== undefined);
+      if (key !== undefined) headers['idempotency-key'] = key;
+      const outcome = await this.#send(info, headers, payload, signal);
 
       if ('error' in outcome) {
         if (signal?.aborted) throw signal.reason;
-        if (outcome.error instanceof TimeoutError) throw outcome.error;
-        if (safe && attempt < maxRetries) {
+        const timedOut = outcome.error instanceof TimeoutError;
+        // A keyed request is retried after a timeout too: the retry gets the first attempt's answer.
+        if (((safe && !timedOut) || key !== undefined) && attempt < maxRetries) {
           await sleep(retryDelayMs(attempt), signal);
           continue;
         }
+        if (timedOut) throw outcome.error;
         throw connectionError(info, outcome.error, redact);
       }
 
       const { response, text } = outcome;
       const status = response.status;
       if (status >= 200 && status < 300) return parseSuccess(status, response, text, info, redact);
-      if (RETRY_STATUSES.has(status) && (safe || status === 429) && attempt < maxRetries) {
+      const retry =
+        (RETRY_STATUSES.has(status) && (safe || status === 429)) ||
+        (key !== undefined && retriesKeyed(status, status === 409 ? (parseBody(response, text) as { code?: unknown } | undefined)?.code : undefined));
+      if (retry && attempt < maxRetries) {
         await sleep(retryDelayMs(attempt, parseRetryAfter(response.headers.get('retry-after'))), signal);
         continue;
       }

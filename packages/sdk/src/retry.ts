@@ -1,7 +1,8 @@
 /**
  * When and how long to wait before repeating a request. Only requests that are safe to repeat are
- * retried (a POST may have been applied before the answer was lost), except after a 429, which the
- * server answers before doing any work.
+ * retried: GET, HEAD, PUT and DELETE, and POSTs that carry an `Idempotency-Key` (the server applies
+ * those once per key; other POSTs may have been applied before the answer was lost), plus any
+ * request after a 429, which the server answers before doing any work.
  */
 
 /**
@@ -17,6 +18,35 @@ export const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504])
  * IDEMPOTENT_METHODS.has('POST'); // false: retried only after a 429
  */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+
+/**
+ * Whether a request that carries an `Idempotency-Key` is worth another try after this answer: what
+ * {@link RETRY_STATUSES} says, any other 5xx (the server stored nothing, or a retry gets what it
+ * stored), and 409 `IDEMPOTENCY_KEY_IN_USE` (the first attempt is still running; the retry gets its
+ * answer). Lost connections and timeouts are retried too (see `Core`).
+ * @example
+ * retriesKeyed(500, 'INTERNAL_ERROR'); // true
+ * retriesKeyed(409, 'DUPLICATE'); // false
+ */
+export function retriesKeyed(status: number, code: unknown): boolean {
+  return RETRY_STATUSES.has(status) || status >= 500 || (status === 409 && code === 'IDEMPOTENCY_KEY_IN_USE');
+}
+
+/**
+ * A new random `Idempotency-Key`: a UUID (version 4), from `crypto.randomUUID` where there is one, else
+ * from `crypto.getRandomValues` (browser pages served over plain http have only the latter).
+ * @example
+ * const key = newIdempotencyKey(); // '3b241101-e2bb-4255-8caf-4136c566a962'
+ */
+export function newIdempotencyKey(): string {
+  const c = globalThis.crypto;
+  if (typeof c?.randomUUID === 'function') return c.randomUUID();
+  const b = c.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 /**
  * The first backoff window.

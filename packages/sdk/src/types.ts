@@ -92,6 +92,25 @@ type ParamsPart<K extends OperationId> = Def<K> extends { params: TSchema } ? { 
 type QueryPart<K extends OperationId> =
   Def<K> extends { query: TSchema } ? ({} extends Query<K> ? { query?: Query<K> | undefined } : { query: Query<K> }) : { query?: undefined };
 type BodyPart<K extends OperationId> = Def<K> extends { body: TSchema } ? { body: Body<K> } : { body?: undefined };
+/** Operations that declare an `Idempotency-Key` header (the creating POSTs) take `idempotencyKey`. */
+type KeyPart<K extends OperationId> = Def<K> extends { headers: TSchema } ? IdempotencyOptions : unknown;
+
+/**
+ * The option of creating calls (POST of results, batches, benchmarks, sites, flavors, tags and
+ * claims). The client sends an `Idempotency-Key` with each such call, the same for every retry of
+ * it, so that the server applies the call once: by default a new random UUID per call.
+ * @example
+ * const key = `nightly-${runId}`; // the same key if this script runs again
+ * await client.results.createMany(items, { idempotencyKey: key });
+ */
+export interface IdempotencyOptions {
+  /**
+   * The key to send instead of a random one: 1 to 255 printable ASCII characters. Within 24 h the
+   * server answers a call with a key it has seen (same caller) with the first call's answer and
+   * stores nothing; another request under the same key is refused (422 `IDEMPOTENCY_KEY_REUSED`).
+   */
+  idempotencyKey?: string | undefined;
+}
 
 /**
  * The arguments of `client.call(operationId, args)`: `params`, `query` and `body`, each required
@@ -99,7 +118,7 @@ type BodyPart<K extends OperationId> = Def<K> extends { body: TSchema } ? { body
  * @example
  * const args: CallArgs<'getBenchmark'> = { params: { id } };
  */
-export type CallArgs<K extends OperationId> = Simplify<ParamsPart<K> & QueryPart<K> & BodyPart<K> & CallOptions>;
+export type CallArgs<K extends OperationId> = Simplify<ParamsPart<K> & QueryPart<K> & BodyPart<K> & KeyPart<K> & CallOptions>;
 
 /**
  * `[args]` when some argument is required, `[args?]` otherwise.

@@ -38,13 +38,20 @@ export interface UploadOptions {
   concurrency?: number | undefined;
   /** Called after each item; an exception it throws is ignored, so it cannot stop the batch. */
   onProgress?: ((progress: UploadProgress) => void) | undefined;
+  /**
+   * The `Idempotency-Key` of each request, from what it sends: its items (one for `createResult`)
+   * and the operation. Default (or when it returns `undefined`): a random key per request. A key
+   * derived from the content makes running the same upload again within 24 h store nothing twice.
+   * An exception it throws fails the items of that request, which is then not sent.
+   */
+  idempotencyKey?: ((items: readonly UploadItem[], operation: 'createResult' | 'createResults') => string | undefined) | undefined;
 }
 
 /**
  * Runs `create` over every item with at most `concurrency` in flight, never stopping on a failure,
- * and resolves to one outcome per item, in input order. Uploads are POSTs, so a failed one is never
- * retried automatically (a lost answer may hide a stored result): retry the failed items yourself
- * after checking.
+ * and resolves to one outcome per item, in input order. Each upload carries an `Idempotency-Key`, so
+ * the client itself retries it after a lost answer, a timeout or a 5xx; what still fails can be sent
+ * again with the same key (see `UploadOptions.idempotencyKey`) without storing it twice.
  * @example
  * const outcomes = await uploadMany(items, (item) => client.results.create(item, item.json), {});
  */
@@ -179,10 +186,11 @@ function refusedItems(err: ProblemLike, size: number): Map<number, ProblemLike['
  * `concurrency` requests in flight, and resolves to one outcome per item in input order, never
  * rejecting. A batch refused because of some of its items (422 or 404 naming them in
  * `errors[].path`) stores nothing: those items fail with their own details, and the others are sent
- * again without them. A batch too large for the server (413) is split in two. Any other failure (401,
- * 403, 5xx, a lost connection) fails every item of that batch, and is not retried: the batch may have
- * been stored before the answer was lost. Against a server without the batch operation, items are
- * sent one by one (POST /results).
+ * again without them. A batch too large for the server (413) is split in two. Each request carries an
+ * `Idempotency-Key`, so the client retries a lost answer, a timeout or a 5xx without storing the
+ * batch twice; any failure that remains (401, 403, a 5xx or lost connection after the retries) fails
+ * every item of that batch. Against a server without the batch operation, items are sent one by one
+ * (POST /results).
  * @example
  * const outcomes = await uploadInBatches(items, { createBatch: (b) => client.results.createMany(b), createOne: ... }, {});
  */

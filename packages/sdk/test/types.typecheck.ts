@@ -67,3 +67,14 @@ export async function responses(id: string) {
   await client.call('getBenchmark', { params: { id } });
   return [name, site, nothing, me, body];
 }
+
+export async function idempotencyKeys(id: string) {
+  // Creating calls take an idempotencyKey; other calls do not.
+  await client.call('createTag', { body: { name: 'gpu' }, idempotencyKey: 'tag-gpu-1' });
+  await client.tags.create({ name: 'gpu' }, { idempotencyKey: 'tag-gpu-1' });
+  await client.results.claim(id, 'wrong', { idempotencyKey: 'claim-1' });
+  // @ts-expect-error approving declares no Idempotency-Key
+  await client.call('approveTag', { params: { id }, idempotencyKey: 'k' });
+  // @ts-expect-error the key is a string
+  await client.sites.create({ name: 'x', address: 'y' }, { idempotencyKey: 1 });
+}

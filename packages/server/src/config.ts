@@ -42,6 +42,8 @@ export interface ServerConfig {
   largeBodyConcurrency: number;
   /** Claims one user may have waiting for review at once (services/claims.ts); 0: no limit. */
   maxOpenClaims: number;
+  /** Most indexes kept for sorting by benchmarks' suggested metrics, two per metric (services/metric-indexes.ts); 0: none. */
+  maxMetricIndexes: number;
   /** Longest a statement of the application pool may run, in ms (PostgreSQL statement_timeout); 0: no limit. */
   statementTimeoutMs: number;
   /** Connections of the application pool. */
@@ -73,7 +75,9 @@ export const DEFAULTS = {
   largeBodyConcurrency: Math.max(2, availableParallelism()),
   /** Enough for anyone reporting real problems; a flood of claims cannot hide much of the catalogue. */
   maxOpenClaims: 50,
-  /** Far above any list the service answers normally (a JSON sort over a million results: about 3 s). */
+  /** 100 metrics (two indexes each): list planning and uploads stay as fast as with 20 benchmarks of 8 metrics (docs/security.md). */
+  maxMetricIndexes: 200,
+  /** About twice the slowest statement the benchmark measured at a million results (p99 8.5 s: a search, 32 connections on 2 cores). */
   statementTimeout: '15s',
   dbPoolSize: 10,
   /** Elasticsearch's max_result_window: 100 pages of 100. */
@@ -115,7 +119,7 @@ export type RawConfig = Partial<Record<
   | 'host' | 'port' | 'databaseUrl' | 'dataDir' | 'publicUrl' | 'oidcIssuer' | 'oidcAudience' | 'oidcDeviceClientId' | 'adminEntitlement'
   | 'oidcOpaqueIssuer' | 'maxSchemaBytes' | 'maxSchemaNodes'
   | 'trustProxy' | 'logLevel' | 'bodyLimit' | 'termsVersion' | 'termsUrl' | 'corsOrigins' | 'rateLimit' | 'totalsCacheSeconds'
-  | 'largeBodyConcurrency' | 'maxOpenClaims'
+  | 'largeBodyConcurrency' | 'maxOpenClaims' | 'maxMetricIndexes'
   | 'statementTimeout' | 'dbPoolSize' | 'maxPageDepth' | 'expensiveListConcurrency' | 'readRateLimit',
   string
 >> & { demo?: boolean };
@@ -179,6 +183,7 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     totalsCacheSeconds,
     largeBodyConcurrency,
     maxOpenClaims,
+    maxMetricIndexes: integerIn(raw.maxMetricIndexes, DEFAULTS.maxMetricIndexes, 'MAX_METRIC_INDEXES', 0, 10_000),
     ...boundedWork(raw),
   };
 }

@@ -156,6 +156,7 @@ export function program(options: ProgramOptions = {}): Command {
       .addOption(new Option('--totals-cache-seconds <s>', `how long totals of large result lists are remembered (default ${DEFAULTS.totalsCacheSeconds}; 0: never)`).env('TOTALS_CACHE_SECONDS'))
       .addOption(new Option('--large-body-concurrency <n>', `requests with a body of 64 KB or more (batches) parsed, validated and stored at once; the others wait (default: one per core, at least 2; here ${DEFAULTS.largeBodyConcurrency})`).env('LARGE_BODY_CONCURRENCY'))
       .addOption(new Option('--max-open-claims <n>', `claims one user may have waiting for review at once (default ${DEFAULTS.maxOpenClaims}; 0: no limit)`).env('MAX_OPEN_CLAIMS'))
+      .addOption(new Option('--max-metric-indexes <n>', `most indexes for sorting by benchmarks' suggested metrics, two per metric (default ${DEFAULTS.maxMetricIndexes}; 0: none)`).env('MAX_METRIC_INDEXES'))
       .addOption(new Option('--statement-timeout <duration>', `longest a database statement of a request may run, e.g. 15s, 500ms (default ${DEFAULTS.statementTimeout}; 0: no limit; migrations and index builds are exempt)`).env('STATEMENT_TIMEOUT'))
       .addOption(new Option('--db-pool-size <n>', `database connections of the application pool (default ${DEFAULTS.dbPoolSize})`).env('DB_POOL_SIZE'))
       .addOption(new Option('--max-page-depth <n>', `how deep paging may reach into a result list: page × per_page at most this (default ${DEFAULTS.maxPageDepth})`).env('MAX_PAGE_DEPTH'))

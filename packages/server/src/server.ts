@@ -76,13 +76,14 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const verifier = issuers.length ? new TokenVerifier({ issuers, audience: config.oidcAudience, opaqueIssuer: config.oidcOpaqueIssuer }) : null;
     if (!verifier) logger.warn('no OpenID issuer is trusted (OIDC_ISSUERS): every operation that needs a token answers 401');
     else if (!verifier.opaqueIssuer) logger.info('several OpenID issuers are trusted and none checks opaque tokens (OIDC_OPAQUE_ISSUER): only JWT access tokens are accepted');
-    const metrics = new MetricIndexes(logger);
+    const metrics = new MetricIndexes(logger, { maxIndexes: config.maxMetricIndexes });
     const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
     const schemas = new SchemaCompiler({ maxBytes: config.maxSchemaBytes, maxNodes: config.maxSchemaNodes });
     const context: AppContext = { config, orm, logger, verifier, version: VERSION, totals, embeds: new EmbedCache(), uploads: new UploadTargets(schemas), metrics,
       largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency), schemas,
       control: new DatabaseControl(db.url), expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency) };
-    // Indexes for the suggested metrics of approved benchmarks that lack them, built in the background.
+    // Indexes for the suggested metrics of approved benchmarks, within the cap, built in the
+    // background; those of benchmarks deleted or changed meanwhile are dropped.
     void metrics.ensureAll(orm.em.fork()).catch((err) => logger.warn('metric indexes not checked', { error: (err as Error).message }));
     const app = createApp(context);
     const handle = app.callback();

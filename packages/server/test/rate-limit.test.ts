@@ -61,7 +61,7 @@ test('writes beyond the limit: 429 RATE_LIMITED with Retry-After and RateLimit h
   assert.ok(retryAfter >= 1 && retryAfter <= 12, `Retry-After ${retryAfter}s: one write comes back every 12 s`);
   assert.is(limited.headers.get('ratelimit-remaining'), '0');
   assert.is((await t.request('GET', '/sites', { query: { status: 'on_review' } })).body.total, before, 'the refused write stored nothing');
-  for (let i = 0; i < 20; i++) assert.is((await t.request('GET', '/sites', { token: alice })).status, 200, 'reads are not limited');
+  for (let i = 0; i < 20; i++) assert.is((await t.request('GET', '/sites', { token: alice })).status, 200, 'reads have a budget of their own (READ_RATE_LIMIT, bounded-work.test.ts)');
   assert.is((await t.request('POST', '/sites', { token: bob, body: inputs.site() })).status, 201, 'another client has its own budget');
 });
 

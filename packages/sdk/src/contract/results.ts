@@ -80,7 +80,10 @@ const ResultPage = Page(Result, 'ResultPage');
 
 const LIST_NOTES =
   'Sort by `+`/`-` then a field, or `json.<dotted.path>` (numbers numerically, then other values as text; ' +
-  'results without the path last in both directions). Every order ends with id.';
+  'results without the path last in both directions). Every order ends with id. Pages reach at most MAX_PAGE_DEPTH ' +
+  '(default 10,000) results deep: page × per_page above it is 422 PAGE_TOO_DEEP. Lists with search terms, JSON filters ' +
+  'or a sort no index serves run a few at a time per server: beyond them 503 EXPENSIVE_LIST_BUSY with Retry-After; ' +
+  'a statement that runs past the statement timeout is 503 DATABASE_TIMEOUT.';
 
 export const listResults = defineOperation({
   operationId: 'listResults',
@@ -92,6 +95,7 @@ export const listResults = defineOperation({
   auth: 'none',
   query: ListQuery(ResultFilters, ResultSort),
   response: { status: 200, schema: ResultPage },
+  errors: [503],
 });
 
 export const searchResults = defineOperation({
@@ -106,6 +110,7 @@ export const searchResults = defineOperation({
   auth: 'none',
   query: ListQuery({ terms: Type.Optional(Terms), ...ResultFilters }, ResultSort),
   response: { status: 200, schema: ResultPage },
+  errors: [503],
 });
 
 export const getResult = defineOperation({
@@ -227,6 +232,7 @@ export const listSelfResults = defineOperation({
   auth: 'user',
   query: ListQuery({ terms: Type.Optional(Terms), ...ResultFilters }, ResultSort),
   response: { status: 200, schema: ResultPage },
+  errors: [503],
 });
 
 export const resultOperations = {

@@ -1,6 +1,6 @@
 import type { Core } from '../core.ts';
 import type { BenchmarkSort } from '../contract/benchmarks.ts';
-import type { Body, ListQuery, Query, FieldsOf } from '../types.ts';
+import type { Body, ListQuery, Query, FieldsOf, IdempotencyOptions } from '../types.ts';
 
 /**
  * `client.benchmarks`: benchmark definitions (one container image and tag, with the JSON Schema
@@ -35,7 +35,7 @@ export function benchmarksNamespace(core: Core) {
      * @example
      * await client.benchmarks.create({ container_image, container_tag, json_schema: {}, url })
      */
-    create: (body: Body<'createBenchmark'>) => core.request('createBenchmark', { body }),
+    create: (body: Body<'createBenchmark'>, options?: IdempotencyOptions) => core.request('createBenchmark', { ...options, body }),
     /**
      * Replaces a benchmark's fields (admin).
      * @example

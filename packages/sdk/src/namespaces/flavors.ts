@@ -1,6 +1,6 @@
 import type { Core } from '../core.ts';
 import type { FlavorSort } from '../contract/flavors.ts';
-import type { Body, ListQuery, Query, FieldsOf } from '../types.ts';
+import type { Body, ListQuery, Query, FieldsOf, IdempotencyOptions } from '../types.ts';
 
 /**
  * `client.flavors`: virtual machine templates of a site. Listing, searching and creating go through
@@ -30,7 +30,8 @@ export function flavorsNamespace(core: Core) {
      * @example
      * await client.flavors.create(siteId, { name: 'c4.large', description: '' })
      */
-    create: (siteId: string, body: Body<'createFlavor'>) => core.request('createFlavor', { params: { id: siteId }, body }),
+    create: (siteId: string, body: Body<'createFlavor'>, options?: IdempotencyOptions) =>
+      core.request('createFlavor', { ...options, params: { id: siteId }, body }),
     /**
      * One flavor by id, whatever its status.
      * @example

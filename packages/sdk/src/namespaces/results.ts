@@ -1,7 +1,7 @@
 import type { Core } from '../core.ts';
 import type { ResultSortField } from '../builders.ts';
 import type { ClaimSort } from '../contract/claims.ts';
-import type { Body, FieldsOf, ListQuery, Query } from '../types.ts';
+import type { Body, FieldsOf, ListQuery, Query, IdempotencyOptions } from '../types.ts';
 import { uploadInBatches, uploadMany, type BatchUploadOptions, type BatchUploadOutcome, type UploadItem, type UploadOptions, type UploadOutcome } from '../upload.ts';
 
 /**
@@ -13,9 +13,18 @@ import { uploadInBatches, uploadMany, type BatchUploadOptions, type BatchUploadO
  * }
  */
 export function resultsNamespace(core: Core) {
-  const create = (meta: Query<'createResult'>, json: Body<'createResult'>) =>
-    core.request('createResult', { query: meta, body: json });
-  const createMany = (items: Body<'createResults'>['items']) => core.request('createResults', { body: { items } });
+  const create = (meta: Query<'createResult'>, json: Body<'createResult'>, options?: IdempotencyOptions) =>
+    core.request('createResult', { ...options, query: meta, body: json });
+  const createMany = (items: Body<'createResults'>['items'], options?: IdempotencyOptions) =>
+    core.request('createResults', { ...options, body: { items } });
+  /** The key an upload option derives for a request (a random one when it gives none). */
+  const keyOf = (options: UploadOptions | undefined, items: readonly UploadItem[], operation: 'createResult' | 'createResults') => ({
+    idempotencyKey: options?.idempotencyKey?.(items, operation),
+  });
+  const createOne = async (item: UploadItem, options: UploadOptions | undefined) => {
+    const { json, ...meta } = item;
+    return create(meta as Query<'createResult'>, json, keyOf(options, [item], 'createResult'));
+  };
   return {
     /**
      * Visible results, filtered (`filters` from `where()`) and sorted (`asc()`/`desc()`).
@@ -37,6 +46,8 @@ export function resultsNamespace(core: Core) {
     get: (id: string) => core.request('getResult', { params: { id } }),
     /**
      * Uploads a result: where and when it ran, and its JSON (checked against the benchmark's schema).
+     * It carries an `Idempotency-Key` (random, or `options.idempotencyKey`), so a lost answer, a
+     * timeout or a 5xx is retried without storing the result twice.
      * @example
      * await client.results.create({ benchmark_id, flavor_id, execution_datetime: '2025-01-01T10:00:00Z', tags_ids: [tagId] }, { score: 42 })
      */
@@ -66,7 +77,7 @@ export function resultsNamespace(core: Core) {
      * @example
      * await client.results.claim(id, 'the numbers are impossible')
      */
-    claim: (id: string, message: string) => core.request('claimResult', { params: { id }, body: { message } }),
+    claim: (id: string, message: string, options?: IdempotencyOptions) => core.request('claimResult', { ...options, params: { id }, body: { message } }),
     /**
      * Claims filed against a result (its uploader or an admin).
      * @example
@@ -87,7 +98,7 @@ export function resultsNamespace(core: Core) {
      * const failed = outcomes.filter((o) => !o.ok);
      */
     uploadMany: (items: readonly UploadItem[], options?: UploadOptions): Promise<UploadOutcome[]> =>
-      uploadMany(items, ({ json, ...meta }) => create(meta as Query<'createResult'>, json), options),
+      uploadMany(items, (item) => createOne(item, options), options),
     /**
      * Uploads many results in batches (`createMany`, default 100 per request, 4 requests at once) and
      * resolves to one outcome per item in input order: `{ index, ok: true, id }` or `{ index, ok: false,
@@ -102,8 +113,8 @@ export function resultsNamespace(core: Core) {
       uploadInBatches(
         items,
         {
-          createBatch: (batch) => createMany(batch),
-          createOne: ({ json, ...meta }) => create(meta as Query<'createResult'>, json),
+          createBatch: async (batch) => createMany(batch, keyOf(options, batch, 'createResults')),
+          createOne: (item) => createOne(item, options),
         },
         options,
       ),

@@ -1,6 +1,6 @@
 import type { Core } from '../core.ts';
 import type { SiteSort } from '../contract/sites.ts';
-import type { Body, ListQuery, Query, FieldsOf } from '../types.ts';
+import type { Body, ListQuery, Query, FieldsOf, IdempotencyOptions } from '../types.ts';
 
 /**
  * `client.sites`: deployment sites (institutions offering flavors).
@@ -34,7 +34,7 @@ export function sitesNamespace(core: Core) {
      * @example
      * await client.sites.create({ name: 'CESGA', address: 'Santiago', description: '' })
      */
-    create: (body: Body<'createSite'>) => core.request('createSite', { body }),
+    create: (body: Body<'createSite'>, options?: IdempotencyOptions) => core.request('createSite', { ...options, body }),
     /**
      * Replaces a site's fields (admin).
      * @example

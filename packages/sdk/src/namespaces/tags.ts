@@ -1,6 +1,6 @@
 import type { Core } from '../core.ts';
 import type { TagSort } from '../contract/tags.ts';
-import type { Body, ListQuery, Query, FieldsOf } from '../types.ts';
+import type { Body, ListQuery, Query, FieldsOf, IdempotencyOptions } from '../types.ts';
 
 /**
  * `client.tags`: labels attached to results (reviewed like the rest of the catalogue).
@@ -34,7 +34,7 @@ export function tagsNamespace(core: Core) {
      * @example
      * await client.tags.create({ name: 'gpu', description: 'runs on a GPU' })
      */
-    create: (body: Body<'createTag'>) => core.request('createTag', { body }),
+    create: (body: Body<'createTag'>, options?: IdempotencyOptions) => core.request('createTag', { ...options, body }),
     /**
      * Replaces a tag's fields (admin).
      * @example

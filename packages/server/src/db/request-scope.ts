@@ -1,6 +1,6 @@
 /**
  * Which pooled connections each request holds, so that the statements of a request whose client
- * went away can be cancelled (http/request-scope.ts calls `abandon`).
+ * went away can be cancelled (http/request-scope.ts calls `cancelHeld`).
  *
  * The request's scope travels with its async context (AsyncLocalStorage): the knex client's
  * `acquireConnection`/`releaseConnection` are wrapped (`trackConnections`, installed by

@@ -1,5 +1,6 @@
 import type { OperationDef } from '@benchmarks/sdk/contract';
 import { API_BASE_PATH, Problem } from '@benchmarks/sdk/contract';
+import { UNLIMITED_READS } from './rate-limit.ts';
 
 export interface OpenApiOptions {
   /** Where clients reach the service, without /api/v1; '' for a relative server URL. */
@@ -22,7 +23,7 @@ const ERROR_TEXT: Record<number, string> = {
   415: 'The body is not JSON.',
   422: 'Invalid parameters or body; `errors` lists each problem.',
   429: 'Too many requests; see Retry-After.',
-  503: 'The database or an identity provider is unavailable; retry later.',
+  503: 'The database or an identity provider is unavailable, or the server is busy (statement timeout, too many expensive lists); retry after Retry-After.',
 };
 
 /** Moves every schema that has an $id into components and refers to it by $ref. */
@@ -80,7 +81,7 @@ function errorStatuses(def: OperationDef): number[] {
     set.add(413);
     set.add(415);
   }
-  if (def.method !== 'GET') set.add(429); // writes are rate limited per client
+  if (!UNLIMITED_READS.has(def.operationId)) set.add(429); // reads and writes are rate limited per client
   return [...set].sort((a, b) => a - b);
 }
 

@@ -17,7 +17,7 @@ export function problemMiddleware(logger: Logger): Koa.Middleware {
     } catch (err) {
       const problem = toAppError(err);
       if (problem.status >= 500 && problem.code === 'INTERNAL_ERROR') {
-        logger.error('request failed', { method: ctx.method, path: ctx.path, error: describe(err) });
+        logger.error('request failed', { requestId: (ctx.state as { requestId?: string }).requestId, method: ctx.method, path: ctx.path, error: describe(err) });
       }
       ctx.status = problem.status;
       for (const [name, value] of Object.entries(problem.headers)) {

@@ -103,6 +103,9 @@ export class RateLimiter {
 
 export const WRITE_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** Reads never limited: orchestrators and load balancers poll them, and they cost nothing. */
+export const UNLIMITED_READS: ReadonlySet<string> = new Set(['getHealth', 'getReady']);
+
 /**
  * Charges one write (or one read, with a limiter of reads) to `client`; sets the RateLimit headers,
  * and throws 429 RATE_LIMITED with Retry-After when the client has none left.

@@ -9,7 +9,7 @@ import { compileValidator, type CompiledValidator } from './validation.ts';
 import { JsonText, Reply } from './reply.ts';
 import type { Authenticator } from './auth.ts';
 import type { Handler, RequestState } from './handler.ts';
-import { chargeWrite, WRITE_METHODS, type RateLimiter } from './rate-limit.ts';
+import { chargeWrite, UNLIMITED_READS, WRITE_METHODS, type RateLimiter } from './rate-limit.ts';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from './limits.ts';
 import { LARGE_BODY_BYTES, type LargeBodyAdmission } from './gate.ts';
 import { declaredHeaders, idempotency } from './idempotency.ts';
@@ -101,9 +101,6 @@ async function authenticateAndLimit(ctx: Koa.Context, def: OperationDef, options
   chargeWrite(limiter, ctx, `id:${caller.identity.iss} ${caller.identity.sub}`);
   return caller;
 }
-
-/** Polled by orchestrators and load balancers, and cost nothing: never limited. */
-const UNLIMITED_READS = new Set(['getHealth', 'getReady']);
 
 /**
  * Charges a read to its client before anything else is done: the identity of a token verified

@@ -16,15 +16,20 @@ export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {
   },
   updateBenchmark: async ({ em, params, body, services }) => {
     const row = await updateItem(em, benchmarks, params.id, await benchmarkFields(body, services.schemas));
-    // Its suggested metrics may have changed: index the new ones (in the background).
-    if (row.status === 'approved') void services.metrics.ensure(services.orm.em.fork(), row);
+    // Its suggested metrics may have changed: drop the indexes of the old ones, build the new (in the background).
+    if (row.status === 'approved') void services.metrics.reconcile(services.orm.em.fork());
     return benchmarkView(row);
   },
-  deleteBenchmark: ({ em, params, query }) => removeItem(em, benchmarks, params.id, 'delete', query.cascade),
+  deleteBenchmark: async ({ em, params, query, services }) => {
+    await removeItem(em, benchmarks, params.id, 'delete', query.cascade);
+    // Its metric indexes go, and may make room for another benchmark's (in the background).
+    void services.metrics.reconcile(services.orm.em.fork());
+  },
   approveBenchmark: async ({ em, params, services }) => {
     await approveItem(em, benchmarks, params.id);
-    // Its results can now be listed: index its suggested metrics (in the background).
-    void services.metrics.ensure(services.orm.em.fork(), await getItem(em, benchmarks, params.id));
+    // Its results can now be listed: index its suggested metrics, within the cap (in the background).
+    void services.metrics.reconcile(services.orm.em.fork());
   },
+  // Only approved benchmarks have metric indexes, and an approved one cannot be rejected (409).
   rejectBenchmark: ({ em, params }) => removeItem(em, benchmarks, params.id, 'reject'),
 };

@@ -10,20 +10,27 @@
  * - `result_metric_<hash>_x`: (id) for the other results (no number at the path, usually none), so
  *   that the rest of the order is found without a scan either.
  *
- * They are built in the background (`create index concurrently`) when a benchmark is approved or
- * its schema changes, and at start for approved benchmarks that lack them. DDL takes no bound
- * parameters: the statement is composed by PostgreSQL's own format() (%I, %L) from bound values,
- * and only property names made of letters, digits, `_` and `-` are indexed.
+ * Every index of the result table costs the planning of every statement on it and each upload of
+ * the benchmark an entry, so they are bounded (docs/security.md, "Metric indexes"): at most
+ * MAX_METRICS_PER_BENCHMARK metrics per benchmark and `maxIndexes` indexes in all, chosen by
+ * `chooseMetrics`. The set is reconciled, in the background, whenever a benchmark is approved,
+ * changed or deleted, and at start: indexes no longer chosen (deleted or unapproved benchmark,
+ * metric no longer suggested, over the cap) are dropped, missing ones built (`concurrently`, on a
+ * connection of their own). DDL takes no bound parameters: the statement is composed by
+ * PostgreSQL's own format() (%I, %L) from bound values, and only property names made of letters,
+ * digits, `_` and `-` are indexed.
  */
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../logger.ts';
 import { withOwnConnection } from '../db/own-connection.ts';
 
-/** At most this many indexed metrics per benchmark (each costs two indexes on every upload of it). */
-export const MAX_METRICS_PER_BENCHMARK = 8;
+/** At most this many indexed metrics per benchmark (two indexes each). */
+export const MAX_METRICS_PER_BENCHMARK = 4;
 const SAFE_SEGMENT = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_DEPTH = 8;
+/** The names this module creates; only these are ever dropped. */
+const OWN_NAME = '^result_metric_[0-9a-f]{24}(_x)?$';
 
 type SchemaNode = { type?: unknown; properties?: Record<string, unknown>; suggestToUser?: unknown };
 
@@ -32,7 +39,10 @@ function isNumeric(type: unknown): boolean {
   return Array.isArray(type) && type.length > 0 && type.every((t) => t === 'number' || t === 'integer' || t === 'null');
 }
 
-/** The paths of the numeric properties a schema suggests to users, in document order. */
+/**
+ * The paths of the numeric properties a schema suggests to users, depth first in the order of the
+ * stored schema's keys (jsonb's: shorter keys first, then bytewise), at most MAX_METRICS_PER_BENCHMARK.
+ */
 export function suggestedMetrics(schema: unknown): string[][] {
   const out: string[][] = [];
   const walk = (node: unknown, path: string[]) => {
@@ -54,32 +64,78 @@ export function metricIndexName(benchmarkId: string, path: readonly string[]): s
   return `result_metric_${createHash('sha256').update(`${benchmarkId}\u0000${path.join('.')}`).digest('hex').slice(0, 24)}`;
 }
 
+export interface ChosenMetric {
+  benchmark: string;
+  path: string[];
+  name: string;
+}
+
+/**
+ * The metrics that get indexes, at most ⌊maxIndexes / 2⌋ (two indexes each): every benchmark's first
+ * suggested metric, benchmarks in the order given (oldest first), then every benchmark's second,
+ * and so on. Deterministic; a newly approved benchmark never takes the place of an older one's
+ * metric of the same rank, and every benchmark gets its headline metric before any gets a second.
+ */
+export function chooseMetrics(benchmarks: readonly { id: string; metrics: readonly string[][] }[], maxIndexes: number): ChosenMetric[] {
+  const room = Math.floor(maxIndexes / 2);
+  const out: ChosenMetric[] = [];
+  for (let rank = 0; rank < MAX_METRICS_PER_BENCHMARK; rank++) {
+    for (const b of benchmarks) {
+      if (out.length >= room) return out;
+      const path = b.metrics[rank];
+      if (path) out.push({ benchmark: b.id, path: [...path], name: metricIndexName(b.id, path) });
+    }
+  }
+  return out;
+}
+
 /** The two CREATE INDEX statements, composed by PostgreSQL from bound values. */
 const DDL_SQL =
   "select format('create index concurrently if not exists %I on result ((json #> %L::text[]), id) " +
   "where benchmark_id = %L::uuid and not hidden and jsonb_typeof(json #> %L::text[]) = ''number''', ?::text, ?::text, ?::text, ?::text) as numbers, " +
   "format('create index concurrently if not exists %I on result (id) " +
   "where benchmark_id = %L::uuid and not hidden and jsonb_typeof(json #> %L::text[]) is distinct from ''number''', ?::text, ?::text, ?::text) as others";
+const DROP_SQL = "select format('drop index concurrently if exists %I', ?::text) as ddl";
+/** This module's indexes on the result table (of the schema in use), and whether each is usable. */
+const EXISTING_SQL =
+  'select c.relname as name, i.indisvalid and i.indisready as valid from pg_index i join pg_class c on c.oid = i.indexrelid ' +
+  "where i.indrelid = 'result'::regclass and c.relname ~ ?";
 
 const pgArray = (path: readonly string[]) => `{${path.join(',')}}`;
+/** Schemas are read again only when they changed (by digest): a benchmark's may be 256 KiB. */
+const FETCH_CHUNK = 100;
 
-/** What is known of the metric indexes of this database, and the builds under way. */
+/** What is known of the metric indexes of this database, and their upkeep. */
 export class MetricIndexes {
   private readonly known = new Map<string, { ready: boolean; checked: number }>();
+  private readonly metricsOf = new Map<string, { digest: string; metrics: string[][] }>();
   private queue: Promise<void> = Promise.resolve();
+  private pending = false;
   private closed = false;
+  private readonly maxIndexes: number;
+  private readonly recheckMs: number;
 
   constructor(
     private readonly logger: Logger,
-    /** How long an index found missing is not looked up again. */
-    private readonly recheckMs = 30_000,
-  ) {}
+    options: {
+      /** At most this many metric indexes in all (MAX_METRIC_INDEXES); 0: none. */
+      maxIndexes?: number;
+      /** How long an index's state is remembered before it is looked up again. */
+      recheckMs?: number;
+    } = {},
+  ) {
+    this.maxIndexes = options.maxIndexes ?? 200;
+    this.recheckMs = options.recheckMs ?? 30_000;
+  }
 
-  /** True when both indexes of (benchmark, path) exist and are valid (remembered once true). */
+  /**
+   * True when both indexes of (benchmark, path) exist and are valid. Remembered for `recheckMs`
+   * (another process sharing the database may drop them; the list is still right meanwhile, only slower).
+   */
   async ready(em: EntityManager, benchmarkId: string, path: readonly string[]): Promise<boolean> {
     const name = metricIndexName(benchmarkId, path);
     const hit = this.known.get(name);
-    if (hit && (hit.ready || Date.now() - hit.checked < this.recheckMs)) return hit.ready;
+    if (hit && Date.now() - hit.checked < this.recheckMs) return hit.ready;
     const rows = await em.execute<{ n: number }[]>(
       'select count(*)::int as n from pg_index i join pg_class c on c.oid = i.indexrelid ' +
         'where c.relname = any(array[?]::text[]) and i.indisvalid and i.indisready',
@@ -92,57 +148,31 @@ export class MetricIndexes {
   }
 
   /**
-   * Builds the missing indexes of a benchmark's suggested metrics, one statement at a time after
-   * the builds already queued. Never throws: a failure is logged and tried again at the next start.
+   * Brings the indexes in line with the approved benchmarks and the cap, after the work already
+   * queued (calls while one waits share it). Never throws: a failure is logged and mended at the
+   * next change or start.
    */
-  ensure(em: EntityManager, benchmark: { id: string; json_schema: unknown }): Promise<void> {
-    const metrics = suggestedMetrics(benchmark.json_schema);
-    if (metrics.length === 0) return this.queue;
+  reconcile(em: EntityManager): Promise<void> {
+    if (this.pending) return this.queue;
+    this.pending = true;
     this.queue = this.queue.then(async () => {
-      for (const path of metrics) {
-        if (this.closed) return;
-        const name = metricIndexName(benchmark.id, path);
-        try {
-          const [ddl] = await em.execute<{ numbers: string; others: string }[]>(DDL_SQL, [
-            name, pgArray(path), benchmark.id, pgArray(path),
-            `${name}_x`, benchmark.id, pgArray(path),
-          ]);
-          const started = Date.now();
-          // A build that failed (deadlock, cancel, crash) leaves an invalid index that `if not
-          // exists` would keep: drop it first.
-          const invalid = await em.execute<{ name: string }[]>(
-            'select c.relname as name from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname = any(array[?]::text[]) and not i.indisvalid',
-            [[name, `${name}_x`]],
-          );
-          const statements: string[] = [];
-          for (const { name: broken } of invalid) {
-            const [drop] = await em.execute<{ ddl: string }[]>("select format('drop index concurrently if exists %I', ?::text) as ddl", [broken]);
-            statements.push(drop!.ddl);
-          }
-          statements.push(ddl!.numbers, ddl!.others);
-          // A build may take minutes on a large table: on a connection of its own, without the
-          // application pool's statement timeout, holding none of the pool's connections.
-          await withOwnConnection(em, async (run) => {
-            for (const sql of statements) await run(sql);
-          });
-          this.known.delete(name);
-          this.logger.debug('metric index ready', { benchmark: benchmark.id, path: path.join('.'), ms: Date.now() - started });
-        } catch (err) {
-          if (this.closed) return;
-          this.logger.warn('metric index not built', { benchmark: benchmark.id, path: path.join('.'), error: (err as Error).message });
-        }
+      this.pending = false;
+      if (this.closed) return;
+      try {
+        await this.reconcileNow(em);
+      } catch (err) {
+        if (!this.closed) this.logger.warn('metric indexes not reconciled', { error: (err as Error).message });
       }
     });
     return this.queue;
   }
 
-  /** Queues the builds of every approved benchmark's missing metric indexes. */
-  async ensureAll(em: EntityManager): Promise<void> {
-    const benchmarks = await em.execute<{ id: string; json_schema: unknown }[]>("select id, json_schema from benchmark where status = 'approved' order by upload_datetime, id");
-    for (const b of benchmarks) void this.ensure(em, b);
+  /** At start: the same, which also drops what a deleted benchmark or a crashed build left behind. */
+  ensureAll(em: EntityManager): Promise<void> {
+    return this.reconcile(em);
   }
 
-  /** Resolves when the builds queued so far are done. */
+  /** Resolves when the work queued so far is done. */
   idle(): Promise<void> {
     return this.queue;
   }
@@ -151,5 +181,69 @@ export class MetricIndexes {
   async close(): Promise<void> {
     this.closed = true;
     await this.queue;
+  }
+
+  private async reconcileNow(em: EntityManager): Promise<void> {
+    const wanted = chooseMetrics(await this.approvedMetrics(em), this.maxIndexes);
+    const wantedNames = new Set(wanted.flatMap((m) => [m.name, `${m.name}_x`]));
+    const existing = await em.execute<{ name: string; valid: boolean }[]>(EXISTING_SQL, [OWN_NAME]);
+    const usable = new Set(existing.filter((e) => e.valid).map((e) => e.name));
+    // Not chosen any more, or left invalid by a build that failed (`if not exists` would keep it).
+    const drops = existing.filter((e) => !wantedNames.has(e.name) || !e.valid).map((e) => e.name);
+    const builds = wanted.filter((m) => !usable.has(m.name) || !usable.has(`${m.name}_x`));
+    if (drops.length === 0 && builds.length === 0) return;
+    // A build may take minutes on a large table: on a connection of its own, without the
+    // application pool's statement timeout, holding none of the pool's connections.
+    await withOwnConnection(em, async (run) => {
+      for (const name of drops) {
+        if (this.closed) return;
+        try {
+          const [drop] = await em.execute<{ ddl: string }[]>(DROP_SQL, [name]);
+          await run(drop!.ddl);
+          this.logger.debug('metric index dropped', { index: name });
+        } catch (err) {
+          if (!this.closed) this.logger.warn('metric index not dropped', { index: name, error: (err as Error).message });
+        }
+      }
+      this.known.clear();
+      for (const m of builds) {
+        if (this.closed) return;
+        await this.build(em, run, m);
+      }
+    });
+  }
+
+  private async build(em: EntityManager, run: (sql: string) => Promise<void>, m: ChosenMetric): Promise<void> {
+    const started = Date.now();
+    try {
+      const [ddl] = await em.execute<{ numbers: string; others: string }[]>(DDL_SQL, [
+        m.name, pgArray(m.path), m.benchmark, pgArray(m.path),
+        `${m.name}_x`, m.benchmark, pgArray(m.path),
+      ]);
+      await run(ddl!.numbers);
+      await run(ddl!.others);
+      this.known.delete(m.name);
+      this.logger.debug('metric index ready', { benchmark: m.benchmark, path: m.path.join('.'), ms: Date.now() - started });
+    } catch (err) {
+      if (!this.closed) this.logger.warn('metric index not built', { benchmark: m.benchmark, path: m.path.join('.'), error: (err as Error).message });
+    }
+  }
+
+  /** Every approved benchmark's suggested metrics, oldest benchmark first. */
+  private async approvedMetrics(em: EntityManager): Promise<{ id: string; metrics: string[][] }[]> {
+    const rows = await em.execute<{ id: string; digest: string }[]>(
+      "select id, md5(json_schema::text) as digest from benchmark where status = 'approved' order by upload_datetime, id",
+    );
+    const stale = rows.filter((r) => this.metricsOf.get(r.id)?.digest !== r.digest).map((r) => r.id);
+    for (let i = 0; i < stale.length; i += FETCH_CHUNK) {
+      const fetched = await em.execute<{ id: string; digest: string; json_schema: unknown }[]>(
+        'select id, md5(json_schema::text) as digest, json_schema from benchmark where id in (?)',
+        [stale.slice(i, i + FETCH_CHUNK)],
+      );
+      for (const f of fetched) this.metricsOf.set(f.id, { digest: f.digest, metrics: suggestedMetrics(f.json_schema) });
+    }
+    const current = new Set(rows.map((r) => r.id));
+    for (const id of this.metricsOf.keys()) if (!current.has(id)) this.metricsOf.delete(id);
+    return rows.map((r) => ({ id: r.id, metrics: this.metricsOf.get(r.id)?.metrics ?? [] }));
   }
 }

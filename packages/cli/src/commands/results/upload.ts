@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { MAX_BATCH_ITEMS, type UploadItem, type UploadProgress } from '@benchmarks/sdk';
-import { withContext, type Context } from '../../context.ts';
+import { CLIENT_RETRIES, withContext, type Context } from '../../context.ts';
 import { AuthError, CliError, describeKnown, EXIT, UsageError } from '../../errors.ts';
 import { positiveInteger, repeatable } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
@@ -8,6 +8,7 @@ import { renderList } from '../../output.ts';
 import { Resolver } from '../../resolve.ts';
 import { expandInputs, readItems, STDIN, type RawItem } from '../../upload/inputs.ts';
 import { executionTime, prepare, type Defaults, type Prepared } from '../../upload/items.ts';
+import { placeOf, uploadKey } from '../../upload/keys.ts';
 import { progressBar } from '../../upload/progress.ts';
 import { failureLine, itemReport, reportColumns, summarize, writeReport, type ItemReport } from '../../upload/report.ts';
 import { schemaChecks } from '../../upload/validate.ts';
@@ -44,7 +45,8 @@ export function register(program: Command): void {
 Each item is a result object, or an envelope {benchmark_id, flavor_id, execution_datetime, tags_ids, json}
 whose fields win over the flags (names work there too). Results are sent in batches of --batch-size; a
 batch refused because of some items stores nothing, reports those items and is sent again without them.
-Exits 1 when any item was not uploaded.
+Each request carries an Idempotency-Key derived from its content: running the same command again within
+24 h (after an interruption or a timeout) stores nothing twice. Exits 1 when any item was not uploaded.
 
 Examples:
   benchmarks results upload out.json --benchmark ghcr.io/org/bench:1.0 --flavor CESGA/c4.large --executed-at 2025-01-31T10:00:00Z
@@ -89,16 +91,20 @@ function splitProblem(problem: string): { path: string; message: string } {
 }
 
 async function upload(ctx: Context, prepared: Prepared[], concurrency: number, batchSize: number): Promise<{ reports: ItemReport[]; stopped?: unknown }> {
-  // After a 401/403 or a lost connection the other items would fail the same way: skip them.
+  // After a 401/403 or a lost connection the other items would fail the same way: skip them. The
+  // SDK retries a request whose connection was lost (its key makes that safe): the upload stops only
+  // once one request failed on every attempt.
   let stopped: unknown;
+  const lostAttempts = new Map<string, number>();
   const client = ctx.newClient(
-    async () => {
-      if (stopped) throw new Skipped();
-      return ctx.tokens.get();
-    },
-    (outcome) => {
+    () => ctx.tokens.get(),
+    (outcome, key) => {
       if (outcome === 401 || outcome === 403) stopped ??= outcome;
-      else if (outcome instanceof Error) stopped ??= outcome;
+      else if (outcome instanceof Error) {
+        const lost = (lostAttempts.get(key ?? '') ?? 0) + 1;
+        lostAttempts.set(key ?? '', lost);
+        if (key === undefined || lost > CLIENT_RETRIES) stopped ??= outcome;
+      }
     },
   );
   const interrupt = () => {
@@ -109,6 +115,14 @@ async function upload(ctx: Context, prepared: Prepared[], concurrency: number, b
   process.once('SIGINT', interrupt);
 
   const ready = prepared.filter((p) => p.upload);
+  // Each request's key comes from its content and places (upload/keys.ts); it is asked once per
+  // request, before the first attempt, which is where a stopped upload skips what it has not sent.
+  const places = new Map(ready.map((p) => [p.upload!, placeOf(p.raw)]));
+  const server = ctx.apiBase;
+  const idempotencyKey = (items: readonly UploadItem[], operation: string) => {
+    if (stopped) throw new Skipped();
+    return uploadKey(server, operation, items.map((item) => ({ place: places.get(item) ?? '', item })));
+  };
   const bar = ctx.io.isTTY.stderr && !ctx.settings.quiet && ready.length > 1 ? progressBar(ctx.io.stderr) : undefined;
   let outcomes: ({ ok: true; id: string } | { ok: false; error: unknown })[];
   try {
@@ -117,8 +131,8 @@ async function upload(ctx: Context, prepared: Prepared[], concurrency: number, b
     // One result per request (POST /results) with --batch-size 1, else batches (POST /results:batch).
     outcomes =
       batchSize === 1
-        ? (await client.results.uploadMany(uploads, { concurrency, onProgress })).map((o) => (o.ok ? { ok: true as const, id: o.result.id } : o))
-        : await client.results.uploadInBatches(uploads, { batchSize, concurrency, onProgress });
+        ? (await client.results.uploadMany(uploads, { concurrency, onProgress, idempotencyKey })).map((o) => (o.ok ? { ok: true as const, id: o.result.id } : o))
+        : await client.results.uploadInBatches(uploads, { batchSize, concurrency, onProgress, idempotencyKey });
   } finally {
     process.removeListener('SIGINT', interrupt);
     bar?.clear();
