@@ -75,7 +75,7 @@ export const DEFAULTS = {
   largeBodyConcurrency: Math.max(2, availableParallelism()),
   /** Enough for anyone reporting real problems; a flood of claims cannot hide much of the catalogue. */
   maxOpenClaims: 50,
-  /** 100 metrics (two indexes each): list planning and uploads stay as fast as with 20 benchmarks of 8 metrics (docs/security.md). */
+  /** 100 metrics (two indexes each): planning a list and an upload cost less than 20 benchmarks of 8 metrics did uncapped (docs/security.md, "Metric indexes"). */
   maxMetricIndexes: 200,
   /** About twice the slowest statement the benchmark measured at a million results (p99 8.5 s: a search, 32 connections on 2 cores). */
   statementTimeout: '15s',
