@@ -177,7 +177,12 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
 
     // ---------------------------------------------------------------- server
     issuer = await startIssuer({ accounts: [{ sub: INGEST_SUB, email: `${INGEST_SUB}@bench.example.org`, email_verified: true }] });
-    server = await startServerProcess({ host: '127.0.0.1', port: '0', databaseUrl: db.url, oidcIssuer: issuer.issuer, logLevel: 'warn', rateLimit: '0' }, log);
+    // The load comes from one address at up to 32 connections: the per-client limits and the
+    // admission of expensive lists (docs/security.md) would refuse part of it, so they are off here.
+    server = await startServerProcess(
+      { host: '127.0.0.1', port: '0', databaseUrl: db.url, oidcIssuer: issuer.issuer, logLevel: 'warn', rateLimit: '0', readRateLimit: '0', expensiveListConcurrency: '64' },
+      log,
+    );
     const token = await issuer.mintAccessToken({ sub: INGEST_SUB, ttlSeconds: 24 * 3600 });
     const registered = await fetch(`${server.url}/api/v1/users/self`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
     if (registered.status !== 200 && registered.status !== 201) throw new Error(`registering the ingest user: ${registered.status} ${await registered.text()}`);
