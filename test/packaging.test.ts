@@ -24,10 +24,8 @@ import { build as bundle } from 'esbuild';
 /**
  * Dependencies that the compiled code uses without an import the scan can see. Keep it short.
  * - sdk `undici`: imported by a computed name in src/fetch.ts, so that browser bundlers skip it.
- * - server `pg`: the driver knex loads itself (`require('pg')` in knex) for @mikro-orm/postgresql,
- *   named in src/db/bound-driver.ts; the server pins its version.
  */
-const USED_WITHOUT_IMPORT: Partial<Record<PackageName, string[]>> = { sdk: ['undici'], server: ['pg'] };
+const USED_WITHOUT_IMPORT: Partial<Record<PackageName, string[]>> = { sdk: ['undici'] };
 
 let t: TestServer;
 let tmp: string;
