@@ -21,7 +21,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const COMPILED = ['sdk', 'server', 'demo'];
@@ -38,37 +38,31 @@ function compile(): void {
   if (run.status !== 0) throw new Error(`tsc -b ${projects.join(' ')} failed`);
 }
 
-/** Resolves `undici` to a module that throws when loaded, so that no bundle imports it by name. */
-const withoutUndici: Plugin = {
-  name: 'without-undici',
-  setup(b) {
-    b.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici', namespace: 'without-undici' }));
-    b.onLoad({ filter: /.*/, namespace: 'without-undici' }, () => ({
-      contents: "throw new Error('undici is not part of this bundle');",
-      loader: 'js',
-    }));
-  },
-};
+/**
+ * What both CLI bundles share. Its sources, and the SDK's, are read as TypeScript (the workspace
+ * condition). The SDK loads undici by a computed name, which a bundle leaves out: the CLI passes
+ * Node's own fetch, and the SDK falls back to it when undici cannot be loaded.
+ */
+const CLI_BUNDLE = {
+  entryPoints: [join(ROOT, 'packages', 'cli', 'src', 'main.ts')],
+  bundle: true,
+  platform: 'node',
+  target: 'node20.19',
+  conditions: ['@benchmarks/source'],
+  minify: true,
+  logLevel: 'warning',
+} satisfies BuildOptions;
 
-/** The CLI as one file. Its sources, and the SDK's, are read as TypeScript (the workspace condition). */
+/** The CLI as one file. */
 export async function bundleCli(): Promise<string> {
   const outfile = join(ROOT, 'packages', 'cli', 'dist', 'benchmarks.js');
   await build({
-    entryPoints: [join(ROOT, 'packages', 'cli', 'src', 'main.ts')],
+    ...CLI_BUNDLE,
     outfile,
-    bundle: true,
     format: 'esm',
-    platform: 'node',
-    target: 'node20.19',
-    conditions: ['@benchmarks/source'],
-    minify: true,
     // No source map: it would triple the download; DEBUG=1 stacks name the bundle's functions.
     sourcemap: false,
     legalComments: 'linked',
-    logLevel: 'warning',
-    // The SDK loads undici lazily for its keep-alive transport; the CLI passes Node's own fetch, and
-    // the bundle carries an undici that fails to load (the SDK then falls back to the global fetch).
-    plugins: [withoutUndici],
     // Dependencies written as CommonJS (commander, ajv) call require() for Node's own modules.
     banner: {
       js: [
@@ -89,18 +83,7 @@ export async function buildStandalone(): Promise<string> {
   const dir = join(ROOT, 'packages', 'cli', 'dist', 'sea');
   mkdirSync(dir, { recursive: true });
   const main = join(dir, 'benchmarks.cjs');
-  await build({
-    entryPoints: [join(ROOT, 'packages', 'cli', 'src', 'main.ts')],
-    outfile: main,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    target: 'node20.19',
-    conditions: ['@benchmarks/source'],
-    minify: true,
-    logLevel: 'warning',
-    plugins: [withoutUndici],
-  });
+  await build({ ...CLI_BUNDLE, outfile: main, format: 'cjs' });
   const blob = join(dir, 'benchmarks.blob');
   const config = join(dir, 'sea-config.json');
   writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }));

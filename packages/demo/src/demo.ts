@@ -6,7 +6,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigurationError, freePort, registerUser, type Logger, type RunningDemo, type ServerConfig } from '@benchmarks/server';
-import { startIssuer, type RunningIssuer } from './issuer.ts';
+import { isLoopbackHost, startIssuer, type RunningIssuer } from './issuer.ts';
 import { seedDemo } from './seed.ts';
 
 export const DEMO_ADMIN_ENTITLEMENT = 'urn:benchmarks:demo:admin';
@@ -20,13 +20,9 @@ export const DEMO_ADMIN = {
 };
 export const DEMO_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
 
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
-}
-
 /** The demo's built-in OpenID provider on loopback, on the port it used last time. */
 export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssuer> {
-  if (!isLoopback(config.host)) {
+  if (!isLoopbackHost(config.host)) {
     throw new ConfigurationError(
       `Demo mode serves a built-in OpenID provider that signs tokens for anyone, so it only runs on a loopback host; ` +
         `--host ${config.host} is not one. Run without --demo and configure OIDC_ISSUERS for a real provider.`,

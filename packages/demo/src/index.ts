@@ -8,11 +8,6 @@
  * import { main } from '@benchmarks/server';
  * await main(['node', 'benchmarks-server', 'start', '--demo'], { demo });
  */
-import type { DemoModule } from '@benchmarks/server';
-import { startDemo } from './demo.ts';
-
 export { startDemo, startDemoIssuer, DEMO_ADMIN, DEMO_USER, DEMO_ADMIN_ENTITLEMENT, DEMO_TOKEN_TTL_SECONDS } from './demo.ts';
 export { seedDemo, CRAY_SCHEMA } from './seed.ts';
 export { startIssuer, type RunningIssuer, type IssuerAccount, type StartIssuerOptions } from './issuer.ts';
-
-startDemo satisfies DemoModule['startDemo'];

@@ -260,8 +260,8 @@ export class SchemaCompiler {
     return worker;
   }
 
-  /** The job in a slot failed: its worker is terminated (the next job starts a new one). */
-  #fail(slot: Slot, err: unknown): void {
+  /** Empties a slot: its job (if any) fails with `err`; returns the worker, for the caller to terminate. */
+  #release(slot: Slot, err: unknown): Worker | undefined {
     const { worker, job } = slot;
     slot.worker = undefined;
     slot.job = undefined;
@@ -269,7 +269,12 @@ export class SchemaCompiler {
       clearTimeout(job.timer);
       job.reject(err);
     }
-    void worker?.terminate();
+    return worker;
+  }
+
+  /** The job in a slot failed: its worker is terminated (the next job starts a new one). */
+  #fail(slot: Slot, err: unknown): void {
+    void this.#release(slot, err)?.terminate();
     this.#dispatch();
   }
 
@@ -278,17 +283,6 @@ export class SchemaCompiler {
     this.#closed = true;
     const stopping = errors.unavailable('SCHEMA_COMPILER_BUSY', 'The server is stopping.');
     for (const job of this.#uploads.splice(0).concat(this.#checks.splice(0))) job.reject(stopping);
-    await Promise.all(
-      this.#slots.map(async (slot) => {
-        const { worker, job } = slot;
-        slot.worker = undefined;
-        slot.job = undefined;
-        if (job) {
-          clearTimeout(job.timer);
-          job.reject(stopping);
-        }
-        await worker?.terminate();
-      }),
-    );
+    await Promise.all(this.#slots.map((slot) => this.#release(slot, stopping)?.terminate()));
   }
 }
