@@ -178,6 +178,53 @@ test('a client that abandons a slow GET /results leaves no statement running; th
   for (const b of after) assert.equal(b.query_start, backends.find((x) => x.pid === b.pid)!.query_start, `backend ${b.pid} ran nothing more`);
 });
 
+test('many clients abandoning at once: one cancel statement on the control connection, every statement gone, no queued pg queries', async () => {
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => warnings.push(w);
+  process.on('warning', onWarning);
+  const lock = await holdLock('lock table result in access exclusive mode');
+  const controllers = Array.from({ length: 4 }, () => new AbortController());
+  const before = lines.length;
+  let pending: Promise<unknown>[] = [];
+  let statements = 0;
+  try {
+    // Each cheap list reads its page and its total in parallel (the total of the same list once).
+    pending = controllers.map((c, i) => fetch(`${t.api}/results?per_page=${i + 1}`, { signal: c.signal }).catch((err) => err));
+    statements = await until('the lists wait for the lock', 5000, async () => {
+      const n = await running();
+      return n >= 4 ? n : undefined;
+    });
+    console.log(`4 lists waiting: ${statements} statements`);
+    for (const c of controllers) c.abort();
+    await until('the statements are cancelled', 3000, async () => (await running()) === 0);
+  } finally {
+    await lock.release();
+  }
+  await Promise.all(pending);
+  const logged = await until('four cancellations logged', 2000, async () => {
+    const found = lines.slice(before).filter((l) => l.msg === 'client went away: statements of its request cancelled');
+    return found.length === 4 ? found : undefined;
+  });
+  assert.is(logged.reduce((n, l) => n + Number(l.cancelled), 0), statements, 'each request counts the backends of its own');
+  await new Promise((r) => setImmediate(r));
+  process.off('warning', onWarning);
+  assert.equal(warnings.filter((w) => /already executing a query/.test(w.message)).map((w) => w.message), [], 'no statement queued inside pg');
+});
+
+test('an expensive list on a quiet pool reads its page and its total in parallel', async () => {
+  const lock = await holdLock('lock table result in access exclusive mode');
+  let pending: Promise<unknown> | undefined;
+  try {
+    pending = t.request('GET', '/results:search', { query: { terms: ['bw-site'], sort_by: '-json.n', per_page: 3 } });
+    const both = await until('the page and the total both wait for the lock', 5000, async () => (await running()) === 2);
+    assert.ok(both);
+  } finally {
+    await lock.release();
+  }
+  const res = (await pending) as Response;
+  assert.is(res.status, 200);
+});
+
 test('a write abandoned while it waits for a lock: cancelled, not retried, nothing stored', async () => {
   const token = await t.token('catalogue-owner');
   const tag = await seed.tag();

@@ -178,6 +178,27 @@ test('a schema that takes longer than the time budget to compile: 422 JSON_SCHEM
   assert.is(compiler.threads, 0);
 });
 
+test('a worker without work stops after idleMs, and the next schema starts a new one', async () => {
+  const compiler = new SchemaCompiler({ maxBytes: MAX_BYTES, maxNodes: MAX_NODES, idleMs: 200 });
+  try {
+    assert.is(await compiler.check({ type: 'object' }), null);
+    assert.is(compiler.threads, 1);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.is(await compiler.check({ type: 'array' }), null);
+    await new Promise((r) => setTimeout(r, 150));
+    assert.is(compiler.threads, 1, 'a job restarts the idle clock');
+    const deadline = Date.now() + 3000;
+    while (compiler.threads && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.is(compiler.threads, 0, 'the idle worker is gone');
+    const validate = await compiler.validator({ type: 'object', required: ['x'] });
+    assert.is(validate({ x: 1 }), null, 'a new worker compiled it');
+    assert.is(validate({})?.[0]?.message.includes('x'), true);
+    assert.is(compiler.threads, 1);
+  } finally {
+    await compiler.close();
+  }
+});
+
 /** Threads of this process (Linux), or null elsewhere. */
 const osThreads = () => (existsSync('/proc/self/task') ? readdirSync('/proc/self/task').length : null);
 

@@ -2,7 +2,9 @@
  * One database connection of its own, outside the application pool, for what must answer even when
  * every pooled connection is busy: `/ready` (are the database and the migrations there?) and the
  * cancellation of statements whose client went away (pg_cancel_backend). Connected on first use
- * and again after a failure; every statement it runs is short and bounded by `timeoutMs`.
+ * and again after a failure; every statement it runs is short and bounded by `timeoutMs`. Its
+ * statements run one at a time, and cancellations asked for in the same turn of the event loop go
+ * in one statement (many clients leaving at once cost one round trip).
  */
 import pg from 'pg';
 import { migrationsList } from '../migrations/index.ts';
@@ -10,6 +12,10 @@ import { migrationsList } from '../migrations/index.ts';
 export class DatabaseControl {
   #client: Promise<pg.Client> | null = null;
   #readiness: Promise<string[]> | null = null;
+  /** The last statement queued: the next one starts when it has ended. */
+  #tail: Promise<unknown> = Promise.resolve();
+  /** Backends to cancel in the statement about to be sent, and its answer. */
+  #cancelling: { pids: Set<number>; done: Promise<Set<number>> } | null = null;
   #closed = false;
 
   constructor(
@@ -46,7 +52,14 @@ export class DatabaseControl {
     return connecting;
   }
 
-  async #query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+  /** Runs the statement once the statements queued before it have ended. */
+  #query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+    const run = this.#tail.then(() => this.#send<R>(sql, params));
+    this.#tail = run.catch(() => {});
+    return run;
+  }
+
+  async #send<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<R[]> {
     const connecting = this.#connect();
     const client = await connecting;
     try {
@@ -85,8 +98,20 @@ export class DatabaseControl {
 
   /** Cancels the statements running on these backends; returns how many were signalled. */
   async cancel(pids: number[]): Promise<number> {
-    const rows = await this.#query<{ n: number }>('select count(*) filter (where pg_cancel_backend(pid))::int as n from unnest($1::int[]) pid', [pids]);
-    return rows[0]?.n ?? 0;
+    if (!this.#cancelling) {
+      const batch = new Set<number>();
+      const done = (async () => {
+        await new Promise((resolve) => setImmediate(resolve)); // the calls of this turn join the batch
+        if (this.#cancelling?.pids === batch) this.#cancelling = null;
+        const rows = await this.#query<{ pid: number }>('select pid from unnest($1::int[]) pid where pg_cancel_backend(pid)', [[...batch]]);
+        return new Set(rows.map((r) => r.pid));
+      })();
+      this.#cancelling = { pids: batch, done };
+    }
+    const { pids: batch, done } = this.#cancelling;
+    for (const pid of pids) batch.add(pid);
+    const signalled = await done;
+    return pids.filter((pid) => signalled.has(pid)).length;
   }
 
   async close(): Promise<void> {

@@ -25,6 +25,11 @@ export interface SchemaCompilerOptions {
   maxWaitingChecks?: number;
   /** Heap of a worker (default 256 MB): a schema that needs more is refused, the process is safe. */
   workerHeapMb?: number;
+  /**
+   * How long a worker without work lives (default 10 s): schemas are compiled rarely (a new
+   * benchmark, the first upload to one after a start), and an idle worker holds 10–30 MB.
+   */
+  idleMs?: number;
 }
 
 /** A schema that does not compile: its author's problem, not the server's. */
@@ -45,6 +50,8 @@ interface Slot {
   /** The worker has loaded its module. */
   ready?: boolean;
   job?: Job & { id: number; timer?: NodeJS.Timeout };
+  /** Stops the worker when it has had no job for `idleMs`. */
+  idle?: NodeJS.Timeout;
 }
 
 interface Cached {
@@ -90,6 +97,7 @@ export class SchemaCompiler {
       budgetMs: 10_000,
       maxWaitingChecks: 32,
       workerHeapMb: 256,
+      idleMs: 10_000,
       ...options,
     };
     this.#slots = Array.from({ length: this.#options.workers }, () => ({}));
@@ -207,7 +215,12 @@ export class SchemaCompiler {
     for (const slot of this.#slots) {
       if (slot.job) continue;
       const job = this.#uploads.shift() ?? this.#checks.shift();
-      if (!job) return;
+      if (!job) {
+        this.#idleFrom(slot);
+        continue;
+      }
+      clearTimeout(slot.idle);
+      slot.idle = undefined;
       let worker: Worker;
       try {
         worker = slot.worker ??= this.#spawn(slot);
@@ -220,6 +233,17 @@ export class SchemaCompiler {
       worker.postMessage({ id, kind: job.kind, text: job.text } satisfies SchemaJob);
       if (slot.ready) this.#startClock(slot);
     }
+  }
+
+  /** A worker without a job is terminated after `idleMs`, unless it gets one meanwhile. */
+  #idleFrom(slot: Slot): void {
+    if (!slot.worker || slot.idle) return;
+    const worker = slot.worker;
+    slot.idle = setTimeout(() => {
+      slot.idle = undefined;
+      if (slot.worker === worker && !slot.job) void this.#release(slot, null)?.terminate();
+    }, this.#options.idleMs);
+    slot.idle.unref();
   }
 
   /** The time budget of the job in a slot, counted once its worker has started. */
@@ -263,6 +287,8 @@ export class SchemaCompiler {
   /** Empties a slot: its job (if any) fails with `err`; returns the worker, for the caller to terminate. */
   #release(slot: Slot, err: unknown): Worker | undefined {
     const { worker, job } = slot;
+    clearTimeout(slot.idle);
+    slot.idle = undefined;
     slot.worker = undefined;
     slot.job = undefined;
     if (job) {
