@@ -8,7 +8,7 @@ import { join, relative, resolve } from 'node:path';
 import type pg from 'pg';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { connect } from '../packages/server/src/db/orm.ts';
-import { createLogger } from '../packages/server/src/logger.ts';
+import { createLogger } from '../packages/server/src/core/logger.ts';
 import { MetricIndexes } from '../packages/server/src/services/metric-indexes.ts';
 import { coreCount, cpuMeter, waitForQuiet } from './cpu.ts';
 import { captureScenario, explainStatements, explainText, type CapturedRequest } from './capture.ts';

@@ -30,7 +30,7 @@ import { startEmbeddedPostgres } from '../packages/server/src/db/embedded.ts';
 import { connect, migrate } from '../packages/server/src/db/orm.ts';
 import { expandArrays } from '../packages/server/src/db/bound-driver.ts';
 import { DEFAULTS } from '../packages/server/src/config.ts';
-import { createLogger } from '../packages/server/src/logger.ts';
+import { createLogger } from '../packages/server/src/core/logger.ts';
 import { MetricIndexes, metricIndexName } from '../packages/server/src/services/metric-indexes.ts';
 import { resultListSql } from '../packages/server/src/services/result-query.ts';
 

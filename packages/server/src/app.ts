@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import Koa from 'koa';
 import { operations, API_BASE_PATH } from '@benchmarks/sdk/contract';
-import type { AppContext } from './context.ts';
+import type { AppContext } from './services/app-context.ts';
 import { problemMiddleware } from './http/problem.ts';
 import { securityHeaders } from './http/security.ts';
 import { swaggerUi } from './http/swagger.ts';
@@ -11,7 +11,7 @@ import { buildOpenApi } from './http/openapi.ts';
 import { cors } from './http/cors.ts';
 import { allHandlers } from './routes/index.ts';
 import type { RequestState } from './http/handler.ts';
-import { RateLimiter } from './http/rate-limit.ts';
+import { RateLimiter } from './core/rate-limit.ts';
 import { accessLog } from './http/access-log.ts';
 import { requestScope } from './http/request-scope.ts';
 

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { LOG_LEVELS, type LogLevel } from './logger.ts';
-import { parseRateLimit, type RateLimit } from './http/rate-limit.ts';
+import { LOG_LEVELS, type LogLevel } from './core/logger.ts';
+import { parseRateLimit, type RateLimit } from './core/rate-limit.ts';
 
 /** Everything the server needs to run; built from flags and environment by the CLI. */
 export interface ServerConfig {
@@ -38,7 +38,7 @@ export interface ServerConfig {
   rateLimit: RateLimit | null;
   /** How long totals of large result lists are remembered (services/total-cache.ts); 0: never. */
   totalsCacheSeconds: number;
-  /** Requests with a body of 64 KB or more (batches) handled at once; the others wait (http/gate.ts). */
+  /** Requests with a body of 64 KB or more (batches) handled at once; the others wait (services/admission.ts). */
   largeBodyConcurrency: number;
   /** Claims one user may have waiting for review at once (services/claims.ts); 0: no limit. */
   maxOpenClaims: number;
@@ -50,7 +50,7 @@ export interface ServerConfig {
   dbPoolSize: number;
   /** How deep offset paging may reach into a result list: page × per_page at most this. */
   maxPageDepth: number;
-  /** Expensive result lists (search terms, JSON filters, unindexed sorts) run at once per process (http/gate.ts). */
+  /** Expensive result lists (search terms, JSON filters, unindexed sorts) run at once per process (services/admission.ts). */
   expensiveListConcurrency: number;
   /** Reads (GET) allowed per client and window; null: no limit. */
   readRateLimit: RateLimit | null;

@@ -10,9 +10,9 @@
 export { main, program, type DemoModule, type RunningDemo, type ProgramOptions } from './program.ts';
 export { startServer, openDatabase, connectDatabase, VERSION, type RunningServer, type StartOptions, type DatabaseHandle } from './server.ts';
 export { buildConfig, DEFAULTS, type ServerConfig, type RawConfig } from './config.ts';
-export { createLogger, LOG_LEVELS, type Logger, type LogLevel } from './logger.ts';
+export { createLogger, LOG_LEVELS, type Logger, type LogLevel } from './core/logger.ts';
 export { ConfigurationError, freePort } from './db/embedded.ts';
 export { migrate } from './db/orm.ts';
 export { register as registerUser } from './services/users.ts';
 export * from './entities/index.ts';
-export type { AppContext } from './context.ts';
+export type { AppContext } from './services/app-context.ts';

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { buildConfig, DEFAULTS, type RawConfig, type ServerConfig } from './config.ts';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger, type Logger } from './core/logger.ts';
 import { ConfigurationError } from './db/embedded.ts';
 import { openDatabase, connectDatabase, startServer, VERSION, type RunningServer } from './server.ts';
 import { migrate } from './db/orm.ts';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ServerConfig } from './config.ts';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger, type Logger } from './core/logger.ts';
 import { TotalCache } from './services/total-cache.ts';
 import { EmbedCache } from './services/embeds.ts';
 import { UploadTargets } from './services/results.ts';
@@ -12,10 +12,10 @@ import { ConfigurationError, startEmbeddedPostgres, type EmbeddedDatabase } from
 import { TokenVerifier } from './auth/verifier.ts';
 import { createApp } from './app.ts';
 import { answerClientErrors } from './http/client-error.ts';
-import type { AppContext } from './context.ts';
+import type { AppContext } from './services/app-context.ts';
 
 import { VERSION } from './version.ts';
-import { ExpensiveListAdmission, LargeBodyAdmission } from './http/gate.ts';
+import { ExpensiveListAdmission, LargeBodyAdmission } from './services/admission.ts';
 import { SchemaCompiler } from './services/schema-compiler.ts';
 
 export { VERSION };

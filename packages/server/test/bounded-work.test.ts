@@ -14,7 +14,7 @@ import * as assert from 'uvu/assert';
 import { createClient, ValidationError } from '@benchmarks/sdk';
 import { buildConfig, DEFAULTS, type RawConfig } from '../src/config.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
-import { createLogger } from '../src/logger.ts';
+import { createLogger } from '../src/core/logger.ts';
 import { ADMIN_ENTITLEMENT, startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
 import { assertProblem } from './support/problem.ts';

@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 
 import { TokenVerifier } from '../src/auth/verifier.ts';
 import { buildConfig } from '../src/config.ts';
-import { AppError } from '../src/http/errors.ts';
+import { AppError } from '../src/core/errors.ts';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 
 const AUDIENCE = 'benchmarks-api';

@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
-import { createLogger } from '../src/logger.ts';
+import { createLogger } from '../src/core/logger.ts';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { inputs } from './support/hardening.ts';

@@ -23,14 +23,10 @@ import {
 } from 'jose';
 import * as oidc from 'openid-client';
 
-import { AppError, errors, unauthorized } from '../http/errors.ts';
+import { AppError, errors, unauthorized } from '../core/errors.ts';
+import type { Identity } from '../core/caller.ts';
 
-export interface Identity {
-  iss: string;
-  sub: string;
-  email: string | null;
-  entitlements: string[];
-}
+export type { Identity };
 
 export interface VerifierOptions {
   /** Trusted issuer URLs (exact match with the token's iss; a trailing slash difference is tolerated). */

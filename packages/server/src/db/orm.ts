@@ -6,7 +6,7 @@ import { migrationsList } from '../migrations/index.ts';
 import { BoundParametersDriver } from './bound-driver.ts';
 import { refuseUnstorableValues } from './unstorable.ts';
 import { reusable } from './request-scope.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../core/logger.ts';
 
 const migrationsPath = fileURLToPath(new URL('../migrations', import.meta.url));
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../core/logger.ts';
 
 /** The id of the request being handled (also sent back as `X-Request-Id`). */
 export function requestIdOf(ctx: Koa.Context): string {

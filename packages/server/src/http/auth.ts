@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import type { AuthLevel } from '@benchmarks/sdk/contract';
-import { AppError, unauthorized } from './errors.ts';
+import { AppError, unauthorized } from '../core/errors.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
 import type { Caller, RequestState } from './handler.ts';
 import { findUser } from '../services/users.ts';

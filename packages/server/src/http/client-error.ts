@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { titleOf } from './errors.ts';
+import { titleOf } from '../core/errors.ts';
 import { PROBLEM_TYPE_BASE } from './problem.ts';
 
 const KNOWN: Record<string, [status: number, code: string, detail: string]> = {

@@ -1,17 +1,12 @@
 import type Koa from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BodyOf, OperationDef, ParamsOf, QueryOf, ResponseOf } from '@benchmarks/sdk/contract';
-import type { Identity } from '../auth/verifier.ts';
-import type { UserRow } from '../entities/user.ts';
-import type { AppContext } from '../context.ts';
-import type { JsonText, Reply } from './reply.ts';
+import type { Caller } from '../core/caller.ts';
+import type { AppContext } from '../services/app-context.ts';
+import type { JsonText, Reply } from '../core/reply.ts';
 
-/** Who is calling: the verified token identity, the registered user (if any) and the admin flag. */
-export interface Caller {
-  identity: Identity;
-  user: UserRow | null;
-  isAdmin: boolean;
-}
+export type { Caller };
+
 
 /** What every request carries in ctx.state. */
 export interface RequestState {

@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OperationDef } from '@benchmarks/sdk/contract';
 import type { TObject } from '@sinclair/typebox';
 import type { Caller } from './handler.ts';
-import type { Reply } from './reply.ts';
+import type { Reply } from '../core/reply.ts';
 import { requestHash, storeOnce } from '../services/idempotency.ts';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';

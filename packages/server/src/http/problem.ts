@@ -1,7 +1,7 @@
 import type Koa from 'koa';
-import { AppError, titleOf } from './errors.ts';
+import { AppError, titleOf } from '../core/errors.ts';
 import { mapDatabaseError } from '../db/errors.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../core/logger.ts';
 
 /** Problem types are URNs: stable identifiers, documented in docs/errors.md. */
 export const PROBLEM_TYPE_BASE = 'urn:benchmarks:problem:';

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../core/logger.ts';
 import { cancelHeld, RequestAbandonedError, runInScope } from '../db/request-scope.ts';
 import { requestIdOf } from './access-log.ts';
 

@@ -4,14 +4,15 @@ import { koaBody } from 'koa-body';
 import * as coBody from 'co-body';
 import Bourne from '@hapi/bourne';
 import type { OperationDef } from '@benchmarks/sdk/contract';
-import { AppError, errors } from './errors.ts';
+import { AppError, errors } from '../core/errors.ts';
 import { compileValidator, type CompiledValidator } from './validation.ts';
-import { JsonText, Reply } from './reply.ts';
+import { JsonText, Reply } from '../core/reply.ts';
 import type { Authenticator } from './auth.ts';
 import type { Handler, RequestState } from './handler.ts';
-import { chargeWrite, UNLIMITED_READS, WRITE_METHODS, type RateLimiter } from './rate-limit.ts';
+import { chargeWrite, UNLIMITED_READS, WRITE_METHODS } from './rate-limit.ts';
+import type { RateLimiter } from '../core/rate-limit.ts';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from './limits.ts';
-import { LARGE_BODY_BYTES, type LargeBodyAdmission } from './gate.ts';
+import { LARGE_BODY_BYTES, type LargeBodyAdmission } from '../services/admission.ts';
 import { declaredHeaders, idempotency } from './idempotency.ts';
 
 /** `/benchmarks/{id}:approve` → `/benchmarks/:id\:approve` for @koa/router (path-to-regexp 8). */
@@ -70,7 +71,7 @@ export interface RouterOptions {
   rateLimiter?: RateLimiter | null;
   /** Reads per client; null: unlimited. */
   readRateLimiter?: RateLimiter | null;
-  /** Admission of requests with large bodies (http/gate.ts); absent: no limit. */
+  /** Admission of requests with large bodies (services/admission.ts); absent: no limit. */
   largeBodies?: LargeBodyAdmission;
 }
 

@@ -1,26 +1,13 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
-import type { ErrorDetail } from './errors.ts';
+import type { ErrorDetail } from '../core/errors.ts';
+import { isDateBound } from '../core/dates.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   ajv: Ajv,
 ) => Ajv;
-
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-const DATE_TIME_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
-
-/** A date or a date-time with a zone designator that also names a real instant. */
-export function isDateBound(value: string): boolean {
-  if (!DATE.test(value) && !DATE_TIME_WITH_ZONE.test(value)) return false;
-  return !Number.isNaN(Date.parse(DATE.test(value) ? `${value}T00:00:00Z` : value));
-}
-
-/** Parses a date bound into a Date (a bare date is midnight UTC). */
-export function parseDateBound(value: string): Date {
-  return new Date(DATE.test(value) ? `${value}T00:00:00Z` : value);
-}
 
 function makeAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({

@@ -1,6 +1,6 @@
 import type * as system from '@benchmarks/sdk/contract/system';
 import type { Handlers } from '../http/handler.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../core/errors.ts';
 
 type Ops = Pick<typeof system, 'getHealth' | 'getReady' | 'getApiSpec' | 'getAuthConfig'>;
 

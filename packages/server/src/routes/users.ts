@@ -1,7 +1,7 @@
 import * as users from '@benchmarks/sdk/contract/users';
 import type { Handlers } from '../http/handler.ts';
-import { AppError } from '../http/errors.ts';
-import { reply } from '../http/reply.ts';
+import { AppError } from '../core/errors.ts';
+import { reply } from '../core/reply.ts';
 import { register, refreshEmail, userView } from '../services/users.ts';
 
 type Ops = Pick<typeof users, 'registerSelf' | 'upsertSelf' | 'getSelf' | 'updateSelf' | 'tryAdmin'>;

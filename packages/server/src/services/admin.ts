@@ -1,7 +1,7 @@
 /** Administrator views: items waiting for review, and users (list, search, remove). */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SubmitSort, UserSort } from '@benchmarks/sdk/contract/admin';
-import { errors } from '../http/errors.ts';
+import { errors } from '../core/errors.ts';
 import { addTerms, addUploadBounds, orderBy, paginate } from './catalogue.ts';
 import { formatTimestamp } from './format.ts';
 import { fixedFieldSort } from './sort.ts';

@@ -1,27 +1,16 @@
 import type { Static } from '@sinclair/typebox';
 import type { BenchmarkInput, BenchmarkSort } from '@benchmarks/sdk/contract/benchmarks';
 import { Benchmark, type BenchmarkRow } from '../entities/catalogue.ts';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../core/errors.ts';
 import type { CatalogueKind } from './catalogue.ts';
-import { formatTimestamp } from './format.ts';
 import type { SchemaCompiler } from './schema-compiler.ts';
 import { Where } from './sql.ts';
 
 type SortField = (typeof BenchmarkSort.fields)[number];
 
-export function benchmarkView(row: BenchmarkRow) {
-  return {
-    id: row.id,
-    name: `${row.container_image}:${row.container_tag}`,
-    container_image: row.container_image,
-    container_tag: row.container_tag,
-    json_schema: row.json_schema,
-    description: row.description ?? null,
-    url: row.url ?? null,
-    status: row.status as 'on_review' | 'approved',
-    upload_datetime: formatTimestamp(row.upload_datetime),
-  };
-}
+import { benchmarkView } from './views.ts';
+
+export { benchmarkView };
 
 const RESULTS = 'from result where benchmark_id = ?';
 

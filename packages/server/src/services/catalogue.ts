@@ -6,14 +6,14 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityName } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Caller } from '../http/handler.ts';
-import { AppError, errors } from '../http/errors.ts';
-import { parseDateBound } from '../http/validation.ts';
+import type { Caller } from '../core/caller.ts';
+import { AppError, errors } from '../core/errors.ts';
+import { parseDateBound } from '../core/dates.ts';
 import { itemsVanishing, pageEnvelope, pageJson, pageRequest, limitOffset, PAGE_READ_ATTEMPTS, type PageEnvelope } from './pagination.ts';
 import { fixedFieldSort, type SortTerm } from './sort.ts';
 import { likePattern, Where } from './sql.ts';
 import type { EmbedCache } from './embeds.ts';
-import type { JsonText } from '../http/reply.ts';
+import type { JsonText } from '../core/reply.ts';
 import { prepared } from '../db/bound-driver.ts';
 
 export type ResourceType = 'benchmark' | 'site' | 'flavor' | 'tag';

@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Caller } from '../http/handler.ts';
-import { AppError, errors } from '../http/errors.ts';
-import { parseDateBound } from '../http/validation.ts';
+import type { Caller } from '../core/caller.ts';
+import { AppError, errors } from '../core/errors.ts';
+import { parseDateBound } from '../core/dates.ts';
 import { formatTimestamp } from './format.ts';
 import { limitOffset, pageEnvelope, pageRequest } from './pagination.ts';
 import { fixedFieldSort } from './sort.ts';

@@ -8,10 +8,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BenchmarkRow, FlavorRow, SiteRow, TagRow } from '../entities/index.ts';
-import { benchmarkView } from './benchmarks.ts';
-import { flavorView } from './flavors.ts';
-import { siteView } from './sites.ts';
-import { tagView } from './tags.ts';
+import { benchmarkView, flavorView, siteView, tagView } from './views.ts';
 
 export type EmbedKind = 'benchmark' | 'site' | 'flavor' | 'tag';
 

@@ -2,24 +2,16 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Static } from '@sinclair/typebox';
 import type { FlavorInput, FlavorSort } from '@benchmarks/sdk/contract/flavors';
 import { Flavor, type FlavorRow } from '../entities/catalogue.ts';
-import type { Caller } from '../http/handler.ts';
+import type { Caller } from '../core/caller.ts';
 import { createItem, getItem, trimmed, type CatalogueKind } from './catalogue.ts';
-import { formatTimestamp } from './format.ts';
 import { sites } from './sites.ts';
 import { Where } from './sql.ts';
 
 type SortField = (typeof FlavorSort.fields)[number];
 
-export function flavorView(row: FlavorRow) {
-  return {
-    id: row.id,
-    site_id: row.site_id,
-    name: row.name,
-    description: row.description ?? null,
-    status: row.status as 'on_review' | 'approved',
-    upload_datetime: formatTimestamp(row.upload_datetime),
-  };
-}
+import { flavorView } from './views.ts';
+
+export { flavorView };
 
 const RESULTS = 'from result where flavor_id = ?';
 

@@ -9,8 +9,8 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { IDEMPOTENCY_KEY_TTL_HOURS } from '@benchmarks/sdk/contract';
-import { AppError } from '../http/errors.ts';
-import { JsonText, Reply } from '../http/reply.ts';
+import { AppError } from '../core/errors.ts';
+import { JsonText, Reply } from '../core/reply.ts';
 import { prepared } from '../db/bound-driver.ts';
 import { transaction } from '../db/transaction.ts';
 

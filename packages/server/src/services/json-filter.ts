@@ -4,7 +4,7 @@
  * value is a bound parameter. Nothing here can raise a SQL error on a value of an unexpected type:
  * comparisons are made between jsonb values (which never fail) behind a jsonb_typeof check.
  */
-import { AppError, type ErrorDetail } from '../http/errors.ts';
+import { AppError, type ErrorDetail } from '../core/errors.ts';
 
 export type FilterOp = '==' | '>' | '<' | '>=' | '<=';
 export type FilterValue =

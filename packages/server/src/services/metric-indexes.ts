@@ -22,7 +22,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../core/logger.ts';
 import { withOwnConnection } from '../db/own-connection.ts';
 
 /** At most this many indexed metrics per benchmark (two indexes each). */

@@ -1,5 +1,5 @@
-import { JsonText } from '../http/reply.ts';
-import { AppError, errors } from '../http/errors.ts';
+import { JsonText } from '../core/reply.ts';
+import { AppError, errors } from '../core/errors.ts';
 
 /**
  * How many times a page is read when a row it embeds was deleted between the page's statement and

@@ -3,8 +3,8 @@
  * one for its total, with the same WHERE; every user value is a bound parameter.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { AppError } from '../http/errors.ts';
-import { parseDateBound } from '../http/validation.ts';
+import { AppError } from '../core/errors.ts';
+import { parseDateBound } from '../core/dates.ts';
 import { filterSql, jsonSortSql, parseFilters, parsePath, type Fragment } from './json-filter.ts';
 import { limitOffset, pageRequest, type PageRequest } from './pagination.ts';
 import { parseSort, type SortTerm } from './sort.ts';
@@ -209,7 +209,7 @@ const INDEXED_SORT_FIELDS = new Set(['id', 'execution_datetime', 'upload_datetim
  * Whether a list is of the kind that may have to read every result to find one page: search terms,
  * JSON filters, or a sort no index serves (a JSON path, a name, a catalogue id), unless the sort is
  * a benchmark's metric whose indexes are ready (`metricIndexed`). Such lists are admitted a few at
- * a time (http/gate.ts ExpensiveListAdmission). Date and id filters, tags and the default order
+ * a time (services/admission.ts ExpensiveListAdmission). Date and id filters, tags and the default order
  * walk an index.
  */
 export function isExpensiveList(query: ResultListQuery, metricIndexed: boolean): boolean {

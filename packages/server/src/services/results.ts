@@ -5,12 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Benchmark, Flavor, Result, Site, User, type BenchmarkRow, type FlavorRow, type SiteRow, type TagRow } from '../entities/index.ts';
-import type { Caller } from '../http/handler.ts';
-import { AppError, errors, type ErrorDetail } from '../http/errors.ts';
-import { benchmarkView } from './benchmarks.ts';
-import { siteView } from './sites.ts';
-import { flavorView } from './flavors.ts';
-import { tagView } from './tags.ts';
+import type { Caller } from '../core/caller.ts';
+import { AppError, errors, type ErrorDetail } from '../core/errors.ts';
+import { benchmarkView, flavorView, siteView, tagView } from './views.ts';
 import { formatTimestamp } from './format.ts';
 import type { ResultValidator } from './json-schema.ts';
 import { SchemaNotCompiled, type SchemaCompiler } from './schema-compiler.ts';
@@ -27,10 +24,10 @@ export interface ResultServices {
   metrics?: MetricIndexes;
   /** How deep paging may reach (page × per_page); absent: no limit. */
   config?: { maxPageDepth: number };
-  /** Runs expensive lists a few at a time (http/gate.ts ExpensiveListAdmission); absent: at once. */
+  /** Runs expensive lists a few at a time (services/admission.ts ExpensiveListAdmission); absent: at once. */
   expensiveLists?: { run<T>(work: () => Promise<T>): Promise<T> };
 }
-import { JsonText } from '../http/reply.ts';
+import { JsonText } from '../core/reply.ts';
 import { lockResult, refreshHidden, requireUploaderOrAdmin } from './claims.ts';
 import { prepared } from '../db/bound-driver.ts';
 import { transaction } from '../db/transaction.ts';

@@ -3,7 +3,7 @@
  * administrator delete that refuses to take results along unless asked to.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { errors } from '../http/errors.ts';
+import { errors } from '../core/errors.ts';
 import { transaction } from '../db/transaction.ts';
 import { getItem, type CatalogueKind, type ReferenceCounts, type ReviewedRow } from './catalogue.ts';
 

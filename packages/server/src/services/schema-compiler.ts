@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { AppError, errors, type ErrorDetail } from '../http/errors.ts';
+import { AppError, errors, type ErrorDetail } from '../core/errors.ts';
 import { countNodes, loadValidator, validatorScript, type ResultValidator } from './json-schema.ts';
 import type { SchemaAnswer, SchemaJob } from './schema-worker.ts';
 

@@ -4,7 +4,7 @@
  * (the meta-schemas aside), so that it can be terminated at any time.
  */
 import { parentPort } from 'node:worker_threads';
-import type { ErrorDetail } from '../http/errors.ts';
+import type { ErrorDetail } from '../core/errors.ts';
 import { checkJsonSchema, validatorCodeCache, validatorScript, validatorSource } from './json-schema.ts';
 
 /** `check`: the problems of a schema (POST and PUT /benchmarks); `code`: its validator's code. */

@@ -2,21 +2,13 @@ import type { Static } from '@sinclair/typebox';
 import type { SiteInput, SiteSort } from '@benchmarks/sdk/contract/sites';
 import { Site, type SiteRow } from '../entities/catalogue.ts';
 import { trimmed, type CatalogueKind } from './catalogue.ts';
-import { formatTimestamp } from './format.ts';
 import { Where } from './sql.ts';
 
 type SortField = (typeof SiteSort.fields)[number];
 
-export function siteView(row: SiteRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    address: row.address,
-    description: row.description ?? null,
-    status: row.status as 'on_review' | 'approved',
-    upload_datetime: formatTimestamp(row.upload_datetime),
-  };
-}
+import { siteView } from './views.ts';
+
+export { siteView };
 
 /** Results at the site: recorded with its id, or on one of its flavors. */
 const RESULTS = 'from result where site_id = ? or flavor_id in (select id from flavor where site_id = ?)';

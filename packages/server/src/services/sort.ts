@@ -1,4 +1,4 @@
-import { AppError, type ErrorDetail } from '../http/errors.ts';
+import { AppError, type ErrorDetail } from '../core/errors.ts';
 
 export interface SortTerm {
   field: string;

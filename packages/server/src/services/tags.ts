@@ -6,15 +6,9 @@ import { Where } from './sql.ts';
 
 type SortField = (typeof TagSort.fields)[number];
 
-/** SPEC.md: tag responses carry no upload_datetime. */
-export function tagView(row: TagRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description ?? null,
-    status: row.status as 'on_review' | 'approved',
-  };
-}
+import { tagView } from './views.ts';
+
+export { tagView };
 
 export const tags: CatalogueKind<TagRow, ReturnType<typeof tagView>> = {
   type: 'tag',

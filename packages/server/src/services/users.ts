@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { User, type UserRow } from '../entities/user.ts';
-import type { Identity } from '../auth/verifier.ts';
-import { AppError } from '../http/errors.ts';
+import type { Identity } from '../core/caller.ts';
+import { AppError } from '../core/errors.ts';
 import { formatTimestamp } from './format.ts';
 
 /** The registered (and not removed) user of an identity, or null. */

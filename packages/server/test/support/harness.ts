@@ -2,7 +2,7 @@ import { buildConfig, type RawConfig } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { startIssuer, type IssuerAccount, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { createTestDatabase, releaseTestDatabase } from './database.ts';
-import type { Logger } from '../../src/logger.ts';
+import type { Logger } from '../../src/core/logger.ts';
 
 export const ADMIN_ENTITLEMENT = 'urn:test:group:benchmarks-admins#test';
 

@@ -1,15 +1,15 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { ServerConfig } from './config.ts';
-import type { Logger } from './logger.ts';
-import type { TokenVerifier } from './auth/verifier.ts';
-import type { TotalCache } from './services/total-cache.ts';
-import type { EmbedCache } from './services/embeds.ts';
-import type { UploadTargets } from './services/results.ts';
-import type { MetricIndexes } from './services/metric-indexes.ts';
-import type { LargeBodyAdmission } from './http/gate.ts';
-import type { SchemaCompiler } from './services/schema-compiler.ts';
-import type { DatabaseControl } from './db/control.ts';
-import type { ExpensiveListAdmission } from './http/gate.ts';
+import type { ServerConfig } from '../config.ts';
+import type { Logger } from '../core/logger.ts';
+import type { TokenVerifier } from '../auth/verifier.ts';
+import type { TotalCache } from './total-cache.ts';
+import type { EmbedCache } from './embeds.ts';
+import type { UploadTargets } from './results.ts';
+import type { MetricIndexes } from './metric-indexes.ts';
+import type { LargeBodyAdmission } from './admission.ts';
+import type { SchemaCompiler } from './schema-compiler.ts';
+import type { DatabaseControl } from '../db/control.ts';
+import type { ExpensiveListAdmission } from './admission.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
