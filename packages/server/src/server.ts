@@ -4,7 +4,7 @@ import type { ServerConfig } from './config.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { TotalCache } from './services/total-cache.ts';
 import { EmbedCache } from './services/embeds.ts';
-import { UploadTargets } from './services/results.ts';
+import { UploadTargets } from './services/upload-targets.ts';
 import { MetricIndexes } from './services/metric-indexes.ts';
 import { connect, migrate, type PoolOptions } from './db/orm.ts';
 import { DatabaseControl } from './db/control.ts';

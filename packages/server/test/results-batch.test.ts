@@ -109,6 +109,35 @@ test('the body: 1 to 500 items, nothing else; a token and a registration are nee
   assert.is(new Set(full.body.ids).size, 500);
 });
 
+test('each refused item is placed under the field its error names: a site through flavor_id, a schema that does not compile', async () => {
+  const s = (await seed.site()).id;
+  const f = (await seed.flavor(s)).id;
+  const broken = (await seed.benchmark({ schema: {} })).id;
+  const item = { benchmark_id: ids.open, flavor_id: f, execution_datetime: at, json: {} };
+  const elsewhere = { ...item, flavor_id: ids.flavor };
+  assert.is((await batch([item, elsewhere])).status, 201, 'remembered');
+
+  // Changed with plain SQL, as another server process would.
+  await seed.sql("update site set status = 'on_review' where id = ?", [s]);
+  await seed.sql('update benchmark set json_schema = ? where id = ?', [JSON.stringify({ type: 12 }), broken]);
+  const refused = await batch([elsewhere, item]);
+  expectProblem(refused, 422, 'BATCH_REFUSED');
+  assert.equal(refused.body.errors, [{ in: 'body', path: '/items/1/flavor_id', message: `item 1: Site ${s} is not approved yet: results need approved items.` }]);
+  const uncompiled = await batch([elsewhere, { ...elsewhere, benchmark_id: broken }]);
+  expectProblem(uncompiled, 422, 'BATCH_REFUSED');
+  assert.equal(uncompiled.body.errors.map((e: { in: string; path: string }) => [e.in, e.path]), [['body', '/items/1/benchmark_id']]);
+  assert.match(uncompiled.body.errors[0].message, `item 1: The json_schema of benchmark ${broken} does not compile`);
+
+  await seed.sql("update site set status = 'approved' where id = ?", [s]);
+  assert.is((await batch([item])).status, 201, 'remembered again');
+  await seed.sql('delete from result where flavor_id = ?', [f]);
+  await seed.sql('delete from flavor where id = ?', [f]);
+  await seed.sql('delete from site where id = ?', [s]);
+  const gone = await batch([elsewhere, item]);
+  expectProblem(gone, 404, 'BATCH_REFUSED');
+  assert.equal(gone.body.errors, [{ in: 'body', path: '/items/1/flavor_id', message: `item 1: Flavor ${f} was not found.` }]);
+});
+
 test('checks the catalogue as it is now, also after changes made behind the server', async () => {
   const item = { benchmark_id: ids.strict, flavor_id: ids.flavor2, execution_datetime: at, tags_ids: [ids.tagA], json: { score: 1 } };
   assert.is((await batch([item])).status, 201);

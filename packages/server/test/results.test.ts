@@ -224,7 +224,7 @@ test('POST /results: the empty schema {} accepts any object', async () => {
 });
 
 test('POST /results: uploads check the catalogue as it is now, also after changes made behind the server', async () => {
-  // Remembered by the first upload (services/results.ts UploadTargets), then changed with plain SQL,
+  // Remembered by the first upload (services/upload-targets.ts UploadTargets), then changed with plain SQL,
   // as another server process would.
   const bench = await seed.benchmark({ schema: { type: 'object', required: ['a'] } });
   const s2 = await seed.site();
@@ -253,6 +253,57 @@ test('POST /results: uploads check the catalogue as it is now, also after change
   assert.is(stored[0]!.n, 3, 'nothing stored by a refused upload');
   const tagged = await seed.sql<{ n: number }>('select count(*)::int as n from result_tag rt join result r on r.id = rt.result_id where r.benchmark_id = ?', [bench.id]);
   assert.is(tagged[0]!.n, 3, 'every stored upload has its tag');
+});
+
+test('POST /results: a refused upload names its field in errors[] (a site through flavor_id), also after changes behind the server', async () => {
+  const ghost = '00000000-0000-4000-8000-000000000002';
+  const pendingSite = await seed.site({ status: 'on_review' });
+  const flavorOfPendingSite = await seed.flavor(pendingSite.id);
+  const broken = await seed.benchmark({ schema: {} });
+  await seed.sql('update benchmark set json_schema = ? where id = ?', [JSON.stringify({ type: 12 }), broken.id]);
+  for (const [query, status, code, field, message] of [
+    [q({ benchmark_id: ghost }), 404, 'NOT_FOUND', 'benchmark_id', 'was not found'],
+    [q({ flavor_id: ghost }), 404, 'NOT_FOUND', 'flavor_id', 'was not found'],
+    [q({ tags_ids: [tagA.id, ghost] }), 404, 'NOT_FOUND', 'tags_ids', 'was not found'],
+    [q({ benchmark_id: pendingBenchmark.id }), 422, 'NOT_APPROVED', 'benchmark_id', 'is not approved'],
+    [q({ flavor_id: pendingFlavor.id }), 422, 'NOT_APPROVED', 'flavor_id', 'is not approved'],
+    [q({ flavor_id: flavorOfPendingSite.id }), 422, 'NOT_APPROVED', 'flavor_id', 'is a flavor of a site that is not approved'],
+    [q({ tags_ids: [pendingTag.id] }), 422, 'NOT_APPROVED', 'tags_ids', 'is not approved'],
+    [q({ benchmark_id: broken.id }), 422, 'INVALID_BENCHMARK_SCHEMA', 'benchmark_id', 'names a benchmark whose json_schema does not compile'],
+    [q({ execution_datetime: '9999-01-01T00:00:00Z' }), 422, 'EXECUTION_IN_FUTURE', 'execution_datetime', 'must not be in the future'],
+  ] as const) {
+    const res = await upload(t, alice, query, GOOD);
+    expectProblem(res, status, code);
+    assert.equal(res.body.errors, [{ in: 'query', path: field, message }], `${code} ${field}: ${res.text}`);
+  }
+  assert.match((await upload(t, alice, q({ flavor_id: flavorOfPendingSite.id }), GOOD)).body.detail, `Site ${pendingSite.id} is not approved`);
+
+  // Remembered by an upload, then changed with plain SQL, as another server process would.
+  const bench = await seed.benchmark({ schema: {} });
+  const s1 = await seed.site();
+  const f1 = await seed.flavor(s1.id);
+  const target = { benchmark_id: bench.id, flavor_id: f1.id };
+  assert.is((await upload(t, alice, target, {})).status, 201);
+  await seed.sql("update site set status = 'on_review' where id = ?", [s1.id]);
+  const siteRefused = await upload(t, alice, target, {});
+  expectProblem(siteRefused, 422, 'NOT_APPROVED');
+  assert.equal(siteRefused.body.errors, [{ in: 'query', path: 'flavor_id', message: 'is a flavor of a site that is not approved' }]);
+  await seed.sql("update site set status = 'approved' where id = ?", [s1.id]);
+  assert.is((await upload(t, alice, target, {})).status, 201);
+
+  const s2 = await seed.site();
+  await seed.sql('update flavor set site_id = ? where id = ?', [s2.id, f1.id]);
+  const moved = await upload(t, alice, target, {});
+  assert.is(moved.status, 201, moved.text);
+  assert.is(moved.body.site.id, s2.id, "the site is the flavor's as it is now");
+
+  await seed.sql('delete from result where flavor_id = ?', [f1.id]);
+  await seed.sql('delete from flavor where id = ?', [f1.id]);
+  await seed.sql('delete from site where id = ?', [s2.id]);
+  const gone = await upload(t, alice, target, {});
+  expectProblem(gone, 404, 'NOT_FOUND');
+  assert.equal(gone.body.errors, [{ in: 'query', path: 'flavor_id', message: 'was not found' }]);
+  assert.match(gone.body.detail, `Flavor ${f1.id} was not found.`);
 });
 
 test('GET /results/{id}: 404 for an unknown or malformed id', async () => {

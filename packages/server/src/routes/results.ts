@@ -1,6 +1,7 @@
 import type { resultOperations } from '@benchmarks/sdk/contract/results';
 import type { Handlers } from '../http/handler.ts';
-import { createResult, createResults, deleteResult, getResult, listResults, replaceResultTags, resultUploader } from '../services/results.ts';
+import { deleteResult, getResult, listResults, replaceResultTags, resultUploader } from '../services/results.ts';
+import { createResult, createResults } from '../services/uploads.ts';
 
 export const resultHandlers: Handlers<typeof resultOperations> = {
   listResults: ({ em, query, services }) => listResults(em, services, query, { visible: true }),

@@ -4,7 +4,7 @@ import type { Logger } from '../core/logger.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
 import type { TotalCache } from './total-cache.ts';
 import type { EmbedCache } from './embeds.ts';
-import type { UploadTargets } from './results.ts';
+import type { UploadTargets } from './upload-targets.ts';
 import type { MetricIndexes } from './metric-indexes.ts';
 import type { LargeBodyAdmission } from './admission.ts';
 import type { SchemaCompiler } from './schema-compiler.ts';
