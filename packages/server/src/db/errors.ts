@@ -11,6 +11,11 @@ const TRANSIENT_NAMES = new Set(['DeadlockException', 'LockWaitTimeoutException'
 
 type DbError = { code?: string; name?: string; message?: string; cause?: unknown; constraint?: string } | null;
 
+// Decisions are taken on codes and class names. Messages are read in two cases only, where nothing
+// else tells the cases apart: PostgreSQL's 57014 (query_canceled) has no field saying why it was
+// cancelled (its statement or lock timeout, or a cancel request), and pg and tarn raise some
+// connection failures as plain Errors without a code.
+
 /**
  * Whether a transaction failed for a transient reason (db/transaction.ts repeats it once): the codes
  * above, or a statement cancelled by `statement_timeout` (57014; inside a write transaction that is a

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
-import type { Handler } from '../http/handler.ts';
+import type { operations } from '@benchmarks/sdk/contract';
+import type { Handler, Handlers } from '../http/handler.ts';
 import { userHandlers } from './users.ts';
 import { systemHandlers } from './system.ts';
 import { benchmarkHandlers } from './benchmarks.ts';
@@ -7,24 +8,25 @@ import { siteHandlers } from './sites.ts';
 import { flavorHandlers } from './flavors.ts';
 import { tagHandlers } from './tags.ts';
 import { adminHandlers } from './admin.ts';
+import { resultHandlers } from './results.ts';
+import { claimHandlers } from './claims.ts';
 
-/** Every operation's handler, keyed by operationId. The router refuses to start if one is missing. */
+/**
+ * Every operation's handler, keyed by operationId, checked against the contract when compiled: a
+ * missing handler, or one of another operation's shape, does not compile (and the router refuses to
+ * start without one).
+ */
 export function allHandlers(spec: (ctx: Koa.Context) => Record<string, unknown>): Record<string, Handler<never>> {
-  return {
+  const handlers: Handlers<typeof operations> = {
     ...systemHandlers(spec),
     ...userHandlers,
-    // catalogue handlers
     ...benchmarkHandlers,
     ...siteHandlers,
     ...flavorHandlers,
     ...tagHandlers,
     ...adminHandlers,
-    // results handlers
     ...resultHandlers,
     ...claimHandlers,
-  } as unknown as Record<string, Handler<never>>;
+  };
+  return handlers;
 }
-
-// results handlers (imports are hoisted)
-import { resultHandlers } from './results.ts';
-import { claimHandlers } from './claims.ts';

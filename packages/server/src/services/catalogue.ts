@@ -4,7 +4,7 @@
  * reject and delete are in review.ts.
  */
 import { randomUUID } from 'node:crypto';
-import type { EntityName } from '@mikro-orm/core';
+import type { EntityName, FilterQuery, RequiredEntityData } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from '../core/caller.ts';
 import { AppError, errors } from '../core/errors.ts';
@@ -73,9 +73,10 @@ export async function getItem<Row extends ReviewedRow>(
   kind: CatalogueKind<Row, unknown>,
   id: string,
 ): Promise<Row> {
-  const row = await em.findOne(kind.entity, { id } as never);
+  // FilterQuery<Row> is a conditional type TypeScript cannot resolve for a generic Row; `{ id }` filters every ReviewedRow.
+  const row = await em.findOne(kind.entity, { id } as FilterQuery<Row>);
   if (!row) throw errors.notFound(kind.label, id);
-  return row as Row;
+  return row;
 }
 
 /** Flushes, turning a unique violation (also one lost in a race) into 409 DUPLICATE naming the item. */
@@ -98,6 +99,7 @@ export async function createItem<Row extends ReviewedRow>(
   caller: Caller,
   fields: Partial<Row>,
 ): Promise<Row> {
+  // RequiredEntityData<Row> stays unresolved for a generic Row too: this is Partial<Row> and the columns of every ReviewedRow.
   const row = em.create(kind.entity, {
     ...fields,
     id: randomUUID(),
@@ -105,7 +107,7 @@ export async function createItem<Row extends ReviewedRow>(
     upload_datetime: new Date(),
     uploader_iss: caller.identity.iss,
     uploader_sub: caller.identity.sub,
-  } as never) as Row;
+  } as RequiredEntityData<Row>);
   await flushUnique(em, () => kind.duplicate(fields));
   return row;
 }

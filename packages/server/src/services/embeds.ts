@@ -10,16 +10,17 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { BenchmarkRow, FlavorRow, SiteRow, TagRow } from '../entities/index.ts';
 import { benchmarkView, flavorView, siteView, tagView } from './views.ts';
 
-export type EmbedKind = 'benchmark' | 'site' | 'flavor' | 'tag';
+/** The row of each kind: `VIEWS[kind](row)` type-checks for a kind `K` and a row of `EmbedRows[K]`. */
+interface EmbedRows {
+  benchmark: BenchmarkRow;
+  site: SiteRow;
+  flavor: FlavorRow;
+  tag: TagRow;
+}
 
-const VIEWS: Record<EmbedKind, (row: never) => unknown> = {
-  benchmark: benchmarkView as (row: never) => unknown,
-  site: siteView as (row: never) => unknown,
-  flavor: flavorView as (row: never) => unknown,
-  tag: tagView as (row: never) => unknown,
-};
+export type EmbedKind = keyof EmbedRows;
 
-export type EmbedRow = BenchmarkRow | SiteRow | FlavorRow | TagRow;
+const VIEWS: { [K in EmbedKind]: (row: EmbedRows[K]) => unknown } = { benchmark: benchmarkView, site: siteView, flavor: flavorView, tag: tagView };
 
 /** A catalogue row a response embeds, at the version the response's statement saw. */
 export interface EmbedRef {
@@ -57,18 +58,16 @@ export class EmbedCache {
     }
     if (missing.size === 0) return out;
     const read = await Promise.all(
-      [...missing].map(async ([kind, ids]) => {
-        const rows = await em.execute<(EmbedRow & { version: string })[]>(
+      [...missing].map(async <K extends EmbedKind>([kind, ids]: [K, Set<string>]) => {
+        const rows = await em.execute<(EmbedRows[K] & { version: string })[]>(
           `select t.*, t.xmin::text as version from ${kind} t where t.id = any(array[?]::uuid[])`,
           [[...ids]],
         );
-        return rows.map((row) => ({ kind, row }));
+        // A view picks its fields: `version` is not among them.
+        return rows.map((row) => ({ key: `${kind}:${row.id}`, version: row.version, text: JSON.stringify(VIEWS[kind](row)) }));
       }),
     );
-    for (const { kind, row } of read.flat()) {
-      const { version, ...fields } = row;
-      const text = JSON.stringify(VIEWS[kind](fields as never));
-      const key = `${kind}:${row.id}`;
+    for (const { key, version, text } of read.flat()) {
       out.set(key, text);
       this.entries.delete(key);
       this.entries.set(key, { version, text, expires: now + this.ttlMs });

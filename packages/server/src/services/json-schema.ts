@@ -8,8 +8,10 @@ import standaloneModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
 import type { ErrorDetail } from '../core/errors.ts';
 
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
-const standaloneCode = ((standaloneModule as unknown as { default?: unknown }).default ?? standaloneModule) as (ajv: Ajv, validate: ValidateFunction) => string;
+// Both packages are CommonJS modules whose `module.exports` is the function itself, with a `default`
+// property naming it again: TypeScript types the default import as that module, so take `.default`.
+const addFormats = addFormatsModule.default;
+const standaloneCode = standaloneModule.default;
 const require = createRequire(import.meta.url);
 const draft06 = require('ajv/dist/refs/json-schema-draft-06.json') as Record<string, unknown>;
 
@@ -17,6 +19,9 @@ const draft06 = require('ajv/dist/refs/json-schema-draft-06.json') as Record<str
 export const MAX_REPORTED_ERRORS = 50;
 
 type Draft = '2020-12' | '2019-09' | 'draft-07' | 'draft-06';
+
+/** A validator instance of any supported draft (each class extends ajv's core). */
+type AnyAjv = Ajv | Ajv2019 | Ajv2020;
 
 const DRAFTS: Record<string, Draft> = {
   'https://json-schema.org/draft/2020-12/schema': '2020-12',
@@ -42,7 +47,7 @@ export function draftOf(schema: unknown): Draft | null {
  * schema is compiled once and called (`inlineRefs: false`): inlined at each reference, a 12 KB
  * schema referring 200 times to a definition of 200 properties took 18 s and 940 MB to compile.
  */
-function newAjv(draft: Draft, options: { validateSchema: boolean; standalone?: boolean }): Ajv {
+function newAjv(draft: Draft, options: { validateSchema: boolean; standalone?: boolean }): AnyAjv {
   const settings = {
     strict: false,
     allErrors: true,
@@ -51,9 +56,9 @@ function newAjv(draft: Draft, options: { validateSchema: boolean; standalone?: b
     inlineRefs: false,
     code: { source: options.standalone ?? false },
   } as const;
-  let ajv: Ajv;
-  if (draft === '2020-12') ajv = new Ajv2020(settings) as unknown as Ajv;
-  else if (draft === '2019-09') ajv = new Ajv2019(settings) as unknown as Ajv;
+  let ajv: AnyAjv;
+  if (draft === '2020-12') ajv = new Ajv2020(settings);
+  else if (draft === '2019-09') ajv = new Ajv2019(settings);
   else {
     ajv = new Ajv(settings);
     if (draft === 'draft-06') ajv.addMetaSchema(draft06);
@@ -63,7 +68,7 @@ function newAjv(draft: Draft, options: { validateSchema: boolean; standalone?: b
 }
 
 /** One instance per draft checks schemas against the meta-schema, which it compiles only once. */
-const metaCheckers = new Map<Draft, Ajv>();
+const metaCheckers = new Map<Draft, AnyAjv>();
 
 /** The problems of a schema of a supported draft against its meta-schema, or null. */
 function metaSchemaProblems(schema: unknown, draft: Draft): ErrorDetail[] | null {

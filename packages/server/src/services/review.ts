@@ -7,8 +7,8 @@ import { errors } from '../core/errors.ts';
 import { transaction } from '../db/transaction.ts';
 import { getItem, type CatalogueKind, type ReferenceCounts, type ReviewedRow } from './catalogue.ts';
 
-function alreadyApproved(kind: CatalogueKind<ReviewedRow, unknown>, id: string) {
-  return errors.conflict('ALREADY_APPROVED', `${kind.label} ${id} is already approved.`);
+function alreadyApproved(label: string, id: string) {
+  return errors.conflict('ALREADY_APPROVED', `${label} ${id} is already approved.`);
 }
 
 /** On review → approved, atomically; an approved item gives 409 ALREADY_APPROVED. */
@@ -19,14 +19,14 @@ export async function approveItem<Row extends ReviewedRow>(em: EntityManager, ki
   );
   if (updated.length) return;
   await getItem(em, kind, id); // 404 when it does not exist
-  throw alreadyApproved(kind as unknown as CatalogueKind<ReviewedRow, unknown>, id);
+  throw alreadyApproved(kind.label, id);
 }
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function referencedError(kind: CatalogueKind<ReviewedRow, unknown>, row: ReviewedRow, counts: ReferenceCounts, how: string) {
+function referencedError<Row extends ReviewedRow>(kind: CatalogueKind<Row, unknown>, row: Row, counts: ReferenceCounts, how: string) {
   const parts = Object.entries(counts)
     .filter(([, n]) => n > 0)
     .map(([what, n]) => plural(n, what === 'count' ? 'result' : what.replace(/s$/, '')));
@@ -50,11 +50,10 @@ export async function removeItem<Row extends ReviewedRow>(
   mode: 'delete' | 'reject',
   cascade = false,
 ): Promise<void> {
-  const generic = kind as unknown as CatalogueKind<ReviewedRow, unknown>;
   await transaction(em, async (tem) => {
     const [locked] = await tem.execute<{ status: string }[]>(`select status from ${kind.table} where id = ? for update`, [id]);
     if (!locked) throw errors.notFound(kind.label, id);
-    if (mode === 'reject' && locked.status === 'approved') throw alreadyApproved(generic, id);
+    if (mode === 'reject' && locked.status === 'approved') throw alreadyApproved(kind.label, id);
     const counts = await kind.references.count(tem, id, mode);
     const referenced = Object.values(counts).some((n) => n > 0);
     if (referenced && (mode === 'reject' || !cascade)) {
@@ -63,7 +62,7 @@ export async function removeItem<Row extends ReviewedRow>(
         mode === 'reject'
           ? 'an administrator may delete it with DELETE and ?cascade=true instead'
           : `add ?cascade=true to ${kind.references.cascadeHint}`;
-      throw referencedError(generic, row, counts, how);
+      throw referencedError(kind, row, counts, how);
     }
     await kind.references.cascade(tem, id);
     await tem.execute(`delete from ${kind.table} where id = ?`, [id]);
