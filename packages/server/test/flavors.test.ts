@@ -45,7 +45,7 @@ async function insertResult(flavor: any): Promise<string> {
 test('POST /sites/{id}/flavors: a user adds a flavor on review carrying site_id; readable by id and with its site', async () => {
   const res = await t.request('POST', `/sites/${site.id}/flavors`, { token: alice, body: { name: ' m1.small ', description: '1 vCPU' } });
   assert.is(res.status, 201, res.text);
-  assert.equal(Object.keys(res.body).sort(), ['description', 'id', 'name', 'site_id', 'status', 'upload_datetime']);
+  assert.equal(Object.keys(res.body).sort(), ['currency', 'description', 'id', 'name', 'price_per_hour', 'site_id', 'status', 'upload_datetime']);
   assert.is(res.body.site_id, site.id);
   assert.is(res.body.name, 'm1.small');
   assert.is(res.body.status, 'on_review');

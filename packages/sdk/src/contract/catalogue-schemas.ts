@@ -57,6 +57,12 @@ export const Flavor = Type.Object(
     site_id: Uuid,
     name: Type.String({ description: 'Identification of the virtual hardware template.' }),
     description: NullableText('Short description.'),
+    price_per_hour: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
+      description: 'Price of one hour of this flavor, in `currency`; null when unknown.',
+    }),
+    currency: Type.Union([Type.String({ pattern: '^[A-Z]{3}$' }), Type.Null()], {
+      description: 'ISO 4217 code of the price (`EUR`); null when the flavor has no price.',
+    }),
     status: Status,
     upload_datetime: Timestamp,
   },

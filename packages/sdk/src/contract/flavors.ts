@@ -7,6 +7,18 @@ export const FlavorInput = Type.Object(
   {
     name: NameInput('Name of the virtual hardware template, unique within its site.'),
     description: OptionalText('Short description.'),
+    price_per_hour: Type.Optional(
+      Type.Union([Type.Number({ minimum: 0, maximum: 1e9 }), Type.Null()], {
+        description: 'Price of one hour of this flavor (≥ 0), in `currency`. Give both or neither; absent or null: no price.',
+        examples: [0.12],
+      }),
+    ),
+    currency: Type.Optional(
+      Type.Union([Type.String({ pattern: '^[A-Z]{3}$' }), Type.Null()], {
+        description: 'ISO 4217 code of the price: three upper-case letters (`EUR`, `USD`). Give both or neither.',
+        examples: ['EUR'],
+      }),
+    ),
   },
   { $id: 'FlavorInput', additionalProperties: false },
 );

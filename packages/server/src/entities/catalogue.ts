@@ -37,6 +37,8 @@ export const Flavor = defineEntity({
     site_id: p.uuid(),
     name: p.text(),
     description: p.text().nullable(),
+    price_per_hour: p.decimal('number').nullable(),
+    currency: p.text().nullable(),
     ...reviewedColumns(),
   },
 });

@@ -6,6 +6,7 @@ import type { Caller } from '../core/caller.ts';
 import { createItem, getItem, trimmed, type CatalogueKind } from './catalogue.ts';
 import { sites } from './sites.ts';
 import { Where } from './sql.ts';
+import { AppError } from '../core/errors.ts';
 
 type SortField = (typeof FlavorSort.fields)[number];
 
@@ -46,7 +47,21 @@ export const flavors: CatalogueKind<FlavorRow, ReturnType<typeof flavorView>> = 
 };
 
 export function flavorFields(body: Static<typeof FlavorInput>): Partial<FlavorRow> {
-  return { name: trimmed(body.name, 'name'), description: body.description ?? null };
+  return { name: trimmed(body.name, 'name'), description: body.description ?? null, ...flavorPrice(body) };
+}
+
+/** The price and its currency, given together or not at all (422 naming the one missing). */
+function flavorPrice(body: Static<typeof FlavorInput>): Pick<FlavorRow, 'price_per_hour' | 'currency'> {
+  const price = body.price_per_hour ?? null;
+  const currency = body.currency ?? null;
+  if ((price === null) !== (currency === null)) {
+    const missing = price === null ? 'price_per_hour' : 'currency';
+    const given = price === null ? 'currency' : 'price_per_hour';
+    throw new AppError(422, 'INVALID_BODY', `price_per_hour and currency go together: ${given} was given without ${missing}.`, {
+      errors: [{ in: 'body', path: `/${missing}`, message: `is required with ${given}` }],
+    });
+  }
+  return { price_per_hour: price, currency };
 }
 
 /** Adds a flavor to a site of any status; 404 when the site does not exist. */

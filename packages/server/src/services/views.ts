@@ -33,6 +33,9 @@ export function flavorView(row: FlavorRow) {
     site_id: row.site_id,
     name: row.name,
     description: row.description ?? null,
+    // numeric: a string when read by SQL (embeds), a number through the entity.
+    price_per_hour: row.price_per_hour == null ? null : Number(row.price_per_hour),
+    currency: row.currency ?? null,
     status: row.status as 'on_review' | 'approved',
     upload_datetime: formatTimestamp(row.upload_datetime),
   };
