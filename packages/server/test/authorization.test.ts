@@ -164,6 +164,7 @@ const rows: Record<string, Row> = {
 
   listResults: { expect: PUBLIC(200), prepare: at('/results') },
   searchResults: { expect: PUBLIC(200), prepare: async () => ({ path: '/results:search', query: { terms: ['hardening'] } }) },
+  compareResults: { expect: PUBLIC(200), prepare: async () => ({ path: '/results:compare', query: { benchmark_id: c.benchmark, metric: 'json.score' } }) },
   getResult: { expect: PUBLIC(200), prepare: async () => ({ path: `/results/${seeded.result}` }) },
   createResult: {
     expect: USER(201),

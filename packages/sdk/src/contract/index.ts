@@ -35,6 +35,7 @@ export const operations = {
   ...adminOperations,
   // results operations (results, claims, the caller's own)
   ...resultOperations,
+  ...compareOperations,
   ...claimOperations,
 } satisfies Record<string, OperationDef>;
 
@@ -55,5 +56,7 @@ export { Submit, UserAdmin } from './admin.ts';
 // results and claims (imports are hoisted; kept here beside their exports)
 import { resultOperations } from './results.ts';
 import { claimOperations } from './claims.ts';
+import { compareOperations } from './compare.ts';
+export { Comparison, CompareGroup } from './compare.ts';
 export { Result, ResultJson } from './results.ts';
 export { Claim, ClaimInput } from './claims.ts';

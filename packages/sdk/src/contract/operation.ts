@@ -35,8 +35,12 @@ export interface OperationDef {
    */
   headers?: TObject;
   body?: TSchema;
-  /** Success status and its body schema; `null` for an empty body (204). */
-  response: { status: 200 | 201 | 204; schema: TSchema | null; contentType?: string };
+  /**
+   * Success status and its body schema; `null` for an empty body (204). `alternatives`: other media
+   * types the operation can answer instead (chosen by a query parameter or `Accept`), documented
+   * beside the main one.
+   */
+  response: { status: 200 | 201 | 204; schema: TSchema | null; contentType?: string; alternatives?: Record<string, TSchema> };
   errors?: readonly ErrorStatus[];
 }
 

@@ -45,6 +45,29 @@ export function resultsNamespace(core: Core) {
      */
     get: (id: string) => core.request('getResult', { params: { id } }),
     /**
+     * Statistics of one metric of a benchmark's visible results per flavor (or site), ranked with
+     * declared ties: overlapping median intervals share a rank. Every list filter applies.
+     * `compareCsv` and `compareSvg` return the same comparison as CSV text or an SVG chart.
+     * @example
+     * const { groups } = await client.results.compare({ benchmark_id, metric: 'json.result.score', filters: [where('cpu.count').gte(4)] });
+     * for (const g of groups) console.log(g.rank ?? '-', g.site.name, g.flavor?.name, g.median, g.median_ci);
+     */
+    compare: (query: CompareQuery) => core.request('compareResults', { query: { ...(query as Query<'compareResults'>), format: 'json' } }),
+    /**
+     * The comparison as CSV text: a header and one row per group, in ranking order.
+     * @example
+     * await writeFile('compare.csv', await client.results.compareCsv({ benchmark_id, metric: 'json.result.score' }));
+     */
+    compareCsv: (query: CompareQuery) =>
+      core.request('compareResults', { query: { ...(query as Query<'compareResults'>), format: 'csv' } }) as unknown as Promise<string>,
+    /**
+     * The comparison as a standalone SVG chart (text), for a README or a page.
+     * @example
+     * await writeFile('compare.svg', await client.results.compareSvg({ benchmark_id, metric: 'json.result.score' }));
+     */
+    compareSvg: (query: CompareQuery) =>
+      core.request('compareResults', { query: { ...(query as Query<'compareResults'>), format: 'svg' } }) as unknown as Promise<string>,
+    /**
      * Uploads a result: where and when it ran, and its JSON (checked against the benchmark's schema).
      * It carries an `Idempotency-Key` (random, or `options.idempotencyKey`), so a lost answer, a
      * timeout or a 5xx is retried without storing the result twice.
@@ -120,6 +143,14 @@ export function resultsNamespace(core: Core) {
       ),
   };
 }
+
+/**
+ * The query of `results.compare`: the contract's, with `filters` from `where()` allowed and the format
+ * chosen by the method.
+ * @example
+ * const q: CompareQuery = { benchmark_id, metric: 'json.result.score', group_by: 'site', better: 'lower' };
+ */
+export type CompareQuery = Omit<ListQuery<'compareResults'>, 'format'>;
 
 /**
  * @example

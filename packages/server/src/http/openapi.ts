@@ -94,6 +94,7 @@ export function buildOpenApi(operations: Record<string, OperationDef>, options: 
     const success: Json = { description: def.summary };
     if (def.response.schema) {
       success.content = { [def.response.contentType ?? 'application/json']: { schema: registry.ref(def.response.schema) } };
+      for (const [type, schema] of Object.entries(def.response.alternatives ?? {})) (success.content as Json)[type] = { schema: registry.ref(schema) };
     }
     responses[String(def.response.status)] = success;
     for (const status of errorStatuses(def)) {

@@ -10,6 +10,7 @@ import { tagHandlers } from './tags.ts';
 import { adminHandlers } from './admin.ts';
 import { resultHandlers } from './results.ts';
 import { claimHandlers } from './claims.ts';
+import { compareHandlers } from './compare.ts';
 
 /**
  * Every operation's handler, keyed by operationId, checked against the contract when compiled: a
@@ -27,6 +28,7 @@ export function allHandlers(spec: (ctx: Koa.Context) => Record<string, unknown>)
     ...adminHandlers,
     ...resultHandlers,
     ...claimHandlers,
+    ...compareHandlers,
   };
   return handlers;
 }

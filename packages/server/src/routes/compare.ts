@@ -1,0 +1,29 @@
+import type { compareOperations } from '@benchmarks/sdk/contract/compare';
+import type { Handlers } from '../http/handler.ts';
+import { reply } from '../core/reply.ts';
+import { compareResults } from '../services/compare.ts';
+import { compareCsv } from '../services/compare-csv.ts';
+import { compareSvg } from '../services/compare-svg.ts';
+
+type Format = 'json' | 'csv' | 'svg';
+
+/** `format` when given, else what `Accept` prefers among JSON, CSV and SVG (JSON for `*\/*` or none). */
+function chosenFormat(format: Format | undefined, accepts: (...types: string[]) => string | false): Format {
+  if (format) return format;
+  const type = accepts('application/json', 'text/csv', 'image/svg+xml');
+  return type === 'text/csv' ? 'csv' : type === 'image/svg+xml' ? 'svg' : 'json';
+}
+
+export const compareHandlers: Handlers<typeof compareOperations> = {
+  compareResults: async ({ em, services, query, koa }) => {
+    const format = chosenFormat(query.format, (...types) => koa.accepts(...types));
+    if (!query.format) koa.vary('Accept');
+    // It reads every matching result of a benchmark: admitted with the expensive lists.
+    const { answer, benchmarkName } = await services.expensiveLists.run(() => compareResults(em, query));
+    if (format === 'csv') return reply(200, compareCsv(answer), { 'Content-Type': 'text/csv; charset=utf-8; header=present' });
+    if (format === 'svg') {
+      return reply(200, compareSvg(answer, benchmarkName), { 'Content-Type': 'image/svg+xml; charset=utf-8', 'Cache-Control': 'public, max-age=60' });
+    }
+    return answer;
+  },
+};

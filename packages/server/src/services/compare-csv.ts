@@ -1,0 +1,54 @@
+/**
+ * The CSV answer of GET /results:compare: a header and one row per group, in answer order
+ * (RFC 4180: CRLF line ends, fields with a comma, a quote or a line break quoted, quotes doubled).
+ * Names that a spreadsheet would read as a formula (a leading `=`, `+`, `-`, `@`, tab or carriage
+ * return) are prefixed with `'`, so opening the file never runs anything.
+ */
+import type { CompareAnswer, CompareGroupAnswer } from './compare.ts';
+
+type Cell = string | number | null;
+
+const COLUMNS: [string, (g: CompareGroupAnswer) => Cell][] = [
+  ['site_name', (g) => text(g.site.name)],
+  ['flavor_name', (g) => (g.flavor ? text(g.flavor.name) : null)],
+  ['n', (g) => g.n],
+  ['mean', (g) => g.mean],
+  ['stddev', (g) => g.stddev],
+  ['min', (g) => g.min],
+  ['p5', (g) => g.p5],
+  ['p25', (g) => g.p25],
+  ['median', (g) => g.median],
+  ['p75', (g) => g.p75],
+  ['p95', (g) => g.p95],
+  ['max', (g) => g.max],
+  ['median_ci_low', (g) => g.median_ci[0]],
+  ['median_ci_high', (g) => g.median_ci[1]],
+  ['mean_ci_low', (g) => g.mean_ci?.[0] ?? null],
+  ['mean_ci_high', (g) => g.mean_ci?.[1] ?? null],
+  ['rank', (g) => g.rank],
+  ['price_per_hour', (g) => g.price?.per_hour ?? null],
+  ['currency', (g) => (g.price ? text(g.price.currency) : null)],
+  ['per_price_median', (g) => g.per_price?.median ?? null],
+  ['per_price_ci_low', (g) => g.per_price?.median_ci[0] ?? null],
+  ['per_price_ci_high', (g) => g.per_price?.median_ci[1] ?? null],
+];
+
+export const COMPARE_CSV_COLUMNS = COLUMNS.map(([name]) => name);
+
+/** A user's text: formula guard. */
+function text(value: string): string {
+  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+}
+
+/** One field: null is empty, numbers as JavaScript prints them, text quoted when it must be. */
+export function csvField(value: Cell): string {
+  if (value === null) return '';
+  const s = String(value);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function compareCsv(answer: CompareAnswer): string {
+  const lines = [COMPARE_CSV_COLUMNS.join(',')];
+  for (const group of answer.groups) lines.push(COLUMNS.map(([, cell]) => csvField(cell(group))).join(','));
+  return lines.join('\r\n') + '\r\n';
+}

@@ -1,0 +1,210 @@
+/**
+ * The statistics of GET /results:compare that depend on counts only, not on the values (those are
+ * computed in PostgreSQL): the rank k of the median's order-statistic interval, the Student t
+ * quantile of the mean's interval, the ranks with declared ties, and the `x-better` annotation of
+ * a metric in a benchmark's schema. Pure functions.
+ */
+
+const LANCZOS = [
+  676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905,
+  -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+];
+
+/** ln Γ(x) for x > 0 (Lanczos, g = 7: about 15 significant digits). */
+export function logGamma(x: number): number {
+  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
+  const z = x - 1;
+  let a = 0.99999999999980993;
+  const t = z + 7.5;
+  LANCZOS.forEach((c, i) => (a += c / (z + i + 1)));
+  return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(a);
+}
+
+/** The continued fraction of the incomplete beta function (modified Lentz). */
+function betaContinuedFraction(a: number, b: number, x: number): number {
+  const tiny = 1e-300;
+  let c = 1;
+  let d = 1 - ((a + b) * x) / (a + 1);
+  if (Math.abs(d) < tiny) d = tiny;
+  d = 1 / d;
+  let h = d;
+  for (let m = 1; m <= 1000; m++) {
+    const m2 = 2 * m;
+    let aa = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    h *= d * c;
+    aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = 1 + aa / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const delta = d * c;
+    h *= delta;
+    if (Math.abs(delta - 1) < 1e-15) break;
+  }
+  return h;
+}
+
+/** The regularized incomplete beta function I_x(a, b). */
+export function regularizedBeta(x: number, a: number, b: number): number {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const front = Math.exp(logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) + b * Math.log(1 - x));
+  // The continued fraction converges fast for x < (a + 1) / (a + b + 2); use the symmetry otherwise.
+  if (x < (a + 1) / (a + b + 2)) return (front * betaContinuedFraction(a, b, x)) / a;
+  return 1 - (front * betaContinuedFraction(b, a, 1 - x)) / b;
+}
+
+/** P(T ≤ t) for Student's t with `df` degrees of freedom. */
+export function studentTCdf(t: number, df: number): number {
+  const tail = 0.5 * regularizedBeta(df / (df + t * t), df / 2, 0.5);
+  return t >= 0 ? 1 - tail : tail;
+}
+
+/**
+ * The p-quantile of Student's t with `df` degrees of freedom (p in (0, 1)): the CDF inverted by
+ * bisection, to a relative precision far below what an interval shows.
+ */
+export function studentTQuantile(p: number, df: number): number {
+  if (!(p > 0 && p < 1) || !(df > 0)) throw new RangeError(`studentTQuantile(${p}, ${df})`);
+  if (p < 0.5) return -studentTQuantile(1 - p, df);
+  if (p === 0.5) return 0;
+  let lo = 0;
+  let hi = 1;
+  while (studentTCdf(hi, df) < p) hi *= 2;
+  for (let i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+    const mid = (lo + hi) / 2;
+    if (studentTCdf(mid, df) < p) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/**
+ * The rank k of the median's distribution-free interval [x(k), x(n + 1 − k)]: the largest k with
+ * 2·P(B ≤ k − 1) ≤ 1 − confidence for B ~ Binomial(n, ½); 0 when even [min, max] falls short.
+ * The probabilities are summed in log space, so a large n does not underflow.
+ */
+export function medianIntervalRank(n: number, confidence: number): number {
+  const alpha = 1 - confidence;
+  // Rounding would otherwise move a boundary case (n = 6 at 0.96875) by one.
+  const limit = alpha / 2 + 1e-12;
+  // P(B ≤ n/2 − 10·√n) < 1e-80: start there (its terms could not reach α/2) instead of at 0.
+  const start = Math.max(0, Math.floor(n / 2 - 10 * Math.sqrt(n)));
+  let logPmf = logGamma(n + 1) - logGamma(start + 1) - logGamma(n - start + 1) - n * Math.LN2; // P(B = start)
+  let cdf = 0;
+  let k = start;
+  for (let i = start; i < n; i++) {
+    cdf += Math.exp(logPmf); // P(B ≤ i)
+    if (cdf > limit) break;
+    k = i + 1;
+    logPmf += Math.log(n - i) - Math.log(i + 1);
+  }
+  return k;
+}
+
+/** The t interval of a mean; null when n < 2 (no spread is known). */
+export function meanInterval(mean: number, stddev: number | null, n: number, confidence: number): [number, number] | null {
+  if (n < 2 || stddev === null) return null;
+  const half = (studentTQuantile(1 - (1 - confidence) / 2, n - 1) * stddev) / Math.sqrt(n);
+  return [mean - half, mean + half];
+}
+
+export type Better = 'higher' | 'lower';
+
+/**
+ * Ranks of intervals (null where `intervals[i]` is null: not ranked): 1 + the number of ranked
+ * intervals entirely on the better side of this one. Groups whose intervals overlap share a rank.
+ * O(g log g): the bounds are sorted once and counted by binary search.
+ */
+export function rankIntervals(intervals: readonly ([number, number] | null)[], better: Better): (number | null)[] {
+  const ranked = intervals.filter((i): i is [number, number] => i !== null);
+  // higher: count the lower bounds above this upper bound; lower: the upper bounds below this lower bound.
+  const bounds = ranked.map(([lo, hi]) => (better === 'higher' ? lo : hi)).sort((a, b) => a - b);
+  const countBelow = (x: number) => {
+    let lo = 0;
+    let hi = bounds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (bounds[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const countAtMost = (x: number) => {
+    let lo = 0;
+    let hi = bounds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (bounds[mid]! <= x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return intervals.map((interval) => {
+    if (!interval) return null;
+    const [lo, hi] = interval;
+    return 1 + (better === 'higher' ? bounds.length - countAtMost(hi) : countBelow(lo));
+  });
+}
+
+type SchemaNode = Record<string, unknown>;
+const isNode = (value: unknown): value is SchemaNode => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Follows a local `$ref` (`#/$defs/x`, `#/definitions/x`, any JSON pointer into the document). */
+function resolveRef(root: unknown, node: SchemaNode): SchemaNode | null {
+  const ref = node.$ref;
+  if (typeof ref !== 'string' || !ref.startsWith('#')) return null;
+  let at: unknown = root;
+  for (const raw of ref.slice(1).split('/').slice(1)) {
+    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!isNode(at) || !Object.hasOwn(at, key)) return null;
+    at = at[key];
+  }
+  return isNode(at) ? at : null;
+}
+
+/** The node and the nodes its `$ref`s lead to (at most 32 steps: a cycle ends). */
+function withRefs(root: unknown, node: SchemaNode): SchemaNode[] {
+  const out = [node];
+  let at: SchemaNode | null = node;
+  for (let i = 0; i < 32 && at; i++) {
+    at = resolveRef(root, at);
+    if (at && !out.includes(at)) out.push(at);
+    else break;
+  }
+  return out;
+}
+
+/**
+ * The `x-better` annotation ("higher" or "lower") of the property at `path` in a JSON Schema,
+ * following `properties` (and `items` / `prefixItems` for integer segments) through local `$ref`s.
+ * The annotation on the property node or on a schema it refers to counts; null when absent.
+ */
+export function betterFromSchema(schema: unknown, path: readonly string[]): Better | null {
+  if (!isNode(schema)) return null;
+  let nodes = withRefs(schema, schema);
+  for (const segment of path) {
+    const next: SchemaNode[] = [];
+    for (const node of nodes) {
+      const properties = node.properties;
+      if (isNode(properties) && Object.hasOwn(properties, segment) && isNode(properties[segment])) next.push(properties[segment]);
+      if (/^\d+$/.test(segment)) {
+        const prefix = node.prefixItems;
+        if (Array.isArray(prefix) && isNode(prefix[Number(segment)])) next.push(prefix[Number(segment)] as SchemaNode);
+        else if (isNode(node.items)) next.push(node.items);
+      }
+    }
+    if (next.length === 0) return null;
+    nodes = next.flatMap((n) => withRefs(schema, n));
+  }
+  for (const node of nodes) {
+    if (node['x-better'] === 'higher' || node['x-better'] === 'lower') return node['x-better'];
+  }
+  return null;
+}

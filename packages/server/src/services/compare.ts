@@ -1,0 +1,237 @@
+/**
+ * GET /results:compare (COMPARE.md): one metric of one benchmark's visible results, grouped by
+ * flavor or site. The values never leave PostgreSQL: one statement computes the counts, the
+ * aggregates and the percentiles of every group; a second one reads the two order statistics of
+ * each group's median interval, whose ranks depend on the group's n only (compare-stats.ts). Both
+ * run in one read-only snapshot, so they see the same results.
+ */
+import { IsolationLevel } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Static } from '@sinclair/typebox';
+import type { CompareQuery, Comparison } from '@benchmarks/sdk/contract/compare';
+import { AppError } from '../core/errors.ts';
+import { getItem } from './catalogue.ts';
+import { benchmarks } from './benchmarks.ts';
+import { parsePath } from './json-filter.ts';
+import { resultWhere } from './result-query.ts';
+import { betterFromSchema, meanInterval, medianIntervalRank, rankIntervals, type Better } from './compare-stats.ts';
+
+export type CompareParams = Static<typeof CompareQuery>;
+export type CompareAnswer = Static<typeof Comparison>;
+export type CompareGroupAnswer = CompareAnswer['groups'][number];
+
+/** Percentiles read with `percentile_cont`, in this order. */
+const FRACTIONS = [0.05, 0.25, 0.5, 0.75, 0.95];
+
+/** The segments of `json.<dotted.path>`; 422 INVALID_METRIC otherwise. */
+export function metricPath(metric: string): string[] {
+  const path = metric.startsWith('json.') ? parsePath(metric.slice('json.'.length)) : null;
+  if (!path) {
+    throw new AppError(
+      422,
+      'INVALID_METRIC',
+      `metric must be json.<dotted.path> with non-empty segments (at most 20 segments and 200 characters), e.g. json.result.score; got '${metric}'.`,
+      { errors: [{ in: 'query', path: 'metric', message: 'must be json.<dotted.path>' }] },
+    );
+  }
+  return path;
+}
+
+function checkRankBy(query: CompareParams): void {
+  if (query.rank_by !== 'price') return;
+  if (!query.currency) {
+    throw new AppError(422, 'INVALID_QUERY', 'rank_by=price needs currency (e.g. currency=EUR): prices in different currencies cannot be ranked together.', {
+      errors: [{ in: 'query', path: 'currency', message: 'is required with rank_by=price' }],
+    });
+  }
+  if (query.group_by === 'site') {
+    throw new AppError(422, 'INVALID_QUERY', 'rank_by=price needs group_by=flavor: prices belong to flavors, not sites.', {
+      errors: [{ in: 'query', path: 'rank_by', message: 'price needs group_by=flavor' }],
+    });
+  }
+}
+
+interface StatsRow {
+  matched: number;
+  numbers: number;
+  g: string | null;
+  n: number | null;
+  mean: number | null;
+  stddev: number | null;
+  min: number | null;
+  max: number | null;
+  ps: (number | string)[] | null;
+  site_id: string | null;
+  site_name: string | null;
+  flavor_id: string | null;
+  flavor_name: string | null;
+  price_per_hour: number | null;
+  currency: string | null;
+}
+
+/**
+ * The two statements. `m` is the list's WHERE (services/result-query.ts, exactly as GET /results)
+ * with each result's value at the path; `x` its JSON numbers as double precision. A number beyond
+ * double precision's range (only possible in a document stored outside the API) counts as excluded
+ * rather than failing the cast.
+ */
+function compareSql(query: CompareParams, path: string[]) {
+  const { where } = resultWhere(query, { visible: true });
+  const group = query.group_by === 'site' ? 'r.site_id' : 'r.flavor_id';
+  const values =
+    `with m as (select ${group} as g, (r.json #> ?::text[]) as v from result r ${where.toSql()}), ` +
+    `x as (select g, v::float8 as x from m where jsonb_typeof(v) = 'number' and abs(v::numeric) <= 1e308) `;
+  const valueParams = [path, ...where.params];
+  const names =
+    query.group_by === 'site'
+      ? 'left join site si on si.id = s.g'
+      : 'left join flavor f on f.id = s.g left join site si on si.id = f.site_id';
+  const flavorColumns =
+    query.group_by === 'site'
+      ? 'null::text as flavor_id, null::text as flavor_name, null::float8 as price_per_hour, null::text as currency'
+      : 'f.id::text as flavor_id, f.name as flavor_name, f.price_per_hour::float8 as price_per_hour, f.currency';
+  const stats =
+    values +
+    'select t.matched, t.numbers, s.g::text as g, s.n, s.mean, s.stddev, s.min, s.max, s.ps, ' +
+    `si.id::text as site_id, si.name as site_name, ${flavorColumns} ` +
+    'from (select count(*)::int as matched, (select count(*)::int from x) as numbers from m) t ' +
+    'left join (select g, count(*)::int as n, avg(x) as mean, stddev_samp(x) as stddev, min(x) as min, max(x) as max, ' +
+    'percentile_cont(?::float8[]) within group (order by x) as ps from x group by g) s on true ' +
+    names;
+  const orderStats =
+    values +
+    'select o.g::text as g, o.i, o.x from (select g, x, row_number() over (partition by g order by x) as i from x) o ' +
+    'join unnest(?::uuid[], ?::int[]) as want(g, i) on want.g = o.g and want.i = o.i';
+  return { stats: { sql: stats, params: [...valueParams, FRACTIONS] }, orderStats: { sql: orderStats, params: valueParams } };
+}
+
+/** `better` as asked, else the schema's `x-better` on the metric's property, else higher. */
+function direction(query: CompareParams, schema: unknown, path: string[]): Better {
+  return query.better ?? betterFromSchema(schema, path) ?? 'higher';
+}
+
+/** The comparison, and the benchmark's name (`image:tag`) for the chart's title. */
+export async function compareResults(em: EntityManager, query: CompareParams): Promise<{ answer: CompareAnswer; benchmarkName: string }> {
+  const path = metricPath(query.metric);
+  checkRankBy(query);
+  const confidence = query.confidence ?? 0.95;
+  const minSamples = query.min_samples ?? 5;
+  const groupBy = query.group_by ?? 'flavor';
+  const rankBy = query.rank_by ?? 'metric';
+  const benchmark = await getItem(em, benchmarks, query.benchmark_id);
+  const better = direction(query, benchmark.json_schema, path);
+  const sql = compareSql({ ...query, group_by: groupBy }, path);
+
+  const { rows, order } = await em.transactional(
+    async (tx) => {
+      const rows = await tx.execute<StatsRow[]>(sql.stats.sql, sql.stats.params);
+      // The ranks k and n + 1 − k of each group's median interval (none when k = 0: [min, max]).
+      const wanted: { g: string; i: number }[] = [];
+      for (const row of rows) {
+        if (row.g === null) continue;
+        const k = medianIntervalRank(row.n!, confidence);
+        if (k > 0) wanted.push({ g: row.g, i: k }, { g: row.g, i: row.n! + 1 - k });
+      }
+      const order = wanted.length
+        ? await tx.execute<{ g: string; i: number | string; x: number }[]>(sql.orderStats.sql, [
+            ...sql.orderStats.params,
+            wanted.map((w) => w.g),
+            wanted.map((w) => w.i),
+          ])
+        : [];
+      return { rows, order };
+    },
+    { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ },
+  );
+
+  const at = new Map(order.map((o) => [`${o.g} ${Number(o.i)}`, Number(o.x)]));
+  const groups = rows
+    .filter((row) => row.g !== null)
+    .map((row) => groupAnswer(row, confidence, better, groupBy, (i) => at.get(`${row.g} ${i}`)));
+  rank(groups, better, minSamples, rankBy, query.currency);
+  const answer: CompareAnswer = {
+    benchmark_id: benchmark.id,
+    metric: query.metric,
+    group_by: groupBy,
+    better,
+    confidence,
+    rank_by: rankBy,
+    matched: rows[0]?.matched ?? 0,
+    excluded: (rows[0]?.matched ?? 0) - (rows[0]?.numbers ?? 0),
+    groups: order_(groups, better, rankBy),
+  };
+  return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}` };
+}
+
+function groupAnswer(row: StatsRow, confidence: number, better: Better, groupBy: 'flavor' | 'site', orderStat: (i: number) => number | undefined): CompareGroupAnswer {
+  const n = row.n!;
+  const [p5, p25, median, p75, p95] = row.ps!.map(Number) as [number, number, number, number, number];
+  const k = medianIntervalRank(n, confidence);
+  const medianCi: [number, number] = k === 0 ? [row.min!, row.max!] : [orderStat(k)!, orderStat(n + 1 - k)!];
+  const stddev = n > 1 ? row.stddev : null;
+  const priced = groupBy === 'flavor' && row.price_per_hour !== null && row.currency !== null;
+  return {
+    site: { id: row.site_id!, name: row.site_name! },
+    flavor: groupBy === 'flavor' ? { id: row.flavor_id!, name: row.flavor_name! } : null,
+    n,
+    mean: row.mean!,
+    stddev,
+    min: row.min!,
+    p5,
+    p25,
+    median,
+    p75,
+    p95,
+    max: row.max!,
+    median_ci: medianCi,
+    mean_ci: meanInterval(row.mean!, stddev, n, confidence),
+    rank: null,
+    price: priced ? { per_hour: row.price_per_hour!, currency: row.currency! } : null,
+    per_price: priced ? perPrice(median, medianCi, row.price_per_hour!, better) : null,
+  };
+}
+
+/**
+ * Value for money: higher is better, the metric per unit of money per hour (divided by the price);
+ * lower is better, times the price (a cost: less is better). A free flavor has no finite value
+ * per money when higher is better: null (docs/decisions.md).
+ */
+function perPrice(median: number, ci: [number, number], price: number, better: Better): CompareGroupAnswer['per_price'] {
+  if (better === 'higher') {
+    if (price === 0) return null;
+    return { median: median / price, median_ci: [ci[0] / price, ci[1] / price] };
+  }
+  return { median: median * price, median_ci: [ci[0] * price, ci[1] * price] };
+}
+
+/** Sets `rank` on the groups that qualify: enough values and, ranking by price, a price in the currency. */
+function rank(groups: CompareGroupAnswer[], better: Better, minSamples: number, rankBy: 'metric' | 'price', currency: string | undefined): void {
+  const intervals = groups.map((g) => {
+    if (g.n < minSamples) return null;
+    if (rankBy === 'metric') return g.median_ci;
+    return g.price?.currency === currency && g.per_price ? g.per_price.median_ci : null;
+  });
+  rankIntervals(intervals, better).forEach((r, i) => (groups[i]!.rank = r));
+}
+
+const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Rank (unranked last), then the ranked quantity's median, better first (per_price's when ranking by
+ * price), then the metric's median, then site and flavor name, then ids: a total order.
+ */
+function order_(groups: CompareGroupAnswer[], better: Better, rankBy: 'metric' | 'price'): CompareGroupAnswer[] {
+  const sign = better === 'higher' ? -1 : 1;
+  const nullsLast = (a: number | null | undefined, b: number | null | undefined, cmp: (a: number, b: number) => number) =>
+    a == null ? (b == null ? 0 : 1) : b == null ? -1 : cmp(a, b);
+  return [...groups].sort(
+    (a, b) =>
+      nullsLast(a.rank, b.rank, (x, y) => x - y) ||
+      (rankBy === 'price' ? nullsLast(a.rank === null ? null : a.per_price?.median, b.rank === null ? null : b.per_price?.median, (x, y) => sign * (x - y)) : 0) ||
+      sign * (a.median - b.median) ||
+      byCodePoint(a.site.name, b.site.name) ||
+      byCodePoint(a.flavor?.name ?? '', b.flavor?.name ?? '') ||
+      byCodePoint(a.site.id, b.site.id) ||
+      byCodePoint(a.flavor?.id ?? '', b.flavor?.id ?? ''),
+  );
+}
