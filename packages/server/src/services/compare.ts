@@ -12,7 +12,7 @@ import type { CompareQuery, Comparison } from '@benchmarks/sdk/contract/compare'
 import { AppError } from '../core/errors.ts';
 import { getItem } from './catalogue.ts';
 import { benchmarks } from './benchmarks.ts';
-import { parsePath } from './json-filter.ts';
+import { parsePath, valueAt } from './json-filter.ts';
 import { resultWhere } from './result-query.ts';
 import { betterFromSchema, meanInterval, medianIntervalRank, rankIntervals, type Better } from './compare-stats.ts';
 
@@ -20,8 +20,8 @@ export type CompareParams = Static<typeof CompareQuery>;
 export type CompareAnswer = Static<typeof Comparison>;
 export type CompareGroupAnswer = CompareAnswer['groups'][number];
 
-/** Percentiles read with `percentile_cont`, in this order. */
-const FRACTIONS = [0.05, 0.25, 0.5, 0.75, 0.95];
+/** Percentiles read with `percentile_cont`, in this order (constants: written into the statement). */
+const FRACTIONS = 'array[0.05, 0.25, 0.5, 0.75, 0.95]::float8[]';
 
 /** The segments of `json.<dotted.path>`; 422 INVALID_METRIC otherwise. */
 export function metricPath(metric: string): string[] {
@@ -78,10 +78,11 @@ interface StatsRow {
 function compareSql(query: CompareParams, path: string[]) {
   const { where } = resultWhere(query, { visible: true });
   const group = query.group_by === 'site' ? 'r.site_id' : 'r.flavor_id';
+  const value = valueAt('r.json', path); // the path as GET /results filters and sorts read it
   const values =
-    `with m as (select ${group} as g, (r.json #> ?::text[]) as v from result r ${where.toSql()}), ` +
+    `with m as (select ${group} as g, ${value.sql} as v from result r ${where.toSql()}), ` +
     `x as (select g, v::float8 as x from m where jsonb_typeof(v) = 'number' and abs(v::numeric) <= 1e308) `;
-  const valueParams = [path, ...where.params];
+  const valueParams = [...value.params, ...where.params];
   const names =
     query.group_by === 'site'
       ? 'left join site si on si.id = s.g'
@@ -96,13 +97,14 @@ function compareSql(query: CompareParams, path: string[]) {
     `si.id::text as site_id, si.name as site_name, ${flavorColumns} ` +
     'from (select count(*)::int as matched, (select count(*)::int from x) as numbers from m) t ' +
     'left join (select g, count(*)::int as n, avg(x) as mean, stddev_samp(x) as stddev, min(x) as min, max(x) as max, ' +
-    'percentile_cont(?::float8[]) within group (order by x) as ps from x group by g) s on true ' +
+    `percentile_cont(${FRACTIONS}) within group (order by x) as ps from x group by g) s on true ` +
     names;
   const orderStats =
     values +
     'select o.g::text as g, o.i, o.x from (select g, x, row_number() over (partition by g order by x) as i from x) o ' +
-    'join unnest(?::uuid[], ?::int[]) as want(g, i) on want.g = o.g and want.i = o.i';
-  return { stats: { sql: stats, params: [...valueParams, FRACTIONS] }, orderStats: { sql: orderStats, params: valueParams } };
+    // The (group, rank) pairs as one JSON value: one statement text whatever their number.
+    'join jsonb_to_recordset(?::jsonb) as want(g uuid, i int) on want.g = o.g and want.i = o.i';
+  return { stats: { sql: stats, params: valueParams }, orderStats: { sql: orderStats, params: valueParams } };
 }
 
 /** `better` as asked, else the schema's `x-better` on the metric's property, else higher. */
@@ -133,11 +135,7 @@ export async function compareResults(em: EntityManager, query: CompareParams): P
         if (k > 0) wanted.push({ g: row.g, i: k }, { g: row.g, i: row.n! + 1 - k });
       }
       const order = wanted.length
-        ? await tx.execute<{ g: string; i: number | string; x: number }[]>(sql.orderStats.sql, [
-            ...sql.orderStats.params,
-            wanted.map((w) => w.g),
-            wanted.map((w) => w.i),
-          ])
+        ? await tx.execute<{ g: string; i: number | string; x: number }[]>(sql.orderStats.sql, [...sql.orderStats.params, JSON.stringify(wanted)])
         : [];
       return { rows, order };
     },

@@ -95,7 +95,7 @@ export function parseFilters(expressions: readonly string[] | undefined): JsonFi
 }
 
 /** `(column #> array[?, ...]::text[])`: the jsonb value at the path, null when absent. */
-function valueAt(column: string, path: string[]): Fragment {
+export function valueAt(column: string, path: string[]): Fragment {
   return { sql: `(${column} #> array[${path.map(() => '?').join(', ')}]::text[])`, params: [...path] };
 }
 
