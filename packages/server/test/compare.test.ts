@@ -176,6 +176,17 @@ test('GET /results:compare: missing or non-numeric values are excluded, never an
   assert.equal({ matched: empty.matched, excluded: empty.excluded, groups: empty.groups }, { matched: 0, excluded: 0, groups: [] });
 });
 
+test('GET /results:compare: a number beyond double precision (stored outside the API) is excluded, not an error', async () => {
+  const other = await seed.benchmark();
+  const a = flavors.A!;
+  const [big, small] = await seed.results([1, 2].map((score) => ({ benchmark_id: other.id, flavor_id: a.id, site_id: a.site_id, json: { result: { score } }, execution_datetime: new Date() })));
+  await seed.sql(`update result set json = '{"result": {"score": -1e400}}'::jsonb where id = ?`, [big]);
+  const res = await compare({ benchmark_id: other.id });
+  assert.is(res.status, 200, res.text);
+  assert.equal({ matched: res.body.matched, excluded: res.body.excluded, n: res.body.groups[0].n, median: res.body.groups[0].median }, { matched: 2, excluded: 1, n: 1, median: 2 });
+  assert.ok(small);
+});
+
 test('GET /results:compare: every /results filter applies (JSON filters, site, flavor, tags, dates)', async () => {
   const byFilter = (await compare({ filters: ['machine.cores >= 8'] })).body;
   assert.equal(names(byFilter.groups).sort(), ['-minus', 'a.large', 'd.one', 'e.three']);

@@ -81,7 +81,8 @@ function compareSql(query: CompareParams, path: string[]) {
   const value = valueAt('r.json', path); // the path as GET /results filters and sorts read it
   const values =
     `with m as (select ${group} as g, ${value.sql} as v from result r ${where.toSql()}), ` +
-    `x as (select g, v::float8 as x from m where jsonb_typeof(v) = 'number' and abs(v::numeric) <= 1e308) `;
+    // case: the cast is evaluated only for numbers, whatever order the planner gives the conditions.
+    `x as (select g, v::float8 as x from m where case when jsonb_typeof(v) = 'number' then abs(v::numeric) <= 1e308 else false end) `;
   const valueParams = [...value.params, ...where.params];
   const names =
     query.group_by === 'site'
