@@ -40,15 +40,32 @@ export function renderRecord<T>(item: T, columns: readonly Column<T>[]): string 
   return columns.map((c) => `${c.header.padEnd(width)}  ${text(c.value(item))}`.trimEnd()).join('\n') + '\n';
 }
 
-/** RFC 4180: quote a field holding a comma, a quote or a line break, doubling quotes. */
-export function csvField(value: unknown): string {
+/**
+ * Cells a spreadsheet would run as a formula (CSV injection, OWASP): text starting with `=`, `+`,
+ * `-`, `@`, a tab or a carriage return gets a leading `'`, which spreadsheets show as text. Typed
+ * numbers are left as they are: `-3` is read as a number, never as a formula, and stays one.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+export function csvCell(value: unknown): string {
   const s = text(value);
+  if (typeof value === 'number') return s;
+  return FORMULA_START.test(s) ? `'${s}` : s;
+}
+
+/** RFC 4180: quote a field holding a comma, a quote or a line break, doubling quotes (after the formula guard). */
+export function csvField(value: unknown): string {
+  const s = csvCell(value);
   return /[",\r\n]/.test(s) || /^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+/** One CSV record, with its line break. */
+export function csvRow(cells: readonly unknown[]): string {
+  return `${cells.map(csvField).join(',')}\r\n`;
+}
+
 export function renderCsv<T>(items: readonly T[], columns: readonly Column<T>[]): string {
-  const lines = [columns.map((c) => csvField(c.header)), ...items.map((item) => columns.map((c) => csvField(c.value(item))))];
-  return lines.map((cells) => cells.join(',')).join('\r\n') + '\r\n';
+  return csvRow(columns.map((c) => c.header)) + items.map((item) => csvRow(columns.map((c) => c.value(item)))).join('');
 }
 
 export function renderJson(value: unknown): string {
