@@ -55,7 +55,7 @@ test('usage errors exit 2 (commander errors, bad values, a group without its ver
   assert.match(runs[6].stderr, /No server configured: pass --server URL, set BENCHMARKS_SERVER/);
   const help = await box.run(['results', 'upload', '--help']);
   assert.is(help.code, 0);
-  assert.match(help.stdout, /Usage: benchmarks results upload \[options\] <inputs\.\.\.>/);
+  assert.match(help.stdout, /Usage: benchmarks results upload \[options\] \[inputs\.\.\.\]/);
 });
 
 test('an admin command with a bad token or as a non-admin exits 4', async () => {

@@ -3,14 +3,13 @@
  * .ndjson and .jsonl files), glob patterns (for shells that did not expand them) and `-` for stdin.
  * Each file holds one JSON object, an array of them, or one object per line (NDJSON).
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { extname, join, relative, sep } from 'node:path';
 import { CliError, UsageError } from '../errors.ts';
-import { readAll } from '../io.ts';
 
 export const STDIN = '-';
 const RESULT_EXTENSIONS = new Set(['.json', '.ndjson', '.jsonl']);
-const NDJSON_EXTENSIONS = new Set(['.ndjson', '.jsonl']);
+export const NDJSON_EXTENSIONS = new Set(['.ndjson', '.jsonl']);
 
 /** One item read from an input: its value, or why it could not be read. */
 export interface RawItem {
@@ -22,6 +21,8 @@ export interface RawItem {
   index?: number;
   value?: Record<string, unknown>;
   error?: string;
+  /** Length of its text, to bound the size of a batch before it is serialized. */
+  size?: number;
 }
 
 const hasGlob = (arg: string) => /[*?[]/.test(arg);
@@ -115,77 +116,6 @@ export async function expandInputs(args: readonly string[]): Promise<string[]> {
     }
   }
   return [...new Set(files)];
-}
-
-/** The 1-based line of a character offset. */
-function lineAt(text: string, offset: number): number {
-  let line = 1;
-  for (let i = 0; i < offset && i < text.length; i++) if (text[i] === '\n') line++;
-  return line;
-}
-
-function parseError(err: unknown, text: string): { message: string; line?: number } {
-  const message = (err as Error).message;
-  const position = /position (\d+)/.exec(message);
-  return { message: `malformed JSON: ${message}`, line: position ? lineAt(text, Number(position[1])) : undefined };
-}
-
-function item(source: string, value: unknown, where: { line?: number; index?: number }): RawItem {
-  if (value && typeof value === 'object' && !Array.isArray(value)) return { source, ...where, value: value as Record<string, unknown> };
-  return { source, ...where, error: `not a JSON object (got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value})` };
-}
-
-function parseLines(source: string, text: string): RawItem[] {
-  const items: RawItem[] = [];
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.trim();
-    if (!line) return;
-    try {
-      items.push(item(source, JSON.parse(line), { line: i + 1 }));
-    } catch (err) {
-      items.push({ source, line: i + 1, error: parseError(err, line).message });
-    }
-  });
-  return items;
-}
-
-/** Looks like NDJSON: several non-empty lines, the first of which is a whole JSON value. */
-function looksLikeNdjson(text: string): boolean {
-  const lines = text.split('\n').filter((l) => l.trim());
-  if (lines.length < 2) return false;
-  try {
-    JSON.parse(lines[0]);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-export function parseItems(source: string, text: string, format: 'json' | 'ndjson' | 'detect'): RawItem[] {
-  if (format === 'ndjson') return parseLines(source, text);
-  if (!text.trim()) return [];
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    if (looksLikeNdjson(text)) return parseLines(source, text);
-    const { message, line } = parseError(err, text);
-    return [{ source, line, error: message }];
-  }
-  if (Array.isArray(value)) return value.map((each, index) => item(source, each, { index }));
-  return [item(source, value, { line: 1 })];
-}
-
-export async function readItems(file: string, stdin: NodeJS.ReadableStream): Promise<RawItem[]> {
-  if (file === STDIN) return parseItems('<stdin>', await readAll(stdin), 'detect');
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new CliError(`Cannot read ${file}: ${(err as Error).message}`);
-  }
-  const ext = extname(file).toLowerCase();
-  return parseItems(file, text, NDJSON_EXTENSIONS.has(ext) ? 'ndjson' : ext === '.json' ? 'json' : 'detect');
 }
 
 /** `file:17`, `file[3]` or `file`. */

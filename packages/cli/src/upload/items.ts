@@ -23,6 +23,8 @@ export interface Prepared {
   raw: RawItem;
   upload?: UploadItem;
   error?: string;
+  /** With --resume: what the earlier run's report says of this item (absent: the report ends before it). */
+  previous?: { status: string; result_id: string | null };
 }
 
 /** An object with a `json` object and no keys but the envelope's. */
@@ -44,12 +46,45 @@ export function executionTime(value: string): string {
 
 const message = (err: unknown) => describeKnown(err)?.message ?? (err instanceof Error ? err.message : String(err));
 
-export async function prepare(raw: RawItem, defaults: Defaults, resolver: Resolver): Promise<Prepared> {
+/** The flags' benchmark, flavor and tags as ids, and their execution time, found once for every item. */
+export interface Resolved {
+  benchmark_id?: string;
+  flavor_id?: string;
+  execution_datetime?: string;
+  tags_ids: string[];
+}
+
+/** Resolves the flags; `now` becomes one time for the whole upload. */
+export async function resolveDefaults(defaults: Defaults, resolver: Resolver): Promise<Resolved> {
+  const [benchmark_id, flavor_id, tags_ids] = await Promise.all([
+    defaults.benchmark ? resolver.benchmark(defaults.benchmark) : undefined,
+    defaults.flavor ? resolver.flavor(defaults.flavor) : undefined,
+    Promise.all((defaults.tags ?? []).map((t) => resolver.tag(t))),
+  ]);
+  return { benchmark_id, flavor_id, execution_datetime: defaults.executedAt && executionTime(defaults.executedAt), tags_ids };
+}
+
+/**
+ * What to send for one item, or why it cannot be sent. A plain result takes the resolved flags at
+ * once (no await per item); an envelope resolves the names it gives (cached by the resolver).
+ */
+export function prepare(raw: RawItem, defaults: Defaults, resolved: Resolved, resolver: Resolver): Prepared | Promise<Prepared> {
   if (raw.error || !raw.value) return { raw, error: raw.error ?? 'no result' };
-  const envelope = isEnvelope(raw.value) ? raw.value : undefined;
-  const json = (envelope ? envelope.json : raw.value) as Record<string, unknown>;
+  if (isEnvelope(raw.value)) return prepareEnvelope(raw, defaults, resolver);
+  const { benchmark_id, flavor_id, execution_datetime, tags_ids } = resolved;
+  if (!benchmark_id) return { raw, error: 'no benchmark: pass --benchmark, or give benchmark_id in an envelope' };
+  if (!flavor_id) return { raw, error: 'no flavor: pass --flavor, or give flavor_id in an envelope' };
+  if (!execution_datetime) return { raw, error: 'no execution time: pass --executed-at, or give execution_datetime in an envelope' };
+  const upload: UploadItem = { benchmark_id, flavor_id, execution_datetime, json: raw.value };
+  if (tags_ids.length) upload.tags_ids = tags_ids;
+  return { raw, upload };
+}
+
+async function prepareEnvelope(raw: RawItem, defaults: Defaults, resolver: Resolver): Promise<Prepared> {
+  const envelope = raw.value!;
+  const json = envelope.json as Record<string, unknown>;
   const pick = (key: string, fallback: string | undefined) => {
-    const value = envelope?.[key];
+    const value = envelope[key];
     if (value === undefined || value === null) return fallback;
     if (typeof value !== 'string') throw new Error(`${key} must be a string`);
     return value;
@@ -61,7 +96,7 @@ export async function prepare(raw: RawItem, defaults: Defaults, resolver: Resolv
     if (!benchmark) return { raw, error: 'no benchmark: pass --benchmark, or give benchmark_id in an envelope' };
     if (!flavor) return { raw, error: 'no flavor: pass --flavor, or give flavor_id in an envelope' };
     if (!executed) return { raw, error: 'no execution time: pass --executed-at, or give execution_datetime in an envelope' };
-    const tagRefs = envelope?.tags_ids ?? defaults.tags ?? [];
+    const tagRefs = envelope.tags_ids ?? defaults.tags ?? [];
     if (!Array.isArray(tagRefs) || tagRefs.some((t) => typeof t !== 'string')) throw new Error('tags_ids must be a list of strings');
     const [benchmark_id, flavor_id, tags_ids] = await Promise.all([
       resolver.benchmark(benchmark),

@@ -1,8 +1,12 @@
-/** The outcome of every item: the summary on stderr, the `--report` file, the data on stdout. */
-import { writeFile } from 'node:fs/promises';
+/**
+ * The outcome of every item: counted for the summary on stderr, written to the `--report` file and
+ * to stdout as the upload goes (never all held in memory), the failures listed at the end.
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { ApiError } from '@benchmarks/sdk';
+import type { OutputFormat } from '../config.ts';
 import { describeKnown } from '../errors.ts';
-import type { Column } from '../output.ts';
+import { csvRow, type Column } from '../output.ts';
 import { where, type RawItem } from './inputs.ts';
 
 export type ItemStatus = 'uploaded' | 'failed' | 'skipped' | 'valid' | 'invalid';
@@ -18,7 +22,7 @@ export interface ItemReport {
   error: { message: string; status?: number; code?: string; errors?: { in: string; path: string; message: string }[] } | null;
 }
 
-export function itemReport(raw: RawItem, status: ItemStatus, extra: { resultId?: string; error?: unknown } = {}): ItemReport {
+export function itemReport(raw: RawItem, status: ItemStatus, extra: { resultId?: string | null; error?: unknown } = {}): ItemReport {
   return {
     source: raw.source,
     line: raw.line ?? null,
@@ -53,20 +57,97 @@ export function failureLine(item: ItemReport): string {
   return item.error ? `${place}: ${reason(item.error)}` : place;
 }
 
-export function summarize(items: readonly ItemReport[]) {
-  const count = (status: ItemStatus) => items.filter((i) => i.status === status).length;
-  return {
-    total: items.length,
-    uploaded: count('uploaded'),
-    failed: count('failed'),
-    skipped: count('skipped'),
-    valid: count('valid'),
-    invalid: count('invalid'),
-  };
+export type Summary = Record<'total' | ItemStatus, number>;
+
+/** Failures listed on stderr at the end; the rest are only counted (every one is in the report). */
+export const SHOWN_FAILURES = 1000;
+
+/** Counts the outcomes and keeps the first failures to list. */
+export class Tally {
+  readonly summary: Summary = { total: 0, uploaded: 0, failed: 0, skipped: 0, valid: 0, invalid: 0 };
+  readonly failures: string[] = [];
+  /** Items uploaded by the run a `--resume` continues (counted in `uploaded` too). */
+  resumed = 0;
+
+  add(items: readonly ItemReport[]): void {
+    for (const item of items) {
+      this.summary.total++;
+      this.summary[item.status]++;
+      if ((item.status === 'failed' || item.status === 'invalid') && this.failures.length < SHOWN_FAILURES) this.failures.push(failureLine(item));
+    }
+  }
+
+  get bad(): number {
+    return this.summary.failed + this.summary.invalid;
+  }
 }
 
-export async function writeReport(path: string, report: { dry_run: boolean; summary: ReturnType<typeof summarize>; items: ItemReport[] }) {
-  await writeFile(path, `${JSON.stringify(report, null, 2)}\n`);
+/** What the report records of the command, so that `--resume` can run it again the same way. */
+export interface RecordedCommand {
+  server: string;
+  inputs: string[];
+  benchmark: string | null;
+  flavor: string | null;
+  /** The execution time as sent (`now` resolved once). */
+  executed_at: string | null;
+  tags: string[];
+  batch_size: number;
+}
+
+/**
+ * The `--report` file, written as the upload goes: one item per line, in input order, so that an
+ * interrupted upload leaves a report that `--resume` can read (up to its last whole line).
+ * Synchronous writes: each item is in the file as soon as it is known.
+ */
+export class ReportFile {
+  readonly #fd: number;
+  /** The last item's line, written with its comma once another follows. */
+  #held: string | undefined;
+
+  constructor(path: string, header: { dry_run: boolean; command: RecordedCommand | null }) {
+    this.#fd = openSync(path, 'w');
+    writeSync(this.#fd, `{\n  "dry_run": ${header.dry_run},\n  "command": ${JSON.stringify(header.command)},\n  "items": [\n`);
+  }
+
+  add(items: readonly ItemReport[]): void {
+    if (items.length === 0) return;
+    const lines = items.map((item) => `    ${JSON.stringify(item)}`);
+    const text = (this.#held === undefined ? '' : `${this.#held},\n`) + lines.slice(0, -1).map((l) => `${l},\n`).join('');
+    this.#held = lines[lines.length - 1];
+    if (text) writeSync(this.#fd, text);
+  }
+
+  close(summary: Summary): void {
+    writeSync(this.#fd, `${this.#held === undefined ? '' : `${this.#held}\n`}  ],\n  "summary": ${JSON.stringify(summary)}\n}\n`);
+    closeSync(this.#fd);
+  }
+}
+
+/** The items on stdout as they come: a JSON array (as `--output json` prints lists) or CSV rows. */
+export class DataOut {
+  #first = true;
+
+  constructor(
+    private readonly format: OutputFormat,
+    private readonly stdout: { write(s: string): unknown },
+  ) {
+    if (format === 'csv') stdout.write(csvRow(reportColumns.map((c) => c.header)));
+  }
+
+  add(items: readonly ItemReport[]): void {
+    if (items.length === 0 || this.format === 'table') return;
+    if (this.format === 'csv') {
+      this.stdout.write(items.map((item) => csvRow(reportColumns.map((c) => c.value(item)))).join(''));
+      return;
+    }
+    const text = items.map((item) => `\n  ${JSON.stringify(item, null, 2).replace(/\n/g, '\n  ')}`).join(',');
+    this.stdout.write(`${this.#first ? '[' : ','}${text}`);
+    this.#first = false;
+  }
+
+  end(): void {
+    if (this.format === 'json') this.stdout.write(this.#first ? '[]\n' : '\n]\n');
+  }
 }
 
 export const reportColumns: Column<ItemReport>[] = [

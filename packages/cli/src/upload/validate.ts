@@ -44,12 +44,26 @@ async function compile(schema: unknown): Promise<Check> {
   };
 }
 
-/** One check per benchmark, from its json_schema on the server. */
-export async function schemaChecks(client: Client, benchmarkIds: Iterable<string>): Promise<Map<string, Check>> {
-  const checks = new Map<string, Check>();
-  for (const id of new Set(benchmarkIds)) {
-    const benchmark = await client.benchmarks.get(id);
-    checks.set(id, await compile(benchmark.json_schema));
+/** One check per benchmark, compiled from its json_schema on the server when first needed. */
+export class SchemaChecks {
+  readonly #pending = new Map<string, Promise<Check>>();
+  readonly #ready = new Map<string, Check>();
+
+  constructor(private readonly client: Client) {}
+
+  /** The check of a benchmark, at once when it is compiled already. */
+  get(benchmarkId: string): Check | Promise<Check> {
+    const ready = this.#ready.get(benchmarkId);
+    if (ready) return ready;
+    let pending = this.#pending.get(benchmarkId);
+    if (!pending) {
+      pending = this.client.benchmarks.get(benchmarkId).then(async (benchmark) => {
+        const check = await compile(benchmark.json_schema);
+        this.#ready.set(benchmarkId, check);
+        return check;
+      });
+      this.#pending.set(benchmarkId, pending);
+    }
+    return pending;
   }
-  return checks;
 }

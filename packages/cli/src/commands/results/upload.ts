@@ -1,17 +1,20 @@
+import { rename, stat, unlink } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { MAX_BATCH_ITEMS, type UploadItem, type UploadProgress } from '@benchmarks/sdk';
-import { CLIENT_RETRIES, withContext, type Context } from '../../context.ts';
+import { ApiError, MAX_BATCH_ITEMS } from '@benchmarks/sdk';
+import { withContext, type Context } from '../../context.ts';
 import { AuthError, CliError, describeKnown, EXIT, UsageError } from '../../errors.ts';
 import { positiveInteger, repeatable } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
-import { renderList } from '../../output.ts';
-import { Resolver } from '../../resolve.ts';
-import { expandInputs, readItems, STDIN, type RawItem } from '../../upload/inputs.ts';
-import { executionTime, prepare, type Defaults, type Prepared } from '../../upload/items.ts';
-import { placeOf, uploadKey } from '../../upload/keys.ts';
+import { expandInputs, STDIN } from '../../upload/inputs.ts';
+import { executionTime, prepare, resolveDefaults, type Defaults, type Prepared, type Resolved } from '../../upload/items.ts';
+import { inOrder, segments } from '../../upload/pipeline.ts';
 import { progressBar } from '../../upload/progress.ts';
-import { failureLine, itemReport, reportColumns, summarize, writeReport, type ItemReport } from '../../upload/report.ts';
-import { schemaChecks } from '../../upload/validate.ts';
+import { readInputs } from '../../upload/read.ts';
+import { DataOut, itemReport, ReportFile, SHOWN_FAILURES, Tally, type ItemReport, type RecordedCommand } from '../../upload/report.ts';
+import { ResumeReport } from '../../upload/resume.ts';
+import { Sender, Skipped, type Outcome } from '../../upload/send.ts';
+import { SchemaChecks } from '../../upload/validate.ts';
+import { Resolver } from '../../resolve.ts';
 import { group, runs, type WithGlobals } from '../shared.ts';
 
 export type Options = WithGlobals<{
@@ -24,13 +27,14 @@ export type Options = WithGlobals<{
   concurrency?: number;
   batchSize?: number;
   report?: string;
+  resume?: string;
 }>;
 
 export function register(program: Command): void {
   group(program, 'results')
     .command('upload')
-    .description('Upload results from JSON or NDJSON files, directories, globs or stdin')
-    .argument('<inputs...>', 'files (.json: one object or an array; .ndjson/.jsonl: one per line), directories, globs, or - for stdin')
+    .description('Upload results from JSON or NDJSON files, directories, globs or stdin, streamed in batches')
+    .argument('[inputs...]', 'files (.json: one object or an array; .ndjson/.jsonl: one per line), directories, globs, or - for stdin')
     .option('--benchmark <benchmark>', 'benchmark of every result: id or image:tag')
     .option('--flavor <flavor>', 'flavor of every result: id or site/flavor')
     .option('--executed-at <datetime>', 'start of the execution, ISO 8601 with a zone (2025-01-31T10:00:00Z) or "now"')
@@ -38,19 +42,22 @@ export function register(program: Command): void {
     .option('--dry-run', "check every result against its benchmark's JSON Schema; upload nothing")
     .option('--batch-size <n>', `results per request, all stored or none (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_ITEMS}); 1 sends each result alone`, positiveInteger('--batch-size', MAX_BATCH_ITEMS))
     .option('--concurrency <n>', `requests in flight at once (default ${DEFAULT_CONCURRENCY})`, positiveInteger('--concurrency', 64))
-    .option('--report <file>', 'write the outcome of every item to this JSON file')
+    .option('--report <file>', 'write the outcome of every item to this JSON file, as the upload goes')
+    .option('--resume <report>', 'continue an interrupted upload from its --report file: what it stored is not sent again')
     .addHelpText(
       'after',
       `
 Each item is a result object, or an envelope {benchmark_id, flavor_id, execution_datetime, tags_ids, json}
-whose fields win over the flags (names work there too). Results are sent in batches of --batch-size; a
-batch refused because of some items stores nothing, reports those items and is sent again without them.
-Each request carries an Idempotency-Key derived from its content: running the same command again within
-24 h (after an interruption or a timeout) stores nothing twice. Exits 1 when any item was not uploaded.
+whose fields win over the flags (names work there too). The inputs are read as streams and sent in batches
+of --batch-size as they are read, so a file of any size takes little memory. A batch refused because of
+some items stores nothing, reports those items and is sent again without them. Each request carries an
+Idempotency-Key derived from its content: running the same command again within 24 h stores nothing twice;
+--resume REPORT also skips what the report says was stored. Exits 1 when any item was not uploaded.
 
 Examples:
   benchmarks results upload out.json --benchmark ghcr.io/org/bench:1.0 --flavor CESGA/c4.large --executed-at 2025-01-31T10:00:00Z
   benchmarks results upload results/ --benchmark ghcr.io/org/bench:1.0 --flavor CESGA/c4.large --executed-at now --report report.json
+  benchmarks results upload --resume report.json
   run-bench | benchmarks results upload - --benchmark ghcr.io/org/bench:1.0 --flavor CESGA/c4.large --executed-at now
   benchmarks results upload 'runs/**/*.ndjson' --dry-run`,
     )
@@ -60,142 +67,235 @@ Examples:
 const DEFAULT_BATCH_SIZE = 100;
 const DEFAULT_CONCURRENCY = 4;
 
-/** Thrown instead of sending an item once the batch was stopped. */
-class Skipped extends Error {}
-
-async function readAllInputs(inputs: string[], io: Io): Promise<RawItem[]> {
-  if (inputs.filter((i) => i === STDIN).length > 1) throw new UsageError('Give - (stdin) only once.');
-  const files = await expandInputs(inputs);
-  const items: RawItem[] = [];
-  for (const file of files) items.push(...(await readItems(file, io.stdin)));
-  if (items.length === 0) throw new CliError(`Nothing to upload: ${inputs.join(' ')} holds no results.`);
-  return items;
+/** The recorded command fills the options not given; one given differently would make other batches. */
+function resumeOptions(options: Options, path: string, recorded: RecordedCommand): Options {
+  const same = (flag: string, given: unknown, was: unknown) => {
+    if (given === undefined || JSON.stringify(given) === JSON.stringify(was)) return;
+    throw new UsageError(`${path} records an upload with ${flag} ${JSON.stringify(was)}: leave ${flag} out (or give the same) to resume it.`);
+  };
+  same('the inputs', options.inputs?.length ? options.inputs : undefined, recorded.inputs);
+  same('--benchmark', options.benchmark, recorded.benchmark ?? undefined);
+  same('--flavor', options.flavor, recorded.flavor ?? undefined);
+  same('--executed-at', options.executedAt, recorded.executed_at ?? undefined);
+  same('--tag', options.tag, recorded.tags.length ? recorded.tags : undefined);
+  same('--batch-size', options.batchSize, recorded.batch_size);
+  return {
+    ...options,
+    inputs: recorded.inputs,
+    benchmark: recorded.benchmark ?? undefined,
+    flavor: recorded.flavor ?? undefined,
+    executedAt: recorded.executed_at ?? undefined,
+    tag: recorded.tags,
+    batchSize: recorded.batch_size,
+  };
 }
 
-async function dryRun(ctx: Context, prepared: Prepared[]): Promise<ItemReport[]> {
-  const ready = prepared.filter((p) => p.upload);
-  const checks = await schemaChecks(ctx.client, ready.map((p) => p.upload!.benchmark_id));
-  return prepared.map((p) => {
-    if (!p.upload) return itemReport(p.raw, 'invalid', { error: p.error });
-    const problems = checks.get(p.upload.benchmark_id)!(p.upload.json);
-    if (!problems) return itemReport(p.raw, 'valid');
-    return itemReport(p.raw, 'invalid', {
-      error: { message: "does not satisfy the benchmark's json_schema", errors: problems.map((m) => ({ in: 'json', ...splitProblem(m) })) },
-    });
-  });
+/** Total size of the input files, for the progress bar; undefined with stdin. */
+async function inputBytes(files: readonly string[]): Promise<number | undefined> {
+  if (files.includes(STDIN)) return undefined;
+  let total = 0;
+  for (const file of files) total += (await stat(file).catch(() => undefined))?.size ?? 0;
+  return total;
 }
+
+function outcomeReport(p: Prepared, outcome: Outcome | undefined): ItemReport {
+  if (!outcome) return itemReport(p.raw, 'skipped', { error: 'not sent: the upload was stopped' });
+  if (outcome.ok) return itemReport(p.raw, 'uploaded', { resultId: outcome.id });
+  if (outcome.error instanceof Skipped) return itemReport(p.raw, 'skipped', { error: 'not sent: the upload was stopped' });
+  return itemReport(p.raw, 'failed', { error: outcome.error });
+}
+
+/** An error that stops the upload: not authenticated or not allowed, or no answer at all. */
+const stopsUpload = (error: unknown) =>
+  !(error instanceof Skipped) && (!(error instanceof ApiError) || error.status === 401 || error.status === 403);
 
 function splitProblem(problem: string): { path: string; message: string } {
   const at = problem.indexOf(': ');
   return { path: problem.slice(0, at), message: problem.slice(at + 2) };
 }
 
-async function upload(ctx: Context, prepared: Prepared[], concurrency: number, batchSize: number): Promise<{ reports: ItemReport[]; stopped?: unknown }> {
-  // After a 401/403 or a lost connection the other items would fail the same way: skip them. The
-  // SDK retries a request whose connection was lost (its key makes that safe): the upload stops only
-  // once one request failed on every attempt.
-  let stopped: unknown;
-  const lostAttempts = new Map<string, number>();
-  const client = ctx.newClient(
-    () => ctx.tokens.get(),
-    (outcome, key) => {
-      if (outcome === 401 || outcome === 403) stopped ??= outcome;
-      else if (outcome instanceof Error) {
-        const lost = (lostAttempts.get(key ?? '') ?? 0) + 1;
-        lostAttempts.set(key ?? '', lost);
-        if (key === undefined || lost > CLIENT_RETRIES) stopped ??= outcome;
+async function dryRun(checks: SchemaChecks, segment: readonly Prepared[]): Promise<ItemReport[]> {
+  const reports: ItemReport[] = [];
+  for (const p of segment) {
+    if (!p.upload) {
+      reports.push(itemReport(p.raw, 'invalid', { error: p.error }));
+      continue;
+    }
+    let check = checks.get(p.upload.benchmark_id);
+    if (check instanceof Promise) check = await check;
+    const problems = check(p.upload.json);
+    reports.push(
+      problems
+        ? itemReport(p.raw, 'invalid', { error: { message: "does not satisfy the benchmark's json_schema", errors: problems.map((m) => ({ in: 'json', ...splitProblem(m) })) } })
+        : itemReport(p.raw, 'valid'),
+    );
+  }
+  return reports;
+}
+
+interface Plan {
+  files: string[];
+  defaults: Defaults;
+  batchSize: number;
+  resume?: ResumeReport;
+  /** Where the report goes, and where it is written until the end (a resumed report is replaced only then). */
+  report?: { path: string; writing: string };
+}
+
+async function upload(ctx: Context, options: Options, plan: Plan): Promise<void> {
+  const { files, defaults, batchSize, resume } = plan;
+  const dry = Boolean(options.dryRun);
+  const resolver = new Resolver(ctx.client);
+  if (resume && resume.command.server !== ctx.apiBase) {
+    throw new UsageError(`${options.resume} records an upload to ${resume.command.server}, not ${ctx.apiBase}: resume it against the same server.`);
+  }
+  // Names given as flags must resolve, or nothing can be uploaded.
+  const resolved: Resolved = await resolveDefaults(defaults, resolver);
+  const recorded: RecordedCommand = {
+    server: ctx.apiBase,
+    inputs: options.inputs,
+    benchmark: defaults.benchmark ?? null,
+    flavor: defaults.flavor ?? null,
+    executed_at: defaults.executedAt ?? null,
+    tags: defaults.tags ?? [],
+    batch_size: batchSize,
+  };
+  const sender = dry ? undefined : new Sender(ctx, batchSize);
+  const checks = dry ? new SchemaChecks(ctx.client) : undefined;
+  const tally = new Tally();
+  const report = plan.report ? new ReportFile(plan.report.writing, { dry_run: dry, command: dry ? null : recorded }) : undefined;
+  const data = new DataOut(ctx.settings.output, ctx.io.stdout);
+  const totalBytes = await inputBytes(files);
+  let bytesRead = 0;
+  const bar = ctx.io.isTTY.stderr && !ctx.settings.quiet ? progressBar(ctx.io.stderr) : undefined;
+  let stopError: unknown;
+
+  async function* prepared(): AsyncGenerator<Prepared[]> {
+    for await (const raws of readInputs(files, ctx.io.stdin, (n) => (bytesRead += n))) {
+      const out: Prepared[] = new Array(raws.length);
+      for (let i = 0; i < raws.length; i++) {
+        let p = prepare(raws[i]!, defaults, resolved, resolver);
+        if (p instanceof Promise) p = await p;
+        if (resume) {
+          const previous = await resume.next(raws[i]!);
+          if (previous) p.previous = { status: previous.status, result_id: previous.result_id };
+        }
+        out[i] = p;
       }
-    },
-  );
+      yield out;
+    }
+  }
+
+  const handle = (segment: Prepared[]): ItemReport[] | Promise<ItemReport[]> => {
+    if (checks) return dryRun(checks, segment);
+    // A segment the earlier report covers whole: what it stored is skipped. One it covers in part
+    // (the report was cut short there) is sent whole again, as the same batch with the same key.
+    const covered = resume !== undefined && segment[segment.length - 1]!.previous !== undefined;
+    const stored = (p: Prepared) => covered && p.previous?.status === 'uploaded';
+    const toSend = segment.filter((p) => p.upload && !stored(p));
+    const reports = (outcomes: Map<Prepared, Outcome>) =>
+      segment.map((p) => {
+        if (!p.upload) return itemReport(p.raw, 'failed', { error: p.error });
+        if (stored(p)) {
+          tally.resumed++;
+          return itemReport(p.raw, 'uploaded', { resultId: p.previous!.result_id });
+        }
+        const outcome = outcomes.get(p);
+        if (outcome && !outcome.ok && stopsUpload(outcome.error)) stopError ??= outcome.error;
+        return outcomeReport(p, outcome);
+      });
+    if (toSend.length === 0 || sender!.stopped !== undefined) return reports(new Map());
+    return sender!.send(toSend).then((outcomes) => reports(new Map(toSend.map((p, i) => [p, outcomes[i]!]))));
+  };
+
+  let interrupted = false;
   const interrupt = () => {
-    stopped ??= 'interrupted';
-    ctx.warn('\nInterrupted: finishing the uploads in flight (Ctrl-C again to quit at once).');
+    interrupted = true;
+    if (sender) sender.stopped ??= 'interrupted';
+    ctx.warn('\nInterrupted: finishing the requests in flight (Ctrl-C again to quit at once).');
     process.once('SIGINT', () => process.exit(130));
   };
-  process.once('SIGINT', interrupt);
-
-  const ready = prepared.filter((p) => p.upload);
-  // Each request's key comes from its content and places (upload/keys.ts); it is asked once per
-  // request, before the first attempt, which is where a stopped upload skips what it has not sent.
-  const places = new Map(ready.map((p) => [p.upload!, placeOf(p.raw)]));
-  const server = ctx.apiBase;
-  const idempotencyKey = (items: readonly UploadItem[], operation: string) => {
-    if (stopped) throw new Skipped();
-    return uploadKey(server, operation, items.map((item) => ({ place: places.get(item) ?? '', item })));
+  const emit = (reports: ItemReport[]) => {
+    tally.add(reports);
+    report?.add(reports);
+    data.add(reports);
+    bar?.update({ done: tally.summary.total, failed: tally.bad, fraction: totalBytes ? Math.min(1, bytesRead / totalBytes) : undefined });
   };
-  const bar = ctx.io.isTTY.stderr && !ctx.settings.quiet && ready.length > 1 ? progressBar(ctx.io.stderr) : undefined;
-  let outcomes: ({ ok: true; id: string } | { ok: false; error: unknown })[];
+  process.once('SIGINT', interrupt);
+  let complete: boolean;
   try {
-    const uploads = ready.map((p) => p.upload as UploadItem);
-    const onProgress = bar ? (p: UploadProgress) => bar.update(p) : undefined;
-    // One result per request (POST /results) with --batch-size 1, else batches (POST /results:batch).
-    outcomes =
-      batchSize === 1
-        ? (await client.results.uploadMany(uploads, { concurrency, onProgress, idempotencyKey })).map((o) => (o.ok ? { ok: true as const, id: o.result.id } : o))
-        : await client.results.uploadInBatches(uploads, { batchSize, concurrency, onProgress, idempotencyKey });
+    complete = await inOrder(segments(prepared(), batchSize), {
+      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+      handle,
+      emit,
+      stop: () => interrupted,
+    });
+    // An interrupted resume keeps what the earlier report knows of the items it did not reach.
+    if (!complete && resume) for await (const items of resume.rest()) emit(items);
+  } catch (err) {
+    report?.close(tally.summary);
+    if (plan.report && plan.report.writing !== plan.report.path) await unlink(plan.report.writing).catch(() => undefined);
+    throw err;
   } finally {
     process.removeListener('SIGINT', interrupt);
     bar?.clear();
+    data.end();
   }
-  const byItem = new Map(ready.map((p, i) => [p, outcomes[i]]));
-  let firstError: unknown;
-  const reports = prepared.map((p) => {
-    const outcome = byItem.get(p);
-    if (!outcome) return itemReport(p.raw, 'failed', { error: p.error });
-    if (outcome.ok) return itemReport(p.raw, 'uploaded', { resultId: outcome.id });
-    if (outcome.error instanceof Skipped) return itemReport(p.raw, 'skipped', { error: 'not sent: the upload was stopped' });
-    firstError ??= outcome.error;
-    return itemReport(p.raw, 'failed', { error: outcome.error });
-  });
-  return { reports, stopped: stopped === undefined ? undefined : stopped === 'interrupted' ? 'interrupted' : firstError };
+  report?.close(tally.summary);
+  if (plan.report && plan.report.writing !== plan.report.path) await rename(plan.report.writing, plan.report.path);
+  const { summary } = tally;
+  if (summary.total === 0) throw new CliError(`Nothing to upload: ${options.inputs.join(' ')} holds no results.`);
+
+  if (tally.failures.length) {
+    ctx.warn(dry ? 'Invalid:' : 'Failed:');
+    for (const line of tally.failures) ctx.warn(`  ${line}`);
+    if (tally.bad > SHOWN_FAILURES) ctx.warn(`  ... and ${tally.bad - SHOWN_FAILURES} more${plan.report ? ` (every one is in ${plan.report.path})` : ' (--report lists every one)'}.`);
+  }
+  const unread = complete ? '' : '; the rest of the input was not read';
+  if (dry) {
+    const line = `Dry run: ${summary.valid} of ${summary.total} results valid, ${summary.invalid} invalid${unread}; nothing was uploaded.`;
+    if (summary.invalid) throw new CliError(line);
+    if (interrupted) throw new CliError(`${line} Interrupted.`);
+    ctx.info(line);
+    return;
+  }
+  if (resume) ctx.info(`Resumed from ${options.resume}: ${tally.resumed} results it records as uploaded were not sent again.`);
+  const line = `Uploaded ${summary.uploaded} of ${summary.total} results: ${summary.failed} failed, ${summary.skipped} skipped${unread}.`;
+  if (summary.uploaded === summary.total && complete) {
+    ctx.info(line);
+    return;
+  }
+  ctx.warn(line);
+  if (plan.report) ctx.info(`The outcome of every item is in ${plan.report.path}; \`benchmarks results upload --resume ${plan.report.path}\` sends the rest.`);
+  if (interrupted) throw new CliError('Upload interrupted.');
+  if (sender!.stopped !== undefined) {
+    // The reason the upload stopped, as one line: not logged in, not registered, unreachable.
+    const known = describeKnown(stopError ?? sender!.stopped);
+    if (known?.exitCode === EXIT.AUTH) throw new AuthError(known.message);
+    if (known) throw new CliError(known.message);
+  }
+  throw new CliError(`${summary.total - summary.uploaded} of ${summary.total} results were not uploaded (see above).`);
 }
 
 export async function run(options: Options, io: Io): Promise<void> {
-  if (options.executedAt) executionTime(options.executedAt);
-  const raws = await readAllInputs(options.inputs, io);
-  await withContext(options, io, async (ctx) => {
-    const resolver = new Resolver(ctx.client);
-    // Names given as flags must resolve, or nothing can be uploaded.
-    await Promise.all([
-      options.benchmark && resolver.benchmark(options.benchmark),
-      options.flavor && resolver.flavor(options.flavor),
-      ...(options.tag ?? []).map((t) => resolver.tag(t)),
-    ]);
-    const defaults: Defaults = { benchmark: options.benchmark, flavor: options.flavor, executedAt: options.executedAt, tags: options.tag };
-    const prepared = await Promise.all(raws.map((raw) => prepare(raw, defaults, resolver)));
-
-    const { reports, stopped } = options.dryRun
-      ? { reports: await dryRun(ctx, prepared), stopped: undefined }
-      : await upload(ctx, prepared, options.concurrency ?? DEFAULT_CONCURRENCY, options.batchSize ?? DEFAULT_BATCH_SIZE);
-    const summary = summarize(reports);
-    if (options.report) await writeReport(options.report, { dry_run: Boolean(options.dryRun), summary, items: reports });
-    if (ctx.settings.output !== 'table') io.stdout.write(renderList(ctx.settings.output, reports, reportColumns));
-
-    const bad = reports.filter((r) => r.status === 'failed' || r.status === 'invalid');
-    if (bad.length) {
-      ctx.warn(options.dryRun ? 'Invalid:' : 'Failed:');
-      for (const item of bad) ctx.warn(`  ${failureLine(item)}`);
-    }
-    if (options.dryRun) {
-      const line = `Dry run: ${summary.valid} of ${summary.total} results valid, ${summary.invalid} invalid; nothing was uploaded.`;
-      if (summary.invalid) throw new CliError(line);
-      ctx.info(line);
-      return;
-    }
-    const line = `Uploaded ${summary.uploaded} of ${summary.total} results: ${summary.failed} failed, ${summary.skipped} skipped.`;
-    if (summary.uploaded === summary.total) {
-      ctx.info(line);
-      return;
-    }
-    ctx.warn(line);
-    if (options.report) ctx.info(`The outcome of every item is in ${options.report}.`);
-    if (stopped === 'interrupted') throw new CliError('Upload interrupted.');
-    if (stopped !== undefined) {
-      // The reason the batch stopped, as one line: not logged in, not registered, unreachable.
-      const known = describeKnown(stopped);
-      if (known?.exitCode === EXIT.AUTH) throw new AuthError(known.message);
-      if (known) throw new CliError(known.message);
-    }
-    throw new CliError(`${summary.total - summary.uploaded} of ${summary.total} results were not uploaded (see above).`);
-  });
+  let resume: ResumeReport | undefined;
+  if (options.resume) {
+    if (options.dryRun) throw new UsageError('--resume continues an upload: it cannot be combined with --dry-run.');
+    resume = await ResumeReport.open(options.resume);
+    options = resumeOptions(options, options.resume, resume.command);
+  }
+  if (!options.inputs?.length) throw new UsageError('Give the files to upload (or - for stdin), or --resume REPORT.');
+  if (options.inputs.filter((i) => i === STDIN).length > 1) throw new UsageError('Give - (stdin) only once.');
+  // `now` is one time for the whole upload (and recorded as such in the report, for --resume).
+  const executedAt = options.executedAt === undefined ? undefined : executionTime(options.executedAt);
+  const files = await expandInputs(options.inputs);
+  const reportPath = options.report ?? options.resume;
+  const plan: Plan = {
+    files,
+    defaults: { benchmark: options.benchmark, flavor: options.flavor, executedAt, tags: options.tag },
+    batchSize: options.batchSize ?? DEFAULT_BATCH_SIZE,
+    resume,
+    report: reportPath ? { path: reportPath, writing: reportPath === options.resume ? `${reportPath}.partial` : reportPath } : undefined,
+  };
+  await withContext(options, io, (ctx) => upload(ctx, options, plan));
 }

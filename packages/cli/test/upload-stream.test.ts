@@ -1,0 +1,177 @@
+/**
+ * `benchmarks results upload` streams: an NDJSON file several times larger than the CLI's heap
+ * (run with --max-old-space-size=64) is uploaded whole, each result stored once, with bounded RSS;
+ * a JSON array file is read element by element; an upload killed midway resumes from its report
+ * (--resume) without sending what was stored and without storing anything twice.
+ */
+import { createWriteStream } from 'node:fs';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startTestServer, type TestServer } from '../../server/test/support/harness.ts';
+import { sandbox, type Sandbox } from './support/cli.ts';
+import { seedCatalogue, type Catalogue } from './support/seed.ts';
+
+/** Size of the generated file: 4x the heap the CLI is given (64 MB) by default. */
+const BIG_MB = Number(process.env.CLI_UPLOAD_TEST_MB ?? 256);
+const HEAP_MB = 64;
+
+let t: TestServer;
+let box: Sandbox;
+let c: Catalogue;
+let uploader: string;
+let flags: string[];
+
+test.before(async () => {
+  t = await startTestServer({}, 'cli_upload_stream');
+  box = await sandbox();
+  c = await seedCatalogue(t, 'stream');
+  uploader = await t.user('streamer');
+  flags = ['--benchmark', c.benchmark.name, '--flavor', `${c.site.name}/${c.flavor.name}`, '--executed-at', '2025-04-01T00:00:00Z'];
+  box.env.BENCHMARKS_SERVER = t.url;
+  box.env.BENCHMARKS_TOKEN = uploader;
+});
+test.after(async () => {
+  await box?.cleanup();
+  await t?.close();
+});
+
+const count = async (marker: string) =>
+  (await t.request('GET', '/results', { query: { benchmark_id: c.benchmark.id, filters: `marker == ${marker}`, per_page: 1 } })).body.total as number;
+
+/** Writes `lines` NDJSON results of about `bytesEach` bytes; resolves to the file's size. */
+async function writeNdjson(path: string, marker: string, lines: number, bytesEach: number): Promise<number> {
+  const out = createWriteStream(path);
+  const pad = 'x'.repeat(Math.max(0, bytesEach - 60));
+  for (let i = 0; i < lines; i++) {
+    if (!out.write(`{"marker":"${marker}","seq":${i},"score":${i % 997},"pad":"${pad}"}\n`)) await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'finish');
+  return (await stat(path)).size;
+}
+
+/** Peak RSS (VmHWM) of a process, sampled until it exits, in MB. */
+function peakRss(pid: number, exited: Promise<unknown>): Promise<number> {
+  return new Promise((resolve) => {
+    let peak = 0;
+    const sample = async () => {
+      const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      peak = Math.max(peak, kb / 1024);
+    };
+    const timer = setInterval(() => void sample(), 100);
+    void exited.then(() => {
+      clearInterval(timer);
+      resolve(peak);
+    });
+  });
+}
+
+const posts = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('> POST ')).length;
+
+test(`results upload of a ${BIG_MB} MB NDJSON file with a ${HEAP_MB} MB heap: every result stored once, RSS bounded`, async () => {
+  const marker = `big-${process.pid}`;
+  const path = join(box.dir, 'big.ndjson');
+  const lines = Math.round((BIG_MB * 1024 * 1024) / 4096);
+  const size = await writeNdjson(path, marker, lines, 4096);
+  assert.ok(size > HEAP_MB * 3 * 1024 * 1024, `the file (${(size / 1048576).toFixed(0)} MB) is several times the heap`);
+  const report = join(box.dir, 'big-report.json');
+  const env = { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` };
+
+  const dry = box.start(['results', 'upload', path, ...flags, '--dry-run'], { env });
+  const [dryRes, dryPeak] = await Promise.all([dry.exited, peakRss(dry.child.pid!, dry.exited)]);
+  assert.is(dryRes.code, 0, dryRes.stderr.slice(-2000));
+  assert.match(dryRes.stderr, new RegExp(`Dry run: ${lines} of ${lines} results valid, 0 invalid`));
+
+  const started = Date.now();
+  const run = box.start(['results', 'upload', path, ...flags, '--report', report, '--concurrency', '4'], { env });
+  const [res, peak] = await Promise.all([run.exited, peakRss(run.child.pid!, run.exited)]);
+  const seconds = (Date.now() - started) / 1000;
+  assert.is(res.code, 0, res.stderr.slice(-2000));
+  assert.match(res.stderr, new RegExp(`Uploaded ${lines} of ${lines} results: 0 failed, 0 skipped\\.`));
+  assert.is(await count(marker), lines, 'each result stored once');
+  const written = JSON.parse(await readFile(report, 'utf8'));
+  assert.is(written.items.length, lines);
+  assert.is(new Set(written.items.map((i: { result_id: string }) => i.result_id)).size, lines);
+  assert.equal(written.items.slice(0, 2).map((i: { line: number }) => i.line), [1, 2], 'the report is in input order');
+  console.log(`    ${(size / 1048576).toFixed(0)} MB, ${lines} results in ${seconds.toFixed(1)} s; peak RSS upload ${peak.toFixed(0)} MB, dry run ${dryPeak.toFixed(0)} MB`);
+  assert.ok(peak > 0 && peak < 200, `peak RSS ${peak.toFixed(0)} MB stays bounded`);
+  assert.ok(dryPeak > 0 && dryPeak < 200, `dry-run peak RSS ${dryPeak.toFixed(0)} MB stays bounded`);
+});
+
+test('results upload of a JSON array file: element by element, a malformed element fails alone at its index', async () => {
+  const marker = `array-${process.pid}`;
+  const path = join(box.dir, 'array.json');
+  const items = Array.from({ length: 250 }, (_, i) => JSON.stringify({ marker, score: i, note: `say "hi" [${i}], {ok}\\` }));
+  items[120] = '{"marker": "x", "score": }';
+  await writeFile(path, `[\n  ${items.join(',\n  ')}\n]\n`);
+  const res = await box.run(['results', 'upload', path, ...flags, '-o', 'json']);
+  assert.is(res.code, 1, res.stderr);
+  assert.match(res.stderr, /Uploaded 249 of 250 results: 1 failed, 0 skipped\./);
+  assert.match(res.stderr, /array\.json\[120\]: malformed JSON/);
+  const outcomes = JSON.parse(res.stdout);
+  assert.equal(outcomes.map((o: { index: number }) => o.index), Array.from({ length: 250 }, (_, i) => i), 'stdout lists every item in order');
+  assert.is(await count(marker), 249);
+});
+
+test('results upload killed midway, then --resume REPORT: the rest is sent, what was stored is not sent again, nothing twice', async () => {
+  const marker = `resume-${process.pid}`;
+  const path = join(box.dir, 'resume.ndjson');
+  const lines = 3000;
+  await writeNdjson(path, marker, lines, 200);
+  const report = join(box.dir, 'resume-report.json');
+  const args = ['results', 'upload', path, ...flags, '--batch-size', '50', '--concurrency', '1', '--report', report, '--verbose'];
+  const first = box.start(args);
+  // Killed hard (no chance to finish the report) once some batches were stored.
+  const deadline = Date.now() + 60_000;
+  while ((first.stderr().match(/^< 20\d POST /gm) ?? []).length < 10) {
+    assert.ok(Date.now() < deadline, `no 10 stored batches within 60 s:\n${first.stderr().slice(-1000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  first.child.kill('SIGKILL');
+  await first.exited;
+  const stored = await count(marker);
+  assert.ok(stored >= 450 && stored < lines, `part of the file was stored (${stored})`);
+
+  // A changed flag would make other batches (other keys): refused.
+  const changed = await box.run(['results', 'upload', '--resume', report, '--batch-size', '100']);
+  assert.is(changed.code, 2);
+  assert.match(changed.stderr, /records an upload with --batch-size 50: leave --batch-size out/);
+
+  const resumed = await box.run(['results', 'upload', '--resume', report, '--verbose']);
+  assert.is(resumed.code, 0, resumed.stderr.slice(-2000));
+  assert.match(resumed.stderr, new RegExp(`Uploaded ${lines} of ${lines} results: 0 failed, 0 skipped\\.`));
+  const skipped = Number(/Resumed from .*: (\d+) results it records as uploaded were not sent again/.exec(resumed.stderr)?.[1]);
+  assert.ok(skipped >= 400, `the report's stored results were skipped (${skipped})`);
+  assert.ok(posts(resumed.stderr) <= (lines - skipped) / 50 + 1, `only the rest was sent (${posts(resumed.stderr)} requests for ${lines - skipped} results)`);
+  assert.is(await count(marker), lines, 'every result stored exactly once');
+
+  // The report now covers the whole upload, each item with its own result.
+  const written = JSON.parse(await readFile(report, 'utf8'));
+  assert.equal(written.summary, { total: lines, uploaded: lines, failed: 0, skipped: 0, valid: 0, invalid: 0 });
+  assert.is(new Set(written.items.map((i: { result_id: string }) => i.result_id)).size, lines);
+  assert.is(written.command.batch_size, 50);
+
+  // Resuming a finished upload sends nothing.
+  const again = await box.run(['results', 'upload', '--resume', report, '--verbose']);
+  assert.is(again.code, 0, again.stderr);
+  assert.is(posts(again.stderr), 0);
+  assert.is(await count(marker), lines);
+});
+
+test('--resume refuses a dry run report and a file that is no report (exit 2)', async () => {
+  const path = join(box.dir, 'small.ndjson');
+  await writeNdjson(path, `small-${process.pid}`, 3, 100);
+  const dryReport = join(box.dir, 'dry-report.json');
+  assert.is((await box.run(['results', 'upload', path, ...flags, '--dry-run', '--report', dryReport])).code, 0);
+  const [fromDry, fromData] = await Promise.all([box.run(['results', 'upload', '--resume', dryReport]), box.run(['results', 'upload', '--resume', path])]);
+  assert.is(fromDry.code, 2);
+  assert.match(fromDry.stderr, /is the report of a dry run: there is nothing to resume/);
+  assert.is(fromData.code, 2);
+  assert.match(fromData.stderr, /is not a report of `benchmarks results upload --report`/);
+});
+
+test.run();
