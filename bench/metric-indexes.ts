@@ -28,7 +28,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../packages/server/src/db/embedded.ts';
 import { connect, migrate } from '../packages/server/src/db/orm.ts';
-import { expandArrays } from '../packages/server/src/db/bound-driver.ts';
+import { bindValues } from '../packages/server/src/db/bound-driver.ts';
 import { DEFAULTS } from '../packages/server/src/config.ts';
 import { createLogger } from '../packages/server/src/core/logger.ts';
 import { MetricIndexes, metricIndexName } from '../packages/server/src/services/metric-indexes.ts';
@@ -46,11 +46,11 @@ const log = (m: string) => process.stderr.write(`${m}\n`);
 
 const schema = { type: 'object', properties: Object.fromEntries(METRICS.map((m) => [m, { type: 'number', suggestToUser: true }])) };
 
-/** `?` placeholders (arrays expanded) → `$n`, as knex does for the server. */
+/** `?` placeholders → `$n`, values checked and bound as the server's driver does (an array is one value). */
 function bound(sql: string, params: readonly unknown[]): { text: string; values: unknown[] } {
-  const e = expandArrays(sql, params);
+  const values = bindValues(sql, params);
   let n = 0;
-  return { text: e.sql.replace(/\?/g, () => `$${++n}`), values: e.params };
+  return { text: sql.replace(/\?/g, () => `$${++n}`), values };
 }
 
 const median = (xs: number[]) => {

@@ -248,7 +248,7 @@ test('POST /results/{id}:claim: at most MAX_OPEN_CLAIMS on review per user, also
     expectProblem(refused, 422, 'TOO_MANY_OPEN_CLAIMS');
     assert.match(refused.body.detail, /\(3\)/);
     assert.is(refused.body.limit, 3);
-    const [hidden] = await s.sql<{ n: number }>('select count(*)::int as n from result where hidden and id = any(array[?]::uuid[])', [ids]);
+    const [hidden] = await s.sql<{ n: number }>('select count(*)::int as n from result where hidden and id = any(?::uuid[])', [ids]);
     assert.is(hidden!.n, 3, 'a refused claim hides nothing');
 
     // Another user is not limited by the flooder's claims.
@@ -337,7 +337,7 @@ test('POST /reports/claims:reject racing single reviews and new claims of the sa
   assert.equal([answers[0]!.status, answers[1]!.status], [200, 200], 'both bulk rejects');
   assert.ok(answers.every((r) => [200, 201, 204, 404, 409].includes(r.status)), answers.map((r) => `${r.status} ${r.body?.code ?? ''}`).join());
   const [row] = await seed.sql<{ n: number }>(
-    'select count(*)::int as n from result r where r.id = any(array[?]::uuid[]) and r.hidden <> (r.deleted or exists (select 1 from claim c where c.resource_id = r.id))',
+    'select count(*)::int as n from result r where r.id = any(?::uuid[]) and r.hidden <> (r.deleted or exists (select 1 from claim c where c.resource_id = r.id))',
     [results],
   );
   assert.is(row!.n, 0, 'hidden = deleted or claimed');

@@ -129,7 +129,7 @@ test(`${CLIENTS} clients upload ${UPLOADS} results while creates race and claims
     `select count(*) filter (where hidden)::int as hidden,
             count(*) filter (where exists (select 1 from claim c where c.resource_id = r.id))::int as claimed,
             count(*) filter (where deleted)::int as deleted
-       from result r where r.id = any(array[?]::uuid[])`,
+       from result r where r.id = any(?::uuid[])`,
     [targets],
   );
   const visible = await t.request('GET', '/results', { query: { benchmark_id: c.benchmark, per_page: 1 } });

@@ -2,7 +2,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import pg from 'pg';
 import { startTestServer, type TestServer } from './support/harness.ts';
-import { expandArrays } from '../src/db/bound-driver.ts';
+import { randomUUID } from 'node:crypto';
+import { bindValues, prepared } from '../src/db/bound-driver.ts';
+import { AppError } from '../src/core/errors.ts';
 
 let t: TestServer;
 const sent: { text: string; values: unknown[]; name?: string }[] = [];
@@ -38,15 +40,108 @@ test('user input reaches PostgreSQL only as bound parameters: raw SQL and ORM st
   assert.ok(withInput.every((q) => /\$1\b/.test(q.text)));
 });
 
-test('arrays expand into one placeholder per element, as the ORM inlined them', () => {
-  assert.equal(expandArrays('select 1 where id = any(array[?]::uuid[]) and x = ?', [['a', 'b'], 3]), {
-    sql: 'select 1 where id = any(array[?, ?]::uuid[]) and x = ?',
-    params: ['a', 'b', 3],
-  });
-  assert.equal(expandArrays('select ?? from t where a = \\? and b = ?', ['col', [1]]), {
-    sql: 'select ?? from t where a = \\? and b = ?',
-    params: ['col', 1],
-  });
+/** A fresh EntityManager of the test server's ORM (the same driver as the requests). */
+const em = () => t.server.context.orm.em.fork();
+
+test('an array is one bound parameter: the same statement with 1, 3 and 50 ids sends one identical text (POST /reports/claims:reject)', async () => {
+  const admin = await t.admin('array-admin');
+  const texts = new Map<number, string[]>();
+  for (const n of [1, 3, 50]) {
+    sent.length = 0;
+    const ids = Array.from({ length: n }, () => randomUUID());
+    const res = await t.request('POST', '/reports/claims:reject', { token: admin, body: { ids } });
+    assert.is(res.status, 200);
+    assert.equal(res.body.not_found, ids, 'every id reported as naming no claim');
+    const withIds = sent.filter((q) => q.values.some((v) => Array.isArray(v) && v.length === n && v.every((id, i) => id === ids[i])));
+    assert.ok(withIds.length >= 2, `the ids travelled as one array value (${n})`);
+    for (const q of withIds) assert.not.ok(ids.some((id) => q.text.includes(id)), 'no id in the text');
+    texts.set(n, withIds.map((q) => q.text));
+  }
+  assert.equal(texts.get(3), texts.get(1), 'same texts for 1 and 3 ids');
+  assert.equal(texts.get(50), texts.get(1), 'same texts for 1 and 50 ids');
+  assert.ok(texts.get(1)!.every((text) => /any\(\$1::uuid\[\]\)/.test(text)), 'one placeholder with its array type');
+});
+
+test('an array holding SQL is data: matched element by element, never part of the text', async () => {
+  const evil = "'); drop table site; --";
+  const token = await t.user('array-binder');
+  const created = await t.request('POST', '/sites', { token, body: { name: evil, address: 'nowhere' } });
+  assert.is(created.status, 201);
+  const sql = prepared('select count(*)::int as n from site where name = any(?::text[])');
+  const names: string[] = [];
+  for (const n of [1, 3, 50]) {
+    sent.length = 0;
+    const values = [evil, ...Array.from({ length: n - 1 }, (_, i) => `${evil} ${i}", '\\{}`)];
+    const [row] = await em().execute<{ n: number }[]>(sql, [values]);
+    assert.is(row!.n, 1, 'only the site whose name is exactly the first element');
+    const q = sent.find((x) => x.text.includes('from site where name = any('));
+    assert.ok(q, 'the statement was sent');
+    assert.not.ok(q!.text.includes('drop table'), `no input in the text: ${q!.text}`);
+    assert.equal(q!.values, [values], 'the array is the one value');
+    names.push(q!.name ?? '');
+  }
+  assert.ok(names[0]!.startsWith('p_'), 'a prepared statement');
+  assert.is(new Set(names).size, 1, 'one text, so one prepared statement, for every length');
+  const [site] = await em().execute<{ n: number }[]>("select count(*)::int as n from pg_tables where tablename = 'site'");
+  assert.is(site!.n, 1, 'the table is still there');
+});
+
+test('a JSON path is one value: filters and sorts on paths of depth 1 and 4 send one text', async () => {
+  const texts: string[] = [];
+  for (const path of ['score', `machine.cpu.{"cou'nt"}.value`]) {
+    sent.length = 0;
+    const res = await t.request('GET', '/results', { query: { filters: `${path} < 2500`, sort_by: `-json.${path}` } });
+    assert.is(res.status, 200, JSON.stringify(res.body));
+    const page = sent.find((q) => q.text.includes('from result r') && q.text.includes('limit'));
+    assert.ok(page, 'the page statement was sent');
+    const segments = path.split('.');
+    assert.ok(page!.values.some((v) => Array.isArray(v) && v.length === segments.length && v.every((s, i) => s === segments[i])), 'the path travelled as one array value');
+    assert.not.ok(page!.text.includes("cou'nt"), 'no segment in the text');
+    texts.push(page!.text);
+  }
+  assert.is(texts[1], texts[0]);
+});
+
+test('an array at a placeholder without an array cast is refused before anything is sent', async () => {
+  sent.length = 0;
+  const refused = [
+    'select 1 from site where id in (?)', // MikroORM's inlining made this a list
+    'select 1 from site where id = any(array[?]::uuid[])', // and this an array of N placeholders
+    'select 1 from site where id = any(?)',
+    'select 1 from site where id = ?',
+  ];
+  for (const sql of refused) {
+    try {
+      await em().execute(sql, [[randomUUID(), randomUUID()]]);
+      assert.unreachable(`refused: ${sql}`);
+    } catch (err) {
+      assert.instance(err, Error);
+      assert.not.instance(err, AppError, 'a mistake of the code, not of the client');
+      assert.match((err as Error).message, 'needs an array cast');
+      assert.match((err as Error).message, sql);
+    }
+  }
+  assert.is(sent.length, 0, 'no statement reached PostgreSQL');
+  assert.throws(() => bindValues('select ? and ?', [1]), /1 values for 2 placeholders/);
+  assert.throws(() => bindValues('select ?', [undefined]), /value 1 is undefined/);
+  assert.equal(bindValues('select ?? from t where a = \\? and b = any(?::int[])', ['col', [1, 2]]), ['col', [1, 2]], 'identifiers and literal question marks as knex reads them');
+});
+
+test('NUL or a lone surrogate inside an array is refused with 422, before anything is sent', async () => {
+  sent.length = 0;
+  for (const bad of ['a\u0000b', 'x\uD800']) {
+    try {
+      await em().execute('select count(*) from site where name = any(?::text[])', [['fine', bad]]);
+      assert.unreachable('refused');
+    } catch (err) {
+      // MikroORM wraps what its driver throws (DriverException) and copies the AppError's fields,
+      // which http/problem.ts renders.
+      const { status, code } = err as Partial<AppError>;
+      assert.is(status, 422);
+      assert.is(code, 'UNSUPPORTED_CHARACTER');
+    }
+  }
+  assert.is(sent.length, 0);
 });
 
 test('the frequent fixed statements are prepared once per connection and give each call its own answer', async () => {

@@ -1,41 +1,70 @@
+/**
+ * The SQL seam: every statement, the ORM's own and the services' raw SQL alike, reaches PostgreSQL
+ * here, as a text with placeholders and its values sent apart.
+ *
+ * MikroORM 6 writes every value into the SQL text itself (`Platform.formatQuery`, escaped literals)
+ * and has no option to keep them bound (mikro-orm/mikro-orm#6829, #8001). This connection overrides
+ * the one public method all statements go through, `execute`, with its declared signature, and
+ * otherwise uses only what the base class offers its subclasses (`executeQuery` for logging and
+ * timing, `transformRawResult`, `getKnex()`); the driver is registered through the `driver` option.
+ *
+ * Rules of the seam (docs/architecture.md, "The SQL seam"):
+ * - `?` is a value, sent as `$n` (`??` an identifier, `\\?` a literal question mark: knex's rules).
+ * - An array is ONE value: PostgreSQL receives it as an array literal, so the statement's text is the
+ *   same whatever the array's length. Its placeholder carries the array's type, `= any(?::uuid[])`,
+ *   `unnest(?::text[])`; an array anywhere else (`array[?]`, `in (?)`) is refused with an error
+ *   naming the statement, before anything is sent.
+ * - `prepared(sql)` marks a text from a bounded set run often: pg prepares it once per connection.
+ */
 import { createHash } from 'node:crypto';
-import type { Configuration } from '@mikro-orm/core';
-import { AbstractSqlDriver, PostgreSqlConnection, PostgreSqlPlatform, Utils } from '@mikro-orm/postgresql';
+import type { AnyEntity, Configuration, EntityData, LoggingOptions, QueryResult, Transaction } from '@mikro-orm/core';
+import { AbstractSqlDriver, PostgreSqlConnection, PostgreSqlPlatform, type Knex } from '@mikro-orm/postgresql';
 import { refuseIfAbandoned, trackConnections } from './request-scope.ts';
 
-/**
- * MikroORM's own inlining turns an array value into a comma-separated list (`in (?)` → `in (a, b)`,
- * `array[?]` → `array[a, b]`); keep those semantics with bound values by expanding the placeholder.
- * `\\?` (a literal question mark) and `??` (an identifier) are left as they are.
- */
-export function expandArrays(sql: string, params: readonly unknown[]): { sql: string; params: unknown[] } {
-  if (!params.some(Array.isArray)) return { sql, params: [...params] };
-  let out = '';
-  const values: unknown[] = [];
-  let j = 0;
-  for (let i = 0; i < sql.length; i++) {
-    const c = sql[i];
-    if (c === '\\' && sql[i + 1] === '?') {
-      out += '\\?';
-      i++;
-    } else if (c === '?' && sql[i + 1] === '?') {
-      out += '??';
-      values.push(params[j++]);
-      i++;
-    } else if (c === '?') {
-      const value = params[j++];
-      if (Array.isArray(value)) {
-        out += value.map(() => '?').join(', ');
-        values.push(...value);
-      } else {
-        out += '?';
-        values.push(value);
-      }
-    } else {
-      out += c;
-    }
+/** A statement's placeholders, in order, by knex's rules: `?` a value, `??` an identifier; `\\?` is none. */
+function placeholders(sql: string): { kind: 'value' | 'identifier'; start: number; end: number }[] {
+  const found: { kind: 'value' | 'identifier'; start: number; end: number }[] = [];
+  for (const m of sql.matchAll(/\\?\?\??/g)) {
+    if (m[0] === '\\?') continue;
+    found.push({ kind: m[0] === '??' ? 'identifier' : 'value', start: m.index, end: m.index + m[0].length });
   }
-  return { sql: out, params: values };
+  return found;
+}
+
+/** How many values `sql` takes (identifiers included). */
+export function countPlaceholders(sql: string): number {
+  return placeholders(sql).length;
+}
+
+/** The type an array placeholder must carry: `?::uuid[]`, `?::timestamptz[]`. */
+const ARRAY_CAST = /^::[a-z_][a-z0-9_]*\[\]/i;
+
+/** What knex and pg can bind: anything but undefined, functions and symbols. */
+function isBindable(value: unknown): value is Knex.Value {
+  return value !== undefined && typeof value !== 'function' && typeof value !== 'symbol';
+}
+
+/**
+ * The values of `sql`, checked against its placeholders: as many as there are placeholders, none
+ * undefined, and every array at a placeholder with an array cast. A mistake here is the code's, not
+ * the client's: a plain Error (a 500 that names no user input).
+ */
+export function bindValues(sql: string, params: readonly unknown[]): Knex.Value[] {
+  const marks = placeholders(sql);
+  if (marks.length !== params.length) {
+    throw new Error(`SQL seam: ${params.length} values for ${marks.length} placeholders in: ${sql}`);
+  }
+  marks.forEach((mark, i) => {
+    const value = params[i];
+    if (!isBindable(value)) throw new Error(`SQL seam: value ${i + 1} is ${typeof value} in: ${sql}`);
+    if (mark.kind === 'value' && Array.isArray(value) && !ARRAY_CAST.test(sql.slice(mark.end))) {
+      throw new Error(
+        `SQL seam: the array bound at placeholder ${i + 1} needs an array cast (\`= any(?::uuid[])\`, \`unnest(?::text[])\`); ` +
+          `arrays are one parameter, never expanded, in: ${sql}`,
+      );
+    }
+  });
+  return params.filter(isBindable);
 }
 
 /** Marks a statement as one of a bounded set of texts run often: the driver prepares it (below). */
@@ -65,58 +94,68 @@ export function preparedName(sql: string): string | undefined {
   return name;
 }
 
-type Knexish = { toSQL(): { sql: string; bindings?: readonly unknown[] }; client: { transacting?: unknown } };
-
 /**
- * MikroORM 6 inlines every parameter into the SQL text (escaped literals) before sending it. This
- * connection sends the SQL with its `?` placeholders and the values as bound parameters instead
- * (knex turns them into $1, $2, … for pg), so user input never becomes SQL text.
+ * Whether a knex builder was bound to a transaction (`qb.transacting(trx)` gives it the transaction's
+ * client); `raw.transacting(qb)` then runs on that client too. Read as knex sets it at run time:
+ * knex's types declare no `transacting` on a client, nor a client on a Raw.
  */
+function boundToTransaction(query: Knex.QueryBuilder | Knex.Raw): boolean {
+  const client: unknown = Reflect.get(query, 'client');
+  return typeof client === 'object' && client !== null && 'transacting' in client && client.transacting === true;
+}
+
+/** The result shapes `execute` may answer (MikroORM's declaration). */
+type ExecuteResult = QueryResult | EntityData<AnyEntity> | EntityData<AnyEntity>[];
+
+/** PostgreSQL with bound parameters: the connection of `BoundParametersDriver`. */
 export class BoundParametersConnection extends PostgreSqlConnection {
   /** The pool's connections are recorded per request, so that an abandoned request's statements can be cancelled. */
   override createKnex(): void {
     super.createKnex();
-    trackConnections(this.getKnex().client as never);
+    const client: Knex.Client = this.getKnex().client;
+    trackConnections(client);
   }
 
-  // The base signature is generic over knex types; `any` keeps this override assignable to it.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  override async execute(queryOrKnex: any, params: any[] = [], method: any = 'all', ctx?: any, loggerContext?: any): Promise<any> {
+  override async execute<T extends ExecuteResult = EntityData<AnyEntity>[]>(
+    query: string | Knex.QueryBuilder | Knex.Raw,
+    params: unknown[] = [],
+    method: 'all' | 'get' | 'run' = 'all',
+    ctx?: Transaction,
+    loggerContext?: LoggingOptions,
+  ): Promise<T> {
     await this.ensureConnection();
     refuseIfAbandoned();
     let sql: string;
-    if (Utils.isObject(queryOrKnex)) {
-      const knexQuery = queryOrKnex as Knexish;
-      ctx ??= knexQuery.client.transacting ? knexQuery : null;
-      const compiled = knexQuery.toSQL();
-      sql = compiled.sql;
-      params = [...(compiled.bindings ?? [])];
+    if (typeof query === 'string') {
+      sql = query;
     } else {
-      sql = queryOrKnex;
+      // A knex builder (MikroORM's migrator passes some): its own text and bindings, and its transaction.
+      ctx ??= boundToTransaction(query) ? query : undefined;
+      const compiled = query.toSQL();
+      sql = compiled.sql;
+      params = [...compiled.bindings];
     }
     sql = this.config.get('onQuery')(sql, params);
-    ({ sql, params } = expandArrays(sql, params));
-    // Logged without values: parameters may carry user data.
-    const logged = (this as unknown as { getSql(q: string, f: string, c: unknown): string }).getSql(sql, sql, loggerContext);
+    const values = bindValues(sql, params);
+    const name = preparedName(sql);
+    // Logged with placeholders, without values: values may carry user data.
     return this.executeQuery(
-      logged,
+      sql,
       async () => {
-        const query = this.getKnex().raw(sql, params as never[]);
-        const name = preparedName(sql);
-        // knex passes options through to pg's query config.
-        if (name) query.options({ name });
-        if (ctx) query.transacting(ctx);
-        const res = await query;
-        return this.transformRawResult(res, method);
+        const raw = this.getKnex().raw(sql, values);
+        // knex passes options through to pg's query config: a name makes pg prepare the statement.
+        if (name) raw.options({ name });
+        if (ctx) raw.transacting(ctx);
+        return this.transformRawResult<T>(await raw, method);
       },
-      { query: sql, params, ...loggerContext },
+      { query: sql, ...loggerContext },
     );
   }
 }
 
-/** The PostgreSQL driver with bound parameters. */
-export class BoundParametersDriver extends AbstractSqlDriver<PostgreSqlConnection, PostgreSqlPlatform> {
+/** The PostgreSQL driver with bound parameters: MikroORM's PostgreSqlDriver with the connection above. */
+export class BoundParametersDriver extends AbstractSqlDriver<BoundParametersConnection, PostgreSqlPlatform> {
   constructor(config: Configuration) {
-    super(config, new PostgreSqlPlatform(), BoundParametersConnection as never, ['knex', 'pg']);
+    super(config, new PostgreSqlPlatform(), BoundParametersConnection, ['knex', 'pg']);
   }
 }

@@ -30,7 +30,7 @@ export interface PoolOptions {
 export function ormOptions(databaseUrl: string, debug = false, logger?: Logger, pool: PoolOptions = {}): Options {
   return {
     clientUrl: databaseUrl,
-    driver: BoundParametersDriver as never,
+    driver: BoundParametersDriver,
     entities,
     extensions: [Migrator],
     debug,
@@ -40,10 +40,12 @@ export function ormOptions(databaseUrl: string, debug = false, logger?: Logger, 
     onQuery: refuseUnstorableValues,
     // When the database is gone, requests fail within ~5 s (503) instead of queueing: a new
     // connection gives up after 5 s, waiting for a free one in the pool too.
-    // A connection whose statement was cancelled for a client that went away is discarded, never
-    // reused (db/request-scope.ts).
-    pool: { min: 0, max: pool.poolSize ?? 10, idleTimeoutMillis: 10_000, acquireTimeoutMillis: 5_000, validate: reusable } as Options['pool'],
+    pool: { min: 0, max: pool.poolSize ?? 10, idleTimeoutMillis: 10_000, acquireTimeoutMillis: 5_000 },
     driverOptions: {
+      // knex's pool option that MikroORM's PoolConfig does not declare (driverOptions are merged into
+      // knex's configuration as they are): a connection whose statement was cancelled for a client
+      // that went away is discarded, never reused (db/request-scope.ts).
+      pool: { validate: reusable },
       connection: {
         connectionTimeoutMillis: 5_000,
         application_name: 'benchmarks-server',

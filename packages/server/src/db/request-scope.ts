@@ -62,10 +62,11 @@ export function reusable(connection: PooledConnection): boolean {
   return !cancelled.has(connection);
 }
 
-type KnexClient = {
+/** The two methods of knex's `Client` wrapped here (`Knex.Client` types them loosely, with `any`). */
+interface KnexClient {
   acquireConnection(): Promise<PooledConnection>;
   releaseConnection(connection: PooledConnection): Promise<void>;
-};
+}
 
 /** Records, per request scope, the connections the knex client hands out and takes back. */
 export function trackConnections(client: KnexClient): void {

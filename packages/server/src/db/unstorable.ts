@@ -10,11 +10,11 @@ function unstorable(value: unknown, depth = 0): boolean {
 }
 
 /**
- * MikroORM writes bound values into the SQL text itself (escaped with pg's escapeLiteral), so a NUL
- * character would end the query text early (PostgreSQL answers "invalid message format") and an
- * unpaired surrogate would silently become U+FFFD. Every query passes here first: such a value is
- * refused with 422 whichever field or parameter carried it. Fields that know better (a result's
- * JSON, a filter) refuse it earlier with a more precise message.
+ * PostgreSQL cannot store a NUL character in text or jsonb, and an unpaired surrogate would silently
+ * become U+FFFD on the way to UTF-8. Every statement passes here before it is sent (MikroORM's
+ * `onQuery`, called by db/bound-driver.ts): such a value is refused with 422 whichever field or
+ * parameter carried it, inside arrays too. Fields that know better (a result's JSON, a filter) refuse
+ * it earlier with a more precise message.
  */
 export function refuseUnstorableValues(sql: string, params: readonly unknown[]): string {
   if (params.some((p) => unstorable(p))) {

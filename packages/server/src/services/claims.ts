@@ -74,7 +74,7 @@ export async function lockResult(tx: EntityManager, id: string): Promise<LockedR
  */
 export async function refreshHidden(tx: EntityManager, resultIds: string | readonly string[]): Promise<void> {
   await tx.execute(
-    'update result set hidden = (deleted or exists (select 1 from claim c where c.resource_id = result.id)) where id = any(array[?]::uuid[])',
+    'update result set hidden = (deleted or exists (select 1 from claim c where c.resource_id = result.id)) where id = any(?::uuid[])',
     [typeof resultIds === 'string' ? [resultIds] : resultIds],
   );
 }
@@ -187,14 +187,14 @@ export interface ClaimRejections {
 export async function rejectClaims(em: EntityManager, ids: readonly string[]): Promise<ClaimRejections> {
   const unique = [...new Set(ids)];
   return transaction(em, async (tx) => {
-    const results = await tx.execute<{ resource_id: string }[]>('select distinct resource_id from claim where id = any(array[?]::uuid[])', [unique]);
+    const results = await tx.execute<{ resource_id: string }[]>('select distinct resource_id from claim where id = any(?::uuid[])', [unique]);
     const resultIds = results.map((r) => r.resource_id);
-    if (resultIds.length) await tx.execute('select id from result where id = any(array[?]::uuid[]) order by id for update', [resultIds]);
-    const claims = await tx.execute<{ id: string; status: string }[]>('select id, status from claim where id = any(array[?]::uuid[]) for update', [unique]);
+    if (resultIds.length) await tx.execute('select id from result where id = any(?::uuid[]) order by id for update', [resultIds]);
+    const claims = await tx.execute<{ id: string; status: string }[]>('select id, status from claim where id = any(?::uuid[]) for update', [unique]);
     const status = new Map(claims.map((c) => [c.id, c.status]));
     const rejected = unique.filter((id) => status.get(id) === 'on_review');
     if (rejected.length) {
-      await tx.execute('delete from claim where id = any(array[?]::uuid[])', [rejected]);
+      await tx.execute('delete from claim where id = any(?::uuid[])', [rejected]);
       await refreshHidden(tx, resultIds);
     }
     return {

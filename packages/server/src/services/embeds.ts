@@ -60,7 +60,7 @@ export class EmbedCache {
     const read = await Promise.all(
       [...missing].map(async <K extends EmbedKind>([kind, ids]: [K, Set<string>]) => {
         const rows = await em.execute<(EmbedRows[K] & { version: string })[]>(
-          `select t.*, t.xmin::text as version from ${kind} t where t.id = any(array[?]::uuid[])`,
+          `select t.*, t.xmin::text as version from ${kind} t where t.id = any(?::uuid[])`,
           [[...ids]],
         );
         // A view picks its fields: `version` is not among them.

@@ -94,13 +94,17 @@ export function parseFilters(expressions: readonly string[] | undefined): JsonFi
   return out;
 }
 
-/** `(column #> array[?, ...]::text[])`: the jsonb value at the path, null when absent. */
+/**
+ * `(column #> ?::text[])`: the jsonb value at the path, null when absent. The path is one array
+ * value, so the text is the same whatever its depth; PostgreSQL plans unnamed statements with their
+ * values, so the expression still matches a metric index on `json #> '{...}'::text[]`.
+ */
 export function valueAt(column: string, path: string[]): Fragment {
-  return { sql: `(${column} #> array[${path.map(() => '?').join(', ')}]::text[])`, params: [...path] };
+  return { sql: `(${column} #> ?::text[])`, params: [[...path]] };
 }
 
 function textAt(column: string, path: string[]): Fragment {
-  return { sql: `(${column} #>> array[${path.map(() => '?').join(', ')}]::text[])`, params: [...path] };
+  return { sql: `(${column} #>> ?::text[])`, params: [[...path]] };
 }
 
 /** The filter value as JSON text. */

@@ -138,7 +138,7 @@ export class MetricIndexes {
     if (hit && Date.now() - hit.checked < this.recheckMs) return hit.ready;
     const rows = await em.execute<{ n: number }[]>(
       'select count(*)::int as n from pg_index i join pg_class c on c.oid = i.indexrelid ' +
-        'where c.relname = any(array[?]::text[]) and i.indisvalid and i.indisready',
+        'where c.relname = any(?::text[]) and i.indisvalid and i.indisready',
       [[name, `${name}_x`]],
     );
     const ready = rows[0]!.n === 2;
@@ -237,7 +237,7 @@ export class MetricIndexes {
     const stale = rows.filter((r) => this.metricsOf.get(r.id)?.digest !== r.digest).map((r) => r.id);
     for (let i = 0; i < stale.length; i += FETCH_CHUNK) {
       const fetched = await em.execute<{ id: string; digest: string; json_schema: unknown }[]>(
-        'select id, md5(json_schema::text) as digest, json_schema from benchmark where id in (?)',
+        'select id, md5(json_schema::text) as digest, json_schema from benchmark where id = any(?::uuid[])',
         [stale.slice(i, i + FETCH_CHUNK)],
       );
       for (const f of fetched) this.metricsOf.set(f.id, { digest: f.digest, metrics: suggestedMetrics(f.json_schema) });

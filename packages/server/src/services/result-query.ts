@@ -249,7 +249,7 @@ export function resultListSql(
   if (path) {
     const descending = sort.find((t) => t.field !== 'id')!.descending;
     const dir = descending ? 'desc' : 'asc';
-    const value = `(r.json #> array[${path.map(() => '?').join(', ')}]::text[])`;
+    const value = '(r.json #> ?::text[])';
     const isNumber = `jsonb_typeof(${value}) = 'number'`;
     const from = `from result r ${joinSql(joins)} ${where.toSql()}`;
     // A numeric filter on the sorted path already keeps only results with a number there: the
@@ -259,7 +259,7 @@ export function resultListSql(
       return {
         page: {
           sql: `select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} ${from} and ${isNumber} order by ${value} ${dir}, r.id ${dir} limit ? offset ?) p`,
-          params: [...where.params, ...path, ...path, limit, offset],
+          params: [...where.params, path, path, limit, offset],
         },
         count,
         request,
@@ -272,8 +272,8 @@ export function resultListSql(
       page: {
         sql: `select ${RESULT_OUTPUTS} from (select r.* from (${parts}) r ${order.sql} limit ? offset ?) p`,
         params: [
-          ...where.params, ...path, ...path, limit + offset,
-          ...where.params, ...path, ...order.params, limit + offset,
+          ...where.params, path, path, limit + offset,
+          ...where.params, path, ...order.params, limit + offset,
           ...order.params, limit, offset,
         ],
       },

@@ -129,13 +129,13 @@ export async function replaceResultTags(em: EntityManager, caller: Caller, id: s
   await transaction(em, async (tx) => {
     requireUploaderOrAdmin(caller, await lockResult(tx, id));
     const found = new Map(
-      (await tx.execute<{ id: string; status: string }[]>('select id, status from tag where id = any(array[?]::uuid[]) for share', [unique])).map((t) => [t.id, t]),
+      (await tx.execute<{ id: string; status: string }[]>('select id, status from tag where id = any(?::uuid[]) for share', [unique])).map((t) => [t.id, t]),
     );
     for (const tagId of unique) if (!found.has(tagId)) throw errors.notFound('Tag', tagId);
     for (const tagId of unique) requireApproved(found.get(tagId)!, 'Tag', tagId);
-    await tx.execute('delete from result_tag where result_id = ? and tag_id <> all(array[?]::uuid[])', [id, unique]);
+    await tx.execute('delete from result_tag where result_id = ? and tag_id <> all(?::uuid[])', [id, unique]);
     await tx.execute(
-      'insert into result_tag (result_id, tag_id) select ?, t.id from unnest(array[?]::uuid[]) as t(id) on conflict do nothing',
+      'insert into result_tag (result_id, tag_id) select ?, t.id from unnest(?::uuid[]) as t(id) on conflict do nothing',
       [id, unique],
     );
   });

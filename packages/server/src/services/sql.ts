@@ -1,6 +1,9 @@
+import { countPlaceholders } from '../db/bound-driver.ts';
+
 /**
- * A tiny builder for WHERE clauses whose values are always bound parameters (knex `?` placeholders,
- * as taken by `em.getConnection().execute(sql, params)`). User input never reaches SQL text.
+ * A tiny builder for WHERE clauses whose values are always bound parameters (`?` placeholders, as
+ * `em.execute(sql, params)` takes them: db/bound-driver.ts). User input never reaches SQL text.
+ * An array is one value at a placeholder with its type: `where.add('r.site_id = any(?::uuid[])', ids)`.
  */
 export class Where {
   private readonly clauses: string[] = [];
@@ -8,7 +11,7 @@ export class Where {
 
   /** Adds `sql` (with `?` placeholders) and its values. */
   add(sql: string, ...values: unknown[]): this {
-    const placeholders = (sql.match(/\?/g) ?? []).length;
+    const placeholders = countPlaceholders(sql);
     if (placeholders !== values.length) throw new Error(`Where.add: ${placeholders} placeholders for ${values.length} values in ${sql}`);
     this.clauses.push(sql);
     this.params.push(...values);

@@ -75,7 +75,7 @@ const UPLOAD_CATALOGUE_SQL =
   `select (select ${versioned('b')} from benchmark b where b.id = ?) as benchmark, ` +
   `(select ${versioned('f')} from flavor f where f.id = ?) as flavor, ` +
   `(select ${versioned('s')} from site s where s.id = (select site_id from flavor where id = ?)) as site, ` +
-  `(select jsonb_agg(${versioned('t')}) from tag t where t.id = any(array[?]::uuid[])) as tags`;
+  `(select jsonb_agg(${versioned('t')}) from tag t where t.id = any(?::uuid[])) as tags`;
 
 const notFound = (kind: string, id: string, field: UploadField) => uploadFieldError(404, 'NOT_FOUND', field, `${kind} ${id} was not found.`, 'was not found');
 

@@ -136,14 +136,14 @@ const GUARDED_INSERT_SQL =
   "when 'flavor' then (select xmin::text from flavor where id = g.id and status = 'approved') " +
   "when 'site' then (select xmin::text from site where id = g.id and status = 'approved') " +
   "when 'tag' then (select xmin::text from tag where id = g.id and status = 'approved') end as current " +
-  'from unnest(array[?]::text[], array[?]::uuid[], array[?]::text[]) as g(kind, id, version)), ' +
+  'from unnest(?::text[], ?::uuid[], ?::text[]) as g(kind, id, version)), ' +
   'ok as (select not exists (select 1 from ref where current is not true) as ok), ' +
   'r as (insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden) ' +
   'select u.id, u.benchmark_id, u.site_id, u.flavor_id, u.json::jsonb, u.execution_datetime, ?, ?, ?, false, false ' +
-  'from unnest(array[?]::uuid[], array[?]::uuid[], array[?]::uuid[], array[?]::uuid[], array[?]::text[], array[?]::timestamptz[]) ' +
+  'from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::text[], ?::timestamptz[]) ' +
   'as u(id, benchmark_id, site_id, flavor_id, json, execution_datetime), ok where ok.ok returning id), ' +
   'rt as (insert into result_tag (result_id, tag_id) select v.result_id, v.tag_id ' +
-  'from unnest(array[?]::uuid[], array[?]::uuid[]) as v(result_id, tag_id) where exists (select 1 from r)) ' +
+  'from unnest(?::uuid[], ?::uuid[]) as v(result_id, tag_id) where exists (select 1 from r)) ' +
   'select count(*)::int as stored from r';
 
 /** Stores `rows` with one guarded insert; false when a catalogue row changed since it was read. */
@@ -157,9 +157,8 @@ async function guardedInsert(em: EntityManager, caller: Caller, rows: readonly U
     for (const tag of target.tags) ref('tag', tag);
   }
   const tagRows = rows.flatMap((r) => r.target.tags.map((t) => [r.id, t.id] as const));
-  // While arrays expand into one placeholder per element the text varies with their lengths: only
-  // single uploads, one text per number of tags (at most 20), are prepared.
-  const sql = rows.length === 1 ? prepared(GUARDED_INSERT_SQL) : GUARDED_INSERT_SQL;
+  // Each array is one parameter: one text for one result or 500, with or without tags, prepared.
+  const sql = prepared(GUARDED_INSERT_SQL);
   const [result] = await em.execute<{ stored: number }[]>(sql, [
     [...refs.values()].map(([kind]) => kind), [...refs.values()].map(([, id]) => id), [...refs.values()].map(([, , version]) => version),
     uploadedAt, caller.identity.iss, caller.identity.sub,
