@@ -105,6 +105,9 @@ export const Problem = Type.Object(
     status: Type.Integer(),
     detail: Type.String(),
     code: Type.String({ description: 'Stable UPPER_SNAKE identifier of the error.' }),
+    instance: Type.Optional(
+      Type.String({ description: 'This occurrence: `urn:benchmarks:request:<id>`, the id the answer carries as X-Request-Id and the server logs it under.' }),
+    ),
     errors: Type.Optional(Type.Array(ProblemDetail)),
   },
   { $id: 'Problem' },

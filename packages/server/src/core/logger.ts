@@ -1,21 +1,113 @@
-/** A minimal leveled logger writing one JSON object per line to stderr. */
+/**
+ * The server's logger: pino, one JSON object per line (`level` by name, `time` in ISO 8601, `msg`),
+ * written asynchronously to stderr. Every line written while a request is handled carries its
+ * `requestId`; credentials and email addresses never reach a line (keys redacted by pino, and the
+ * same in free text such as an error message that quotes a statement).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { pino, type DestinationStream } from 'pino';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+export const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** Writes out every line still buffered, before returning (called before the process exits). */
+  flush(): void;
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
-  const min = ORDER[level];
-  const log = (lvl: Exclude<LogLevel, 'silent'>) => (msg: string, fields?: Record<string, unknown>) => {
-    if (ORDER[lvl] < min) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...fields }) + '\n');
+/** Keys whose value is never logged, at any depth pino's paths reach (top level and two below). */
+const SECRET_KEYS = [
+  'authorization',
+  'cookie',
+  'token',
+  'accessToken',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'password',
+  'secret',
+  'client_secret',
+  'email',
+];
+export const REDACT_PATHS = SECRET_KEYS.flatMap((key) => [key, `*.${key}`, `*.*.${key}`]);
+const REDACTED = '[redacted]';
+
+/**
+ * What a free-text value may quote: an email address (a database error quotes the statement with
+ * its values), a bearer or basic credential, a JWT.
+ */
+const IN_TEXT: [RegExp, string][] = [
+  [/[\w.!#$%&*+/=?^{|}~-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+/g, '[email]'],
+  [/\b(Bearer|Basic)\s+[^\s"',;]+/gi, '$1 [redacted]'],
+  [/\beyJ[\w-]*\.[\w-]+\.[\w-]*/g, '[token]'],
+];
+
+export function scrub(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of IN_TEXT) out = out.replace(pattern, replacement);
+  return out;
+}
+
+function scrubValues(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return scrub(value);
+  if (depth <= 0 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v) => scrubValues(v, depth - 1));
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = scrubValues(v, depth - 1);
+  return out;
+}
+
+/** The request being handled, for the lines logged while it is (set by http/access-log.ts). */
+const requestContext = new AsyncLocalStorage<string>();
+
+/** Runs `work` so that every line it logs, however deep, carries `requestId`. */
+export function withRequestId<T>(requestId: string, work: () => T): T {
+  return requestContext.run(requestId, work);
+}
+
+/** stderr through pino's asynchronous destination, one for the process (written out at its exit). */
+let stderr: ReturnType<typeof pino.destination> | undefined;
+
+/**
+ * A logger at `level`. Lines go to stderr through pino's asynchronous destination (flushed when
+ * the process exits, or by `flush()`); given `write`, each line is handed to it synchronously
+ * instead (tests read lines right after the event that logs them).
+ */
+export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
+  const destination = write ? ({ write } satisfies DestinationStream) : (stderr ??= pino.destination({ dest: 2, sync: false }));
+  const log = pino(
+    {
+      level,
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (fields) => scrubValues(fields, 4) as Record<string, unknown>,
+      },
+      redact: { paths: REDACT_PATHS, censor: REDACTED },
+      // A fresh object each time: pino merges the line's fields into it.
+      mixin: () => {
+        const requestId = requestContext.getStore();
+        return requestId === undefined ? {} : { requestId };
+      },
+    },
+    destination,
+  );
+  const at = (lvl: Exclude<LogLevel, 'silent'>) => (msg: string, fields?: Record<string, unknown>) => {
+    if (log.isLevelEnabled(lvl)) log[lvl](fields ?? {}, scrub(msg));
   };
-  return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    flush: () => {
+      if ('flushSync' in destination) destination.flushSync();
+    },
+  };
 }
-
-export const LOG_LEVELS = Object.keys(ORDER) as LogLevel[];

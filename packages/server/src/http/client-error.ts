@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { titleOf } from '../core/errors.ts';
-import { PROBLEM_TYPE_BASE } from './problem.ts';
+import { PROBLEM_TYPE_BASE, problemInstance } from './problem.ts';
 
 const KNOWN: Record<string, [status: number, code: string, detail: string]> = {
   HPE_HEADER_OVERFLOW: [431, 'HEADERS_TOO_LARGE', 'The request line or headers are larger than the server accepts.'],
@@ -10,7 +11,8 @@ const KNOWN: Record<string, [status: number, code: string, detail: string]> = {
 
 /**
  * Requests Node's HTTP parser refuses before Koa sees them (a URL or headers over the size limit,
- * malformed HTTP) still get a problem+json answer instead of Node's bare status line.
+ * malformed HTTP) still get a problem+json answer instead of Node's bare status line, with a request
+ * id of their own like every other answer.
  */
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -19,17 +21,20 @@ export function answerClientErrors(server: Server): void {
       return;
     }
     const [status, code, detail] = KNOWN[err.code ?? ''] ?? [400, 'BAD_REQUEST', 'The request is not valid HTTP.'];
+    const requestId = randomUUID();
     const body = JSON.stringify({
       type: PROBLEM_TYPE_BASE + code.toLowerCase().replace(/_/g, '-'),
       title: titleOf(status),
       status,
       detail,
       code,
+      instance: problemInstance(requestId),
     });
     socket.end(
       `HTTP/1.1 ${status} ${titleOf(status)}\r\n` +
         'Content-Type: application/problem+json\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\n` +
         'X-Content-Type-Options: nosniff\r\n' +
         "Content-Security-Policy: default-src 'none'; frame-ancestors 'none'\r\n" +
         'Connection: close\r\n\r\n' +

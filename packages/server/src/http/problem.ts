@@ -2,9 +2,18 @@ import type Koa from 'koa';
 import { AppError, titleOf } from '../core/errors.ts';
 import { mapDatabaseError } from '../db/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import { requestIdOf } from './access-log.ts';
 
 /** Problem types are URNs: stable identifiers, documented in docs/errors.md. */
 export const PROBLEM_TYPE_BASE = 'urn:benchmarks:problem:';
+
+/**
+ * A problem's `instance` (RFC 9457): this occurrence, named by the request's id (`X-Request-Id`, the
+ * `requestId` of its log lines), so that a user can quote it and an operator find its lines.
+ */
+export function problemInstance(requestId: string): string | undefined {
+  return requestId ? `urn:benchmarks:request:${requestId}` : undefined;
+}
 
 /** Renders every error as application/problem+json; hides the message of every 5xx. */
 export function problemMiddleware(logger: Logger): Koa.Middleware {
@@ -17,7 +26,7 @@ export function problemMiddleware(logger: Logger): Koa.Middleware {
     } catch (err) {
       const problem = toAppError(err);
       if (problem.status >= 500 && problem.code === 'INTERNAL_ERROR') {
-        logger.error('request failed', { requestId: (ctx.state as { requestId?: string }).requestId, method: ctx.method, path: ctx.path, error: describe(err) });
+        logger.error('request failed', { method: ctx.method, path: ctx.path, error: describe(err) });
       }
       ctx.status = problem.status;
       for (const [name, value] of Object.entries(problem.headers)) {
@@ -28,12 +37,14 @@ export function problemMiddleware(logger: Logger): Koa.Middleware {
         }
       }
       ctx.type = 'application/problem+json';
+      const instance = problemInstance(requestIdOf(ctx));
       ctx.body = {
         type: PROBLEM_TYPE_BASE + problem.code.toLowerCase().replace(/_/g, '-'),
         title: titleOf(problem.status),
         status: problem.status,
         detail: problem.detail,
         code: problem.code,
+        ...(instance ? { instance } : {}),
         ...(problem.errors ? { errors: problem.errors } : {}),
         ...problem.extensions,
       };
