@@ -9,6 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { Semaphore, LARGE_BODY_BYTES } from '../src/services/admission.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
+import { assertProblem } from './support/problem.ts';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
@@ -148,6 +149,23 @@ test('a client that goes away in the middle of its large body frees its place, a
   assert.is(n, 0);
   const after = await t.request('POST', '/results:batch', { token: alice, body: { items } });
   assert.is(after.status, 201, after.text);
+});
+
+test('large bodies are refused as small ones are: a "__proto__" key 400, another charset 415, over BODY_LIMIT 413; no place kept', async () => {
+  const alice = await t.user('alice');
+  const admission = t.server.context.largeBodies;
+  const padding = 'p'.repeat(LARGE_BODY_BYTES);
+  const send = (text: string, contentType = 'application/json') => t.request('POST', '/results:batch', { token: alice, rawBody: text, contentType });
+  const proto = await send(`{"items":[],"padding":"${padding}","__proto__":{"isAdmin":true}}`);
+  assertProblem(proto, 400, 'MALFORMED_JSON');
+  assert.match(proto.body.detail, /__proto__/);
+  const latin = await send(`{"items":[],"padding":"${padding}"}`, 'application/json; charset=latin1');
+  assertProblem(latin, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  const tooBig = await send(`{"items":[],"padding":"${'p'.repeat(1024 * 1024)}"}`);
+  assertProblem(tooBig, 413, 'BODY_TOO_LARGE');
+  assert.match(tooBig.body.detail, /larger than 1048576 bytes/);
+  assert.equal(admission.reading.load, { active: 0, waiting: 0 });
+  assert.equal(admission.working.load, { active: 0, waiting: 0 });
 });
 
 test.after(async () => {

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { gzipSync } from 'node:zlib';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { operations } from '@benchmarks/sdk/contract';
 import { startTestServer, type TestServer } from './support/harness.ts';
@@ -113,6 +114,45 @@ test('bodies: malformed JSON 400, not JSON 415, over the limit 413, missing 422;
   assertProblem(await t.request('POST', '/sites', { token }), 422, 'BODY_REQUIRED');
   const listed = await t.request('GET', '/sites', { query: { status: 'on_review' } });
   assert.is(listed.body.total, 0, 'no rejected request stored anything');
+});
+
+test('bodies: a "__proto__" key anywhere is 400, another charset 415, gzip is read; small and chunked bodies alike', async () => {
+  const token = await t.user('http-body');
+  for (const rawBody of ['{"name":"x","__proto__":{"isAdmin":true}}', '{"name":"x","a":[{"b":{"__proto__":null}}]}']) {
+    const res = await t.request('POST', '/sites', { token, rawBody });
+    assertProblem(res, 400, 'MALFORMED_JSON');
+    assert.match(res.body.detail, /__proto__/);
+  }
+  for (const charset of ['latin1', 'utf-16', 'x-unknown']) {
+    const res = await t.request('POST', '/sites', { token, rawBody: '{"name":"x"}', contentType: `application/json; charset=${charset}` });
+    assertProblem(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    assert.match(res.body.detail, new RegExp(`UTF-8 JSON, not ${charset}`));
+  }
+  const utf8 = await t.request('POST', '/sites', { token, rawBody: '{}', contentType: 'application/json; charset=UTF-8' });
+  assertProblem(utf8, 422, 'INVALID_BODY');
+  // Sent chunked (no Content-Length), a body goes through the large-body gate: the same reader.
+  const chunked = async (text: string, headers: Record<string, string> = {}) =>
+    fetch(`${t.api}/sites`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+      body: new Blob([text]).stream(),
+      duplex: 'half',
+    } as RequestInit);
+  const proto = await chunked('{"name":"x","__proto__":{}}');
+  assert.is(proto.status, 400);
+  assert.match(((await proto.json()) as { detail: string }).detail, /__proto__/);
+  const big = await chunked(JSON.stringify({ name: 'big', address: 'x'.repeat(4096) }));
+  assert.is(big.status, 413);
+  assert.is(((await big.json()) as { code: string }).code, 'BODY_TOO_LARGE');
+  const gzipped = await fetch(`${t.api}/sites`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    body: gzipSync('{"name":"x","__proto__":{}}'),
+  });
+  assert.is(gzipped.status, 400, 'a gzip body is inflated, then parsed like any other');
+  assert.match(((await gzipped.json()) as { detail: string }).detail, /__proto__/);
+  const listed = await t.request('GET', '/sites', { query: { status: 'on_review' } });
+  assert.is(listed.body.total, 0, 'no refused body stored anything');
 });
 
 test('unknown query parameter: 422 naming it', async () => {

@@ -1,18 +1,16 @@
-import Router from '@koa/router';
+import Router, { type RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
-import { koaBody } from 'koa-body';
-import * as coBody from 'co-body';
-import Bourne from '@hapi/bourne';
 import type { OperationDef } from '@benchmarks/sdk/contract';
 import { AppError, errors } from '../core/errors.ts';
 import { compileValidator, type CompiledValidator } from './validation.ts';
 import { JsonText, Reply } from '../core/reply.ts';
 import type { Authenticator } from './auth.ts';
-import type { Handler, RequestState } from './handler.ts';
+import type { Caller, Handler, RequestState } from './handler.ts';
 import { chargeWrite, UNLIMITED_READS, WRITE_METHODS } from './rate-limit.ts';
 import type { RateLimiter } from '../core/rate-limit.ts';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from './limits.ts';
-import { LARGE_BODY_BYTES, type LargeBodyAdmission } from '../services/admission.ts';
+import type { LargeBodyAdmission } from '../services/admission.ts';
+import { checkBodyHeaders, parseJsonText, readBodyText } from './body.ts';
 import { declaredHeaders, idempotency } from './idempotency.ts';
 
 /** `/benchmarks/{id}:approve` → `/benchmarks/:id\:approve` for @koa/router (path-to-regexp 8). */
@@ -46,21 +44,17 @@ interface CompiledOperation {
   body?: CompiledValidator;
 }
 
+/** An operation without query parameters refuses every one (422 naming it). */
+const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false };
+
 function compile(def: OperationDef): CompiledOperation {
   return {
     def,
     params: def.params ? compileValidator(def.params, 'path') : undefined,
-    query: compileValidator(
-      def.query ?? ({ type: 'object', properties: {}, additionalProperties: false } as never),
-      'query',
-    ),
+    query: compileValidator(def.query ?? NO_QUERY, 'query'),
     headers: def.headers ? compileValidator(def.headers, 'header') : undefined,
     body: def.body ? compileValidator(def.body, 'body') : undefined,
   };
-}
-
-function isJsonContentType(ctx: Koa.Context): boolean {
-  return Boolean(ctx.is('application/json', 'application/*+json'));
 }
 
 export interface RouterOptions {
@@ -115,59 +109,26 @@ async function limitRead(ctx: Koa.Context, operationId: string, def: OperationDe
   chargeWrite(limiter, ctx, identity ? `id:${identity}` : `ip:${ctx.ip}`, 'reads');
 }
 
-/**
- * Checks what the headers say of the body (JSON, UTF-8) before anything is read, and tells whether
- * there is none, a small one, or a large one (declared at LARGE_BODY_BYTES or more, or chunked).
- */
-function checkBodyHeaders(ctx: Koa.Context): 'none' | 'small' | 'large' {
-  const declared = ctx.request.length ?? 0;
-  const chunked = ctx.get('transfer-encoding') !== '';
-  const hasBody = declared > 0 || chunked;
-  if (hasBody && !isJsonContentType(ctx)) {
-    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON with Content-Type: application/json.');
-  }
-  // JSON is UTF-8 (RFC 8259); a body declared in another charset would be read as garbage.
-  const charset = hasBody ? ctx.request.charset : '';
-  if (charset && !/^utf-?8$/i.test(charset)) {
-    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', `The request body must be UTF-8 JSON, not ${charset.slice(0, 40)}.`);
-  }
-  if (!hasBody) return 'none';
-  return chunked || declared >= LARGE_BODY_BYTES ? 'large' : 'small';
-}
+/** What a handler gets besides its body: checked parameters, the caller, the request's state. */
+type RequestInput = Pick<RequestState, 'em' | 'services'> & {
+  params: Record<string, string>;
+  query: Record<string, string | string[]>;
+  caller: Caller | null;
+};
 
-/** Body reading and parsing errors (from co-body, under koa-body or alone) as problems. */
-function bodyProblem(err: unknown, limitBytes: number): AppError {
-  if (err instanceof AppError) return err;
-  const status = (err as { status?: number }).status;
-  if (status === 413) return new AppError(413, 'BODY_TOO_LARGE', `The request body is larger than ${limitBytes} bytes.`);
-  if (status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body encoding is not supported; send UTF-8 JSON.');
-  // @hapi/bourne (under co-body) refuses a "__proto__" key anywhere in the document.
-  if (/prototype/i.test((err as Error)?.message ?? '')) return new AppError(400, 'MALFORMED_JSON', 'The request body contains a "__proto__" key, which is not accepted.');
-  return new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON.');
-}
-
-/** Parses JSON text as koa-body does with `jsonStrict: false` (an empty body stays ''). */
-function parseJsonText(text: string, limitBytes: number): unknown {
-  try {
-    return text ? Bourne.parse(text, { protoAction: 'error' }) : text;
-  } catch (err) {
-    throw bodyProblem(err, limitBytes);
-  }
-}
-
-/** Validates the body (when the operation takes one; `read` gives it), then runs the handler. */
+/** Validates the body (when the operation takes one; `parse` gives it), then runs the handler. */
 async function validateAndHandle(
   ctx: Koa.Context,
   def: OperationDef,
   op: CompiledOperation,
   handler: Handler<never>,
-  read: (() => Promise<unknown>) | undefined,
-  input: Record<string, unknown>,
+  parse: (() => unknown) | undefined,
+  input: RequestInput,
 ): Promise<unknown> {
   let body: unknown = undefined;
   if (def.body) {
-    if (read) {
-      body = await read();
+    if (parse) {
+      body = parse();
       // JSON.parse is iterative, but what comes next (validators, JSON.stringify, jsonb) recurses.
       if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) {
         throw errors.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`, [
@@ -180,7 +141,9 @@ async function validateAndHandle(
     if (bodyProblems) throw errors.validation('The request body is invalid.', bodyProblems, 'INVALID_BODY');
   }
   // A handler of a creating operation stores through `idempotent` (once per Idempotency-Key).
-  const once = idempotency(ctx, def, input as never, body);
+  const once = idempotency(ctx, def, input, body);
+  // One router serves every operation: each handler's request type is checked against its operation
+  // in routes/ (Handlers<ops>); here the operation is any, so its handler's parameter is `never`.
   const result = await handler({ ...input, body, koa: ctx, idempotent: once.idempotent } as never);
   once.verify();
   return result;
@@ -197,18 +160,7 @@ export function buildRouter(
   options: RouterOptions,
 ): Router {
   const router = new Router({ prefix: options.prefix });
-  const parseBody = koaBody({
-    json: true,
-    multipart: false,
-    urlencoded: false,
-    text: false,
-    jsonLimit: options.bodyLimitBytes,
-    jsonStrict: false,
-    parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
-    onError: (err: Error) => {
-      throw bodyProblem(err, options.bodyLimitBytes);
-    },
-  });
+  const limit = options.bodyLimitBytes;
 
   for (const [operationId, def] of Object.entries(operations)) {
     const handler = handlers[operationId];
@@ -234,31 +186,21 @@ export function buildRouter(
       if (headerProblems) throw errors.validation('The request headers are invalid.', headerProblems, 'INVALID_HEADER');
 
       const state: RequestState = ctx.state as RequestState;
-      const input = { params, query, caller, em: state.em, services: state.services };
+      const input: RequestInput = { params, query, caller, em: state.em, services: state.services };
       const body = def.body ? checkBodyHeaders(ctx) : 'none';
       const admission = options.largeBodies;
       let result: unknown;
       if (body === 'large' && admission) {
         // A large body is read as text while holding a reading place (a slow client holds only
         // that), then parsed, validated and handled while holding a working place.
-        const limit = options.bodyLimitBytes;
         result = await admission.reading.run(async () => {
-          let text: string;
-          try {
-            text = await coBody.text(ctx, { limit, encoding: 'utf8' });
-          } catch (err) {
-            throw bodyProblem(err, limit);
-          }
-          return admission.working.run(() => validateAndHandle(ctx, def, op, handler, async () => parseJsonText(text, limit), input));
+          const text = await readBodyText(ctx, limit);
+          return admission.working.run(() => validateAndHandle(ctx, def, op, handler, () => parseJsonText(text, limit), input));
         });
       } else {
-        const read = body !== 'none'
-          ? async () => {
-              await parseBody(ctx, async () => {});
-              return (ctx.request as { body?: unknown }).body;
-            }
-          : undefined;
-        result = await validateAndHandle(ctx, def, op, handler, read, input);
+        const text = body === 'none' ? undefined : await readBodyText(ctx, limit);
+        const parse = text === undefined ? undefined : () => parseJsonText(text, limit);
+        result = await validateAndHandle(ctx, def, op, handler, parse, input);
       }
       if (result instanceof Reply) {
         ctx.status = result.status;
@@ -281,8 +223,8 @@ export function buildRouter(
 }
 
 /** 405 with Allow for a known path and another method; rendered as problem+json. */
-export function methodNotAllowed(router: Router): Koa.Middleware {
-  const allowed = router.allowedMethods({ throw: false }) as unknown as Koa.Middleware;
+export function methodNotAllowed(router: Router): RouterMiddleware {
+  const allowed = router.allowedMethods({ throw: false });
   return async (ctx, next) => {
     await allowed(ctx, next);
     if (ctx.status === 405) {
