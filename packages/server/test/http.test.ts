@@ -167,18 +167,72 @@ test('security headers on API responses; CORS is off by default', async () => {
   assert.is(res.headers.get('access-control-allow-origin'), null);
 });
 
-test('CORS for configured origins, with preflight', async () => {
-  const t2 = await startTestServer({ corsOrigins: 'https://app.example.org' }, 'cors');
+const list = (value: string | null) => (value ?? '').split(',').map((v) => v.trim().toLowerCase()).filter(Boolean);
+
+test('CORS for configured origins: preflight, readable headers and errors, other origins get nothing', async () => {
+  const t2 = await startTestServer({ corsOrigins: 'https://app.example.org,https://other.example.org' }, 'cors');
   try {
-    const pre = await fetch(`${t2.api}/users/self`, {
+    const origin = 'https://app.example.org';
+    const pre = await fetch(`${t2.api}/results:batch`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example.org', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,idempotency-key' },
     });
     assert.is(pre.status, 204);
-    assert.is(pre.headers.get('access-control-allow-origin'), 'https://app.example.org');
-    assert.match(pre.headers.get('access-control-allow-headers') ?? '', /Authorization/);
-    const other = await fetch(`${t2.api}/health`, { headers: { origin: 'https://evil.example.org' } });
-    assert.is(other.headers.get('access-control-allow-origin'), null);
+    assert.is(pre.headers.get('access-control-allow-origin'), origin);
+    assert.equal(list(pre.headers.get('access-control-allow-methods')), ['get', 'head', 'post', 'put', 'delete', 'options']);
+    assert.equal(list(pre.headers.get('access-control-allow-headers')), ['authorization', 'content-type', 'accept', 'idempotency-key', 'x-request-id']);
+    assert.is(pre.headers.get('access-control-max-age'), '600');
+    assert.is(pre.headers.get('access-control-allow-credentials'), null, 'no credentials: bearer tokens, no cookies');
+    assert.ok(list(pre.headers.get('vary')).includes('origin'));
+
+    const exposed = ['www-authenticate', 'retry-after', 'allow', 'idempotent-replayed', 'ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'x-request-id'];
+    const health = await fetch(`${t2.api}/health`, { headers: { origin } });
+    assert.is(health.status, 200);
+    assert.is(health.headers.get('access-control-allow-origin'), origin);
+    assert.ok(list(health.headers.get('vary')).includes('origin'), 'caches keep answers per origin');
+    assert.equal(list(health.headers.get('access-control-expose-headers')), exposed);
+    assert.is(health.headers.get('access-control-allow-credentials'), null);
+    // An error is readable by the page too: its problem and WWW-Authenticate.
+    const denied = await fetch(`${t2.api}/users/self`, { headers: { origin } });
+    assert.is(denied.status, 401);
+    assert.is(denied.headers.get('access-control-allow-origin'), origin);
+    assert.equal(list(denied.headers.get('access-control-expose-headers')), exposed);
+    const second = await fetch(`${t2.api}/health`, { headers: { origin: 'https://other.example.org' } });
+    assert.is(second.headers.get('access-control-allow-origin'), 'https://other.example.org');
+
+    for (const headers of [{ origin: 'https://evil.example.org' }, { origin: 'https://app.example.org.evil.example' }, {}] as Record<string, string>[]) {
+      const other = await fetch(`${t2.api}/health`, { headers });
+      assert.is(other.status, 200);
+      assert.is(other.headers.get('access-control-allow-origin'), null, JSON.stringify(headers));
+      assert.is(other.headers.get('access-control-expose-headers'), null);
+    }
+    const otherPre = await fetch(`${t2.api}/results:batch`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example.org', 'access-control-request-method': 'POST' },
+    });
+    assert.is(otherPre.headers.get('access-control-allow-origin'), null);
+    assert.is(otherPre.headers.get('access-control-allow-methods'), null);
+    await otherPre.arrayBuffer();
+  } finally {
+    await t2.close();
+  }
+});
+
+test("CORS with '*': any origin, without credentials", async () => {
+  const t2 = await startTestServer({ corsOrigins: '*' }, 'cors-any');
+  try {
+    const pre = await fetch(`${t2.api}/sites`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://anyone.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+    });
+    assert.is(pre.status, 204);
+    assert.is(pre.headers.get('access-control-allow-origin'), '*');
+    const res = await fetch(`${t2.api}/health`, { headers: { origin: 'https://anyone.example' } });
+    assert.is(res.headers.get('access-control-allow-origin'), '*');
+    assert.ok(list(res.headers.get('access-control-expose-headers')).includes('x-request-id'));
+    assert.is(res.headers.get('access-control-allow-credentials'), null);
+    const none = await fetch(`${t2.api}/health`);
+    assert.is(none.headers.get('access-control-allow-origin'), null, 'a request without Origin is no CORS request');
   } finally {
     await t2.close();
   }

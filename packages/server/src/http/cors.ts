@@ -1,22 +1,41 @@
+import koaCors from '@koa/cors';
 import type Koa from 'koa';
 
-/** CORS for the configured origins only ('*' allows any); preflight answered with 204. */
+/** Response headers a browser script may read: problem details, rate limits, replays, the request id. */
+export const EXPOSED_HEADERS = [
+  'WWW-Authenticate',
+  'Retry-After',
+  'Allow',
+  'Idempotent-Replayed',
+  'RateLimit-Policy',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'X-Request-Id',
+];
+
+/**
+ * CORS (@koa/cors) for the configured origins only ('*' allows any), without credentials: the API
+ * authenticates with a bearer token, never a cookie. A preflight is answered with 204; a request
+ * from another origin passes without CORS headers (the browser then hides the answer).
+ */
 export function cors(origins: readonly string[]): Koa.Middleware {
   const any = origins.includes('*');
   const allowed = new Set(origins);
-  return async (ctx, next) => {
-    const origin = ctx.get('origin');
-    if (!origin || (!any && !allowed.has(origin))) return next();
-    ctx.set('Access-Control-Allow-Origin', any ? '*' : origin);
-    if (!any) ctx.vary('Origin');
-    ctx.set('Access-Control-Expose-Headers', 'WWW-Authenticate, Retry-After, Allow, RateLimit-Policy, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Request-Id');
-    if (ctx.method === 'OPTIONS' && ctx.get('access-control-request-method')) {
-      ctx.set('Access-Control-Allow-Methods', 'GET, HEAD, POST, PUT, DELETE, OPTIONS');
-      ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, Accept');
-      ctx.set('Access-Control-Max-Age', '600');
-      ctx.status = 204;
-      return;
-    }
-    return next();
-  };
+  return koaCors({
+    origin: (ctx) => {
+      const origin = ctx.get('origin');
+      if (!origin) return '';
+      return any ? '*' : allowed.has(origin) ? origin : '';
+    },
+    allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+    // Idempotency-Key: the SDK sends one with every creating POST (a browser would refuse the
+    // upload otherwise); X-Request-Id: a caller's own id is kept (access-log.ts).
+    allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Idempotency-Key', 'X-Request-Id'],
+    exposeHeaders: EXPOSED_HEADERS,
+    maxAge: 600,
+    credentials: false,
+    // The problem middleware, outside this one, answers every error and keeps the headers set here.
+    keepHeadersOnError: false,
+  });
 }
