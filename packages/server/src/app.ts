@@ -88,7 +88,7 @@ export function createApp(app: AppContext): Koa {
     }
     await next();
   });
-  koa.use(swaggerUi(`${API_BASE_PATH}/api-spec.json`));
+  koa.use(swaggerUi(`${API_BASE_PATH}/api-spec.json`).routes());
   koa.use(router.routes());
   koa.use(methodNotAllowed(router));
   return koa;

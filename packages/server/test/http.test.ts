@@ -56,21 +56,42 @@ test('the OpenAPI servers URL follows the public base URL behind a trusted proxy
   }
 });
 
-test('GET /: Swagger UI whose every asset is served locally', async () => {
+test('GET /: Swagger UI (koa2-swagger-ui) whose every asset its policy allows is served locally', async () => {
   const res = await fetch(`${t.url}/`);
   assert.is(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /text\/html/);
-  assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+  const csp = res.headers.get('content-security-policy') ?? '';
+  assert.match(csp, /frame-ancestors 'none'/);
+  const styleSources = /style-src ([^;]*)/.exec(csp)?.[1]?.trim().split(/\s+/);
   const html = await res.text();
   assert.match(html, /\/api\/v1\/api-spec\.json/);
   const urls = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
-  assert.ok(urls.length >= 3);
+  assert.ok(urls.length >= 4, 'two scripts, a style sheet, an icon');
   for (const url of urls) {
-    assert.not.match(url, /^https?:/, `${url} is local`);
+    if (/^https?:/.test(url)) {
+      // The template's link to web fonts on a CDN: style sheets come from 'self' only, so the
+      // browser never loads it (secrets.test.ts and swagger-ui.test.ts check it in Chromium).
+      assert.match(url, /^https:\/\/fonts\.googleapis\.com\//, `${url} is the template's web fonts`);
+      assert.equal(styleSources, ["'self'", "'unsafe-inline'"], 'the policy refuses style sheets from elsewhere');
+      continue;
+    }
     const asset = await fetch(new URL(url, t.url));
     assert.is(asset.status, 200, url);
     assert.ok((await asset.arrayBuffer()).byteLength > 100, `${url} has content`);
   }
+  const head = await fetch(`${t.url}/`, { method: 'HEAD' });
+  assert.is(head.status, 200);
+});
+
+test('the Swagger UI page is at / only, for GET and HEAD: other paths ending in / and other methods are not it', async () => {
+  for (const path of ['/nothing/', '/api/v1/', '/swagger-ui/assets/', '/swagger-ui/assets/__proto__', '/swagger-ui/assets/index.html']) {
+    const res = await fetch(`${t.url}${path}`);
+    assert.is(res.status, 404, path);
+    assert.match(res.headers.get('content-type') ?? '', /problem\+json/, path);
+  }
+  const post = await fetch(`${t.url}/`, { method: 'POST' });
+  assert.ok(post.status === 404 || post.status === 405, `POST /: ${post.status}`);
+  assert.match(post.headers.get('content-type') ?? '', /problem\+json/);
 });
 
 test('GET /terms-of-use: the terms users accept by registering, linked from the API description', async () => {

@@ -2,19 +2,25 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type Koa from 'koa';
+import Router from '@koa/router';
 import { koaSwagger } from 'koa2-swagger-ui';
 
 const require = createRequire(import.meta.url);
 const distDir = dirname(require.resolve('swagger-ui-dist/package.json'));
 
-const ASSETS: Record<string, [file: string, type: string]> = {
-  'swagger-ui-bundle.js': ['swagger-ui-bundle.js', 'application/javascript'],
-  'swagger-ui-standalone-preset.js': ['swagger-ui-standalone-preset.js', 'application/javascript'],
-  'swagger-ui.min.css': ['swagger-ui.css', 'text/css'],
-  'favicon.png': ['favicon-32x32.png', 'image/png'],
-};
-const ASSET_PREFIX = '/swagger-ui/assets/';
+/**
+ * koa2-swagger-ui's page loads `${swaggerCdnUrl}/${swaggerVersion}/<file>`: pointed at this route,
+ * every file comes from the installed swagger-ui-dist (the template names the style sheet
+ * `swagger-ui.min.css`, swagger-ui-dist ships it as `swagger-ui.css`).
+ */
+const CDN_URL = '/swagger-ui';
+const VERSION_DIR = 'assets';
+const ASSETS = new Map<string, [file: string, type: string]>([
+  ['swagger-ui-bundle.js', ['swagger-ui-bundle.js', 'application/javascript']],
+  ['swagger-ui-standalone-preset.js', ['swagger-ui-standalone-preset.js', 'application/javascript']],
+  ['swagger-ui.min.css', ['swagger-ui.css', 'text/css']],
+  ['favicon.png', ['favicon-32x32.png', 'image/png']],
+]);
 
 /** The CSP `'sha256-…'` source of each inline `<script>` of a page. */
 export function inlineScriptHashes(html: string): string[] {
@@ -25,8 +31,9 @@ export function inlineScriptHashes(html: string): string[] {
 
 /**
  * The page's policy: scripts only from this server plus the page's own inline script, allowed by
- * its hash (computed from the rendered page, so it follows koa2-swagger-ui's template). Styles keep
- * 'unsafe-inline': Swagger UI sets style attributes at run time, and a style cannot run code.
+ * its hash. Styles keep 'unsafe-inline': Swagger UI sets style attributes at run time, and a style
+ * cannot run code. Style sheets only from this server: the template's link to Google's web fonts
+ * is refused by the browser (the page falls back to local fonts; no visitor is sent to Google).
  */
 export function swaggerCsp(scriptHashes: readonly string[]): string {
   return (
@@ -35,42 +42,32 @@ export function swaggerCsp(scriptHashes: readonly string[]): string {
   );
 }
 
-/** Swagger UI at `/`, every asset served from swagger-ui-dist (no CDN). */
-export function swaggerUi(specUrl: string): Koa.Middleware {
+/**
+ * Swagger UI at `/` through koa2-swagger-ui, mounted on a route as its README shows
+ * (`routePrefix: false`), with its assets served from swagger-ui-dist (no CDN). Mount its `routes()`.
+ */
+export function swaggerUi(specUrl: string): Router {
   const page = koaSwagger({
-    routePrefix: '/',
+    routePrefix: false,
     title: 'Benchmark Results API',
-    swaggerCdnUrl: '/swagger-ui',
-    swaggerVersion: 'assets',
-    favicon: `${ASSET_PREFIX}favicon.png`,
+    swaggerCdnUrl: CDN_URL,
+    swaggerVersion: VERSION_DIR,
+    favicon: `${CDN_URL}/${VERSION_DIR}/favicon.png`,
     hideTopbar: true,
-    swaggerOptions: { url: specUrl, persistAuthorization: true, displayOperationId: true, tryItOutEnabled: true } as never,
-  }) as unknown as Koa.Middleware;
-  // The page is the same for every request: render it once, at start-up, and hash its script.
-  const rendered = { path: '/', method: 'GET', body: undefined as unknown, type: '' };
-  void page(rendered as unknown as Koa.Context, async () => {});
-  if (typeof rendered.body !== 'string') throw new Error('Swagger UI page did not render');
-  // The template links web fonts from a CDN: drop that line (offline it would only fail).
-  const html = rendered.body.replace(/<link href="https:\/\/fonts[^>]*>/, '');
-  const csp = swaggerCsp(inlineScriptHashes(html));
-  return async (ctx, next) => {
-    if (ctx.method === 'GET' || ctx.method === 'HEAD') {
-      if (ctx.path.startsWith(ASSET_PREFIX)) {
-        const asset = ASSETS[ctx.path.slice(ASSET_PREFIX.length)];
-        if (asset) {
-          ctx.type = asset[1];
-          ctx.set('Cache-Control', 'public, max-age=86400');
-          ctx.body = createReadStream(join(distDir, asset[0]));
-          return;
-        }
-      }
-      if (ctx.path === '/') {
-        ctx.type = 'text/html; charset=utf-8';
-        ctx.set('Content-Security-Policy', csp);
-        ctx.body = html;
-        return;
-      }
-    }
-    await next();
-  };
+    swaggerOptions: { url: specUrl, persistAuthorization: true, displayOperationId: true, tryItOutEnabled: true },
+  });
+  const router = new Router();
+  router.get('/', async (ctx, next) => {
+    await page(ctx, next);
+    // The policy allows the inline script of the page being sent, by its hash.
+    if (typeof ctx.body === 'string') ctx.set('Content-Security-Policy', swaggerCsp(inlineScriptHashes(ctx.body)));
+  });
+  router.get(`${CDN_URL}/${VERSION_DIR}/:file`, async (ctx, next) => {
+    const asset = ASSETS.get(ctx.params.file ?? '');
+    if (!asset) return next();
+    ctx.type = asset[1];
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.body = createReadStream(join(distDir, asset[0]));
+  });
+  return router;
 }

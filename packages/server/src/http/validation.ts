@@ -1,13 +1,11 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-import type { TSchema } from '@sinclair/typebox';
+import ajvFormats from 'ajv-formats';
 import type { ErrorDetail } from '../core/errors.ts';
 import { isDateBound } from '../core/dates.ts';
 
-// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  ajv: Ajv,
-) => Ajv;
+// ajv-formats is CommonJS: imported from ESM, its default is `module.exports`, whose `default` is
+// the plugin (both in its types and at run time).
+const addFormats = ajvFormats.default;
 
 function makeAjv(coerce: boolean): Ajv {
   const ajv = new Ajv({
@@ -32,7 +30,8 @@ export interface CompiledValidator {
   (data: unknown): ErrorDetail[] | null;
 }
 
-export function compileValidator(schema: TSchema, where: Where): CompiledValidator {
+/** `schema`: a JSON Schema (a TypeBox schema of the contract, or a plain one). */
+export function compileValidator(schema: object, where: Where): CompiledValidator {
   const ajv = where === 'body' ? strict : coercing;
   const validate: ValidateFunction = ajv.compile(JSON.parse(JSON.stringify(stripIds(schema))));
   return (data) => (validate(data) ? null : (validate.errors ?? []).map((e) => describeError(e, where)));
