@@ -1,7 +1,16 @@
 /** The count-only statistics of GET /results:compare (services/compare-stats.ts), against known values. */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { betterFromSchema, meanInterval, medianIntervalRank, rankIntervals, studentTCdf, studentTQuantile } from '../src/services/compare-stats.ts';
+import {
+  betterFromSchema,
+  meanInterval,
+  medianIntervalRank,
+  medianIntervalRankEstimate,
+  normalQuantile,
+  rankIntervals,
+  studentTCdf,
+  studentTQuantile,
+} from '../src/services/compare-stats.ts';
 
 const close = (actual: number, expected: number, tolerance: number, label = '') =>
   assert.ok(Math.abs(actual - expected) <= tolerance, `${label} ${actual} is not within ${tolerance} of ${expected}`);
@@ -55,6 +64,19 @@ test('medianIntervalRank: the order statistics of the median interval, as tabula
   const k = medianIntervalRank(1_000_000, 0.95);
   assert.ok(performance.now() - started < 200);
   close(k, 500_000 - 1.96 * 500, 2, 'k(1e6)');
+});
+
+test('medianIntervalRankEstimate: within 1 of the exact rank (the statement returns ±3 around it)', () => {
+  close(normalQuantile(0.975), 1.959964, 1e-6, 'z(0.975)');
+  close(normalQuantile(0.9995), 3.290527, 1e-6, 'z(0.9995)');
+  close(normalQuantile(0.1), -1.281552, 1e-6, 'z(0.1)');
+  let worst = 0;
+  for (const confidence of [0.5, 0.68, 0.8, 0.9, 0.95, 0.99, 0.999]) {
+    const z = normalQuantile(1 - (1 - confidence) / 2);
+    const ns = [...Array.from({ length: 3000 }, (_, i) => i + 1), ...Array.from({ length: 200 }, (_, i) => 3000 + i * 997), 1_000_000];
+    for (const n of ns) worst = Math.max(worst, Math.abs(Math.max(0, medianIntervalRankEstimate(n, z)) - medianIntervalRank(n, confidence)));
+  }
+  assert.ok(worst <= 1, `worst ${worst}`);
 });
 
 test('meanInterval: mean ± t·s/√n; null below two values', () => {

@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
+import { compareResults } from '../src/services/compare.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -174,6 +175,16 @@ test('GET /results:compare: missing or non-numeric values are excluded, never an
   // Nothing matches at all.
   const empty = (await compare({ filters: ['machine.cores > 100'] })).body;
   assert.equal({ matched: empty.matched, excluded: empty.excluded, groups: empty.groups }, { matched: 0, excluded: 0, groups: [] });
+});
+
+test('compare: the order statistics read by the second statement equal those picked from the first', async () => {
+  for (const query of [{}, { group_by: 'site' as const }, { confidence: 0.6, better: 'lower' as const }]) {
+    const full = { benchmark_id: benchmarkId, metric: 'json.result.score', ...query };
+    const picked = await compareResults(t.server.context.orm.em.fork(), full);
+    const fetched = await compareResults(t.server.context.orm.em.fork(), full, { pickWindow: -1000 });
+    assert.equal(fetched.answer, picked.answer);
+    assert.equal(picked.answer, (await compare(query)).body);
+  }
 });
 
 test('GET /results:compare: a number beyond double precision (stored outside the API) is excluded, not an error', async () => {

@@ -108,6 +108,37 @@ export function medianIntervalRank(n: number, confidence: number): number {
   return k;
 }
 
+/**
+ * The p-quantile of the standard normal distribution (Acklam's rational approximation, relative
+ * error below 1.2e-9): enough to centre the search for the median interval's ranks.
+ */
+export function normalQuantile(p: number): number {
+  if (!(p > 0 && p < 1)) throw new RangeError(`normalQuantile(${p})`);
+  const a = [-39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239];
+  const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
+  const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
+  if (p > 1 - 0.02425) return -normalQuantile(1 - p);
+  if (p < 0.02425) {
+    const q = Math.sqrt(-2 * Math.log(p));
+    return (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+  }
+  const q = p - 0.5;
+  const r = q * q;
+  return ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
+}
+
+/**
+ * The normal approximation of {@link medianIntervalRank} (with continuity correction):
+ * ⌊n/2 + 1/2 − z·√n/2⌋, z the (1 − α/2) normal quantile. It is within 1 of the exact rank for every
+ * n up to 20,000 at confidences from 0.5 to 0.999 (compare-stats.test.ts); PostgreSQL evaluates the
+ * same expression to return the few order statistics around it in the statement that computes the
+ * aggregates (services/compare.ts), among which the exact ranks are then picked.
+ */
+export function medianIntervalRankEstimate(n: number, z: number): number {
+  return Math.floor(n / 2 + 0.5 - (z * Math.sqrt(n)) / 2);
+}
+
 /** The t interval of a mean; null when n < 2 (no spread is known). */
 export function meanInterval(mean: number, stddev: number | null, n: number, confidence: number): [number, number] | null {
   if (n < 2 || stddev === null) return null;

@@ -1,9 +1,11 @@
 /**
  * GET /results:compare (COMPARE.md): one metric of one benchmark's visible results, grouped by
- * flavor or site. The values never leave PostgreSQL: one statement computes the counts, the
- * aggregates and the percentiles of every group; a second one reads the two order statistics of
- * each group's median interval, whose ranks depend on the group's n only (compare-stats.ts). Both
- * run in one read-only snapshot, so they see the same results.
+ * flavor or site. The values never leave PostgreSQL: one statement reads the matching results once
+ * and computes the counts, the aggregates and the percentiles of every group, and returns the few
+ * order statistics around the normal approximation of the median interval's ranks; the exact ranks
+ * (which depend on the group's n only, compare-stats.ts) are picked among them. Should one fall
+ * outside (never seen: the approximation is within 1), a second statement reads it, in the same
+ * read-only snapshot.
  */
 import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -14,7 +16,7 @@ import { getItem } from './catalogue.ts';
 import { benchmarks } from './benchmarks.ts';
 import { parsePath, valueAt } from './json-filter.ts';
 import { resultWhere } from './result-query.ts';
-import { betterFromSchema, meanInterval, medianIntervalRank, rankIntervals, type Better } from './compare-stats.ts';
+import { betterFromSchema, meanInterval, medianIntervalRank, normalQuantile, rankIntervals, type Better } from './compare-stats.ts';
 
 export type CompareParams = Static<typeof CompareQuery>;
 export type CompareAnswer = Static<typeof Comparison>;
@@ -61,6 +63,9 @@ interface StatsRow {
   min: number | null;
   max: number | null;
   ps: (number | string)[] | null;
+  /** Ranks (from either end) and values of the order statistics around the estimated k. */
+  pick_i: (number | string)[] | null;
+  pick_x: (number | string)[] | null;
   site_id: string | null;
   site_name: string | null;
   flavor_id: string | null;
@@ -70,12 +75,18 @@ interface StatsRow {
 }
 
 /**
+ * How far (in ranks) around the estimate the statement returns order statistics; the estimate is
+ * within 1 of the exact rank (compare-stats.test.ts).
+ */
+export const PICK_WINDOW = 3;
+
+/**
  * The two statements. `m` is the list's WHERE (services/result-query.ts, exactly as GET /results)
  * with each result's value at the path; `x` its JSON numbers as double precision. A number beyond
  * double precision's range (only possible in a document stored outside the API) counts as excluded
  * rather than failing the cast.
  */
-function compareSql(query: CompareParams, path: string[]) {
+function compareSql(query: CompareParams, path: string[], z: number, window: number) {
   const { where } = resultWhere(query, { visible: true });
   const group = query.group_by === 'site' ? 'r.site_id' : 'r.flavor_id';
   const value = valueAt('r.json', path); // the path as GET /results filters and sorts read it
@@ -92,20 +103,29 @@ function compareSql(query: CompareParams, path: string[]) {
     query.group_by === 'site'
       ? 'null::text as flavor_id, null::text as flavor_name, null::float8 as price_per_hour, null::text as currency'
       : 'f.id::text as flavor_id, f.name as flavor_name, f.price_per_hour::float8 as price_per_hour, f.currency';
+  // Each value's rank from the nearer end of its group's order (`least(i, n + 1 − i)`), kept when
+  // it is within `window` of ⌊n/2 + 1/2 − z·√n/2⌋: both bounds of the median's interval at once.
+  const picks =
+    'p as (select g, array_agg(i::int order by i) as pick_i, array_agg(x order by i) as pick_x from (' +
+    'select g, x, i, least(i, n + 1 - i) as depth, floor(n::float8 / 2 + 0.5 - ?::float8 * sqrt(n::float8) / 2) as estimate from (' +
+    'select g, x, row_number() over (partition by g order by x) as i, count(*) over (partition by g) as n from x) w) d ' +
+    'where depth between estimate - ? and estimate + ? group by g) ';
   const stats =
     values +
-    'select t.matched, t.numbers, s.g::text as g, s.n, s.mean, s.stddev, s.min, s.max, s.ps, ' +
+    `, ${picks}` +
+    'select t.matched, t.numbers, s.g::text as g, s.n, s.mean, s.stddev, s.min, s.max, s.ps, p.pick_i, p.pick_x, ' +
     `si.id::text as site_id, si.name as site_name, ${flavorColumns} ` +
     'from (select count(*)::int as matched, (select count(*)::int from x) as numbers from m) t ' +
     'left join (select g, count(*)::int as n, avg(x) as mean, stddev_samp(x) as stddev, min(x) as min, max(x) as max, ' +
     `percentile_cont(${FRACTIONS}) within group (order by x) as ps from x group by g) s on true ` +
+    'left join p on p.g = s.g ' +
     names;
   const orderStats =
     values +
     'select o.g::text as g, o.i, o.x from (select g, x, row_number() over (partition by g order by x) as i from x) o ' +
     // The (group, rank) pairs as one JSON value: one statement text whatever their number.
     'join jsonb_to_recordset(?::jsonb) as want(g uuid, i int) on want.g = o.g and want.i = o.i';
-  return { stats: { sql: stats, params: valueParams }, orderStats: { sql: orderStats, params: valueParams } };
+  return { stats: { sql: stats, params: [...valueParams, z, window, window] }, orderStats: { sql: orderStats, params: valueParams } };
 }
 
 /** `better` as asked, else the schema's `x-better` on the metric's property, else higher. */
@@ -113,8 +133,15 @@ function direction(query: CompareParams, schema: unknown, path: string[]): Bette
   return query.better ?? betterFromSchema(schema, path) ?? 'higher';
 }
 
-/** The comparison, and the benchmark's name (`image:tag`) for the chart's title. */
-export async function compareResults(em: EntityManager, query: CompareParams): Promise<{ answer: CompareAnswer; benchmarkName: string }> {
+/**
+ * The comparison, and the benchmark's name (`image:tag`) for the chart's title. `pickWindow` is
+ * for tests (a negative one makes every order statistic come from the second statement).
+ */
+export async function compareResults(
+  em: EntityManager,
+  query: CompareParams,
+  options: { pickWindow?: number } = {},
+): Promise<{ answer: CompareAnswer; benchmarkName: string }> {
   const path = metricPath(query.metric);
   checkRankBy(query);
   const confidence = query.confidence ?? 0.95;
@@ -123,27 +150,31 @@ export async function compareResults(em: EntityManager, query: CompareParams): P
   const rankBy = query.rank_by ?? 'metric';
   const benchmark = await getItem(em, benchmarks, query.benchmark_id);
   const better = direction(query, benchmark.json_schema, path);
-  const sql = compareSql({ ...query, group_by: groupBy }, path);
+  const z = normalQuantile(1 - (1 - confidence) / 2);
+  const sql = compareSql({ ...query, group_by: groupBy }, path, z, options.pickWindow ?? PICK_WINDOW);
 
-  const { rows, order } = await em.transactional(
+  const { rows, at } = await em.transactional(
     async (tx) => {
       const rows = await tx.execute<StatsRow[]>(sql.stats.sql, sql.stats.params);
+      const at = new Map<string, number>();
+      for (const row of rows) row.pick_i?.forEach((i, j) => at.set(`${row.g} ${Number(i)}`, Number(row.pick_x![j])));
       // The ranks k and n + 1 − k of each group's median interval (none when k = 0: [min, max]).
-      const wanted: { g: string; i: number }[] = [];
+      const missing: { g: string; i: number }[] = [];
       for (const row of rows) {
         if (row.g === null) continue;
         const k = medianIntervalRank(row.n!, confidence);
-        if (k > 0) wanted.push({ g: row.g, i: k }, { g: row.g, i: row.n! + 1 - k });
+        if (k === 0) continue;
+        for (const i of [k, row.n! + 1 - k]) if (!at.has(`${row.g} ${i}`)) missing.push({ g: row.g, i });
       }
-      const order = wanted.length
-        ? await tx.execute<{ g: string; i: number | string; x: number }[]>(sql.orderStats.sql, [...sql.orderStats.params, JSON.stringify(wanted)])
-        : [];
-      return { rows, order };
+      if (missing.length) {
+        const more = await tx.execute<{ g: string; i: number | string; x: number }[]>(sql.orderStats.sql, [...sql.orderStats.params, JSON.stringify(missing)]);
+        for (const o of more) at.set(`${o.g} ${Number(o.i)}`, Number(o.x));
+      }
+      return { rows, at };
     },
     { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ },
   );
 
-  const at = new Map(order.map((o) => [`${o.g} ${Number(o.i)}`, Number(o.x)]));
   const groups = rows
     .filter((row) => row.g !== null)
     .map((row) => groupAnswer(row, confidence, better, groupBy, (i) => at.get(`${row.g} ${i}`)));
