@@ -7,7 +7,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigurationError, freePort, registerUser, type Logger, type RunningDemo, type ServerConfig } from '@benchmarks/server';
 import { isLoopbackHost, startIssuer, type RunningIssuer } from './issuer.ts';
-import { seedDemo } from './seed.ts';
+import { seedOnce, type SeedOutcome } from './seed.ts';
 
 export const DEMO_ADMIN_ENTITLEMENT = 'urn:benchmarks:demo:admin';
 export const DEMO_USER = { sub: 'demo-user', email: 'user@demo.example', name: 'Demo User', email_verified: true, entitlements: [] };
@@ -19,6 +19,12 @@ export const DEMO_ADMIN = {
   entitlements: [DEMO_ADMIN_ENTITLEMENT],
 };
 export const DEMO_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
+
+const SEED_MESSAGES: Record<SeedOutcome, string> = {
+  seeded: 'demo catalogue seeded',
+  'held data': 'demo catalogue not seeded: the catalogue already holds data (it never will be)',
+  'decided before': 'demo catalogue not seeded: it is seeded only once per database',
+};
 
 /** The demo's built-in OpenID provider on loopback, on the port it used last time. */
 export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssuer> {
@@ -52,7 +58,7 @@ export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssu
 
 /**
  * Starts the demo's provider; once the server listens, registers the demo administrator, seeds the
- * catalogue (first run only) and prints both tokens.
+ * catalogue (once per database, unless `config.demoSeed` is false: `seedOnce`) and prints both tokens.
  * @example
  * import * as demo from '@benchmarks/demo';
  * import { main } from '@benchmarks/server';
@@ -69,7 +75,12 @@ export async function startDemo(config: ServerConfig, logger: Logger): Promise<R
       const em = server.context.orm.em.fork();
       const admin = { iss: issuer.issuer, sub: DEMO_ADMIN.sub, email: DEMO_ADMIN.email, entitlements: DEMO_ADMIN.entitlements };
       await registerUser(em, admin, config.termsVersion);
-      if (await em.transactional((tx) => seedDemo(tx, { iss: issuer.issuer, sub: DEMO_ADMIN.sub }))) logger.info('demo catalogue seeded');
+      if (config.demoSeed) {
+        const outcome = await em.transactional((tx) => seedOnce(tx, { iss: issuer.issuer, sub: DEMO_ADMIN.sub }));
+        logger.info(SEED_MESSAGES[outcome], { outcome });
+      } else {
+        logger.info('demo catalogue not seeded: --demo-seed false');
+      }
       const userToken = await issuer.mintAccessToken({ sub: DEMO_USER.sub, ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
       const adminToken = await issuer.mintAccessToken({ sub: DEMO_ADMIN.sub, ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
       process.stdout.write(

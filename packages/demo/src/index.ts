@@ -9,5 +9,5 @@
  * await main(['node', 'benchmarks-server', 'start', '--demo'], { demo });
  */
 export { startDemo, startDemoIssuer, DEMO_ADMIN, DEMO_USER, DEMO_ADMIN_ENTITLEMENT, DEMO_TOKEN_TTL_SECONDS } from './demo.ts';
-export { seedDemo, CRAY_SCHEMA } from './seed.ts';
+export { seedDemo, seedOnce, SEED_SETTING, CRAY_SCHEMA, type SeedOutcome } from './seed.ts';
 export { startIssuer, type RunningIssuer, type IssuerAccount, type StartIssuerOptions } from './issuer.ts';

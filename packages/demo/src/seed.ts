@@ -63,7 +63,30 @@ const TAGS = [
   { name: 'gpu', description: 'Uses a GPU' },
 ];
 
-/** Seeds a small realistic catalogue once (when no benchmark exists), uploaded by `owner`. */
+/** The row of `app_setting` that records the demo's decision to seed a database or not. */
+export const SEED_SETTING = 'demo_catalogue';
+
+/** What `seedOnce` did: seeded now, found the catalogue holding data, or found the decision made before. */
+export type SeedOutcome = 'seeded' | 'held data' | 'decided before';
+
+/**
+ * Seeds the sample catalogue once in the life of a database: at the first demo start (with seeding
+ * on) that finds its catalogue empty. The decision is recorded in `app_setting` in the same
+ * transaction (run this in one), whatever it is, so a catalogue seeded and then emptied, or one
+ * that held data of its own, is never seeded afterwards. Two demos starting together on one
+ * database: the second waits on the first's row, then finds the decision made.
+ */
+export async function seedOnce(tx: EntityManager, owner: { iss: string; sub: string }): Promise<SeedOutcome> {
+  const claimed = await tx.execute(`insert into app_setting (name, value) values (?, 'deciding') on conflict (name) do nothing returning name`, [SEED_SETTING]);
+  if (claimed.length === 0) return 'decided before';
+  const [held] = await tx.execute(`select exists (select 1 from benchmark) or exists (select 1 from site) or exists (select 1 from tag) as held`);
+  const outcome: SeedOutcome = held?.held ? 'held data' : 'seeded';
+  if (outcome === 'seeded' && !(await seedDemo(tx, owner))) throw new Error('The demo catalogue was not seeded into an empty catalogue.');
+  await tx.execute(`update app_setting set value = ?, set_datetime = now() where name = ?`, [outcome, SEED_SETTING]);
+  return outcome;
+}
+
+/** Seeds a small realistic catalogue (when no benchmark exists), uploaded by `owner`; `seedOnce` decides when. */
 export async function seedDemo(em: EntityManager, owner: { iss: string; sub: string }): Promise<boolean> {
   if ((await em.count(Benchmark, {})) > 0) return false;
   if (!(await em.findOne(User, { iss: owner.iss, sub: owner.sub }))) throw new Error('The demo owner must be registered before seeding.');

@@ -25,7 +25,17 @@ export interface ServerConfig {
   adminEntitlements: string[];
   trustProxy: boolean;
   logLevel: LogLevel;
+  /** The least level at which the embedded PostgreSQL's own log lines are logged (db/postgres-log.ts maps its severities). */
+  databaseLogLevel: LogLevel;
   demo: boolean;
+  /** With `demo`: seed the sample catalogue into a database that was never seeded (and holds no catalogue). */
+  demoSeed: boolean;
+  /** Deadline for creating (first use) and starting the embedded PostgreSQL, in ms; 0: none. */
+  databaseStartTimeoutMs: number;
+  /** Deadline for the first connection to the database, retried meanwhile, in ms; 0: none. */
+  databaseConnectTimeoutMs: number;
+  /** Deadline for applying the migrations at start, in ms; 0: none. */
+  migrationTimeoutMs: number;
   bodyLimitBytes: number;
   /** Largest benchmark json_schema, in bytes of JSON text (services/schema-compiler.ts). */
   maxSchemaBytes: number;
@@ -61,6 +71,15 @@ export const DEFAULTS = {
   port: 8080,
   dataDir: '.benchmarks',
   logLevel: 'info' as LogLevel,
+  /** PostgreSQL's warnings, errors and fatal messages; its routine LOG lines (checkpoints, start and stop) at `info`. */
+  databaseLogLevel: 'warn' as LogLevel,
+  demoSeed: true,
+  /** initdb and a start take 1-3 s; a cluster recovering after a crash replays its WAL first. */
+  databaseStartTimeout: '60s',
+  /** Long enough for a database container started alongside the server to come up. */
+  databaseConnectTimeout: '30s',
+  /** The migrations of an empty database take under a second; a migration rewriting a large table takes longer. */
+  migrationTimeout: '5m',
   bodyLimitBytes: 1024 * 1024,
   /** 270 and 90 times the demo's c-ray schema (969 bytes, 54 values); at both limits a schema compiles in about 1 s (in a worker). */
   maxSchemaBytes: 256 * 1024,
@@ -120,7 +139,8 @@ export type RawConfig = Partial<Record<
   | 'oidcOpaqueIssuer' | 'maxSchemaBytes' | 'maxSchemaNodes'
   | 'trustProxy' | 'logLevel' | 'bodyLimit' | 'termsVersion' | 'termsUrl' | 'corsOrigins' | 'rateLimit' | 'totalsCacheSeconds'
   | 'largeBodyConcurrency' | 'maxOpenClaims' | 'maxMetricIndexes'
-  | 'statementTimeout' | 'dbPoolSize' | 'maxPageDepth' | 'expensiveListConcurrency' | 'readRateLimit',
+  | 'statementTimeout' | 'dbPoolSize' | 'maxPageDepth' | 'expensiveListConcurrency' | 'readRateLimit'
+  | 'databaseLogLevel' | 'demoSeed' | 'databaseStartTimeout' | 'databaseConnectTimeout' | 'migrationTimeout',
   string
 >> & { demo?: boolean };
 
@@ -130,6 +150,10 @@ export function buildConfig(raw: RawConfig): ServerConfig {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be an integer from 0 to 65535, not '${raw.port}'.`);
   const logLevel = (raw.logLevel || DEFAULTS.logLevel) as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not '${raw.logLevel}'.`);
+  const databaseLogLevel = (raw.databaseLogLevel || DEFAULTS.databaseLogLevel) as LogLevel;
+  if (!LOG_LEVELS.includes(databaseLogLevel)) {
+    throw new Error(`DATABASE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not '${raw.databaseLogLevel}'.`);
+  }
   const bodyLimitBytes = raw.bodyLimit ? Number(raw.bodyLimit) : DEFAULTS.bodyLimitBytes;
   if (!Number.isInteger(bodyLimitBytes) || bodyLimitBytes < 1024) throw new Error(`BODY_LIMIT must be a number of bytes >= 1024, not '${raw.bodyLimit}'.`);
   const maxSchemaBytes = raw.maxSchemaBytes ? Number(raw.maxSchemaBytes) : DEFAULTS.maxSchemaBytes;
@@ -172,7 +196,12 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     adminEntitlements: splitList(raw.adminEntitlement),
     trustProxy: parseBool(raw.trustProxy, 'TRUST_PROXY'),
     logLevel,
+    databaseLogLevel,
     demo: Boolean(raw.demo),
+    demoSeed: raw.demoSeed === undefined || raw.demoSeed === '' ? DEFAULTS.demoSeed : parseBool(raw.demoSeed, 'BENCHMARKS_DEMO_SEED'),
+    databaseStartTimeoutMs: parseDuration(raw.databaseStartTimeout || DEFAULTS.databaseStartTimeout, 'DATABASE_START_TIMEOUT'),
+    databaseConnectTimeoutMs: parseDuration(raw.databaseConnectTimeout || DEFAULTS.databaseConnectTimeout, 'DATABASE_CONNECT_TIMEOUT'),
+    migrationTimeoutMs: parseDuration(raw.migrationTimeout || DEFAULTS.migrationTimeout, 'MIGRATION_TIMEOUT'),
     bodyLimitBytes,
     maxSchemaBytes,
     maxSchemaNodes,

@@ -2,8 +2,7 @@ import { Command, Option } from 'commander';
 import { buildConfig, DEFAULTS, type RawConfig, type ServerConfig } from './config.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { ConfigurationError } from './db/embedded.ts';
-import { openDatabase, connectDatabase, startServer, VERSION, type RunningServer } from './server.ts';
-import { migrate } from './db/orm.ts';
+import { prepareDatabase, startServer, VERSION, type RunningServer } from './server.ts';
 
 const env = process.env;
 
@@ -11,7 +10,11 @@ function serverOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--database-url <url>', 'external PostgreSQL (default: embedded)').env('DATABASE_URL'))
     .addOption(new Option('--data-dir <dir>', 'where the embedded database and demo keys live').env('BENCHMARKS_DATA_DIR').default(DEFAULTS.dataDir))
-    .addOption(new Option('--log-level <level>', 'debug, info, warn, error or silent').env('LOG_LEVEL').default(DEFAULTS.logLevel));
+    .addOption(new Option('--log-level <level>', 'debug, info, warn, error or silent').env('LOG_LEVEL').default(DEFAULTS.logLevel))
+    .addOption(new Option('--database-log-level <level>', `the least level of the embedded PostgreSQL's own log lines, logged at their severity's level (WARNING, ERROR: warn; FATAL, PANIC: error; LOG: info); debug, info, warn, error or silent`).env('DATABASE_LOG_LEVEL').default(DEFAULTS.databaseLogLevel))
+    .addOption(new Option('--database-start-timeout <duration>', `longest the embedded PostgreSQL may take to be created and started, e.g. 60s, 2m (default ${DEFAULTS.databaseStartTimeout}; 0: no limit)`).env('DATABASE_START_TIMEOUT'))
+    .addOption(new Option('--database-connect-timeout <duration>', `how long the first connection to the database is tried again while it is unreachable or starting (default ${DEFAULTS.databaseConnectTimeout}; 0: no limit)`).env('DATABASE_CONNECT_TIMEOUT'))
+    .addOption(new Option('--migration-timeout <duration>', `longest the migrations at start may take (default ${DEFAULTS.migrationTimeout}; 0: no limit)`).env('MIGRATION_TIMEOUT'));
 }
 
 function fail(err: unknown): never {
@@ -85,6 +88,7 @@ async function loadDemo(given: DemoModule | undefined): Promise<DemoModule> {
 async function start(opts: Record<string, unknown>, options: ProgramOptions): Promise<void> {
   const cfg = config(opts);
   const logger = createLogger(cfg.logLevel);
+  const databaseLogger = createLogger(cfg.databaseLogLevel);
   let demo: RunningDemo | undefined;
   let server: RunningServer;
   if (cfg.demo) {
@@ -93,7 +97,7 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
     cfg.oidcDeviceClientId ??= demo.cliClientId;
   }
   try {
-    server = await startServer(cfg, { logger, extraIssuers: demo ? [demo.issuer] : [], onClose: () => demo?.close() ?? Promise.resolve() });
+    server = await startServer(cfg, { logger, databaseLogger, extraIssuers: demo ? [demo.issuer] : [], onClose: () => demo?.close() ?? Promise.resolve() });
   } catch (err) {
     await demo?.close();
     throw err;
@@ -121,10 +125,8 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
 async function migrateOnly(opts: Record<string, unknown>): Promise<void> {
   const cfg = config(opts);
   const logger = createLogger(cfg.logLevel);
-  const db = await openDatabase(cfg, logger);
+  const { db, orm, applied } = await prepareDatabase(cfg, logger, { databaseLogger: createLogger(cfg.databaseLogLevel) });
   try {
-    const orm = await connectDatabase(db.url);
-    const applied = await migrate(orm);
     await orm.close(true);
     process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n');
   } finally {
@@ -164,7 +166,8 @@ export function program(options: ProgramOptions = {}): Command {
       .addOption(new Option('--read-rate-limit <rate>', `reads (GET) per client, e.g. ${DEFAULTS.readRateLimit}; 0 disables`).env('READ_RATE_LIMIT'))
       .addOption(new Option('--terms-version <v>', 'version of the terms of use users accept').env('TERMS_VERSION'))
       .addOption(new Option('--terms-url <url>', 'where the terms of use are published').env('TERMS_URL'))
-      .addOption(new Option('--demo', 'embedded database + built-in OpenID provider + demo data (loopback only)').env('BENCHMARKS_DEMO')),
+      .addOption(new Option('--demo', 'embedded database + built-in OpenID provider + demo data (loopback only)').env('BENCHMARKS_DEMO'))
+      .addOption(new Option('--demo-seed <bool>', 'with --demo: seed the sample catalogue into a database never seeded before whose catalogue is empty (default true; false: start empty)').env('BENCHMARKS_DEMO_SEED')),
   ).action((opts) => start(opts, options).catch(fail));
   serverOptions(cmd.command('migrate').description('Apply pending database migrations and exit')).action((opts) =>
     migrateOnly(opts).catch(fail),

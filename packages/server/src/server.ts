@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { ServerConfig } from './config.ts';
+import { DEFAULTS, parseDuration, type ServerConfig } from './config.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { TotalCache } from './services/total-cache.ts';
 import { EmbedCache } from './services/embeds.ts';
@@ -8,7 +8,8 @@ import { UploadTargets } from './services/upload-targets.ts';
 import { MetricIndexes } from './services/metric-indexes.ts';
 import { connect, migrate, type PoolOptions } from './db/orm.ts';
 import { DatabaseControl } from './db/control.ts';
-import { ConfigurationError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
+import { ConfigurationError, describeLines, formatDuration, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
+import { logPostgresLine } from './db/postgres-log.ts';
 import { TokenVerifier } from './auth/verifier.ts';
 import { createApp } from './app.ts';
 import { answerClientErrors } from './http/client-error.ts';
@@ -25,25 +26,153 @@ export interface DatabaseHandle {
   embedded: EmbeddedDatabase | null;
 }
 
-/** The external database, or an embedded PostgreSQL under the data directory. */
-export async function openDatabase(config: ServerConfig, logger: Logger): Promise<DatabaseHandle> {
+/**
+ * The external database, or an embedded PostgreSQL under the data directory (started within
+ * `databaseStartTimeoutMs`). The embedded cluster's own log lines go to `databaseLogger` at the
+ * level of their severity (default: a logger at `databaseLogLevel`).
+ */
+export async function openDatabase(config: ServerConfig, logger: Logger, databaseLogger?: Logger): Promise<DatabaseHandle> {
   if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
   logger.info('starting the embedded PostgreSQL', { dataDir: config.dataDir });
-  const embedded = await startEmbeddedPostgres(config.dataDir, (m) => logger.debug('postgres', { log: m }));
+  const postgresLogger = databaseLogger ?? createLogger(config.databaseLogLevel);
+  const embedded = await startEmbeddedPostgres(config.dataDir, (line) => logPostgresLine(postgresLogger, line), {
+    startTimeoutMs: config.databaseStartTimeoutMs,
+  });
   return { url: embedded.url, embedded };
 }
 
-/** Connects and checks the database answers; one clear error otherwise. */
-export async function connectDatabase(url: string, logger?: Logger, pool?: PoolOptions): Promise<MikroORM> {
-  let orm: MikroORM;
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+}
+
+/** What error messages call the database: its URL (without password), or the embedded cluster with its last log lines. */
+async function describeDatabase(db: DatabaseHandle): Promise<string> {
+  if (!db.embedded) return `the database at ${redactUrl(db.url)}`;
+  return `the embedded PostgreSQL in ${db.embedded.databaseDir} (${describeLines(await db.embedded.lastLogLines())})`;
+}
+
+export interface ConnectOptions {
+  /**
+   * How long to keep trying while the database refuses connections, does not answer or is still
+   * starting, in ms; 0: no limit. Default: `DATABASE_CONNECT_TIMEOUT`'s. Other failures (a wrong
+   * password, say) end at once.
+   */
+  timeoutMs?: number;
+  /** Ends the error message: what the database is (default: its URL without the password). */
+  describe?: () => Promise<string>;
+}
+
+/** Failures that end once the database is up: not there yet, not answering, still starting, full. */
+const TRANSIENT_CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P03', '53300']);
+const RETRY_MS = 1000;
+
+function transientConnectFailure(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown } } | undefined;
+  if (TRANSIENT_CONNECT_CODES.has(String(e?.code)) || TRANSIENT_CONNECT_CODES.has(String(e?.cause?.code))) return true;
+  return /timeout|timed out|terminated/i.test(String(e?.message ?? ''));
+}
+
+const EXPIRED = Symbol('expired');
+
+/** `work`'s outcome, or EXPIRED when it takes longer than `ms` (Infinity: no limit). */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | typeof EXPIRED> {
+  if (!Number.isFinite(ms)) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<typeof EXPIRED>((resolve) => (timer = setTimeout(() => resolve(EXPIRED), Math.max(0, ms))));
   try {
-    orm = await connect(url, logger, pool);
-    await orm.em.getConnection().execute('select 1');
-  } catch (err) {
-    const safeUrl = url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
-    throw new ConfigurationError(`Cannot reach the database at ${safeUrl}: ${(err as Error).message}`);
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
   }
-  return orm;
+}
+
+/**
+ * Connects and checks the database answers, trying again every second until `timeoutMs` while it
+ * is unreachable or starting; one clear error otherwise.
+ */
+export async function connectDatabase(url: string, logger?: Logger, pool?: PoolOptions, options: ConnectOptions = {}): Promise<MikroORM> {
+  const timeoutMs = options.timeoutMs ?? parseDuration(DEFAULTS.databaseConnectTimeout, 'DATABASE_CONNECT_TIMEOUT');
+  const describe = options.describe ?? (async () => `the database at ${redactUrl(url)}`);
+  const until = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
+  let orm: MikroORM | undefined;
+  for (let attempt = 1; ; attempt++) {
+    const trying = (async () => {
+      const o = orm ?? (await connect(url, logger, pool));
+      orm = o;
+      await o.em.getConnection().execute('select 1');
+      return o;
+    })();
+    let outcome: MikroORM | typeof EXPIRED;
+    try {
+      outcome = await within(trying, until - Date.now());
+    } catch (err) {
+      const message = (err as Error)?.message ?? String(err);
+      if (!transientConnectFailure(err)) {
+        await orm?.close(true).catch(() => {});
+        throw new ConfigurationError(`Cannot reach ${await describe()}: ${message}`);
+      }
+      if (Date.now() + RETRY_MS < until) {
+        if (attempt === 1) logger?.warn('the database is not reachable yet: trying again every second', { error: message, timeoutMs });
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+        continue;
+      }
+      await orm?.close(true).catch(() => {});
+      throw new ConfigurationError(`Cannot reach ${await describe()} within ${formatDuration(timeoutMs)} (--database-connect-timeout, DATABASE_CONNECT_TIMEOUT): ${message}`);
+    }
+    if (outcome !== EXPIRED) return outcome;
+    // The attempt goes on in the background; whatever it opens is closed when it ends.
+    void trying.then((o) => o.close(true), () => orm?.close(true)).catch(() => {});
+    throw new ConfigurationError(
+      `Cannot reach ${await describe()} within ${formatDuration(timeoutMs)} (--database-connect-timeout, DATABASE_CONNECT_TIMEOUT): it did not answer`,
+    );
+  }
+}
+
+/**
+ * Applies the pending migrations within `timeoutMs` (0: no limit). They run in one transaction: past
+ * the deadline the error says so, and the transaction is rolled back when the connection closes (each
+ * of its statements is also cancelled by PostgreSQL past the deadline: db/orm.ts).
+ */
+export async function migrateWithin(orm: MikroORM, timeoutMs: number, describe: () => Promise<string>): Promise<string[]> {
+  const outcome = await within(migrate(orm, { timeoutMs: timeoutMs > 0 ? timeoutMs + 1000 : 0 }), timeoutMs > 0 ? timeoutMs : Infinity);
+  if (outcome !== EXPIRED) return outcome;
+  throw new ConfigurationError(
+    `The migrations did not finish within ${formatDuration(timeoutMs)} (--migration-timeout, MIGRATION_TIMEOUT) on ${await describe()}; ` +
+      'none was applied (they run in one transaction, rolled back). Another session may hold a lock on a table they change.',
+  );
+}
+
+export interface PreparedDatabase {
+  db: DatabaseHandle;
+  orm: MikroORM;
+  /** The migrations applied now. */
+  applied: string[];
+}
+
+/**
+ * Opens the database (starting the embedded one if need be), connects and applies the migrations,
+ * each step within its deadline of `config`. On failure, whatever was opened is closed again, the
+ * embedded cluster stopped, and a ConfigurationError names the database.
+ */
+export async function prepareDatabase(
+  config: ServerConfig,
+  logger: Logger,
+  options: { databaseLogger?: Logger; pool?: PoolOptions } = {},
+): Promise<PreparedDatabase> {
+  const db = await openDatabase(config, logger, options.databaseLogger);
+  let orm: MikroORM | undefined;
+  try {
+    const describe = () => describeDatabase(db);
+    orm = await connectDatabase(db.url, logger, options.pool, { timeoutMs: config.databaseConnectTimeoutMs, describe });
+    const applied = await migrateWithin(orm, config.migrationTimeoutMs, describe);
+    return { db, orm, applied };
+  } catch (err) {
+    // The pool waits for the connections in use: a migration past its deadline holds one until
+    // PostgreSQL cancels it (or the embedded cluster stops).
+    if (orm) await within(orm.close(true).catch(() => {}), 1000);
+    await db.embedded?.stop().catch(() => {});
+    throw err;
+  }
 }
 
 /** How long requests in flight may take to finish once the server is asked to stop. */
@@ -59,6 +188,8 @@ export interface RunningServer {
 
 export interface StartOptions {
   logger?: Logger;
+  /** Receives the embedded PostgreSQL's own log lines (default: a logger at `config.databaseLogLevel`). */
+  databaseLogger?: Logger;
   /** Extra trusted issuers and admin entitlements, e.g. those of the demo provider. */
   extraIssuers?: string[];
   onClose?: () => Promise<void>;
@@ -66,11 +197,11 @@ export interface StartOptions {
 
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const db = await openDatabase(config, logger);
-  let orm: MikroORM | undefined;
+  const { db, orm, applied } = await prepareDatabase(config, logger, {
+    databaseLogger: options.databaseLogger,
+    pool: { poolSize: config.dbPoolSize, statementTimeoutMs: config.statementTimeoutMs },
+  });
   try {
-    orm = await connectDatabase(db.url, logger, { poolSize: config.dbPoolSize, statementTimeoutMs: config.statementTimeoutMs });
-    const applied = await migrate(orm);
     if (applied.length) logger.info('migrations applied', { applied });
     const issuers = [...config.oidcIssuers, ...(options.extraIssuers ?? [])];
     const verifier = issuers.length ? new TokenVerifier({ issuers, audience: config.oidcAudience, opaqueIssuer: config.oidcOpaqueIssuer }) : null;
@@ -132,7 +263,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
         })()),
     };
   } catch (err) {
-    await orm?.close(true).catch(() => {});
+    await orm.close(true).catch(() => {});
     await db.embedded?.stop().catch(() => {});
     throw err;
   }

@@ -107,7 +107,8 @@ test('wrong configuration ends with one clear line and exit 1', async () => {
   await failsWith(['start', '--log-level', 'loud'], /LOG_LEVEL must be one of/);
   await failsWith(['start', '--oidc-issuer', 'ftp://idp.example.org'], /OIDC_ISSUERS must use/);
   const closed = await freePort();
-  await failsWith(['start', '--database-url', `postgresql://u:secret@127.0.0.1:${closed}/db`], /Cannot reach the database at postgresql:\/\/u:\*\*\*@127\.0\.0\.1/);
+  // Connection refused is tried again until DATABASE_CONNECT_TIMEOUT (startup-deadlines.test.ts).
+  await failsWith(['start', '--database-url', `postgresql://u:secret@127.0.0.1:${closed}/db`], /Cannot reach the database at postgresql:\/\/u:\*\*\*@127\.0\.0\.1/, { DATABASE_CONNECT_TIMEOUT: '2s' });
   await failsWith(['start', '--demo', '--host', '0.0.0.0'], /only runs on a loopback host/);
   const file = join(dir, 'a-file');
   await writeFile(file, 'x');

@@ -74,12 +74,13 @@ export async function connect(databaseUrl: string, logger?: Logger, pool?: PoolO
 
 /**
  * Applies every pending migration in one transaction; returns the names applied. The transaction
- * lifts the pool's statement timeout for itself (`set local`): a migration may rewrite a large table.
+ * replaces the pool's statement timeout for itself (`set local`) with `timeoutMs` (default 0: none):
+ * a migration may rewrite a large table.
  */
-export async function migrate(orm: MikroORM): Promise<string[]> {
+export async function migrate(orm: MikroORM, options: { timeoutMs?: number } = {}): Promise<string[]> {
   const connection = orm.em.getConnection();
   const applied = await connection.transactional(async (trx) => {
-    await connection.execute('set local statement_timeout = 0', [], 'run', trx);
+    await connection.execute(`select set_config('statement_timeout', ?, true)`, [String(options.timeoutMs ?? 0)], 'run', trx);
     return orm.getMigrator().up({ transaction: trx });
   });
   return applied.map((m) => m.name);

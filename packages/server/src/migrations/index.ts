@@ -2,6 +2,7 @@ import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261122000000_initial } from './Migration20261122000000_initial.ts';
 import { Migration20261123000000_inline_documents } from './Migration20261123000000_inline_documents.ts';
 import { Migration20261124010000_idempotency_keys } from './Migration20261124010000_idempotency_keys.ts';
+import { Migration20261124100000_app_setting } from './Migration20261124100000_app_setting.ts';
 import { Migration20261124200000_flavor_prices } from './Migration20261124200000_flavor_prices.ts';
 
 /** Every migration, in order. A new migration file must be added here too. */
@@ -9,5 +10,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261122000000_initial', class: Migration20261122000000_initial },
   { name: 'Migration20261123000000_inline_documents', class: Migration20261123000000_inline_documents },
   { name: 'Migration20261124010000_idempotency_keys', class: Migration20261124010000_idempotency_keys },
+  { name: 'Migration20261124100000_app_setting', class: Migration20261124100000_app_setting },
   { name: 'Migration20261124200000_flavor_prices', class: Migration20261124200000_flavor_prices },
 ];
