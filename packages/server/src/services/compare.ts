@@ -91,9 +91,10 @@ function compareSql(query: CompareParams, path: string[], z: number, window: num
   const group = query.group_by === 'site' ? 'r.site_id' : 'r.flavor_id';
   const value = valueAt('r.json', path); // the path as GET /results filters and sorts read it
   const values =
-    `with m as (select ${group} as g, ${value.sql} as v from result r ${where.toSql()}), ` +
-    // case: the cast is evaluated only for numbers, whatever order the planner gives the conditions.
-    `x as (select g, v::float8 as x from m where case when jsonb_typeof(v) = 'number' then abs(v::numeric) <= 1e308 else false end) `;
+    // m: every matching result, x its number (null without one). The bounds compare jsonb with jsonb
+    // (no numeric is built per row); case keeps the cast to numbers within range.
+    `with m as (select g, case when jsonb_typeof(v) = 'number' and v <= '1e308'::jsonb and v >= '-1e308'::jsonb then v::float8 end as x ` +
+    `from (select ${group} as g, ${value.sql} as v from result r ${where.toSql()}) r) `;
   const valueParams = [...value.params, ...where.params];
   const names =
     query.group_by === 'site'
@@ -108,21 +109,21 @@ function compareSql(query: CompareParams, path: string[], z: number, window: num
   const picks =
     'p as (select g, array_agg(i::int order by i) as pick_i, array_agg(x order by i) as pick_x from (' +
     'select g, x, i, least(i, n + 1 - i) as depth, floor(n::float8 / 2 + 0.5 - ?::float8 * sqrt(n::float8) / 2) as estimate from (' +
-    'select g, x, row_number() over (partition by g order by x) as i, count(*) over (partition by g) as n from x) w) d ' +
+    'select g, x, row_number() over (partition by g order by x) as i, count(*) over (partition by g) as n from m where x is not null) w) d ' +
     'where depth between estimate - ? and estimate + ? group by g) ';
   const stats =
     values +
     `, ${picks}` +
     'select t.matched, t.numbers, s.g::text as g, s.n, s.mean, s.stddev, s.min, s.max, s.ps, p.pick_i, p.pick_x, ' +
     `si.id::text as site_id, si.name as site_name, ${flavorColumns} ` +
-    'from (select count(*)::int as matched, (select count(*)::int from x) as numbers from m) t ' +
+    'from (select count(*)::int as matched, count(x)::int as numbers from m) t ' +
     'left join (select g, count(*)::int as n, avg(x) as mean, stddev_samp(x) as stddev, min(x) as min, max(x) as max, ' +
-    `percentile_cont(${FRACTIONS}) within group (order by x) as ps from x group by g) s on true ` +
+    `percentile_cont(${FRACTIONS}) within group (order by x) as ps from m where x is not null group by g) s on true ` +
     'left join p on p.g = s.g ' +
     names;
   const orderStats =
     values +
-    'select o.g::text as g, o.i, o.x from (select g, x, row_number() over (partition by g order by x) as i from x) o ' +
+    'select o.g::text as g, o.i, o.x from (select g, x, row_number() over (partition by g order by x) as i from m where x is not null) o ' +
     // The (group, rank) pairs as one JSON value: one statement text whatever their number.
     'join jsonb_to_recordset(?::jsonb) as want(g uuid, i int) on want.g = o.g and want.i = o.i';
   return { stats: { sql: stats, params: [...valueParams, z, window, window] }, orderStats: { sql: orderStats, params: valueParams } };
