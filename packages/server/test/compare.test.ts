@@ -275,6 +275,7 @@ test('GET /results:compare: format=csv and Accept: text/csv; RFC 4180 escaping a
   assert.equal([d[1], d[4], d[14], d[15], d[16], d[17], d[18]], ['d.one', '', '', '', '', '', '']);
   const accepted = await compare({}, { accept: 'text/csv' });
   assert.match(accepted.headers.get('content-type')!, 'text/csv');
+  assert.match(accepted.headers.get('vary') ?? '', /\bAccept\b/i); // caches keep the formats apart
   assert.is(accepted.text, res.text);
   // An explicit format wins over Accept; */* and a browser's Accept give JSON.
   assert.match((await compare({ format: 'json' }, { accept: 'text/csv' })).headers.get('content-type')!, 'application/json');
