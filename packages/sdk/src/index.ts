@@ -51,6 +51,7 @@ export type { SitesNamespace } from './namespaces/sites.ts';
 export type { FlavorsNamespace } from './namespaces/flavors.ts';
 export type { TagsNamespace } from './namespaces/tags.ts';
 export type { ResultsNamespace, CompareQuery } from './namespaces/results.ts';
+export { renderCompareSvg } from './chart.ts';
 export type { ClaimsNamespace, SubmissionsNamespace } from './namespaces/reports.ts';
 export type { UsersNamespace } from './namespaces/users.ts';
 export type { SelfNamespace } from './namespaces/self.ts';

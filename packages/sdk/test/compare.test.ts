@@ -1,7 +1,7 @@
 /** client.results.compare / compareCsv / compareSvg against a real server, and flavor prices through the SDK. */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createClient, NotFoundError, ValidationError, where, type Client } from '../src/index.ts';
+import { createClient, NotFoundError, renderCompareSvg, ValidationError, where, type Client } from '../src/index.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { rejects } from './support/assert.ts';
 
@@ -57,6 +57,9 @@ test('results.compareCsv and compareSvg: the text of each format', async () => {
   const svg = await anonymous.results.compareSvg({ benchmark_id, metric: 'json.seconds' });
   assert.ok(svg.startsWith('<svg'), svg.slice(0, 40));
   assert.match(svg, 'ghcr.io/sdk-test/compare:1: json.seconds (lower is better)');
+  // The server draws with the SDK's renderer: a client draws the same chart from the JSON answer.
+  const answer = await anonymous.results.compare({ benchmark_id, metric: 'json.seconds' });
+  assert.is(renderCompareSvg(answer, 'ghcr.io/sdk-test/compare:1'), svg);
 });
 
 test('results.compare: ValidationError for a malformed metric, NotFoundError for an unknown benchmark', async () => {

@@ -1,5 +1,5 @@
 /**
- * The SVG chart of GET /results:compare (services/compare-svg.ts): headers, escaping, no script,
+ * The SVG chart of GET /results:compare (the SDK's renderer, packages/sdk/src/chart.ts): headers, escaping, no script,
  * and a render in a real browser (Debian's Chromium through playwright-core), whose XML parser
  * refuses a document that is not well-formed: the rows appear in the answer's order.
  */
@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { chromium } from 'playwright-core';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder } from './support/seed.ts';
-import { ticks, xmlEscape } from '../src/services/compare-svg.ts';
+import { ticks, xmlEscape } from '@benchmarks/sdk/chart';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -54,7 +54,7 @@ test('GET /results:compare?format=svg: image/svg+xml, cached a minute, escaped n
   assert.is(accepted.text, res.text);
 });
 
-test('compare-svg: escaping drops what XML cannot hold; ticks are round and cover the range', () => {
+test('chart: escaping drops what XML cannot hold; ticks are round and cover the range', () => {
   assert.is(xmlEscape('a\u0000b\u0007c<&>"\''), 'abc&lt;&amp;&gt;&quot;&apos;');
   assert.is(xmlEscape('\uD800x'), 'x');
   assert.equal(ticks(0, 10).values, [0, 2, 4, 6, 8, 10]);

@@ -3,7 +3,7 @@ import type { Handlers } from '../http/handler.ts';
 import { reply } from '../core/reply.ts';
 import { compareResults } from '../services/compare.ts';
 import { compareCsv } from '../services/compare-csv.ts';
-import { compareSvg } from '../services/compare-svg.ts';
+import { renderCompareSvg } from '@benchmarks/sdk/chart';
 
 type Format = 'json' | 'csv' | 'svg';
 
@@ -22,7 +22,7 @@ export const compareHandlers: Handlers<typeof compareOperations> = {
     const { answer, benchmarkName } = await services.expensiveLists.run(() => compareResults(em, query));
     if (format === 'csv') return reply(200, compareCsv(answer), { 'Content-Type': 'text/csv; charset=utf-8; header=present' });
     if (format === 'svg') {
-      return reply(200, compareSvg(answer, benchmarkName), { 'Content-Type': 'image/svg+xml; charset=utf-8', 'Cache-Control': 'public, max-age=60' });
+      return reply(200, renderCompareSvg(answer, benchmarkName), { 'Content-Type': 'image/svg+xml; charset=utf-8', 'Cache-Control': 'public, max-age=60' });
     }
     return answer;
   },

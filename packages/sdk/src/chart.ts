@@ -1,11 +1,16 @@
 /**
- * The SVG answer of GET /results:compare: a standalone chart to embed in a README or a page. One
- * row per group in answer order, labelled "site / flavor (n)" (with its rank), a thin line from p5
- * to p95, a bar for the median's interval and a mark at the median, on a value axis with ticks,
- * under a title naming the benchmark, the metric and the direction. Pure functions; every text is
- * escaped and the document holds no script, no link and no external reference.
+ * The chart of a comparison (GET /results:compare): a standalone SVG to embed in a README or a page,
+ * drawn the same way by the server (`format=svg`) and by clients (the CLI). One row per group in
+ * answer order, labelled "site / flavor (n)" (with its rank), a thin line from p5 to p95, a bar for
+ * the median's interval and a mark at the median, on a value axis with ticks, under a title naming
+ * the benchmark, the metric and the direction. Pure functions; every text is escaped and the
+ * document holds no script, no link and no external reference.
  */
-import type { CompareAnswer, CompareGroupAnswer } from './compare.ts';
+import type { Static } from '@sinclair/typebox';
+import type { Comparison } from './contract/compare.ts';
+
+type CompareAnswer = Static<typeof Comparison>;
+type CompareGroupAnswer = CompareAnswer['groups'][number];
 
 const WIDTH = 860;
 const LABEL_WIDTH = 300;
@@ -16,7 +21,11 @@ const ROW = 26;
 const AXIS_HEIGHT = 44;
 const MAX_LABEL = 44;
 
-/** Escapes text for an XML text node or attribute value; drops characters XML 1.0 cannot hold. */
+/**
+ * Escapes text for an XML text node or attribute value; drops characters XML 1.0 cannot hold.
+ * @example
+ * xmlEscape('a < b & "c"') // 'a &lt; b &amp; &quot;c&quot;'
+ */
 export function xmlEscape(text: string): string {
   return text
     .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '')
@@ -32,12 +41,21 @@ function shorten(text: string, max = MAX_LABEL): string {
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
 }
 
+/**
+ * A group's label: `site / flavor (n)`, or `site (n)` when grouped by site; long names shortened.
+ * @example
+ * groupLabel(comparison.groups[0]) // 'CESGA / hpc.8core-16ram (40)'
+ */
 export function groupLabel(group: CompareGroupAnswer): string {
   const name = group.flavor ? `${group.site.name} / ${group.flavor.name}` : group.site.name;
   return `${shorten(name)} (${group.n})`;
 }
 
-/** Round tick values covering [lo, hi]: steps of 1, 2 or 5 times a power of ten, about six of them. */
+/**
+ * Round tick values covering [lo, hi]: steps of 1, 2 or 5 times a power of ten, about six of them.
+ * @example
+ * ticks(0, 10) // { values: [0, 2, 4, 6, 8, 10], decimals: 0 }
+ */
 export function ticks(lo: number, hi: number): { values: number[]; decimals: number } {
   const raw = (hi - lo) / 6;
   const power = 10 ** Math.floor(Math.log10(raw));
@@ -62,7 +80,13 @@ function domain(groups: readonly CompareGroupAnswer[]): [number, number] {
 
 const fmt = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4))));
 
-export function compareSvg(answer: CompareAnswer, benchmarkName: string): string {
+/**
+ * The SVG document of a comparison; `benchmarkName` (`image:tag`) goes in the title.
+ * @example
+ * const comparison = await client.results.compare({ benchmark_id, metric: 'json.result.score' });
+ * await writeFile('compare.svg', renderCompareSvg(comparison, 'ghcr.io/acme/c-ray:1.2'));
+ */
+export function renderCompareSvg(answer: CompareAnswer, benchmarkName: string): string {
   const groups = answer.groups;
   const height = TOP + Math.max(groups.length, 1) * ROW + AXIS_HEIGHT;
   const title = `${benchmarkName}: ${answer.metric} (${answer.better} is better)`;
