@@ -83,9 +83,8 @@ export const PICK_WINDOW = 3;
 /**
  * The two statements. `m` holds the results of the list's WHERE (services/result-query.ts, exactly
  * as GET /results), each with `x`, its number at the path as double precision (null when the value
- * there is missing or not a JSON number). A number beyond
- * double precision's range (only possible in a document stored outside the API) counts as excluded
- * rather than failing the cast.
+ * there is missing or not a JSON number). A number beyond double precision's range (only possible
+ * in a document stored outside the API) counts as excluded rather than failing the cast.
  */
 function compareSql(query: CompareParams, path: string[], z: number, window: number) {
   const { where } = resultWhere(query, { visible: true });
