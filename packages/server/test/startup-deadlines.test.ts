@@ -152,10 +152,13 @@ test('the first connection is tried again until the deadline: a database that co
 test('migrations that cannot finish (a lock held by another session) end at MIGRATION_TIMEOUT, and their session ends too', async () => {
   const url = await createTestDatabase('migration_lock');
   const client = new pg.Client({ connectionString: url, application_name: 'test-lock-holder' });
+  // Outside any transaction: within one, pg_stat_activity shows the snapshot taken at its first read.
+  const observer = new pg.Client({ connectionString: url, application_name: 'test-observer' });
   try {
     const first = runServer(['migrate', '--database-url', url]);
     assert.is(await first.exited, 0, first.stderr());
     await client.connect();
+    await observer.connect();
     await client.query('begin');
     await client.query('lock table mikro_orm_migrations in access exclusive mode');
 
@@ -168,13 +171,20 @@ test('migrations that cannot finish (a lock held by another session) end at MIGR
     // PostgreSQL cancels the migration's statement by itself shortly after the deadline (its
     // statement_timeout), even while the lock is still held: no session of the server is left.
     const sessions = async () =>
-      Number((await client.query(`select count(*) as n from pg_stat_activity where application_name = 'benchmarks-server' and datname = current_database()`)).rows[0].n);
+      (
+        await observer.query(
+          `select pid, state, wait_event, left(query, 100) as query, round(extract(epoch from clock_timestamp() - query_start)) as seconds
+           from pg_stat_activity where application_name = 'benchmarks-server' and datname = current_database()`,
+        )
+      ).rows;
     const until = Date.now() + 15_000;
-    while ((await sessions()) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
-    assert.is(await sessions(), 0, 'the session of the migration ended while the lock is held');
+    while ((await sessions()).length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+    const left = await sessions();
+    assert.equal(left, [], `the session of the migration ended while the lock is held: ${JSON.stringify(left)}`);
   } finally {
     await client.query('rollback').catch(() => {});
     await client.end().catch(() => {});
+    await observer.end().catch(() => {});
     await releaseTestDatabase();
   }
 });
