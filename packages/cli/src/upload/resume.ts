@@ -113,3 +113,34 @@ export class ResumeReport {
     }
   }
 }
+
+/** The options `--resume` takes from the report; one given differently would make other batches (exit 2). */
+export interface ResumableOptions {
+  inputs?: string[];
+  benchmark?: string;
+  flavor?: string;
+  executedAt?: string;
+  tag?: string[];
+  batchSize?: number;
+}
+
+export function recordedOptions(options: ResumableOptions, path: string, recorded: RecordedCommand): Required<Pick<ResumableOptions, 'inputs' | 'tag' | 'batchSize'>> & ResumableOptions {
+  const same = (flag: string, given: unknown, was: unknown) => {
+    if (given === undefined || JSON.stringify(given) === JSON.stringify(was)) return;
+    throw new UsageError(`${path} records an upload with ${flag} ${JSON.stringify(was)}: leave ${flag} out (or give the same) to resume it.`);
+  };
+  same('the inputs', options.inputs?.length ? options.inputs : undefined, recorded.inputs);
+  same('--benchmark', options.benchmark, recorded.benchmark ?? undefined);
+  same('--flavor', options.flavor, recorded.flavor ?? undefined);
+  same('--executed-at', options.executedAt, recorded.executed_at ?? undefined);
+  same('--tag', options.tag, recorded.tags.length ? recorded.tags : undefined);
+  same('--batch-size', options.batchSize, recorded.batch_size);
+  return {
+    inputs: recorded.inputs,
+    benchmark: recorded.benchmark ?? undefined,
+    flavor: recorded.flavor ?? undefined,
+    executedAt: recorded.executed_at ?? undefined,
+    tag: recorded.tags,
+    batchSize: recorded.batch_size,
+  };
+}

@@ -3,6 +3,8 @@
  * (draft 2020-12 unless `$schema` names another; unknown keywords such as suggestToUser allowed).
  */
 import type { Client } from '@benchmarks/sdk';
+import type { Prepared } from './items.ts';
+import { itemReport, type ItemReport } from './report.ts';
 
 export type Check = (json: unknown) => string[] | null;
 
@@ -66,4 +68,29 @@ export class SchemaChecks {
     }
     return pending;
   }
+}
+
+function splitProblem(problem: string): { path: string; message: string } {
+  const at = problem.indexOf(': ');
+  return { path: problem.slice(0, at), message: problem.slice(at + 2) };
+}
+
+/** The dry run's outcome of each item of a segment: valid, or invalid with its problems. */
+export async function checkSegment(checks: SchemaChecks, segment: readonly Prepared[]): Promise<ItemReport[]> {
+  const reports: ItemReport[] = [];
+  for (const p of segment) {
+    if (!p.upload) {
+      reports.push(itemReport(p.raw, 'invalid', { error: p.error }));
+      continue;
+    }
+    let check = checks.get(p.upload.benchmark_id);
+    if (check instanceof Promise) check = await check;
+    const problems = check(p.upload.json);
+    reports.push(
+      problems
+        ? itemReport(p.raw, 'invalid', { error: { message: "does not satisfy the benchmark's json_schema", errors: problems.map((m) => ({ in: 'json', ...splitProblem(m) })) } })
+        : itemReport(p.raw, 'valid'),
+    );
+  }
+  return reports;
 }
