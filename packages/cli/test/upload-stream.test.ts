@@ -162,6 +162,35 @@ test('results upload killed midway, then --resume REPORT: the rest is sent, what
   assert.is(await count(marker), lines);
 });
 
+test('results upload interrupted with Ctrl-C: stops reading, finishes what is in flight, leaves a whole report; --resume sends the rest', async () => {
+  const marker = `sigint-${process.pid}`;
+  const path = join(box.dir, 'sigint.ndjson');
+  const lines = 2000;
+  await writeNdjson(path, marker, lines, 200);
+  const report = join(box.dir, 'sigint-report.json');
+  const first = box.start(['results', 'upload', path, ...flags, '--batch-size', '50', '--concurrency', '1', '--report', report, '--verbose']);
+  const deadline = Date.now() + 60_000;
+  while ((first.stderr().match(/^< 20\d POST /gm) ?? []).length < 5) {
+    assert.ok(Date.now() < deadline, `no 5 stored batches within 60 s:\n${first.stderr().slice(-1000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  first.child.kill('SIGINT');
+  const res = await first.exited;
+  assert.is(res.code, 1, res.stderr.slice(-2000));
+  assert.match(res.stderr, /Interrupted: finishing the requests in flight/);
+  assert.match(res.stderr, /Uploaded (\d+) of \1 results: 0 failed, 0 skipped; the rest of the input was not read\./);
+  assert.match(res.stderr, /^Error: Upload interrupted\.$/m);
+  const written = JSON.parse(await readFile(report, 'utf8'));
+  const uploaded = written.summary.uploaded as number;
+  assert.ok(uploaded >= 250 && uploaded < lines, `a whole report of what was done (${uploaded})`);
+  assert.is(await count(marker), uploaded, 'the report names every stored result');
+
+  const resumed = await box.run(['results', 'upload', '--resume', report]);
+  assert.is(resumed.code, 0, resumed.stderr.slice(-2000));
+  assert.match(resumed.stderr, new RegExp(`Resumed from .*: ${uploaded} results it records as uploaded were not sent again`));
+  assert.is(await count(marker), lines);
+});
+
 test('--resume refuses a dry run report and a file that is no report (exit 2)', async () => {
   const path = join(box.dir, 'small.ndjson');
   await writeNdjson(path, `small-${process.pid}`, 3, 100);
