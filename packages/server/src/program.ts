@@ -17,7 +17,15 @@ function serverOptions(cmd: Command): Command {
     .addOption(new Option('--migration-timeout <duration>', `longest the migrations at start may take (default ${DEFAULTS.migrationTimeout}; 0: no limit)`).env('MIGRATION_TIMEOUT'));
 }
 
+/** The loggers of this process: their buffered lines go out before the last line of `fail`. */
+const loggers: Logger[] = [];
+function logging(logger: Logger): Logger {
+  loggers.push(logger);
+  return logger;
+}
+
 function fail(err: unknown): never {
+  for (const logger of loggers) logger.flush();
   const known = err instanceof ConfigurationError || (err instanceof Error && !(err instanceof TypeError) && !env.DEBUG);
   process.stderr.write(`benchmarks-server: ${known ? (err as Error).message : String((err as Error)?.stack ?? err)}\n`);
   process.exit(1);
@@ -87,8 +95,8 @@ async function loadDemo(given: DemoModule | undefined): Promise<DemoModule> {
 
 async function start(opts: Record<string, unknown>, options: ProgramOptions): Promise<void> {
   const cfg = config(opts);
-  const logger = createLogger(cfg.logLevel);
-  const databaseLogger = createLogger(cfg.databaseLogLevel);
+  const logger = logging(createLogger(cfg.logLevel));
+  const databaseLogger = logging(createLogger(cfg.databaseLogLevel));
   let demo: RunningDemo | undefined;
   let server: RunningServer;
   if (cfg.demo) {
@@ -113,6 +121,7 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
     server.close().then(
       () => {
         logger.info('stopped');
+        logger.flush();
         process.exit(0);
       },
       (err) => fail(err),
@@ -124,8 +133,8 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
 
 async function migrateOnly(opts: Record<string, unknown>): Promise<void> {
   const cfg = config(opts);
-  const logger = createLogger(cfg.logLevel);
-  const { db, orm, applied } = await prepareDatabase(cfg, logger, { databaseLogger: createLogger(cfg.databaseLogLevel) });
+  const logger = logging(createLogger(cfg.logLevel));
+  const { db, orm, applied } = await prepareDatabase(cfg, logger, { databaseLogger: logging(createLogger(cfg.databaseLogLevel)) });
   try {
     await orm.close(true);
     process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n');

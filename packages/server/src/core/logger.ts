@@ -107,7 +107,11 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
     warn: at('warn'),
     error: at('error'),
     flush: () => {
-      if ('flushSync' in destination) destination.flushSync();
+      // Best effort: a destination already closed, or a pipe that would block (EAGAIN), loses
+      // nothing more by being left to pino's own exit hook.
+      try {
+        if ('flushSync' in destination) destination.flushSync();
+      } catch {}
     },
   };
 }
