@@ -27,8 +27,5 @@ declare module 'autocannon' {
     on(event: string, listener: (...args: any[]) => void): Instance;
     stop(): void;
   }
-  export default function autocannon(
-    options: AutocannonOptions,
-    callback: (err: Error | null, result: AutocannonResult) => void,
-  ): Instance;
+  export default function autocannon(options: AutocannonOptions, callback: (err: Error | null, result: AutocannonResult) => void): Instance;
 }

@@ -63,7 +63,9 @@ const literal = (value: unknown): string => {
 export function executableSql(statement: CapturedStatement): string {
   const text = statement.text.trim().replace(/;\s*$/, '');
   if (!statement.values.length) return text;
-  return text.replace(/\$(\d+)\b/g, (m, n: string) => (Number(n) <= statement.values.length ? literal(statement.values[Number(n) - 1]) : m));
+  return text.replace(/\$(\d+)\b/g, (m, n: string) =>
+    Number(n) <= statement.values.length ? literal(statement.values[Number(n) - 1]) : m,
+  );
 }
 
 /** A list page: `… limit N offset M`, possibly inside the subquery `(…) p` that the outputs wrap. */
@@ -130,7 +132,11 @@ export async function explainStatements(client: pg.Client, statements: string[],
           sql,
           plan,
           executionMs: time ? Number(time[1]) : null,
-          indexes: [...new Set([...plan.matchAll(/(?:Index Scan|Index Only Scan|Bitmap Index Scan)(?: Backward)? (?:using|on) (\S+)/g)].map((m) => m[1]!))],
+          indexes: [
+            ...new Set(
+              [...plan.matchAll(/(?:Index Scan|Index Only Scan|Bitmap Index Scan)(?: Backward)? (?:using|on) (\S+)/g)].map((m) => m[1]!),
+            ),
+          ],
           seqScans: [...new Set([...plan.matchAll(/Seq Scan on (\S+)/g)].map((m) => m[1]!))],
           error: null,
         });

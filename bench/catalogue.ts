@@ -140,8 +140,21 @@ const CPU_FLAGS = (
   'xsaves arat umip pku ospke avx512_vnni md_clear arch_capabilities'
 ).split(' ');
 
-const KERNELS = ['5.15.0-105-generic', '5.15.0-119-generic', '6.1.0-18-amd64', '6.5.0-35-generic', '6.8.0-45-generic', '4.18.0-513.el8.x86_64'];
-const DISTROS = ['Ubuntu 22.04.4 LTS', 'Ubuntu 24.04.1 LTS', 'Debian GNU/Linux 12 (bookworm)', 'Rocky Linux 8.9 (Green Obsidian)', 'AlmaLinux 9.4'];
+const KERNELS = [
+  '5.15.0-105-generic',
+  '5.15.0-119-generic',
+  '6.1.0-18-amd64',
+  '6.5.0-35-generic',
+  '6.8.0-45-generic',
+  '4.18.0-513.el8.x86_64',
+];
+const DISTROS = [
+  'Ubuntu 22.04.4 LTS',
+  'Ubuntu 24.04.1 LTS',
+  'Debian GNU/Linux 12 (bookworm)',
+  'Rocky Linux 8.9 (Green Obsidian)',
+  'AlmaLinux 9.4',
+];
 const RUNTIMES = ['docker 24.0.7', 'docker 26.1.3', 'podman 4.9.4', 'apptainer 1.3.1'];
 const PACKAGES: [string, string[]][] = [
   ['glibc', ['2.31', '2.35', '2.36', '2.39']],
@@ -170,11 +183,16 @@ function machine(ctx: ResultContext): Record<string, unknown> {
       count: flavor.vcpus,
       hz_actual_friendly: `${(flavor.ghz * rng.float(0.97, 1.03)).toFixed(4)} GHz`,
       l2_cache_size: `${flavor.vcpus * (arm ? 1 : 2)} MiB`,
-      flags: arm ? ['fp', 'asimd', 'evtstrm', 'aes', 'pmull', 'sha1', 'sha2', 'crc32', 'atomics', 'fphp', 'asimdhp', 'cpuid'] : CPU_FLAGS.slice(0, flagCount),
+      flags: arm
+        ? ['fp', 'asimd', 'evtstrm', 'aes', 'pmull', 'sha1', 'sha2', 'crc32', 'atomics', 'fphp', 'asimdhp', 'cpuid']
+        : CPU_FLAGS.slice(0, flagCount),
     },
     memory: { total_mb: totalMb, available_mb: Math.round(totalMb * rng.float(0.6, 0.95)), swap_mb: rng.chance(0.3) ? 2048 : 0 },
     os: { system: 'Linux', release: rng.pick(KERNELS), distro: rng.pick(DISTROS), python: rng.pick(['3.10.12', '3.11.2', '3.12.3']) },
-    virtualization: { hypervisor: rng.pick(['KVM', 'KVM', 'KVM', 'VMware']), cpu_model: rng.pick(['host-passthrough', 'host-model', 'EPYC-Rome', 'Cascadelake-Server']) },
+    virtualization: {
+      hypervisor: rng.pick(['KVM', 'KVM', 'KVM', 'VMware']),
+      cpu_model: rng.pick(['host-passthrough', 'host-model', 'EPYC-Rome', 'Cascadelake-Server']),
+    },
   };
 }
 
@@ -182,7 +200,9 @@ function environment(ctx: ResultContext, durationS: number): Record<string, unkn
   const { rng } = ctx;
   const labels: Record<string, string> = {};
   const n = rng.int(0, 4);
-  for (let i = 0; i < n; i++) labels[rng.pick(['project', 'campaign', 'owner', 'ci_job', 'region', 'queue'])] = `${rng.pick(['eosc', 'ai4eu', 'tier2', 'nightly', 'qa', 'hpc'])}-${rng.int(1, 999)}`;
+  for (let i = 0; i < n; i++)
+    labels[rng.pick(['project', 'campaign', 'owner', 'ci_job', 'region', 'queue'])] =
+      `${rng.pick(['eosc', 'ai4eu', 'tier2', 'nightly', 'qa', 'hpc'])}-${rng.int(1, 999)}`;
   return {
     runtime: rng.pick(RUNTIMES),
     image_digest: `sha256:${rng.hex(64)}`,
@@ -231,12 +251,28 @@ function gpuBlock(ctx: ResultContext): Record<string, unknown> {
 }
 const gpuPower = (ctx: ResultContext) => {
   const g = ctx.flavor.gpu;
-  const base = !g ? 1 : g.model.includes('H100') ? 6 : g.model.includes('A100') ? 4 : g.model.includes('V100') ? 2.2 : g.model.includes('L4') ? 1.4 : 1;
+  const base = !g
+    ? 1
+    : g.model.includes('H100')
+      ? 6
+      : g.model.includes('A100')
+        ? 4
+        : g.model.includes('V100')
+          ? 2.2
+          : g.model.includes('L4')
+            ? 1.4
+            : 1;
   return base * (g?.count ?? 1);
 };
 
 const DISK_SCHEMA = {
-  disk: obj({ kind: str({ enum: ['nvme', 'ssd', 'ceph-rbd', 'hdd'], suggestToUser: true }), size_gb: int(1), filesystem: str(), mount: str(), scheduler: str() }),
+  disk: obj({
+    kind: str({ enum: ['nvme', 'ssd', 'ceph-rbd', 'hdd'], suggestToUser: true }),
+    size_gb: int(1),
+    filesystem: str(),
+    mount: str(),
+    scheduler: str(),
+  }),
 };
 function diskBlock(ctx: ResultContext): Record<string, unknown> {
   const { rng, flavor } = ctx;
@@ -253,7 +289,13 @@ function diskBlock(ctx: ResultContext): Record<string, unknown> {
 const diskSpeed = (ctx: ResultContext) => ({ nvme: 8, ssd: 3, 'ceph-rbd': 1.2, hdd: 0.25 })[ctx.flavor.disk.kind];
 
 const NETWORK_SCHEMA = {
-  network: obj({ interface: str(), mtu: int(576), link_speed_gbps: num(0, { suggestToUser: true }), peer: str(), same_site: { type: 'boolean' } }),
+  network: obj({
+    interface: str(),
+    mtu: int(576),
+    link_speed_gbps: num(0, { suggestToUser: true }),
+    peer: str(),
+    same_site: { type: 'boolean' },
+  }),
 };
 function networkBlock(ctx: ResultContext): Record<string, unknown> {
   const { rng, flavor } = ctx;
@@ -292,7 +334,12 @@ function fioJobs(ctx: ResultContext, rw: string, bs: string, iops: number): Reco
       numjobs: rng.pick([1, 2, 4]),
       iops: jobIops,
       bw_kib: rng.round(jobIops * bsKib, 0),
-      lat_us: { mean, p50: rng.round(mean * 0.9, 1), p99: rng.round(mean * rng.float(2, 4), 1), p999: rng.round(mean * rng.float(5, 12), 1) },
+      lat_us: {
+        mean,
+        p50: rng.round(mean * 0.9, 1),
+        p99: rng.round(mean * rng.float(2, 4), 1),
+        p999: rng.round(mean * rng.float(5, 12), 1),
+      },
     };
   });
 }
@@ -368,7 +415,13 @@ export const BENCHMARKS: BenchmarkDef[] = [
         events_per_second: eps,
         total_events: Math.round(eps * 60),
         threads: ctx.flavor.vcpus,
-        latency_ms: { min: ctx.rng.round(avg * 0.8, 3), avg, max: ctx.rng.round(avg * ctx.rng.float(3, 30), 3), p95: ctx.rng.round(avg * 1.1, 3), sum: ctx.rng.round(avg * eps * 60, 1) },
+        latency_ms: {
+          min: ctx.rng.round(avg * 0.8, 3),
+          avg,
+          max: ctx.rng.round(avg * ctx.rng.float(3, 30), 3),
+          p95: ctx.rng.round(avg * 1.1, 3),
+          sum: ctx.rng.round(avg * eps * 60, 1),
+        },
       };
     },
   },
@@ -427,7 +480,16 @@ export const BENCHMARKS: BenchmarkDef[] = [
     result: (ctx) => {
       const g = ctx.rng.round(28 * ctx.flavor.vcpus * speed(ctx) * ctx.rng.noise(0.07), 3);
       const n = 1000 * Math.round(Math.sqrt((ctx.flavor.ramGb * 1e9 * 0.6) / 8) / 1000);
-      return { gflops: g, n, nb: ctx.rng.pick([128, 192, 224, 256]), p: 1, q: ctx.flavor.vcpus, time_s: ctx.rng.round((2 * n ** 3) / 3 / (g * 1e9), 2), residual: ctx.rng.round(ctx.rng.float(0.001, 0.009), 6), passed: true };
+      return {
+        gflops: g,
+        n,
+        nb: ctx.rng.pick([128, 192, 224, 256]),
+        p: 1,
+        q: ctx.flavor.vcpus,
+        time_s: ctx.rng.round((2 * n ** 3) / 3 / (g * 1e9), 2),
+        residual: ctx.rng.round(ctx.rng.float(0.001, 0.009), 6),
+        passed: true,
+      };
     },
   },
   {
@@ -442,7 +504,12 @@ export const BENCHMARKS: BenchmarkDef[] = [
     metric: 'result.triad.best_rate_mbs',
     args: 'STREAM_ARRAY_SIZE=80000000 NTIMES=20',
     resultSchema: obj(
-      Object.fromEntries(['copy', 'scale', 'add', 'triad'].map((k) => [k, obj({ best_rate_mbs: num(0), avg_time: num(0), min_time: num(0), max_time: num(0) })])),
+      Object.fromEntries(
+        ['copy', 'scale', 'add', 'triad'].map((k) => [
+          k,
+          obj({ best_rate_mbs: num(0), avg_time: num(0), min_time: num(0), max_time: num(0) }),
+        ]),
+      ),
     ),
     result: (ctx) => {
       const base = 6500 * Math.sqrt(ctx.flavor.vcpus) * ctx.rng.noise(0.08);
@@ -476,7 +543,13 @@ export const BENCHMARKS: BenchmarkDef[] = [
     extra: gpuBlock,
     result: (ctx) => {
       const ips = ctx.rng.round(410 * gpuPower(ctx) * ctx.rng.noise(0.05));
-      return { images_per_second: ips, batch_size: 128, precision: ctx.rng.pick(['fp16', 'fp32']), steps: 200, step_times_ms: runs(ctx.rng, (128 / ips) * 1000, ctx.rng.int(4, 10), 0.05, 1) };
+      return {
+        images_per_second: ips,
+        batch_size: 128,
+        precision: ctx.rng.pick(['fp16', 'fp32']),
+        steps: 200,
+        step_times_ms: runs(ctx.rng, (128 / ips) * 1000, ctx.rng.int(4, 10), 0.05, 1),
+      };
     },
   },
   {
@@ -500,7 +573,11 @@ export const BENCHMARKS: BenchmarkDef[] = [
     extra: gpuBlock,
     result: (ctx) => {
       const per = 3.1e9 * (gpuPower(ctx) / (ctx.flavor.gpu?.count ?? 1)) * ctx.rng.noise(0.04);
-      const devices = Array.from({ length: ctx.flavor.gpu?.count ?? 1 }, (_, i) => ({ id: i + 1, speed: Math.round(per * ctx.rng.noise(0.01)), temp_c: ctx.rng.int(55, 83) }));
+      const devices = Array.from({ length: ctx.flavor.gpu?.count ?? 1 }, (_, i) => ({
+        id: i + 1,
+        speed: Math.round(per * ctx.rng.noise(0.01)),
+        temp_c: ctx.rng.int(55, 83),
+      }));
       return { hash_mode: 1400, hash_name: 'SHA2-256', hashes_per_second: devices.reduce((s, d) => s + d.speed, 0), devices };
     },
   },
@@ -526,7 +603,14 @@ export const BENCHMARKS: BenchmarkDef[] = [
     result: (ctx) => {
       const d2d = ctx.rng.round(300 * gpuPower(ctx) * ctx.rng.noise(0.05), 1);
       const h2d = ctx.rng.round(24 * ctx.rng.noise(0.1), 2);
-      const transfers = [1048576, 9437184, 17825792, 26214400].slice(0, ctx.rng.int(2, 4)).map((bytes) => ({ bytes, h2d: ctx.rng.round(h2d * ctx.rng.noise(0.05), 2), d2h: ctx.rng.round(h2d * 1.05 * ctx.rng.noise(0.05), 2), d2d: ctx.rng.round(d2d * ctx.rng.noise(0.05), 1) }));
+      const transfers = [1048576, 9437184, 17825792, 26214400]
+        .slice(0, ctx.rng.int(2, 4))
+        .map((bytes) => ({
+          bytes,
+          h2d: ctx.rng.round(h2d * ctx.rng.noise(0.05), 2),
+          d2h: ctx.rng.round(h2d * 1.05 * ctx.rng.noise(0.05), 2),
+          d2d: ctx.rng.round(d2d * ctx.rng.noise(0.05), 1),
+        }));
       return { host_to_device_gbs: h2d, device_to_host_gbs: ctx.rng.round(h2d * 1.05, 2), device_to_device_gbs: d2d, transfers };
     },
   },
@@ -541,12 +625,31 @@ export const BENCHMARKS: BenchmarkDef[] = [
     weight: 3,
     metric: 'result.ns_per_day',
     args: 'mdrun -s benchMEM.tpr -nb gpu -pme gpu -bonded gpu -nsteps 20000 -resetstep 10000',
-    resultSchema: obj({ ns_per_day: num(0, { suggestToUser: true }), hours_per_ns: num(0), atoms: int(1), steps: int(1), wall_time_s: num(0), cycles: obj({ force: num(0), pme: num(0), update: num(0), comm: num(0) }) }),
+    resultSchema: obj({
+      ns_per_day: num(0, { suggestToUser: true }),
+      hours_per_ns: num(0),
+      atoms: int(1),
+      steps: int(1),
+      wall_time_s: num(0),
+      cycles: obj({ force: num(0), pme: num(0), update: num(0), comm: num(0) }),
+    }),
     extraSchema: GPU_SCHEMA,
     extra: gpuBlock,
     result: (ctx) => {
       const ns = ctx.rng.round(150 * Math.sqrt(gpuPower(ctx)) * ctx.rng.noise(0.05), 3);
-      return { ns_per_day: ns, hours_per_ns: ctx.rng.round(24 / ns, 4), atoms: 81743, steps: 20000, wall_time_s: ctx.rng.round((0.04 / ns) * 86400, 2), cycles: { force: ctx.rng.round(ctx.rng.float(30, 50), 1), pme: ctx.rng.round(ctx.rng.float(15, 30), 1), update: ctx.rng.round(ctx.rng.float(5, 10), 1), comm: ctx.rng.round(ctx.rng.float(1, 8), 1) } };
+      return {
+        ns_per_day: ns,
+        hours_per_ns: ctx.rng.round(24 / ns, 4),
+        atoms: 81743,
+        steps: 20000,
+        wall_time_s: ctx.rng.round((0.04 / ns) * 86400, 2),
+        cycles: {
+          force: ctx.rng.round(ctx.rng.float(30, 50), 1),
+          pme: ctx.rng.round(ctx.rng.float(15, 30), 1),
+          update: ctx.rng.round(ctx.rng.float(5, 10), 1),
+          comm: ctx.rng.round(ctx.rng.float(1, 8), 1),
+        },
+      };
     },
   },
   {
@@ -560,12 +663,24 @@ export const BENCHMARKS: BenchmarkDef[] = [
     weight: 4,
     metric: 'result.render_time_s',
     args: 'benchmark --blender-version 4.0.0 --device-type OPTIX classroom',
-    resultSchema: obj({ scene: str(), render_time_s: num(0, { suggestToUser: true }), samples_per_minute: num(0), device_type: str({ enum: ['CUDA', 'OPTIX', 'HIP'] }), samples: int(1) }),
+    resultSchema: obj({
+      scene: str(),
+      render_time_s: num(0, { suggestToUser: true }),
+      samples_per_minute: num(0),
+      device_type: str({ enum: ['CUDA', 'OPTIX', 'HIP'] }),
+      samples: int(1),
+    }),
     extraSchema: GPU_SCHEMA,
     extra: gpuBlock,
     result: (ctx) => {
       const t = ctx.rng.round((190 / gpuPower(ctx)) * ctx.rng.noise(0.05), 2);
-      return { scene: 'classroom', render_time_s: t, samples_per_minute: ctx.rng.round((300 * 60) / t, 1), device_type: ctx.rng.pick(['CUDA', 'OPTIX']), samples: 300 };
+      return {
+        scene: 'classroom',
+        render_time_s: t,
+        samples_per_minute: ctx.rng.round((300 * 60) / t, 1),
+        device_type: ctx.rng.pick(['CUDA', 'OPTIX']),
+        samples: 300,
+      };
     },
   },
   {
@@ -584,7 +699,10 @@ export const BENCHMARKS: BenchmarkDef[] = [
     extra: diskBlock,
     result: (ctx) => {
       const jobs = fioJobs(ctx, 'randread', '4k', 60000 * diskSpeed(ctx) * ctx.rng.noise(0.1));
-      const iops = ctx.rng.round(jobs.reduce((s, j) => s + (j.iops as number), 0), 1);
+      const iops = ctx.rng.round(
+        jobs.reduce((s, j) => s + (j.iops as number), 0),
+        1,
+      );
       return { iops, bw_kib: ctx.rng.round(iops * 4, 0), jobs };
     },
   },
@@ -604,7 +722,10 @@ export const BENCHMARKS: BenchmarkDef[] = [
     extra: diskBlock,
     result: (ctx) => {
       const jobs = fioJobs(ctx, 'write', '1m', 350 * diskSpeed(ctx) * ctx.rng.noise(0.1));
-      const iops = ctx.rng.round(jobs.reduce((s, j) => s + (j.iops as number), 0), 1);
+      const iops = ctx.rng.round(
+        jobs.reduce((s, j) => s + (j.iops as number), 0),
+        1,
+      );
       return { bw_mib: iops, iops, jobs };
     },
   },
@@ -624,7 +745,10 @@ export const BENCHMARKS: BenchmarkDef[] = [
     extra: diskBlock,
     result: (ctx) => {
       const jobs = fioJobs(ctx, 'randrw', '64k', 9000 * diskSpeed(ctx) * ctx.rng.noise(0.1));
-      const total = ctx.rng.round(jobs.reduce((s, j) => s + (j.iops as number), 0), 1);
+      const total = ctx.rng.round(
+        jobs.reduce((s, j) => s + (j.iops as number), 0),
+        1,
+      );
       return { total_iops: total, read_iops: ctx.rng.round(total * 0.7, 1), write_iops: ctx.rng.round(total * 0.3, 1), jobs };
     },
   },
@@ -639,12 +763,27 @@ export const BENCHMARKS: BenchmarkDef[] = [
     weight: 3,
     metric: 'result.latency_us.avg',
     args: '-c 100 -D /mnt/scratch',
-    resultSchema: obj({ requests: int(1), iops: num(0), latency_us: obj({ min: num(0), avg: num(0, { suggestToUser: true }), max: num(0), mdev: num(0) }), samples_us: arr(num(0)) }),
+    resultSchema: obj({
+      requests: int(1),
+      iops: num(0),
+      latency_us: obj({ min: num(0), avg: num(0, { suggestToUser: true }), max: num(0), mdev: num(0) }),
+      samples_us: arr(num(0)),
+    }),
     extraSchema: DISK_SCHEMA,
     extra: diskBlock,
     result: (ctx) => {
       const avg = ctx.rng.round((900 / diskSpeed(ctx)) * ctx.rng.noise(0.15), 1);
-      return { requests: 100, iops: ctx.rng.round(1e6 / avg, 1), latency_us: { min: ctx.rng.round(avg * 0.5, 1), avg, max: ctx.rng.round(avg * ctx.rng.float(3, 20), 1), mdev: ctx.rng.round(avg * 0.2, 1) }, samples_us: runs(ctx.rng, avg, ctx.rng.int(5, 15), 0.2, 1) };
+      return {
+        requests: 100,
+        iops: ctx.rng.round(1e6 / avg, 1),
+        latency_us: {
+          min: ctx.rng.round(avg * 0.5, 1),
+          avg,
+          max: ctx.rng.round(avg * ctx.rng.float(3, 20), 1),
+          mdev: ctx.rng.round(avg * 0.2, 1),
+        },
+        samples_us: runs(ctx.rng, avg, ctx.rng.int(5, 15), 0.2, 1),
+      };
     },
   },
   {
@@ -658,13 +797,27 @@ export const BENCHMARKS: BenchmarkDef[] = [
     weight: 5,
     metric: 'result.throughput_gbps',
     args: '-c $PEER -P 4 -t 30 -J',
-    resultSchema: obj({ throughput_gbps: num(0, { suggestToUser: true }), retransmits: int(0), streams: int(1), intervals: arr(obj({ start: num(0), end: num(0), gbps: num(0) })) }),
+    resultSchema: obj({
+      throughput_gbps: num(0, { suggestToUser: true }),
+      retransmits: int(0),
+      streams: int(1),
+      intervals: arr(obj({ start: num(0), end: num(0), gbps: num(0) })),
+    }),
     extraSchema: NETWORK_SCHEMA,
     extra: networkBlock,
     result: (ctx) => {
       const g = ctx.rng.round(ctx.flavor.networkGbps * ctx.rng.float(0.55, 0.95), 3);
       const n = ctx.rng.int(4, 10);
-      return { throughput_gbps: g, retransmits: ctx.rng.int(0, 400), streams: 4, intervals: Array.from({ length: n }, (_, i) => ({ start: i * 3, end: (i + 1) * 3, gbps: ctx.rng.round(g * ctx.rng.noise(0.05), 3) })) };
+      return {
+        throughput_gbps: g,
+        retransmits: ctx.rng.int(0, 400),
+        streams: 4,
+        intervals: Array.from({ length: n }, (_, i) => ({
+          start: i * 3,
+          end: (i + 1) * 3,
+          gbps: ctx.rng.round(g * ctx.rng.noise(0.05), 3),
+        })),
+      };
     },
   },
   {
@@ -678,13 +831,25 @@ export const BENCHMARKS: BenchmarkDef[] = [
     weight: 2,
     metric: 'result.jitter_ms',
     args: '-c $PEER -u -b 1G -t 30 -J',
-    resultSchema: obj({ throughput_gbps: num(0), jitter_ms: num(0, { suggestToUser: true }), lost_percent: num(0, { maximum: 100 }), packets: int(0), lost_packets: int(0) }),
+    resultSchema: obj({
+      throughput_gbps: num(0),
+      jitter_ms: num(0, { suggestToUser: true }),
+      lost_percent: num(0, { maximum: 100 }),
+      packets: int(0),
+      lost_packets: int(0),
+    }),
     extraSchema: NETWORK_SCHEMA,
     extra: networkBlock,
     result: (ctx) => {
       const packets = ctx.rng.int(2_400_000, 2_600_000);
       const lost = ctx.rng.chance(0.7) ? ctx.rng.int(0, 50) : ctx.rng.int(50, 20000);
-      return { throughput_gbps: ctx.rng.round(ctx.rng.float(0.93, 1.0), 3), jitter_ms: ctx.rng.round(ctx.rng.float(0.002, 0.09), 4), lost_percent: ctx.rng.round((100 * lost) / packets, 4), packets, lost_packets: lost };
+      return {
+        throughput_gbps: ctx.rng.round(ctx.rng.float(0.93, 1.0), 3),
+        jitter_ms: ctx.rng.round(ctx.rng.float(0.002, 0.09), 4),
+        lost_percent: ctx.rng.round((100 * lost) / packets, 4),
+        packets,
+        lost_packets: lost,
+      };
     },
   },
   {
@@ -698,13 +863,28 @@ export const BENCHMARKS: BenchmarkDef[] = [
     weight: 4,
     metric: 'result.rtt_ms.avg',
     args: '-c 100 -i 0.2 $PEER',
-    resultSchema: obj({ packets_sent: int(1), packets_received: int(0), loss_percent: num(0, { maximum: 100 }), rtt_ms: obj({ min: num(0), avg: num(0, { suggestToUser: true }), max: num(0), mdev: num(0) }) }),
+    resultSchema: obj({
+      packets_sent: int(1),
+      packets_received: int(0),
+      loss_percent: num(0, { maximum: 100 }),
+      rtt_ms: obj({ min: num(0), avg: num(0, { suggestToUser: true }), max: num(0), mdev: num(0) }),
+    }),
     extraSchema: NETWORK_SCHEMA,
     extra: networkBlock,
     result: (ctx) => {
       const avg = ctx.rng.round(ctx.rng.float(0.15, 0.9) * ctx.rng.noise(0.1), 3);
       const received = ctx.rng.chance(0.95) ? 100 : ctx.rng.int(90, 99);
-      return { packets_sent: 100, packets_received: received, loss_percent: 100 - received, rtt_ms: { min: ctx.rng.round(avg * 0.6, 3), avg, max: ctx.rng.round(avg * ctx.rng.float(1.5, 6), 3), mdev: ctx.rng.round(avg * 0.15, 3) } };
+      return {
+        packets_sent: 100,
+        packets_received: received,
+        loss_percent: 100 - received,
+        rtt_ms: {
+          min: ctx.rng.round(avg * 0.6, 3),
+          avg,
+          max: ctx.rng.round(avg * ctx.rng.float(1.5, 6), 3),
+          mdev: ctx.rng.round(avg * 0.15, 3),
+        },
+      };
     },
   },
   {
@@ -718,13 +898,23 @@ export const BENCHMARKS: BenchmarkDef[] = [
     weight: 2,
     metric: 'result.transactions_per_second',
     args: '-H $PEER -t TCP_RR -l 30 -- -r 1,1 -o P50_LATENCY,P90_LATENCY,P99_LATENCY',
-    resultSchema: obj({ transactions_per_second: num(0, { suggestToUser: true }), request_size: int(1), response_size: int(1), latency_us: obj({ p50: num(0), p90: num(0), p99: num(0) }) }),
+    resultSchema: obj({
+      transactions_per_second: num(0, { suggestToUser: true }),
+      request_size: int(1),
+      response_size: int(1),
+      latency_us: obj({ p50: num(0), p90: num(0), p99: num(0) }),
+    }),
     extraSchema: NETWORK_SCHEMA,
     extra: networkBlock,
     result: (ctx) => {
       const tps = ctx.rng.round(ctx.rng.float(9000, 30000) * ctx.rng.noise(0.05), 2);
       const p50 = ctx.rng.round(1e6 / tps, 1);
-      return { transactions_per_second: tps, request_size: 1, response_size: 1, latency_us: { p50, p90: ctx.rng.round(p50 * 1.4, 1), p99: ctx.rng.round(p50 * ctx.rng.float(2, 5), 1) } };
+      return {
+        transactions_per_second: tps,
+        request_size: 1,
+        response_size: 1,
+        latency_us: { p50, p90: ctx.rng.round(p50 * 1.4, 1), p99: ctx.rng.round(p50 * ctx.rng.float(2, 5), 1) },
+      };
     },
   },
   {
@@ -756,7 +946,15 @@ export const BENCHMARKS: BenchmarkDef[] = [
         transfer_mbs: ctx.rng.round((rps * 853) / 1e6, 2),
         connections: 64,
         threads: 4,
-        latency_ms: { avg, stdev: ctx.rng.round(avg * 0.4, 3), max: ctx.rng.round(avg * ctx.rng.float(5, 40), 3), p50: ctx.rng.round(avg * 0.9, 3), p75: ctx.rng.round(avg * 1.2, 3), p90: ctx.rng.round(avg * 1.6, 3), p99: ctx.rng.round(avg * 3.5, 3) },
+        latency_ms: {
+          avg,
+          stdev: ctx.rng.round(avg * 0.4, 3),
+          max: ctx.rng.round(avg * ctx.rng.float(5, 40), 3),
+          p50: ctx.rng.round(avg * 0.9, 3),
+          p75: ctx.rng.round(avg * 1.2, 3),
+          p90: ctx.rng.round(avg * 1.6, 3),
+          p99: ctx.rng.round(avg * 3.5, 3),
+        },
         socket_errors: { connect: 0, read: ctx.rng.int(0, 3), write: 0, timeout: ctx.rng.chance(0.9) ? 0 : ctx.rng.int(1, 40) },
       };
     },
@@ -783,19 +981,91 @@ export function resultDocument(def: BenchmarkDef, ctx: ResultContext): Record<st
 // Sites, flavors and tags
 
 const SITE_NAMES = [
-  'CESGA', 'IFCA-LCG2', 'CESNET-MCC', 'CYFRONET-CLOUD', 'INFN-BARI', 'INFN-CATANIA', 'DESY-HH', 'KIT-SCC', 'SURF-HPC', 'CSC-CPOUTA',
-  'GRNET-OKEANOS', 'IISAS-FEDCLOUD', 'UPV-GRyCAP', 'LIP-LISBON', 'PSNC-CLOUD', 'IN2P3-CC', 'IJCLAB-CLOUD', 'UNIMELB-NECTAR', 'NCG-INGRID-PT', 'TUBITAK-ULAKBIM',
-  'BIFI-ZARAGOZA', 'CETA-CIEMAT', 'SCAI-FRAUNHOFER', 'FZJ-JSC', 'GWDG-GOE', 'LRZ-MUC', 'CINECA-ADA', 'BSC-MN', 'EPCC-EDINBURGH', 'STFC-SCD',
-  'NIKHEF-AMS', 'UIO-NREC', 'NDGF-T1', 'CSCS-LUGANO', 'UNIGE-BAOBAB', 'IJS-VEGA', 'ARNES-SI', 'SRCE-CROATIA', 'HG-ARCC', 'RO-ISS-BUC',
-  'IICT-BAS-SOFIA', 'IPB-BELGRADE', 'UKIM-SKOPJE', 'GRENA-TBILISI', 'IIAP-YEREVAN', 'IUCC-TELAVIV', 'CLOUDIFIN-PT', 'EGI-FEDCLOUD-UK', 'WCSS-WROCLAW', 'TARTU-HPC',
+  'CESGA',
+  'IFCA-LCG2',
+  'CESNET-MCC',
+  'CYFRONET-CLOUD',
+  'INFN-BARI',
+  'INFN-CATANIA',
+  'DESY-HH',
+  'KIT-SCC',
+  'SURF-HPC',
+  'CSC-CPOUTA',
+  'GRNET-OKEANOS',
+  'IISAS-FEDCLOUD',
+  'UPV-GRyCAP',
+  'LIP-LISBON',
+  'PSNC-CLOUD',
+  'IN2P3-CC',
+  'IJCLAB-CLOUD',
+  'UNIMELB-NECTAR',
+  'NCG-INGRID-PT',
+  'TUBITAK-ULAKBIM',
+  'BIFI-ZARAGOZA',
+  'CETA-CIEMAT',
+  'SCAI-FRAUNHOFER',
+  'FZJ-JSC',
+  'GWDG-GOE',
+  'LRZ-MUC',
+  'CINECA-ADA',
+  'BSC-MN',
+  'EPCC-EDINBURGH',
+  'STFC-SCD',
+  'NIKHEF-AMS',
+  'UIO-NREC',
+  'NDGF-T1',
+  'CSCS-LUGANO',
+  'UNIGE-BAOBAB',
+  'IJS-VEGA',
+  'ARNES-SI',
+  'SRCE-CROATIA',
+  'HG-ARCC',
+  'RO-ISS-BUC',
+  'IICT-BAS-SOFIA',
+  'IPB-BELGRADE',
+  'UKIM-SKOPJE',
+  'GRENA-TBILISI',
+  'IIAP-YEREVAN',
+  'IUCC-TELAVIV',
+  'CLOUDIFIN-PT',
+  'EGI-FEDCLOUD-UK',
+  'WCSS-WROCLAW',
+  'TARTU-HPC',
 ];
 const CITIES = [
-  ['Santiago de Compostela', 'Spain'], ['Santander', 'Spain'], ['Prague', 'Czech Republic'], ['Krakow', 'Poland'], ['Bari', 'Italy'],
-  ['Catania', 'Italy'], ['Hamburg', 'Germany'], ['Karlsruhe', 'Germany'], ['Amsterdam', 'Netherlands'], ['Espoo', 'Finland'],
-  ['Athens', 'Greece'], ['Bratislava', 'Slovakia'], ['Valencia', 'Spain'], ['Lisbon', 'Portugal'], ['Poznan', 'Poland'],
-  ['Villeurbanne', 'France'], ['Orsay', 'France'], ['Melbourne', 'Australia'], ['Braga', 'Portugal'], ['Ankara', 'Turkey'],
+  ['Santiago de Compostela', 'Spain'],
+  ['Santander', 'Spain'],
+  ['Prague', 'Czech Republic'],
+  ['Krakow', 'Poland'],
+  ['Bari', 'Italy'],
+  ['Catania', 'Italy'],
+  ['Hamburg', 'Germany'],
+  ['Karlsruhe', 'Germany'],
+  ['Amsterdam', 'Netherlands'],
+  ['Espoo', 'Finland'],
+  ['Athens', 'Greece'],
+  ['Bratislava', 'Slovakia'],
+  ['Valencia', 'Spain'],
+  ['Lisbon', 'Portugal'],
+  ['Poznan', 'Poland'],
+  ['Villeurbanne', 'France'],
+  ['Orsay', 'France'],
+  ['Melbourne', 'Australia'],
+  ['Braga', 'Portugal'],
+  ['Ankara', 'Turkey'],
 ] as const;
-const STREETS = ['Avenida de Vigo', 'Avda. de los Castros', 'Zikova', 'Nawojki', 'Via Orabona', 'Via Santa Sofia', 'Notkestrasse', 'Hermann-von-Helmholtz-Platz', 'Science Park', 'Keilaranta'];
+const STREETS = [
+  'Avenida de Vigo',
+  'Avda. de los Castros',
+  'Zikova',
+  'Nawojki',
+  'Via Orabona',
+  'Via Santa Sofia',
+  'Notkestrasse',
+  'Hermann-von-Helmholtz-Platz',
+  'Science Park',
+  'Keilaranta',
+];
 
 const CPU_BRANDS = [
   { brand: 'Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz', ghz: 2.5 },
@@ -834,9 +1104,36 @@ const SIZES = [
 ];
 
 export const TAGS = [
-  'cpu-intensive', 'memory-bound', 'io-bound', 'network-bound', 'gpu', 'baseline', 'regression', 'nightly', 'manual', 'ci',
-  'production', 'staging', 'ssd', 'nvme', 'hdd', 'ceph', '10gbe', '25gbe', 'infiniband', 'avx512',
-  'arm64', 'sriov', 'hugepages', 'numa-pinned', 'overcommitted', 'spot', 'preemptible', 'kvm', 'container', 'bare-metal',
+  'cpu-intensive',
+  'memory-bound',
+  'io-bound',
+  'network-bound',
+  'gpu',
+  'baseline',
+  'regression',
+  'nightly',
+  'manual',
+  'ci',
+  'production',
+  'staging',
+  'ssd',
+  'nvme',
+  'hdd',
+  'ceph',
+  '10gbe',
+  '25gbe',
+  'infiniband',
+  'avx512',
+  'arm64',
+  'sriov',
+  'hugepages',
+  'numa-pinned',
+  'overcommitted',
+  'spot',
+  'preemptible',
+  'kvm',
+  'container',
+  'bare-metal',
 ];
 
 export interface SiteSpec {
@@ -863,7 +1160,12 @@ export function siteSpecs(rng: Rng, sites: number, flavorsPerSite: number): Site
       const gpuFlavor = f >= flavorsPerSite - Math.max(1, Math.round(flavorsPerSite / 5));
       const size = gpuFlavor ? SIZES[3 + (f % 3)]! : SIZES[f % SIZES.length]!;
       const gpuModel = gpuFlavor ? rng.pick(GPUS) : null;
-      const gpuShort = gpuModel ? gpuModel.model.split(' ')[1]!.toLowerCase().replace(/[^a-z0-9]/g, '') : null;
+      const gpuShort = gpuModel
+        ? gpuModel.model
+            .split(' ')[1]!
+            .toLowerCase()
+            .replace(/[^a-z0-9]/g, '')
+        : null;
       let flavorName = style(size.size, size.vcpus, size.ram, gpuShort);
       for (let k = 2; used.has(flavorName); k++) flavorName = `${style(size.size, size.vcpus, size.ram, gpuShort)}-v${k}`;
       used.add(flavorName);

@@ -76,7 +76,11 @@ async function generate(path: string, bytes: number): Promise<number> {
 /** Runs the CLI, sampling its memory: resolves to its exit, time and peak RSS (MB). */
 async function runCli(cli: string[], argv: string[], env: Record<string, string>) {
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [...cli, ...argv], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...cli, ...argv], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-20_000)));
   let peakKb = 0;
@@ -99,7 +103,10 @@ async function main(): Promise<void> {
   if (args.source) cli = [join(ROOT, 'bin', 'benchmarks.js')];
   else {
     log('building the CLI bundle (npm run build -- --cli)');
-    const built = spawnSync(process.execPath, ['--import', './scripts/dev/register.js', 'scripts/build.ts', '--cli'], { cwd: ROOT, stdio: 'inherit' });
+    const built = spawnSync(process.execPath, ['--import', './scripts/dev/register.js', 'scripts/build.ts', '--cli'], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
     if (built.status !== 0) throw new Error('the CLI bundle did not build');
   }
   if (args.heap) cli = [`--max-old-space-size=${args.heap}`, ...cli];
@@ -118,8 +125,18 @@ async function main(): Promise<void> {
     const c = await seed(t);
     const token = await t.user('bench-uploader');
     const upload = [
-      'results', 'upload', file, '--benchmark', c.benchmark.name, '--flavor', `${c.site.name}/${c.flavor.name}`,
-      '--executed-at', '2025-06-01T00:00:00Z', '--output', 'table', '--quiet',
+      'results',
+      'upload',
+      file,
+      '--benchmark',
+      c.benchmark.name,
+      '--flavor',
+      `${c.site.name}/${c.flavor.name}`,
+      '--executed-at',
+      '2025-06-01T00:00:00Z',
+      '--output',
+      'table',
+      '--quiet',
       ...(args['batch-size'] ? ['--batch-size', args['batch-size']] : []),
       ...(args.concurrency ? ['--concurrency', args.concurrency] : []),
     ];
@@ -137,7 +154,9 @@ async function main(): Promise<void> {
     if (up.code !== 0) throw new Error(`the upload failed (${up.code}):\n${up.stderr}`);
     const stored = (await t.request('GET', '/results', { query: { benchmark_id: c.benchmark.id, per_page: 1 } })).body.total as number;
     if (stored !== lines) throw new Error(`the server stored ${stored} results, not ${lines}`);
-    log(`upload: ${up.seconds.toFixed(1)} s, ${(lines / up.seconds).toFixed(0)} results/s, ${(size / 1048576 / up.seconds).toFixed(1)} MB/s, peak RSS ${up.peakMb.toFixed(0)} MB; ${stored} stored, each once`);
+    log(
+      `upload: ${up.seconds.toFixed(1)} s, ${(lines / up.seconds).toFixed(0)} results/s, ${(size / 1048576 / up.seconds).toFixed(1)} MB/s, peak RSS ${up.peakMb.toFixed(0)} MB; ${stored} stored, each once`,
+    );
 
     const result = {
       date: new Date().toISOString(),
@@ -149,7 +168,9 @@ async function main(): Promise<void> {
       batchSize: args['batch-size'] ? Number(args['batch-size']) : 100,
       concurrency: args.concurrency ? Number(args.concurrency) : 4,
       upload: { seconds: +up.seconds.toFixed(1), resultsPerSecond: Math.round(lines / up.seconds), peakRssMb: Math.round(up.peakMb) },
-      dryRun: dry ? { seconds: +dry.seconds.toFixed(1), resultsPerSecond: Math.round(lines / dry.seconds), peakRssMb: Math.round(dry.peakMb) } : null,
+      dryRun: dry
+        ? { seconds: +dry.seconds.toFixed(1), resultsPerSecond: Math.round(lines / dry.seconds), peakRssMb: Math.round(dry.peakMb) }
+        : null,
     };
     await mkdir(join(ROOT, 'bench', 'results'), { recursive: true });
     await writeFile(join(ROOT, 'bench', 'results', 'cli-upload.json'), `${JSON.stringify(result, null, 2)}\n`);

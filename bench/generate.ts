@@ -109,13 +109,15 @@ const TERMS_VERSION = '2024-01';
 export function generateCatalogue(options: GenerateOptions): Catalogue {
   const rng = new Rng(deriveSeed(options.seed, 'catalogue'));
   const registered = new Date(options.start.getTime() - 90 * 86_400_000);
-  const users: UserRow[] = [CURATOR, ...Array.from({ length: USERS }, (_, i) => `uploader-${String(i + 1).padStart(2, '0')}`)].map((sub, i) => ({
-    iss: DATA_ISSUER,
-    sub,
-    email: `${sub}@bench.example.org`,
-    registration_datetime: new Date(registered.getTime() + i * 3_600_000),
-    terms_version: TERMS_VERSION,
-  }));
+  const users: UserRow[] = [CURATOR, ...Array.from({ length: USERS }, (_, i) => `uploader-${String(i + 1).padStart(2, '0')}`)].map(
+    (sub, i) => ({
+      iss: DATA_ISSUER,
+      sub,
+      email: `${sub}@bench.example.org`,
+      registration_datetime: new Date(registered.getTime() + i * 3_600_000),
+      terms_version: TERMS_VERSION,
+    }),
+  );
   const reviewed = (offsetDays: number): Omit<Reviewed, 'id'> => ({
     status: 'approved',
     upload_datetime: new Date(registered.getTime() + offsetDays * 86_400_000),
@@ -135,10 +137,24 @@ export function generateCatalogue(options: GenerateOptions): Catalogue {
   const sites: SiteRow[] = [];
   const flavors: FlavorRow[] = [];
   siteSpecs(rng, options.sites, options.flavorsPerSite).forEach((spec, s) => {
-    const site: SiteRow = { id: rng.uuid(), name: spec.name, address: spec.address, description: spec.description, ...reviewed(20 + s * 0.5) };
+    const site: SiteRow = {
+      id: rng.uuid(),
+      name: spec.name,
+      address: spec.address,
+      description: spec.description,
+      ...reviewed(20 + s * 0.5),
+    };
     sites.push(site);
     for (const f of spec.flavors) {
-      flavors.push({ id: rng.uuid(), site_id: site.id, name: f.name, description: f.description, spec: f.spec, siteIndex: s, ...reviewed(21 + s * 0.5) });
+      flavors.push({
+        id: rng.uuid(),
+        site_id: site.id,
+        name: f.name,
+        description: f.description,
+        spec: f.spec,
+        siteIndex: s,
+        ...reviewed(21 + s * 0.5),
+      });
     }
   });
   const tags: TagRow[] = Array.from({ length: options.tags }, (_, i) => {
@@ -245,7 +261,11 @@ export function metricQuantile(catalogue: Catalogue, options: GenerateOptions, b
 }
 
 /** A fresh result document for the ingest scenario (not part of the loaded data). */
-export function ingestDocuments(catalogue: Catalogue, options: GenerateOptions, count: number): { benchmark: BenchmarkRow; flavor: FlavorRow; json: Record<string, unknown>; tag_ids: string[] }[] {
+export function ingestDocuments(
+  catalogue: Catalogue,
+  options: GenerateOptions,
+  count: number,
+): { benchmark: BenchmarkRow; flavor: FlavorRow; json: Record<string, unknown>; tag_ids: string[] }[] {
   const rng = new Rng(deriveSeed(options.seed, 'ingest'));
   return Array.from({ length: count }, (_, i) => {
     const benchmark = catalogue.benchmarks[i % catalogue.benchmarks.length]!;

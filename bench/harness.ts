@@ -16,7 +16,15 @@ import { POSTGRES_SETTINGS, startBenchDatabase, type BenchDatabase } from './dat
 import { GENERATE_DEFAULTS, GENERATOR_VERSION, generateCatalogue, type GenerateOptions } from './generate.ts';
 import { runHttpLoad } from './http-load.ts';
 import { countRows, loadData, type LoadReport } from './load.ts';
-import { judgeTargets, markdownSection, writeJson, writeMarkdown, type BenchReport, type RunReport, type ScenarioReport } from './report.ts';
+import {
+  judgeTargets,
+  markdownSection,
+  writeJson,
+  writeMarkdown,
+  type BenchReport,
+  type RunReport,
+  type ScenarioReport,
+} from './report.ts';
 import { buildScenarios, type Scenario } from './scenarios.ts';
 import { serverNodeArgs, startServerProcess, type ServerProcess } from './server-process.ts';
 import { pgbenchVersion, runSqlLoad, type BaselineTool } from './sql-load.ts';
@@ -109,7 +117,9 @@ async function waitForIdleDatabase(client: pg.Client, maxSeconds: number): Promi
 async function sampleResultIds(client: pg.Client, count: number): Promise<string[]> {
   const total = Number((await client.query<{ n: string }>('select count(*) as n from result')).rows[0]!.n);
   const percent = Math.min(100, Math.max(0.01, (100 * count * 4) / Math.max(1, total)));
-  const { rows } = await client.query<{ id: string }>(`select id from result tablesample system (${percent}) repeatable (7) limit ${count}`);
+  const { rows } = await client.query<{ id: string }>(
+    `select id from result tablesample system (${percent}) repeatable (7) limit ${count}`,
+  );
   return rows.map((r) => r.id);
 }
 
@@ -162,12 +172,16 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       await db!.recreate();
       client = await db!.client();
       const report = await loadData(client, catalogue, generate, o.dataDir, log);
-      writeFileSync(manifestPath, JSON.stringify({ generatorVersion: GENERATOR_VERSION, seed: o.seed, results: o.results, load: report } satisfies Manifest, null, 2));
+      writeFileSync(
+        manifestPath,
+        JSON.stringify({ generatorVersion: GENERATOR_VERSION, seed: o.seed, results: o.results, load: report } satisfies Manifest, null, 2),
+      );
       log(`loaded in ${report.seconds.total.toFixed(1)} s (${report.method})`);
       return report;
     }
     for (const [table, n] of Object.entries(load.expected)) {
-      if (load.loaded[table as keyof typeof load.loaded] !== n) throw new Error(`loaded ${table}: ${load.loaded[table as keyof typeof load.loaded]} rows, generated ${n}`);
+      if (load.loaded[table as keyof typeof load.loaded] !== n)
+        throw new Error(`loaded ${table}: ${load.loaded[table as keyof typeof load.loaded]} rows, generated ${n}`);
     }
     for (const [check, n] of Object.entries(load.checks)) if (n !== 0) throw new Error(`data check ${check} failed: ${n} rows`);
     // The indexes the server builds in the background for approved benchmarks (their suggested
@@ -180,12 +194,22 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     // The load comes from one address at up to 32 connections: the per-client limits and the
     // admission of expensive lists (docs/security.md) would refuse part of it, so they are off here.
     server = await startServerProcess(
-      { host: '127.0.0.1', port: '0', databaseUrl: db.url, oidcIssuer: issuer.issuer, logLevel: 'warn', rateLimit: '0', readRateLimit: '0', expensiveListConcurrency: '64' },
+      {
+        host: '127.0.0.1',
+        port: '0',
+        databaseUrl: db.url,
+        oidcIssuer: issuer.issuer,
+        logLevel: 'warn',
+        rateLimit: '0',
+        readRateLimit: '0',
+        expensiveListConcurrency: '64',
+      },
       log,
     );
     const token = await issuer.mintAccessToken({ sub: INGEST_SUB, ttlSeconds: 24 * 3600 });
     const registered = await fetch(`${server.url}/api/v1/users/self`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
-    if (registered.status !== 200 && registered.status !== 201) throw new Error(`registering the ingest user: ${registered.status} ${await registered.text()}`);
+    if (registered.status !== 200 && registered.status !== 201)
+      throw new Error(`registering the ingest user: ${registered.status} ${await registered.text()}`);
     await new Promise((r) => setTimeout(r, 1000));
     const idleRssMb = Math.round((await server.rssMb()) * 10) / 10;
 
@@ -231,7 +255,8 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         // A run lasts --duration seconds, longer (at most 6 times) when requests are so slow that
         // fewer than about 10 per connection would complete.
         const seconds = Math.round(Math.min(o.duration * 6, Math.max(o.duration, 10 * single * Math.max(1, connections / coreCount))));
-        if (seconds !== o.duration) log(`scenario ${scenario.id} @${connections}: ${seconds} s runs (one request alone takes ${single.toFixed(2)} s)`);
+        if (seconds !== o.duration)
+          log(`scenario ${scenario.id} @${connections}: ${seconds} s runs (one request alone takes ${single.toFixed(2)} s)`);
         // Each run starts from a checkpoint, so that no timed checkpoint's writes fall into it.
         await client.query('checkpoint');
         const quietApi = await waitForQuiet(o.quietWait);
@@ -269,7 +294,9 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
           `scenario ${scenario.id} @${connections}: API ${apiRate.toFixed(1)} 2xx/s${scenario.resultsPerRequest > 1 ? ` (${Math.round(apiRate * scenario.resultsPerRequest)} results/s)` : ''} p50 ${api.latencyMs.p50} p95 ${api.latencyMs.p95} p99 ${api.latencyMs.p99} ms, ` +
             `errors ${api.errors + api.timeouts}, non-2xx ${api.non2xx}; SQL ${sql.tps}/s p99 ${sql.latencyMs.p99} ms${sql.errors ? ` (${sql.errors} errors: ${sql.firstError})` : ''}; ` +
             `ratio ${run.ratio === null ? '–' : `${Math.round(run.ratio * 100)}%`}; RSS peak ${memory.peakMb} MB` +
-            (apiCpu ? `; CPU ms/request server ${(apiCpu.serverMs / Math.max(1, api.responses)).toFixed(2)} PostgreSQL ${(apiCpu.postgresMs / Math.max(1, api.responses)).toFixed(2)} client ${(apiCpu.clientMs / Math.max(1, api.responses)).toFixed(2)}, other load ${apiCpu.otherPercent}%/${sqlCpu?.otherPercent}%` : ''),
+            (apiCpu
+              ? `; CPU ms/request server ${(apiCpu.serverMs / Math.max(1, api.responses)).toFixed(2)} PostgreSQL ${(apiCpu.postgresMs / Math.max(1, api.responses)).toFixed(2)} client ${(apiCpu.clientMs / Math.max(1, api.responses)).toFixed(2)}, other load ${apiCpu.otherPercent}%/${sqlCpu?.otherPercent}%`
+              : ''),
         );
       }
     }
@@ -304,7 +331,13 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       },
       postgresSettings: POSTGRES_SETTINGS,
       data: { reused, load },
-      server: { idleRssMb, peakRssMb: server.peakMb(), finalRssMb, heapUsedMb: Math.round(usage.heapUsed / 1048576), nodeArgs: serverNodeArgs() },
+      server: {
+        idleRssMb,
+        peakRssMb: server.peakMb(),
+        finalRssMb,
+        heapUsedMb: Math.round(usage.heapUsed / 1048576),
+        nodeArgs: serverNodeArgs(),
+      },
       scenarios: scenarios.map((s) => reports.get(s.id)!),
     };
     const report: BenchReport = { ...partial, targets: judgeTargets(partial) };
@@ -335,10 +368,18 @@ async function explainScenario(client: pg.Client, scenario: Scenario, requests: 
     seen.add(key);
     // An upload is explained after removing the rows it made, so that its INSERT can run again.
     const stored = scenario.storedIds?.(r.body) ?? [];
-    const setup = stored.length ? [`delete from result where id in (${stored.map((id) => `'${id.replaceAll("'", "''")}'`).join(', ')})`] : [];
+    const setup = stored.length
+      ? [`delete from result where id in (${stored.map((id) => `'${id.replaceAll("'", "''")}'`).join(', ')})`]
+      : [];
     const explained = await explainStatements(client, r.statements, setup);
     groups.push({ label: scenario.variants[r.variant]!.label, path: scenario.variants[r.variant]!.request.path, explained });
-    first ??= explained.map((e) => ({ role: e.role, executionMs: e.executionMs, indexes: e.indexes, seqScans: e.seqScans, error: e.error }));
+    first ??= explained.map((e) => ({
+      role: e.role,
+      executionMs: e.executionMs,
+      indexes: e.indexes,
+      seqScans: e.seqScans,
+      error: e.error,
+    }));
     if (groups.length >= 3) break;
   }
   const file = join(dir, `${scenario.id}-${scenario.key}.txt`);
@@ -359,7 +400,6 @@ async function explainScenario(client: pg.Client, scenario: Scenario, requests: 
     runs: [],
   };
 }
-
 
 /** Builds the metric indexes of every approved benchmark as the server would; returns the seconds taken. */
 async function buildMetricIndexes(url: string, log: (message: string) => void): Promise<number> {

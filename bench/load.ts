@@ -46,7 +46,19 @@ export interface LoadReport {
 const CHUNK = 100_000;
 const BATCH = 1000;
 
-const RESULT_COLUMNS = ['id', 'benchmark_id', 'site_id', 'flavor_id', 'json', 'execution_datetime', 'upload_datetime', 'uploader_iss', 'uploader_sub', 'deleted', 'hidden'];
+const RESULT_COLUMNS = [
+  'id',
+  'benchmark_id',
+  'site_id',
+  'flavor_id',
+  'json',
+  'execution_datetime',
+  'upload_datetime',
+  'uploader_iss',
+  'uploader_sub',
+  'deleted',
+  'hidden',
+];
 const TAG_COLUMNS = ['result_id', 'tag_id'];
 const CLAIM_COLUMNS = ['id', 'resource_type', 'resource_id', 'message', 'status', 'upload_datetime', 'uploader_iss', 'uploader_sub'];
 
@@ -54,7 +66,19 @@ const csvText = (s: string) => `"${s.replaceAll('"', '""')}"`;
 const bool = (b: boolean) => (b ? 't' : 'f');
 
 function resultValues(r: GeneratedResult, json: string): unknown[] {
-  return [r.id, r.benchmark.id, r.flavor.site_id, r.flavor.id, json, r.execution_datetime.toISOString(), r.upload_datetime.toISOString(), DATA_ISSUER, r.uploader_sub, r.deleted, r.hidden];
+  return [
+    r.id,
+    r.benchmark.id,
+    r.flavor.site_id,
+    r.flavor.id,
+    json,
+    r.execution_datetime.toISOString(),
+    r.upload_datetime.toISOString(),
+    DATA_ISSUER,
+    r.uploader_sub,
+    r.deleted,
+    r.hidden,
+  ];
 }
 
 /** Multi-row INSERT of `rows` (arrays of values in `columns` order) with bound parameters. */
@@ -62,19 +86,57 @@ async function insertRows(client: pg.Client, table: string, columns: string[], r
   for (let i = 0; i < rows.length; i += BATCH) {
     const batch = rows.slice(i, i + BATCH);
     const params: unknown[] = [];
-    const tuples = batch.map((row) => `(${row.map((v) => { params.push(v); return `$${params.length}`; }).join(', ')})`);
+    const tuples = batch.map(
+      (row) =>
+        `(${row
+          .map((v) => {
+            params.push(v);
+            return `$${params.length}`;
+          })
+          .join(', ')})`,
+    );
     await client.query(`insert into ${table} (${columns.join(', ')}) values ${tuples.join(', ')}`, params);
   }
 }
 
 async function insertCatalogue(client: pg.Client, c: Catalogue): Promise<void> {
-  await insertRows(client, 'app_user', ['iss', 'sub', 'email', 'registration_datetime', 'terms_version'], c.users.map((u) => [u.iss, u.sub, u.email, u.registration_datetime, u.terms_version]));
+  await insertRows(
+    client,
+    'app_user',
+    ['iss', 'sub', 'email', 'registration_datetime', 'terms_version'],
+    c.users.map((u) => [u.iss, u.sub, u.email, u.registration_datetime, u.terms_version]),
+  );
   const reviewed = ['status', 'upload_datetime', 'uploader_iss', 'uploader_sub'];
-  const rv = (r: { status: string; upload_datetime: Date; uploader_iss: string; uploader_sub: string }) => [r.status, r.upload_datetime, r.uploader_iss, r.uploader_sub];
-  await insertRows(client, 'benchmark', ['id', 'container_image', 'container_tag', 'json_schema', 'description', 'url', ...reviewed], c.benchmarks.map((b) => [b.id, b.container_image, b.container_tag, JSON.stringify(b.json_schema), b.description, b.url, ...rv(b)]));
-  await insertRows(client, 'site', ['id', 'name', 'address', 'description', ...reviewed], c.sites.map((s) => [s.id, s.name, s.address, s.description, ...rv(s)]));
-  await insertRows(client, 'flavor', ['id', 'site_id', 'name', 'description', ...reviewed], c.flavors.map((f) => [f.id, f.site_id, f.name, f.description, ...rv(f)]));
-  await insertRows(client, 'tag', ['id', 'name', 'description', ...reviewed], c.tags.map((t) => [t.id, t.name, t.description, ...rv(t)]));
+  const rv = (r: { status: string; upload_datetime: Date; uploader_iss: string; uploader_sub: string }) => [
+    r.status,
+    r.upload_datetime,
+    r.uploader_iss,
+    r.uploader_sub,
+  ];
+  await insertRows(
+    client,
+    'benchmark',
+    ['id', 'container_image', 'container_tag', 'json_schema', 'description', 'url', ...reviewed],
+    c.benchmarks.map((b) => [b.id, b.container_image, b.container_tag, JSON.stringify(b.json_schema), b.description, b.url, ...rv(b)]),
+  );
+  await insertRows(
+    client,
+    'site',
+    ['id', 'name', 'address', 'description', ...reviewed],
+    c.sites.map((s) => [s.id, s.name, s.address, s.description, ...rv(s)]),
+  );
+  await insertRows(
+    client,
+    'flavor',
+    ['id', 'site_id', 'name', 'description', ...reviewed],
+    c.flavors.map((f) => [f.id, f.site_id, f.name, f.description, ...rv(f)]),
+  );
+  await insertRows(
+    client,
+    'tag',
+    ['id', 'name', 'description', ...reviewed],
+    c.tags.map((t) => [t.id, t.name, t.description, ...rv(t)]),
+  );
 }
 
 /** Can the database server read a file we write into `dir`? */
@@ -158,7 +220,11 @@ export async function countRows(client: pg.Client): Promise<LoadCounts> {
   for (const table of ['app_user', 'benchmark', 'site', 'flavor', 'tag', 'result_tag', 'claim'] as const) {
     counts[table] = Number((await client.query<{ n: string }>(`select count(*) as n from ${table}`)).rows[0]!.n);
   }
-  const r = (await client.query<{ n: string; h: string; d: string }>('select count(*) as n, count(*) filter (where hidden) as h, count(*) filter (where deleted) as d from result')).rows[0]!;
+  const r = (
+    await client.query<{ n: string; h: string; d: string }>(
+      'select count(*) as n, count(*) filter (where hidden) as h, count(*) filter (where deleted) as d from result',
+    )
+  ).rows[0]!;
   counts.result = Number(r.n);
   counts.result_hidden = Number(r.h);
   counts.result_deleted = Number(r.d);
@@ -189,7 +255,10 @@ export async function loadData(
   const method = fallbackReason ? 'insert-batches' : 'copy-csv';
   if (fallbackReason) log(`COPY from files is not possible (${fallbackReason}); loading with INSERT batches`);
 
-  const replica = await client.query('set session_replication_role = replica').then(() => true, () => false);
+  const replica = await client.query('set session_replication_role = replica').then(
+    () => true,
+    () => false,
+  );
   await client.query('set synchronous_commit = off');
   await client.query(`set maintenance_work_mem = '1GB'`);
   const indexes = await dropSecondaryIndexes(client);
@@ -247,15 +316,32 @@ export async function loadData(
     if (r.deleted) expected.result_deleted++;
     expected.result_tag += r.tag_ids.length;
     if (r.claim) expected.claim++;
-    const claim = r.claim ? [r.claim.id, 'result', r.id, r.claim.message, r.claim.status, r.claim.upload_datetime.toISOString(), DATA_ISSUER, r.claim.uploader_sub] : null;
+    const claim = r.claim
+      ? [
+          r.claim.id,
+          'result',
+          r.id,
+          r.claim.message,
+          r.claim.status,
+          r.claim.upload_datetime.toISOString(),
+          DATA_ISSUER,
+          r.claim.uploader_sub,
+        ]
+      : null;
     if (method === 'copy-csv') {
       if (!files) {
         const name = (kind: string) => join(csvDir, `${kind}-${String(chunk).padStart(3, '0')}.csv`);
-        files = { result: new BufferedFile(name('result')), tags: new BufferedFile(name('result_tag')), claims: new BufferedFile(name('claim')) };
+        files = {
+          result: new BufferedFile(name('result')),
+          tags: new BufferedFile(name('result_tag')),
+          claims: new BufferedFile(name('claim')),
+        };
         chunk++;
       }
       const v = resultValues(r, json);
-      files.result.write(`${v[0]},${v[1]},${v[2]},${v[3]},${csvText(json)},${v[5]},${v[6]},${v[7]},${v[8]},${bool(r.deleted)},${bool(r.hidden)}\n`);
+      files.result.write(
+        `${v[0]},${v[1]},${v[2]},${v[3]},${csvText(json)},${v[5]},${v[6]},${v[7]},${v[8]},${bool(r.deleted)},${bool(r.hidden)}\n`,
+      );
       for (const tag of r.tag_ids) files.tags.write(`${r.id},${tag}\n`);
       if (claim) files.claims.write(`${claim.slice(0, 3).join(',')},${csvText(claim[3]!)},${claim.slice(4).join(',')}\n`);
       if (++i % CHUNK === 0) await closeChunk();
@@ -286,22 +372,40 @@ export async function loadData(
   const check = async (name: string, sql: string) => {
     checks[name] = Number((await client.query<{ n: string }>(sql)).rows[0]!.n);
   };
-  await check('result_without_flavor_of_its_site', 'select count(*) as n from result r where not exists (select 1 from flavor f where f.id = r.flavor_id and f.site_id = r.site_id)');
-  await check('result_without_benchmark', 'select count(*) as n from result r where not exists (select 1 from benchmark b where b.id = r.benchmark_id)');
-  await check('result_without_uploader', 'select count(*) as n from result r where not exists (select 1 from app_user u where u.iss = r.uploader_iss and u.sub = r.uploader_sub)');
-  await check('result_tag_orphans', 'select count(*) as n from result_tag rt where not exists (select 1 from result r where r.id = rt.result_id) or not exists (select 1 from tag t where t.id = rt.tag_id)');
+  await check(
+    'result_without_flavor_of_its_site',
+    'select count(*) as n from result r where not exists (select 1 from flavor f where f.id = r.flavor_id and f.site_id = r.site_id)',
+  );
+  await check(
+    'result_without_benchmark',
+    'select count(*) as n from result r where not exists (select 1 from benchmark b where b.id = r.benchmark_id)',
+  );
+  await check(
+    'result_without_uploader',
+    'select count(*) as n from result r where not exists (select 1 from app_user u where u.iss = r.uploader_iss and u.sub = r.uploader_sub)',
+  );
+  await check(
+    'result_tag_orphans',
+    'select count(*) as n from result_tag rt where not exists (select 1 from result r where r.id = rt.result_id) or not exists (select 1 from tag t where t.id = rt.tag_id)',
+  );
   await check('claim_orphans', 'select count(*) as n from claim c where not exists (select 1 from result r where r.id = c.resource_id)');
-  await check('hidden_without_reason', 'select count(*) as n from result r where r.hidden and not r.deleted and not exists (select 1 from claim c where c.resource_id = r.id)');
+  await check(
+    'hidden_without_reason',
+    'select count(*) as n from result r where r.hidden and not r.deleted and not exists (select 1 from claim c where c.resource_id = r.id)',
+  );
   const checkedAt = Date.now();
 
-  for (const table of ['app_user', 'benchmark', 'site', 'flavor', 'tag', 'result', 'result_tag', 'claim']) await client.query(`vacuum (analyze) ${table}`);
+  for (const table of ['app_user', 'benchmark', 'site', 'flavor', 'tag', 'result', 'result_tag', 'claim'])
+    await client.query(`vacuum (analyze) ${table}`);
   await client.query('checkpoint');
   const vacuumedAt = Date.now();
 
   const loaded = await countRows(client);
-  const size = (await client.query<{ t: string; i: string; d: string }>(
-    `select pg_table_size('result') as t, pg_indexes_size('result') as i, pg_database_size(current_database()) as d`,
-  )).rows[0]!;
+  const size = (
+    await client.query<{ t: string; i: string; d: string }>(
+      `select pg_table_size('result') as t, pg_indexes_size('result') as i, pg_database_size(current_database()) as d`,
+    )
+  ).rows[0]!;
   const mb = (v: string) => Math.round(Number(v) / 1048576);
   try {
     rmSync(csvDir, { recursive: true, force: true });

@@ -35,7 +35,11 @@ import { MetricIndexes, metricIndexName } from '../packages/server/src/services/
 import { resultListSql } from '../packages/server/src/services/result-query.ts';
 
 const { values: args } = parseArgs({
-  options: { results: { type: 'string', default: '50000' }, runs: { type: 'string', default: '200' }, max: { type: 'string', default: String(DEFAULTS.maxMetricIndexes) } },
+  options: {
+    results: { type: 'string', default: '50000' },
+    runs: { type: 'string', default: '200' },
+    max: { type: 'string', default: String(DEFAULTS.maxMetricIndexes) },
+  },
 });
 const RESULTS = Number(args.results);
 const RUNS = Number(args.runs);
@@ -87,7 +91,9 @@ async function main() {
     rows.push(await measure('none (baseline)'));
 
     for (const approved of [20, BENCHMARKS]) {
-      await client.query("update benchmark set status = case when id = any($1::uuid[]) then 'approved' else 'on_review' end", [benchmarks.slice(0, approved)]);
+      await client.query("update benchmark set status = case when id = any($1::uuid[]) then 'approved' else 'on_review' end", [
+        benchmarks.slice(0, approved),
+      ]);
       const started = Date.now();
       const metrics = new MetricIndexes(createLogger('warn'), { maxIndexes: MAX });
       await metrics.reconcile(orm.em.fork());
@@ -114,11 +120,20 @@ async function main() {
 /** 50 approved benchmarks of 8 suggested metrics, one site and flavor, RESULTS results; returns the benchmark ids, oldest first. */
 async function seed(c: pg.Client): Promise<string[]> {
   const owner = ['https://bench.example', 'bench'];
-  await c.query("insert into app_user (iss, sub, email, registration_datetime, terms_version) values ($1, $2, 'bench@example.org', now(), '2024-01')", owner);
+  await c.query(
+    "insert into app_user (iss, sub, email, registration_datetime, terms_version) values ($1, $2, 'bench@example.org', now(), '2024-01')",
+    owner,
+  );
   const site = randomUUID();
   const flavor = randomUUID();
-  await c.query("insert into site (id, name, address, status, upload_datetime, uploader_iss, uploader_sub) values ($1, 'site', 'here', 'approved', now(), $2, $3)", [site, ...owner]);
-  await c.query("insert into flavor (id, site_id, name, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, 'flavor', 'approved', now(), $3, $4)", [flavor, site, ...owner]);
+  await c.query(
+    "insert into site (id, name, address, status, upload_datetime, uploader_iss, uploader_sub) values ($1, 'site', 'here', 'approved', now(), $2, $3)",
+    [site, ...owner],
+  );
+  await c.query(
+    "insert into flavor (id, site_id, name, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, 'flavor', 'approved', now(), $3, $4)",
+    [flavor, site, ...owner],
+  );
   const ids: string[] = [];
   for (let i = 0; i < BENCHMARKS; i++) {
     const id = randomUUID();
@@ -141,12 +156,16 @@ async function seed(c: pg.Client): Promise<string[]> {
 }
 
 async function metricIndexCount(c: pg.Client): Promise<number> {
-  const { rows } = await c.query("select count(*)::int as n from pg_indexes where tablename = 'result' and indexname like 'result\\_metric\\_%'");
+  const { rows } = await c.query(
+    "select count(*)::int as n from pg_indexes where tablename = 'result' and indexname like 'result\\_metric\\_%'",
+  );
   return rows[0].n;
 }
 
 async function dropMetricIndexes(c: pg.Client): Promise<void> {
-  const { rows } = await c.query<{ indexname: string }>("select indexname from pg_indexes where tablename = 'result' and indexname like 'result\\_metric\\_%'");
+  const { rows } = await c.query<{ indexname: string }>(
+    "select indexname from pg_indexes where tablename = 'result' and indexname like 'result\\_metric\\_%'",
+  );
   for (const r of rows) await c.query(`drop index ${c.escapeIdentifier(r.indexname)}`);
 }
 
@@ -156,8 +175,12 @@ async function createUncapped(c: pg.Client, benchmarks: string[]): Promise<void>
     for (const m of METRICS) {
       const name = metricIndexName(b, [m]);
       const where = `benchmark_id = ${c.escapeLiteral(b)}::uuid and not hidden and jsonb_typeof(json #> '{${m}}'::text[])`;
-      await c.query(`create index if not exists ${c.escapeIdentifier(name)} on result ((json #> '{${m}}'::text[]), id) where ${where} = 'number'`);
-      await c.query(`create index if not exists ${c.escapeIdentifier(`${name}_x`)} on result (id) where ${where} is distinct from 'number'`);
+      await c.query(
+        `create index if not exists ${c.escapeIdentifier(name)} on result ((json #> '{${m}}'::text[]), id) where ${where} = 'number'`,
+      );
+      await c.query(
+        `create index if not exists ${c.escapeIdentifier(`${name}_x`)} on result (id) where ${where} is distinct from 'number'`,
+      );
     }
   }
   await c.query('analyze result');
@@ -178,9 +201,21 @@ async function measureAll(url: string, label: string, benchmark: string): Promis
     const list = resultListSql({ per_page: 100 }, { visible: true });
     const page = bound(list.page.sql, list.page.params);
     const count = bound(list.count.sql, list.count.params);
-    const sorted = resultListSql({ benchmark_id: benchmark, sort_by: '-json.m1', per_page: 100 }, { visible: true }, { metricIndexed: true });
+    const sorted = resultListSql(
+      { benchmark_id: benchmark, sort_by: '-json.m1', per_page: 100 },
+      { visible: true },
+      { metricIndexed: true },
+    );
     const metricPage = bound(sorted.page.sql, sorted.page.params);
-    const f = { plan: [] as number[], exec: [] as number[], wall: [] as number[], countPlan: [] as number[], mPlan: [] as number[], mExec: [] as number[], insert: [] as number[] };
+    const f = {
+      plan: [] as number[],
+      exec: [] as number[],
+      wall: [] as number[],
+      countPlan: [] as number[],
+      mPlan: [] as number[],
+      mExec: [] as number[],
+      insert: [] as number[],
+    };
     let metricIndexUsed = false;
     const index = metricIndexName(benchmark, ['m1']);
     for (let i = 0; i < RUNS + 5; i++) {

@@ -66,7 +66,16 @@ export interface BenchReport {
   generatedAt: string;
   elapsedSeconds: number;
   machine: { cpus: number; cpuModel: string; memoryGb: number; platform: string; node: string; postgres: string };
-  options: { results: number; seed: number; durationSeconds: number; warmupSeconds: number; connections: number[]; scenarios: number[]; baselineTool: string; quietWaitSeconds: number };
+  options: {
+    results: number;
+    seed: number;
+    durationSeconds: number;
+    warmupSeconds: number;
+    connections: number[];
+    scenarios: number[];
+    baselineTool: string;
+    quietWaitSeconds: number;
+  };
   postgresSettings: Record<string, string>;
   data: { reused: boolean; load: LoadReport };
   server: { idleRssMb: number; peakRssMb: number; finalRssMb: number; heapUsedMb: number; nodeArgs?: string[] };
@@ -101,7 +110,9 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetResult
     out.push({
       target: `Read scenarios: API throughput ≥ ${TARGETS.ratio * 100}% of the raw SQL baseline at ${at} connections`,
       status: missed.length ? 'missed' : 'met',
-      detail: ratios.map(({ s, run }) => `#${s.id} ${run?.ratio == null ? 'n/a' : `${fmt(run.ratio * 100)}%`}`).join(', ') + (at !== 32 ? ` (32 connections not measured; ${at} used)` : ''),
+      detail:
+        ratios.map(({ s, run }) => `#${s.id} ${run?.ratio == null ? 'n/a' : `${fmt(run.ratio * 100)}%`}`).join(', ') +
+        (at !== 32 ? ` (32 connections not measured; ${at} used)` : ''),
     });
   }
   const p99Scenarios = report.scenarios.filter((s) => [1, 2, 4, 5].includes(s.id));
@@ -129,7 +140,10 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetResult
       status: best && best.perSecond >= TARGETS.ingestPerSecond ? 'met' : 'missed',
       detail:
         ingest
-          .map((s) => `#${s.id} ${s.runs.map((r) => `${fmt(resultsPerSecond(s, r))}/s@${r.connections}`).join(', ')}${perRequest(s) > 1 ? ` (${perRequest(s)} per request)` : ''}`)
+          .map(
+            (s) =>
+              `#${s.id} ${s.runs.map((r) => `${fmt(resultsPerSecond(s, r))}/s@${r.connections}`).join(', ')}${perRequest(s) > 1 ? ` (${perRequest(s)} per request)` : ''}`,
+          )
           .join('; ') + (best ? `; best: #${best.s.id} at ${best.r.connections} connections, ${fmt(best.perSecond)} results/s` : ''),
     });
   }
@@ -194,7 +208,11 @@ export function markdownSection(report: BenchReport): string {
   }
   lines.push('', '**Targets**', '', '| Target | Status | Measured |', '|---|---|---|');
   for (const t of report.targets) lines.push(`| ${t.target} | **${t.status}** | ${t.detail} |`);
-  lines.push('', '**What each request costs the database** (first request variant; EXPLAIN (ANALYZE, BUFFERS) in `bench/results/explain/`)', '');
+  lines.push(
+    '',
+    '**What each request costs the database** (first request variant; EXPLAIN (ANALYZE, BUFFERS) in `bench/results/explain/`)',
+    '',
+  );
   lines.push('| # | Statements per request | Execution ms (role) | Indexes used | Sequential scans |', '|---|--:|---|---|---|');
   for (const s of report.scenarios) {
     const times = s.statements.map((st) => `${st.executionMs == null ? '?' : fmt(st.executionMs, 2)} (${st.role})`).join(', ');

@@ -26,7 +26,8 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
   const out: Partial<BenchOptions> & { render?: boolean } = {};
   const list = (v: string, name: string) => {
     const items = v.split(',').map((x) => Number(x.trim()));
-    if (!items.length || items.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`${name} takes a comma-separated list of positive integers, not '${v}'`);
+    if (!items.length || items.some((n) => !Number.isInteger(n) || n < 1))
+      throw new Error(`${name} takes a comma-separated list of positive integers, not '${v}'`);
     return items;
   };
   const number = (v: string | undefined, name: string, min: number) => {
@@ -116,7 +117,9 @@ try {
     process.exit(0);
   }
   const report = await runBench(options);
-  const errors = report.scenarios.flatMap((s) => s.runs).reduce((n, r) => n + r.api.errors + r.api.timeouts + r.api.non2xx + (r.sql?.errors ?? 0), 0);
+  const errors = report.scenarios
+    .flatMap((s) => s.runs)
+    .reduce((n, r) => n + r.api.errors + r.api.timeouts + r.api.non2xx + (r.sql?.errors ?? 0), 0);
   if (errors) console.error(`${errors} requests or transactions failed: see bench/results/latest.json`);
   process.exit(errors ? 1 : 0);
 } catch (err) {

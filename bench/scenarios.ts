@@ -82,7 +82,8 @@ function pageAndTotal(issued: string[]): string[] {
   if (picked.length !== 2) throw new Error(`cannot find the page and total statements among:\n${issued.join('\n')}`);
   return picked;
 }
-const PAGE_AND_TOTAL = 'the page statement (`… limit 100 offset 0`) and the total (`select count(*) …`, or `count(*) over ()` in the page statement) exactly as the server issued them';
+const PAGE_AND_TOTAL =
+  'the page statement (`… limit 100 offset 0`) and the total (`select count(*) …`, or `count(*) over ()` in the page statement) exactly as the server issued them';
 
 function sqlLiteral(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
@@ -92,17 +93,19 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
   const { catalogue, options } = input;
   const n = Math.max(1, input.variants);
   const benchmarks = catalogue.benchmarks;
-  const cycle = <T>(items: readonly T[], count: number) => Array.from({ length: Math.min(count, Math.max(items.length, 1)) }, (_, i) => items[i % items.length]!);
+  const cycle = <T>(items: readonly T[], count: number) =>
+    Array.from({ length: Math.min(count, Math.max(items.length, 1)) }, (_, i) => items[i % items.length]!);
 
-  const listCheck = (benchmark: BenchmarkRow | null, extra?: (items: Record<string, unknown>[]) => string | null) => (status: number, body: unknown) => {
-    if (status !== 200) return `status ${status}: ${JSON.stringify(body).slice(0, 400)}`;
-    if (!isPage(body)) return 'not a page';
-    if (body.items.length > 100) return `${body.items.length} items on a page of 100`;
-    if (body.total > 0 && body.items.length === 0) return 'no items although total > 0';
-    if (benchmark && body.items.some((r) => (r.benchmark as { id: string }).id !== benchmark.id)) return 'an item of another benchmark';
-    if (body.items.some((r) => r.hidden !== false)) return 'a hidden result in a default list';
-    return extra ? extra(body.items) : null;
-  };
+  const listCheck =
+    (benchmark: BenchmarkRow | null, extra?: (items: Record<string, unknown>[]) => string | null) => (status: number, body: unknown) => {
+      if (status !== 200) return `status ${status}: ${JSON.stringify(body).slice(0, 400)}`;
+      if (!isPage(body)) return 'not a page';
+      if (body.items.length > 100) return `${body.items.length} items on a page of 100`;
+      if (body.total > 0 && body.items.length === 0) return 'no items although total > 0';
+      if (benchmark && body.items.some((r) => (r.benchmark as { id: string }).id !== benchmark.id)) return 'an item of another benchmark';
+      if (body.items.some((r) => r.hidden !== false)) return 'a hidden result in a default list';
+      return extra ? extra(body.items) : null;
+    };
 
   // 1. List by benchmark
   const s1: Scenario = {
@@ -115,7 +118,13 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     p99Target: true,
     variants: cycle(benchmarks, Math.min(n, benchmarks.length)).map((b) => ({
       label: b.def.key,
-      request: { method: 'GET', path: `${API}/results?${query([['benchmark_id', b.id], ['per_page', 100]])}` },
+      request: {
+        method: 'GET',
+        path: `${API}/results?${query([
+          ['benchmark_id', b.id],
+          ['per_page', 100],
+        ])}`,
+      },
       check: listCheck(b, (items) => (items.length === 0 ? 'no results for a benchmark' : null)),
     })),
     baseline: (_i, issued) => pageAndTotal(issued),
@@ -166,12 +175,16 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
   };
 
   // 3. Search by terms: site, flavor and tag names
-  const pickSpread = <T>(items: readonly T[], count: number) => Array.from({ length: Math.min(count, items.length) }, (_, i) => items[Math.floor((i * items.length) / count)]!);
+  const pickSpread = <T>(items: readonly T[], count: number) =>
+    Array.from({ length: Math.min(count, items.length) }, (_, i) => items[Math.floor((i * items.length) / count)]!);
   const termCount = Math.max(3, Math.min(12, n));
   const third = Math.ceil(termCount / 3);
   const terms = [
     ...pickSpread(catalogue.sites, third).map((s) => s.name),
-    ...pickSpread(catalogue.flavors.filter((f) => !f.spec.gpu), third).map((f) => f.name),
+    ...pickSpread(
+      catalogue.flavors.filter((f) => !f.spec.gpu),
+      third,
+    ).map((f) => f.name),
     ...pickSpread(catalogue.tags, third).map((t) => t.name),
   ];
   const s3: Scenario = {
@@ -184,7 +197,13 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     p99Target: false,
     variants: [...new Set(terms)].map((term) => ({
       label: term,
-      request: { method: 'GET', path: `${API}/results:search?${query([['terms', term], ['per_page', 100]])}` },
+      request: {
+        method: 'GET',
+        path: `${API}/results:search?${query([
+          ['terms', term],
+          ['per_page', 100],
+        ])}`,
+      },
       check: listCheck(null, (items) => (items.length === 0 ? `nothing matched '${term}'` : null)),
     })),
     baseline: (_i, issued) => pageAndTotal(issued),
@@ -204,7 +223,12 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     variants: ids.map((id) => ({
       label: id,
       request: { method: 'GET', path: `${API}/results/${id}` },
-      check: (status, body) => (status !== 200 ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}` : (body as { id?: string }).id !== id ? 'another result' : null),
+      check: (status, body) =>
+        status !== 200
+          ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}`
+          : (body as { id?: string }).id !== id
+            ? 'another result'
+            : null,
     })),
     baseline: (_i, issued) => {
       const row = issued.find((s) => /\bfrom result r where r\.id = /i.test(s));
@@ -220,12 +244,22 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     s5Variants.push({
       label: 'benchmarks',
       request: { method: 'GET', path: `${API}/benchmarks` },
-      check: (status, body) => (status !== 200 ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}` : isPage(body) && body.total === benchmarks.length ? null : 'not every benchmark'),
+      check: (status, body) =>
+        status !== 200
+          ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}`
+          : isPage(body) && body.total === benchmarks.length
+            ? null
+            : 'not every benchmark',
     });
     s5Variants.push({
       label: `flavors of ${site.name}`,
       request: { method: 'GET', path: `${API}/sites/${site.id}/flavors` },
-      check: (status, body) => (status !== 200 ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}` : isPage(body) && body.total === options.flavorsPerSite ? null : 'not every flavor of the site'),
+      check: (status, body) =>
+        status !== 200
+          ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}`
+          : isPage(body) && body.total === options.flavorsPerSite
+            ? null
+            : 'not every flavor of the site',
     });
   }
   const s5: Scenario = {
@@ -243,7 +277,8 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
 
   // 6. Ingest: POST /results validated against the benchmark's schema
   type Doc = ReturnType<typeof ingestDocuments>[number];
-  const RESULT_COLUMNS = 'id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden';
+  const RESULT_COLUMNS =
+    'id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden';
   const rowValues = (d: Doc, executedAt: string, id: string) =>
     [
       id,
@@ -294,7 +329,9 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
       const values = rowValues(d, executed(i), 'gen_random_uuid()');
       if (d.tag_ids.length === 0) return [`insert into result (${RESULT_COLUMNS}) values (${values})`];
       const tags = d.tag_ids.map((t) => `(${sqlLiteral(t)}::uuid)`).join(', ');
-      return [`with r as (insert into result (${RESULT_COLUMNS}) values (${values}) returning id) insert into result_tag (result_id, tag_id) select r.id, t.id from r, (values ${tags}) as t (id)`];
+      return [
+        `with r as (insert into result (${RESULT_COLUMNS}) values (${values}) returning id) insert into result_tag (result_id, tag_id) select r.id, t.id from r, (values ${tags}) as t (id)`,
+      ];
     },
     baselineMethod:
       'one plain INSERT of the same document (with its result_tag rows in the same statement), id from gen_random_uuid(): no lookups, no validation, autocommit',
@@ -303,7 +340,8 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
   // 7. Ingest in batches: POST /results:batch, 100 documents per request, each validated
   const batches = Math.max(1, Math.min(5, Math.ceil(n / 4)));
   const batchDocs = ingestDocuments(catalogue, options, BATCH_SIZE * batches);
-  const batchOf = (k: number) => batchDocs.slice(k * BATCH_SIZE, (k + 1) * BATCH_SIZE).map((d, j) => ({ d, executedAt: executed(k * BATCH_SIZE + j) }));
+  const batchOf = (k: number) =>
+    batchDocs.slice(k * BATCH_SIZE, (k + 1) * BATCH_SIZE).map((d, j) => ({ d, executedAt: executed(k * BATCH_SIZE + j) }));
   const s7: Scenario = {
     id: 7,
     key: 'ingest-batch',
@@ -344,9 +382,10 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
       // each row numbered, its id drawn once (a CTE used twice is computed once) for both tables.
       const items = batchOf(k);
       const rows = items
-        .map(({ d, executedAt }, j) =>
-          `(${j}, ${sqlLiteral(d.benchmark.id)}::uuid, ${sqlLiteral(d.flavor.site_id)}::uuid, ${sqlLiteral(d.flavor.id)}::uuid, ` +
-          `${sqlLiteral(JSON.stringify(d.json))}::jsonb, ${sqlLiteral(executedAt)}::timestamptz)`,
+        .map(
+          ({ d, executedAt }, j) =>
+            `(${j}, ${sqlLiteral(d.benchmark.id)}::uuid, ${sqlLiteral(d.flavor.site_id)}::uuid, ${sqlLiteral(d.flavor.id)}::uuid, ` +
+            `${sqlLiteral(JSON.stringify(d.json))}::jsonb, ${sqlLiteral(executedAt)}::timestamptz)`,
         )
         .join(', ');
       const tagged = items.flatMap(({ d }, j) => d.tag_ids.map((t) => `(${j}, ${sqlLiteral(t)}::uuid)`));
@@ -357,10 +396,11 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
         `select ids.id, d.benchmark_id, d.site_id, d.flavor_id, d.json, d.execution_datetime, now(), ${sqlLiteral(input.identity.iss)}, ${sqlLiteral(input.identity.sub)}, false, false ` +
         'from d join ids using (n) returning id) ';
       if (tagged.length === 0) return [`${insert}select count(*) from r`];
-      return [`${insert}insert into result_tag (result_id, tag_id) select ids.id, t.tag_id from (values ${tagged.join(', ')}) as t (n, tag_id) join ids using (n)`];
+      return [
+        `${insert}insert into result_tag (result_id, tag_id) select ids.id, t.tag_id from (values ${tagged.join(', ')}) as t (n, tag_id) join ids using (n)`,
+      ];
     },
-    baselineMethod:
-      `one multi-row INSERT of the same ${BATCH_SIZE} documents (with their result_tag rows in the same statement), ids from gen_random_uuid(): no lookups, no validation, autocommit`,
+    baselineMethod: `one multi-row INSERT of the same ${BATCH_SIZE} documents (with their result_tag rows in the same statement), ids from gen_random_uuid(): no lookups, no validation, autocommit`,
   };
 
   return [s1, s2, s3, s4, s5, s6, s7];

@@ -26,7 +26,11 @@ export type ChildMessage =
   | { type: 'drained'; id: number; statements: CapturedStatement[] }
   | { type: 'memory'; id: number; usage: NodeJS.MemoryUsage };
 
-export type ParentMessage = { type: 'capture'; on: boolean } | { type: 'drain'; id: number } | { type: 'memory'; id: number } | { type: 'stop' };
+export type ParentMessage =
+  | { type: 'capture'; on: boolean }
+  | { type: 'drain'; id: number }
+  | { type: 'memory'; id: number }
+  | { type: 'stop' };
 
 type QueryFn = (...args: unknown[]) => unknown;
 const proto = pg.Client.prototype as unknown as { query: QueryFn };
@@ -36,7 +40,8 @@ let captured: CapturedStatement[] = [];
 function capturingQuery(this: unknown, ...args: unknown[]): unknown {
   const first = args[0] as string | { text?: unknown; values?: unknown } | undefined;
   if (typeof first === 'string') captured.push({ text: first, values: Array.isArray(args[1]) ? (args[1] as unknown[]) : [] });
-  else if (first && typeof first.text === 'string') captured.push({ text: first.text, values: Array.isArray(first.values) ? first.values : [] });
+  else if (first && typeof first.text === 'string')
+    captured.push({ text: first.text, values: Array.isArray(first.values) ? first.values : [] });
   return originalQuery.apply(this, args);
 }
 

@@ -49,14 +49,27 @@ export function pgbenchVersion(): string | null {
   return pgbenchChecked;
 }
 
-export function runSqlLoad(tool: BaselineTool, target: SqlTarget, scripts: string[][], connections: number, seconds: number, workDir: string): Promise<SqlRunStats> {
+export function runSqlLoad(
+  tool: BaselineTool,
+  target: SqlTarget,
+  scripts: string[][],
+  connections: number,
+  seconds: number,
+  workDir: string,
+): Promise<SqlRunStats> {
   if (scripts.length === 0) throw new Error('no SQL to run');
   return tool === 'pgbench' ? runPgbench(target, scripts, connections, seconds, workDir) : runNode(target, scripts, connections, seconds);
 }
 
 const statement = (sql: string) => sql.trim().replace(/;\s*$/, '');
 
-async function runPgbench(target: SqlTarget, scripts: string[][], connections: number, seconds: number, workDir: string): Promise<SqlRunStats> {
+async function runPgbench(
+  target: SqlTarget,
+  scripts: string[][],
+  connections: number,
+  seconds: number,
+  workDir: string,
+): Promise<SqlRunStats> {
   const dir = join(workDir, `pgbench-${process.pid}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const used = scripts.slice(0, MAX_SCRIPTS);
@@ -67,14 +80,23 @@ async function runPgbench(target: SqlTarget, scripts: string[][], connections: n
   });
   const args = [
     '-n', // no vacuum of pgbench's own tables
-    '-M', 'simple',
-    '-c', String(connections),
-    '-j', String(Math.min(connections, 2)),
-    '-T', String(seconds),
-    '-l', '--log-prefix', join(dir, 'log'),
-    '-h', target.host,
-    '-p', String(target.port),
-    '-U', target.user,
+    '-M',
+    'simple',
+    '-c',
+    String(connections),
+    '-j',
+    String(Math.min(connections, 2)),
+    '-T',
+    String(seconds),
+    '-l',
+    '--log-prefix',
+    join(dir, 'log'),
+    '-h',
+    target.host,
+    '-p',
+    String(target.port),
+    '-U',
+    target.user,
     ...files.flatMap((f) => ['-f', `${f}@1`]),
     target.database,
   ];

@@ -42,7 +42,9 @@ export function output(command: string, args: string[], options: { cwd: string; 
     child.stdout!.on('data', (d: Buffer) => (out += d));
     child.stderr!.on('data', (d: Buffer) => (err += d));
     child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${err.slice(-2000)}`))));
+    child.once('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited with ${code}:\n${err.slice(-2000)}`)),
+    );
   });
 }
 

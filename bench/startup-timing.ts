@@ -28,7 +28,13 @@ export interface Command {
 
 const r1 = (v: number) => Math.round(v * 10) / 10;
 
-const median = (values: number[]) => r1(percentile([...values].sort((a, b) => a - b), 50));
+const median = (values: number[]) =>
+  r1(
+    percentile(
+      [...values].sort((a, b) => a - b),
+      50,
+    ),
+  );
 
 /**
  * CPU milliseconds from /proc/<pid>/stat: utime + stime (every thread), plus cutime + cstime (the
@@ -37,7 +43,10 @@ const median = (values: number[]) => r1(percentile([...values].sort((a, b) => a 
  */
 function cpuMs(pid: number | 'self', children: boolean): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+  const f = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
   // after the command: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14)
   return (children ? f[13]! + f[14]! : f[11]! + f[12]!) * 10;
 }
@@ -59,7 +68,12 @@ function childrenOf(pid: number): number[] {
 
 export function timing(samples: number[], cpuSamples: number[]): Timing {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { medianMs: r1(percentile(sorted, 50)), p90Ms: r1(percentile(sorted, 90)), samplesMs: samples.map(r1), cpuMedianMs: median(cpuSamples) };
+  return {
+    medianMs: r1(percentile(sorted, 50)),
+    p90Ms: r1(percentile(sorted, 90)),
+    samplesMs: samples.map(r1),
+    cpuMedianMs: median(cpuSamples),
+  };
 }
 
 /** Wall time and CPU time of one run; the CPU is what our reaped children's account grew by. */
@@ -93,7 +107,13 @@ export async function timeCommands(cwd: string, commands: Command[], runs: numbe
   return Object.fromEntries(
     commands.map((c) => {
       const runs = samples.get(c.key)!;
-      return [c.key, timing(runs.map((r) => r.ms), runs.map((r) => r.cpu))];
+      return [
+        c.key,
+        timing(
+          runs.map((r) => r.ms),
+          runs.map((r) => r.cpu),
+        ),
+      ];
     }),
   );
 }
@@ -164,9 +184,25 @@ async function get(url: string): Promise<number> {
  * it, and stops it with SIGTERM as an orchestrator would, waiting for it to exit.
  */
 export async function measureServerStart(o: ServerOptions): Promise<ServerStart> {
-  const args = [...productionNodeArgs(), o.entry, 'start', '--host', '127.0.0.1', '--port', '0', '--database-url', o.databaseUrl, '--data-dir', o.dataDir];
+  const args = [
+    ...productionNodeArgs(),
+    o.entry,
+    'start',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--database-url',
+    o.databaseUrl,
+    '--data-dir',
+    o.dataDir,
+  ];
   const started = performance.now();
-  const child = track(process.execPath, args, { cwd: o.cwd, env: cleanEnv({ NODE_ENV: 'production', ...o.env }), stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = track(process.execPath, args, {
+    cwd: o.cwd,
+    env: cleanEnv({ NODE_ENV: 'production', ...o.env }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   try {
     const url = await servingUrl(child.stderr!, exited);

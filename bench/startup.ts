@@ -54,14 +54,21 @@ const log = (message: string) => process.stderr.write(`[bench:startup] ${message
 
 async function build(): Promise<number> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', join(ROOT, 'scripts/dev/register.js'), join(ROOT, 'scripts/build.ts')], { cwd: ROOT, stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--import', join(ROOT, 'scripts/dev/register.js'), join(ROOT, 'scripts/build.ts')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`the build failed (exit ${code})`);
   return Math.round((performance.now() - started) / 100) / 10;
 }
 
 function medianStart(starts: ServerStart[]): ServerStart {
-  const med = (pick: (s: ServerStart) => number) => percentile(starts.map(pick).sort((a, b) => a - b), 50);
+  const med = (pick: (s: ServerStart) => number) =>
+    percentile(
+      starts.map(pick).sort((a, b) => a - b),
+      50,
+    );
   return {
     listenMs: med((s) => s.listenMs),
     healthMs: med((s) => s.healthMs),
@@ -75,13 +82,28 @@ function medianStart(starts: ServerStart[]): ServerStart {
 /** The server variants: the sources through tsx (with and without its compile cache) and the installed package. */
 function servers(installed: string): { key: string; label: string; entry: string; env: Record<string, string> }[] {
   return [
-    { key: 'before-cold', label: 'before, tsx without its cache (a new container)', entry: 'bin/benchmarks-server.js', env: { TSX_DISABLE_CACHE: '1' } },
+    {
+      key: 'before-cold',
+      label: 'before, tsx without its cache (a new container)',
+      entry: 'bin/benchmarks-server.js',
+      env: { TSX_DISABLE_CACHE: '1' },
+    },
     { key: 'before', label: 'before: `node bin/benchmarks-server.js` (tsx, warm cache)', entry: 'bin/benchmarks-server.js', env: {} },
-    { key: 'after', label: 'after: `benchmarks-server` = `node …/@benchmarks/server/dist/cli.js`', entry: join(installed, 'node_modules/@benchmarks/server/dist/cli.js'), env: {} },
+    {
+      key: 'after',
+      label: 'after: `benchmarks-server` = `node …/@benchmarks/server/dist/cli.js`',
+      entry: join(installed, 'node_modules/@benchmarks/server/dist/cli.js'),
+      env: {},
+    },
   ];
 }
 
-async function measureServers(work: string, installed: string, starts: number, onCluster: (stop: () => Promise<void>) => void): Promise<StartupReport['server']> {
+async function measureServers(
+  work: string,
+  installed: string,
+  starts: number,
+  onCluster: (stop: () => Promise<void>) => void,
+): Promise<StartupReport['server']> {
   const variants = servers(installed);
   log('starting PostgreSQL');
   const cluster = await startTemporaryCluster();
@@ -92,13 +114,24 @@ async function measureServers(work: string, installed: string, starts: number, o
   const samples = new Map<string, ServerStart[]>(variants.map((s) => [s.key, []]));
   try {
     // One unmeasured start of each: the first applies the migrations, the others fill the caches.
-    for (const s of variants) await measureServerStart({ cwd: ROOT, entry: s.entry, env: s.env, databaseUrl, dataDir, idleSeconds: 0, warmupRequests: 0 });
+    for (const s of variants)
+      await measureServerStart({ cwd: ROOT, entry: s.entry, env: s.env, databaseUrl, dataDir, idleSeconds: 0, warmupRequests: 0 });
     for (let i = 0; i < starts; i++) {
       // Taking turns, in a rotating order, so that neither variant always follows the other.
       for (let j = 0; j < variants.length; j++) {
         const s = variants[(i + j) % variants.length]!;
-        const start = await measureServerStart({ cwd: ROOT, entry: s.entry, env: s.env, databaseUrl, dataDir, idleSeconds: IDLE_SECONDS, warmupRequests: WARMUP_REQUESTS });
-        log(`server ${s.key} #${i + 1}: first 200 after ${start.healthMs} ms (${start.cpuMs} ms CPU), idle RSS ${start.idleRssMb} MB, ${start.warmRssMb} MB after requests`);
+        const start = await measureServerStart({
+          cwd: ROOT,
+          entry: s.entry,
+          env: s.env,
+          databaseUrl,
+          dataDir,
+          idleSeconds: IDLE_SECONDS,
+          warmupRequests: WARMUP_REQUESTS,
+        });
+        log(
+          `server ${s.key} #${i + 1}: first 200 after ${start.healthMs} ms (${start.cpuMs} ms CPU), idle RSS ${start.idleRssMb} MB, ${start.warmRssMb} MB after requests`,
+        );
         samples.get(s.key)!.push(start);
       }
     }
@@ -168,12 +201,21 @@ try {
     { key: 'node', label: '`node -e 0` (baseline)', args: ['-e', '0'] },
     { key: 'empty', label: '`node empty.mjs`', args: [empty] },
     { key: 'before-help', label: 'before: `node bin/benchmarks.js --help` (tsx)', args: ['bin/benchmarks.js', '--help'] },
-    { key: 'after-help', label: 'after: `benchmarks --help` = `node …/@benchmarks/cli/dist/benchmarks.js --help`', args: [cliBundle, '--help'] },
+    {
+      key: 'after-help',
+      label: 'after: `benchmarks --help` = `node …/@benchmarks/cli/dist/benchmarks.js --help`',
+      args: [cliBundle, '--help'],
+    },
     { key: 'after-version', label: 'after: `benchmarks --version`', args: [cliBundle, '--version'] },
   ];
   log(`timing the CLI: ${options.runs} runs of ${commands.length} commands`);
   const timings = await timeCommands(ROOT, commands, options.runs);
-  const cli = commands.map((c) => ({ key: c.key, label: c.label, timing: timings[c.key]!, ratio: Math.round((timings[c.key]!.medianMs / timings.node!.medianMs) * 10) / 10 }));
+  const cli = commands.map((c) => ({
+    key: c.key,
+    label: c.label,
+    timing: timings[c.key]!,
+    ratio: Math.round((timings[c.key]!.medianMs / timings.node!.medianMs) * 10) / 10,
+  }));
   const server = await measureServers(work, dirs.server!, options.starts, (stop) => (stopCluster = stop));
   stopCluster = undefined;
   const report: StartupReport = {
@@ -190,7 +232,14 @@ try {
       npm: (await output('npm', ['--version'], { cwd: work })).trim(),
       loadAverage: [Math.round(loadAtStart * 10) / 10, Math.round(loadavg()[0]! * 10) / 10],
     },
-    options: { runs: options.runs, starts: options.starts, idleSeconds: IDLE_SECONDS, warmupRequests: WARMUP_REQUESTS, beforeCommit: BEFORE_COMMIT, serverNodeArgs: productionNodeArgs() },
+    options: {
+      runs: options.runs,
+      starts: options.starts,
+      idleSeconds: IDLE_SECONDS,
+      warmupRequests: WARMUP_REQUESTS,
+      beforeCommit: BEFORE_COMMIT,
+      serverNodeArgs: productionNodeArgs(),
+    },
     cli,
     server,
     ...sizes,

@@ -67,8 +67,7 @@ function run(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
     child.on('close', (code) => {
       clearTimeout(timer);
       // uvu's summary: "Total: N", "Passed: N", "Skipped: N" (summed over the file's suites).
-      const sum = (label: string) =>
-        [...output.matchAll(new RegExp(`${label}:\\s+(\\d+)`, 'g'))].reduce((n, m) => n + Number(m[1]), 0);
+      const sum = (label: string) => [...output.matchAll(new RegExp(`${label}:\\s+(\\d+)`, 'g'))].reduce((n, m) => n + Number(m[1]), 0);
       const total = sum('Total');
       const passed = sum('Passed');
       const skipped = sum('Skipped');
@@ -99,7 +98,9 @@ async function main(): Promise<number> {
       const outcome = await run(file, env);
       outcomes.push(outcome);
       const mark = outcome.failed ? 'FAIL' : 'ok  ';
-      console.log(`${mark} ${relative(root, file)}  ${outcome.passed} passed, ${outcome.failed} failed (${(outcome.ms / 1000).toFixed(1)}s)`);
+      console.log(
+        `${mark} ${relative(root, file)}  ${outcome.passed} passed, ${outcome.failed} failed (${(outcome.ms / 1000).toFixed(1)}s)`,
+      );
       if (outcome.failed || process.env.TEST_VERBOSE) console.log(outcome.output.replace(/^/gm, '     | '));
     }
   });

@@ -45,7 +45,10 @@ function installed(): Project {
   return project;
 }
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms).unref())]);
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms).unref()),
+  ]);
 }
 
 test.before(async () => {
@@ -92,12 +95,15 @@ test('each tarball has package.json, README.md, LICENSE and every file its expor
   const problems: string[] = [];
   for (const name of PACKAGES) {
     const { files, manifest } = tarball(name);
-    for (const required of ['package.json', 'README.md', 'LICENSE']) if (!files.includes(required)) problems.push(`${name}: no ${required}`);
+    for (const required of ['package.json', 'README.md', 'LICENSE'])
+      if (!files.includes(required)) problems.push(`${name}: no ${required}`);
     if (!files.some((f) => f.startsWith('dist/') && f.endsWith('.js'))) problems.push(`${name}: no dist/*.js`);
     for (const entry of entryPoints(manifest)) {
       if (!includes(files, entry)) problems.push(`${name}: package.json names ${entry}, which is not in the tarball`);
     }
-    const unwanted = files.filter((f) => /(^|\/)(src|test|tests|fixtures|__fixtures__)\//.test(f) || /\.tsbuildinfo$|\.test\.[jt]s$/.test(f));
+    const unwanted = files.filter(
+      (f) => /(^|\/)(src|test|tests|fixtures|__fixtures__)\//.test(f) || /\.tsbuildinfo$|\.test\.[jt]s$/.test(f),
+    );
     if (unwanted.length) problems.push(`${name}: holds ${unwanted.join(', ')}`);
   }
   assert.equal(problems, []);
@@ -113,9 +119,12 @@ test('sdk, server and demo declare as dependencies exactly the packages their co
     const loaded = packagesLoadedBy(javascriptFiles(join(packageDir(name), 'dist')));
     const withoutImport = USED_WITHOUT_IMPORT[name] ?? [];
     const declared = Object.keys(tarball(name).manifest.dependencies ?? {});
-    for (const dep of withoutImport.filter((d) => loaded.includes(d))) problems.push(`${name}: ${dep} is imported now: drop it from USED_WITHOUT_IMPORT`);
-    for (const dep of loaded.filter((d) => !declared.includes(d))) problems.push(`${name}: dist/ loads ${dep}, which is not in dependencies`);
-    for (const dep of declared.filter((d) => !loaded.includes(d) && !withoutImport.includes(d))) problems.push(`${name}: depends on ${dep}, which dist/ never loads`);
+    for (const dep of withoutImport.filter((d) => loaded.includes(d)))
+      problems.push(`${name}: ${dep} is imported now: drop it from USED_WITHOUT_IMPORT`);
+    for (const dep of loaded.filter((d) => !declared.includes(d)))
+      problems.push(`${name}: dist/ loads ${dep}, which is not in dependencies`);
+    for (const dep of declared.filter((d) => !loaded.includes(d) && !withoutImport.includes(d)))
+      problems.push(`${name}: depends on ${dep}, which dist/ never loads`);
   }
   assert.equal(problems, []);
 });
@@ -197,7 +206,10 @@ for (const module of ['node16', 'bundler'] as const) {
 test('the installed benchmarks-server runs on its embedded PostgreSQL, answers /health with its version and stops on SIGTERM leaving no process', async () => {
   const p = installed();
   const dataDir = join(tmp, 'data');
-  const server = start(p.bin('benchmarks-server'), ['start', '--port', '0', '--data-dir', dataDir, '--log-level', 'info'], { cwd: p.dir, timeoutMs: 120_000 });
+  const server = start(p.bin('benchmarks-server'), ['start', '--port', '0', '--data-dir', dataDir, '--log-level', 'info'], {
+    cwd: p.dir,
+    timeoutMs: 120_000,
+  });
   try {
     const [line] = await server.waitFor('stderr', /^\{.*"msg":"serving on http:\/\/.*\}$/m, 60_000);
     const { url } = JSON.parse(line) as { url: string };
@@ -216,7 +228,10 @@ test('the installed benchmarks-server runs on its embedded PostgreSQL, answers /
 
 test('benchmarks-server start --demo without @benchmarks/demo installed exits 1 with one line naming it', async () => {
   const p = installed();
-  const s = await run(p.bin('benchmarks-server'), ['start', '--demo', '--port', '0', '--data-dir', join(tmp, 'no-demo')], { cwd: p.dir, timeoutMs: 30_000 });
+  const s = await run(p.bin('benchmarks-server'), ['start', '--demo', '--port', '0', '--data-dir', join(tmp, 'no-demo')], {
+    cwd: p.dir,
+    timeoutMs: 30_000,
+  });
   assert.is(s.code, 1, s.stderr);
   const lines = s.stderr.trim().split('\n');
   assert.is(lines.length, 1, s.stderr);
@@ -259,7 +274,10 @@ test('benchmarks installed globally from its tarball prints its version and brin
 test('npx with the CLI tarball runs benchmarks from an empty directory', async () => {
   const empty = join(tmp, 'empty');
   await mkdir(empty);
-  const npx = await ok('npm', ['exec', '--yes', '--prefer-offline', `--package=${tarball('cli').file}`, '--', 'benchmarks', '--version'], { cwd: empty, timeoutMs: 60_000 });
+  const npx = await ok('npm', ['exec', '--yes', '--prefer-offline', `--package=${tarball('cli').file}`, '--', 'benchmarks', '--version'], {
+    cwd: empty,
+    timeoutMs: 60_000,
+  });
   assert.is(npx.stdout.trim(), manifestOf('cli').version);
   assert.equal(readdirSync(empty), [], 'npx leaves the directory as it was');
 });
@@ -276,7 +294,10 @@ test('the globally installed benchmarks uploads result files, which the server t
   const upload = await run(benchmarks, ['results', 'upload', dir, ...flags], { cwd: tmp, env, timeoutMs: 60_000 });
   assert.is(upload.code, 0, upload.stderr);
   const stored = await t.request('GET', '/results', { query: { benchmark_id: c.benchmark.id, sort_by: '+json.score' } });
-  assert.equal(stored.body.items.map((r: { json: { score: number } }) => r.json.score), [11, 12, 13]);
+  assert.equal(
+    stored.body.items.map((r: { json: { score: number } }) => r.json.score),
+    [11, 12, 13],
+  );
   assert.ok(stored.body.items.every((r: { execution_datetime: string }) => r.execution_datetime.startsWith('2025-03-01T08:30:00')));
 });
 

@@ -44,7 +44,8 @@ function unreleased(changelog) {
 
 function check() {
   for (const { file, name } of CONSTANTS) {
-    if (!new RegExp(`^export const ${name} = '[^']*';$`, 'm').test(read(file))) fail(`${file} has no line \`export const ${name} = '...';\``);
+    if (!new RegExp(`^export const ${name} = '[^']*';$`, 'm').test(read(file)))
+      fail(`${file} has no line \`export const ${name} = '...';\``);
   }
   if (!unreleased(read(CHANGELOG)).body) fail(`nothing under "## Unreleased" in ${CHANGELOG}: say what this release changes first`);
 }

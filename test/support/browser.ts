@@ -8,7 +8,14 @@ import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** A loopback server answering `/` with a page that loads `/app.js`; its origin is known before use. */
 export async function servePage(script: () => string): Promise<{ origin: string; close(): Promise<void> }> {
@@ -16,7 +23,9 @@ export async function servePage(script: () => string): Promise<{ origin: string;
     if (req.url === '/app.js') {
       res.writeHead(200, { 'content-type': 'text/javascript' }).end(script());
     } else {
-      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>sdk</title><script type="module" src="/app.js"></script>');
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end('<!doctype html><title>sdk</title><script type="module" src="/app.js"></script>');
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

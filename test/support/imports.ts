@@ -13,14 +13,19 @@ export function specifiersOf(code: string, file = 'file.js'): { specifier: strin
   const source = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, false, ts.ScriptKind.JS);
   const found: { specifier: string; how: 'import' | 'require' }[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       found.push({ specifier: node.moduleSpecifier.text, how: 'import' });
     } else if (ts.isCallExpression(node) && node.arguments.length > 0 && ts.isStringLiteralLike(node.arguments[0]!)) {
       const callee = node.expression;
       const specifier = node.arguments[0].text;
       if (callee.kind === ts.SyntaxKind.ImportKeyword) found.push({ specifier, how: 'import' });
       else if (ts.isIdentifier(callee) && callee.text === 'require') found.push({ specifier, how: 'require' });
-      else if (ts.isPropertyAccessExpression(callee) && callee.getText(source) === 'require.resolve') found.push({ specifier, how: 'require' });
+      else if (ts.isPropertyAccessExpression(callee) && callee.getText(source) === 'require.resolve')
+        found.push({ specifier, how: 'require' });
     }
     ts.forEachChild(node, visit);
   };

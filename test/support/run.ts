@@ -62,7 +62,12 @@ export interface StartOptions {
 
 /** Starts `command` in its own process group, so that `kill()` also reaches what it spawned. */
 export function start(command: string, args: string[], options: StartOptions): Running {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env ?? cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const out = { stdout: '', stderr: '' };
   child.stdout!.on('data', (d) => (out.stdout += d));
   child.stderr!.on('data', (d) => (out.stderr += d));
@@ -101,7 +106,12 @@ export function start(command: string, args: string[], options: StartOptions): R
         const poll = setInterval(() => {
           const match = pattern.exec(out[stream]);
           if (match) resolve(match);
-          else if (done || Date.now() > until) reject(new Error(`${done ? 'exited' : `no ${pattern} within ${ms} ms`}; ${stream}:\n${out[stream]}\nother:\n${out[stream === 'stdout' ? 'stderr' : 'stdout']}`));
+          else if (done || Date.now() > until)
+            reject(
+              new Error(
+                `${done ? 'exited' : `no ${pattern} within ${ms} ms`}; ${stream}:\n${out[stream]}\nother:\n${out[stream === 'stdout' ? 'stderr' : 'stdout']}`,
+              ),
+            );
           else return;
           clearInterval(poll);
         }, 100);

@@ -31,7 +31,13 @@ async function issuerConfig(issuer: string, clientId: string): Promise<Configura
     throw new CliError(`Refusing to log in over plain http to ${issuer}: only loopback issuers may use http.`);
   }
   try {
-    return await client.discovery(url, clientId, undefined, client.None(), insecure ? { execute: [client.allowInsecureRequests] } : undefined);
+    return await client.discovery(
+      url,
+      clientId,
+      undefined,
+      client.None(),
+      insecure ? { execute: [client.allowInsecureRequests] } : undefined,
+    );
   } catch (err) {
     throw new CliError(`Cannot use the identity provider ${issuer}: ${oauthReason(err)}.`);
   }
@@ -44,13 +50,18 @@ function oauthReason(err: unknown): string {
   return [e?.message, cause?.code ?? cause?.message].filter(Boolean).join(': ') || String(err);
 }
 
-function toStored(issuer: string, clientId: string, tokens: { access_token: string; refresh_token?: string; expires_in?: number; scope?: string }, previous?: StoredAuth): StoredAuth {
+function toStored(
+  issuer: string,
+  clientId: string,
+  tokens: { access_token: string; refresh_token?: string; expires_in?: number; scope?: string },
+  previous?: StoredAuth,
+): StoredAuth {
   return {
     issuer,
     client_id: clientId,
     access_token: tokens.access_token,
     refresh_token: tokens.refresh_token ?? previous?.refresh_token,
-    expires_at: tokens.expires_in !== undefined ? now() + tokens.expires_in : jwtClaims(tokens.access_token)?.exp as number | undefined,
+    expires_at: tokens.expires_in !== undefined ? now() + tokens.expires_in : (jwtClaims(tokens.access_token)?.exp as number | undefined),
     scope: tokens.scope ?? previous?.scope,
   };
 }
@@ -157,7 +168,8 @@ export class TokenSource {
     try {
       refreshed = toStored(auth.issuer, auth.client_id, await client.refreshTokenGrant(config, auth.refresh_token), auth);
     } catch (err) {
-      if ((err as { error?: string }).error) throw new AuthError(`Your login has expired (${oauthReason(err)}): run \`benchmarks login\` again.`);
+      if ((err as { error?: string }).error)
+        throw new AuthError(`Your login has expired (${oauthReason(err)}): run \`benchmarks login\` again.`);
       throw new CliError(`Cannot refresh the login at ${auth.issuer}: ${oauthReason(err)}.`);
     }
     this.#auth = refreshed;

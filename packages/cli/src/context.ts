@@ -41,8 +41,7 @@ export type Observer = (outcome: number | Error, key: string | undefined) => voi
 /** Retries of each request by the SDK (its default): a keyed upload is sent at most 1 + this times. */
 export const CLIENT_RETRIES = 2;
 
-const NO_SERVER =
-  'No server configured: pass --server URL, set BENCHMARKS_SERVER, or save one with `benchmarks config set server URL`.';
+const NO_SERVER = 'No server configured: pass --server URL, set BENCHMARKS_SERVER, or save one with `benchmarks config set server URL`.';
 
 function verboseFetch(io: Io): FetchLike {
   return async (url, init) => {
@@ -83,7 +82,13 @@ export async function createContext(options: GlobalOptions, io: Io): Promise<Con
     // Node's own fetch: the bundled CLI carries no HTTP client of its own (the SDK's default is undici's).
     let fetch: FetchLike = settings.verbose ? verboseFetch(io) : (url, init) => globalThis.fetch(url, init);
     if (observe) fetch = observed(fetch, observe);
-    const client = createClient({ baseUrl: settings.server, getToken, userAgent: `benchmarks-cli/${CLI_VERSION}`, fetch, retries: CLIENT_RETRIES });
+    const client = createClient({
+      baseUrl: settings.server,
+      getToken,
+      userAgent: `benchmarks-cli/${CLI_VERSION}`,
+      fetch,
+      retries: CLIENT_RETRIES,
+    });
     clients.push(client);
     return client;
   };
@@ -118,7 +123,9 @@ export async function createContext(options: GlobalOptions, io: Io): Promise<Con
         const page = await request;
         items = page.items;
         if (page.has_next) {
-          info(`Showing ${items.length} of ${page.total} (page ${page.page} of ${page.pages}): add --page ${page.next_num} or --all for more.`);
+          info(
+            `Showing ${items.length} of ${page.total} (page ${page.page} of ${page.pages}): add --page ${page.next_num} or --all for more.`,
+          );
         }
       }
       if (items.length === 0 && settings.output === 'table') info('No results.');

@@ -82,7 +82,10 @@ export function describeKnown(err: unknown): { message: string; exitCode: ExitCo
   }
   if (err instanceof ApiError) return { message: `The server refused the request: ${apiReason(err)}`, exitCode: EXIT.ERROR };
   if (err instanceof TimeoutError) {
-    return { message: `No answer from ${err.request.url} within ${err.timeoutMs / 1000} s: check the server address (--server) or try again.`, exitCode: EXIT.ERROR };
+    return {
+      message: `No answer from ${err.request.url} within ${err.timeoutMs / 1000} s: check the server address (--server) or try again.`,
+      exitCode: EXIT.ERROR,
+    };
   }
   if (err instanceof ConnectionError) {
     return { message: `${err.message}. Check the server address (--server, BENCHMARKS_SERVER) and your network.`, exitCode: EXIT.ERROR };

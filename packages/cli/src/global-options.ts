@@ -4,7 +4,16 @@
  */
 import { Option, type Command, InvalidArgumentError } from 'commander';
 import { apiBaseUrl } from '@benchmarks/sdk';
-import { configPath, DEFAULT_PROFILE, loadConfig, OUTPUT_FORMATS, profileOf, type ConfigFile, type OutputFormat, type Profile } from './config.ts';
+import {
+  configPath,
+  DEFAULT_PROFILE,
+  loadConfig,
+  OUTPUT_FORMATS,
+  profileOf,
+  type ConfigFile,
+  type OutputFormat,
+  type Profile,
+} from './config.ts';
 import { UsageError } from './errors.ts';
 import type { Io } from './io.ts';
 

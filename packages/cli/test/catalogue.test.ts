@@ -64,9 +64,27 @@ test('benchmarks update: changes the fields given, keeps the others; name and sc
   assert.is(updated.url, 'https://example.org/bench', 'url kept');
   assert.is(updated.json_schema.required[0], 'score', 'schema kept');
   const renamed = ok(
-    await box.run(['benchmarks', 'update', s.benchmark.id, '--name', 'ghcr.io/upd-bench/bench:2.0', '--schema', '{"type":"object"}', '--url', '', '-o', 'json'], admin),
+    await box.run(
+      [
+        'benchmarks',
+        'update',
+        s.benchmark.id,
+        '--name',
+        'ghcr.io/upd-bench/bench:2.0',
+        '--schema',
+        '{"type":"object"}',
+        '--url',
+        '',
+        '-o',
+        'json',
+      ],
+      admin,
+    ),
   );
-  assert.equal([renamed.name, renamed.json_schema, renamed.url, renamed.description], ['ghcr.io/upd-bench/bench:2.0', { type: 'object' }, null, 'second version']);
+  assert.equal(
+    [renamed.name, renamed.json_schema, renamed.url, renamed.description],
+    ['ghcr.io/upd-bench/bench:2.0', { type: 'object' }, null, 'second version'],
+  );
   const stored = (await t.request('GET', `/benchmarks/${s.benchmark.id}`)).body;
   assert.is(stored.name, 'ghcr.io/upd-bench/bench:2.0');
 });
@@ -75,7 +93,12 @@ test('sites, flavors and tags update: by name, only the fields given', async () 
   const s = await scratch('upd-rest', 0);
   const site = ok(await box.run(['sites', 'update', s.site.name, '--address', 'Vigo, Spain', '-o', 'json'], admin));
   assert.equal([site.name, site.address], [s.site.name, 'Vigo, Spain']);
-  const flavor = ok(await box.run(['flavors', 'update', `${s.site.name}/${s.flavor.name}`, '--name', 'c4.xlarge', '--description', '', '-o', 'json'], admin));
+  const flavor = ok(
+    await box.run(
+      ['flavors', 'update', `${s.site.name}/${s.flavor.name}`, '--name', 'c4.xlarge', '--description', '', '-o', 'json'],
+      admin,
+    ),
+  );
   assert.equal([flavor.name, flavor.description, flavor.site_id], ['c4.xlarge', null, s.site.id]);
   const tag = ok(await box.run(['tags', 'update', s.tag.name, '--description', 'every night', '-o', 'json'], admin));
   assert.equal([tag.name, tag.description], [s.tag.name, 'every night']);
@@ -123,7 +146,10 @@ test('tags delete --cascade removes the tag from its results, which stay; flavor
   assert.is(await status(`/tags/${s.tag.id}`), 404);
   const results = (await t.request('GET', '/results', { query: { flavor_id: s.flavor.id } })).body;
   assert.is(results.total, 2, 'the results stay');
-  assert.equal(results.items.map((r: any) => r.tags.length), [0, 0]);
+  assert.equal(
+    results.items.map((r: any) => r.tags.length),
+    [0, 0],
+  );
 
   const site = await box.run(['sites', 'delete', s.site.name, '--yes'], admin);
   assert.is(site.code, 1);
@@ -149,7 +175,10 @@ test('delete on a terminal asks first: "n" deletes nothing, "y" deletes', async 
   const s = await scratch('del-ask', 0);
   const options = { ref: s.benchmark.name, server: t.url, token: c.admin };
   const no = terminal('n\n');
-  const declined = await benchmarksDelete.run(options, no).then(() => undefined, (err: Error) => err);
+  const declined = await benchmarksDelete.run(options, no).then(
+    () => undefined,
+    (err: Error) => err,
+  );
   assert.match(String(declined?.message), /^Nothing deleted\.$/);
   assert.match(no.err(), /Delete benchmark ghcr\.io\/del-ask\/bench:1\.0 \(.*\)\? This cannot be undone\. \[y\/N\] /);
   assert.is(await status(`/benchmarks/${s.benchmark.id}`), 200);

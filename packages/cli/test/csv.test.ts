@@ -39,7 +39,16 @@ test('csvField: typed numbers are numbers, negative ones too; a negative number 
   assert.is(csvField(-0.5), '-0.5');
   assert.is(csvField(42), '42');
   assert.is(csvField('-3'), "'-3");
-  assert.is(renderCsv([{ n: -1, s: '-1' }], [{ header: 'n', value: (r) => r.n }, { header: 's', value: (r) => r.s }]), "n,s\r\n-1,'-1\r\n");
+  assert.is(
+    renderCsv(
+      [{ n: -1, s: '-1' }],
+      [
+        { header: 'n', value: (r) => r.n },
+        { header: 's', value: (r) => r.s },
+      ],
+    ),
+    "n,s\r\n-1,'-1\r\n",
+  );
 });
 
 test('tags list --output csv: names starting with = or @ come out guarded; other cells unchanged', async () => {
@@ -49,7 +58,9 @@ test('tags list --output csv: names starting with = or @ come out guarded; other
   }
   const res = await box.run(['tags', 'list', '--sort', 'name', '-o', 'csv']);
   assert.is(res.code, 0, res.stderr);
-  const rows = lines(res.stdout).slice(1).map((l) => l.split(','));
+  const rows = lines(res.stdout)
+    .slice(1)
+    .map((l) => l.split(','));
   assert.equal(
     rows.map((r) => [r[1], r[3]]),
     [

@@ -28,7 +28,10 @@ test('an unreachable server: exit 1 and one line saying what to check; the stack
   ]);
   assert.is(plain.code, 1);
   assert.equal(lines(plain.stderr).length, 1, plain.stderr);
-  assert.match(plain.stderr, /^Error: Cannot reach http:\/\/127\.0\.0\.1:\d+\/api\/v1\/results: .*Check the server address \(--server, BENCHMARKS_SERVER\)/);
+  assert.match(
+    plain.stderr,
+    /^Error: Cannot reach http:\/\/127\.0\.0\.1:\d+\/api\/v1\/results: .*Check the server address \(--server, BENCHMARKS_SERVER\)/,
+  );
   assert.is(plain.stdout, '');
   assert.is(debug.code, 1);
   assert.match(debug.stderr, /\n\s+at /, 'DEBUG=1 adds the stack');
@@ -73,7 +76,10 @@ test('benchmarks completion bash|zsh prints a script that knows the commands', a
   const [bash, zsh] = await Promise.all([box.run(['completion', 'bash']), box.run(['completion', 'zsh'])]);
   assert.is(bash.code, 0);
   assert.match(bash.stdout, /complete -o default -F _benchmarks_complete benchmarks/);
-  assert.match(bash.stdout, /'results upload'\) words='--benchmark --flavor --executed-at --tag --dry-run --batch-size --concurrency --report/);
+  assert.match(
+    bash.stdout,
+    /'results upload'\) words='--benchmark --flavor --executed-at --tag --dry-run --batch-size --concurrency --report/,
+  );
   assert.match(zsh.stdout, /^#compdef benchmarks/);
   assert.match(zsh.stdout, /compdef _benchmarks benchmarks/);
 });

@@ -61,7 +61,10 @@ test('benchmarks register: without --accept-terms and without a terminal, exit 2
   assert.match(res.stderr, /--accept-terms/);
   assert.is(res.stdout, '');
   const users = await t.request('GET', '/users', { token: await t.admin() });
-  assert.not.ok(users.body.items.some((u: { sub: string }) => u.sub === 'runner'), 'nothing was registered');
+  assert.not.ok(
+    users.body.items.some((u: { sub: string }) => u.sub === 'runner'),
+    'nothing was registered',
+  );
 });
 
 test('benchmarks register --accept-terms: registers once, a second time says so; whoami shows it', async () => {

@@ -24,7 +24,14 @@ test.before(async () => {
   const res = await t.request('POST', '/benchmarks', { token: c.admin, body: { container_image: 'ghcr.io/query/bench', ...more } });
   if (res.status !== 201) throw new Error(res.text);
   for (let i = 0; i < 7; i++) {
-    await seedResult(t, c.admin, c, { score: i * 10, machine: { cpu: { count: i + 1 } } }, `2025-01-0${i + 1}T10:00:00Z`, i % 2 ? [c.tag.id] : []);
+    await seedResult(
+      t,
+      c.admin,
+      c,
+      { score: i * 10, machine: { cpu: { count: i + 1 } } },
+      `2025-01-0${i + 1}T10:00:00Z`,
+      i % 2 ? [c.tag.id] : [],
+    );
   }
   unreachable = `http://127.0.0.1:${await closedPort()}`;
 });
@@ -46,7 +53,10 @@ test('benchmarks list: JSON when piped, a table with --output table, CSV with a 
   ]);
   for (const res of [piped, table, csv]) assert.is(res.code, 0, res.stderr);
   const items = JSON.parse(piped.stdout);
-  assert.equal(items.map((b: any) => b.name), ['ghcr.io/query/bench:1.0', 'ghcr.io/query/bench:2.0']);
+  assert.equal(
+    items.map((b: any) => b.name),
+    ['ghcr.io/query/bench:1.0', 'ghcr.io/query/bench:2.0'],
+  );
   assert.equal(items[0].json_schema.required, ['score'], 'JSON carries whole objects');
 
   const rows = lines(table.stdout);
@@ -77,7 +87,19 @@ test('BENCHMARKS_OUTPUT and the config file choose the format; the flag wins', a
 test('results list: names for ids, repeatable --tag, --filter, --sort, date bounds, pages and --all', async () => {
   const base = ['results', 'list', '--server', t.url, '-o', 'json'];
   const [filtered, tagged, dated, page, all, none] = await Promise.all([
-    box.run([...base, '--benchmark', c.benchmark.name, '--flavor', `${c.site.name}/${c.flavor.name}`, '--filter', 'machine.cpu.count >= 3', '--filter', 'score < 60', '--sort', '-json.score']),
+    box.run([
+      ...base,
+      '--benchmark',
+      c.benchmark.name,
+      '--flavor',
+      `${c.site.name}/${c.flavor.name}`,
+      '--filter',
+      'machine.cpu.count >= 3',
+      '--filter',
+      'score < 60',
+      '--sort',
+      '-json.score',
+    ]),
     box.run([...base, '--tag', c.tag.name, '--site', c.site.name]),
     box.run([...base, '--executed-after', '2025-01-03', '--executed-before', '2025-01-05T00:00:00Z', '--sort', 'execution_datetime']),
     box.run([...base, '--per-page', '3', '--page', '2', '--sort', '+execution_datetime']),
@@ -85,10 +107,24 @@ test('results list: names for ids, repeatable --tag, --filter, --sort, date boun
     box.run([...base, '--filter', 'score > 1000']),
   ]);
   for (const res of [filtered, tagged, dated, page, all, none]) assert.is(res.code, 0, res.stderr);
-  assert.equal(JSON.parse(filtered.stdout).map((r: any) => r.json.score), [50, 40, 30, 20]);
-  assert.equal(JSON.parse(tagged.stdout).map((r: any) => r.json.score).sort(), [10, 30, 50]);
-  assert.equal(JSON.parse(dated.stdout).map((r: any) => r.json.score), [20, 30]);
-  assert.equal(JSON.parse(page.stdout).map((r: any) => r.json.score), [30, 40, 50]);
+  assert.equal(
+    JSON.parse(filtered.stdout).map((r: any) => r.json.score),
+    [50, 40, 30, 20],
+  );
+  assert.equal(
+    JSON.parse(tagged.stdout)
+      .map((r: any) => r.json.score)
+      .sort(),
+    [10, 30, 50],
+  );
+  assert.equal(
+    JSON.parse(dated.stdout).map((r: any) => r.json.score),
+    [20, 30],
+  );
+  assert.equal(
+    JSON.parse(page.stdout).map((r: any) => r.json.score),
+    [30, 40, 50],
+  );
   assert.match(page.stderr, /Showing 3 of 7 \(page 2 of 3\): add --page 3 or --all for more\./);
   assert.is(JSON.parse(all.stdout).length, 7, '--all follows every page');
   assert.is(all.stderr, '');

@@ -36,7 +36,12 @@ const json = (res: { code: number | null; stdout: string; stderr: string }) => {
 };
 
 test('a user submits with the CLI; the admin lists, approves and rejects each kind with `review`', async () => {
-  const benchmark = json(await box.run(['benchmarks', 'create', 'ghcr.io/review/new:2.1', '--schema', '{"type":"object"}', '--url', 'https://example.org/new', '-o', 'json'], asUser));
+  const benchmark = json(
+    await box.run(
+      ['benchmarks', 'create', 'ghcr.io/review/new:2.1', '--schema', '{"type":"object"}', '--url', 'https://example.org/new', '-o', 'json'],
+      asUser,
+    ),
+  );
   const site = json(await box.run(['sites', 'create', 'IFCA', '--address', 'Santander, Spain', '-o', 'json'], asUser));
   const [flavor, tag] = await Promise.all([
     box.run(['flavors', 'create', 'IFCA', 'gpu.xl', '--description', '1 GPU', '-o', 'json'], asUser).then(json),
@@ -54,7 +59,9 @@ test('a user submits with the CLI; the admin lists, approves and rejects each ki
   const approved = await box.run(['review', 'approve', 'site', site.id], admin);
   assert.is(approved.code, 0, approved.stderr);
   const [more, rejected] = await Promise.all([
-    box.run(['review', 'approve', 'benchmark', benchmark.id], admin).then(async (r) => [r, await box.run(['review', 'approve', 'flavor', flavor.id], admin)]),
+    box
+      .run(['review', 'approve', 'benchmark', benchmark.id], admin)
+      .then(async (r) => [r, await box.run(['review', 'approve', 'flavor', flavor.id], admin)]),
     box.run(['review', 'reject', 'tag', tag.id], admin),
   ]);
   for (const r of [...more, rejected]) assert.is(r.code, 0, r.stderr);
@@ -101,7 +108,10 @@ test('claims: a user claims a result; the admin lists, inspects and upholds it; 
   assert.is((await t.request('GET', `/results/${first.id}`)).body.hidden, true, 'an upheld claim keeps the result hidden');
   assert.is((await t.request('GET', `/results/${second.id}`)).body.hidden, false, 'a rejected claim restores it');
   const upheldList = json(await box.run(['claims', 'list', '--status', 'approved', '-o', 'json'], admin));
-  assert.equal(upheldList.map((x: any) => x.id), [claim.id]);
+  assert.equal(
+    upheldList.map((x: any) => x.id),
+    [claim.id],
+  );
   const notAdmin = await box.run(['claims', 'list'], claimant);
   assert.is(notAdmin.code, 4);
 });
@@ -109,10 +119,15 @@ test('claims: a user claims a result; the admin lists, inspects and upholds it; 
 test('results tags set: the uploader replaces and clears the tags; someone else gets exit 4', async () => {
   const result = await seedResult(t, user, c, { score: 3 });
   const set = json(await box.run(['results', 'tags', 'set', result.id, '--tag', c.tag.name, '-o', 'json'], asUser));
-  assert.equal(set.tags.map((x: any) => x.id), [c.tag.id]);
+  assert.equal(
+    set.tags.map((x: any) => x.id),
+    [c.tag.id],
+  );
   const cleared = json(await box.run(['results', 'tags', 'set', result.id, '--clear', '-o', 'json'], asUser));
   assert.equal(cleared.tags, []);
-  const stranger = await box.run(['results', 'tags', 'set', result.id, '--tag', c.tag.name], { env: { BENCHMARKS_TOKEN: await t.user('stranger') } });
+  const stranger = await box.run(['results', 'tags', 'set', result.id, '--tag', c.tag.name], {
+    env: { BENCHMARKS_TOKEN: await t.user('stranger') },
+  });
   assert.is(stranger.code, 4);
   assert.match(stranger.stderr, /^Error: Not allowed: /);
 });
@@ -120,7 +135,10 @@ test('results tags set: the uploader replaces and clears the tags; someone else 
 test('users list, search and remove (with --yes; without it and without a terminal: exit 2)', async () => {
   await t.user('leaving');
   const listed = json(await box.run(['users', 'list', '--sub', 'leaving', '-o', 'json'], admin));
-  assert.equal(listed.map((u: any) => [u.sub, u.email, u.removed]), [['leaving', 'leaving@test.example', false]]);
+  assert.equal(
+    listed.map((u: any) => [u.sub, u.email, u.removed]),
+    [['leaving', 'leaving@test.example', false]],
+  );
   const found = json(await box.run(['users', 'search', 'leaving@test', '-o', 'json'], admin));
   assert.is(found.length, 1);
 

@@ -39,7 +39,8 @@ test.after(async () => {
 });
 
 const count = async (marker: string) =>
-  (await t.request('GET', '/results', { query: { benchmark_id: c.benchmark.id, filters: `marker == ${marker}`, per_page: 1 } })).body.total as number;
+  (await t.request('GET', '/results', { query: { benchmark_id: c.benchmark.id, filters: `marker == ${marker}`, per_page: 1 } })).body
+    .total as number;
 
 /** Writes `lines` NDJSON results of about `bytesEach` bytes; resolves to the file's size. */
 async function writeNdjson(path: string, marker: string, lines: number, bytesEach: number): Promise<number> {
@@ -96,8 +97,14 @@ test(`results upload of a ${BIG_MB} MB NDJSON file with a ${HEAP_MB} MB heap: ev
   const written = JSON.parse(await readFile(report, 'utf8'));
   assert.is(written.items.length, lines);
   assert.is(new Set(written.items.map((i: { result_id: string }) => i.result_id)).size, lines);
-  assert.equal(written.items.slice(0, 2).map((i: { line: number }) => i.line), [1, 2], 'the report is in input order');
-  console.log(`    ${(size / 1048576).toFixed(0)} MB, ${lines} results in ${seconds.toFixed(1)} s; peak RSS upload ${peak.toFixed(0)} MB, dry run ${dryPeak.toFixed(0)} MB`);
+  assert.equal(
+    written.items.slice(0, 2).map((i: { line: number }) => i.line),
+    [1, 2],
+    'the report is in input order',
+  );
+  console.log(
+    `    ${(size / 1048576).toFixed(0)} MB, ${lines} results in ${seconds.toFixed(1)} s; peak RSS upload ${peak.toFixed(0)} MB, dry run ${dryPeak.toFixed(0)} MB`,
+  );
   assert.ok(peak > 0 && peak < 200, `peak RSS ${peak.toFixed(0)} MB stays bounded`);
   assert.ok(dryPeak > 0 && dryPeak < 200, `dry-run peak RSS ${dryPeak.toFixed(0)} MB stays bounded`);
 });
@@ -113,7 +120,11 @@ test('results upload of a JSON array file: element by element, a malformed eleme
   assert.match(res.stderr, /Uploaded 249 of 250 results: 1 failed, 0 skipped\./);
   assert.match(res.stderr, /array\.json\[120\]: malformed JSON/);
   const outcomes = JSON.parse(res.stdout);
-  assert.equal(outcomes.map((o: { index: number }) => o.index), Array.from({ length: 250 }, (_, i) => i), 'stdout lists every item in order');
+  assert.equal(
+    outcomes.map((o: { index: number }) => o.index),
+    Array.from({ length: 250 }, (_, i) => i),
+    'stdout lists every item in order',
+  );
   assert.is(await count(marker), 249);
 });
 
@@ -146,7 +157,10 @@ test('results upload killed midway, then --resume REPORT: the rest is sent, what
   assert.match(resumed.stderr, new RegExp(`Uploaded ${lines} of ${lines} results: 0 failed, 0 skipped\\.`));
   const skipped = Number(/Resumed from .*: (\d+) results it records as uploaded were not sent again/.exec(resumed.stderr)?.[1]);
   assert.ok(skipped >= 400, `the report's stored results were skipped (${skipped})`);
-  assert.ok(posts(resumed.stderr) <= (lines - skipped) / 50 + 1, `only the rest was sent (${posts(resumed.stderr)} requests for ${lines - skipped} results)`);
+  assert.ok(
+    posts(resumed.stderr) <= (lines - skipped) / 50 + 1,
+    `only the rest was sent (${posts(resumed.stderr)} requests for ${lines - skipped} results)`,
+  );
   assert.is(await count(marker), lines, 'every result stored exactly once');
 
   // The report now covers the whole upload, each item with its own result.
@@ -168,7 +182,19 @@ test('results upload interrupted with Ctrl-C: stops reading, finishes what is in
   const lines = 2000;
   await writeNdjson(path, marker, lines, 200);
   const report = join(box.dir, 'sigint-report.json');
-  const first = box.start(['results', 'upload', path, ...flags, '--batch-size', '50', '--concurrency', '1', '--report', report, '--verbose']);
+  const first = box.start([
+    'results',
+    'upload',
+    path,
+    ...flags,
+    '--batch-size',
+    '50',
+    '--concurrency',
+    '1',
+    '--report',
+    report,
+    '--verbose',
+  ]);
   const deadline = Date.now() + 60_000;
   while ((first.stderr().match(/^< 20\d POST /gm) ?? []).length < 5) {
     assert.ok(Date.now() < deadline, `no 5 stored batches within 60 s:\n${first.stderr().slice(-1000)}`);
@@ -196,7 +222,10 @@ test('--resume refuses a dry run report and a file that is no report (exit 2)', 
   await writeNdjson(path, `small-${process.pid}`, 3, 100);
   const dryReport = join(box.dir, 'dry-report.json');
   assert.is((await box.run(['results', 'upload', path, ...flags, '--dry-run', '--report', dryReport])).code, 0);
-  const [fromDry, fromData] = await Promise.all([box.run(['results', 'upload', '--resume', dryReport]), box.run(['results', 'upload', '--resume', path])]);
+  const [fromDry, fromData] = await Promise.all([
+    box.run(['results', 'upload', '--resume', dryReport]),
+    box.run(['results', 'upload', '--resume', path]),
+  ]);
   assert.is(fromDry.code, 2);
   assert.match(fromDry.stderr, /is the report of a dry run: there is nothing to resume/);
   assert.is(fromData.code, 2);

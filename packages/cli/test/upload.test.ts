@@ -67,7 +67,9 @@ const stored = async (query: Record<string, string> = {}) =>
 
 test('results upload --dry-run: validates all 200 against the schema locally, reports the 15 bad ones, uploads nothing', async () => {
   const report = join(box.dir, 'dry.json');
-  const res = await box.run(['results', 'upload', dataDir, ...flags, '--dry-run', '--report', report], { env: { BENCHMARKS_TOKEN: uploader } });
+  const res = await box.run(['results', 'upload', dataDir, ...flags, '--dry-run', '--report', report], {
+    env: { BENCHMARKS_TOKEN: uploader },
+  });
   assert.is(res.code, 1, res.stderr);
   assert.match(res.stderr, /Dry run: 185 of 200 results valid, 15 invalid; nothing was uploaded\./);
   assert.match(res.stderr, /r003\.json:1: does not satisfy the benchmark's json_schema \(\/score: must be number\)/);
@@ -81,9 +83,12 @@ test('results upload --dry-run: validates all 200 against the schema locally, re
 
 test('results upload <dir>: 185 uploaded in batches, 15 failed with file, line and reason; exit 1; report and server agree', async () => {
   const report = join(box.dir, 'report.json');
-  const res = await box.run(['results', 'upload', dataDir, ...flags, '--concurrency', '6', '--report', report, '--output', 'json', '--verbose'], {
-    env: { BENCHMARKS_TOKEN: uploader },
-  });
+  const res = await box.run(
+    ['results', 'upload', dataDir, ...flags, '--concurrency', '6', '--report', report, '--output', 'json', '--verbose'],
+    {
+      env: { BENCHMARKS_TOKEN: uploader },
+    },
+  );
   assert.is(res.code, 1, res.stderr);
   assert.match(res.stderr, /Uploaded 185 of 200 results: 15 failed, 0 skipped\./);
   assert.match(res.stderr, /r003\.json:1: 422 BATCH_REFUSED: .*\(\/score: must be number\)/, 'the server’s reason, with the pointer');
@@ -92,7 +97,10 @@ test('results upload <dir>: 185 uploaded in batches, 15 failed with file, line a
   // 199 readable items in 2 batches of 100: each refused once for its bad items, then stored without them.
   const posts = res.stderr.split('\n').filter((l) => l.startsWith('> POST '));
   assert.is(posts.length, 4, posts.join('\n'));
-  assert.ok(posts.every((l) => l.endsWith('/api/v1/results:batch')), posts.join('\n'));
+  assert.ok(
+    posts.every((l) => l.endsWith('/api/v1/results:batch')),
+    posts.join('\n'),
+  );
   assert.match(res.stderr, /^Error: 15 of 200 results were not uploaded/m);
   assert.not.match(res.stderr, /notes\.txt/);
 
@@ -106,16 +114,26 @@ test('results upload <dir>: 185 uploaded in batches, 15 failed with file, line a
   assert.match(malformed.error.message, /malformed JSON/);
   const invalid = written.items.find((i: any) => i.source.endsWith('r003.json'));
   assert.equal([invalid.status, invalid.error.status, invalid.error.code], ['failed', 422, 'BATCH_REFUSED']);
-  assert.equal(invalid.error.errors.map((e: any) => [e.in, e.path]), [['json', '/score']], 'the item’s own details, relative to it');
+  assert.equal(
+    invalid.error.errors.map((e: any) => [e.in, e.path]),
+    [['json', '/score']],
+    'the item’s own details, relative to it',
+  );
   const ids = written.items.filter((i: any) => i.status === 'uploaded').map((i: any) => i.result_id);
   assert.is(new Set(ids).size, 185, 'each uploaded item names its stored result');
 
   // what the server stored: 185 results; the envelopes' names resolved (tag, time with offset)
   assert.is(await stored(), 185);
   assert.is(await stored({ tags_ids: c.tag.id }), 28);
-  const one = await t.request('GET', `/results/${written.items.find((i: any) => i.source.endsWith('envelopes.jsonl') && i.status === 'uploaded').result_id}`);
+  const one = await t.request(
+    'GET',
+    `/results/${written.items.find((i: any) => i.source.endsWith('envelopes.jsonl') && i.status === 'uploaded').result_id}`,
+  );
   assert.is(one.body.execution_datetime.slice(0, 19), '2025-01-31T23:00:00');
-  assert.equal(one.body.tags.map((tag: any) => tag.name), [c.tag.name]);
+  assert.equal(
+    one.body.tags.map((tag: any) => tag.name),
+    [c.tag.name],
+  );
 });
 
 test('results upload - (stdin) with a tag flag: exit 0, one line summary, CSV outcome', async () => {
@@ -133,7 +151,9 @@ test('results upload - (stdin) with a tag flag: exit 0, one line summary, CSV ou
 
 test('results upload as an unregistered user: stops at the first refusal, exit 4 "run benchmarks register", nothing stored', async () => {
   const before = await stored();
-  const res = await box.run(['results', 'upload', dataDir, ...flags, '--concurrency', '2', '--batch-size', '10'], { env: { BENCHMARKS_TOKEN: await t.token('stranger') } });
+  const res = await box.run(['results', 'upload', dataDir, ...flags, '--concurrency', '2', '--batch-size', '10'], {
+    env: { BENCHMARKS_TOKEN: await t.token('stranger') },
+  });
   assert.is(res.code, 4, res.stderr);
   assert.match(res.stderr, /^Error: Not registered: run `benchmarks register`/m);
   assert.match(res.stderr, /Uploaded 0 of 200 results: \d+ failed, \d+ skipped\./);
@@ -147,15 +167,23 @@ test('results upload --batch-size 1: one result per request (POST /results), the
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'three.ndjson'), ['{"score": 3001}', '{"score": "bad"}', '{"score": 3003}'].join('\n'));
   const report = join(box.dir, 'singles.json');
-  const res = await box.run(['results', 'upload', dir, ...flags, '--batch-size', '1', '--report', report, '--verbose'], { env: { BENCHMARKS_TOKEN: uploader } });
+  const res = await box.run(['results', 'upload', dir, ...flags, '--batch-size', '1', '--report', report, '--verbose'], {
+    env: { BENCHMARKS_TOKEN: uploader },
+  });
   assert.is(res.code, 1, res.stderr);
   assert.match(res.stderr, /Uploaded 2 of 3 results: 1 failed, 0 skipped\./);
   assert.match(res.stderr, /three\.ndjson:2: 422 SCHEMA_VIOLATION: .*\(\/score: must be number\)/);
   const posts = res.stderr.split('\n').filter((l) => l.startsWith('> POST '));
   assert.is(posts.length, 3);
-  assert.ok(posts.every((l) => l.includes('/api/v1/results?')), posts.join('\n'));
+  assert.ok(
+    posts.every((l) => l.includes('/api/v1/results?')),
+    posts.join('\n'),
+  );
   const written = JSON.parse(await readFile(report, 'utf8'));
-  assert.equal(written.items.map((i: any) => i.status), ['uploaded', 'failed', 'uploaded']);
+  assert.equal(
+    written.items.map((i: any) => i.status),
+    ['uploaded', 'failed', 'uploaded'],
+  );
 });
 
 test('results upload: bad flags are usage errors (2); an unknown benchmark is one clear error (1)', async () => {
@@ -185,10 +213,13 @@ test('results upload run twice (a re-run after an interruption or a timeout): ea
   await writeFile(join(dir, 'runs.ndjson'), lines.join('\n'));
   await writeFile(join(dir, 'single.json'), JSON.stringify({ marker, score: 5 }));
   const count = async () =>
-    (await t.request('GET', '/results', { query: { benchmark_id: c.benchmark.id, filters: `marker == ${marker}`, per_page: 1 } })).body.total as number;
+    (await t.request('GET', '/results', { query: { benchmark_id: c.benchmark.id, filters: `marker == ${marker}`, per_page: 1 } })).body
+      .total as number;
   const runOnce = async (extra: string[], name: string) => {
     const report = join(box.dir, `${name}.json`);
-    const res = await box.run(['results', 'upload', dir, ...flags, '--batch-size', '3', '--report', report, ...extra], { env: { BENCHMARKS_TOKEN: uploader } });
+    const res = await box.run(['results', 'upload', dir, ...flags, '--batch-size', '3', '--report', report, ...extra], {
+      env: { BENCHMARKS_TOKEN: uploader },
+    });
     assert.is(res.code, 1, res.stderr);
     assert.match(res.stderr, /Uploaded 6 of 7 results: 1 failed, 0 skipped\./);
     const written = JSON.parse(await readFile(report, 'utf8'));
@@ -201,8 +232,12 @@ test('results upload run twice (a re-run after an interruption or a timeout): ea
   assert.equal(second, first, 'the second run reports the results the first one stored');
   assert.is(await count(), 6, 'nothing stored twice');
   // One result per request (--batch-size 1) keys each result the same way on every run.
-  const one = await box.run(['results', 'upload', join(dir, 'single.json'), ...flags, '--batch-size', '1', '-o', 'json'], { env: { BENCHMARKS_TOKEN: uploader } });
-  const oneAgain = await box.run(['results', 'upload', join(dir, 'single.json'), ...flags, '--batch-size', '1', '-o', 'json'], { env: { BENCHMARKS_TOKEN: uploader } });
+  const one = await box.run(['results', 'upload', join(dir, 'single.json'), ...flags, '--batch-size', '1', '-o', 'json'], {
+    env: { BENCHMARKS_TOKEN: uploader },
+  });
+  const oneAgain = await box.run(['results', 'upload', join(dir, 'single.json'), ...flags, '--batch-size', '1', '-o', 'json'], {
+    env: { BENCHMARKS_TOKEN: uploader },
+  });
   assert.is(one.code, 0, one.stderr);
   assert.is(JSON.parse(oneAgain.stdout)[0].result_id, JSON.parse(one.stdout)[0].result_id);
   assert.is(await count(), 7);

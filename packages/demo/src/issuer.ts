@@ -20,21 +20,9 @@ import type { AddressInfo } from 'node:net';
 import { isIPv4 } from 'node:net';
 import { dirname } from 'node:path';
 
-import {
-  calculateJwkThumbprint,
-  createLocalJWKSet,
-  exportJWK,
-  generateKeyPair,
-  jwtVerify,
-  type JWK,
-} from 'jose';
+import { calculateJwkThumbprint, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
 import type Provider from 'oidc-provider';
-import type {
-  Adapter,
-  AdapterPayload,
-  Configuration,
-  KoaContextWithOIDC,
-} from 'oidc-provider';
+import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 
 export interface IssuerAccount {
   sub: string;
@@ -102,7 +90,10 @@ function loadOidcProvider(): Promise<OidcProviderModule> {
 // Loopback checks
 
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
   if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
   return isIPv4(h) && h.startsWith('127.');
 }
@@ -457,8 +448,7 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
         eduperson_entitlement: [...(account.entitlements ?? [])],
       };
     },
-    issueRefreshToken: async (_ctx, client, code) =>
-      client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
+    issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
     ttl: {
       AccessToken: 3600,
       AuthorizationCode: 60,
@@ -498,9 +488,15 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
       deviceFlow: {
         enabled: true,
         userCodeInputSource: async (ctx, form, _out, err) => {
-          const message = err ? '<p class="error">The code could not be used. Try again.</p>' : '<p>Enter the code shown on your device.</p>';
+          const message = err
+            ? '<p class="error">The code could not be used. Try again.</p>'
+            : '<p>Enter the code shown on your device.</p>';
           ctx.type = 'html';
-          ctx.body = page('Device sign-in', `${message}\n${form}\n<button type="submit" form="op.deviceInputForm">Continue</button>`, 'device-input');
+          ctx.body = page(
+            'Device sign-in',
+            `${message}\n${form}\n<button type="submit" form="op.deviceInputForm">Continue</button>`,
+            'device-input',
+          );
         },
         userCodeConfirmSource: async (ctx, form, client, _deviceInfo, userCode) => {
           const who = escapeHtml(client.clientName ?? client.clientId);
@@ -779,7 +775,11 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
         const forms = parseForms(result.html).filter((f) => f.method === 'post' && !f.action.endsWith('/abort'));
         const form = forms[0];
         if (marker === 'error' || marker === 'device-input' || !form) {
-          const text = result.html.replace(/<style[\s\S]*?<\/style>|<script[\s\S]*?<\/script>/gi, '').replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim();
+          const text = result.html
+            .replace(/<style[\s\S]*?<\/style>|<script[\s\S]*?<\/script>/gi, '')
+            .replace(/<[^>]+>/g, ' ')
+            .replace(/\s+/g, ' ')
+            .trim();
           throw new Error(`Device approval failed at ${result.url.pathname} (HTTP ${result.status}): ${text.slice(0, 300)}`);
         }
         if (form.inputs.has('login')) form.inputs.set('login', sub);

@@ -77,9 +77,14 @@ export type SeedOutcome = 'seeded' | 'held data' | 'decided before';
  * database: the second waits on the first's row, then finds the decision made.
  */
 export async function seedOnce(tx: EntityManager, owner: { iss: string; sub: string }): Promise<SeedOutcome> {
-  const claimed = await tx.execute(`insert into app_setting (name, value) values (?, 'deciding') on conflict (name) do nothing returning name`, [SEED_SETTING]);
+  const claimed = await tx.execute(
+    `insert into app_setting (name, value) values (?, 'deciding') on conflict (name) do nothing returning name`,
+    [SEED_SETTING],
+  );
   if (claimed.length === 0) return 'decided before';
-  const [held] = await tx.execute(`select exists (select 1 from benchmark) or exists (select 1 from site) or exists (select 1 from tag) as held`);
+  const [held] = await tx.execute(
+    `select exists (select 1 from benchmark) or exists (select 1 from site) or exists (select 1 from tag) as held`,
+  );
   const outcome: SeedOutcome = held?.held ? 'held data' : 'seeded';
   if (outcome === 'seeded' && !(await seedDemo(tx, owner))) throw new Error('The demo catalogue was not seeded into an empty catalogue.');
   await tx.execute(`update app_setting set value = ?, set_datetime = now() where name = ?`, [outcome, SEED_SETTING]);

@@ -115,7 +115,9 @@ export function renderCompareSvg(answer: CompareAnswer, benchmarkName: string): 
     );
   }
   out.push(`<line x1="${PLOT_LEFT}" y1="${axisY}" x2="${PLOT_RIGHT}" y2="${axisY}" stroke="#333333"/>`);
-  out.push(`<text x="${(PLOT_LEFT + PLOT_RIGHT) / 2}" y="${axisY + 34}" text-anchor="middle" fill="#333333">${xmlEscape(answer.metric)}</text>`);
+  out.push(
+    `<text x="${(PLOT_LEFT + PLOT_RIGHT) / 2}" y="${axisY + 34}" text-anchor="middle" fill="#333333">${xmlEscape(answer.metric)}</text>`,
+  );
   groups.forEach((g, i) => {
     const y = TOP + i * ROW + ROW / 2;
     const ranked = g.rank !== null;

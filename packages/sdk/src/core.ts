@@ -56,7 +56,11 @@ type LooseArgs = {
   idempotencyKey?: string | undefined;
 };
 /** The arguments of a list operation: its path parameters and its query, builders allowed. */
-type ListArgs<K extends OperationId> = { params?: Params<K> | undefined; query?: ListQuery<K> | undefined; signal?: AbortSignal | undefined };
+type ListArgs<K extends OperationId> = {
+  params?: Params<K> | undefined;
+  query?: ListQuery<K> | undefined;
+  signal?: AbortSignal | undefined;
+};
 type Outcome = { response: FetchResponse; text: string } | { error: unknown };
 
 /**
@@ -151,7 +155,8 @@ export class Core {
       if (status >= 200 && status < 300) return parseSuccess(status, response, text, info, redact);
       const retry =
         (RETRY_STATUSES.has(status) && (safe || status === 429)) ||
-        (key !== undefined && retriesKeyed(status, status === 409 ? (parseBody(response, text) as { code?: unknown } | undefined)?.code : undefined));
+        (key !== undefined &&
+          retriesKeyed(status, status === 409 ? (parseBody(response, text) as { code?: unknown } | undefined)?.code : undefined));
       if (retry && attempt < maxRetries) {
         await sleep(retryDelayMs(attempt, parseRetryAfter(response.headers.get('retry-after'))), signal);
         continue;
@@ -170,8 +175,8 @@ export class Core {
   // Untyped implementation, as for request().
   list(operationId: string, args: LooseArgs = {}): PageRequest<unknown> {
     const { query } = args;
-    return new PageRequest((page) =>
-      this.#run(operationId, { ...args, query: page === undefined ? query : { ...query, page } }) as Promise<Page<unknown>>,
+    return new PageRequest(
+      (page) => this.#run(operationId, { ...args, query: page === undefined ? query : { ...query, page } }) as Promise<Page<unknown>>,
     );
   }
 

@@ -42,7 +42,19 @@ export {
   type ApiErrorInit,
 } from './errors.ts';
 export type { FetchLike, FetchResponse } from './fetch.ts';
-export type { Params, Query, Body, Reply, Item, ListQuery, FieldsOf, CallArgs, CallArgsTuple, CallOptions, IdempotencyOptions } from './types.ts';
+export type {
+  Params,
+  Query,
+  Body,
+  Reply,
+  Item,
+  ListQuery,
+  FieldsOf,
+  CallArgs,
+  CallArgsTuple,
+  CallOptions,
+  IdempotencyOptions,
+} from './types.ts';
 export { newIdempotencyKey } from './retry.ts';
 export type { UploadItem, UploadOutcome, UploadOptions, UploadProgress, BatchUploadOutcome, BatchUploadOptions } from './upload.ts';
 export { MAX_BATCH_ITEMS } from './contract/results.ts';

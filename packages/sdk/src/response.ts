@@ -39,13 +39,25 @@ export function parseBody(response: FetchResponse, text: string): unknown {
  * @example
  * const value = parseSuccess(200, response, text, { method: 'GET', url }, (s) => s);
  */
-export function parseSuccess(status: number, response: FetchResponse, text: string, request: RequestInfo, redact: (s: string) => string): unknown {
+export function parseSuccess(
+  status: number,
+  response: FetchResponse,
+  text: string,
+  request: RequestInfo,
+  redact: (s: string) => string,
+): unknown {
   if (status === 204 || !text) return undefined;
   if (!isJson(response)) return text;
   try {
     return JSON.parse(text);
   } catch {
-    throw new ApiError({ status, code: 'INVALID_RESPONSE', title: 'Invalid response', detail: redact('The response body is not valid JSON.'), request });
+    throw new ApiError({
+      status,
+      code: 'INVALID_RESPONSE',
+      title: 'Invalid response',
+      detail: redact('The response body is not valid JSON.'),
+      request,
+    });
   }
 }
 

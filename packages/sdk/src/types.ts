@@ -90,7 +90,11 @@ export interface CallOptions {
 type Def<K extends OperationId> = Operations[K];
 type ParamsPart<K extends OperationId> = Def<K> extends { params: TSchema } ? { params: Params<K> } : { params?: undefined };
 type QueryPart<K extends OperationId> =
-  Def<K> extends { query: TSchema } ? ({} extends Query<K> ? { query?: Query<K> | undefined } : { query: Query<K> }) : { query?: undefined };
+  Def<K> extends { query: TSchema }
+    ? {} extends Query<K>
+      ? { query?: Query<K> | undefined }
+      : { query: Query<K> }
+    : { query?: undefined };
 type BodyPart<K extends OperationId> = Def<K> extends { body: TSchema } ? { body: Body<K> } : { body?: undefined };
 /** Operations that declare an `Idempotency-Key` header (the creating POSTs) take `idempotencyKey`. */
 type KeyPart<K extends OperationId> = Def<K> extends { headers: TSchema } ? IdempotencyOptions : unknown;

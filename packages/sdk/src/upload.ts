@@ -13,9 +13,7 @@ export type UploadItem = Query<'createResult'> & { json: Body<'createResult'> };
  * @example
  * const failed = outcomes.filter((o) => !o.ok).map((o) => items[o.index]);
  */
-export type UploadOutcome =
-  | { index: number; ok: true; result: Reply<'createResult'> }
-  | { index: number; ok: false; error: unknown };
+export type UploadOutcome = { index: number; ok: true; result: Reply<'createResult'> } | { index: number; ok: false; error: unknown };
 
 /**
  * Progress after each finished item.
@@ -149,7 +147,8 @@ function itemError(batch: ProblemLike & Error, index: number, details: ProblemLi
     const message = d.message.startsWith(prefix) ? d.message.slice(prefix.length) : d.message;
     const rest = d.path.slice(at.length);
     // A schema violation (BATCH_REFUSED) reads as it would for a single upload: in the result's json.
-    if (batch.code === 'BATCH_REFUSED' && (rest === '/json' || rest.startsWith('/json/'))) return { in: 'json', path: rest.slice('/json'.length) || '/', message };
+    if (batch.code === 'BATCH_REFUSED' && (rest === '/json' || rest.startsWith('/json/')))
+      return { in: 'json', path: rest.slice('/json'.length) || '/', message };
     return { in: d.in, path: rest.replace(/^\//, '') || '/', message };
   });
   const inJson = errors.filter((e) => e.in === 'json').length;
@@ -162,7 +161,16 @@ function itemError(batch: ProblemLike & Error, index: number, details: ProblemLi
   const Kind = batch.constructor as new (init: object) => Error;
   const b = batch as unknown as Record<string, unknown>;
   try {
-    return new Kind({ ...b, status: batch.status, code: batch.code, detail, errors, request: b.request, headers: b.headers, extensions: b.extensions });
+    return new Kind({
+      ...b,
+      status: batch.status,
+      code: batch.code,
+      detail,
+      errors,
+      request: b.request,
+      headers: b.headers,
+      extensions: b.extensions,
+    });
   } catch {
     return Object.assign(new Error(detail), { status: batch.status, code: batch.code, detail, errors });
   }
@@ -194,12 +202,17 @@ function refusedItems(err: ProblemLike, size: number): Map<number, ProblemLike['
  * @example
  * const outcomes = await uploadInBatches(items, { createBatch: (b) => client.results.createMany(b), createOne: ... }, {});
  */
-export async function uploadInBatches<I>(items: readonly I[], sender: BatchSender<I>, options: BatchUploadOptions = {}): Promise<BatchUploadOutcome[]> {
+export async function uploadInBatches<I>(
+  items: readonly I[],
+  sender: BatchSender<I>,
+  options: BatchUploadOptions = {},
+): Promise<BatchUploadOutcome[]> {
   const concurrency = options.concurrency ?? DEFAULT_BATCH_CONCURRENCY;
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const maxBytes = options.maxBatchBytes ?? DEFAULT_BATCH_BYTES;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError('concurrency must be a positive integer');
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_ITEMS) throw new TypeError(`batchSize must be an integer from 1 to ${MAX_BATCH_ITEMS}`);
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_ITEMS)
+    throw new TypeError(`batchSize must be an integer from 1 to ${MAX_BATCH_ITEMS}`);
   if (!(maxBytes > 0)) throw new TypeError('maxBatchBytes must be a positive number');
 
   // Batches of consecutive items, cut by count and by the size of their JSON.
@@ -264,13 +277,15 @@ export async function uploadInBatches<I>(items: readonly I[], sender: BatchSende
           pending = pending.slice(half);
           continue;
         }
-        const refused = isProblem(error) && (error.status === 422 || error.status === 404) ? refusedItems(error, pending.length) : new Map();
+        const refused =
+          isProblem(error) && (error.status === 422 || error.status === 404) ? refusedItems(error, pending.length) : new Map();
         if (refused.size === 0) {
           for (const index of pending) finish({ index, ok: false, error });
           return progress();
         }
         // Nothing was stored: the refused items fail, the others go again in a smaller batch.
-        for (const [k, details] of refused) finish({ index: pending[k]!, ok: false, error: itemError(error as ProblemLike & Error, k, details) });
+        for (const [k, details] of refused)
+          finish({ index: pending[k]!, ok: false, error: itemError(error as ProblemLike & Error, k, details) });
         progress();
         pending = pending.filter((_, k) => !refused.has(k));
       }

@@ -13,7 +13,13 @@ const ids: Record<string, string> = {};
 let tags: string[] = [];
 
 const SAMPLES = {
-  epyc: { machine: { cpu: { count: 64, model: 'AMD EPYC 7742' } }, city: 'Zürich 北京 🚀', note: 'a+b & c%20d=é', gpu: false, result: { score: 10.5 } },
+  epyc: {
+    machine: { cpu: { count: 64, model: 'AMD EPYC 7742' } },
+    city: 'Zürich 北京 🚀',
+    note: 'a+b & c%20d=é',
+    gpu: false,
+    result: { score: 10.5 },
+  },
   xeon: { machine: { cpu: { count: 4, model: 'Intel Xeon' } }, city: 'Berlin', note: 'plain', gpu: true, result: { score: 2 } },
   tiny: { machine: { cpu: { count: 1, model: 'ARM' } }, city: 'Oslo', note: 'a b', gpu: false, result: { score: -3 } },
 };
@@ -30,7 +36,12 @@ test.before(async () => {
   let hour = 10;
   for (const [name, json] of Object.entries(SAMPLES)) {
     const r = await admin.results.create(
-      { benchmark_id: benchmark.id, flavor_id: flavor.id, execution_datetime: `2025-01-01T${hour++}:00:00Z`, tags_ids: name === 'epyc' ? tags : [tags[0]!] },
+      {
+        benchmark_id: benchmark.id,
+        flavor_id: flavor.id,
+        execution_datetime: `2025-01-01T${hour++}:00:00Z`,
+        tags_ids: name === 'epyc' ? tags : [tags[0]!],
+      },
       json,
     );
     ids[name] = r.id;
@@ -72,15 +83,30 @@ test('where(): numbers, booleans and awkward strings are written as is', () => {
 });
 
 test('where(): refuses an empty path, an empty segment, whitespace, non-finite numbers and empty strings', () => {
-  assert.throws(() => where(''), (e: unknown) => e instanceof TypeError && /non-empty dotted path/.test(e.message));
-  assert.throws(() => where('a..b'), (e: unknown) => e instanceof TypeError && /empty segment/.test(e.message));
+  assert.throws(
+    () => where(''),
+    (e: unknown) => e instanceof TypeError && /non-empty dotted path/.test(e.message),
+  );
+  assert.throws(
+    () => where('a..b'),
+    (e: unknown) => e instanceof TypeError && /empty segment/.test(e.message),
+  );
   assert.throws(() => where('.a'), /empty segment/);
   assert.throws(() => where('a.'), /empty segment/);
-  assert.throws(() => where('a b'), (e: unknown) => e instanceof TypeError && /whitespace/.test(e.message));
+  assert.throws(
+    () => where('a b'),
+    (e: unknown) => e instanceof TypeError && /whitespace/.test(e.message),
+  );
   assert.throws(() => where('a\tb'), /whitespace/);
-  assert.throws(() => where('a').gt(Number.NaN), (e: unknown) => e instanceof TypeError && /finite number/.test(e.message));
+  assert.throws(
+    () => where('a').gt(Number.NaN),
+    (e: unknown) => e instanceof TypeError && /finite number/.test(e.message),
+  );
   assert.throws(() => where('a').gt(Number.POSITIVE_INFINITY), /finite number/);
-  assert.throws(() => where('a').eq(''), (e: unknown) => e instanceof TypeError && /empty string/.test(e.message));
+  assert.throws(
+    () => where('a').eq(''),
+    (e: unknown) => e instanceof TypeError && /empty string/.test(e.message),
+  );
   assert.throws(() => where('a').eq('   '), /empty string/);
   // Values from untyped code: neither an object nor an unknown operator gets through.
   assert.throws(() => where('a').eq({} as never), /number, a boolean or a string/);
@@ -114,10 +140,7 @@ test('encodeQuery(): arrays repeat the key, + is %2B, space is %20, & % = and un
   assert.is(encodeQuery({ a: undefined, b: null }), '');
   assert.is(encodeQuery({ sort_by: '+execution_datetime,-json.x' }), '?sort_by=%2Bexecution_datetime%2C-json.x');
   assert.is(encodeQuery({ tags_ids: ['a', 'b'], page: 2, flag: true }), '?tags_ids=a&tags_ids=b&page=2&flag=true');
-  assert.is(
-    encodeQuery({ filters: [where('q').eq('a+b & c%d=é')] }),
-    '?filters=q%20%3D%3D%20a%2Bb%20%26%20c%25d%3D%C3%A9',
-  );
+  assert.is(encodeQuery({ filters: [where('q').eq('a+b & c%d=é')] }), '?filters=q%20%3D%3D%20a%2Bb%20%26%20c%25d%3D%C3%A9');
 });
 
 test('expandPath(): path parameters are URI-encoded, the :verb suffix stays literal', () => {
@@ -152,11 +175,21 @@ test('GET /results: awkward text values (spaces, unicode, +, &, %, =) round-trip
 test('the wire: sort_by sends + as %2B, arrays repeat the key, and the real server honours both', async () => {
   const before = wire.seen.length;
   const asc_ = await reader.results.list({ sort_by: [asc('json.result.score')] }).toArray({ max: 10 });
-  assert.equal(asc_.map((r) => r.id), [ids.tiny, ids.xeon, ids.epyc]);
+  assert.equal(
+    asc_.map((r) => r.id),
+    [ids.tiny, ids.xeon, ids.epyc],
+  );
   const desc_ = await reader.results.list({ sort_by: [desc('json.machine.cpu.count'), asc('id')] }).toArray({ max: 10 });
-  assert.equal(desc_.map((r) => r.id), [ids.epyc, ids.xeon, ids.tiny]);
+  assert.equal(
+    desc_.map((r) => r.id),
+    [ids.epyc, ids.xeon, ids.tiny],
+  );
   const both = await reader.results.list({ tags_ids: tags }).toArray({ max: 10 });
-  assert.equal(both.map((r) => r.id), [ids.epyc], 'several tags_ids: results carrying all of them');
+  assert.equal(
+    both.map((r) => r.id),
+    [ids.epyc],
+    'several tags_ids: results carrying all of them',
+  );
   const urls = wire.seen.slice(before).map((s) => s.url);
   assert.match(urls[0]!, /[?&]sort_by=%2Bjson\.result\.score(&|$)/);
   assert.not.match(urls[0]!, /sort_by=\+/);
@@ -167,7 +200,10 @@ test('the wire: sort_by sends + as %2B, arrays repeat the key, and the real serv
 test('the wire: search terms are repeated and a string sort_by is encoded the same way', async () => {
   const before = wire.seen.length;
   const found = await reader.results.search({ terms: ['builders', 'b-two'], sort_by: '-execution_datetime' }).toArray({ max: 10 });
-  assert.equal(found.map((r) => r.id), [ids.epyc]);
+  assert.equal(
+    found.map((r) => r.id),
+    [ids.epyc],
+  );
   const sites = await reader.sites.list({ sort_by: '+name' });
   assert.is(sites.items[0]!.name, 'Builders site');
   const urls = wire.seen.slice(before).map((s) => s.url);

@@ -49,14 +49,21 @@ test('GET /benchmarks: list() is the first page and iterates every item across p
 
   const seen: string[] = [];
   for await (const b of request) seen.push(b.id);
-  assert.equal(seen, created.map((b) => b.id), 'every benchmark once, in order');
+  assert.equal(
+    seen,
+    created.map((b) => b.id),
+    'every benchmark once, in order',
+  );
 
   const pages = [];
   for await (const page of anonymous.benchmarks.list({ per_page: 2 }).pages()) pages.push(page.items.length);
   assert.equal(pages, [2, 2, 1]);
 
   const reversed = await anonymous.benchmarks.list({ per_page: 2, sort_by: [desc('container_image')] }).toArray({ max: 100 });
-  assert.equal(reversed.map((b) => b.id), created.map((b) => b.id).reverse());
+  assert.equal(
+    reversed.map((b) => b.id),
+    created.map((b) => b.id).reverse(),
+  );
 
   const three = await anonymous.benchmarks.list({ per_page: 2 }).toArray({ max: 3 });
   assert.is(three.length, 3);
@@ -64,21 +71,36 @@ test('GET /benchmarks: list() is the first page and iterates every item across p
     .list()
     // @ts-expect-error max is required
     .toArray({})
-    .then(() => assert.unreachable('no bound'), (err: Error) => assert.instance(err, TypeError));
+    .then(
+      () => assert.unreachable('no bound'),
+      (err: Error) => assert.instance(err, TypeError),
+    );
 
   const fromPage2: string[] = [];
   for await (const b of anonymous.benchmarks.list({ per_page: 2, page: 2, sort_by: '+container_image' })) fromPage2.push(b.id);
-  assert.equal(fromPage2, created.slice(2).map((b) => b.id), 'iteration starts at the page asked for');
+  assert.equal(
+    fromPage2,
+    created.slice(2).map((b) => b.id),
+    'iteration starts at the page asked for',
+  );
 });
 
 test('benchmarks: a user upload is on review until approved; get, update, search, approve, reject, delete', async () => {
-  const b = await user.benchmarks.create({ container_image: 'ghcr.io/sdk-test/review', container_tag: '2.0', json_schema: {}, description: 'needle in haystack' });
+  const b = await user.benchmarks.create({
+    container_image: 'ghcr.io/sdk-test/review',
+    container_tag: '2.0',
+    json_schema: {},
+    description: 'needle in haystack',
+  });
   assert.is(b.status, 'on_review');
   assert.is(b.name, 'ghcr.io/sdk-test/review:2.0');
   const approvedIds = (await anonymous.benchmarks.list().toArray({ max: 100 })).map((x) => x.id);
   assert.not.ok(approvedIds.includes(b.id));
   const onReview = await anonymous.benchmarks.list({ status: 'on_review' }).toArray({ max: 100 });
-  assert.equal(onReview.map((x) => x.id), [b.id]);
+  assert.equal(
+    onReview.map((x) => x.id),
+    [b.id],
+  );
   assert.equal(await anonymous.benchmarks.get(b.id), b);
 
   await rejects(() => user.benchmarks.approve(b.id), PermissionError);
@@ -97,7 +119,10 @@ test('benchmarks: a user upload is on review until approved; get, update, search
   assert.is(updated.url, 'https://example.org/docs');
 
   const found = await anonymous.benchmarks.search({ terms: ['UPDATED', 'description'] }).toArray({ max: 10 });
-  assert.equal(found.map((x) => x.id), [b.id]);
+  assert.equal(
+    found.map((x) => x.id),
+    [b.id],
+  );
 
   const rejected = await user.benchmarks.create({ container_image: 'ghcr.io/sdk-test/rejected', container_tag: '1', json_schema: {} });
   await admin.benchmarks.reject(rejected.id);
@@ -120,7 +145,10 @@ test('benchmarks: duplicate → ConflictError DUPLICATE; invalid body → Valida
     ValidationError,
   );
   assert.is(invalid.status, 422);
-  assert.ok(invalid.errors.some((e) => e.in === 'body' && e.path.includes('container_image')), JSON.stringify(invalid.errors));
+  assert.ok(
+    invalid.errors.some((e) => e.in === 'body' && e.path.includes('container_image')),
+    JSON.stringify(invalid.errors),
+  );
 });
 
 test('404 for an unknown id and for a malformed one: NotFoundError', async () => {
@@ -131,7 +159,10 @@ test('404 for an unknown id and for a malformed one: NotFoundError', async () =>
 test('422 for an out-of-range query value: ValidationError with errors', async () => {
   const err = await rejects(() => anonymous.benchmarks.list({ per_page: 1000 }).then((p) => p), ValidationError);
   assert.is(err.code, 'INVALID_QUERY');
-  assert.ok(err.errors.some((e) => e.in === 'query' && /per_page/.test(e.path)), JSON.stringify(err.errors));
+  assert.ok(
+    err.errors.some((e) => e.in === 'query' && /per_page/.test(e.path)),
+    JSON.stringify(err.errors),
+  );
   // An unknown parameter, through the untyped core (the typed namespaces cannot send one).
   const unknown = await rejects(() => anonymous.core.invoke('listSites', { query: { filter: 'x' } }), ValidationError);
   assert.is(unknown.code, 'INVALID_QUERY');
@@ -146,7 +177,10 @@ test('sites and flavors: every verb; flavors are listed under their site', async
   assert.is(small.site_id, site.id);
   assert.is(large.status, 'on_review');
 
-  assert.equal((await anonymous.flavors.list(site.id).toArray({ max: 10 })).map((f) => f.name), ['small']);
+  assert.equal(
+    (await anonymous.flavors.list(site.id).toArray({ max: 10 })).map((f) => f.name),
+    ['small'],
+  );
   assert.equal(
     (await anonymous.flavors.list(site.id, { status: 'on_review' }).toArray({ max: 10 })).map((f) => f.name),
     ['large'],
@@ -156,7 +190,10 @@ test('sites and flavors: every verb; flavors are listed under their site', async
     (await anonymous.flavors.list(site.id, { sort_by: [desc('name')] }).toArray({ max: 10 })).map((f) => f.name),
     ['small', 'large'],
   );
-  assert.equal((await anonymous.flavors.search(site.id, { terms: ['64'] }).toArray({ max: 10 })).map((f) => f.id), [large.id]);
+  assert.equal(
+    (await anonymous.flavors.search(site.id, { terms: ['64'] }).toArray({ max: 10 })).map((f) => f.id),
+    [large.id],
+  );
   assert.equal(await anonymous.flavors.get(small.id), small);
   assert.equal(await anonymous.flavors.site(small.id), site);
   assert.is((await admin.flavors.update(small.id, { name: 'small-2', description: null })).name, 'small-2');
@@ -169,7 +206,10 @@ test('sites and flavors: every verb; flavors are listed under their site', async
   await rejects(() => anonymous.flavors.list('00000000-0000-4000-8000-000000000000').then((p) => p), NotFoundError);
 
   const other = await user.sites.create({ name: 'SDK Other', address: 'Elsewhere 2' });
-  assert.equal((await anonymous.sites.search({ terms: ['elsewhere'], status: 'on_review' }).toArray({ max: 10 })).map((s) => s.id), [other.id]);
+  assert.equal(
+    (await anonymous.sites.search({ terms: ['elsewhere'], status: 'on_review' }).toArray({ max: 10 })).map((s) => s.id),
+    [other.id],
+  );
   await admin.sites.approve(other.id);
   assert.is((await admin.sites.update(other.id, { name: 'SDK Other', address: 'Moved 3' })).address, 'Moved 3');
   const referenced = await rejects(() => admin.sites.delete(site.id), ConflictError);
@@ -185,8 +225,14 @@ test('tags: every verb', async () => {
   const tag = await user.tags.create({ name: 'sdk-gpu', description: 'uses a GPU' });
   assert.is(tag.status, 'on_review');
   await admin.tags.approve(tag.id);
-  assert.equal((await anonymous.tags.list({ name: 'sdk-gpu' }).toArray({ max: 10 })).map((x) => x.id), [tag.id]);
-  assert.equal((await anonymous.tags.search({ terms: ['GPU'] }).toArray({ max: 10 })).map((x) => x.id), [tag.id]);
+  assert.equal(
+    (await anonymous.tags.list({ name: 'sdk-gpu' }).toArray({ max: 10 })).map((x) => x.id),
+    [tag.id],
+  );
+  assert.equal(
+    (await anonymous.tags.search({ terms: ['GPU'] }).toArray({ max: 10 })).map((x) => x.id),
+    [tag.id],
+  );
   assert.is((await admin.tags.update(tag.id, { name: 'sdk-gpu', description: 'a GPU node' })).description, 'a GPU node');
   assert.is((await anonymous.tags.get(tag.id)).description, 'a GPU node');
   const spam = await user.tags.create({ name: 'sdk-spam' });
@@ -208,7 +254,10 @@ test('users: list, search, remove and restore, for administrators', async () => 
   assert.is(listed.length, 1);
   assert.is(listed[0]!.email, 'cat-removable@test.example');
   const found = await admin.users.search({ terms: ['cat-removable'] }).toArray({ max: 10 });
-  assert.equal(found.map((u) => u.sub), ['cat-removable']);
+  assert.equal(
+    found.map((u) => u.sub),
+    ['cat-removable'],
+  );
   assert.is(await admin.users.remove({ sub: 'cat-removable' }), undefined);
   const after = await admin.users.list({ sub: 'cat-removable' }).toArray({ max: 10 });
   assert.is(after[0]!.removed, true);
@@ -239,7 +288,10 @@ test('PUT and DELETE are retried on a real 503; the retried call reaches the rea
     const body = { container_image: 'ghcr.io/sdk-test/retry', container_tag: '1', json_schema: {}, description: 'retried' };
     assert.is((await c.benchmarks.update(b.id, body)).description, 'retried');
     await c.benchmarks.delete(b.id);
-    assert.equal(flaky.seen.map((s) => s.method), ['PUT', 'PUT', 'DELETE', 'DELETE']);
+    assert.equal(
+      flaky.seen.map((s) => s.method),
+      ['PUT', 'PUT', 'DELETE', 'DELETE'],
+    );
     await rejects(() => anonymous.benchmarks.get(b.id), NotFoundError);
     await c.close();
   } finally {

@@ -202,7 +202,7 @@ test('a server that never answers: TimeoutError after timeoutMs, not retried', a
   }
 });
 
-test('a caller abort: rejects with the caller\'s reason, not a TimeoutError', async () => {
+test("a caller abort: rejects with the caller's reason, not a TimeoutError", async () => {
   const silent = await listen(() => {});
   try {
     const controller = new AbortController();
@@ -230,7 +230,10 @@ test('GET retried on a real 503 with Retry-After, then answered by the real serv
     const c = createClient({ baseUrl: flaky.url });
     const health = await c.health();
     assert.is(health.status, 'ok');
-    assert.equal(flaky.seen.map((s) => s.url), ['/api/v1/health', '/api/v1/health', '/api/v1/health']);
+    assert.equal(
+      flaky.seen.map((s) => s.url),
+      ['/api/v1/health', '/api/v1/health', '/api/v1/health'],
+    );
     await c.close();
   } finally {
     await flaky.close();
@@ -329,7 +332,17 @@ test('headers: accept JSON, User-Agent with the SDK version, Authorization only 
 
 test('every operation of the contract is reachable through a namespace method', async () => {
   const sent: string[] = [];
-  const emptyPage = { items: [], has_next: false, has_prev: false, next_num: null, prev_num: null, page: 1, pages: 0, per_page: 100, total: 0 };
+  const emptyPage = {
+    items: [],
+    has_next: false,
+    has_prev: false,
+    next_num: null,
+    prev_num: null,
+    page: 1,
+    pages: 0,
+    per_page: 100,
+    total: 0,
+  };
   // A transport that records what would be sent: this checks the SDK's mapping, not the server.
   const c = createClient({
     baseUrl: 'http://sdk.invalid',
@@ -342,40 +355,92 @@ test('every operation of the contract is reachable through a namespace method', 
   const id = 'ID';
   const meta = { benchmark_id: id, flavor_id: id, execution_datetime: '2025-01-01T00:00:00Z' };
   const calls: (() => PromiseLike<unknown>)[] = [
-    c.health, c.ready, c.spec, c.authConfig,
-    c.self.register, c.self.upsert, c.self.get, c.self.update, c.self.tryAdmin, () => c.self.results(), () => c.self.claims(),
+    c.health,
+    c.ready,
+    c.spec,
+    c.authConfig,
+    c.self.register,
+    c.self.upsert,
+    c.self.get,
+    c.self.update,
+    c.self.tryAdmin,
+    () => c.self.results(),
+    () => c.self.claims(),
     ...(['benchmarks', 'sites', 'tags'] as const).flatMap((ns) => [
-      () => c[ns].list(), () => c[ns].search(), () => c[ns].get(id), () => c[ns].create({} as never),
-      () => c[ns].update(id, {} as never), () => c[ns].delete(id), () => c[ns].approve(id), () => c[ns].reject(id),
+      () => c[ns].list(),
+      () => c[ns].search(),
+      () => c[ns].get(id),
+      () => c[ns].create({} as never),
+      () => c[ns].update(id, {} as never),
+      () => c[ns].delete(id),
+      () => c[ns].approve(id),
+      () => c[ns].reject(id),
     ]),
-    () => c.flavors.list(id), () => c.flavors.search(id), () => c.flavors.create(id, { name: 'x' }), () => c.flavors.get(id),
-    () => c.flavors.update(id, { name: 'x' }), () => c.flavors.delete(id), () => c.flavors.site(id),
-    () => c.flavors.approve(id), () => c.flavors.reject(id),
-    () => c.results.list(), () => c.results.search(), () => c.results.get(id), () => c.results.create(meta, {}), () => c.results.createMany([{ ...meta, json: {} }]),
-    () => c.results.delete(id), () => c.results.setTags(id, []), () => c.results.claim(id, 'm'), () => c.results.claims(id),
-    () => c.results.uploader(id), () => c.results.compare({ benchmark_id: id, metric: 'json.score' }),
-    () => c.claims.list(), () => c.claims.get(id), () => c.claims.approve(id), () => c.claims.reject(id), () => c.claims.delete(id),
+    () => c.flavors.list(id),
+    () => c.flavors.search(id),
+    () => c.flavors.create(id, { name: 'x' }),
+    () => c.flavors.get(id),
+    () => c.flavors.update(id, { name: 'x' }),
+    () => c.flavors.delete(id),
+    () => c.flavors.site(id),
+    () => c.flavors.approve(id),
+    () => c.flavors.reject(id),
+    () => c.results.list(),
+    () => c.results.search(),
+    () => c.results.get(id),
+    () => c.results.create(meta, {}),
+    () => c.results.createMany([{ ...meta, json: {} }]),
+    () => c.results.delete(id),
+    () => c.results.setTags(id, []),
+    () => c.results.claim(id, 'm'),
+    () => c.results.claims(id),
+    () => c.results.uploader(id),
+    () => c.results.compare({ benchmark_id: id, metric: 'json.score' }),
+    () => c.claims.list(),
+    () => c.claims.get(id),
+    () => c.claims.approve(id),
+    () => c.claims.reject(id),
+    () => c.claims.delete(id),
     () => c.claims.rejectMany([id]),
-    () => c.submissions.list(), () => c.users.list(), () => c.users.search(), () => c.users.remove({ sub: 'x' }), () => c.users.restore({ sub: 'x' }),
+    () => c.submissions.list(),
+    () => c.users.list(),
+    () => c.users.search(),
+    () => c.users.remove({ sub: 'x' }),
+    () => c.users.restore({ sub: 'x' }),
   ];
   for (const call of calls) await call();
   const reached = new Set<string | undefined>(
-    sent.map((line) =>
-      Object.values(operations).find((def) => {
-        const pattern = '/api/v1' + def.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/:]+');
-        return new RegExp(`^${def.method} ${pattern}$`).test(line);
-      })?.operationId,
+    sent.map(
+      (line) =>
+        Object.values(operations).find((def) => {
+          const pattern = '/api/v1' + def.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/:]+');
+          return new RegExp(`^${def.method} ${pattern}$`).test(line);
+        })?.operationId,
     ),
   );
-  assert.equal(Object.keys(operations).filter((k) => !reached.has(k)), [], 'operations without a namespace method');
+  assert.equal(
+    Object.keys(operations).filter((k) => !reached.has(k)),
+    [],
+    'operations without a namespace method',
+  );
 });
 
 test('errorFromResponse: one subclass per status family', () => {
   const request = { method: 'GET', url: 'http://x/api/v1/y' };
   const cases: [number, new (...a: never[]) => ApiError][] = [
-    [400, ValidationError], [413, ValidationError], [415, ValidationError], [422, ValidationError],
-    [401, AuthenticationError], [403, PermissionError], [404, NotFoundError], [405, NotFoundError],
-    [409, ConflictError], [429, RateLimitError], [500, ServerError], [502, ServerError], [503, ServerError],
+    [400, ValidationError],
+    [413, ValidationError],
+    [415, ValidationError],
+    [422, ValidationError],
+    [401, AuthenticationError],
+    [403, PermissionError],
+    [404, NotFoundError],
+    [405, NotFoundError],
+    [409, ConflictError],
+    [429, RateLimitError],
+    [500, ServerError],
+    [502, ServerError],
+    [503, ServerError],
   ];
   for (const [status, type] of cases) {
     const err = errorFromResponse({ status, body: { code: 'X', detail: 'd', title: 't', type: 'urn:x' }, headers: {}, request });

@@ -17,7 +17,8 @@ test.before(async () => {
   admin = createClient({ baseUrl: t.url, token: await t.admin('cmp-admin') });
   anonymous = createClient({ baseUrl: t.url });
   const schema = { type: 'object', properties: { seconds: { type: 'number', 'x-better': 'lower' }, cores: { type: 'integer' } } };
-  benchmark_id = (await admin.benchmarks.create({ container_image: 'ghcr.io/sdk-test/compare', container_tag: '1', json_schema: schema })).id;
+  benchmark_id = (await admin.benchmarks.create({ container_image: 'ghcr.io/sdk-test/compare', container_tag: '1', json_schema: schema }))
+    .id;
   const site = await admin.sites.create({ name: 'Compare site', address: 'x' });
   fast = (await admin.flavors.create(site.id, { name: 'fast', price_per_hour: 0.5, currency: 'EUR' })).id;
   slow = (await admin.flavors.create(site.id, { name: 'slow' })).id;
@@ -42,10 +43,24 @@ test('flavors: price_per_hour and currency through the SDK, null when unset', as
 test('results.compare: typed groups, lower is better from x-better, filters from where()', async () => {
   const answer = await anonymous.results.compare({ benchmark_id, metric: 'json.seconds' });
   assert.is(answer.better, 'lower');
-  assert.equal(answer.groups.map((g) => [g.flavor?.name, g.rank, g.n, g.median]), [['fast', 1, 6, 13.5], ['slow', 2, 6, 103.5]]);
+  assert.equal(
+    answer.groups.map((g) => [g.flavor?.name, g.rank, g.n, g.median]),
+    [
+      ['fast', 1, 6, 13.5],
+      ['slow', 2, 6, 103.5],
+    ],
+  );
   assert.equal(answer.groups[0]!.per_price, { median: 6.75, median_ci: [5.5, 8] }); // n = 6: [x(1), x(6)] × 0.5
-  const filtered = await anonymous.results.compare({ benchmark_id, metric: 'json.seconds', filters: [where('cores').gte(8)], better: 'higher' });
-  assert.equal(filtered.groups.map((g) => g.flavor?.name), ['fast']);
+  const filtered = await anonymous.results.compare({
+    benchmark_id,
+    metric: 'json.seconds',
+    filters: [where('cores').gte(8)],
+    better: 'higher',
+  });
+  assert.equal(
+    filtered.groups.map((g) => g.flavor?.name),
+    ['fast'],
+  );
   assert.is(filtered.better, 'higher');
 });
 
@@ -65,7 +80,10 @@ test('results.compareCsv and compareSvg: the text of each format', async () => {
 test('results.compare: ValidationError for a malformed metric, NotFoundError for an unknown benchmark', async () => {
   const bad = await rejects(() => anonymous.results.compare({ benchmark_id, metric: 'seconds' }), ValidationError);
   assert.is(bad.code, 'INVALID_METRIC');
-  await rejects(() => anonymous.results.compare({ benchmark_id: '00000000-0000-4000-8000-000000000000', metric: 'json.seconds' }), NotFoundError);
+  await rejects(
+    () => anonymous.results.compare({ benchmark_id: '00000000-0000-4000-8000-000000000000', metric: 'json.seconds' }),
+    NotFoundError,
+  );
 });
 
 test.run();

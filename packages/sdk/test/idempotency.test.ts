@@ -22,7 +22,9 @@ test.before(async () => {
   token = await t.user('idem-uploader');
   const admin = createClient({ baseUrl: t.url, token: adminToken });
   anonymous = createClient({ baseUrl: t.url });
-  benchmark_id = (await admin.benchmarks.create({ container_image: 'ghcr.io/sdk-test/idempotency', container_tag: '1', json_schema: { type: 'object' } })).id;
+  benchmark_id = (
+    await admin.benchmarks.create({ container_image: 'ghcr.io/sdk-test/idempotency', container_tag: '1', json_schema: { type: 'object' } })
+  ).id;
   const site = await admin.sites.create({ name: 'Idempotency site', address: 'x' });
   flavor_id = (await admin.flavors.create(site.id, { name: 'i-flavor' })).id;
   await admin.close();
@@ -132,9 +134,16 @@ test('idempotencyKey: the caller’s own key is sent; calls with it are applied 
   const run = newRun();
   const key = `ci-job-${run}`;
   const first = await client.results.create({ benchmark_id, flavor_id, execution_datetime: at }, { run }, { idempotencyKey: key });
-  const second = await client.call('createResult', { query: { benchmark_id, flavor_id, execution_datetime: at }, body: { run }, idempotencyKey: key });
+  const second = await client.call('createResult', {
+    query: { benchmark_id, flavor_id, execution_datetime: at },
+    body: { run },
+    idempotencyKey: key,
+  });
   assert.is(second.id, first.id);
-  assert.equal(sent.filter((s) => s.method === 'POST').map((s) => s.key), [key, key]);
+  assert.equal(
+    sent.filter((s) => s.method === 'POST').map((s) => s.key),
+    [key, key],
+  );
   assert.is(await stored(run), 1);
   const err = await rejects(
     () => client.results.create({ benchmark_id, flavor_id, execution_datetime: at }, { run, other: true }, { idempotencyKey: key }),
@@ -150,7 +159,10 @@ test('POSTs without a key (registration, approval) are still not retried after a
   const { fetch, sent } = lossy(gatewayError(503));
   const client = createClient({ baseUrl: t.url, token: await t.token('idem-newcomer'), fetch });
   await rejects(() => client.self.register(), ServerError);
-  assert.equal(sent.map((s) => [s.method, s.key]), [['POST', undefined]]);
+  assert.equal(
+    sent.map((s) => [s.method, s.key]),
+    [['POST', undefined]],
+  );
 });
 
 test('results.uploadInBatches with a content key: a lost batch answer is retried; running the same upload again stores nothing twice', async () => {
@@ -165,7 +177,10 @@ test('results.uploadInBatches with a content key: a lost batch answer is retried
   const { fetch, sent } = lossy(connectionLost);
   const client = createClient({ baseUrl: t.url, token, fetch });
   const first = await client.results.uploadInBatches(items, { batchSize: 3, concurrency: 1, idempotencyKey });
-  assert.ok(first.every((o) => o.ok), JSON.stringify(first));
+  assert.ok(
+    first.every((o) => o.ok),
+    JSON.stringify(first),
+  );
   assert.is(keys.length, 3, 'one key per batch');
   assert.is(sent.filter((s) => s.method === 'POST').length, 4, 'three batches, the first one sent twice');
   assert.is(await stored(run), 7);
@@ -178,7 +193,10 @@ test('results.uploadInBatches with a content key: a lost batch answer is retried
     // One by one (POST /results), keyed per item.
     const single = await rerun.results.uploadMany(items.slice(0, 2), { idempotencyKey });
     const singleAgain = await rerun.results.uploadMany(items.slice(0, 2), { idempotencyKey });
-    assert.equal(singleAgain.map((o) => o.ok && o.result.id), single.map((o) => o.ok && o.result.id));
+    assert.equal(
+      singleAgain.map((o) => o.ok && o.result.id),
+      single.map((o) => o.ok && o.result.id),
+    );
     assert.is(await stored(run), 9);
   } finally {
     await rerun.close();

@@ -40,7 +40,8 @@ test.before(async () => {
   alice = createClient({ baseUrl: t.url, token: await t.user('res-alice') });
   bob = createClient({ baseUrl: t.url, token: await t.user('res-bob') });
   anonymous = createClient({ baseUrl: t.url });
-  benchmark_id = (await admin.benchmarks.create({ container_image: 'ghcr.io/sdk-test/results', container_tag: '1', json_schema: SCHEMA })).id;
+  benchmark_id = (await admin.benchmarks.create({ container_image: 'ghcr.io/sdk-test/results', container_tag: '1', json_schema: SCHEMA }))
+    .id;
   const site = await admin.sites.create({ name: 'Results site', address: 'x' });
   site_id = site.id;
   flavor_id = (await admin.flavors.create(site.id, { name: 'r-flavor' })).id;
@@ -54,11 +55,17 @@ test.after(async () => {
 const at = (minute: number) => `2025-02-01T10:${String(minute).padStart(2, '0')}:00Z`;
 
 test('POST /results then GET /results/{id}: the created result with its embedded catalogue', async () => {
-  const created = await alice.results.create({ benchmark_id, flavor_id, execution_datetime: at(0), tags_ids: [gpu] }, { score: 1.5, cpu: 8 });
+  const created = await alice.results.create(
+    { benchmark_id, flavor_id, execution_datetime: at(0), tags_ids: [gpu] },
+    { score: 1.5, cpu: 8 },
+  );
   assert.is(created.benchmark.id, benchmark_id);
   assert.is(created.site.id, site_id);
   assert.is(created.flavor.id, flavor_id);
-  assert.equal(created.tags.map((x) => x.id), [gpu]);
+  assert.equal(
+    created.tags.map((x) => x.id),
+    [gpu],
+  );
   assert.equal(created.json, { score: 1.5, cpu: 8 });
   assert.is(created.execution_datetime, '2025-02-01T10:00:00.000');
   assert.is(created.hidden, false);
@@ -76,7 +83,8 @@ test('POST /results: a body against the schema → ValidationError SCHEMA_VIOLAT
   assert.ok(err.errors.every((e) => e.in === 'json'));
   await rejects(() => anonymous.results.create({ benchmark_id, flavor_id, execution_datetime: at(1) }, { score: 1 }), Error);
   await rejects(
-    () => alice.results.create({ benchmark_id: '00000000-0000-4000-8000-000000000000', flavor_id, execution_datetime: at(1) }, { score: 1 }),
+    () =>
+      alice.results.create({ benchmark_id: '00000000-0000-4000-8000-000000000000', flavor_id, execution_datetime: at(1) }, { score: 1 }),
     NotFoundError,
   );
 });
@@ -86,7 +94,12 @@ test('GET /results: iteration across pages of 2 yields every result once, in ord
   for (let i = 0; i < 7; i++) {
     mine.push((await bob.results.create({ benchmark_id, flavor_id, execution_datetime: at(20 + i) }, { score: i, cpu: 1 + i })).id);
   }
-  const request = anonymous.results.list({ benchmark_id, per_page: 2, sort_by: [asc('execution_datetime')], filters: [where('cpu').gte(1)] });
+  const request = anonymous.results.list({
+    benchmark_id,
+    per_page: 2,
+    sort_by: [asc('execution_datetime')],
+    filters: [where('cpu').gte(1)],
+  });
   const first = await request;
   assert.is(first.total, 7);
   assert.is(first.pages, 4);
@@ -105,7 +118,10 @@ test('GET /results: iteration across pages of 2 yields every result once, in ord
 test('PUT /results/{id}/tags: setTags by the uploader; others get PermissionError NOT_UPLOADER', async () => {
   const r = await alice.results.create({ benchmark_id, flavor_id, execution_datetime: at(2) }, { score: 2 });
   assert.is(await alice.results.setTags(r.id, [gpu]), undefined);
-  assert.equal((await anonymous.results.get(r.id)).tags.map((x) => x.id), [gpu]);
+  assert.equal(
+    (await anonymous.results.get(r.id)).tags.map((x) => x.id),
+    [gpu],
+  );
   const err = await rejects(() => bob.results.setTags(r.id, []), PermissionError);
   assert.is(err.code, 'NOT_UPLOADER');
   await alice.results.setTags(r.id, []);
@@ -130,9 +146,15 @@ test('claims: claim hides a result; claims(), self.claims(), claims.list/get/app
   assert.is((await anonymous.results.get(r.id)).hidden, true);
   assert.not.ok((await anonymous.results.list({ benchmark_id }).toArray({ max: 100 })).some((x) => x.id === r.id));
 
-  assert.equal((await alice.results.claims(r.id).toArray({ max: 10 })).map((c) => c.id), [claim.id]);
+  assert.equal(
+    (await alice.results.claims(r.id).toArray({ max: 10 })).map((c) => c.id),
+    [claim.id],
+  );
   await rejects(() => anonymous.results.claims(r.id).then((p) => p), Error);
-  assert.equal((await bob.self.claims().toArray({ max: 10 })).map((c) => c.id), [claim.id]);
+  assert.equal(
+    (await bob.self.claims().toArray({ max: 10 })).map((c) => c.id),
+    [claim.id],
+  );
   assert.ok((await admin.claims.list().toArray({ max: 100 })).some((c) => c.id === claim.id));
   assert.equal(await admin.claims.get(claim.id), claim);
   await rejects(() => bob.claims.list().then((p) => p), PermissionError);
@@ -191,8 +213,15 @@ test('results.uploadMany: parallel over reused connections, one outcome per item
       },
     });
     assert.is(outcomes.length, 24);
-    assert.equal(outcomes.map((o) => o.index), items.map((_, i) => i), 'input order');
-    assert.equal(outcomes.filter((o) => !o.ok).map((o) => o.index), [5, 17]);
+    assert.equal(
+      outcomes.map((o) => o.index),
+      items.map((_, i) => i),
+      'input order',
+    );
+    assert.equal(
+      outcomes.filter((o) => !o.ok).map((o) => o.index),
+      [5, 17],
+    );
     for (const o of outcomes) {
       if (o.ok) assert.equal(o.result.json, items[o.index]!.json);
       else assert.instance(o.error, ValidationError);
@@ -223,15 +252,22 @@ test('POST /results:batch: createMany stores all or none; a refused batch is a V
   assert.is(ids.length, 2);
   assert.equal((await alice.results.get(ids[1]!)).json, { score: 41, cpu: 2 });
   const err = await rejects(
-    () => alice.results.createMany([
-      { benchmark_id, flavor_id, execution_datetime: at(42), json: { score: 42 } },
-      { benchmark_id, flavor_id, execution_datetime: at(43), json: { cpu: 0 } },
-    ]),
+    () =>
+      alice.results.createMany([
+        { benchmark_id, flavor_id, execution_datetime: at(42), json: { score: 42 } },
+        { benchmark_id, flavor_id, execution_datetime: at(43), json: { cpu: 0 } },
+      ]),
     ValidationError,
   );
   assert.is(err.code, 'BATCH_REFUSED');
-  assert.ok(err.errors.some((e) => e.path === '/items/1/json/score'), JSON.stringify(err.errors));
-  assert.ok(err.errors.some((e) => e.path === '/items/1/json/cpu'), JSON.stringify(err.errors));
+  assert.ok(
+    err.errors.some((e) => e.path === '/items/1/json/score'),
+    JSON.stringify(err.errors),
+  );
+  assert.ok(
+    err.errors.some((e) => e.path === '/items/1/json/cpu'),
+    JSON.stringify(err.errors),
+  );
 });
 
 test('results.uploadInBatches: batches in order; a refused batch reports its bad items with their own details and resends the others', async () => {
@@ -248,22 +284,51 @@ test('results.uploadInBatches: batches in order; a refused batch reports its bad
     }));
     const progress: UploadProgress[] = [];
     const outcomes = await uploader.results.uploadInBatches(items, { batchSize: 10, concurrency: 2, onProgress: (p) => progress.push(p) });
-    assert.equal(outcomes.map((o) => o.index), items.map((_, i) => i), 'input order');
-    assert.equal(outcomes.filter((o) => !o.ok).map((o) => o.index), [5, 8, 17]);
+    assert.equal(
+      outcomes.map((o) => o.index),
+      items.map((_, i) => i),
+      'input order',
+    );
+    assert.equal(
+      outcomes.filter((o) => !o.ok).map((o) => o.index),
+      [5, 8, 17],
+    );
     const failure = (i: number) => (outcomes[i] as Extract<BatchUploadOutcome, { ok: false }>).error as ValidationError;
     assert.instance(failure(5), ValidationError);
     assert.is(failure(5).code, 'BATCH_REFUSED');
-    assert.equal(failure(5).errors.map((e) => [e.in, e.path]).sort(), [['json', '/cpu'], ['json', '/score']]);
+    assert.equal(
+      failure(5)
+        .errors.map((e) => [e.in, e.path])
+        .sort(),
+      [
+        ['json', '/cpu'],
+        ['json', '/score'],
+      ],
+    );
     assert.match(failure(5).detail, 'does not satisfy the json_schema');
-    assert.equal(failure(8).errors.map((e) => [e.in, e.path]), [['body', 'tags_ids']]);
+    assert.equal(
+      failure(8).errors.map((e) => [e.in, e.path]),
+      [['body', 'tags_ids']],
+    );
     assert.match(failure(8).detail, missingTag);
-    assert.equal(failure(17).errors.map((e) => [e.in, e.path]).sort(), [['json', '/cpu'], ['json', '/score']]);
+    assert.equal(
+      failure(17)
+        .errors.map((e) => [e.in, e.path])
+        .sort(),
+      [
+        ['json', '/cpu'],
+        ['json', '/score'],
+      ],
+    );
     for (const o of outcomes) {
       if (o.ok) assert.equal((await anonymous.results.get(o.id)).json, items[o.index]!.json);
     }
     // Batches 0-9, 10-19, 20-22; the first two refused once each, then sent again without their bad items.
     const posts = recorder.seen.filter((r) => r.method === 'POST');
-    assert.ok(posts.every((r) => r.url === '/api/v1/results:batch'), posts.map((r) => r.url).join(' '));
+    assert.ok(
+      posts.every((r) => r.url === '/api/v1/results:batch'),
+      posts.map((r) => r.url).join(' '),
+    );
     assert.is(posts.length, 5);
     assert.equal(progress.at(-1), { done: 23, total: 23, failed: 3 });
     assert.ok(progress.every((p, i) => i === 0 || p.done >= progress[i - 1]!.done));
@@ -305,7 +370,12 @@ test('results.uploadInBatches: cut by body size, split on 413, one by one agains
     if (req.url === '/api/v1/results:batch') return json(res, 404, { status: 404, code: 'ROUTE_NOT_FOUND', detail: 'no such path' });
     json(res, 201, { id: `single-${(JSON.parse(body) as { score: number }).score}` });
   });
-  const item = (score: number): UploadItem => ({ benchmark_id, flavor_id, execution_datetime: at(0), json: { score, pad: 'x'.repeat(100) } });
+  const item = (score: number): UploadItem => ({
+    benchmark_id,
+    flavor_id,
+    execution_datetime: at(0),
+    json: { score, pad: 'x'.repeat(100) },
+  });
   const items = Array.from({ length: 7 }, (_, i) => item(i));
   const a = createClient({ baseUrl: small.url, token: 'x' });
   const b = createClient({ baseUrl: old.url, token: 'x' });
@@ -321,7 +391,10 @@ test('results.uploadInBatches: cut by body size, split on 413, one by one agains
     assert.equal(sizes, [2, 2, 2, 1], 'batches cut by size, never over the limit');
 
     const singles = await b.results.uploadInBatches(items, { batchSize: 3 });
-    assert.equal(singles.map((o) => (o as { id: string }).id), items.map((_, i) => `single-${i}`));
+    assert.equal(
+      singles.map((o) => (o as { id: string }).id),
+      items.map((_, i) => `single-${i}`),
+    );
     assert.is(old.seen.filter((r) => r.url === '/api/v1/results:batch').length <= 3, true, 'the batch route is given up on');
     assert.is(old.seen.filter((r) => r.url.startsWith('/api/v1/results?')).length, 7);
   } finally {
@@ -336,11 +409,17 @@ test('results.uploadInBatches: an item the body validator refuses (INVALID_BODY)
     { benchmark_id, flavor_id, execution_datetime: at(52), json: { score: 52 } },
   ];
   const outcomes = await alice.results.uploadInBatches(items);
-  assert.equal(outcomes.map((o) => o.ok), [true, false, true]);
+  assert.equal(
+    outcomes.map((o) => o.ok),
+    [true, false, true],
+  );
   const err = (outcomes[1] as Extract<BatchUploadOutcome, { ok: false }>).error as ValidationError;
   assert.instance(err, ValidationError);
   assert.is(err.code, 'INVALID_BODY');
-  assert.equal(err.errors.map((e) => [e.in, e.path]), [['body', 'benchmark_id']]);
+  assert.equal(
+    err.errors.map((e) => [e.in, e.path]),
+    [['body', 'benchmark_id']],
+  );
   assert.is(err.detail, 'benchmark_id must be a UUID');
 });
 

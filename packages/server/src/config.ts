@@ -134,15 +134,44 @@ function parseUrl(value: string, name: string, protocols: string[]): string {
   return value;
 }
 
-export type RawConfig = Partial<Record<
-  | 'host' | 'port' | 'databaseUrl' | 'dataDir' | 'publicUrl' | 'oidcIssuer' | 'oidcAudience' | 'oidcDeviceClientId' | 'adminEntitlement'
-  | 'oidcOpaqueIssuer' | 'maxSchemaBytes' | 'maxSchemaNodes'
-  | 'trustProxy' | 'logLevel' | 'bodyLimit' | 'termsVersion' | 'termsUrl' | 'corsOrigins' | 'rateLimit' | 'totalsCacheSeconds'
-  | 'largeBodyConcurrency' | 'maxOpenClaims' | 'maxMetricIndexes'
-  | 'statementTimeout' | 'dbPoolSize' | 'maxPageDepth' | 'expensiveListConcurrency' | 'readRateLimit'
-  | 'databaseLogLevel' | 'demoSeed' | 'databaseStartTimeout' | 'databaseConnectTimeout' | 'migrationTimeout',
-  string
->> & { demo?: boolean };
+export type RawConfig = Partial<
+  Record<
+    | 'host'
+    | 'port'
+    | 'databaseUrl'
+    | 'dataDir'
+    | 'publicUrl'
+    | 'oidcIssuer'
+    | 'oidcAudience'
+    | 'oidcDeviceClientId'
+    | 'adminEntitlement'
+    | 'oidcOpaqueIssuer'
+    | 'maxSchemaBytes'
+    | 'maxSchemaNodes'
+    | 'trustProxy'
+    | 'logLevel'
+    | 'bodyLimit'
+    | 'termsVersion'
+    | 'termsUrl'
+    | 'corsOrigins'
+    | 'rateLimit'
+    | 'totalsCacheSeconds'
+    | 'largeBodyConcurrency'
+    | 'maxOpenClaims'
+    | 'maxMetricIndexes'
+    | 'statementTimeout'
+    | 'dbPoolSize'
+    | 'maxPageDepth'
+    | 'expensiveListConcurrency'
+    | 'readRateLimit'
+    | 'databaseLogLevel'
+    | 'demoSeed'
+    | 'databaseStartTimeout'
+    | 'databaseConnectTimeout'
+    | 'migrationTimeout',
+    string
+  >
+> & { demo?: boolean };
 
 /** Validates raw option strings; every problem is one clear sentence. */
 export function buildConfig(raw: RawConfig): ServerConfig {
@@ -155,7 +184,8 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     throw new Error(`DATABASE_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not '${raw.databaseLogLevel}'.`);
   }
   const bodyLimitBytes = raw.bodyLimit ? Number(raw.bodyLimit) : DEFAULTS.bodyLimitBytes;
-  if (!Number.isInteger(bodyLimitBytes) || bodyLimitBytes < 1024) throw new Error(`BODY_LIMIT must be a number of bytes >= 1024, not '${raw.bodyLimit}'.`);
+  if (!Number.isInteger(bodyLimitBytes) || bodyLimitBytes < 1024)
+    throw new Error(`BODY_LIMIT must be a number of bytes >= 1024, not '${raw.bodyLimit}'.`);
   const maxSchemaBytes = raw.maxSchemaBytes ? Number(raw.maxSchemaBytes) : DEFAULTS.maxSchemaBytes;
   if (!Number.isInteger(maxSchemaBytes) || maxSchemaBytes < 1024 || maxSchemaBytes > 64 * 1024 * 1024) {
     throw new Error(`MAX_SCHEMA_BYTES must be a number of bytes from 1024 to 67108864, not '${raw.maxSchemaBytes}'.`);
@@ -222,7 +252,9 @@ export function parseDuration(text: string, name: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/i.exec(text);
   const ms = match ? Math.round(Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[(match[2] ?? 'ms').toLowerCase() as 'ms']) : NaN;
   if (!Number.isSafeInteger(ms) || ms > 86_400_000) {
-    throw new Error(`${name} must be a duration such as 15s, 500ms, 2m or 15000 (milliseconds), at most 24h, or 0 for no limit; not '${text}'.`);
+    throw new Error(
+      `${name} must be a duration such as 15s, 500ms, 2m or 15000 (milliseconds), at most 24h, or 0 for no limit; not '${text}'.`,
+    );
   }
   return ms;
 }
@@ -245,7 +277,13 @@ function boundedWork(raw: RawConfig) {
     statementTimeoutMs: parseDuration(raw.statementTimeout || DEFAULTS.statementTimeout, 'STATEMENT_TIMEOUT'),
     dbPoolSize: integerIn(raw.dbPoolSize, DEFAULTS.dbPoolSize, 'DB_POOL_SIZE', 2, 1000),
     maxPageDepth: integerIn(raw.maxPageDepth, DEFAULTS.maxPageDepth, 'MAX_PAGE_DEPTH', 100, 100_000_000),
-    expensiveListConcurrency: integerIn(raw.expensiveListConcurrency, DEFAULTS.expensiveListConcurrency, 'EXPENSIVE_LIST_CONCURRENCY', 1, 1000),
+    expensiveListConcurrency: integerIn(
+      raw.expensiveListConcurrency,
+      DEFAULTS.expensiveListConcurrency,
+      'EXPENSIVE_LIST_CONCURRENCY',
+      1,
+      1000,
+    ),
     readRateLimit,
   };
 }

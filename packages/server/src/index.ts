@@ -8,7 +8,15 @@
  * await server.close();
  */
 export { main, program, type DemoModule, type RunningDemo, type ProgramOptions } from './program.ts';
-export { startServer, openDatabase, connectDatabase, VERSION, type RunningServer, type StartOptions, type DatabaseHandle } from './server.ts';
+export {
+  startServer,
+  openDatabase,
+  connectDatabase,
+  VERSION,
+  type RunningServer,
+  type StartOptions,
+  type DatabaseHandle,
+} from './server.ts';
 export { buildConfig, DEFAULTS, type ServerConfig, type RawConfig } from './config.ts';
 export { createLogger, LOG_LEVELS, type Logger, type LogLevel } from './core/logger.ts';
 export { ConfigurationError, freePort } from './db/embedded.ts';

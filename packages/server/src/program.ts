@@ -9,12 +9,36 @@ const env = process.env;
 function serverOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--database-url <url>', 'external PostgreSQL (default: embedded)').env('DATABASE_URL'))
-    .addOption(new Option('--data-dir <dir>', 'where the embedded database and demo keys live').env('BENCHMARKS_DATA_DIR').default(DEFAULTS.dataDir))
+    .addOption(
+      new Option('--data-dir <dir>', 'where the embedded database and demo keys live').env('BENCHMARKS_DATA_DIR').default(DEFAULTS.dataDir),
+    )
     .addOption(new Option('--log-level <level>', 'debug, info, warn, error or silent').env('LOG_LEVEL').default(DEFAULTS.logLevel))
-    .addOption(new Option('--database-log-level <level>', `the least level of the embedded PostgreSQL's own log lines, logged at their severity's level (WARNING, ERROR: warn; FATAL, PANIC: error; LOG: info); debug, info, warn, error or silent`).env('DATABASE_LOG_LEVEL').default(DEFAULTS.databaseLogLevel))
-    .addOption(new Option('--database-start-timeout <duration>', `longest the embedded PostgreSQL may take to be created and started, e.g. 60s, 2m (default ${DEFAULTS.databaseStartTimeout}; 0: no limit)`).env('DATABASE_START_TIMEOUT'))
-    .addOption(new Option('--database-connect-timeout <duration>', `how long the first connection to the database is tried again while it is unreachable or starting (default ${DEFAULTS.databaseConnectTimeout}; 0: no limit)`).env('DATABASE_CONNECT_TIMEOUT'))
-    .addOption(new Option('--migration-timeout <duration>', `longest the migrations at start may take (default ${DEFAULTS.migrationTimeout}; 0: no limit)`).env('MIGRATION_TIMEOUT'));
+    .addOption(
+      new Option(
+        '--database-log-level <level>',
+        `the least level of the embedded PostgreSQL's own log lines, logged at their severity's level (WARNING, ERROR: warn; FATAL, PANIC: error; LOG: info); debug, info, warn, error or silent`,
+      )
+        .env('DATABASE_LOG_LEVEL')
+        .default(DEFAULTS.databaseLogLevel),
+    )
+    .addOption(
+      new Option(
+        '--database-start-timeout <duration>',
+        `longest the embedded PostgreSQL may take to be created and started, e.g. 60s, 2m (default ${DEFAULTS.databaseStartTimeout}; 0: no limit)`,
+      ).env('DATABASE_START_TIMEOUT'),
+    )
+    .addOption(
+      new Option(
+        '--database-connect-timeout <duration>',
+        `how long the first connection to the database is tried again while it is unreachable or starting (default ${DEFAULTS.databaseConnectTimeout}; 0: no limit)`,
+      ).env('DATABASE_CONNECT_TIMEOUT'),
+    )
+    .addOption(
+      new Option(
+        '--migration-timeout <duration>',
+        `longest the migrations at start may take (default ${DEFAULTS.migrationTimeout}; 0: no limit)`,
+      ).env('MIGRATION_TIMEOUT'),
+    );
 }
 
 /** The loggers of this process: their buffered lines go out before the last line of `fail`. */
@@ -105,7 +129,12 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
     cfg.oidcDeviceClientId ??= demo.cliClientId;
   }
   try {
-    server = await startServer(cfg, { logger, databaseLogger, extraIssuers: demo ? [demo.issuer] : [], onClose: () => demo?.close() ?? Promise.resolve() });
+    server = await startServer(cfg, {
+      logger,
+      databaseLogger,
+      extraIssuers: demo ? [demo.issuer] : [],
+      onClose: () => demo?.close() ?? Promise.resolve(),
+    });
   } catch (err) {
     await demo?.close();
     throw err;
@@ -155,28 +184,91 @@ export function program(options: ProgramOptions = {}): Command {
       .addOption(new Option('--public-url <url>', 'public base URL behind a reverse proxy').env('PUBLIC_URL'))
       .addOption(new Option('--oidc-issuer <urls>', 'comma-separated trusted OpenID issuers').env('OIDC_ISSUERS'))
       .addOption(new Option('--oidc-audience <aud>', 'required audience of JWT access tokens').env('OIDC_AUDIENCE'))
-      .addOption(new Option('--oidc-opaque-issuer <url>', 'the trusted issuer that checks opaque (non-JWT) tokens at its userinfo endpoint; default: the only trusted issuer (with several, opaque tokens are refused)').env('OIDC_OPAQUE_ISSUER'))
-      .addOption(new Option('--oidc-device-client-id <id>', 'public client id the CLI uses to log in (device grant)').env('OIDC_DEVICE_CLIENT_ID'))
+      .addOption(
+        new Option(
+          '--oidc-opaque-issuer <url>',
+          'the trusted issuer that checks opaque (non-JWT) tokens at its userinfo endpoint; default: the only trusted issuer (with several, opaque tokens are refused)',
+        ).env('OIDC_OPAQUE_ISSUER'),
+      )
+      .addOption(
+        new Option('--oidc-device-client-id <id>', 'public client id the CLI uses to log in (device grant)').env('OIDC_DEVICE_CLIENT_ID'),
+      )
       .addOption(new Option('--admin-entitlement <list>', 'comma-separated entitlements that make a user admin').env('ADMIN_ENTITLEMENTS'))
       .addOption(new Option('--trust-proxy <bool>', 'honour X-Forwarded-Proto/Host/Prefix').env('TRUST_PROXY'))
       .addOption(new Option('--cors-origins <list>', "comma-separated origins allowed by CORS ('*' for any)").env('CORS_ORIGINS'))
       .addOption(new Option('--body-limit <bytes>', 'largest accepted request body').env('BODY_LIMIT'))
-      .addOption(new Option('--max-schema-bytes <bytes>', `largest benchmark json_schema, in bytes of JSON (default ${DEFAULTS.maxSchemaBytes})`).env('MAX_SCHEMA_BYTES'))
-      .addOption(new Option('--max-schema-nodes <n>', `most values (object members and array elements) in a benchmark json_schema (default ${DEFAULTS.maxSchemaNodes})`).env('MAX_SCHEMA_NODES'))
+      .addOption(
+        new Option(
+          '--max-schema-bytes <bytes>',
+          `largest benchmark json_schema, in bytes of JSON (default ${DEFAULTS.maxSchemaBytes})`,
+        ).env('MAX_SCHEMA_BYTES'),
+      )
+      .addOption(
+        new Option(
+          '--max-schema-nodes <n>',
+          `most values (object members and array elements) in a benchmark json_schema (default ${DEFAULTS.maxSchemaNodes})`,
+        ).env('MAX_SCHEMA_NODES'),
+      )
       .addOption(new Option('--rate-limit <rate>', `writes per client, e.g. ${DEFAULTS.rateLimit}; 0 disables`).env('RATE_LIMIT'))
-      .addOption(new Option('--totals-cache-seconds <s>', `how long totals of large result lists are remembered (default ${DEFAULTS.totalsCacheSeconds}; 0: never)`).env('TOTALS_CACHE_SECONDS'))
-      .addOption(new Option('--large-body-concurrency <n>', `requests with a body of 64 KB or more (batches) parsed, validated and stored at once; the others wait (default: one per core, at least 2; here ${DEFAULTS.largeBodyConcurrency})`).env('LARGE_BODY_CONCURRENCY'))
-      .addOption(new Option('--max-open-claims <n>', `claims one user may have waiting for review at once (default ${DEFAULTS.maxOpenClaims}; 0: no limit)`).env('MAX_OPEN_CLAIMS'))
-      .addOption(new Option('--max-metric-indexes <n>', `most indexes for sorting by benchmarks' suggested metrics, two per metric (default ${DEFAULTS.maxMetricIndexes}; 0: none)`).env('MAX_METRIC_INDEXES'))
-      .addOption(new Option('--statement-timeout <duration>', `longest a database statement of a request may run, e.g. 15s, 500ms (default ${DEFAULTS.statementTimeout}; 0: no limit; migrations and index builds are exempt)`).env('STATEMENT_TIMEOUT'))
-      .addOption(new Option('--db-pool-size <n>', `database connections of the application pool (default ${DEFAULTS.dbPoolSize})`).env('DB_POOL_SIZE'))
-      .addOption(new Option('--max-page-depth <n>', `how deep paging may reach into a result list: page × per_page at most this (default ${DEFAULTS.maxPageDepth})`).env('MAX_PAGE_DEPTH'))
-      .addOption(new Option('--expensive-list-concurrency <n>', `result lists with search terms, JSON filters or unindexed sorts run at once; 4 per place wait, more get 503 (default: one per core, at least 2; here ${DEFAULTS.expensiveListConcurrency})`).env('EXPENSIVE_LIST_CONCURRENCY'))
-      .addOption(new Option('--read-rate-limit <rate>', `reads (GET) per client, e.g. ${DEFAULTS.readRateLimit}; 0 disables`).env('READ_RATE_LIMIT'))
+      .addOption(
+        new Option(
+          '--totals-cache-seconds <s>',
+          `how long totals of large result lists are remembered (default ${DEFAULTS.totalsCacheSeconds}; 0: never)`,
+        ).env('TOTALS_CACHE_SECONDS'),
+      )
+      .addOption(
+        new Option(
+          '--large-body-concurrency <n>',
+          `requests with a body of 64 KB or more (batches) parsed, validated and stored at once; the others wait (default: one per core, at least 2; here ${DEFAULTS.largeBodyConcurrency})`,
+        ).env('LARGE_BODY_CONCURRENCY'),
+      )
+      .addOption(
+        new Option(
+          '--max-open-claims <n>',
+          `claims one user may have waiting for review at once (default ${DEFAULTS.maxOpenClaims}; 0: no limit)`,
+        ).env('MAX_OPEN_CLAIMS'),
+      )
+      .addOption(
+        new Option(
+          '--max-metric-indexes <n>',
+          `most indexes for sorting by benchmarks' suggested metrics, two per metric (default ${DEFAULTS.maxMetricIndexes}; 0: none)`,
+        ).env('MAX_METRIC_INDEXES'),
+      )
+      .addOption(
+        new Option(
+          '--statement-timeout <duration>',
+          `longest a database statement of a request may run, e.g. 15s, 500ms (default ${DEFAULTS.statementTimeout}; 0: no limit; migrations and index builds are exempt)`,
+        ).env('STATEMENT_TIMEOUT'),
+      )
+      .addOption(
+        new Option('--db-pool-size <n>', `database connections of the application pool (default ${DEFAULTS.dbPoolSize})`).env(
+          'DB_POOL_SIZE',
+        ),
+      )
+      .addOption(
+        new Option(
+          '--max-page-depth <n>',
+          `how deep paging may reach into a result list: page × per_page at most this (default ${DEFAULTS.maxPageDepth})`,
+        ).env('MAX_PAGE_DEPTH'),
+      )
+      .addOption(
+        new Option(
+          '--expensive-list-concurrency <n>',
+          `result lists with search terms, JSON filters or unindexed sorts run at once; 4 per place wait, more get 503 (default: one per core, at least 2; here ${DEFAULTS.expensiveListConcurrency})`,
+        ).env('EXPENSIVE_LIST_CONCURRENCY'),
+      )
+      .addOption(
+        new Option('--read-rate-limit <rate>', `reads (GET) per client, e.g. ${DEFAULTS.readRateLimit}; 0 disables`).env('READ_RATE_LIMIT'),
+      )
       .addOption(new Option('--terms-version <v>', 'version of the terms of use users accept').env('TERMS_VERSION'))
       .addOption(new Option('--terms-url <url>', 'where the terms of use are published').env('TERMS_URL'))
       .addOption(new Option('--demo', 'embedded database + built-in OpenID provider + demo data (loopback only)').env('BENCHMARKS_DEMO'))
-      .addOption(new Option('--demo-seed <bool>', 'with --demo: seed the sample catalogue into a database never seeded before whose catalogue is empty (default true; false: start empty)').env('BENCHMARKS_DEMO_SEED')),
+      .addOption(
+        new Option(
+          '--demo-seed <bool>',
+          'with --demo: seed the sample catalogue into a database never seeded before whose catalogue is empty (default true; false: start empty)',
+        ).env('BENCHMARKS_DEMO_SEED'),
+      ),
   ).action((opts) => start(opts, options).catch(fail));
   serverOptions(cmd.command('migrate').description('Apply pending database migrations and exit')).action((opts) =>
     migrateOnly(opts).catch(fail),

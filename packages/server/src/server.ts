@@ -63,7 +63,17 @@ export interface ConnectOptions {
 }
 
 /** Failures that end once the database is up: not there yet, not answering, still starting, full. */
-const TRANSIENT_CONNECT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P03', '53300']);
+const TRANSIENT_CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P03',
+  '53300',
+]);
 const RETRY_MS = 1000;
 
 function transientConnectFailure(err: unknown): boolean {
@@ -117,11 +127,18 @@ export async function connectDatabase(url: string, logger?: Logger, pool?: PoolO
         continue;
       }
       await orm?.close(true).catch(() => {});
-      throw new ConfigurationError(`Cannot reach ${await describe()} within ${formatDuration(timeoutMs)} (--database-connect-timeout, DATABASE_CONNECT_TIMEOUT): ${message}`);
+      throw new ConfigurationError(
+        `Cannot reach ${await describe()} within ${formatDuration(timeoutMs)} (--database-connect-timeout, DATABASE_CONNECT_TIMEOUT): ${message}`,
+      );
     }
     if (outcome !== EXPIRED) return outcome;
     // The attempt goes on in the background; whatever it opens is closed when it ends.
-    void trying.then((o) => o.close(true), () => orm?.close(true)).catch(() => {});
+    void trying
+      .then(
+        (o) => o.close(true),
+        () => orm?.close(true),
+      )
+      .catch(() => {});
     throw new ConfigurationError(
       `Cannot reach ${await describe()} within ${formatDuration(timeoutMs)} (--database-connect-timeout, DATABASE_CONNECT_TIMEOUT): it did not answer`,
     );
@@ -169,7 +186,11 @@ export async function prepareDatabase(
   } catch (err) {
     // The pool waits for the connections in use: a migration past its deadline holds one until
     // PostgreSQL cancels it (or the embedded cluster stops).
-    if (orm) await within(orm.close(true).catch(() => {}), 1000);
+    if (orm)
+      await within(
+        orm.close(true).catch(() => {}),
+        1000,
+      );
     await db.embedded?.stop().catch(() => {});
     throw err;
   }
@@ -204,15 +225,32 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   try {
     if (applied.length) logger.info('migrations applied', { applied });
     const issuers = [...config.oidcIssuers, ...(options.extraIssuers ?? [])];
-    const verifier = issuers.length ? new TokenVerifier({ issuers, audience: config.oidcAudience, opaqueIssuer: config.oidcOpaqueIssuer }) : null;
+    const verifier = issuers.length
+      ? new TokenVerifier({ issuers, audience: config.oidcAudience, opaqueIssuer: config.oidcOpaqueIssuer })
+      : null;
     if (!verifier) logger.warn('no OpenID issuer is trusted (OIDC_ISSUERS): every operation that needs a token answers 401');
-    else if (!verifier.opaqueIssuer) logger.info('several OpenID issuers are trusted and none checks opaque tokens (OIDC_OPAQUE_ISSUER): only JWT access tokens are accepted');
+    else if (!verifier.opaqueIssuer)
+      logger.info(
+        'several OpenID issuers are trusted and none checks opaque tokens (OIDC_OPAQUE_ISSUER): only JWT access tokens are accepted',
+      );
     const metrics = new MetricIndexes(logger, { maxIndexes: config.maxMetricIndexes });
     const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
     const schemas = new SchemaCompiler({ maxBytes: config.maxSchemaBytes, maxNodes: config.maxSchemaNodes });
-    const context: AppContext = { config, orm, logger, verifier, version: VERSION, totals, embeds: new EmbedCache(), uploads: new UploadTargets(schemas), metrics,
-      largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency), schemas,
-      control: new DatabaseControl(db.url), expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency) };
+    const context: AppContext = {
+      config,
+      orm,
+      logger,
+      verifier,
+      version: VERSION,
+      totals,
+      embeds: new EmbedCache(),
+      uploads: new UploadTargets(schemas),
+      metrics,
+      largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency),
+      schemas,
+      control: new DatabaseControl(db.url),
+      expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency),
+    };
     // Indexes for the suggested metrics of approved benchmarks, within the cap, built in the
     // background; those of benchmarks deleted or changed meanwhile are dropped.
     void metrics.ensureAll(orm.em.fork()).catch((err) => logger.warn('metric indexes not checked', { error: (err as Error).message }));
@@ -272,8 +310,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
 function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') reject(new ConfigurationError(`Port ${port} on ${host} is already in use: choose another with --port.`));
-      else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') reject(new ConfigurationError(`Cannot listen on host ${host}: ${err.code}.`));
+      if (err.code === 'EADDRINUSE')
+        reject(new ConfigurationError(`Port ${port} on ${host} is already in use: choose another with --port.`));
+      else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND')
+        reject(new ConfigurationError(`Cannot listen on host ${host}: ${err.code}.`));
       else if (err.code === 'EACCES') reject(new ConfigurationError(`Not allowed to listen on ${host}:${port}.`));
       else reject(err);
     };

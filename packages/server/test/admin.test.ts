@@ -17,7 +17,9 @@ test.before(async () => {
   bob = await t.user('bob');
   admin = await t.admin('root');
   // One item of each kind on review, in this order, plus approved ones that are not submissions.
-  submitted.benchmark = (await t.request('POST', '/benchmarks', { token: alice, body: { container_image: 'sub/b', container_tag: '1', json_schema: {} } })).body;
+  submitted.benchmark = (
+    await t.request('POST', '/benchmarks', { token: alice, body: { container_image: 'sub/b', container_tag: '1', json_schema: {} } })
+  ).body;
   submitted.site = (await t.request('POST', '/sites', { token: bob, body: { name: 'Sub Site', address: 'x' } })).body;
   submitted.flavor = (await t.request('POST', `/sites/${submitted.site.id}/flavors`, { token: alice, body: { name: 'sub-f' } })).body;
   submitted.tag = (await t.request('POST', '/tags', { token: bob, body: { name: 'sub-tag' } })).body;
@@ -28,7 +30,6 @@ test.after(async () => {
   await t.close();
 });
 
-
 const submits = async (query: Record<string, string | number> = {}) => t.request('GET', '/reports/submits', { token: admin, query });
 
 // ---------------------------------------------------------------------------------------------
@@ -37,12 +38,15 @@ const submits = async (query: Record<string, string | number> = {}) => t.request
 test('GET /reports/submits: every item on review with its uploader (no email), oldest first', async () => {
   const res = await submits();
   assert.is(res.status, 200, res.text);
-  assert.equal(res.body.items.map((s: any) => [s.resource_type, s.resource_id]), [
-    ['benchmark', submitted.benchmark.id],
-    ['site', submitted.site.id],
-    ['flavor', submitted.flavor.id],
-    ['tag', submitted.tag.id],
-  ]);
+  assert.equal(
+    res.body.items.map((s: any) => [s.resource_type, s.resource_id]),
+    [
+      ['benchmark', submitted.benchmark.id],
+      ['site', submitted.site.id],
+      ['flavor', submitted.flavor.id],
+      ['tag', submitted.tag.id],
+    ],
+  );
   assert.equal(res.body.items[0], {
     resource_type: 'benchmark',
     resource_id: submitted.benchmark.id,
@@ -55,22 +59,42 @@ test('GET /reports/submits: every item on review with its uploader (no email), o
 });
 
 test('GET /reports/submits: filter by resource_type and upload dates; sort; pages', async () => {
-  assert.equal((await submits({ resource_type: 'flavor' })).body.items.map((s: any) => s.resource_id), [submitted.flavor.id]);
+  assert.equal(
+    (await submits({ resource_type: 'flavor' })).body.items.map((s: any) => s.resource_id),
+    [submitted.flavor.id],
+  );
   const after = await submits({ upload_after: `${submitted.site.upload_datetime}Z` });
-  assert.equal(after.body.items.map((s: any) => s.resource_type), ['flavor', 'tag']);
+  assert.equal(
+    after.body.items.map((s: any) => s.resource_type),
+    ['flavor', 'tag'],
+  );
   const before = await submits({ upload_before: `${submitted.site.upload_datetime}Z` });
-  assert.equal(before.body.items.map((s: any) => s.resource_type), ['benchmark']);
-  assert.equal((await submits({ sort_by: '-upload_datetime' })).body.items.map((s: any) => s.resource_type), ['tag', 'flavor', 'site', 'benchmark']);
-  assert.equal((await submits({ sort_by: '+resource_type' })).body.items.map((s: any) => s.resource_type), ['benchmark', 'flavor', 'site', 'tag']);
+  assert.equal(
+    before.body.items.map((s: any) => s.resource_type),
+    ['benchmark'],
+  );
+  assert.equal(
+    (await submits({ sort_by: '-upload_datetime' })).body.items.map((s: any) => s.resource_type),
+    ['tag', 'flavor', 'site', 'benchmark'],
+  );
+  assert.equal(
+    (await submits({ sort_by: '+resource_type' })).body.items.map((s: any) => s.resource_type),
+    ['benchmark', 'flavor', 'site', 'tag'],
+  );
   const ids = [submitted.benchmark, submitted.site, submitted.flavor, submitted.tag].map((x) => x.id).sort();
-  assert.equal((await submits({ sort_by: '+resource_id' })).body.items.map((s: any) => s.resource_id), ids);
+  assert.equal(
+    (await submits({ sort_by: '+resource_id' })).body.items.map((s: any) => s.resource_id),
+    ids,
+  );
   const p2 = (await submits({ per_page: 3, page: 2 })).body;
   assert.equal([p2.items.length, p2.total, p2.pages, p2.has_next, p2.next_num, p2.prev_num], [1, 4, 2, false, null, 1]);
 });
 
 test('GET /reports/submits: an approved or rejected item leaves the list', async () => {
   const tag = (await t.request('POST', '/tags', { token: alice, body: { name: 'leaving' } })).body;
-  const b = (await t.request('POST', '/benchmarks', { token: alice, body: { container_image: 'sub/leaving', container_tag: '1', json_schema: {} } })).body;
+  const b = (
+    await t.request('POST', '/benchmarks', { token: alice, body: { container_image: 'sub/leaving', container_tag: '1', json_schema: {} } })
+  ).body;
   const has = async (id: string) => (await submits()).body.items.some((s: any) => s.resource_id === id);
   assert.ok(await has(tag.id));
   assert.ok(await has(b.id));
@@ -99,22 +123,43 @@ const users = async (path: string, query: Record<string, string | number | strin
 test('GET /users: every user with email and terms, sorted by iss then sub; exact filters', async () => {
   const res = await users('/users');
   assert.is(res.status, 200, res.text);
-  assert.equal(res.body.items.map((u: any) => u.sub), ['alice', 'bob', 'root']);
+  assert.equal(
+    res.body.items.map((u: any) => u.sub),
+    ['alice', 'bob', 'root'],
+  );
   const a = res.body.items[0];
   assert.equal(Object.keys(a).sort(), ['email', 'iss', 'registration_datetime', 'removed', 'sub', 'terms_version']);
   assert.equal([a.iss, a.email, a.removed], [t.issuer.issuer, 'alice@test.example', false]);
-  assert.equal((await users('/users', { email: 'bob@test.example' })).body.items.map((u: any) => u.sub), ['bob']);
-  assert.equal((await users('/users', { sub: 'alice', iss: t.issuer.issuer })).body.items.map((u: any) => u.sub), ['alice']);
+  assert.equal(
+    (await users('/users', { email: 'bob@test.example' })).body.items.map((u: any) => u.sub),
+    ['bob'],
+  );
+  assert.equal(
+    (await users('/users', { sub: 'alice', iss: t.issuer.issuer })).body.items.map((u: any) => u.sub),
+    ['alice'],
+  );
   assert.equal((await users('/users', { iss: 'https://elsewhere.example' })).body.total, 0);
-  assert.equal((await users('/users', { sort_by: '-sub' })).body.items.map((u: any) => u.sub), ['root', 'bob', 'alice']);
-  assert.equal((await users('/users', { sort_by: '-registration_datetime' })).body.items.map((u: any) => u.sub), ['root', 'bob', 'alice']);
+  assert.equal(
+    (await users('/users', { sort_by: '-sub' })).body.items.map((u: any) => u.sub),
+    ['root', 'bob', 'alice'],
+  );
+  assert.equal(
+    (await users('/users', { sort_by: '-registration_datetime' })).body.items.map((u: any) => u.sub),
+    ['root', 'bob', 'alice'],
+  );
   const p = (await users('/users', { per_page: 2, page: 2 })).body;
   assert.equal([p.items.map((u: any) => u.sub), p.total, p.pages, p.has_prev, p.has_next, p.next_num], [['root'], 3, 2, true, false, null]);
 });
 
 test('GET /users:search: terms over email and sub, case-insensitively', async () => {
-  assert.equal((await users('/users:search', { terms: 'ALI' })).body.items.map((u: any) => u.sub), ['alice']);
-  assert.equal((await users('/users:search', { terms: ['test.example', 'o'] })).body.items.map((u: any) => u.sub), ['bob', 'root']);
+  assert.equal(
+    (await users('/users:search', { terms: 'ALI' })).body.items.map((u: any) => u.sub),
+    ['alice'],
+  );
+  assert.equal(
+    (await users('/users:search', { terms: ['test.example', 'o'] })).body.items.map((u: any) => u.sub),
+    ['bob', 'root'],
+  );
   assert.equal((await users('/users:search', { terms: '' })).body.total, 3);
 });
 
@@ -155,7 +200,13 @@ test('POST /users:remove: erases the email, keeps the uploads (uploader shown as
   assert.is((await t.request('GET', `/benchmarks/${submitted.benchmark.id}`)).status, 200);
   assert.is((await t.request('GET', `/flavors/${submitted.flavor.id}`)).status, 200);
   const mine = (await submits()).body.items.filter((s: any) => s.uploader.sub === 'alice');
-  assert.equal(mine.map((s: any) => [s.resource_type, s.uploader.removed]), [['benchmark', true], ['flavor', true]]);
+  assert.equal(
+    mine.map((s: any) => [s.resource_type, s.uploader.removed]),
+    [
+      ['benchmark', true],
+      ['flavor', true],
+    ],
+  );
   assert.is((await users('/users', { sub: 'bob' })).body.items[0].removed, false, 'only the selected user');
 
   // Removed users are no longer registered, and cannot register again by themselves.

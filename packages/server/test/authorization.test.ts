@@ -31,9 +31,26 @@ interface Row {
 
 const REFUSED_TOKEN = { anonymous: 401, invalid: 401, expired: 401, untrusted: 401 } as const;
 /** Anyone: a token, valid or not, is ignored. */
-const PUBLIC = (ok: number): Expected => ({ anonymous: ok, invalid: ok, expired: ok, untrusted: ok, unregistered: ok, user: ok, uploader: ok, other: ok, admin: ok });
+const PUBLIC = (ok: number): Expected => ({
+  anonymous: ok,
+  invalid: ok,
+  expired: ok,
+  untrusted: ok,
+  unregistered: ok,
+  user: ok,
+  uploader: ok,
+  other: ok,
+  admin: ok,
+});
 /** A valid token; registration not needed. */
-const TOKEN = (ok: number, unregistered = ok): Expected => ({ ...REFUSED_TOKEN, unregistered, user: ok, uploader: ok, other: ok, admin: ok });
+const TOKEN = (ok: number, unregistered = ok): Expected => ({
+  ...REFUSED_TOKEN,
+  unregistered,
+  user: ok,
+  uploader: ok,
+  other: ok,
+  admin: ok,
+});
 /** A registered user. */
 const USER = (ok: number): Expected => ({ ...REFUSED_TOKEN, unregistered: 403, user: ok, uploader: ok, other: ok, admin: ok });
 /** A registered administrator. */
@@ -43,7 +60,10 @@ const OWNER = (ok: number): Expected => ({ ...REFUSED_TOKEN, unregistered: 403, 
 
 /** The error code a refused cell must carry. */
 function expectedCode(caller: CallerKind, status: number, row: string): string | undefined {
-  if (status === 401) return { anonymous: 'MISSING_TOKEN', invalid: 'INVALID_TOKEN', expired: 'TOKEN_EXPIRED', untrusted: 'UNTRUSTED_ISSUER' }[caller as 'anonymous'];
+  if (status === 401)
+    return { anonymous: 'MISSING_TOKEN', invalid: 'INVALID_TOKEN', expired: 'TOKEN_EXPIRED', untrusted: 'UNTRUSTED_ISSUER' }[
+      caller as 'anonymous'
+    ];
   if (status === 403) {
     if (caller === 'unregistered') return 'NOT_REGISTERED';
     return OWNER_ROWS.has(row) ? 'NOT_UPLOADER' : 'NOT_ADMIN';
@@ -123,7 +143,10 @@ const rows: Record<string, Row> = {
   searchBenchmarks: { expect: PUBLIC(200), prepare: async () => ({ path: '/benchmarks:search', query: { terms: ['hardening'] } }) },
   getBenchmark: { expect: PUBLIC(200), prepare: async () => ({ path: `/benchmarks/${c.benchmark}` }) },
   createBenchmark: { expect: USER(201), prepare: async () => ({ path: '/benchmarks', body: inputs.benchmark() }) },
-  updateBenchmark: { expect: ADMIN(200), prepare: async () => ({ path: `/benchmarks/${await fresh.benchmark()}`, body: inputs.benchmark() }) },
+  updateBenchmark: {
+    expect: ADMIN(200),
+    prepare: async () => ({ path: `/benchmarks/${await fresh.benchmark()}`, body: inputs.benchmark() }),
+  },
   deleteBenchmark: { expect: ADMIN(204), prepare: async () => ({ path: `/benchmarks/${await fresh.benchmark()}` }) },
   approveBenchmark: { expect: ADMIN(204), prepare: async () => ({ path: `/benchmarks/${await fresh.onReview('benchmark')}:approve` }) },
   rejectBenchmark: { expect: ADMIN(204), prepare: async () => ({ path: `/benchmarks/${await fresh.onReview('benchmark')}:reject` }) },
@@ -164,7 +187,10 @@ const rows: Record<string, Row> = {
 
   listResults: { expect: PUBLIC(200), prepare: at('/results') },
   searchResults: { expect: PUBLIC(200), prepare: async () => ({ path: '/results:search', query: { terms: ['hardening'] } }) },
-  compareResults: { expect: PUBLIC(200), prepare: async () => ({ path: '/results:compare', query: { benchmark_id: c.benchmark, metric: 'json.score' } }) },
+  compareResults: {
+    expect: PUBLIC(200),
+    prepare: async () => ({ path: '/results:compare', query: { benchmark_id: c.benchmark, metric: 'json.score' } }),
+  },
   getResult: { expect: PUBLIC(200), prepare: async () => ({ path: `/results/${seeded.result}` }) },
   createResult: {
     expect: USER(201),
@@ -178,15 +204,31 @@ const rows: Record<string, Row> = {
     expect: USER(201),
     prepare: async () => ({
       path: '/results:batch',
-      body: { items: [{ benchmark_id: c.benchmark, flavor_id: c.flavor, execution_datetime: '2024-05-01T12:00:00Z', tags_ids: [c.tag], json: { score: 1 } }] },
+      body: {
+        items: [
+          {
+            benchmark_id: c.benchmark,
+            flavor_id: c.flavor,
+            execution_datetime: '2024-05-01T12:00:00Z',
+            tags_ids: [c.tag],
+            json: { score: 1 },
+          },
+        ],
+      },
     }),
   },
   deleteResult: { expect: ADMIN(204), prepare: async () => ({ path: `/results/${await fresh.result()}` }) },
-  updateResultTags: { expect: OWNER(204), prepare: async () => ({ path: `/results/${await fresh.result()}/tags`, body: { tags_ids: [c.tag] } }) },
+  updateResultTags: {
+    expect: OWNER(204),
+    prepare: async () => ({ path: `/results/${await fresh.result()}/tags`, body: { tags_ids: [c.tag] } }),
+  },
   getResultUploader: { expect: ADMIN(200), prepare: async () => ({ path: `/results/${seeded.result}/uploader` }) },
   listSelfResults: { expect: USER(200), prepare: at('/users/self/results') },
 
-  claimResult: { expect: USER(201), prepare: async () => ({ path: `/results/${await fresh.result()}:claim`, body: { message: 'not plausible' } }) },
+  claimResult: {
+    expect: USER(201),
+    prepare: async () => ({ path: `/results/${await fresh.result()}:claim`, body: { message: 'not plausible' } }),
+  },
   listResultClaims: { expect: OWNER(200), prepare: async () => ({ path: `/results/${seeded.result}/claims` }) },
   listClaims: { expect: ADMIN(200), prepare: at('/reports/claims') },
   getClaim: { expect: ADMIN(200), prepare: async () => ({ path: `/reports/claims/${seeded.claim}` }) },
@@ -199,8 +241,18 @@ const rows: Record<string, Row> = {
 
 test('every operation of the contract has a row in the matrix, and no row names a missing operation', () => {
   const contract = Object.keys(operations).sort();
-  assert.equal(contract.filter((id) => !rows[id]), [], 'operations without a row');
-  assert.equal(Object.keys(rows).filter((id) => !(id in operations)).sort(), [], 'rows without an operation');
+  assert.equal(
+    contract.filter((id) => !rows[id]),
+    [],
+    'operations without a row',
+  );
+  assert.equal(
+    Object.keys(rows)
+      .filter((id) => !(id in operations))
+      .sort(),
+    [],
+    'rows without an operation',
+  );
   assert.ok(contract.length >= 60);
 });
 
@@ -223,7 +275,8 @@ test('every operation × every caller: the exact status and code of each cell', 
       if (res.status !== status || (code && res.body?.code !== code)) {
         mismatches.push(`${id} × ${caller}: expected ${status}${code ? ` ${code}` : ''}, got ${res.status} ${res.body?.code ?? ''}`);
       }
-      if (res.status === 401 && !/^Bearer/.test(res.headers.get('www-authenticate') ?? '')) mismatches.push(`${id} × ${caller}: 401 without WWW-Authenticate`);
+      if (res.status === 401 && !/^Bearer/.test(res.headers.get('www-authenticate') ?? ''))
+        mismatches.push(`${id} × ${caller}: 401 without WWW-Authenticate`);
     }
     lines.push(`${id.padEnd(20)} ${got.map((s) => s.padStart(4)).join(' ')}`);
   }

@@ -90,7 +90,10 @@ test('the generator is deterministic and its results satisfy their benchmark sch
   const first = [...gen.generateResults(catalogue, options)];
   const again = [...gen.generateResults(gen.generateCatalogue(options), options)];
   assert.is(first.length, RESULTS);
-  assert.equal(again.map((r) => r.id), first.map((r) => r.id));
+  assert.equal(
+    again.map((r) => r.id),
+    first.map((r) => r.id),
+  );
   assert.equal(again[RESULTS - 1]!.json, first[RESULTS - 1]!.json);
   const flavorSite = new Map(catalogue.flavors.map((f) => [f.id, f.site_id]));
   let hidden = 0;
@@ -110,17 +113,29 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   const docs = join(dir, 'performance.md');
   writeFileSync(docs, 'Intro prose.\n\n<!-- bench:start -->\nold figures\n<!-- bench:end -->\n\nClosing prose.\n');
   const args = [
-    '--import', join(ROOT, 'scripts', 'dev', 'register.js'), join(ROOT, 'bench', 'run.ts'),
-    '--results', String(RESULTS),
-    '--duration', '1',
-    '--warmup', '0',
-    '--connections', '1',
-    '--baseline', 'node',
-    '--variants', '2',
-    '--quiet-wait', '0',
-    '--data-dir', join(dir, 'data'),
-    '--out', join(dir, 'out'),
-    '--docs', docs,
+    '--import',
+    join(ROOT, 'scripts', 'dev', 'register.js'),
+    join(ROOT, 'bench', 'run.ts'),
+    '--results',
+    String(RESULTS),
+    '--duration',
+    '1',
+    '--warmup',
+    '0',
+    '--connections',
+    '1',
+    '--baseline',
+    'node',
+    '--variants',
+    '2',
+    '--quiet-wait',
+    '0',
+    '--data-dir',
+    join(dir, 'data'),
+    '--out',
+    join(dir, 'out'),
+    '--docs',
+    docs,
   ];
   const { code, output } = await new Promise<{ code: number | null; output: string }>((done) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -132,7 +147,10 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   assert.is(code, 0, output);
 
   const report = JSON.parse(readFileSync(join(dir, 'out', 'latest.json'), 'utf8')) as Report;
-  assert.equal(report.scenarios.map((s) => s.id), [1, 2, 3, 4, 5, 6, 7]);
+  assert.equal(
+    report.scenarios.map((s) => s.id),
+    [1, 2, 3, 4, 5, 6, 7],
+  );
   const load = report.data.load;
   assert.equal(load.loaded, load.expected);
   assert.is(load.loaded.result, RESULTS);
@@ -163,7 +181,10 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   const batch = report.scenarios.find((s) => s.id === 7)!;
   assert.is(batch.kind, 'ingest');
   assert.is(batch.resultsPerRequest, 100);
-  assert.ok(batch.statements.some((st) => st.role === 'insert'), 'the batch insert is explained');
+  assert.ok(
+    batch.statements.some((st) => st.role === 'insert'),
+    'the batch insert is explained',
+  );
   assert.match(report.targets.find((t) => t.target.startsWith('Ingest'))!.detail, /#6 .*; #7 .*best: #[67]/);
   assert.is(report.targets.length, 4);
   for (const t of report.targets) assert.ok(['met', 'missed', 'not applicable'].includes(t.status), t.target);

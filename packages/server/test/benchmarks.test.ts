@@ -19,7 +19,6 @@ test.after(async () => {
   await t.close();
 });
 
-
 const body = (image: string, tag = '1.0', extra: Record<string, unknown> = {}) => ({
   container_image: image,
   container_tag: tag,
@@ -65,7 +64,17 @@ test('POST /benchmarks: a user submits a benchmark; it is stored on review with 
   });
   assert.is(res.status, 201, res.text);
   const b = res.body;
-  assert.equal(Object.keys(b).sort(), ['container_image', 'container_tag', 'description', 'id', 'json_schema', 'name', 'status', 'upload_datetime', 'url']);
+  assert.equal(Object.keys(b).sort(), [
+    'container_image',
+    'container_tag',
+    'description',
+    'id',
+    'json_schema',
+    'name',
+    'status',
+    'upload_datetime',
+    'url',
+  ]);
   assert.is(b.name, 'ghcr.io/org/c-ray:1.2');
   assert.is(b.status, 'on_review');
   assert.is(b.description, 'Ray tracing');
@@ -91,7 +100,10 @@ test('POST /benchmarks: optional fields are null when absent; an admin upload is
   assert.is(res.body.url, null);
   assert.is(res.body.status, 'approved');
   const list = await t.request('GET', '/benchmarks', { query: { container_image: 'library/minimal' } });
-  assert.equal(list.body.items.map((i: any) => i.id), [res.body.id]);
+  assert.equal(
+    list.body.items.map((i: any) => i.id),
+    [res.body.id],
+  );
 });
 
 test('POST /benchmarks: images of any registry, {} and annotated schemas are accepted', async () => {
@@ -139,7 +151,10 @@ test('POST /benchmarks: 422 for each kind of invalid body', async () => {
   for (const [payload, code, path] of cases) {
     const res = await t.request('POST', '/benchmarks', { token: alice, body: payload });
     assertProblem(res, 422, code);
-    assert.ok(res.body.errors.some((e: any) => e.path === path), `${JSON.stringify(payload)} → ${JSON.stringify(res.body.errors)}`);
+    assert.ok(
+      res.body.errors.some((e: any) => e.path === path),
+      `${JSON.stringify(payload)} → ${JSON.stringify(res.body.errors)}`,
+    );
   }
   const count = await t.server.context.orm.em.fork().count(Benchmark, { container_image: 'a' });
   assert.is(count, 0, 'nothing stored');
@@ -246,8 +261,16 @@ test('PUT /benchmarks/{id}: 409 on a taken image and tag, 422, 401, 403, 404', a
   assert.match(clash.body.detail, 'put/taken:1');
   assert.is((await t.request('GET', `/benchmarks/${b.id}`)).body.container_image, 'put/other');
   // Echoing read-only fields is an unknown field.
-  assertProblem(await t.request('PUT', `/benchmarks/${a.id}`, { token: admin, body: { ...body('put/taken', '1'), status: 'approved' } }), 422, 'INVALID_BODY');
-  assertProblem(await t.request('PUT', `/benchmarks/${a.id}`, { token: admin, body: { ...body('put/taken', '1'), json_schema: { type: 1 } } }), 422, 'INVALID_JSON_SCHEMA');
+  assertProblem(
+    await t.request('PUT', `/benchmarks/${a.id}`, { token: admin, body: { ...body('put/taken', '1'), status: 'approved' } }),
+    422,
+    'INVALID_BODY',
+  );
+  assertProblem(
+    await t.request('PUT', `/benchmarks/${a.id}`, { token: admin, body: { ...body('put/taken', '1'), json_schema: { type: 1 } } }),
+    422,
+    'INVALID_JSON_SCHEMA',
+  );
   assertProblem(await t.request('PUT', `/benchmarks/${a.id}`, { body: body('put/taken') }), 401, 'MISSING_TOKEN');
   assertProblem(await t.request('PUT', `/benchmarks/${a.id}`, { token: alice, body: body('put/taken') }), 403, 'NOT_ADMIN');
   assertProblem(await t.request('PUT', `/benchmarks/${randomUUID()}`, { token: admin, body: body('put/new') }), 404, 'NOT_FOUND');
@@ -281,7 +304,11 @@ test('DELETE /benchmarks/{id}: an unreferenced item of any status goes; 401, 403
   assertProblem(await t.request('DELETE', `/benchmarks/${approved.id}`), 401, 'MISSING_TOKEN');
   assertProblem(await t.request('DELETE', `/benchmarks/${approved.id}`, { token: alice }), 403, 'NOT_ADMIN');
   assertProblem(await t.request('DELETE', `/benchmarks/${approved.id}`, { token: admin, query: { force: 1 } }), 422, 'INVALID_QUERY');
-  assertProblem(await t.request('DELETE', `/benchmarks/${approved.id}`, { token: admin, query: { cascade: 'maybe' } }), 422, 'INVALID_QUERY');
+  assertProblem(
+    await t.request('DELETE', `/benchmarks/${approved.id}`, { token: admin, query: { cascade: 'maybe' } }),
+    422,
+    'INVALID_QUERY',
+  );
   for (const b of [approved, pending]) {
     assert.is((await t.request('DELETE', `/benchmarks/${b.id}`, { token: admin })).status, 204);
     assertProblem(await t.request('GET', `/benchmarks/${b.id}`), 404, 'NOT_FOUND');
@@ -298,8 +325,7 @@ test('GET /benchmarks: exact filters on image and tag, strict upload bounds', as
   await new Promise((r) => setTimeout(r, 5));
   const b = await create('filter/img', '2');
   await create('filter/img-other', '1');
-  const ids = async (query: Record<string, string>) =>
-    (await t.request('GET', '/benchmarks', { query })).body.items.map((i: any) => i.id);
+  const ids = async (query: Record<string, string>) => (await t.request('GET', '/benchmarks', { query })).body.items.map((i: any) => i.id);
   assert.equal(await ids({ container_image: 'filter/img' }), [a.id, b.id]);
   assert.equal(await ids({ container_image: 'filter/img', container_tag: '2' }), [b.id]);
   assert.equal(await ids({ container_image: 'filter/im' }), [], 'exact, not a prefix');
@@ -324,7 +350,10 @@ test('GET /benchmarks:search: every term must match image, tag or description, c
   const listed = await t.request('GET', '/benchmarks');
   assert.is(all.body.total, listed.body.total, 'an empty terms= means no term');
   const arrayStyle = await t.request('GET', '/benchmarks:search', { query: { 'terms[]': ['fourier', 'beta'] } });
-  assert.equal(arrayStyle.body.items.map((i: any) => i.id), [b.id]);
+  assert.equal(
+    arrayStyle.body.items.map((i: any) => i.id),
+    [b.id],
+  );
 });
 
 test('GET /benchmarks: pagination arithmetic', async () => {
@@ -333,20 +362,52 @@ test('GET /benchmarks: pagination arithmetic', async () => {
   const page = async (n: number) =>
     (await t.request('GET', '/benchmarks', { query: { container_image: 'page/img', per_page: 2, page: n } })).body;
   const p1 = await page(1);
-  assert.equal({ ...p1, items: p1.items.map((i: any) => i.container_tag) }, {
-    items: ['1', '2'], has_next: true, has_prev: false, next_num: 2, prev_num: null, page: 1, pages: 3, per_page: 2, total: 5,
-  });
+  assert.equal(
+    { ...p1, items: p1.items.map((i: any) => i.container_tag) },
+    {
+      items: ['1', '2'],
+      has_next: true,
+      has_prev: false,
+      next_num: 2,
+      prev_num: null,
+      page: 1,
+      pages: 3,
+      per_page: 2,
+      total: 5,
+    },
+  );
   const p3 = await page(3);
-  assert.equal({ ...p3, items: p3.items.map((i: any) => i.container_tag) }, {
-    items: ['5'], has_next: false, has_prev: true, next_num: null, prev_num: 2, page: 3, pages: 3, per_page: 2, total: 5,
-  });
+  assert.equal(
+    { ...p3, items: p3.items.map((i: any) => i.container_tag) },
+    {
+      items: ['5'],
+      has_next: false,
+      has_prev: true,
+      next_num: null,
+      prev_num: 2,
+      page: 3,
+      pages: 3,
+      per_page: 2,
+      total: 5,
+    },
+  );
   const past = await page(4);
   assert.equal(past.items, []);
   assert.is(past.total, 5);
   assert.is(past.pages, 3);
   assert.is(past.has_next, false);
   const none = (await t.request('GET', '/benchmarks', { query: { container_image: 'page/none' } })).body;
-  assert.equal(none, { items: [], has_next: false, has_prev: false, next_num: null, prev_num: null, page: 1, pages: 0, per_page: 100, total: 0 });
+  assert.equal(none, {
+    items: [],
+    has_next: false,
+    has_prev: false,
+    next_num: null,
+    prev_num: null,
+    page: 1,
+    pages: 0,
+    per_page: 100,
+    total: 0,
+  });
 });
 
 test('GET /benchmarks: sort_by with several terms, descending, and id as the tie-breaker', async () => {
@@ -362,9 +423,15 @@ test('GET /benchmarks: sort_by with several terms, descending, and id as the tie
   assert.equal(await order('-name'), ['sort/c:1', 'sort/b:1', 'sort/a:2', 'sort/a:1']);
   assert.equal(await order('+description,-container_image'), ['sort/a:1', 'sort/c:1', 'sort/b:1', 'sort/a:2']);
   // Ties on every term fall back to id.
-  const sameById = made.filter((b) => b.description === 'same').sort((x, y) => (x.id < y.id ? -1 : 1)).map((b) => b.name);
+  const sameById = made
+    .filter((b) => b.description === 'same')
+    .sort((x, y) => (x.id < y.id ? -1 : 1))
+    .map((b) => b.name);
   assert.equal((await order('-description')).slice(0, 3), sameById);
-  assert.equal(await order('+id'), [...made].sort((x, y) => (x.id < y.id ? -1 : 1)).map((b) => b.name));
+  assert.equal(
+    await order('+id'),
+    [...made].sort((x, y) => (x.id < y.id ? -1 : 1)).map((b) => b.name),
+  );
   assert.equal(await order('-upload_datetime'), made.map((b) => b.name).reverse());
 });
 

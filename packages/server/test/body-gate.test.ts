@@ -44,7 +44,10 @@ test('the gate runs at most `limit` at once, first come first served, and frees 
   releases[3]!();
   releases[4]!();
   const outcomes = await settled;
-  assert.equal(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+  assert.equal(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled'],
+  );
   assert.is(most, 2);
   assert.equal(gate.load, { active: 0, waiting: 0 });
   assert.is(gate.peak, 2);
@@ -70,7 +73,9 @@ test('a server admitting one large body at a time stores every batch sent at onc
     }));
   assert.ok(JSON.stringify({ items: batch(0) }).length >= LARGE_BODY_BYTES, 'each batch is a large body');
 
-  const responses = await Promise.all([0, 1, 2, 3].map((n) => t.request('POST', '/results:batch', { token: alice, body: { items: batch(n) } })));
+  const responses = await Promise.all(
+    [0, 1, 2, 3].map((n) => t.request('POST', '/results:batch', { token: alice, body: { items: batch(n) } })),
+  );
   for (const res of responses) assert.is(res.status, 201, res.text);
   const gate = t.server.context.largeBodies.working;
   assert.is(gate.peak, 1, 'never two large bodies at once');
@@ -106,7 +111,10 @@ test('a client sending its large body slowly holds only a reading place: other b
     headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
   });
   const slowDone = new Promise<number>((resolve) => {
-    slow.on('response', (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+    slow.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
     slow.on('error', () => resolve(-1));
   });
   slow.write(text.slice(0, text.length / 2));
@@ -131,7 +139,12 @@ test('a client that goes away in the middle of its large body frees its place, a
   const alice = await t.user('alice');
   const benchmark = (await seed.benchmark({ schema: {} })).id;
   const flavor = (await seed.flavor((await seed.site()).id)).id;
-  const items = Array.from({ length: 100 }, () => ({ benchmark_id: benchmark, flavor_id: flavor, execution_datetime: '2024-05-01T12:00:00Z', json: { padding: 'z'.repeat(1000) } }));
+  const items = Array.from({ length: 100 }, () => ({
+    benchmark_id: benchmark,
+    flavor_id: flavor,
+    execution_datetime: '2024-05-01T12:00:00Z',
+    json: { padding: 'z'.repeat(1000) },
+  }));
   const text = JSON.stringify({ items });
   const gone = httpRequest(`${t.api}/results:batch`, {
     method: 'POST',
@@ -155,7 +168,8 @@ test('large bodies are refused as small ones are: a "__proto__" key 400, another
   const alice = await t.user('alice');
   const admission = t.server.context.largeBodies;
   const padding = 'p'.repeat(LARGE_BODY_BYTES);
-  const send = (text: string, contentType = 'application/json') => t.request('POST', '/results:batch', { token: alice, rawBody: text, contentType });
+  const send = (text: string, contentType = 'application/json') =>
+    t.request('POST', '/results:batch', { token: alice, rawBody: text, contentType });
   const proto = await send(`{"items":[],"padding":"${padding}","__proto__":{"isAdmin":true}}`);
   assertProblem(proto, 400, 'MALFORMED_JSON');
   assert.match(proto.body.detail, /__proto__/);

@@ -30,7 +30,8 @@ let seed: Seeder;
 let db: pg.Client;
 let target: { benchmark: string; site: string; flavor: string };
 
-const ACTIVE = "from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend' and state = 'active'";
+const ACTIVE =
+  "from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend' and state = 'active'";
 
 /** Client statements of the test database running now (not this session, not idle ones). */
 async function running(): Promise<number> {
@@ -51,8 +52,15 @@ async function until<T>(label: string, ms: number, probe: () => Promise<T | unde
 async function alongside(overrides: RawConfig, log = createLogger('silent')): Promise<{ server: RunningServer; api: string }> {
   const server = await startServer(
     buildConfig({
-      host: '127.0.0.1', port: '0', databaseUrl: t.databaseUrl, oidcIssuer: t.issuer.issuer, adminEntitlement: ADMIN_ENTITLEMENT,
-      logLevel: 'silent', rateLimit: '0', readRateLimit: '0', ...overrides,
+      host: '127.0.0.1',
+      port: '0',
+      databaseUrl: t.databaseUrl,
+      oidcIssuer: t.issuer.issuer,
+      adminEntitlement: ADMIN_ENTITLEMENT,
+      logLevel: 'silent',
+      rateLimit: '0',
+      readRateLimit: '0',
+      ...overrides,
     }),
     { logger: log },
   );
@@ -115,7 +123,8 @@ test('configuration: STATEMENT_TIMEOUT, DB_POOL_SIZE, MAX_PAGE_DEPTH, EXPENSIVE_
   assert.is(buildConfig({ statementTimeout: '2500' }).statementTimeoutMs, 2500);
   assert.is(buildConfig({ statementTimeout: '0' }).statementTimeoutMs, 0);
   assert.is(buildConfig({ readRateLimit: '0' }).readRateLimit, null);
-  for (const bad of ['fast', '-1s', '10h', '1.5.2s']) assert.throws(() => buildConfig({ statementTimeout: bad }), /STATEMENT_TIMEOUT must be/, bad);
+  for (const bad of ['fast', '-1s', '10h', '1.5.2s'])
+    assert.throws(() => buildConfig({ statementTimeout: bad }), /STATEMENT_TIMEOUT must be/, bad);
   assert.throws(() => buildConfig({ dbPoolSize: '1' }), /DB_POOL_SIZE must be an integer from 2/);
   assert.throws(() => buildConfig({ maxPageDepth: 'deep' }), /MAX_PAGE_DEPTH must be/);
   assert.throws(() => buildConfig({ expensiveListConcurrency: '0' }), /EXPENSIVE_LIST_CONCURRENCY must be/);
@@ -124,10 +133,15 @@ test('configuration: STATEMENT_TIMEOUT, DB_POOL_SIZE, MAX_PAGE_DEPTH, EXPENSIVE_
 
 test('GET /results:search past STATEMENT_TIMEOUT: cancelled by PostgreSQL, 503 DATABASE_TIMEOUT with Retry-After, logged at warn with the request id', async () => {
   const log: Record<string, unknown>[] = [];
-  const { server, api } = await alongside({ statementTimeout: '100ms' }, createLogger('debug', (line) => log.push(JSON.parse(line))));
+  const { server, api } = await alongside(
+    { statementTimeout: '100ms' },
+    createLogger('debug', (line) => log.push(JSON.parse(line))),
+  );
   try {
     const started = Date.now();
-    const res = await fetch(`${api}/results:search?${new URLSearchParams([...ATTACK.terms.map((v) => ['terms', v]), ['sort_by', ATTACK.sort_by], ['per_page', '100'], ['page', '99']])}`);
+    const res = await fetch(
+      `${api}/results:search?${new URLSearchParams([...ATTACK.terms.map((v) => ['terms', v]), ['sort_by', ATTACK.sort_by], ['per_page', '100'], ['page', '99']])}`,
+    );
     const ms = Date.now() - started;
     const body = await res.json();
     assertProblem({ status: res.status, headers: res.headers, body }, 503, 'DATABASE_TIMEOUT');
@@ -160,22 +174,29 @@ test('a client that abandons a slow GET /results leaves no statement running; th
     backends = (await db.query(`select pid, query_start ${ACTIVE}`)).rows;
     const abortedAt = Date.now();
     controller.abort();
-    const ms = await until('the statements are cancelled', 3000, async () => ((await running()) === 0 ? Date.now() - abortedAt : undefined));
+    const ms = await until('the statements are cancelled', 3000, async () =>
+      (await running()) === 0 ? Date.now() - abortedAt : undefined,
+    );
     console.log(`abandoned list: its statements gone ${ms} ms after the client left`);
   } finally {
     await lock.release();
   }
   await pending;
   const cancelled = await until('the cancellation is logged', 2000, async () =>
-    lines.find((l) => l.msg === 'client went away: statements of its request cancelled' && l.path === '/api/v1/results'));
+    lines.find((l) => l.msg === 'client went away: statements of its request cancelled' && l.path === '/api/v1/results'),
+  );
   assert.is(cancelled.level, 'info');
   assert.match(String(cancelled.requestId), /^[0-9a-f-]{36}$/);
   assert.ok(Number(cancelled.cancelled) >= 1);
   assert.ok(lines.some((l) => l.msg === 'request abandoned by its client' && l.requestId === cancelled.requestId));
-  for (let i = 0; i < 15; i++) assert.is((await t.request('GET', '/results', { query: { per_page: 1 } })).status, 200, 'the pool is whole again');
+  for (let i = 0; i < 15; i++)
+    assert.is((await t.request('GET', '/results', { query: { per_page: 1 } })).status, 200, 'the pool is whole again');
   // A connection whose statement was cancelled is discarded, never handed to another request.
-  const { rows: after } = await db.query('select pid, query_start from pg_stat_activity where pid = any($1::int[])', [backends.map((b) => b.pid)]);
-  for (const b of after) assert.equal(b.query_start, backends.find((x) => x.pid === b.pid)!.query_start, `backend ${b.pid} ran nothing more`);
+  const { rows: after } = await db.query('select pid, query_start from pg_stat_activity where pid = any($1::int[])', [
+    backends.map((b) => b.pid),
+  ]);
+  for (const b of after)
+    assert.equal(b.query_start, backends.find((x) => x.pid === b.pid)!.query_start, `backend ${b.pid} ran nothing more`);
 });
 
 test('many clients abandoning at once: one cancel statement on the control connection, every statement gone, no queued pg queries', async () => {
@@ -205,10 +226,18 @@ test('many clients abandoning at once: one cancel statement on the control conne
     const found = lines.slice(before).filter((l) => l.msg === 'client went away: statements of its request cancelled');
     return found.length === 4 ? found : undefined;
   });
-  assert.is(logged.reduce((n, l) => n + Number(l.cancelled), 0), statements, 'each request counts the backends of its own');
+  assert.is(
+    logged.reduce((n, l) => n + Number(l.cancelled), 0),
+    statements,
+    'each request counts the backends of its own',
+  );
   await new Promise((r) => setImmediate(r));
   process.off('warning', onWarning);
-  assert.equal(warnings.filter((w) => /already executing a query/.test(w.message)).map((w) => w.message), [], 'no statement queued inside pg');
+  assert.equal(
+    warnings.filter((w) => /already executing a query/.test(w.message)).map((w) => w.message),
+    [],
+    'no statement queued inside pg',
+  );
 });
 
 test('an expensive list on a quiet pool reads its page and its total in parallel', async () => {
@@ -235,7 +264,8 @@ test('a write abandoned while it waits for a lock: cancelled, not retried, nothi
   let pending: Promise<unknown> | undefined;
   try {
     pending = fetch(`${t.api}/results/${resultId}/tags`, {
-      method: 'PUT', signal: controller.signal,
+      method: 'PUT',
+      signal: controller.signal,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ tags_ids: [tag.id] }),
     }).catch((err) => err);
@@ -311,8 +341,7 @@ test('SDK auto-pagination walks the first 10,000 results, then throws Validation
 
 test('expensive lists beyond the admission limit: 503 EXPENSIVE_LIST_BUSY with Retry-After at once, while cheap lists still answer', async () => {
   const started = Date.now();
-  const search = () =>
-    t.request('GET', '/results:search', { query: ATTACK }).then((res) => ({ res, at: Date.now() - started }));
+  const search = () => t.request('GET', '/results:search', { query: ATTACK }).then((res) => ({ res, at: Date.now() - started }));
   const searches = Array.from({ length: 10 }, search);
   await new Promise((r) => setTimeout(r, 50));
   const cheap = await timed(() => t.request('GET', '/results', { query: { per_page: 1 } }));
@@ -320,7 +349,9 @@ test('expensive lists beyond the admission limit: 503 EXPENSIVE_LIST_BUSY with R
   const busy = done.filter((d) => d.res.status === 503);
   const ok = done.filter((d) => d.res.status === 200);
   const lastSearch = Math.max(...ok.map((d) => d.at));
-  console.log(`10 searches at once, 1 place and 4 waiting: ${ok.length} × 200 (last after ${lastSearch} ms), ${busy.length} × 503 (after at most ${Math.max(...busy.map((d) => d.at))} ms); a cheap list meanwhile: ${cheap.ms} ms`);
+  console.log(
+    `10 searches at once, 1 place and 4 waiting: ${ok.length} × 200 (last after ${lastSearch} ms), ${busy.length} × 503 (after at most ${Math.max(...busy.map((d) => d.at))} ms); a cheap list meanwhile: ${cheap.ms} ms`,
+  );
   assert.is(ok.length + busy.length, 10, done.map((d) => d.res.status).join(','));
   assert.ok(busy.length >= 1, 'some refused');
   assert.ok(ok.length >= 5, 'the admitted and the waiting ones are answered');

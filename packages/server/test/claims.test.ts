@@ -63,21 +63,24 @@ test('POST /results/{id}:claim: 201 Claim; the result leaves lists, searches and
   assert.is(res.status, 201, res.text);
   const c = res.body;
   assert.equal(Object.keys(c).sort(), ['id', 'message', 'resource_id', 'resource_type', 'status', 'upload_datetime', 'uploader']);
-  assert.equal({ ...c, id: undefined, upload_datetime: undefined }, {
-    id: undefined,
-    message: 'The numbers are impossible',
-    resource_type: 'result',
-    resource_id: id,
-    status: 'on_review',
-    upload_datetime: undefined,
-    uploader: { iss: t.issuer.issuer, sub: 'claimant', removed: false },
-  });
+  assert.equal(
+    { ...c, id: undefined, upload_datetime: undefined },
+    {
+      id: undefined,
+      message: 'The numbers are impossible',
+      resource_type: 'result',
+      resource_id: id,
+      status: 'on_review',
+      upload_datetime: undefined,
+      uploader: { iss: t.issuer.issuer, sub: 'claimant', removed: false },
+    },
+  );
   assert.not.match(c.upload_datetime, /Z$/);
 
   const after = await visibility(id);
   assert.equal([after.listed, after.searched, after.hidden, after.total], [false, false, true, before.total - 1]);
   const mine = await t.request('GET', '/users/self/results', { token: owner });
-  assert.is(mine.body.items.find((r: any) => r.id === id).hidden, true, "the uploader still sees it, marked hidden");
+  assert.is(mine.body.items.find((r: any) => r.id === id).hidden, true, 'the uploader still sees it, marked hidden');
   assert.equal((await t.request('GET', `/reports/claims/${c.id}`, { token: admin })).body, c);
 });
 
@@ -88,7 +91,11 @@ test('POST /results/{id}:claim: validation, auth and unknown results', async () 
   expectProblem(await claim(id, '   '), 422, 'INVALID_BODY');
   expectProblem(await claim(id, 'nul \u0000 inside'), 422, 'INVALID_BODY');
   expectProblem(await claim(id, 'x'.repeat(2001)), 422, 'INVALID_BODY');
-  expectProblem(await t.request('POST', `/results/${id}:claim`, { token: claimant, body: { message: 'm', bad_field: 1 } }), 422, 'INVALID_BODY');
+  expectProblem(
+    await t.request('POST', `/results/${id}:claim`, { token: claimant, body: { message: 'm', bad_field: 1 } }),
+    422,
+    'INVALID_BODY',
+  );
   expectProblem(await t.request('POST', `/results/${id}:claim`, { body: {} }), 401, 'MISSING_TOKEN');
   expectProblem(await claim(id, 'm', await t.token('unregistered')), 403, 'NOT_REGISTERED');
   expectProblem(await claim('00000000-0000-4000-8000-000000000001'), 404, 'NOT_FOUND');
@@ -151,7 +158,10 @@ test('concurrent claims and reviews of one result leave a consistent hidden flag
     ...first.map((r) => review(r.body.id, 'reject')),
     ...Array.from({ length: 3 }, (_, i) => claim(id, `late ${i}`)),
   ]);
-  assert.ok(mixed.every((r) => r.status === 204 || r.status === 201), mixed.map((r) => r.status).join());
+  assert.ok(
+    mixed.every((r) => r.status === 204 || r.status === 201),
+    mixed.map((r) => r.status).join(),
+  );
   const [row] = await seed.sql<{ hidden: boolean; claims: number }>(
     'select hidden, (select count(*)::int from claim where resource_id = result.id) as claims from result where id = ?',
     [id],
@@ -179,7 +189,10 @@ test('GET /reports/claims: administrators; on_review by default; status, dates, 
   assert.ok(approved.body.items.every((c: any) => c.status === 'approved'));
   assert.ok(approved.body.items.some((c: any) => c.id === upheld.id));
   const byResult = await t.request('GET', '/reports/claims', { token: admin, query: { resource_id: id, upload_after: '2000-01-01' } });
-  assert.equal(byResult.body.items.map((c: any) => c.id), [open.id]);
+  assert.equal(
+    byResult.body.items.map((c: any) => c.id),
+    [open.id],
+  );
   const none = await t.request('GET', '/reports/claims', { token: admin, query: { upload_before: '2000-01-01' } });
   assert.equal([none.body.total, none.body.items], [0, []]);
   const desc = await t.request('GET', '/reports/claims', { token: admin, query: { sort_by: '-upload_datetime', per_page: 1 } });
@@ -202,11 +215,17 @@ test('GET /results/{id}/claims: the uploader or an admin, every status by defaul
   for (const token of [owner, admin]) {
     const res = await t.request('GET', `/results/${id}/claims`, { token });
     assert.is(res.status, 200);
-    assert.equal(res.body.items.map((c: any) => c.id), [a.id, b.id]);
+    assert.equal(
+      res.body.items.map((c: any) => c.id),
+      [a.id, b.id],
+    );
     assert.is(res.body.total, 2);
   }
   const onlyApproved = await t.request('GET', `/results/${id}/claims`, { token: owner, query: { status: 'approved' } });
-  assert.equal(onlyApproved.body.items.map((c: any) => c.id), [b.id]);
+  assert.equal(
+    onlyApproved.body.items.map((c: any) => c.id),
+    [b.id],
+  );
   expectProblem(await t.request('GET', `/results/${id}/claims`, { token: claimant }), 403, 'NOT_UPLOADER');
   expectProblem(await t.request('GET', `/results/${id}/claims`), 401, 'MISSING_TOKEN');
   expectProblem(await t.request('GET', '/results/00000000-0000-4000-8000-000000000003/claims', { token: admin }), 404, 'NOT_FOUND');
@@ -221,10 +240,19 @@ test('GET /users/self/claims: the claims the caller filed, every status', async 
   await review(mine[1]!.id, 'approve');
   const res = await t.request('GET', '/users/self/claims', { token: dave });
   assert.is(res.status, 200);
-  assert.equal(res.body.items.map((c: any) => c.id), mine.map((c) => c.id));
-  assert.equal(res.body.items.map((c: any) => c.status), ['on_review', 'approved']);
+  assert.equal(
+    res.body.items.map((c: any) => c.id),
+    mine.map((c) => c.id),
+  );
+  assert.equal(
+    res.body.items.map((c: any) => c.status),
+    ['on_review', 'approved'],
+  );
   const open = await t.request('GET', '/users/self/claims', { token: dave, query: { status: 'on_review' } });
-  assert.equal(open.body.items.map((c: any) => c.id), [mine[0]!.id]);
+  assert.equal(
+    open.body.items.map((c: any) => c.id),
+    [mine[0]!.id],
+  );
   expectProblem(await t.request('GET', '/users/self/claims'), 401, 'MISSING_TOKEN');
 });
 
@@ -239,7 +267,15 @@ test('POST /results/{id}:claim: at most MAX_OPEN_CLAIMS on review per user, also
     const b = await s.benchmark();
     const site = await s.site();
     const f = await s.flavor(site.id);
-    const ids = await s.results(Array.from({ length: 10 }, (_, i) => ({ benchmark_id: b.id, site_id: site.id, flavor_id: f.id, json: { i }, execution_datetime: new Date() })));
+    const ids = await s.results(
+      Array.from({ length: 10 }, (_, i) => ({
+        benchmark_id: b.id,
+        site_id: site.id,
+        flavor_id: f.id,
+        json: { i },
+        execution_datetime: new Date(),
+      })),
+    );
     const claimOn = (id: string, token = flooder) => capped.request('POST', `/results/${id}:claim`, { token, body: { message: 'flood' } });
 
     const burst = await Promise.all(ids.slice(0, 8).map((id) => claimOn(id)));
@@ -270,7 +306,8 @@ test('MAX_OPEN_CLAIMS: default 50, 0 disables, checked; --max-open-claims / MAX_
   assert.is(DEFAULTS.maxOpenClaims, 50);
   assert.is(buildConfig({ maxOpenClaims: '0' }).maxOpenClaims, 0);
   assert.is(buildConfig({ maxOpenClaims: '7' }).maxOpenClaims, 7);
-  for (const bad of ['-1', 'many', '1.5', '2000000']) assert.throws(() => buildConfig({ maxOpenClaims: bad }), /MAX_OPEN_CLAIMS must be/, bad);
+  for (const bad of ['-1', 'many', '1.5', '2000000'])
+    assert.throws(() => buildConfig({ maxOpenClaims: bad }), /MAX_OPEN_CLAIMS must be/, bad);
   const start = program().commands.find((c) => c.name() === 'start')!;
   const option = start.options.find((o) => o.long === '--max-open-claims');
   assert.ok(option);
@@ -283,13 +320,20 @@ test('GET /reports/claims: uploader_iss and uploader_sub narrow the list to one 
   const mine = [(await claim(r1, 'eve one', eve)).body, (await claim(r2, 'eve two', eve)).body];
   await claim(r1, 'not eve', other);
   await review(mine[1]!.id, 'approve');
-  const list = (query: Record<string, string | number>) => t.request('GET', '/reports/claims', { token: admin, query: { per_page: 100, ...query } });
+  const list = (query: Record<string, string | number>) =>
+    t.request('GET', '/reports/claims', { token: admin, query: { per_page: 100, ...query } });
 
   const open = await list({ uploader_iss: t.issuer.issuer, uploader_sub: 'eve' });
   assert.is(open.status, 200, open.text);
-  assert.equal(open.body.items.map((c: any) => c.id), [mine[0]!.id]);
+  assert.equal(
+    open.body.items.map((c: any) => c.id),
+    [mine[0]!.id],
+  );
   assert.equal(open.body.items[0].uploader, { iss: t.issuer.issuer, sub: 'eve', removed: false });
-  assert.equal((await list({ uploader_sub: 'eve', status: 'approved' })).body.items.map((c: any) => c.id), [mine[1]!.id]);
+  assert.equal(
+    (await list({ uploader_sub: 'eve', status: 'approved' })).body.items.map((c: any) => c.id),
+    [mine[1]!.id],
+  );
   assert.equal((await list({ uploader_sub: 'eve', resource_id: r2 })).body.total, 0, 'combined with the other filters');
   assert.is((await list({ uploader_iss: 'https://elsewhere.example', uploader_sub: 'eve' })).body.total, 0);
   assert.ok((await list({ uploader_iss: t.issuer.issuer })).body.items.some((c: any) => c.uploader.sub === 'other'));
@@ -335,7 +379,10 @@ test('POST /reports/claims:reject racing single reviews and new claims of the sa
     ...results.map((id) => claim(id, 'late')),
   ]);
   assert.equal([answers[0]!.status, answers[1]!.status], [200, 200], 'both bulk rejects');
-  assert.ok(answers.every((r) => [200, 201, 204, 404, 409].includes(r.status)), answers.map((r) => `${r.status} ${r.body?.code ?? ''}`).join());
+  assert.ok(
+    answers.every((r) => [200, 201, 204, 404, 409].includes(r.status)),
+    answers.map((r) => `${r.status} ${r.body?.code ?? ''}`).join(),
+  );
   const [row] = await seed.sql<{ n: number }>(
     'select count(*)::int as n from result r where r.id = any(?::uuid[]) and r.hidden <> (r.deleted or exists (select 1 from claim c where c.resource_id = r.id))',
     [results],

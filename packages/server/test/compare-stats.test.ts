@@ -57,7 +57,8 @@ test('medianIntervalRank: the order statistics of the median interval, as tabula
   assert.is(medianIntervalRank(6, 0.95), 1); // 2/64 ≤ 0.05
   assert.is(medianIntervalRank(6, 0.96875), 1); // exactly on the boundary: 2·(1/64) = 1 − 0.96875
   for (const confidence of [0.5, 0.8, 0.9, 0.95, 0.99, 0.999]) {
-    for (let n = 1; n <= 300; n += 7) assert.is(medianIntervalRank(n, confidence), exactK(n, confidence), `n = ${n}, confidence ${confidence}`);
+    for (let n = 1; n <= 300; n += 7)
+      assert.is(medianIntervalRank(n, confidence), exactK(n, confidence), `n = ${n}, confidence ${confidence}`);
   }
   // Large n: near the normal approximation n/2 − z·√n/2, and fast.
   const started = performance.now();
@@ -74,7 +75,8 @@ test('medianIntervalRankEstimate: within 1 of the exact rank (the statement retu
   for (const confidence of [0.5, 0.68, 0.8, 0.9, 0.95, 0.99, 0.999]) {
     const z = normalQuantile(1 - (1 - confidence) / 2);
     const ns = [...Array.from({ length: 3000 }, (_, i) => i + 1), ...Array.from({ length: 200 }, (_, i) => 3000 + i * 997), 1_000_000];
-    for (const n of ns) worst = Math.max(worst, Math.abs(Math.max(0, medianIntervalRankEstimate(n, z)) - medianIntervalRank(n, confidence)));
+    for (const n of ns)
+      worst = Math.max(worst, Math.abs(Math.max(0, medianIntervalRankEstimate(n, z)) - medianIntervalRank(n, confidence)));
   }
   assert.ok(worst <= 1, `worst ${worst}`);
 });
@@ -95,7 +97,16 @@ test('rankIntervals: overlapping intervals share a rank, in both directions; nul
   // lower: [0,5] first; [10,20] and [15,25] each have only [0,5] below → 2; [21,29]: [0,5], [10,20] → 3; [30,40]: four → 5.
   assert.equal(rankIntervals(intervals, 'lower'), [2, 2, 5, 1, null, 3]);
   // Touching bounds overlap (not entirely on one side).
-  assert.equal(rankIntervals([[1, 2], [2, 3]], 'higher'), [1, 1]);
+  assert.equal(
+    rankIntervals(
+      [
+        [1, 2],
+        [2, 3],
+      ],
+      'higher',
+    ),
+    [1, 1],
+  );
   assert.equal(rankIntervals([], 'higher'), []);
 });
 

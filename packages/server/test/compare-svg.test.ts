@@ -11,7 +11,14 @@ import { createSeeder } from './support/seed.ts';
 import { ticks, xmlEscape } from '@benchmarks/sdk/chart';
 
 const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let t: TestServer;
 let benchmarkId: string;
@@ -29,7 +36,13 @@ test.before(async () => {
   const slow = await seed.flavor(other.id, { name: 'slow' });
   const few = await seed.flavor(other.id, { name: 'few' });
   const rows = (flavor: { id: string; site_id: string }, scores: number[]) =>
-    scores.map((score, i) => ({ benchmark_id: benchmarkId, flavor_id: flavor.id, site_id: flavor.site_id, json: { score }, execution_datetime: new Date(Date.UTC(2024, 0, 1 + i)) }));
+    scores.map((score, i) => ({
+      benchmark_id: benchmarkId,
+      flavor_id: flavor.id,
+      site_id: flavor.site_id,
+      json: { score },
+      execution_datetime: new Date(Date.UTC(2024, 0, 1 + i)),
+    }));
   await seed.results([...rows(fast, [90, 92, 94, 96, 98, 100, 102]), ...rows(slow, [10, 11, 12, 13, 14, 15]), ...rows(few, [200])]);
 });
 test.after(async () => {
@@ -49,7 +62,10 @@ test('GET /results:compare?format=svg: image/svg+xml, cached a minute, escaped n
   assert.match(res.text, '&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;Co&quot; / fast&apos;one (7)');
   assert.match(res.text, `${benchmarkName}: json.score (higher is better)`);
   // Also chosen by Accept.
-  const accepted = await t.request('GET', '/results:compare', { query: { benchmark_id: benchmarkId, metric: 'json.score' }, headers: { accept: 'image/svg+xml' } });
+  const accepted = await t.request('GET', '/results:compare', {
+    query: { benchmark_id: benchmarkId, metric: 'json.score' },
+    headers: { accept: 'image/svg+xml' },
+  });
   assert.match(accepted.headers.get('content-type')!, 'image/svg+xml');
   assert.is(accepted.text, res.text);
 });
@@ -64,9 +80,11 @@ test('chart: escaping drops what XML cannot hold; ticks are round and cover the 
 });
 
 test('GET /results:compare?format=svg in Chromium: well-formed, rendered, rows in the answer order', async () => {
-  const json = (await t.request('GET', '/results:compare', { query: { benchmark_id: benchmarkId, metric: 'json.score', min_samples: '3' } })).body;
+  const json = (
+    await t.request('GET', '/results:compare', { query: { benchmark_id: benchmarkId, metric: 'json.score', min_samples: '3' } })
+  ).body;
   const expected = json.groups.map((g: any) => `${g.rank === null ? '–' : `#${g.rank}`} ${g.site.name} / ${g.flavor.name} (${g.n})`);
-  assert.equal(expected, ["#1 <script>alert(1)</script> & \"Co\" / fast'one (7)", '#2 Plain site / slow (6)', '– Plain site / few (1)']);
+  assert.equal(expected, ['#1 <script>alert(1)</script> & "Co" / fast\'one (7)', '#2 Plain site / slow (6)', '– Plain site / few (1)']);
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, timeout: 60_000 });
   try {
     const page = await browser.newPage();
@@ -76,7 +94,9 @@ test('GET /results:compare?format=svg in Chromium: well-formed, rendered, rows i
       errors.push(`dialog: ${d.message()}`);
       void d.dismiss();
     });
-    const res = await page.goto(`${t.api}/results:compare?benchmark_id=${benchmarkId}&metric=json.score&min_samples=3&format=svg`, { timeout: 30_000 });
+    const res = await page.goto(`${t.api}/results:compare?benchmark_id=${benchmarkId}&metric=json.score&min_samples=3&format=svg`, {
+      timeout: 30_000,
+    });
     assert.is(res?.status(), 200);
     const shown = await page.evaluate(() => {
       const root = document.documentElement;
@@ -86,8 +106,14 @@ test('GET /results:compare?format=svg in Chromium: well-formed, rendered, rows i
       });
       return { root: root.localName, namespace: root.namespaceURI, parseErrors: document.getElementsByTagName('parsererror').length, rows };
     });
-    assert.equal({ root: shown.root, namespace: shown.namespace, parseErrors: shown.parseErrors }, { root: 'svg', namespace: 'http://www.w3.org/2000/svg', parseErrors: 0 });
-    assert.equal(shown.rows.map((r) => r.label), expected);
+    assert.equal(
+      { root: shown.root, namespace: shown.namespace, parseErrors: shown.parseErrors },
+      { root: 'svg', namespace: 'http://www.w3.org/2000/svg', parseErrors: 0 },
+    );
+    assert.equal(
+      shown.rows.map((r) => r.label),
+      expected,
+    );
     for (const row of shown.rows) assert.ok(row.width > 50 && row.height > 10, `row drawn: ${JSON.stringify(row)}`);
     assert.equal(errors, []);
   } finally {

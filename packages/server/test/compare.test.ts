@@ -67,9 +67,23 @@ test.before(async () => {
   const excluded = [{ result: { score: 'fast' } }, { result: {} }, { result: { score: null } }];
   await seed.results([
     ...rows,
-    ...excluded.map((json) => ({ benchmark_id: benchmarkId, flavor_id: a.id, site_id: a.site_id, json, execution_datetime: at(0), tags: [tagId] })),
+    ...excluded.map((json) => ({
+      benchmark_id: benchmarkId,
+      flavor_id: a.id,
+      site_id: a.site_id,
+      json,
+      execution_datetime: at(0),
+      tags: [tagId],
+    })),
     // hidden: never counted
-    { benchmark_id: benchmarkId, flavor_id: a.id, site_id: a.site_id, json: { result: { score: 1e6 } }, execution_datetime: at(0), hidden: true },
+    {
+      benchmark_id: benchmarkId,
+      flavor_id: a.id,
+      site_id: a.site_id,
+      json: { result: { score: 1e6 } },
+      execution_datetime: at(0),
+      hidden: true,
+    },
   ]);
 });
 test.after(async () => {
@@ -90,10 +104,22 @@ function expected(values: number[]) {
     const lo = Math.floor(pos);
     return lo + 1 < n ? x[lo]! + (pos - lo) * (x[lo + 1]! - x[lo]!) : x[lo]!;
   };
-  return { n, mean, stddev, min: x[0], max: x[n - 1], p5: percentile(0.05), p25: percentile(0.25), median: percentile(0.5), p75: percentile(0.75), p95: percentile(0.95) };
+  return {
+    n,
+    mean,
+    stddev,
+    min: x[0],
+    max: x[n - 1],
+    p5: percentile(0.05),
+    p25: percentile(0.25),
+    median: percentile(0.5),
+    p75: percentile(0.75),
+    p95: percentile(0.95),
+  };
 }
 
-const close = (actual: number, wanted: number, label: string) => assert.ok(Math.abs(actual - wanted) < 1e-9 * Math.max(1, Math.abs(wanted)), `${label}: ${actual} ≠ ${wanted}`);
+const close = (actual: number, wanted: number, label: string) =>
+  assert.ok(Math.abs(actual - wanted) < 1e-9 * Math.max(1, Math.abs(wanted)), `${label}: ${actual} ≠ ${wanted}`);
 const names = (groups: any[]) => groups.map((g) => g.flavor?.name ?? g.site.name);
 
 test('GET /results:compare: statistics of each group equal the values computed from the inserted numbers', async () => {
@@ -102,7 +128,14 @@ test('GET /results:compare: statistics of each group equal the values computed f
   assert.match(res.headers.get('content-type')!, 'application/json');
   const body = res.body;
   assert.equal(
-    { benchmark_id: body.benchmark_id, metric: body.metric, group_by: body.group_by, better: body.better, confidence: body.confidence, rank_by: body.rank_by },
+    {
+      benchmark_id: body.benchmark_id,
+      metric: body.metric,
+      group_by: body.group_by,
+      better: body.better,
+      confidence: body.confidence,
+      rank_by: body.rank_by,
+    },
     { benchmark_id: benchmarkId, metric: 'json.result.score', group_by: 'flavor', better: 'higher', confidence: 0.95, rank_by: 'metric' },
   );
   // 34 numbers, 3 results of A without one; the hidden result is not matched.
@@ -114,7 +147,8 @@ test('GET /results:compare: statistics of each group equal the values computed f
     assert.equal(group.site, { id: flavors[key]!.site_id, name: SITE_OF[key] });
     assert.is(group.flavor.name, FLAVOR_NAME[key]);
     assert.is(group.n, want.n);
-    for (const field of ['mean', 'min', 'max', 'p5', 'p25', 'median', 'p75', 'p95'] as const) close(group[field], want[field]!, `${key}.${field}`);
+    for (const field of ['mean', 'min', 'max', 'p5', 'p25', 'median', 'p75', 'p95'] as const)
+      close(group[field], want[field]!, `${key}.${field}`);
     if (want.stddev === null) assert.is(group.stddev, null);
     else close(group.stddev, want.stddev, `${key}.stddev`);
   }
@@ -131,7 +165,16 @@ test('GET /results:compare: one value has no stddev and no mean interval; small 
   const { groups } = (await compare({})).body;
   const d = groups.find((g: any) => g.flavor.name === 'd.one');
   assert.equal(
-    { n: d.n, mean: d.mean, stddev: d.stddev, median_ci: d.median_ci, mean_ci: d.mean_ci, rank: d.rank, price: d.price, per_price: d.per_price },
+    {
+      n: d.n,
+      mean: d.mean,
+      stddev: d.stddev,
+      median_ci: d.median_ci,
+      mean_ci: d.mean_ci,
+      rank: d.rank,
+      price: d.price,
+      per_price: d.per_price,
+    },
     { n: 1, mean: 500, stddev: null, median_ci: [500, 500], mean_ci: null, rank: null, price: null, per_price: null },
   );
   const e = groups.find((g: any) => g.flavor.name === 'e.three');
@@ -139,15 +182,24 @@ test('GET /results:compare: one value has no stddev and no mean interval; small 
   assert.is(e.rank, null);
   // A and C overlap: both rank 1 (C first: its median is higher); B lies below both: 3; then the unranked by median.
   assert.equal(names(groups), ['-minus', 'a.large', 'b.small', 'd.one', 'e.three']);
-  assert.equal(groups.map((g: any) => g.rank), [1, 1, 3, null, null]);
+  assert.equal(
+    groups.map((g: any) => g.rank),
+    [1, 1, 3, null, null],
+  );
   // min_samples=1 ranks every group: D (500, its interval [500, 500]) is first alone.
   const all = (await compare({ min_samples: 1 })).body.groups;
   assert.equal(names(all), ['d.one', '-minus', 'a.large', 'b.small', 'e.three']);
-  assert.equal(all.map((g: any) => g.rank), [1, 2, 2, 4, 5]);
+  assert.equal(
+    all.map((g: any) => g.rank),
+    [1, 2, 2, 4, 5],
+  );
   // At 0.999, n = 10 gives k = 0: [min, max]; B is still apart from A and C.
   const strict = (await compare({ confidence: 0.999 })).body.groups;
   assert.equal(strict.find((g: any) => g.flavor.name === 'a.large').median_ci, [100, 109]);
-  assert.equal(strict.map((g: any) => g.rank), [1, 1, 3, null, null]);
+  assert.equal(
+    strict.map((g: any) => g.rank),
+    [1, 1, 3, null, null],
+  );
 });
 
 test('GET /results:compare: better=lower reverses ranks and order; x-better in the schema is the default', async () => {
@@ -155,7 +207,10 @@ test('GET /results:compare: better=lower reverses ranks and order; x-better in t
   assert.is(lower.better, 'lower');
   // B first; A and C each have only B entirely below them: both rank 2 (A first: lower median).
   assert.equal(names(lower.groups), ['b.small', 'a.large', '-minus', 'e.three', 'd.one']);
-  assert.equal(lower.groups.map((g: any) => g.rank), [1, 2, 2, null, null]);
+  assert.equal(
+    lower.groups.map((g: any) => g.rank),
+    [1, 2, 2, null, null],
+  );
   assert.equal(lower.groups[0].per_price, { median: 54.5, median_ci: [51, 58] }); // times the price (1)
   assert.equal(lower.groups[1].per_price, { median: 209, median_ci: [202, 216] }); // times 2
   // result.time carries "x-better": "lower" (through $ref): lower by default, higher when asked.
@@ -190,11 +245,22 @@ test('compare: the order statistics read by the second statement equal those pic
 test('GET /results:compare: a number beyond double precision (stored outside the API) is excluded, not an error', async () => {
   const other = await seed.benchmark();
   const a = flavors.A!;
-  const [big, small] = await seed.results([1, 2].map((score) => ({ benchmark_id: other.id, flavor_id: a.id, site_id: a.site_id, json: { result: { score } }, execution_datetime: new Date() })));
+  const [big, small] = await seed.results(
+    [1, 2].map((score) => ({
+      benchmark_id: other.id,
+      flavor_id: a.id,
+      site_id: a.site_id,
+      json: { result: { score } },
+      execution_datetime: new Date(),
+    })),
+  );
   await seed.sql(`update result set json = '{"result": {"score": -1e400}}'::jsonb where id = ?`, [big]);
   const res = await compare({ benchmark_id: other.id });
   assert.is(res.status, 200, res.text);
-  assert.equal({ matched: res.body.matched, excluded: res.body.excluded, n: res.body.groups[0].n, median: res.body.groups[0].median }, { matched: 2, excluded: 1, n: 1, median: 2 });
+  assert.equal(
+    { matched: res.body.matched, excluded: res.body.excluded, n: res.body.groups[0].n, median: res.body.groups[0].median },
+    { matched: 2, excluded: 1, n: 1, median: 2 },
+  );
   assert.ok(small);
 });
 
@@ -204,9 +270,15 @@ test('GET /results:compare: every /results filter applies (JSON filters, site, f
   assert.is(byFilter.matched, 24); // B's 10 have 4 cores; the 3 excluded results have no machine
   const bySite = (await compare({ site_id: sites.Alpha })).body;
   assert.equal(names(bySite.groups), ['a.large', 'b.small']);
-  assert.equal(bySite.groups.map((g: any) => g.rank), [1, 2]);
+  assert.equal(
+    bySite.groups.map((g: any) => g.rank),
+    [1, 2],
+  );
   const byTag = (await compare({ tags_ids: [tagId] })).body;
-  assert.equal({ names: names(byTag.groups), matched: byTag.matched, excluded: byTag.excluded }, { names: ['a.large'], matched: 13, excluded: 3 });
+  assert.equal(
+    { names: names(byTag.groups), matched: byTag.matched, excluded: byTag.excluded },
+    { names: ['a.large'], matched: 13, excluded: 3 },
+  );
   const byFlavor = (await compare({ flavor_id: flavors.C!.id })).body;
   assert.equal(names(byFlavor.groups), ['-minus']);
   const byDate = (await compare({ execution_before: '2024-01-01' })).body;
@@ -225,10 +297,16 @@ test('GET /results:compare: group_by=site pools the flavors of each site; no pri
   close(alpha.median, want.median, 'Alpha median');
   close(alpha.stddev, want.stddev!, 'Alpha stddev');
   assert.equal({ flavor: alpha.flavor, price: alpha.price, per_price: alpha.per_price }, { flavor: null, price: null, per_price: null });
-  assert.equal(body.groups.map((g: any) => g.site.name), ['=Beta, "q"', 'Alpha', 'Gamma']);
+  assert.equal(
+    body.groups.map((g: any) => g.site.name),
+    ['=Beta, "q"', 'Alpha', 'Gamma'],
+  );
   // Alpha's 20 values give [x(6), x(15)] = [55, 104], which overlaps Beta's [102, 109]: a tie. Gamma: 4 values.
   assert.equal(alpha.median_ci, [55, 104]);
-  assert.equal(body.groups.map((g: any) => g.rank), [1, 1, null]);
+  assert.equal(
+    body.groups.map((g: any) => g.rank),
+    [1, 1, null],
+  );
 });
 
 test('GET /results:compare: rank_by=price ranks flavors priced in the currency by value for money', async () => {
@@ -237,20 +315,38 @@ test('GET /results:compare: rank_by=price ranks flavors priced in the currency b
   // A: 104.5 / 2 = 52.25 in [50.5, 54]; B: 54.5 in [51, 58]: they overlap, both rank 1, B first (more per euro).
   // C is priced in USD: unranked, its value for money still shown; D and E have no price.
   assert.equal(names(eur.groups), ['b.small', 'a.large', 'd.one', '-minus', 'e.three']);
-  assert.equal(eur.groups.map((g: any) => g.rank), [1, 1, null, null, null]);
+  assert.equal(
+    eur.groups.map((g: any) => g.rank),
+    [1, 1, null, null, null],
+  );
   const c = eur.groups.find((g: any) => g.flavor.name === '-minus');
-  assert.equal({ price: c.price, per_price: c.per_price }, { price: { per_hour: 1, currency: 'USD' }, per_price: { median: 105.5, median_ci: [102, 109] } });
+  assert.equal(
+    { price: c.price, per_price: c.per_price },
+    { price: { per_hour: 1, currency: 'USD' }, per_price: { median: 105.5, median_ci: [102, 109] } },
+  );
   const usd = (await compare({ rank_by: 'price', currency: 'USD' })).body;
-  assert.equal(usd.groups.map((g: any) => [g.flavor.name, g.rank]).filter(([, r]: any) => r !== null), [['-minus', 1]]);
+  assert.equal(
+    usd.groups.map((g: any) => [g.flavor.name, g.rank]).filter(([, r]: any) => r !== null),
+    [['-minus', 1]],
+  );
   // Lower is better: the cost (median × price) ranks; B (54.5) before A (209), apart.
   const cost = (await compare({ rank_by: 'price', currency: 'EUR', better: 'lower' })).body;
-  assert.equal(cost.groups.slice(0, 2).map((g: any) => [g.flavor.name, g.rank]), [['b.small', 1], ['a.large', 2]]);
+  assert.equal(
+    cost.groups.slice(0, 2).map((g: any) => [g.flavor.name, g.rank]),
+    [
+      ['b.small', 1],
+      ['a.large', 2],
+    ],
+  );
   // A free flavor has no finite value per money when higher is better: per_price null, unranked.
   await seed.sql('update flavor set price_per_hour = 0 where id = ?', [flavors.B!.id]);
   try {
     const free = (await compare({ rank_by: 'price', currency: 'EUR' })).body;
     const b = free.groups.find((g: any) => g.flavor.name === 'b.small');
-    assert.equal({ price: b.price, per_price: b.per_price, rank: b.rank }, { price: { per_hour: 0, currency: 'EUR' }, per_price: null, rank: null });
+    assert.equal(
+      { price: b.price, per_price: b.per_price, rank: b.rank },
+      { price: { per_hour: 0, currency: 'EUR' }, per_price: null, rank: null },
+    );
   } finally {
     await seed.sql('update flavor set price_per_hour = 1 where id = ?', [flavors.B!.id]);
   }
@@ -270,7 +366,10 @@ test('GET /results:compare: format=csv and Accept: text/csv; RFC 4180 escaping a
   // The site `=Beta, "q"` and the flavor `-minus`: guarded with ', quoted, quotes doubled.
   assert.ok(lines[1]!.startsWith(`"'=Beta, ""q""",'-minus,10,105.5,`), lines[1]);
   const a = lines[2]!.split(',');
-  assert.equal([a[0], a[1], a[2], a[8], a[12], a[13], a[16], a[17], a[18], a[19]], ['Alpha', 'a.large', '10', '104.5', '101', '108', '1', '2', 'EUR', '52.25']);
+  assert.equal(
+    [a[0], a[1], a[2], a[8], a[12], a[13], a[16], a[17], a[18], a[19]],
+    ['Alpha', 'a.large', '10', '104.5', '101', '108', '1', '2', 'EUR', '52.25'],
+  );
   const d = lines[4]!.split(',');
   assert.equal([d[1], d[4], d[14], d[15], d[16], d[17], d[18]], ['d.one', '', '', '', '', '', '']);
   const accepted = await compare({}, { accept: 'text/csv' });
@@ -280,7 +379,10 @@ test('GET /results:compare: format=csv and Accept: text/csv; RFC 4180 escaping a
   // An explicit format wins over Accept; */* and a browser's Accept give JSON.
   assert.match((await compare({ format: 'json' }, { accept: 'text/csv' })).headers.get('content-type')!, 'application/json');
   assert.match((await compare({}, { accept: '*/*' })).headers.get('content-type')!, 'application/json');
-  assert.match((await compare({}, { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' })).headers.get('content-type')!, 'application/json');
+  assert.match(
+    (await compare({}, { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' })).headers.get('content-type')!,
+    'application/json',
+  );
 });
 
 test('GET /results:compare: 404 unknown benchmark; 422 malformed metric, bad options, rank_by=price without currency', async () => {
@@ -296,7 +398,16 @@ test('GET /results:compare: 404 unknown benchmark; 422 malformed metric, bad opt
   assertProblem(priceless, 422, 'INVALID_QUERY');
   assert.match(priceless.body.detail, 'rank_by=price needs currency');
   assertProblem(await compare({ rank_by: 'price', currency: 'EUR', group_by: 'site' }), 422, 'INVALID_QUERY');
-  const invalid: Record<string, string | number>[] = [{ confidence: 0.3 }, { confidence: 1 }, { min_samples: 0 }, { better: 'sideways' }, { group_by: 'tag' }, { currency: 'eur' }, { format: 'xml' }, { sort_by: '+id' }];
+  const invalid: Record<string, string | number>[] = [
+    { confidence: 0.3 },
+    { confidence: 1 },
+    { min_samples: 0 },
+    { better: 'sideways' },
+    { group_by: 'tag' },
+    { currency: 'eur' },
+    { format: 'xml' },
+    { sort_by: '+id' },
+  ];
   for (const bad of invalid) {
     assertProblem(await compare(bad), 422, 'INVALID_QUERY');
   }

@@ -77,7 +77,12 @@ test(`${CLIENTS} clients upload ${UPLOADS} results while creates race and claims
       if (seq >= UPLOADS) return;
       const res = await req('POST', '/results', {
         token,
-        query: { benchmark_id: c.benchmark, flavor_id: c.flavor, execution_datetime: '2024-05-01T12:00:00Z', tags_ids: seq % 3 ? [] : [c.tag] },
+        query: {
+          benchmark_id: c.benchmark,
+          flavor_id: c.flavor,
+          execution_datetime: '2024-05-01T12:00:00Z',
+          tags_ids: seq % 3 ? [] : [c.tag],
+        },
         body: { client, seq, score: seq * 0.5 },
       });
       if (res.status === 201) acked.set(`${client}:${seq}`, res.body.id);
@@ -94,7 +99,9 @@ test(`${CLIENTS} clients upload ${UPLOADS} results while creates race and claims
       flavor: await race(`/sites/${c.site}/flavors`, { name: 'the-same-flavor' }),
     };
     const rng = prng(7);
-    const targets = await Promise.all(Array.from({ length: 40 }, (_, i) => uploadResult(t, users[i % CLIENTS]!, c, { client: -1, seq: i })));
+    const targets = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => uploadResult(t, users[i % CLIENTS]!, c, { client: -1, seq: i })),
+    );
     await pool(targets, 8, (id) => claimStorm(id, rng));
     return { outcomes, targets };
   })();
@@ -133,10 +140,16 @@ test(`${CLIENTS} clients upload ${UPLOADS} results while creates race and claims
     [targets],
   );
   const visible = await t.request('GET', '/results', { query: { benchmark_id: c.benchmark, per_page: 1 } });
-  const [stored] = await sql<{ visible: number }>('select count(*) filter (where not hidden)::int as visible from result where benchmark_id = ?', [c.benchmark]);
+  const [stored] = await sql<{ visible: number }>(
+    'select count(*) filter (where not hidden)::int as visible from result where benchmark_id = ?',
+    [c.benchmark],
+  );
   assert.is(visible.body.total, stored!.visible, 'the API total matches the database count of visible results');
 
-  const summary = [...statuses].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ');
+  const summary = [...statuses]
+    .sort(([a], [b]) => a - b)
+    .map(([s, n]) => `${s}×${n}`)
+    .join(' ');
   console.log(
     `concurrency: ${CLIENTS} clients, ${acked.size} uploads acknowledged and stored once in ${seconds.toFixed(1)}s ` +
       `(${(acked.size / seconds).toFixed(0)}/s); races: 4 × (1 created, ${CLIENTS - 1} conflicts); ` +

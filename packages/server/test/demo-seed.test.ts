@@ -60,7 +60,13 @@ async function catalogue(demo: Demo): Promise<Record<string, number>> {
   const sites = await items('/sites');
   let flavors = 0;
   for (const site of sites) flavors += (await items(`/sites/${site.id}/flavors`)).length;
-  return { benchmarks: (await items('/benchmarks')).length, sites: sites.length, flavors, tags: (await items('/tags')).length, results: (await items('/results')).length };
+  return {
+    benchmarks: (await items('/benchmarks')).length,
+    sites: sites.length,
+    flavors,
+    tags: (await items('/tags')).length,
+    results: (await items('/results')).length,
+  };
 }
 
 async function call(demo: Demo, method: string, path: string, json?: unknown): Promise<Response> {

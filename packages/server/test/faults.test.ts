@@ -39,7 +39,13 @@ async function call(url: string, init: RequestInit & { token?: string; json?: un
     signal: AbortSignal.timeout(30_000),
   });
   const text = await res.text();
-  return { status: res.status, headers: res.headers, text, body: /json/.test(res.headers.get('content-type') ?? '') && text ? JSON.parse(text) : text, ms: Date.now() - started };
+  return {
+    status: res.status,
+    headers: res.headers,
+    text,
+    body: /json/.test(res.headers.get('content-type') ?? '') && text ? JSON.parse(text) : text,
+    ms: Date.now() - started,
+  };
 }
 
 function assertUnavailable(res: Answer, code: string, what: string): void {
@@ -70,7 +76,15 @@ test('the database stops while the server runs: 503 within seconds, /health 200,
   let db = await startEmbeddedPostgres(dir);
   const issuer = await startIssuer();
   const server = await startServer(
-    buildConfig({ host: '127.0.0.1', port: '0', databaseUrl: db.url, oidcIssuer: issuer.issuer, adminEntitlement: ADMIN_ENTITLEMENT, logLevel: 'silent', rateLimit: '0' }),
+    buildConfig({
+      host: '127.0.0.1',
+      port: '0',
+      databaseUrl: db.url,
+      oidcIssuer: issuer.issuer,
+      adminEntitlement: ADMIN_ENTITLEMENT,
+      logLevel: 'silent',
+      rateLimit: '0',
+    }),
   );
   const api = `${server.url}/api/v1`;
   try {
@@ -105,7 +119,9 @@ test('the database stops while the server runs: 503 within seconds, /health 200,
     });
     assert.is((await call(`${api}/sites/${site.body.id}`)).status, 200, 'the data is back');
     assert.is((await call(`${api}/sites`, { method: 'POST', token: admin, json: inputs.site() })).status, 201, 'writes work again');
-    console.log(`database outage: ${checks.length} requests answered 503 (slowest ${Math.max(...checks.map((c) => c.ms))} ms); recovered ${recoveredIn} ms after the restart`);
+    console.log(
+      `database outage: ${checks.length} requests answered 503 (slowest ${Math.max(...checks.map((c) => c.ms))} ms); recovered ${recoveredIn} ms after the restart`,
+    );
   } finally {
     await server.close();
     await issuer.close();
@@ -123,7 +139,7 @@ test("an issuer's keys unreachable: 503 ISSUER_UNAVAILABLE for a fresh issuer, c
     const second = await tokenOf(known, 'jwks-second');
     const opaque = await known.mintOpaqueToken('jwks-opaque');
     const stranger = await tokenOf(fresh, 'jwks-fresh');
-    assert.is((await t.request('POST', '/users/self', { token: first })).status, 201, 'the known issuer\'s keys are fetched');
+    assert.is((await t.request('POST', '/users/self', { token: first })).status, 201, "the known issuer's keys are fetched");
 
     await fresh.close();
     const refused = await t.request('GET', '/users/self', { token: stranger });
@@ -156,7 +172,22 @@ test('SIGTERM during a burst of uploads: requests in flight finish, every acknow
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [BIN, 'start', '--database-url', databaseUrl, '--oidc-issuer', issuer.issuer, '--admin-entitlement', ADMIN_ENTITLEMENT, '--port', String(port), '--rate-limit', '0', '--log-level', 'warn'],
+    [
+      BIN,
+      'start',
+      '--database-url',
+      databaseUrl,
+      '--oidc-issuer',
+      issuer.issuer,
+      '--admin-entitlement',
+      ADMIN_ENTITLEMENT,
+      '--port',
+      String(port),
+      '--rate-limit',
+      '0',
+      '--log-level',
+      'warn',
+    ],
     { env: { ...process.env, DATABASE_URL: '', OIDC_ISSUERS: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
@@ -252,14 +283,18 @@ test('stopping is not held open by a kept-alive connection whose request was in 
     const body = JSON.stringify(inputs.site());
     let sendRest!: () => void;
     const answered = new Promise<number>((resolve, reject) => {
-      const req = request(`${t.api}/sites`, {
-        method: 'POST',
-        agent,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(body.length) },
-      }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      });
+      const req = request(
+        `${t.api}/sites`,
+        {
+          method: 'POST',
+          agent,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': String(body.length) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
       req.on('error', reject);
       req.write(body.slice(0, 5)); // the server has the request and waits for the rest of the body
       sendRest = () => req.end(body.slice(5));

@@ -30,7 +30,10 @@ test('POST /sites/{id}/flavors: a price and its currency are stored and returned
   assert.is(priced.body.currency, 'EUR');
   const read = await t.request('GET', `/flavors/${priced.body.id}`);
   assert.equal(read.body, priced.body);
-  const [stored] = await seed.sql<{ price: string; currency: string }>('select price_per_hour::text as price, currency from flavor where id = ?', [priced.body.id]);
+  const [stored] = await seed.sql<{ price: string; currency: string }>(
+    'select price_per_hour::text as price, currency from flavor where id = ?',
+    [priced.body.id],
+  );
   assert.equal(stored, { price: '0.12', currency: 'EUR' }); // a decimal: 0.12 exactly
 
   const free = await createFlavor({ name: 'free', price_per_hour: 0, currency: 'USD' });
@@ -61,7 +64,10 @@ test('POST /sites/{id}/flavors: 422 for a price without a currency, a currency w
   ]) {
     const res = await createFlavor({ name: 'bad', ...bad });
     assertProblem(res, 422, 'INVALID_BODY');
-    assert.ok(res.body.errors.some((e: { path: string }) => e.path === '/currency' || e.path === '/price_per_hour'), res.text);
+    assert.ok(
+      res.body.errors.some((e: { path: string }) => e.path === '/currency' || e.path === '/price_per_hour'),
+      res.text,
+    );
   }
   const [{ n }] = await seed.sql<{ n: number }>("select count(*)::int as n from flavor where name in ('x1', 'x2', 'bad')");
   assert.is(n, 0);
@@ -69,13 +75,24 @@ test('POST /sites/{id}/flavors: 422 for a price without a currency, a currency w
 
 test('PUT /flavors/{id}: an admin sets, changes and clears the price; half a price is 422 and changes nothing', async () => {
   const f = (await createFlavor({ name: 'to-price' }, admin)).body;
-  const set = await t.request('PUT', `/flavors/${f.id}`, { token: admin, body: { name: 'to-price', price_per_hour: 2.5, currency: 'CHF' } });
+  const set = await t.request('PUT', `/flavors/${f.id}`, {
+    token: admin,
+    body: { name: 'to-price', price_per_hour: 2.5, currency: 'CHF' },
+  });
   assert.is(set.status, 200, set.text);
   assert.is(set.body.price_per_hour, 2.5);
   assert.is(set.body.currency, 'CHF');
-  assertProblem(await t.request('PUT', `/flavors/${f.id}`, { token: admin, body: { name: 'to-price', currency: 'USD' } }), 422, 'INVALID_BODY');
+  assertProblem(
+    await t.request('PUT', `/flavors/${f.id}`, { token: admin, body: { name: 'to-price', currency: 'USD' } }),
+    422,
+    'INVALID_BODY',
+  );
   assert.is((await t.request('GET', `/flavors/${f.id}`)).body.currency, 'CHF');
-  assertProblem(await t.request('PUT', `/flavors/${f.id}`, { token: alice, body: { name: 'to-price', price_per_hour: 1, currency: 'USD' } }), 403, 'NOT_ADMIN');
+  assertProblem(
+    await t.request('PUT', `/flavors/${f.id}`, { token: alice, body: { name: 'to-price', price_per_hour: 1, currency: 'USD' } }),
+    403,
+    'NOT_ADMIN',
+  );
   // The body replaces the editable fields: no price given, no price kept.
   const cleared = await t.request('PUT', `/flavors/${f.id}`, { token: admin, body: { name: 'to-price' } });
   assert.is(cleared.body.price_per_hour, null);

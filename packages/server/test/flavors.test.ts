@@ -18,12 +18,13 @@ test.before(async () => {
   [alice, admin] = await Promise.all([t.user('alice'), t.admin('root')]);
   site = (await t.request('POST', '/sites', { token: admin, body: { name: 'Main', address: 'a' } })).body;
   pendingSite = (await t.request('POST', '/sites', { token: alice, body: { name: 'Pending', address: 'b' } })).body;
-  benchmarkId = (await t.request('POST', '/benchmarks', { token: admin, body: { container_image: 'f/b', container_tag: '1', json_schema: {} } })).body.id;
+  benchmarkId = (
+    await t.request('POST', '/benchmarks', { token: admin, body: { container_image: 'f/b', container_tag: '1', json_schema: {} } })
+  ).body.id;
 });
 test.after(async () => {
   await t.close();
 });
-
 
 async function create(name: string, token = admin, siteId = site.id, extra: Record<string, unknown> = {}) {
   const res = await t.request('POST', `/sites/${siteId}/flavors`, { token, body: { name, ...extra } });
@@ -35,8 +36,15 @@ async function insertResult(flavor: any): Promise<string> {
   const em = t.server.context.orm.em.fork();
   const id = randomUUID();
   em.create(Result, {
-    id, benchmark_id: benchmarkId, site_id: flavor.site_id, flavor_id: flavor.id, json: {},
-    execution_datetime: new Date(), upload_datetime: new Date(), uploader_iss: t.issuer.issuer, uploader_sub: 'root',
+    id,
+    benchmark_id: benchmarkId,
+    site_id: flavor.site_id,
+    flavor_id: flavor.id,
+    json: {},
+    execution_datetime: new Date(),
+    upload_datetime: new Date(),
+    uploader_iss: t.issuer.issuer,
+    uploader_sub: 'root',
   });
   await em.flush();
   return id;
@@ -45,7 +53,16 @@ async function insertResult(flavor: any): Promise<string> {
 test('POST /sites/{id}/flavors: a user adds a flavor on review carrying site_id; readable by id and with its site', async () => {
   const res = await t.request('POST', `/sites/${site.id}/flavors`, { token: alice, body: { name: ' m1.small ', description: '1 vCPU' } });
   assert.is(res.status, 201, res.text);
-  assert.equal(Object.keys(res.body).sort(), ['currency', 'description', 'id', 'name', 'price_per_hour', 'site_id', 'status', 'upload_datetime']);
+  assert.equal(Object.keys(res.body).sort(), [
+    'currency',
+    'description',
+    'id',
+    'name',
+    'price_per_hour',
+    'site_id',
+    'status',
+    'upload_datetime',
+  ]);
   assert.is(res.body.site_id, site.id);
   assert.is(res.body.name, 'm1.small');
   assert.is(res.body.status, 'on_review');
@@ -67,7 +84,11 @@ test('POST /sites/{id}/flavors: allowed on a site on review; 404 for an unknown 
 
 test('POST /sites/{id}/flavors: 401, 403, 422; a name is unique within its site only (409, also racing)', async () => {
   assertProblem(await t.request('POST', `/sites/${site.id}/flavors`, { body: { name: 'x' } }), 401, 'MISSING_TOKEN');
-  assertProblem(await t.request('POST', `/sites/${site.id}/flavors`, { token: await t.token('x'), body: { name: 'x' } }), 403, 'NOT_REGISTERED');
+  assertProblem(
+    await t.request('POST', `/sites/${site.id}/flavors`, { token: await t.token('x'), body: { name: 'x' } }),
+    403,
+    'NOT_REGISTERED',
+  );
   for (const body of [{}, { name: 3 }, { name: '  ' }, { name: 'x', site_id: site.id }, { name: 'x', description: 5 }]) {
     assertProblem(await t.request('POST', `/sites/${site.id}/flavors`, { token: alice, body }), 422, 'INVALID_BODY');
   }
@@ -76,7 +97,9 @@ test('POST /sites/{id}/flavors: 401, 403, 422; a name is unique within its site 
   assertProblem(dup, 409, 'DUPLICATE');
   assert.match(dup.body.detail, 'Flavor shared-name already exists');
   await create('shared-name', alice, pendingSite.id); // another site: fine
-  const race = await Promise.all([0, 1].map(() => t.request('POST', `/sites/${site.id}/flavors`, { token: alice, body: { name: 'racing' } })));
+  const race = await Promise.all(
+    [0, 1].map(() => t.request('POST', `/sites/${site.id}/flavors`, { token: alice, body: { name: 'racing' } })),
+  );
   assert.equal(race.map((r) => r.status).sort(), [201, 409]);
   assert.is(await t.server.context.orm.em.fork().count(Flavor, { name: 'racing' }), 1);
 });
@@ -87,7 +110,7 @@ test('GET /flavors/{id} and /flavors/{id}/site: 404 for unknown and malformed id
   }
 });
 
-test('GET /sites/{id}/flavors: the site\'s approved flavors; status=on_review; name filter; 404 for an unknown site', async () => {
+test("GET /sites/{id}/flavors: the site's approved flavors; status=on_review; name filter; 404 for an unknown site", async () => {
   const s = (await t.request('POST', '/sites', { token: admin, body: { name: 'Listing', address: 'l' } })).body;
   const approved = await create('list-b', admin, s.id);
   const pending = await create('list-a', alice, s.id);
@@ -115,16 +138,38 @@ test('GET /sites/{id}/flavors:search, sort and pagination within the site', asyn
   ];
   const search = async (query: Record<string, string | string[] | number>) =>
     (await t.request('GET', `/sites/${s.id}/flavors:search`, { query })).body;
-  assert.equal((await search({ terms: ['Nvidia'] })).items.map((f: any) => f.name), ['gpu.large', 'gpu.small']);
-  assert.equal((await search({ terms: ['LARGE', 'epyc'] })).items.map((f: any) => f.name), ['cpu.large']);
+  assert.equal(
+    (await search({ terms: ['Nvidia'] })).items.map((f: any) => f.name),
+    ['gpu.large', 'gpu.small'],
+  );
+  assert.equal(
+    (await search({ terms: ['LARGE', 'epyc'] })).items.map((f: any) => f.name),
+    ['cpu.large'],
+  );
   assert.equal((await search({ terms: 'm1' })).total, 0);
   assert.is((await t.request('GET', `/sites/${site.id}/flavors:search`, { query: { terms: 'nvidia' } })).body.total, 0, 'other sites only');
-  assert.equal((await search({ sort_by: '-name' })).items.map((f: any) => f.name), ['gpu.small', 'gpu.large', 'cpu.small', 'cpu.large']);
-  const epyc = made.filter((f) => f.description === 'AMD EPYC').sort((x, y) => (x.id < y.id ? -1 : 1)).map((f) => f.name);
-  assert.equal((await search({ sort_by: '+description' })).items.slice(0, 2).map((f: any) => f.name), epyc, 'ties by id');
-  assert.equal((await search({ sort_by: '+site_id,-description,+name' })).items.map((f: any) => f.name), ['gpu.small', 'gpu.large', 'cpu.large', 'cpu.small']);
+  assert.equal(
+    (await search({ sort_by: '-name' })).items.map((f: any) => f.name),
+    ['gpu.small', 'gpu.large', 'cpu.small', 'cpu.large'],
+  );
+  const epyc = made
+    .filter((f) => f.description === 'AMD EPYC')
+    .sort((x, y) => (x.id < y.id ? -1 : 1))
+    .map((f) => f.name);
+  assert.equal(
+    (await search({ sort_by: '+description' })).items.slice(0, 2).map((f: any) => f.name),
+    epyc,
+    'ties by id',
+  );
+  assert.equal(
+    (await search({ sort_by: '+site_id,-description,+name' })).items.map((f: any) => f.name),
+    ['gpu.small', 'gpu.large', 'cpu.large', 'cpu.small'],
+  );
   const p = await search({ per_page: 3, page: 2 });
-  assert.equal([p.items.map((f: any) => f.name), p.total, p.pages, p.has_next, p.has_prev, p.next_num, p.prev_num], [['gpu.small'], 4, 2, false, true, null, 1]);
+  assert.equal(
+    [p.items.map((f: any) => f.name), p.total, p.pages, p.has_next, p.has_prev, p.next_num, p.prev_num],
+    [['gpu.small'], 4, 2, false, true, null, 1],
+  );
   for (const query of [{ sort_by: '+address' }, { per_page: 0 }, { per_page: 101 }, { name: 'x' }]) {
     const res = await t.request('GET', `/sites/${s.id}/flavors:search`, { query });
     assert.is(res.status, 422, JSON.stringify(query));
@@ -158,7 +203,11 @@ test('PUT /flavors/{id}: replaces name and description, keeps site and status; 4
   assert.equal((await t.request('GET', `/flavors/${f.id}`)).body, res.body);
   await create('put-taken');
   assertProblem(await t.request('PUT', `/flavors/${f.id}`, { token: admin, body: { name: 'put-taken' } }), 409, 'DUPLICATE');
-  assertProblem(await t.request('PUT', `/flavors/${f.id}`, { token: admin, body: { name: 'x', site_id: pendingSite.id } }), 422, 'INVALID_BODY');
+  assertProblem(
+    await t.request('PUT', `/flavors/${f.id}`, { token: admin, body: { name: 'x', site_id: pendingSite.id } }),
+    422,
+    'INVALID_BODY',
+  );
   assertProblem(await t.request('PUT', `/flavors/${f.id}`, { body: { name: 'x' } }), 401, 'MISSING_TOKEN');
   assertProblem(await t.request('PUT', `/flavors/${f.id}`, { token: alice, body: { name: 'x' } }), 403, 'NOT_ADMIN');
   assertProblem(await t.request('PUT', `/flavors/${randomUUID()}`, { token: admin, body: { name: 'x' } }), 404, 'NOT_FOUND');

@@ -139,7 +139,11 @@ function send(req: Req): Promise<Res> {
         const chunks: Buffer[] = [];
         res.on('data', (d: Buffer) => chunks.push(d));
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? null, text: Buffer.concat(chunks).toString('utf8') }),
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: res.headers['content-type'] ?? null,
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
         );
         res.on('error', reject);
       },
@@ -207,7 +211,14 @@ function encodeValue(value: unknown): string {
 }
 
 function baseline(op: Operation, rng: Rng): Req {
-  const req: Req = { method: op.method, path: op.path.replace('{id}', enc(pathId(op.path))), query: [], headers: {}, labels: [], invalid: false };
+  const req: Req = {
+    method: op.method,
+    path: op.path.replace('{id}', enc(pathId(op.path))),
+    query: [],
+    headers: {},
+    labels: [],
+    invalid: false,
+  };
   for (const p of op.params.filter((p) => p.in === 'query')) {
     if (!p.required && !rng.chance(0.15)) continue;
     const value = validValue(p.schema, p.name, rng);
@@ -230,7 +241,7 @@ const SQL = [
   "\\' OR 1=1 --",
   "%' OR 1=1 --",
   '1) OR (1=1',
-  "$$; select pg_sleep(10); $$",
+  '$$; select pg_sleep(10); $$',
   "'||(select pg_sleep(5))||'",
   '? ?? \\? $1',
   "E'\\x00'",
@@ -240,7 +251,7 @@ const JSON_PATH = [
   "a == 1' or '1'='1",
   "a') or 1=1 -- == 1",
   '$.a == 1',
-  "a[0] == 1",
+  'a[0] == 1',
   'a.* == 1',
   "a.b' == 'x",
   'machine.cpu.count >= 1 or 1=1',
@@ -253,24 +264,75 @@ const JSON_PATH = [
   'a >= 1e-400',
 ];
 const INVALID_FILTERS = ['a ~ 1', 'a', '== 1', 'a..b == 1', 'a ==', ` == 1`, 'a === 1', 'a <> 1', 'a == 1e99999'];
-const INVALID_SORTS = ['+nope', '+id;drop table result', '-id)--', 'id', '+', '++id', `${'+id,'.repeat(9)}+id`, '+json.', '+json.a..b', "+json.a'b)--x,+nope"];
+const INVALID_SORTS = [
+  '+nope',
+  '+id;drop table result',
+  '-id)--',
+  'id',
+  '+',
+  '++id',
+  `${'+id,'.repeat(9)}+id`,
+  '+json.',
+  '+json.a..b',
+  "+json.a'b)--x,+nope",
+];
 const NON_UTF8 = ['%FF', '%C3%28', '%ED%A0%80', '%F0%28%8C%BC', '%E2%82', '%C0%AF', '%FF%FE%FD', '%F8%88%80%80%80'];
-const TRAVERSAL = ['..%2F..%2Fetc%2Fpasswd', '..%2f..%2f..%2fetc%2fshadow', '%2e%2e%2f%2e%2e%2fetc%2fpasswd', '....%2F%2F....%2F%2Fetc', '%252e%252e%252f', '..%5C..%5Cwindows%5Cwin.ini', '.', '..'];
-const BAD_IDS = ['0', '-1', '1e309', 'NaN', 'null', 'true', '%5B%5D', '%7B%7D', 'x'.repeat(3000), '%00', "1'%20OR%20'1'%3D'1", '1%3BDROP%20TABLE%20result', '%24%7Bjndi%3Aldap%3A%2F%2Fx%7D'];
+const TRAVERSAL = [
+  '..%2F..%2Fetc%2Fpasswd',
+  '..%2f..%2f..%2fetc%2fshadow',
+  '%2e%2e%2f%2e%2e%2fetc%2fpasswd',
+  '....%2F%2F....%2F%2Fetc',
+  '%252e%252e%252f',
+  '..%5C..%5Cwindows%5Cwin.ini',
+  '.',
+  '..',
+];
+const BAD_IDS = [
+  '0',
+  '-1',
+  '1e309',
+  'NaN',
+  'null',
+  'true',
+  '%5B%5D',
+  '%7B%7D',
+  'x'.repeat(3000),
+  '%00',
+  "1'%20OR%20'1'%3D'1",
+  '1%3BDROP%20TABLE%20result',
+  '%24%7Bjndi%3Aldap%3A%2F%2Fx%7D',
+];
 const BAD_INTEGERS = ['abc', '1.5', '1e309', '-1', '0', '99999999999999999999', 'NaN', 'Infinity', '', '%00', '1%00'];
 const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 /** Hand-made JWTs: claims and headers that try to smuggle something through the verifier. */
 const CRAFTED = [
-  [{ alg: 'RS256', kid: 'k' }, { iss: 'http://x\r\nSet-Cookie: a=b', sub: 'a', exp: 4e9 }],
-  [{ alg: 'RS256', kid: 'k' }, { iss: 'http://é/' + 'x'.repeat(4000), sub: 'a', exp: 4e9 }],
+  [
+    { alg: 'RS256', kid: 'k' },
+    { iss: 'http://x\r\nSet-Cookie: a=b', sub: 'a', exp: 4e9 },
+  ],
+  [
+    { alg: 'RS256', kid: 'k' },
+    { iss: 'http://é/' + 'x'.repeat(4000), sub: 'a', exp: 4e9 },
+  ],
   [{ alg: 'RS256' }, { iss: 42, sub: ['a'], exp: 'never' }],
   [{ alg: 'none' }, { iss: 'http://127.0.0.1', sub: 'admin', exp: 4e9 }],
   [{ alg: 'HS256' }, { iss: 'http://127.0.0.1', sub: 'admin', exp: 4e9 }],
-  [{ alg: 'RS256', kid: '../../../etc/passwd', jku: 'http://127.0.0.1:1/jwks', x5u: 'http://127.0.0.1:1/x5u' }, { iss: 'http://127.0.0.1', sub: 'a' }],
+  [
+    { alg: 'RS256', kid: '../../../etc/passwd', jku: 'http://127.0.0.1:1/jwks', x5u: 'http://127.0.0.1:1/x5u' },
+    { iss: 'http://127.0.0.1', sub: 'a' },
+  ],
   [{ alg: 'RS256', crit: ['exp'], b64: false }, { sub: 'a' }],
   ['not json', 'not json either'],
 ].map(([header, payload]) => `Bearer ${b64(header)}.${b64(payload)}.${b64('signature')}`);
-const BAD_TOKENS = ['Bearer', 'Basic dXNlcjpwYXNz', 'Bearer a b', 'Bearer ' + 'A'.repeat(17_000), 'bearer %00', 'Bearer ' + 'x.'.repeat(50), ...CRAFTED];
+const BAD_TOKENS = [
+  'Bearer',
+  'Basic dXNlcjpwYXNz',
+  'Bearer a b',
+  'Bearer ' + 'A'.repeat(17_000),
+  'bearer %00',
+  'Bearer ' + 'x.'.repeat(50),
+  ...CRAFTED,
+];
 
 interface Mutation {
   name: string;
@@ -312,8 +374,10 @@ function badValueFor(p: Param, rng: Rng): string[] | null {
   if (s.type === 'integer') return [rng.pick(BAD_INTEGERS)];
   if (s.type === 'boolean') return [rng.pick(['maybe', '2', 'yes%00', 'TRUE%20', '%FF'])];
   if (s.type === 'array') {
-    if (p.name === 'filters') return rng.chance(0.5) ? [enc(rng.pick(INVALID_FILTERS))] : Array.from({ length: (s.maxItems ?? 20) + 1 }, () => enc('a == 1'));
-    if (s.items?.format === 'uuid') return rng.chance(0.5) ? [rng.pick(BAD_IDS)] : Array.from({ length: (s.maxItems ?? 20) + 1 }, () => crypto.randomUUID());
+    if (p.name === 'filters')
+      return rng.chance(0.5) ? [enc(rng.pick(INVALID_FILTERS))] : Array.from({ length: (s.maxItems ?? 20) + 1 }, () => enc('a == 1'));
+    if (s.items?.format === 'uuid')
+      return rng.chance(0.5) ? [rng.pick(BAD_IDS)] : Array.from({ length: (s.maxItems ?? 20) + 1 }, () => crypto.randomUUID());
     if (s.maxItems) return Array.from({ length: s.maxItems + 1 }, (_, i) => `t${i}`);
     return null;
   }
@@ -321,7 +385,11 @@ function badValueFor(p: Param, rng: Rng): string[] | null {
   if (s.anyOf || s.enum || 'const' in s) return [rng.pick(['nope', 'APPROVED', 'approved%00', '1', '', "approved'--"])];
   if (s.format === 'uuid') return [rng.pick(BAD_IDS)];
   if (s.format === 'date-bound' || s.format === 'date-time') {
-    return [enc(rng.pick(['yesterday', '2024-13-45', '2024-02-30T25:00:00Z', '+275760-09-13', '1e309', '2024-05-01 12:00', "2024-05-01' OR 1=1--"]))];
+    return [
+      enc(
+        rng.pick(['yesterday', '2024-13-45', '2024-02-30T25:00:00Z', '+275760-09-13', '1e309', '2024-05-01 12:00', "2024-05-01' OR 1=1--"]),
+      ),
+    ];
   }
   if (s.type === 'string' && s.maxLength !== undefined) return ['x'.repeat(s.maxLength + 1)];
   return null;
@@ -357,7 +425,22 @@ const mutations: Mutation[] = [
     invalid: true,
     applies: () => true,
     apply: (req, _op, rng) =>
-      void req.query.push([rng.pick(['__proto__', 'constructor', 'filter', '%24where', 'verbose', 'sort', 'page%5Bsize%5D', 'a%00b', '%FF', 'x'.repeat(100), 'tags_ids%5B0%5D']), 'x']),
+      void req.query.push([
+        rng.pick([
+          '__proto__',
+          'constructor',
+          'filter',
+          '%24where',
+          'verbose',
+          'sort',
+          'page%5Bsize%5D',
+          'a%00b',
+          '%FF',
+          'x'.repeat(100),
+          'tags_ids%5B0%5D',
+        ]),
+        'x',
+      ]),
   },
   {
     name: 'wrong type or out-of-range query value',
@@ -375,7 +458,12 @@ const mutations: Mutation[] = [
     apply: (req, op, rng) => {
       const p = rng.pick(queryParams(op).filter((q) => scalarType(q) !== 'array'));
       const a = encodeValue(validValue(p.schema, p.name, rng));
-      const b = p.schema.type === 'integer' ? String(Number(decodeURIComponent(a)) + 1) : p.schema.format === 'uuid' ? crypto.randomUUID() : `${a}x`;
+      const b =
+        p.schema.type === 'integer'
+          ? String(Number(decodeURIComponent(a)) + 1)
+          : p.schema.format === 'uuid'
+            ? crypto.randomUUID()
+            : `${a}x`;
       setQuery(req, p.name, rng.chance(0.5) ? [a, b] : [a, a, b]);
     },
   },
@@ -391,9 +479,16 @@ const mutations: Mutation[] = [
   {
     name: 'SQL injection in a text parameter',
     invalid: false,
-    applies: (op) => queryParams(op).some((p) => (p.schema.type === 'string' && !p.schema.format && !p.schema.enum && p.name !== 'sort_by') || p.name === 'terms'),
+    applies: (op) =>
+      queryParams(op).some(
+        (p) => (p.schema.type === 'string' && !p.schema.format && !p.schema.enum && p.name !== 'sort_by') || p.name === 'terms',
+      ),
     apply: (req, op, rng) => {
-      const p = rng.pick(queryParams(op).filter((q) => (q.schema.type === 'string' && !q.schema.format && !q.schema.enum && q.name !== 'sort_by') || q.name === 'terms'));
+      const p = rng.pick(
+        queryParams(op).filter(
+          (q) => (q.schema.type === 'string' && !q.schema.format && !q.schema.enum && q.name !== 'sort_by') || q.name === 'terms',
+        ),
+      );
       setQuery(req, p.name, [enc(rng.pick(SQL))]);
     },
   },
@@ -413,19 +508,26 @@ const mutations: Mutation[] = [
     name: 'JSON sort on an injected path',
     invalid: false,
     applies: (op) => queryParams(op).some((p) => p.name === 'filters'),
-    apply: (req, _op, rng) => setQuery(req, 'sort_by', [enc(rng.pick(["-json.a'b", '+json.$$', '-json.machine.cpu.count', '+json.0.1', '-json.a;drop', '+json.\\']))]),
+    apply: (req, _op, rng) =>
+      setQuery(req, 'sort_by', [
+        enc(rng.pick(["-json.a'b", '+json.$$', '-json.machine.cpu.count', '+json.0.1', '-json.a;drop', '+json.\\'])),
+      ]),
   },
   {
     name: 'huge and tiny page numbers',
     invalid: true,
     applies: (op) => queryParams(op).some((p) => p.name === 'page'),
-    apply: (req, _op, rng) => setQuery(req, rng.pick(['page', 'per_page']), [rng.pick(['0', '-1', '1e309', '9007199254740993', '101', '1000001', '1.0000001', '-0.5', '1e-400'])]),
+    apply: (req, _op, rng) =>
+      setQuery(req, rng.pick(['page', 'per_page']), [
+        rng.pick(['0', '-1', '1e309', '9007199254740993', '101', '1000001', '1.0000001', '-0.5', '1e-400']),
+      ]),
   },
   {
     name: 'malformed JSON body',
     invalid: true,
     applies: (op) => !!op.body,
-    apply: (req, _op, rng) => setBody(req, rng.pick(['{"a":', "{'a':1}", '[1,2', '{"a":1}}', 'NaN', '{"a":01}', '{"a":"\\x"}', '\u0000', '{"a":1,}', '{"a" 1}'])),
+    apply: (req, _op, rng) =>
+      setBody(req, rng.pick(['{"a":', "{'a':1}", '[1,2', '{"a":1}}', 'NaN', '{"a":01}', '{"a":"\\x"}', '\u0000', '{"a":1,}', '{"a" 1}'])),
   },
   {
     name: 'body of another JSON type',
@@ -456,7 +558,8 @@ const mutations: Mutation[] = [
     name: 'prototype pollution in the body',
     invalid: true,
     applies: (op) => !!op.body,
-    apply: (req, _op, rng) => setBody(req, rng.pick(['{"__proto__":{"isAdmin":true}}', '{"a":{"__proto__":{"x":1}}}', '{"a":[{"b":1,"__proto__":null}]}'])),
+    apply: (req, _op, rng) =>
+      setBody(req, rng.pick(['{"__proto__":{"isAdmin":true}}', '{"a":{"__proto__":{"x":1}}}', '{"a":[{"b":1,"__proto__":null}]}'])),
   },
   {
     name: 'body field of a wrong type',
@@ -466,7 +569,12 @@ const mutations: Mutation[] = [
       const body = objectBody(req, op, rng);
       const key = rng.pick(Object.keys(op.body!.properties));
       const schema = op.body!.properties[key];
-      const wrong = schema.type === 'array' ? rng.pick(['x', 1, { a: 1 }, [1, 2], ['nope']]) : schema.type === 'string' ? rng.pick([1, 1e308, -0, true, [], { a: 1 }]) : rng.pick([[], { a: 1 }, 12345678901234567890, true]);
+      const wrong =
+        schema.type === 'array'
+          ? rng.pick(['x', 1, { a: 1 }, [1, 2], ['nope']])
+          : schema.type === 'string'
+            ? rng.pick([1, 1e308, -0, true, [], { a: 1 }])
+            : rng.pick([[], { a: 1 }, 12345678901234567890, true]);
       body[key] = key === 'json_schema' ? rng.pick([1, 'x', [], null]) : wrong;
       setBody(req, JSON.stringify(body));
     },
@@ -534,7 +642,10 @@ const mutations: Mutation[] = [
       const text = JSON.stringify(objectBody(req, _op, rng));
       const odd = rng.pick(['\xff\xfe', '\xed\xa0\x80', '\xc0\xaf']);
       const at = text.lastIndexOf('"');
-      const bytes = at > 0 ? Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(odd, 'latin1'), Buffer.from(text.slice(at))]) : Buffer.from(text);
+      const bytes =
+        at > 0
+          ? Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(odd, 'latin1'), Buffer.from(text.slice(at))])
+          : Buffer.from(text);
       setBody(req, bytes);
     },
   },
@@ -556,7 +667,9 @@ interface Failure {
 
 function describe(req: Req): string {
   const qs = req.query.map(([k, v]) => `${k}=${v}`).join('&');
-  const body = req.body ? ` body(${req.headers['content-type']}) ${req.body.subarray(0, 120).toString('latin1')}${req.body.length > 120 ? '…' : ''}` : '';
+  const body = req.body
+    ? ` body(${req.headers['content-type']}) ${req.body.subarray(0, 120).toString('latin1')}${req.body.length > 120 ? '…' : ''}`
+    : '';
   return `${req.method} ${req.path.slice(0, 120)}${qs ? `?${qs.slice(0, 200)}` : ''} [${req.labels.join('; ')}]${body}`;
 }
 
@@ -617,16 +730,26 @@ test('hostile requests generated from the OpenAPI document: no 5xx, problem+json
         const defect = problemDefect(res.status, res.contentType, res.text);
         if (defect) failures.push({ op: op.id, request: describe(req), problem: `${res.status}: ${defect}` });
       } else if (op.method !== 'GET') {
-        failures.push({ op: op.id, request: describe(req), problem: `a refused write was accepted: ${res.status} ${res.text.slice(0, 200)}` });
+        failures.push({
+          op: op.id,
+          request: describe(req),
+          problem: `a refused write was accepted: ${res.status} ${res.text.slice(0, 200)}`,
+        });
       }
     });
     const changed = changedTables(before, await fingerprint(t.databaseUrl));
-    if (changed.length) failures.push({ op: op.id, request: `${requests.length} requests`, problem: `tables changed: ${changed.join(', ')}` });
+    if (changed.length)
+      failures.push({ op: op.id, request: `${requests.length} requests`, problem: `tables changed: ${changed.join(', ')}` });
   }
 
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  const statuses = [...byStatus].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ');
-  console.log(`fuzz: seed ${SEED}, ${ops.length} operations, ${sent} requests (${refused} refused) in ${seconds}s; statuses ${statuses}; ${failures.length} failures`);
+  const statuses = [...byStatus]
+    .sort(([a], [b]) => a - b)
+    .map(([s, n]) => `${s}×${n}`)
+    .join(' ');
+  console.log(
+    `fuzz: seed ${SEED}, ${ops.length} operations, ${sent} requests (${refused} refused) in ${seconds}s; statuses ${statuses}; ${failures.length} failures`,
+  );
   for (const f of failures.slice(0, 25)) console.log(`  ${f.op}: ${f.problem}\n    ${f.request}`);
   assert.is(failures.length, 0, `${failures.length} failures (first above)`);
   assert.ok(sent >= ops.length * PER_OPERATION, 'every request was answered');
@@ -657,7 +780,16 @@ test('SQL and JSON-path injection match nothing and change nothing; the plain fi
 });
 
 test('accepted writes of odd but valid values are stored verbatim, one row each', async () => {
-  const odd = [...SQL, '\u202eevil', '😀 emoji', 'é'.repeat(200), '%00 literally', '\\u0000 literally', 'a?b??c', '<script>alert(1)</script>'];
+  const odd = [
+    ...SQL,
+    '\u202eevil',
+    '😀 emoji',
+    'é'.repeat(200),
+    '%00 literally',
+    '\\u0000 literally',
+    'a?b??c',
+    '<script>alert(1)</script>',
+  ];
   const before = Number((await t.request('GET', '/sites', { query: { per_page: 1 } })).body.total);
   let created = 0;
   for (const [i, text] of odd.entries()) {
@@ -671,7 +803,12 @@ test('accepted writes of odd but valid values are stored verbatim, one row each'
   const after = Number((await t.request('GET', '/sites', { query: { per_page: 1 } })).body.total);
   assert.is(after - before, created, 'exactly one row per accepted write');
 
-  const json = { "'; drop table result; --": 1, nested: { '$.a': [1e308, -0, 123456789012345678901234567890, 5e-324] }, text: SQL, unicode: '😀\u202e' };
+  const json = {
+    "'; drop table result; --": 1,
+    nested: { '$.a': [1e308, -0, 123456789012345678901234567890, 5e-324] },
+    text: SQL,
+    unicode: '😀\u202e',
+  };
   const id = await uploadResult(t, user, c, { score: 1, ...json });
   const got = await t.request('GET', `/results/${id}`);
   assert.equal(got.body.json, JSON.parse(JSON.stringify({ score: 1, ...json })), 'the result JSON round-trips');

@@ -15,7 +15,6 @@ test.after(async () => {
   await t.close();
 });
 
-
 test('GET /api/v1/api-spec.json: a valid OpenAPI 3.1 document listing every operation of the contract', async () => {
   const res = await t.request('GET', '/api-spec.json');
   assert.is(res.status, 200);
@@ -128,7 +127,11 @@ test('wrong method: 405 with Allow', async () => {
 test('bodies: malformed JSON 400, not JSON 415, over the limit 413, missing 422; nothing stored', async () => {
   const token = await t.user('http-body');
   assertProblem(await t.request('POST', '/sites', { token, rawBody: '{"name": "x",' }), 400, 'MALFORMED_JSON');
-  assertProblem(await t.request('POST', '/sites', { token, rawBody: 'name=x', contentType: 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  assertProblem(
+    await t.request('POST', '/sites', { token, rawBody: 'name=x', contentType: 'application/x-www-form-urlencoded' }),
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+  );
   assertProblem(await t.request('POST', '/sites', { token, rawBody: 'name: x', contentType: 'text/yaml' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
   const big = JSON.stringify({ name: 'big', address: 'x'.repeat(4096) });
   assertProblem(await t.request('POST', '/sites', { token, rawBody: big }), 413, 'BODY_TOO_LARGE');
@@ -188,7 +191,11 @@ test('security headers on API responses; CORS is off by default', async () => {
   assert.is(res.headers.get('access-control-allow-origin'), null);
 });
 
-const list = (value: string | null) => (value ?? '').split(',').map((v) => v.trim().toLowerCase()).filter(Boolean);
+const list = (value: string | null) =>
+  (value ?? '')
+    .split(',')
+    .map((v) => v.trim().toLowerCase())
+    .filter(Boolean);
 
 test('CORS for configured origins: preflight, readable headers and errors, other origins get nothing', async () => {
   const t2 = await startTestServer({ corsOrigins: 'https://app.example.org,https://other.example.org' }, 'cors');
@@ -196,17 +203,37 @@ test('CORS for configured origins: preflight, readable headers and errors, other
     const origin = 'https://app.example.org';
     const pre = await fetch(`${t2.api}/results:batch`, {
       method: 'OPTIONS',
-      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,idempotency-key' },
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type,idempotency-key',
+      },
     });
     assert.is(pre.status, 204);
     assert.is(pre.headers.get('access-control-allow-origin'), origin);
     assert.equal(list(pre.headers.get('access-control-allow-methods')), ['get', 'head', 'post', 'put', 'delete', 'options']);
-    assert.equal(list(pre.headers.get('access-control-allow-headers')), ['authorization', 'content-type', 'accept', 'idempotency-key', 'x-request-id']);
+    assert.equal(list(pre.headers.get('access-control-allow-headers')), [
+      'authorization',
+      'content-type',
+      'accept',
+      'idempotency-key',
+      'x-request-id',
+    ]);
     assert.is(pre.headers.get('access-control-max-age'), '600');
     assert.is(pre.headers.get('access-control-allow-credentials'), null, 'no credentials: bearer tokens, no cookies');
     assert.ok(list(pre.headers.get('vary')).includes('origin'));
 
-    const exposed = ['www-authenticate', 'retry-after', 'allow', 'idempotent-replayed', 'ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'x-request-id'];
+    const exposed = [
+      'www-authenticate',
+      'retry-after',
+      'allow',
+      'idempotent-replayed',
+      'ratelimit-policy',
+      'ratelimit-limit',
+      'ratelimit-remaining',
+      'ratelimit-reset',
+      'x-request-id',
+    ];
     const health = await fetch(`${t2.api}/health`, { headers: { origin } });
     assert.is(health.status, 200);
     assert.is(health.headers.get('access-control-allow-origin'), origin);
@@ -221,7 +248,10 @@ test('CORS for configured origins: preflight, readable headers and errors, other
     const second = await fetch(`${t2.api}/health`, { headers: { origin: 'https://other.example.org' } });
     assert.is(second.headers.get('access-control-allow-origin'), 'https://other.example.org');
 
-    for (const headers of [{ origin: 'https://evil.example.org' }, { origin: 'https://app.example.org.evil.example' }, {}] as Record<string, string>[]) {
+    for (const headers of [{ origin: 'https://evil.example.org' }, { origin: 'https://app.example.org.evil.example' }, {}] as Record<
+      string,
+      string
+    >[]) {
       const other = await fetch(`${t2.api}/health`, { headers });
       assert.is(other.status, 200);
       assert.is(other.headers.get('access-control-allow-origin'), null, JSON.stringify(headers));
@@ -244,7 +274,11 @@ test("CORS with '*': any origin, without credentials", async () => {
   try {
     const pre = await fetch(`${t2.api}/sites`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://anyone.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+      headers: {
+        origin: 'https://anyone.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization',
+      },
     });
     assert.is(pre.status, 204);
     assert.is(pre.headers.get('access-control-allow-origin'), '*');

@@ -45,7 +45,8 @@ const upload = (json: Record<string, unknown>, key: string | undefined, token = 
     headers: key === undefined ? {} : keyed(key),
   });
 /** Results whose json has this `run` marker. */
-const stored = async (run: string) => (await seed.sql<{ n: number }>("select count(*)::int as n from result where json->>'run' = ?", [run]))[0]!.n;
+const stored = async (run: string) =>
+  (await seed.sql<{ n: number }>("select count(*)::int as n from result where json->>'run' = ?", [run]))[0]!.n;
 
 test('POST /results: the same key twice gives the same answer (201, same id and body) and stores one result', async () => {
   const run = randomUUID();
@@ -119,7 +120,12 @@ test('POST /results: concurrent identical requests with one key store one result
 test('POST /results:batch retried with its key: stored once, the same ids in the same order', async () => {
   const run = randomUUID();
   const key = randomUUID();
-  const items = [0, 1, 2].map((i) => ({ benchmark_id: ids.strict, flavor_id: ids.flavor, execution_datetime: at, json: { run, score: i } }));
+  const items = [0, 1, 2].map((i) => ({
+    benchmark_id: ids.strict,
+    flavor_id: ids.flavor,
+    execution_datetime: at,
+    json: { run, score: i },
+  }));
   const send = () => t.request('POST', '/results:batch', { token: alice, headers: keyed(key), body: { items } });
   const first = await send();
   assert.is(first.status, 201, first.text);
@@ -161,8 +167,14 @@ test("another user's same key is independent: each stores and gets its own resul
   const bobOther = await upload({ run, score: 9 }, `${key}-2`, bob);
   assert.is(bobOther.status, 201);
   assert.is(await stored(run), 3);
-  const uploaders = await seed.sql<{ uploader_sub: string }>("select uploader_sub from result where json->>'run' = ? order by uploader_sub", [run]);
-  assert.equal(uploaders.map((r) => r.uploader_sub), ['idem-alice', 'idem-bob', 'idem-bob']);
+  const uploaders = await seed.sql<{ uploader_sub: string }>(
+    "select uploader_sub from result where json->>'run' = ? order by uploader_sub",
+    [run],
+  );
+  assert.equal(
+    uploaders.map((r) => r.uploader_sub),
+    ['idem-alice', 'idem-bob', 'idem-bob'],
+  );
 });
 
 test('POST /benchmarks, /sites, /sites/{id}/flavors, /tags, /results/{id}:claim: a retry with the key gets the same item, not 409 DUPLICATE or a second claim', async () => {
@@ -171,7 +183,9 @@ test('POST /benchmarks, /sites, /sites/{id}/flavors, /tags, /results/{id}:claim:
     {
       path: '/benchmarks',
       body: { container_image: `ghcr.io/idem/${name}`, container_tag: '1', json_schema: STRICT },
-      count: async () => (await seed.sql<{ n: number }>('select count(*)::int as n from benchmark where container_image = ?', [`ghcr.io/idem/${name}`]))[0]!.n,
+      count: async () =>
+        (await seed.sql<{ n: number }>('select count(*)::int as n from benchmark where container_image = ?', [`ghcr.io/idem/${name}`]))[0]!
+          .n,
     },
     {
       path: '/sites',
@@ -245,7 +259,15 @@ test('keys expire after 24 h: an older key is forgotten (the request is stored a
 
 test('the OpenAPI document declares the Idempotency-Key header on every creating POST', async () => {
   const doc = (await t.request('GET', '/api-spec.json')).body;
-  for (const [path, method] of [['/results', 'post'], ['/results:batch', 'post'], ['/benchmarks', 'post'], ['/sites', 'post'], ['/sites/{id}/flavors', 'post'], ['/tags', 'post'], ['/results/{id}:claim', 'post']] as const) {
+  for (const [path, method] of [
+    ['/results', 'post'],
+    ['/results:batch', 'post'],
+    ['/benchmarks', 'post'],
+    ['/sites', 'post'],
+    ['/sites/{id}/flavors', 'post'],
+    ['/tags', 'post'],
+    ['/results/{id}:claim', 'post'],
+  ] as const) {
     const op = doc.paths[path][method];
     const header = op.parameters.find((p: { in: string; name: string }) => p.in === 'header' && p.name === 'Idempotency-Key');
     assert.ok(header, `${method} ${path}`);

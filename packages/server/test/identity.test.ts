@@ -189,8 +189,14 @@ test('verifier: several trusted issuers and none configured for opaque tokens: r
   assert.is(idp.userinfoRequests + other.userinfoRequests, before);
   assert.is(new TokenVerifier({ issuers: [`${idp.issuer}/`] }).opaqueIssuer, `${idp.issuer}/`, 'one trusted issuer checks them by default');
   assert.throws(() => new TokenVerifier({ issuers: [idp.issuer], opaqueIssuer: other.issuer }), /is not one of the trusted issuers/);
-  assert.throws(() => buildConfig({ oidcIssuer: idp.issuer, oidcOpaqueIssuer: other.issuer }), /OIDC_OPAQUE_ISSUER must be one of the trusted issuers/);
-  assert.is(buildConfig({ oidcIssuer: `${idp.issuer},${other.issuer}`, oidcOpaqueIssuer: `${other.issuer}/` }).oidcOpaqueIssuer, `${other.issuer}/`);
+  assert.throws(
+    () => buildConfig({ oidcIssuer: idp.issuer, oidcOpaqueIssuer: other.issuer }),
+    /OIDC_OPAQUE_ISSUER must be one of the trusted issuers/,
+  );
+  assert.is(
+    buildConfig({ oidcIssuer: `${idp.issuer},${other.issuer}`, oidcOpaqueIssuer: `${other.issuer}/` }).oidcOpaqueIssuer,
+    `${other.issuer}/`,
+  );
 });
 
 test('verifier: a refused opaque token is remembered: repeated 20 times, its issuer is asked once', async () => {
@@ -269,7 +275,9 @@ test('verifier: alg none and HMAC tokens → 401 INVALID_TOKEN', async () => {
   }
   // an HMAC token "signed" with the provider's public key material (key confusion) is refused too
   const { n } = await idp.signingKey();
-  const confused = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: (await idp.signingKey()).kid }).sign(new TextEncoder().encode(n));
+  const confused = await new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256', kid: (await idp.signingKey()).kid })
+    .sign(new TextEncoder().encode(n));
   await rejects(verifier.verify(confused), 401, 'INVALID_TOKEN');
 });
 
@@ -382,11 +390,14 @@ test('device flow: the CLI client gets a JWT access token and a refresh token', 
   assert.ok(device.device_code && device.user_code && device.verification_uri_complete);
 
   const poll = () =>
-    fetch(meta.token_endpoint, form({
-      client_id: idp.cliClientId,
-      grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
-      device_code: device.device_code,
-    }));
+    fetch(
+      meta.token_endpoint,
+      form({
+        client_id: idp.cliClientId,
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        device_code: device.device_code,
+      }),
+    );
 
   const pending = await poll();
   assert.is(pending.status, 400);
@@ -405,11 +416,14 @@ test('device flow: the CLI client gets a JWT access token and a refresh token', 
   assert.equal(identity, { iss: idp.issuer, sub: 'dave', email: 'dave@example.org', entitlements: ['urn:benchmarks:member'] });
 
   // the refresh token gives a new JWT access token for the same audience
-  const refreshed = await fetch(meta.token_endpoint, form({
-    client_id: idp.cliClientId,
-    grant_type: 'refresh_token',
-    refresh_token: tokens.refresh_token,
-  }));
+  const refreshed = await fetch(
+    meta.token_endpoint,
+    form({
+      client_id: idp.cliClientId,
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+    }),
+  );
   assert.is(refreshed.status, 200);
   const next = (await refreshed.json()) as Record<string, string>;
   assert.is.not(next.access_token, tokens.access_token);

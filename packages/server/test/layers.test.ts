@@ -42,22 +42,31 @@ function sources(dir: string): string[] {
   });
 }
 
-const IMPORT = /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
 
 /** Relative imports of each module, as paths relative to src/. */
 function graph(): Map<string, string[]> {
   const edges = new Map<string, string[]>();
   for (const path of sources(SRC)) {
-    const text = readFileSync(path, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    const text = readFileSync(path, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '');
     const targets = [...text.matchAll(IMPORT)].map((m) => relative(SRC, resolve(dirname(path), (m[1] ?? m[2])!)));
-    edges.set(relative(SRC, path), targets.filter((t) => !t.startsWith('..')));
+    edges.set(
+      relative(SRC, path),
+      targets.filter((t) => !t.startsWith('..')),
+    );
   }
   return edges;
 }
 
 test('the import scanner sees static, type-only, re-exported and dynamic imports', () => {
   const sample = `import a from './a.ts';\nimport type { B } from '../b.ts';\nexport { c } from './c.ts';\nexport * from './d.ts';\nconst e = await import('./e.ts');\nimport './f.ts';`;
-  assert.equal([...sample.matchAll(IMPORT)].map((m) => m[1] ?? m[2]), ['./a.ts', '../b.ts', './c.ts', './d.ts', './e.ts', './f.ts']);
+  assert.equal(
+    [...sample.matchAll(IMPORT)].map((m) => m[1] ?? m[2]),
+    ['./a.ts', '../b.ts', './c.ts', './d.ts', './e.ts', './f.ts'],
+  );
   const edges = graph();
   assert.ok(edges.size > 50, `read ${edges.size} modules`);
   assert.ok(edges.get('app.ts')!.includes('http/router.ts'));

@@ -40,8 +40,22 @@ test(`JSON nesting: ${MAX_JSON_DEPTH} levels accepted, one more is 422 TOO_DEEP 
   assert.is((await upload(nested(MAX_JSON_DEPTH))).status, 201);
   refused(await upload(nested(MAX_JSON_DEPTH + 1)), 422, 'TOO_DEEP', /64 levels/);
   const deep = '['.repeat(10_000) + ']'.repeat(10_000);
-  refused(await t.request('POST', '/results', { token: user, query: { benchmark_id: c.benchmark, flavor_id: c.flavor, execution_datetime: '2024-05-01T12:00:00Z' }, rawBody: `{"a":${deep}}` }), 422, 'TOO_DEEP', /deeper/);
-  refused(await t.request('POST', '/benchmarks', { token: user, body: { container_image: 'a/b', container_tag: '1', json_schema: nested(200) } }), 422, 'TOO_DEEP', /deeper/);
+  refused(
+    await t.request('POST', '/results', {
+      token: user,
+      query: { benchmark_id: c.benchmark, flavor_id: c.flavor, execution_datetime: '2024-05-01T12:00:00Z' },
+      rawBody: `{"a":${deep}}`,
+    }),
+    422,
+    'TOO_DEEP',
+    /deeper/,
+  );
+  refused(
+    await t.request('POST', '/benchmarks', { token: user, body: { container_image: 'a/b', container_tag: '1', json_schema: nested(200) } }),
+    422,
+    'TOO_DEEP',
+    /deeper/,
+  );
 });
 
 test('body size: over BODY_LIMIT is 413 BODY_TOO_LARGE', async () => {
@@ -56,19 +70,44 @@ test('tags per result: at most 20 (upload and replace)', async () => {
 });
 
 test('filters: at most 20, each at most 500 characters; sort_by at most 8 terms (1000 characters); search terms 20 × 200', async () => {
-  refused(await t.request('GET', '/results', { query: { filters: Array.from({ length: 21 }, () => 'a == 1') } }), 422, 'INVALID_QUERY', /filters/);
+  refused(
+    await t.request('GET', '/results', { query: { filters: Array.from({ length: 21 }, () => 'a == 1') } }),
+    422,
+    'INVALID_QUERY',
+    /filters/,
+  );
   refused(await t.request('GET', '/results', { query: { filters: `a == ${'x'.repeat(500)}` } }), 422, 'INVALID_QUERY', /filters.*500/);
-  refused(await t.request('GET', '/results', { query: { sort_by: Array.from({ length: 9 }, (_, i) => `+json.k${i}`).join(',') } }), 422, 'INVALID_SORT', /at most 8/);
+  refused(
+    await t.request('GET', '/results', { query: { sort_by: Array.from({ length: 9 }, (_, i) => `+json.k${i}`).join(',') } }),
+    422,
+    'INVALID_SORT',
+    /at most 8/,
+  );
   refused(await t.request('GET', '/sites', { query: { sort_by: `+${'x'.repeat(1000)}` } }), 422, 'INVALID_QUERY', /sort_by/);
-  refused(await t.request('GET', '/results:search', { query: { terms: Array.from({ length: 21 }, () => 'x') } }), 422, 'INVALID_QUERY', /terms/);
+  refused(
+    await t.request('GET', '/results:search', { query: { terms: Array.from({ length: 21 }, () => 'x') } }),
+    422,
+    'INVALID_QUERY',
+    /terms/,
+  );
   refused(await t.request('GET', '/sites:search', { query: { terms: 'x'.repeat(201) } }), 422, 'INVALID_QUERY', /terms/);
   const path = Array.from({ length: 21 }, (_, i) => `k${i}`).join('.');
   refused(await t.request('GET', '/results', { query: { filters: `${path} == 1` } }), 422, 'INVALID_FILTER', /20 segments/);
-  assert.is((await t.request('GET', '/results', { query: { filters: Array.from({ length: 20 }, () => 'a == 1') } })).status, 200, '20 filters are fine');
+  assert.is(
+    (await t.request('GET', '/results', { query: { filters: Array.from({ length: 20 }, () => 'a == 1') } })).status,
+    200,
+    '20 filters are fine',
+  );
 });
 
 test('pages: per_page 1..100, page 1..1,000,000', async () => {
-  for (const [name, value] of [['per_page', '101'], ['per_page', '0'], ['page', '0'], ['page', '1000001'], ['page', '1e309']] as const) {
+  for (const [name, value] of [
+    ['per_page', '101'],
+    ['per_page', '0'],
+    ['page', '0'],
+    ['page', '1000001'],
+    ['page', '1e309'],
+  ] as const) {
     refused(await t.request('GET', '/sites', { query: { [name]: value } }), 422, 'INVALID_QUERY', new RegExp(name));
   }
   const last = await t.request('GET', '/sites', { query: { page: 1_000_000, per_page: 100 } });

@@ -40,7 +40,10 @@ test('one JSON object per line: level by name, ISO time, the fields, msg', () =>
   logger.error('failed');
   assert.is(raw.length, 3);
   for (const line of raw) assert.ok(line.endsWith('}\n') && !line.slice(0, -1).includes('\n'), line);
-  assert.equal(lines.map((l) => l.level), ['info', 'warn', 'error']);
+  assert.equal(
+    lines.map((l) => l.level),
+    ['info', 'warn', 'error'],
+  );
   const time = String(lines[0]!.time);
   assert.is(new Date(time).toISOString(), time, 'ISO 8601 time');
   assert.equal(lines[0], { level: 'info', time, port: 8080, msg: 'started' });
@@ -61,7 +64,11 @@ test('levels: each writes its own lines and those above it; silent writes none',
     logger.info('i');
     logger.warn('w');
     logger.error('e');
-    assert.equal(lines.map((l) => l.level), written, level);
+    assert.equal(
+      lines.map((l) => l.level),
+      written,
+      level,
+    );
   }
 });
 
@@ -80,7 +87,15 @@ test('credentials and email addresses never reach a line: keys redacted two leve
   });
   logger.warn('mail from dave@example.org');
   const text = raw.join('');
-  for (const secret of [jwt, 'opaque-secret-1', 'alice@example.org', 'bob@example.org', 'c2VjcmV0OnBhc3N3b3Jk', 'carol@example.org', 'dave@example.org']) {
+  for (const secret of [
+    jwt,
+    'opaque-secret-1',
+    'alice@example.org',
+    'bob@example.org',
+    'c2VjcmV0OnBhc3N3b3Jk',
+    'carol@example.org',
+    'dave@example.org',
+  ]) {
     assert.not.ok(text.includes(secret), `${secret} is not in the log`);
   }
   const line = lines[0]!;
@@ -148,7 +163,10 @@ test('lines still buffered when the process exits are written out, the last one 
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     assert.is(code, 1);
-    const lines = stderr.trim().split('\n').map((l) => JSON.parse(l) as Line);
+    const lines = stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Line);
     assert.is(lines.length, 20001, 'every line written before the exit');
     assert.is(lines[19999]!.i, 19999);
     assert.equal([lines[20000]!.level, lines[20000]!.msg], ['error', 'cannot start: the port is in use']);
@@ -220,7 +238,10 @@ test('a server: an incoming X-Request-Id is kept when it is a plain token of at 
   assert.is(kept.status, 404);
   assert.is(kept.id, given);
   assert.is(kept.body.instance, `urn:benchmarks:request:${given}`);
-  assert.ok(server.lines.some((l) => l.requestId === given && l.msg === 'request'), 'its log line carries it');
+  assert.ok(
+    server.lines.some((l) => l.requestId === given && l.msg === 'request'),
+    'its log line carries it',
+  );
   const longest = 'a'.repeat(64);
   assert.is((await getWithRequestId(`${t.api}/health`, longest)).id, longest);
   for (const unsafe of ['a'.repeat(65), 'two words', '{"msg":"forged"}', 'a/../b', 'id;drop', '']) {

@@ -21,7 +21,8 @@ const schemaOf = (...metrics: string[]) => ({
 });
 
 /** The two index names of each (benchmark, metric), sorted. */
-const namesOf = (...pairs: [string, string][]) => pairs.flatMap(([b, m]) => [metricIndexName(b, [m]), `${metricIndexName(b, [m])}_x`]).sort();
+const namesOf = (...pairs: [string, string][]) =>
+  pairs.flatMap(([b, m]) => [metricIndexName(b, [m]), `${metricIndexName(b, [m])}_x`]).sort();
 
 async function metricIndexes(seed: Seeder): Promise<string[]> {
   const rows = await seed.sql<{ indexname: string }>(
@@ -55,7 +56,8 @@ test('MAX_METRIC_INDEXES: default 200, 0 turns them off, checked; --max-metric-i
   assert.is(buildConfig({}).maxMetricIndexes, 200);
   assert.is(buildConfig({ maxMetricIndexes: '0' }).maxMetricIndexes, 0);
   assert.is(buildConfig({ maxMetricIndexes: '64' }).maxMetricIndexes, 64);
-  for (const bad of ['-1', 'many', '2.5', '10001']) assert.throws(() => buildConfig({ maxMetricIndexes: bad }), /MAX_METRIC_INDEXES must be/, bad);
+  for (const bad of ['-1', 'many', '2.5', '10001'])
+    assert.throws(() => buildConfig({ maxMetricIndexes: bad }), /MAX_METRIC_INDEXES must be/, bad);
   const start = program().commands.find((c) => c.name() === 'start')!;
   const option = start.options.find((o) => o.long === '--max-metric-indexes');
   assert.ok(option, '--max-metric-indexes');
@@ -119,7 +121,12 @@ test('PUT /benchmarks/{id}: a metric no longer suggested loses its indexes, a ne
   const current = (await t.request('GET', `/benchmarks/${id}`)).body;
   const res = await t.request('PUT', `/benchmarks/${id}`, {
     token: admin,
-    body: { container_image: current.container_image, container_tag: current.container_tag, url: current.url, json_schema: schemaOf('a', 'c') },
+    body: {
+      container_image: current.container_image,
+      container_tag: current.container_tag,
+      url: current.url,
+      json_schema: schemaOf('a', 'c'),
+    },
   });
   assert.is(res.status, 200, res.text);
   await t.server.context.metrics.idle();
@@ -129,7 +136,11 @@ test('PUT /benchmarks/{id}: a metric no longer suggested loses its indexes, a ne
   // No suggested numeric metric any more (b became a string): nothing left.
   const res2 = await t.request('PUT', `/benchmarks/${id}`, {
     token: admin,
-    body: { container_image: current.container_image, container_tag: current.container_tag, json_schema: { properties: { b: { type: 'string', suggestToUser: true } } } },
+    body: {
+      container_image: current.container_image,
+      container_tag: current.container_tag,
+      json_schema: { properties: { b: { type: 'string', suggestToUser: true } } },
+    },
   });
   assert.is(res2.status, 200, res2.text);
   await t.server.context.metrics.idle();
@@ -171,7 +182,11 @@ test('MAX_METRIC_INDEXES holds however many benchmarks are approved: each first 
       const got = await capped.request('GET', '/results', { query: q });
       assert.is(got.status, 200, got.text);
       const plain = resultListSql(q, { visible: true }, { metricIndexed: false }).page;
-      assert.equal(got.body.items.map((r: { id: string }) => r.id), (await s.sql<{ id: string }>(plain.sql, plain.params)).map((r) => r.id), sort_by);
+      assert.equal(
+        got.body.items.map((r: { id: string }) => r.id),
+        (await s.sql<{ id: string }>(plain.sql, plain.params)).map((r) => r.id),
+        sort_by,
+      );
     }
   } finally {
     await capped.close();
@@ -204,7 +219,9 @@ test('at start, indexes of benchmarks that no longer exist, of unapproved ones a
     await again.close();
   }
   assert.equal(await metricIndexes(seed), [...namesOf([kept, 'a']), 'result_metric_notes'].sort());
-  const invalid = await seed.sql("select c.relname from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname like 'result_metric%' and not i.indisvalid");
+  const invalid = await seed.sql(
+    "select c.relname from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname like 'result_metric%' and not i.indisvalid",
+  );
   assert.equal(invalid, [], 'the broken index was built again');
   await seed.sql('drop index result_metric_notes');
 });

@@ -43,7 +43,14 @@ test('the suggested numeric properties with plain names are the indexed metrics'
   assert.match(metricIndexName('0b6f3c5e-1111-4222-8333-944445555666', ['result', 'score']), /^result_metric_[0-9a-f]{24}$/);
 });
 
-test.before(async () => { try { await before(); } catch (e) { console.error(e); throw e; } });
+test.before(async () => {
+  try {
+    await before();
+  } catch (e) {
+    console.error(e);
+    throw e;
+  }
+});
 async function before() {
   t = await startTestServer({}, 'metricsort');
   seed = await createSeeder(t);

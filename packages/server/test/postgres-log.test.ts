@@ -34,10 +34,25 @@ function read(chunks: string[]): PostgresLogLine[] {
 
 test('severities map to levels: DEBUGn debug; LOG, INFO, NOTICE info; WARNING and ERROR warn; FATAL and PANIC error', () => {
   const prefix = '2026-11-24 06:00:00.123 UTC [4242] ';
-  const lines = read(['DEBUG1 DEBUG3 LOG INFO NOTICE WARNING ERROR FATAL PANIC'.split(' ').map((s) => `${prefix}${s}:  message ${s}\n`).join('')]);
+  const lines = read([
+    'DEBUG1 DEBUG3 LOG INFO NOTICE WARNING ERROR FATAL PANIC'
+      .split(' ')
+      .map((s) => `${prefix}${s}:  message ${s}\n`)
+      .join(''),
+  ]);
   assert.equal(
     lines.map((l) => [l.severity, l.level]),
-    [['DEBUG1', 'debug'], ['DEBUG3', 'debug'], ['LOG', 'info'], ['INFO', 'info'], ['NOTICE', 'info'], ['WARNING', 'warn'], ['ERROR', 'warn'], ['FATAL', 'error'], ['PANIC', 'error']],
+    [
+      ['DEBUG1', 'debug'],
+      ['DEBUG3', 'debug'],
+      ['LOG', 'info'],
+      ['INFO', 'info'],
+      ['NOTICE', 'info'],
+      ['WARNING', 'warn'],
+      ['ERROR', 'warn'],
+      ['FATAL', 'error'],
+      ['PANIC', 'error'],
+    ],
   );
   assert.equal(lines[5], { severity: 'WARNING', level: 'warn', message: 'message WARNING', pid: 4242, text: 'WARNING:  message WARNING' });
 });
@@ -71,7 +86,10 @@ test('DETAIL, HINT, STATEMENT and tab-continued lines take the level of the mess
 });
 
 test('a line without a severity (initdb, a message before logging starts) is LOG; any log_line_prefix works', () => {
-  assert.equal(read(['The files belonging to this database system will be owned by user "postgres".\n']).map((l) => [l.severity, l.level]), [['LOG', 'info']]);
+  assert.equal(
+    read(['The files belonging to this database system will be owned by user "postgres".\n']).map((l) => [l.severity, l.level]),
+    [['LOG', 'info']],
+  );
   assert.equal(parsePostgresLogLine('WARNING:  no prefix at all')?.severity, 'WARNING');
   assert.equal(parsePostgresLogLine('app=psql,user=x,db=y WARNING:  custom prefix')?.message, 'custom prefix');
   assert.is(parsePostgresLogLine('a LOG: one space is not a severity'), undefined);
@@ -100,7 +118,10 @@ function postgresLines(s: ServerProcess): Record<string, unknown>[] {
 async function startServing(dataDir: string, args: string[]): Promise<ServerProcess> {
   const s = runServer(['start', '--port', String(await freePort()), '--data-dir', dataDir, ...args]);
   // Either line is logged once the migrations are applied (--log-level warn hides the first).
-  await waitFor(() => /serving on|no OpenID issuer is trusted/.test(s.stderr()) && recordedPostmasterPid(dataDir) !== undefined, () => `the server (stderr: ${s.stderr()})`);
+  await waitFor(
+    () => /serving on|no OpenID issuer is trusted/.test(s.stderr()) && recordedPostmasterPid(dataDir) !== undefined,
+    () => `the server (stderr: ${s.stderr()})`,
+  );
   return s;
 }
 
@@ -112,16 +133,30 @@ test('by default PostgreSQL warnings, errors and fatal messages are logged at wa
     await client.query(`do $$ begin raise warning 'marker-warning'; raise log 'marker-log'; end $$`);
     await client.query('select 1/0').catch(() => {});
     await client.end();
-    await clusterClient(dataDir, 'wrong password').then((c) => c.end(), () => {});
-    await waitFor(() => postgresLines(s).some((l) => String(l.message).includes('password authentication failed')), () => `the FATAL line (stderr: ${s.stderr()})`, 15_000);
+    await clusterClient(dataDir, 'wrong password').then(
+      (c) => c.end(),
+      () => {},
+    );
+    await waitFor(
+      () => postgresLines(s).some((l) => String(l.message).includes('password authentication failed')),
+      () => `the FATAL line (stderr: ${s.stderr()})`,
+      15_000,
+    );
     const lines = postgresLines(s);
     const find = (text: string) => lines.find((l) => String(l.message).includes(text));
     assert.equal(pick(find('marker-warning')), { level: 'warn', severity: 'WARNING', message: 'marker-warning' });
     assert.equal(pick(find('division by zero')), { level: 'warn', severity: 'ERROR', message: 'division by zero' });
     assert.equal(pick(find('select 1/0')), { level: 'warn', severity: 'STATEMENT', message: 'select 1/0' });
-    assert.equal(pick(find('password authentication failed')), { level: 'error', severity: 'FATAL', message: 'password authentication failed for user "postgres"' });
+    assert.equal(pick(find('password authentication failed')), {
+      level: 'error',
+      severity: 'FATAL',
+      message: 'password authentication failed for user "postgres"',
+    });
     assert.is(find('marker-log'), undefined, 'LOG lines are below the default DATABASE_LOG_LEVEL');
-    assert.ok(lines.every((l) => l.level !== 'info' && l.level !== 'debug'), JSON.stringify(lines));
+    assert.ok(
+      lines.every((l) => l.level !== 'info' && l.level !== 'debug'),
+      JSON.stringify(lines),
+    );
   } finally {
     s.child.kill('SIGTERM');
     assert.is(await s.exited, 0, s.stderr());
@@ -139,9 +174,16 @@ test('--database-log-level info shows the LOG lines, whatever --log-level says',
     const client = await clusterClient(dataDir);
     await client.query(`do $$ begin raise log 'marker-log'; end $$`);
     await client.end();
-    await waitFor(() => postgresLines(s).some((l) => l.message === 'marker-log'), () => `the LOG line (stderr: ${s.stderr()})`, 15_000);
+    await waitFor(
+      () => postgresLines(s).some((l) => l.message === 'marker-log'),
+      () => `the LOG line (stderr: ${s.stderr()})`,
+      15_000,
+    );
     assert.equal(pick(postgresLines(s).find((l) => l.message === 'marker-log')), { level: 'info', severity: 'LOG', message: 'marker-log' });
-    assert.ok(postgresLines(s).some((l) => /ready to accept connections/.test(String(l.message))), 'its start-up lines too');
+    assert.ok(
+      postgresLines(s).some((l) => /ready to accept connections/.test(String(l.message))),
+      'its start-up lines too',
+    );
     assert.not.match(s.stderr(), /serving on/, 'the server itself logs at warn');
   } finally {
     s.child.kill('SIGTERM');
@@ -152,7 +194,9 @@ test('--database-log-level info shows the LOG lines, whatever --log-level says',
 test('a DATABASE_LOG_LEVEL that is not a level ends with one clear line and exit 1', async () => {
   const s = runServer(['start', '--port', '0', '--data-dir', join(dir, 'unused')], { DATABASE_LOG_LEVEL: 'chatty' });
   assert.is(await s.exited, 1);
-  assert.equal(s.plainErrorLines(), [`benchmarks-server: DATABASE_LOG_LEVEL must be one of debug, info, warn, error, silent, not 'chatty'.`]);
+  assert.equal(s.plainErrorLines(), [
+    `benchmarks-server: DATABASE_LOG_LEVEL must be one of debug, info, warn, error, silent, not 'chatty'.`,
+  ]);
 });
 
 test.run();

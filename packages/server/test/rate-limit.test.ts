@@ -21,7 +21,10 @@ test('RATE_LIMIT: on by default (1200/60s), any <n>/<window>, 0 disables, nonsen
 test('the limiter: a burst of max, refilled over the window; memory bounded and idle clients forgotten', () => {
   let now = 0;
   const limiter = new RateLimiter({ max: 3, windowMs: 3000 }, { maxClients: 100, now: () => now });
-  assert.equal([1, 2, 3, 4].map(() => limiter.take('a').allowed), [true, true, true, false]);
+  assert.equal(
+    [1, 2, 3, 4].map(() => limiter.take('a').allowed),
+    [true, true, true, false],
+  );
   assert.is(limiter.take('a').retryAfterSec, 1);
   now += 1000; // one token back
   assert.equal([limiter.take('a').allowed, limiter.take('a').allowed], [true, false]);
@@ -61,13 +64,19 @@ test('writes beyond the limit: 429 RATE_LIMITED with Retry-After and RateLimit h
   assert.ok(retryAfter >= 1 && retryAfter <= 12, `Retry-After ${retryAfter}s: one write comes back every 12 s`);
   assert.is(limited.headers.get('ratelimit-remaining'), '0');
   assert.is((await t.request('GET', '/sites', { query: { status: 'on_review' } })).body.total, before, 'the refused write stored nothing');
-  for (let i = 0; i < 20; i++) assert.is((await t.request('GET', '/sites', { token: alice })).status, 200, 'reads have a budget of their own (READ_RATE_LIMIT, bounded-work.test.ts)');
+  for (let i = 0; i < 20; i++)
+    assert.is(
+      (await t.request('GET', '/sites', { token: alice })).status,
+      200,
+      'reads have a budget of their own (READ_RATE_LIMIT, bounded-work.test.ts)',
+    );
   assert.is((await t.request('POST', '/sites', { token: bob, body: inputs.site() })).status, 201, 'another client has its own budget');
 });
 
 test('refused writes (no or a bad token) are limited per IP address', async () => {
   const statuses: number[] = [];
-  for (let i = 0; i < 7; i++) statuses.push((await t.request('POST', '/sites', { token: i % 2 ? 'not-a-token' : undefined, body: {} })).status);
+  for (let i = 0; i < 7; i++)
+    statuses.push((await t.request('POST', '/sites', { token: i % 2 ? 'not-a-token' : undefined, body: {} })).status);
   assert.equal(statuses, [401, 401, 401, 401, 401, 429, 429]);
 });
 
@@ -81,7 +90,9 @@ test('40 writes with random opaque tokens under 5/60s: the address is limited be
       Array.from({ length: 40 }, () => own.request('POST', '/sites', { token: random(), body: inputs.site() }).then((r) => r.status)),
     );
     const calls = own.issuer.userinfoRequests - before;
-    console.log(`40 random opaque tokens at once: ${statuses.filter((s) => s === 401).length} × 401, ${statuses.filter((s) => s === 429).length} × 429, ${calls} userinfo calls`);
+    console.log(
+      `40 random opaque tokens at once: ${statuses.filter((s) => s === 401).length} × 401, ${statuses.filter((s) => s === 429).length} × 429, ${calls} userinfo calls`,
+    );
     assert.equal(statuses.filter((s) => s !== 429).sort(), [401, 401, 401, 401, 401]);
     assert.is(calls, 5);
     // One after another, also refused before the provider is asked.
@@ -100,10 +111,17 @@ test('X-Forwarded-For names the client only behind a trusted proxy, and only its
   const proxied = await startTestServer({ rateLimit: '2/60s', trustProxy: 'true' }, 'ratelimit_proxy');
   const direct = await startTestServer({ rateLimit: '2/60s' }, 'ratelimit_direct');
   try {
-    assert.equal([await anonymous(proxied, '10.0.0.1'), await anonymous(proxied, '10.0.0.1'), await anonymous(proxied, '10.0.0.1')], [401, 401, 429]);
+    assert.equal(
+      [await anonymous(proxied, '10.0.0.1'), await anonymous(proxied, '10.0.0.1'), await anonymous(proxied, '10.0.0.1')],
+      [401, 401, 429],
+    );
     assert.is(await anonymous(proxied, '10.0.0.2'), 401, 'another address behind the proxy has its own budget');
     assert.is(await anonymous(proxied, '10.0.0.77, 10.0.0.1'), 429, 'an entry the client wrote itself changes nothing');
-    assert.equal([await anonymous(direct, '10.0.0.1'), await anonymous(direct, '10.0.0.2'), await anonymous(direct, '10.0.0.3')], [401, 401, 429], 'without trust the header is ignored');
+    assert.equal(
+      [await anonymous(direct, '10.0.0.1'), await anonymous(direct, '10.0.0.2'), await anonymous(direct, '10.0.0.3')],
+      [401, 401, 429],
+      'without trust the header is ignored',
+    );
   } finally {
     await proxied.close();
     await direct.close();

@@ -22,7 +22,14 @@ test.before(async () => {
   const tag = (await seed.tag({ name: 'tag-b' })).id;
   const other = (await seed.tag({ name: 'tag-c' })).id;
   const [result] = await seed.results([
-    { benchmark_id: benchmark, site_id: site, flavor_id: flavor, json: { score: 1.5, nested: { big: 12345678901234567890 } }, execution_datetime: new Date('2024-05-01T12:00:00Z'), tags: [other, tag] },
+    {
+      benchmark_id: benchmark,
+      site_id: site,
+      flavor_id: flavor,
+      json: { score: 1.5, nested: { big: 12345678901234567890 } },
+      execution_datetime: new Date('2024-05-01T12:00:00Z'),
+      tags: [other, tag],
+    },
   ]);
   ids = { benchmark, site, flavor, tag, other, result: result! };
 });
@@ -52,7 +59,11 @@ test('a result embeds its catalogue rows and its document as stored', async () =
     assert.equal(r.benchmark.json_schema, { type: 'object' });
     assert.is(r.site.name, 'site-a');
     assert.is(r.flavor.name, 'flavor-a');
-    assert.equal(r.tags.map((x: { name: string }) => x.name), ['tag-b', 'tag-c'], 'tags by name');
+    assert.equal(
+      r.tags.map((x: { name: string }) => x.name),
+      ['tag-b', 'tag-c'],
+      'tags by name',
+    );
     assert.equal(r.json, { score: 1.5, nested: { big: 12345678901234567890 } });
     assert.is(r.hidden, false);
   }
@@ -69,13 +80,20 @@ test('changes made behind the server show at once: every embedded kind', async (
     assert.is(r.benchmark.description, 'changed elsewhere');
     assert.is(r.site.name, 'site-renamed');
     assert.is(r.flavor.name, 'flavor-renamed');
-    assert.equal(r.tags.map((x: { name: string }) => x.name), ['tag-c', 'tag-d'], 'renamed tag sorted anew');
+    assert.equal(
+      r.tags.map((x: { name: string }) => x.name),
+      ['tag-c', 'tag-d'],
+      'renamed tag sorted anew',
+    );
   }
 });
 
 test('a removed tag leaves the embedded list at once', async () => {
   await seed.sql('delete from result_tag where result_id = ? and tag_id = ?', [ids.result, ids.other]);
-  assert.equal((await one()).tags.map((x: { id: string }) => x.id), [ids.tag]);
+  assert.equal(
+    (await one()).tags.map((x: { id: string }) => x.id),
+    [ids.tag],
+  );
 });
 
 test('catalogue lists share the cache: a change behind the server shows at once; a page past the end keeps the total', async () => {
@@ -91,7 +109,10 @@ test('catalogue lists share the cache: a change behind the server shows at once;
   assert.is(after.items.find((b: { id: string }) => b.id === ids.benchmark).description, 'listed elsewhere');
   assert.is(after.total, before.total);
   const flavors = await list(`/sites/${ids.site}/flavors`);
-  assert.equal(flavors.items.map((f: { id: string }) => f.id), [ids.flavor]);
+  assert.equal(
+    flavors.items.map((f: { id: string }) => f.id),
+    [ids.flavor],
+  );
   assert.is(flavors.total, 1);
   const past = await list('/tags', { page: 50, per_page: 1 });
   assert.equal(past.items, []);

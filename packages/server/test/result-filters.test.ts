@@ -44,16 +44,26 @@ test.before(async () => {
   const tags: Record<string, string[]> = { r1: [tagA.id], r2: [tagA.id, tagB.id], r3: [tagB.id] };
   let day = 1;
   for (const [name, json] of Object.entries(DATA)) {
-    const res = await upload(t, user, {
-      benchmark_id: bench.id,
-      flavor_id: name === 'r3' ? flavor2.id : flavor.id,
-      execution_datetime: `2024-03-0${day++}T12:00:00Z`,
-      tags_ids: tags[name] ?? [],
-    }, json);
+    const res = await upload(
+      t,
+      user,
+      {
+        benchmark_id: bench.id,
+        flavor_id: name === 'r3' ? flavor2.id : flavor.id,
+        execution_datetime: `2024-03-0${day++}T12:00:00Z`,
+        tags_ids: tags[name] ?? [],
+      },
+      json,
+    );
     assert.is(res.status, 201, res.text);
     ids[res.body.id] = name;
   }
-  const res = await upload(t, user, { benchmark_id: other.id, flavor_id: flavor.id, execution_datetime: '2024-04-01T00:00:00Z' }, { n: 10 });
+  const res = await upload(
+    t,
+    user,
+    { benchmark_id: other.id, flavor_id: flavor.id, execution_datetime: '2024-04-01T00:00:00Z' },
+    { n: 10 },
+  );
   ids[res.body.id] = 'x1';
 });
 test.after(async () => {
@@ -127,7 +137,21 @@ test('filters: nested paths, array indexes, a missing path or another type simpl
 });
 
 test('filters: a malformed expression or operator is 422 INVALID_FILTER with an example', async () => {
-  for (const bad of ['n>10', 'n == ', 'n ==', 'n', 'n <> 10', 'n = 10', 'n  == 10', '.n == 1', 'a..b == 1', 'n. == 1', ' n == 1', 'n => 1', 'n == 1e99999']) {
+  for (const bad of [
+    'n>10',
+    'n == ',
+    'n ==',
+    'n',
+    'n <> 10',
+    'n = 10',
+    'n  == 10',
+    '.n == 1',
+    'a..b == 1',
+    'n. == 1',
+    ' n == 1',
+    'n => 1',
+    'n == 1e99999',
+  ]) {
     const res = await t.request('GET', '/results', { query: { filters: bad } });
     expectProblem(res, 422, 'INVALID_FILTER');
     assert.match(res.body.detail, /filters=machine\.cpu\.count%20%3E%3D%204/);
@@ -141,7 +165,10 @@ test('filters: a malformed expression or operator is 422 INVALID_FILTER with an 
   expectProblem(await t.request('GET', '/results', { query: { filters: `s == ${'x'.repeat(600)}` } }), 422, 'INVALID_QUERY');
   // filters[] (axios style) is read as filters
   const res = await t.request('GET', `/results?benchmark_id=${bench.id}&filters[]=n%20%3E%209&filters[]=n%20%3C%2011`);
-  assert.equal(res.body.items.map((r: any) => ids[r.id]), ['r1']);
+  assert.equal(
+    res.body.items.map((r: any) => ids[r.id]),
+    ['r1'],
+  );
 });
 
 test('benchmark_id, site_id, flavor_id narrow the list', async () => {
@@ -169,12 +196,16 @@ test('tags_ids: a result must carry every tag given', async () => {
   assert.equal(await names({ tags_ids: [tagA.id, tagB.id] }), ['r2']);
   assert.equal(await names({ tags_ids: [tagA.id, tagA.id] }), ['r1', 'r2']);
   const res = await t.request('GET', `/results?tags_ids[]=${tagA.id}&tags_ids[]=${tagB.id}`);
-  assert.equal(res.body.items.map((r: any) => ids[r.id]), ['r2']);
+  assert.equal(
+    res.body.items.map((r: any) => ids[r.id]),
+    ['r2'],
+  );
   assert.equal(await names({ tags_ids: ['00000000-0000-4000-8000-000000000009'] }), []);
 });
 
 test('GET /results:search: every term must match a benchmark, site, flavor or tag name, case-insensitively', async () => {
-  const search = (terms: string[], query: Record<string, string> = {}) => names({ benchmark_id: undefined, terms, ...query }, '/results:search');
+  const search = (terms: string[], query: Record<string, string> = {}) =>
+    names({ benchmark_id: undefined, terms, ...query }, '/results:search');
   assert.equal(await search(['C-RAY:1.2']), ['r1', 'r2', 'r3', 'r4', 'r5'], 'benchmark name image:tag');
   assert.equal(await search(['hpl']), ['x1']);
   assert.equal(await search(['ifca']), ['r3'], 'site name');

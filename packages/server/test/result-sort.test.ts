@@ -61,8 +61,7 @@ async function sorted(sort_by: string | undefined, benchmark = mixed.id): Promis
   assert.is(res.status, 200, res.text);
   return { labels: res.body.items.map((r: any) => label[r.id]), ids: res.body.items.map((r: any) => r.id), items: res.body.items };
 }
-const byId = (names: string[]) =>
-  names.map((n) => Object.keys(label).find((id) => label[id] === n)!).sort();
+const byId = (names: string[]) => names.map((n) => Object.keys(label).find((id) => label[id] === n)!).sort();
 
 test('sort_by json.<path>: numbers numerically, then other values as text, missing last', async () => {
   const { labels } = await sorted('+json.v');
@@ -87,19 +86,34 @@ test('sort_by -json.<path>: the exact reverse of the present values, missing sti
 test('sort_by a nested path and a second term; a + decoded as a space is read as +', async () => {
   assert.equal((await sorted('+json.deep.v')).labels, (await sorted('+json.v')).labels);
   const { items } = await sorted('+site_name,-json.w');
-  assert.equal(items.map((r) => r.site.name), [...Array(7).fill('Alpha'), ...Array(7).fill('Beta')]);
-  assert.equal(items.slice(0, 7).map((r) => r.json.w), [13, 11, 9, 7, 5, 3, 1]);
+  assert.equal(
+    items.map((r) => r.site.name),
+    [...Array(7).fill('Alpha'), ...Array(7).fill('Beta')],
+  );
+  assert.equal(
+    items.slice(0, 7).map((r) => r.json.w),
+    [13, 11, 9, 7, 5, 3, 1],
+  );
   // an unencoded + arrives as a space
   const raw = await t.request('GET', `/results?benchmark_id=${mixed.id}&sort_by=+json.v`);
-  assert.equal(raw.body.items.map((r: any) => r.id), (await sorted('+json.v')).ids);
+  assert.equal(
+    raw.body.items.map((r: any) => r.id),
+    (await sorted('+json.v')).ids,
+  );
 });
 
 test('sort_by fixed fields: execution_datetime (default), ids, names, upload_datetime', async () => {
   const byExecution = (await sorted(undefined)).items;
   const times = byExecution.map((r) => r.execution_datetime);
   assert.equal(times, [...times].sort());
-  assert.equal(byExecution.map((r) => r.json.w), [13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
-  assert.equal((await sorted('-execution_datetime')).items.map((r) => r.json.w), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+  assert.equal(
+    byExecution.map((r) => r.json.w),
+    [13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0],
+  );
+  assert.equal(
+    (await sorted('-execution_datetime')).items.map((r) => r.json.w),
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13],
+  );
   const ids = (await sorted('+id')).ids;
   assert.equal(ids, [...ids].sort());
   assert.equal((await sorted('-id')).ids, [...ids].sort().reverse());
@@ -115,7 +129,18 @@ test('sort_by fixed fields: execution_datetime (default), ids, names, upload_dat
 });
 
 test('sort_by: unknown fields and operators are 422 INVALID_SORT', async () => {
-  for (const bad of ['+name', 'json.v', '*json.v', '+json', '+json.', '+json..v', '+uploader_sub', '+id,,+json.v', '+', `+json.${'a.'.repeat(25)}b`]) {
+  for (const bad of [
+    '+name',
+    'json.v',
+    '*json.v',
+    '+json',
+    '+json.',
+    '+json..v',
+    '+uploader_sub',
+    '+id,,+json.v',
+    '+',
+    `+json.${'a.'.repeat(25)}b`,
+  ]) {
     const res = await t.request('GET', '/results', { query: { sort_by: bad } });
     expectProblem(res, 422, 'INVALID_SORT');
     assert.is(res.body.errors[0].path, 'sort_by');
@@ -143,14 +168,16 @@ test('pages neither repeat nor skip a result while new results arrive (default s
     seen.push(...res.body.items.map((r: any) => r.id));
     // meanwhile, results executed later (they sort after the cursor) are uploaded
     added.push(
-      ...(await seed.results([0, 1].map((k) => ({
-        benchmark_id: paging.id,
-        site_id: site.id,
-        flavor_id: flavor.id,
-        json: { page, k },
-        execution_datetime: new Date(base + 86_400_000 + page * 1000 + k),
-        upload_datetime: new Date(Date.now() + page * 1000),
-      })))),
+      ...(await seed.results(
+        [0, 1].map((k) => ({
+          benchmark_id: paging.id,
+          site_id: site.id,
+          flavor_id: flavor.id,
+          json: { page, k },
+          execution_datetime: new Date(base + 86_400_000 + page * 1000 + k),
+          upload_datetime: new Date(Date.now() + page * 1000),
+        })),
+      )),
     );
     if (!res.body.has_next || page > 40) break;
     page++;

@@ -10,7 +10,17 @@ import { createSeeder, expectProblem, type Seeder } from './support/seed.ts';
 let t: TestServer;
 let seed: Seeder;
 let alice: string;
-let ids: { strict: string; open: string; pending: string; site: string; flavor: string; flavor2: string; tagA: string; tagB: string; pendingTag: string };
+let ids: {
+  strict: string;
+  open: string;
+  pending: string;
+  site: string;
+  flavor: string;
+  flavor2: string;
+  tagA: string;
+  tagB: string;
+  pendingTag: string;
+};
 
 const STRICT = { type: 'object', required: ['score'], properties: { score: { type: 'number', minimum: 0 } } };
 const at = '2024-05-01T12:00:00Z';
@@ -38,11 +48,18 @@ test.after(async () => {
 });
 
 const batch = (items: unknown[], token: string | undefined = alice) => t.request('POST', '/results:batch', { token, body: { items } });
-const stored = async (benchmark: string) => (await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ?', [benchmark]))[0]!.n;
+const stored = async (benchmark: string) =>
+  (await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ?', [benchmark]))[0]!.n;
 
 test('stores every item, in order, with its tags, over several benchmarks and flavors', async () => {
   const items = [
-    { benchmark_id: ids.strict, flavor_id: ids.flavor, execution_datetime: at, tags_ids: [ids.tagB, ids.tagA, ids.tagA], json: { score: 1 } },
+    {
+      benchmark_id: ids.strict,
+      flavor_id: ids.flavor,
+      execution_datetime: at,
+      tags_ids: [ids.tagB, ids.tagA, ids.tagA],
+      json: { score: 1 },
+    },
     { benchmark_id: ids.open, flavor_id: ids.flavor2, execution_datetime: '2024-05-02T12:00:00+02:00', json: { anything: ['goes'] } },
     { benchmark_id: ids.strict, flavor_id: ids.flavor, execution_datetime: at, tags_ids: [ids.tagA, ids.tagB], json: { score: 3.5 } },
   ];
@@ -56,7 +73,10 @@ test('stores every item, in order, with its tags, over several benchmarks and fl
     assert.is(one.body.benchmark.id, items[i]!.benchmark_id);
     assert.is(one.body.flavor.id, items[i]!.flavor_id);
     assert.is(one.body.site.id, ids.site);
-    assert.equal(one.body.tags.map((x: { name: string }) => x.name), i === 1 ? [] : ['batch-a', 'batch-b']);
+    assert.equal(
+      one.body.tags.map((x: { name: string }) => x.name),
+      i === 1 ? [] : ['batch-a', 'batch-b'],
+    );
   }
   const second = await t.request('GET', `/results/${res.body.ids[1]}`);
   assert.is(second.body.execution_datetime, '2024-05-02T10:00:00.000');
@@ -82,7 +102,10 @@ test('all or none: every refused item is reported with its index and field; noth
   assert.ok(paths.includes('/items/4/tags_ids'), paths.join(' '));
   assert.ok(paths.includes('/items/5/execution_datetime'), paths.join(' '));
   assert.ok(paths.includes('/items/6/json/score'), paths.join(' '));
-  assert.not.ok(paths.some((p: string) => p.startsWith('/items/0/')), 'the good item is not refused');
+  assert.not.ok(
+    paths.some((p: string) => p.startsWith('/items/0/')),
+    'the good item is not refused',
+  );
   assert.ok(res.body.errors.every((e: { message: string; path: string }) => e.message.startsWith(`item ${e.path.split('/')[2]}: `)));
   assert.is(await stored(ids.strict), before, 'nothing stored');
 });
@@ -93,7 +116,10 @@ test('404 when every refused item names something unknown', async () => {
     { benchmark_id: ids.open, flavor_id: ids.flavor, execution_datetime: at, tags_ids: [crypto.randomUUID()], json: {} },
   ]);
   expectProblem(res, 404, 'BATCH_REFUSED');
-  assert.equal(res.body.errors.map((e: { path: string }) => e.path), ['/items/0/benchmark_id', '/items/1/tags_ids']);
+  assert.equal(
+    res.body.errors.map((e: { path: string }) => e.path),
+    ['/items/0/benchmark_id', '/items/1/tags_ids'],
+  );
 });
 
 test('the body: 1 to 500 items, nothing else; a token and a registration are needed', async () => {
@@ -122,10 +148,15 @@ test('each refused item is placed under the field its error names: a site throug
   await seed.sql('update benchmark set json_schema = ? where id = ?', [JSON.stringify({ type: 12 }), broken]);
   const refused = await batch([elsewhere, item]);
   expectProblem(refused, 422, 'BATCH_REFUSED');
-  assert.equal(refused.body.errors, [{ in: 'body', path: '/items/1/flavor_id', message: `item 1: Site ${s} is not approved yet: results need approved items.` }]);
+  assert.equal(refused.body.errors, [
+    { in: 'body', path: '/items/1/flavor_id', message: `item 1: Site ${s} is not approved yet: results need approved items.` },
+  ]);
   const uncompiled = await batch([elsewhere, { ...elsewhere, benchmark_id: broken }]);
   expectProblem(uncompiled, 422, 'BATCH_REFUSED');
-  assert.equal(uncompiled.body.errors.map((e: { in: string; path: string }) => [e.in, e.path]), [['body', '/items/1/benchmark_id']]);
+  assert.equal(
+    uncompiled.body.errors.map((e: { in: string; path: string }) => [e.in, e.path]),
+    [['body', '/items/1/benchmark_id']],
+  );
   assert.match(uncompiled.body.errors[0].message, `item 1: The json_schema of benchmark ${broken} does not compile`);
 
   await seed.sql("update site set status = 'approved' where id = ?", [s]);
@@ -147,7 +178,10 @@ test('checks the catalogue as it is now, also after changes made behind the serv
   await seed.sql("update tag set status = 'on_review' where id = ?", [ids.tagA]);
   const refused = await batch([{ ...item, json: { time: 3 } }]);
   expectProblem(refused, 422, 'BATCH_REFUSED');
-  assert.equal(refused.body.errors.map((e: { path: string }) => e.path), ['/items/0/tags_ids']);
+  assert.equal(
+    refused.body.errors.map((e: { path: string }) => e.path),
+    ['/items/0/tags_ids'],
+  );
   await seed.sql("update tag set status = 'approved' where id = ?", [ids.tagA]);
   await seed.sql('update benchmark set json_schema = ? where id = ?', [JSON.stringify(STRICT), ids.strict]);
 });

@@ -98,7 +98,17 @@ test('POST /results: 201 with the stored result, embedded objects and UTC timest
   assert.ok(uploaded >= before - 1000 && uploaded <= Date.now() + 1000);
   assert.equal(r.json, GOOD);
   assert.is(r.hidden, false);
-  assert.equal(Object.keys(r).sort(), ['benchmark', 'execution_datetime', 'flavor', 'hidden', 'id', 'json', 'site', 'tags', 'upload_datetime']);
+  assert.equal(Object.keys(r).sort(), [
+    'benchmark',
+    'execution_datetime',
+    'flavor',
+    'hidden',
+    'id',
+    'json',
+    'site',
+    'tags',
+    'upload_datetime',
+  ]);
   assert.is(r.benchmark.id, cray.id);
   assert.match(r.benchmark.name, /^ghcr\.io\/test\/bench-.*:1\.0$/);
   assert.equal(r.benchmark.json_schema, CRAY);
@@ -148,7 +158,15 @@ test('POST /results: unknown benchmark, flavor or tag is 404 naming it; unapprov
   }
   const before = await seed.sql<{ n: number }>('select count(*)::int as n from result');
   expectProblem(await upload(t, alice, q({ benchmark_id: 'not-a-uuid' }), GOOD), 422, 'INVALID_QUERY');
-  expectProblem(await t.request('POST', '/results', { token: alice, query: { flavor_id: flavor.id, execution_datetime: '2024-01-01T00:00:00Z' }, body: GOOD }), 422, 'INVALID_QUERY');
+  expectProblem(
+    await t.request('POST', '/results', {
+      token: alice,
+      query: { flavor_id: flavor.id, execution_datetime: '2024-01-01T00:00:00Z' },
+      body: GOOD,
+    }),
+    422,
+    'INVALID_QUERY',
+  );
   expectProblem(await upload(t, alice, { ...q(), site_id: site.id } as never, GOOD), 422, 'INVALID_QUERY');
   const after = await seed.sql<{ n: number }>('select count(*)::int as n from result');
   assert.is(after[0]!.n, before[0]!.n, 'nothing stored');
@@ -170,20 +188,38 @@ test('POST /results: execution_datetime needs a zone and must not be in the futu
   // a clock a minute ahead is tolerated
   const minuteAhead = new Date(Date.now() + 60_000).toISOString();
   assert.is((await upload(t, alice, q({ execution_datetime: minuteAhead }), GOOD)).status, 201);
-  assert.is((await upload(t, alice, q({ execution_datetime: '2024-05-01T12:00:00.123456-05:30' }), GOOD)).body.execution_datetime, '2024-05-01T17:30:00.123');
+  assert.is(
+    (await upload(t, alice, q({ execution_datetime: '2024-05-01T12:00:00.123456-05:30' }), GOOD)).body.execution_datetime,
+    '2024-05-01T17:30:00.123',
+  );
 });
 
 test('POST /results: the body must be a JSON object', async () => {
   for (const body of [[GOOD], 'text', 42, null]) {
-    const res = await t.request('POST', '/results', { token: alice, query: { ...q(), execution_datetime: '2024-05-01T12:00:00Z' }, rawBody: JSON.stringify(body) });
+    const res = await t.request('POST', '/results', {
+      token: alice,
+      query: { ...q(), execution_datetime: '2024-05-01T12:00:00Z' },
+      rawBody: JSON.stringify(body),
+    });
     expectProblem(res, 422, 'INVALID_BODY');
   }
-  expectProblem(await t.request('POST', '/results', { token: alice, query: { ...q(), execution_datetime: '2024-05-01T12:00:00Z' } }), 422, 'BODY_REQUIRED');
-  expectProblem(await t.request('POST', '/results', { token: alice, query: { ...q(), execution_datetime: '2024-05-01T12:00:00Z' }, rawBody: '{"a":' }), 400, 'MALFORMED_JSON');
+  expectProblem(
+    await t.request('POST', '/results', { token: alice, query: { ...q(), execution_datetime: '2024-05-01T12:00:00Z' } }),
+    422,
+    'BODY_REQUIRED',
+  );
+  expectProblem(
+    await t.request('POST', '/results', { token: alice, query: { ...q(), execution_datetime: '2024-05-01T12:00:00Z' }, rawBody: '{"a":' }),
+    400,
+    'MALFORMED_JSON',
+  );
 });
 
 test('POST /results: a NUL character, which PostgreSQL cannot store, is 422 naming where it is', async () => {
-  for (const [body, path] of [[{ a: ['x', 'y\u0000'] }, '/a/1'], [{ 'k/\u0000': 1 }, '/k~1\u0000']] as const) {
+  for (const [body, path] of [
+    [{ a: ['x', 'y\u0000'] }, '/a/1'],
+    [{ 'k/\u0000': 1 }, '/k~1\u0000'],
+  ] as const) {
     const res = await upload(t, alice, q({ benchmark_id: open.id }), body);
     expectProblem(res, 422, 'UNSUPPORTED_CHARACTER');
     assert.equal(res.body.errors, [{ in: 'json', path, message: 'must not contain the NUL character' }]);
@@ -240,9 +276,17 @@ test('POST /results: uploads check the catalogue as it is now, also after change
   await seed.sql('update tag set name = ? where id = ?', ['cache-2', tag.id]);
   const renamed = await upload(t, alice, target, { b: 2 });
   assert.is(renamed.status, 201, renamed.text);
-  assert.equal(renamed.body.tags.map((x: { name: string }) => x.name), ['cache-2']);
+  assert.equal(
+    renamed.body.tags.map((x: { name: string }) => x.name),
+    ['cache-2'],
+  );
 
-  for (const [table, id, label] of [['flavor', f2.id, 'Flavor'], ['site', s2.id, 'Site'], ['tag', tag.id, 'Tag'], ['benchmark', bench.id, 'Benchmark']] as const) {
+  for (const [table, id, label] of [
+    ['flavor', f2.id, 'Flavor'],
+    ['site', s2.id, 'Site'],
+    ['tag', tag.id, 'Tag'],
+    ['benchmark', bench.id, 'Benchmark'],
+  ] as const) {
     await seed.sql(`update ${table} set status = 'on_review' where id = ?`, [id]);
     const refused = await upload(t, alice, target, { b: 3 });
     expectProblem(refused, 422, 'NOT_APPROVED');
@@ -251,7 +295,10 @@ test('POST /results: uploads check the catalogue as it is now, also after change
   }
   const stored = await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ?', [bench.id]);
   assert.is(stored[0]!.n, 3, 'nothing stored by a refused upload');
-  const tagged = await seed.sql<{ n: number }>('select count(*)::int as n from result_tag rt join result r on r.id = rt.result_id where r.benchmark_id = ?', [bench.id]);
+  const tagged = await seed.sql<{ n: number }>(
+    'select count(*)::int as n from result_tag rt join result r on r.id = rt.result_id where r.benchmark_id = ?',
+    [bench.id],
+  );
   assert.is(tagged[0]!.n, 3, 'every stored upload has its tag');
 });
 
@@ -269,14 +316,23 @@ test('POST /results: a refused upload names its field in errors[] (a site throug
     [q({ flavor_id: pendingFlavor.id }), 422, 'NOT_APPROVED', 'flavor_id', 'is not approved'],
     [q({ flavor_id: flavorOfPendingSite.id }), 422, 'NOT_APPROVED', 'flavor_id', 'is a flavor of a site that is not approved'],
     [q({ tags_ids: [pendingTag.id] }), 422, 'NOT_APPROVED', 'tags_ids', 'is not approved'],
-    [q({ benchmark_id: broken.id }), 422, 'INVALID_BENCHMARK_SCHEMA', 'benchmark_id', 'names a benchmark whose json_schema does not compile'],
+    [
+      q({ benchmark_id: broken.id }),
+      422,
+      'INVALID_BENCHMARK_SCHEMA',
+      'benchmark_id',
+      'names a benchmark whose json_schema does not compile',
+    ],
     [q({ execution_datetime: '9999-01-01T00:00:00Z' }), 422, 'EXECUTION_IN_FUTURE', 'execution_datetime', 'must not be in the future'],
   ] as const) {
     const res = await upload(t, alice, query, GOOD);
     expectProblem(res, status, code);
     assert.equal(res.body.errors, [{ in: 'query', path: field, message }], `${code} ${field}: ${res.text}`);
   }
-  assert.match((await upload(t, alice, q({ flavor_id: flavorOfPendingSite.id }), GOOD)).body.detail, `Site ${pendingSite.id} is not approved`);
+  assert.match(
+    (await upload(t, alice, q({ flavor_id: flavorOfPendingSite.id }), GOOD)).body.detail,
+    `Site ${pendingSite.id} is not approved`,
+  );
 
   // Remembered by an upload, then changed with plain SQL, as another server process would.
   const bench = await seed.benchmark({ schema: {} });
@@ -313,26 +369,45 @@ test('GET /results/{id}: 404 for an unknown or malformed id', async () => {
 
 test('PUT /results/{id}/tags: the uploader or an admin replaces the tags; others get 403', async () => {
   const r = (await upload(t, alice, q({ benchmark_id: open.id, tags_ids: [tagA.id] }), { n: 1 })).body;
-  const put = (token: string | undefined, tags_ids: unknown, id = r.id) => t.request('PUT', `/results/${id}/tags`, { token, body: { tags_ids } });
+  const put = (token: string | undefined, tags_ids: unknown, id = r.id) =>
+    t.request('PUT', `/results/${id}/tags`, { token, body: { tags_ids } });
 
   expectProblem(await put(bob, [tagB.id]), 403, 'NOT_UPLOADER');
   expectProblem(await put(undefined, [tagB.id]), 401, 'MISSING_TOKEN');
-  assert.equal((await t.request('GET', `/results/${r.id}`)).body.tags.map((x: any) => x.id), [tagA.id], 'unchanged');
+  assert.equal(
+    (await t.request('GET', `/results/${r.id}`)).body.tags.map((x: any) => x.id),
+    [tagA.id],
+    'unchanged',
+  );
 
   const own = await put(alice, [tagB.id, tagA.id, tagB.id]);
   assert.is(own.status, 204);
   assert.is(own.text, '');
-  assert.equal((await t.request('GET', `/results/${r.id}`)).body.tags.map((x: any) => x.id), [tagA.id, tagB.id]);
+  assert.equal(
+    (await t.request('GET', `/results/${r.id}`)).body.tags.map((x: any) => x.id),
+    [tagA.id, tagB.id],
+  );
 
   assert.is((await put(admin, [tagB.id])).status, 204);
-  assert.equal((await t.request('GET', `/results/${r.id}`)).body.tags.map((x: any) => x.id), [tagB.id]);
+  assert.equal(
+    (await t.request('GET', `/results/${r.id}`)).body.tags.map((x: any) => x.id),
+    [tagB.id],
+  );
 
   expectProblem(await put(alice, ['00000000-0000-4000-8000-000000000002']), 404, 'NOT_FOUND');
   expectProblem(await put(alice, [pendingTag.id]), 422, 'NOT_APPROVED');
   expectProblem(await put(alice, [tagA.id], '00000000-0000-4000-8000-000000000003'), 404, 'NOT_FOUND');
   expectProblem(await t.request('PUT', `/results/${r.id}/tags`, { token: alice, body: {} }), 422, 'INVALID_BODY');
-  expectProblem(await t.request('PUT', `/results/${r.id}/tags`, { token: alice, body: { tags_ids: [], bad_field: 1 } }), 422, 'INVALID_BODY');
-  assert.equal((await t.request('GET', `/results/${r.id}`)).body.tags.map((x: any) => x.id), [tagB.id], 'failed calls change nothing');
+  expectProblem(
+    await t.request('PUT', `/results/${r.id}/tags`, { token: alice, body: { tags_ids: [], bad_field: 1 } }),
+    422,
+    'INVALID_BODY',
+  );
+  assert.equal(
+    (await t.request('GET', `/results/${r.id}`)).body.tags.map((x: any) => x.id),
+    [tagB.id],
+    'failed calls change nothing',
+  );
 
   assert.is((await put(alice, [])).status, 204);
   assert.equal((await t.request('GET', `/results/${r.id}`)).body.tags, []);
@@ -350,16 +425,27 @@ test('PUT /results/{id}/tags: racing replacements end with exactly one requested
 
     // Eight identical replacements at once (before: 1 x 204 and 7 x 409 DUPLICATE).
     const same = await Promise.all(Array.from({ length: 8 }, (_, i) => put(both, i % 2 ? admin : alice)));
-    assert.equal(same.map((res) => res.status), Array(8).fill(204), `round ${round}: ${same.map((res) => `${res.status} ${res.body?.code ?? ''}`).join(', ')}`);
+    assert.equal(
+      same.map((res) => res.status),
+      Array(8).fill(204),
+      `round ${round}: ${same.map((res) => `${res.status} ${res.body?.code ?? ''}`).join(', ')}`,
+    );
     assert.equal(await storedTags(r.id), both);
 
     // {A} racing {B}: one of them wins whole (before: both tags stayed in most rounds).
     await put([]);
     const raced = await Promise.all([put([tagA.id]), put([tagB.id], admin)]);
-    assert.equal(raced.map((res) => res.status), [204, 204], `round ${round}: ${raced.map((res) => res.text).join(', ')}`);
+    assert.equal(
+      raced.map((res) => res.status),
+      [204, 204],
+      `round ${round}: ${raced.map((res) => res.text).join(', ')}`,
+    );
     const stored = await storedTags(r.id);
     assert.ok(stored.length === 1 && (stored[0] === tagA.id || stored[0] === tagB.id), `round ${round}: stored ${stored.join(', ')}`);
-    assert.equal((await t.request('GET', `/results/${r.id}`)).body.tags.map((x: { id: string }) => x.id), stored);
+    assert.equal(
+      (await t.request('GET', `/results/${r.id}`)).body.tags.map((x: { id: string }) => x.id),
+      stored,
+    );
     outcomes[stored[0] === tagA.id ? 'a' : 'b']++;
   }
   console.log(`PUT tags races: ${ROUNDS} rounds, {A} won ${outcomes.a}, {B} won ${outcomes.b}, never both`);
@@ -406,7 +492,8 @@ test('GET /results/{id}/uploader: the uploader with email, for administrators on
 test("GET /users/self/results: only the caller's results, hidden ones included, every filter applied", async () => {
   const carol = await t.user('carol');
   const mine: any[] = [];
-  for (const n of [1, 2, 3]) mine.push((await upload(t, carol, q({ benchmark_id: open.id, tags_ids: n === 3 ? [tagA.id] : [] }), { n })).body);
+  for (const n of [1, 2, 3])
+    mine.push((await upload(t, carol, q({ benchmark_id: open.id, tags_ids: n === 3 ? [tagA.id] : [] }), { n })).body);
   const other = (await upload(t, bob, q({ benchmark_id: open.id }), { n: 2 })).body;
   await seed.sql('update result set hidden = true where id = ?', [mine[1]!.id]);
 
@@ -418,12 +505,21 @@ test("GET /users/self/results: only the caller's results, hidden ones included, 
   assert.not.ok(all.body.items.some((r: any) => r.id === other.id));
 
   const filtered = await t.request('GET', '/users/self/results', { token: carol, query: { filters: 'n >= 2', sort_by: '-json.n' } });
-  assert.equal(filtered.body.items.map((r: any) => r.json.n), [3, 2]);
+  assert.equal(
+    filtered.body.items.map((r: any) => r.json.n),
+    [3, 2],
+  );
   assert.is(filtered.body.total, 2);
   const tagged = await t.request('GET', '/users/self/results', { token: carol, query: { tags_ids: tagA.id } });
-  assert.equal(tagged.body.items.map((r: any) => r.id), [mine[2]!.id]);
+  assert.equal(
+    tagged.body.items.map((r: any) => r.id),
+    [mine[2]!.id],
+  );
   const byTerm = await t.request('GET', '/users/self/results', { token: carol, query: { terms: 'a-CPU' } });
-  assert.equal(byTerm.body.items.map((r: any) => r.id), [mine[2]!.id]);
+  assert.equal(
+    byTerm.body.items.map((r: any) => r.id),
+    [mine[2]!.id],
+  );
   const none = await t.request('GET', '/users/self/results', { token: carol, query: { benchmark_id: cray.id } });
   assert.equal([none.body.total, none.body.items], [0, []]);
 
@@ -434,13 +530,32 @@ test("GET /users/self/results: only the caller's results, hidden ones included, 
 
 test('GET /results: the envelope, page bounds and unknown parameters', async () => {
   const three = await seed.benchmark();
-  await seed.results([1, 2, 3].map((n) => ({ benchmark_id: three.id, site_id: site.id, flavor_id: flavor.id, json: { n }, execution_datetime: new Date(Date.UTC(2023, 0, n)) })));
+  await seed.results(
+    [1, 2, 3].map((n) => ({
+      benchmark_id: three.id,
+      site_id: site.id,
+      flavor_id: flavor.id,
+      json: { n },
+      execution_datetime: new Date(Date.UTC(2023, 0, n)),
+    })),
+  );
   const page = (query: Record<string, string | number>) => t.request('GET', '/results', { query: { benchmark_id: three.id, ...query } });
   const p2 = await page({ per_page: 2, page: 2 });
   assert.is(p2.status, 200);
-  assert.equal({ ...p2.body, items: p2.body.items.map((r: any) => r.json.n) }, {
-    items: [3], has_next: false, has_prev: true, next_num: null, prev_num: 1, page: 2, pages: 2, per_page: 2, total: 3,
-  });
+  assert.equal(
+    { ...p2.body, items: p2.body.items.map((r: any) => r.json.n) },
+    {
+      items: [3],
+      has_next: false,
+      has_prev: true,
+      next_num: null,
+      prev_num: 1,
+      page: 2,
+      pages: 2,
+      per_page: 2,
+      total: 3,
+    },
+  );
   const p1 = await page({ per_page: 2 });
   assert.equal([p1.body.items.map((r: any) => r.json.n), p1.body.next_num, p1.body.prev_num], [[1, 2], 2, null]);
   const past = await page({ per_page: 2, page: 9 });

@@ -86,7 +86,8 @@ test('MAX_SCHEMA_BYTES and MAX_SCHEMA_NODES: defaults 256 KiB and 5,000; other v
   assert.is(buildConfig({}).maxSchemaBytes, 256 * 1024);
   assert.is(buildConfig({}).maxSchemaNodes, 5000);
   assert.is(buildConfig({ maxSchemaBytes: '65536', maxSchemaNodes: '200' }).maxSchemaBytes, 65536);
-  for (const bad of ['0', '-1', '1.5', 'lots', '100']) assert.throws(() => buildConfig({ maxSchemaBytes: bad }), /MAX_SCHEMA_BYTES must be/, bad);
+  for (const bad of ['0', '-1', '1.5', 'lots', '100'])
+    assert.throws(() => buildConfig({ maxSchemaBytes: bad }), /MAX_SCHEMA_BYTES must be/, bad);
   for (const bad of ['0', '-1', '2.5', 'many']) assert.throws(() => buildConfig({ maxSchemaNodes: bad }), /MAX_SCHEMA_NODES must be/, bad);
   assert.is(countNodes({ time: { type: 'number' } }, 100), 2);
   assert.is(countNodes({ enum: [1, 2, [3, 4]] }, 100), 6);
@@ -102,11 +103,19 @@ test('POST and PUT /benchmarks: json_schema at the limits accepted; one byte or 
   const atBytes = await create(padded(MAX_BYTES));
   assert.is(atBytes.status, 201, atBytes.text.slice(0, 300));
   assert.is((await create(values(MAX_NODES))).status, 201);
-  refused(await create(padded(MAX_BYTES + 1)), 422, 'JSON_SCHEMA_TOO_LARGE', new RegExp(`at most ${MAX_BYTES} bytes.*MAX_SCHEMA_BYTES.*not ${MAX_BYTES + 1}`));
+  refused(
+    await create(padded(MAX_BYTES + 1)),
+    422,
+    'JSON_SCHEMA_TOO_LARGE',
+    new RegExp(`at most ${MAX_BYTES} bytes.*MAX_SCHEMA_BYTES.*not ${MAX_BYTES + 1}`),
+  );
   refused(await create(values(MAX_NODES + 1)), 422, 'JSON_SCHEMA_TOO_LARGE', new RegExp(`at most ${MAX_NODES} values.*MAX_SCHEMA_NODES`));
   // An update that sets json_schema is held to the same limits, and changes nothing when refused.
   const id = atBytes.body.id as string;
-  const put = await t.request('PUT', `/benchmarks/${id}`, { token: admin, body: { ...inputs.benchmark(values(MAX_NODES + 1)), container_image: atBytes.body.container_image } });
+  const put = await t.request('PUT', `/benchmarks/${id}`, {
+    token: admin,
+    body: { ...inputs.benchmark(values(MAX_NODES + 1)), container_image: atBytes.body.container_image },
+  });
   refused(put, 422, 'JSON_SCHEMA_TOO_LARGE', /MAX_SCHEMA_NODES/);
   assert.equal((await t.request('GET', `/benchmarks/${id}`)).body.json_schema, padded(MAX_BYTES));
   // Invalid schemas are still reported in detail (checked by the worker).
@@ -132,7 +141,8 @@ test('GET /health answers within 100 ms while the largest allowed json_schema is
   const created = await t.request('POST', '/benchmarks', { token: admin, body: inputs.benchmark(schema) });
   assert.is(created.status, 201, created.text.slice(0, 300));
   const createdMs = performance.now() - started;
-  const upload = (json: unknown) => t.request('POST', '/results', { token: admin, query: { ...query, benchmark_id: created.body.id }, body: json });
+  const upload = (json: unknown) =>
+    t.request('POST', '/results', { token: admin, query: { ...query, benchmark_id: created.body.id }, body: json });
   const good = await upload({ metric_1: '2024-05-01T12:00:00Z', metric_2: '2024-05-01T13:00:00+02:00' });
   assert.is(good.status, 201, good.text.slice(0, 300));
   const bad = await upload({ metric_1: '2024-13-01T12:00:00Z', metric_2: 'soon', metric_3: 3 });
@@ -165,7 +175,10 @@ test('a schema that takes longer than the time budget to compile: 422 JSON_SCHEM
   const compiler = new SchemaCompiler({ maxBytes: 8 * MAX_BYTES, maxNodes: 8 * MAX_NODES, budgetMs: 500 });
   try {
     assert.is(await compiler.check({ type: 'object' }), null);
-    const err = await compiler.check(largestSchema(8 * MAX_NODES, 8 * MAX_BYTES)).then(() => null, (e: unknown) => e as { status: number; code: string; detail: string });
+    const err = await compiler.check(largestSchema(8 * MAX_NODES, 8 * MAX_BYTES)).then(
+      () => null,
+      (e: unknown) => e as { status: number; code: string; detail: string },
+    );
     assert.ok(err, 'the check was cut');
     assert.is(err!.status, 422);
     assert.is(err!.code, 'JSON_SCHEMA_TOO_COMPLEX');
@@ -206,7 +219,10 @@ test('closing the server terminates its schema workers: no thread is left', asyn
   const own = await startTestServer({}, 'schema_compiler_close');
   const ownAdmin = await own.admin('closing-admin');
   const before = osThreads();
-  const res = await own.request('POST', '/benchmarks', { token: ownAdmin, body: inputs.benchmark({ type: 'object', properties: { time: { type: 'number' } } }) });
+  const res = await own.request('POST', '/benchmarks', {
+    token: ownAdmin,
+    body: inputs.benchmark({ type: 'object', properties: { time: { type: 'number' } } }),
+  });
   assert.is(res.status, 201);
   assert.is(own.server.context.schemas.threads, 1);
   if (before !== null) assert.ok(osThreads()! > before, 'a worker thread runs');

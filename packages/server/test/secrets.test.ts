@@ -71,8 +71,14 @@ test('access tokens never appear in the logs (debug level, errors and 500s inclu
   }
 
   const log = lines.join('');
-  assert.ok(lines.some((l) => /"level":"error".*request failed/.test(l)), 'the 500 was logged, with its cause');
-  assert.ok(lines.some((l) => /"level":"debug".*"msg":"request"/.test(l)), 'debug logging was on');
+  assert.ok(
+    lines.some((l) => /"level":"error".*request failed/.test(l)),
+    'the 500 was logged, with its cause',
+  );
+  assert.ok(
+    lines.some((l) => /"level":"debug".*"msg":"request"/.test(l)),
+    'debug logging was on',
+  );
   for (const [i, token] of tokens.entries()) {
     for (const fragment of fragments(token)) {
       assert.not.ok(log.includes(fragment), `token ${i} is not in the log`);
@@ -110,7 +116,12 @@ test('GET /: a strict CSP; the one inline script is allowed by its hash, nothing
   assert.is(res.status, 200);
   const csp = res.headers.get('content-security-policy') ?? '';
   const html = await res.text();
-  const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([name, ...values]) => [name!, values]));
+  const directives = Object.fromEntries(
+    csp
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...values]) => [name!, values]),
+  );
   assert.equal(directives['default-src'], ["'none'"]);
   assert.equal(directives['frame-ancestors'], ["'none'"]);
   assert.equal(directives['object-src'] ?? directives['default-src'], ["'none'"]);

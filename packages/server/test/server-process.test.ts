@@ -93,7 +93,11 @@ async function failsWith(args: string[], pattern: RegExp, env: Record<string, st
   const s = run(args, env);
   const code = await s.exited;
   assert.is(code, 1, s.stderr());
-  const lines = s.stderr().trim().split('\n').filter((l) => !l.startsWith('{'));
+  const lines = s
+    .stderr()
+    .trim()
+    .split('\n')
+    .filter((l) => !l.startsWith('{'));
   assert.is(lines.length, 1, `one clear line, got:\n${s.stderr()}`);
   assert.match(lines[0]!, /^benchmarks-server: /);
   assert.match(lines[0]!, pattern);
@@ -108,7 +112,11 @@ test('wrong configuration ends with one clear line and exit 1', async () => {
   await failsWith(['start', '--oidc-issuer', 'ftp://idp.example.org'], /OIDC_ISSUERS must use/);
   const closed = await freePort();
   // Connection refused is tried again until DATABASE_CONNECT_TIMEOUT (startup-deadlines.test.ts).
-  await failsWith(['start', '--database-url', `postgresql://u:secret@127.0.0.1:${closed}/db`], /Cannot reach the database at postgresql:\/\/u:\*\*\*@127\.0\.0\.1/, { DATABASE_CONNECT_TIMEOUT: '2s' });
+  await failsWith(
+    ['start', '--database-url', `postgresql://u:secret@127.0.0.1:${closed}/db`],
+    /Cannot reach the database at postgresql:\/\/u:\*\*\*@127\.0\.0\.1/,
+    { DATABASE_CONNECT_TIMEOUT: '2s' },
+  );
   await failsWith(['start', '--demo', '--host', '0.0.0.0'], /only runs on a loopback host/);
   const file = join(dir, 'a-file');
   await writeFile(file, 'x');

@@ -14,13 +14,15 @@ let benchmarkId: string;
 test.before(async () => {
   t = await startTestServer({}, 'sites');
   [alice, admin] = await Promise.all([t.user('alice'), t.admin('root')]);
-  const b = await t.request('POST', '/benchmarks', { token: admin, body: { container_image: 'site/bench', container_tag: '1', json_schema: {} } });
+  const b = await t.request('POST', '/benchmarks', {
+    token: admin,
+    body: { container_image: 'site/bench', container_tag: '1', json_schema: {} },
+  });
   benchmarkId = b.body.id;
 });
 test.after(async () => {
   await t.close();
 });
-
 
 async function create(name: string, token = admin, extra: Record<string, unknown> = {}) {
   const res = await t.request('POST', '/sites', { token, body: { name, address: `${name} street`, ...extra } });
@@ -38,8 +40,15 @@ async function insertResult(siteId: string, flavorId: string): Promise<string> {
   const em = t.server.context.orm.em.fork();
   const id = randomUUID();
   em.create(Result, {
-    id, benchmark_id: benchmarkId, site_id: siteId, flavor_id: flavorId, json: {},
-    execution_datetime: new Date(), upload_datetime: new Date(), uploader_iss: t.issuer.issuer, uploader_sub: 'root',
+    id,
+    benchmark_id: benchmarkId,
+    site_id: siteId,
+    flavor_id: flavorId,
+    json: {},
+    execution_datetime: new Date(),
+    upload_datetime: new Date(),
+    uploader_iss: t.issuer.issuer,
+    uploader_sub: 'root',
   });
   await em.flush();
   return id;
@@ -89,7 +98,8 @@ test('GET /sites/{id}: 404 for unknown and malformed ids', async () => {
 
 test('review: a site on review is listed only with status=on_review; approve twice is 409', async () => {
   const s = await create('Pending Site', alice);
-  const ids = async (status?: string) => (await t.request('GET', '/sites', { query: { name: 'Pending Site', status } })).body.items.map((i: any) => i.id);
+  const ids = async (status?: string) =>
+    (await t.request('GET', '/sites', { query: { name: 'Pending Site', status } })).body.items.map((i: any) => i.id);
   assert.equal(await ids(), []);
   assert.equal(await ids('on_review'), [s.id]);
   assert.is((await t.request('POST', `/sites/${s.id}:approve`, { token: admin })).status, 204);
@@ -187,18 +197,36 @@ test('GET /sites: exact name and address filters, upload bounds; :search over na
 
 test('GET /sites: pagination and sort with ties broken by id', async () => {
   const made = [];
-  for (const [name, address] of [['pg-c', 'addr-1'], ['pg-a', 'addr-2'], ['pg-b', 'addr-1'], ['pg-d', 'addr-2'], ['pg-e', 'addr-1']]) {
+  for (const [name, address] of [
+    ['pg-c', 'addr-1'],
+    ['pg-a', 'addr-2'],
+    ['pg-b', 'addr-1'],
+    ['pg-d', 'addr-2'],
+    ['pg-e', 'addr-1'],
+  ]) {
     made.push(await create(name!, admin, { address, description: 'pagination set' }));
   }
   const get = async (query: Record<string, string | number>) =>
     (await t.request('GET', '/sites:search', { query: { terms: 'pagination set', ...query } })).body;
-  assert.equal((await get({})).items.map((s: any) => s.name), ['pg-a', 'pg-b', 'pg-c', 'pg-d', 'pg-e']);
-  assert.equal((await get({ sort_by: '-address,+name' })).items.map((s: any) => s.name), ['pg-a', 'pg-d', 'pg-b', 'pg-c', 'pg-e']);
+  assert.equal(
+    (await get({})).items.map((s: any) => s.name),
+    ['pg-a', 'pg-b', 'pg-c', 'pg-d', 'pg-e'],
+  );
+  assert.equal(
+    (await get({ sort_by: '-address,+name' })).items.map((s: any) => s.name),
+    ['pg-a', 'pg-d', 'pg-b', 'pg-c', 'pg-e'],
+  );
   const byId = (list: any[]) => [...list].sort((x, y) => (x.id < y.id ? -1 : 1)).map((s) => s.name);
   const addr1 = made.filter((s) => s.address === 'addr-1');
-  assert.equal((await get({ sort_by: '+address' })).items.slice(0, 3).map((s: any) => s.name), byId(addr1));
+  assert.equal(
+    (await get({ sort_by: '+address' })).items.slice(0, 3).map((s: any) => s.name),
+    byId(addr1),
+  );
   const p2 = await get({ per_page: 2, page: 2, sort_by: '-name' });
-  assert.equal(p2.items.map((s: any) => s.name), ['pg-c', 'pg-b']);
+  assert.equal(
+    p2.items.map((s: any) => s.name),
+    ['pg-c', 'pg-b'],
+  );
   assert.equal([p2.total, p2.pages, p2.has_next, p2.has_prev, p2.next_num, p2.prev_num], [5, 3, true, true, 3, 1]);
   const p3 = await get({ per_page: 2, page: 3, sort_by: '-name' });
   assert.equal([p3.items.length, p3.has_next, p3.next_num], [1, false, null]);

@@ -16,7 +16,8 @@ test.before(async () => {
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const [config, values] = args as [string | { text: string; values?: unknown[]; name?: string }, unknown[] | undefined];
     if (typeof config === 'string') sent.push({ text: config, values: values ?? [] });
-    else if (config && typeof config === 'object' && 'text' in config) sent.push({ text: config.text, values: config.values ?? values ?? [], name: config.name });
+    else if (config && typeof config === 'object' && 'text' in config)
+      sent.push({ text: config.text, values: config.values ?? values ?? [], name: config.name });
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
 });
@@ -26,7 +27,7 @@ test.after(async () => {
 });
 
 test('user input reaches PostgreSQL only as bound parameters: raw SQL and ORM statements', async () => {
-  const evil = "O'Brien\"; drop table site; --";
+  const evil = 'O\'Brien"; drop table site; --';
   const token = await t.user('binder');
   sent.length = 0;
   const created = await t.request('POST', '/sites', { token, body: { name: evil, address: `${evil} street` } });
@@ -54,12 +55,22 @@ test('an array is one bound parameter: the same statement with 1, 3 and 50 ids s
     assert.equal(res.body.not_found, ids, 'every id reported as naming no claim');
     const withIds = sent.filter((q) => q.values.some((v) => Array.isArray(v) && v.length === n && v.every((id, i) => id === ids[i])));
     assert.ok(withIds.length >= 2, `the ids travelled as one array value (${n})`);
-    for (const q of withIds) assert.not.ok(ids.some((id) => q.text.includes(id)), 'no id in the text');
-    texts.set(n, withIds.map((q) => q.text));
+    for (const q of withIds)
+      assert.not.ok(
+        ids.some((id) => q.text.includes(id)),
+        'no id in the text',
+      );
+    texts.set(
+      n,
+      withIds.map((q) => q.text),
+    );
   }
   assert.equal(texts.get(3), texts.get(1), 'same texts for 1 and 3 ids');
   assert.equal(texts.get(50), texts.get(1), 'same texts for 1 and 50 ids');
-  assert.ok(texts.get(1)!.every((text) => /any\(\$1::uuid\[\]\)/.test(text)), 'one placeholder with its array type');
+  assert.ok(
+    texts.get(1)!.every((text) => /any\(\$1::uuid\[\]\)/.test(text)),
+    'one placeholder with its array type',
+  );
 });
 
 test('an array holding SQL is data: matched element by element, never part of the text', async () => {
@@ -95,7 +106,10 @@ test('a JSON path is one value: filters and sorts on paths of depth 1 and 4 send
     const page = sent.find((q) => q.text.includes('from result r') && q.text.includes('limit'));
     assert.ok(page, 'the page statement was sent');
     const segments = path.split('.');
-    assert.ok(page!.values.some((v) => Array.isArray(v) && v.length === segments.length && v.every((s, i) => s === segments[i])), 'the path travelled as one array value');
+    assert.ok(
+      page!.values.some((v) => Array.isArray(v) && v.length === segments.length && v.every((s, i) => s === segments[i])),
+      'the path travelled as one array value',
+    );
     assert.not.ok(page!.text.includes("cou'nt"), 'no segment in the text');
     texts.push(page!.text);
   }
@@ -124,7 +138,11 @@ test('an array at a placeholder without an array cast is refused before anything
   assert.is(sent.length, 0, 'no statement reached PostgreSQL');
   assert.throws(() => bindValues('select ? and ?', [1]), /1 values for 2 placeholders/);
   assert.throws(() => bindValues('select ?', [undefined]), /value 1 is undefined/);
-  assert.equal(bindValues('select ?? from t where a = \\? and b = any(?::int[])', ['col', [1, 2]]), ['col', [1, 2]], 'identifiers and literal question marks as knex reads them');
+  assert.equal(
+    bindValues('select ?? from t where a = \\? and b = any(?::int[])', ['col', [1, 2]]),
+    ['col', [1, 2]],
+    'identifiers and literal question marks as knex reads them',
+  );
 });
 
 test('NUL or a lone surrogate inside an array is refused with 422, before anything is sent', async () => {
@@ -157,7 +175,10 @@ test('the frequent fixed statements are prepared once per connection and give ea
     for (const name of names) {
       const listed = await t.request('GET', '/sites', { query: { name, status: 'on_review' } });
       assert.is(listed.status, 200);
-      assert.equal(listed.body.items.map((s: { name: string }) => s.name), [name]);
+      assert.equal(
+        listed.body.items.map((s: { name: string }) => s.name),
+        [name],
+      );
     }
     const missing = await t.request('GET', '/results/00000000-0000-4000-8000-000000000000');
     assert.is(missing.status, 404);
@@ -166,7 +187,10 @@ test('the frequent fixed statements are prepared once per connection and give ea
   const byId = sent.filter((q) => /from result r where r\.id = \$1/.test(q.text));
   assert.is(lists.length, 6);
   assert.is(byId.length, 3);
-  assert.ok([...lists, ...byId].every((q) => q.name?.startsWith('p_')), 'named (prepared)');
+  assert.ok(
+    [...lists, ...byId].every((q) => q.name?.startsWith('p_')),
+    'named (prepared)',
+  );
   assert.is(new Set(lists.map((q) => q.name)).size, 1, 'one name for one text');
   // A search adds a clause per term: its text is not from a bounded set, so it is not prepared.
   sent.length = 0;

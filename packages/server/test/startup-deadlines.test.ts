@@ -60,7 +60,11 @@ test('a cluster that logs to files (logging_collector = on) starts and serves: r
   await configure(dataDir, ['logging_collector = on']);
   const port = await freePort();
   const s = runServer(['start', '--port', String(port), '--data-dir', dataDir, '--database-start-timeout', '30s']);
-  await waitFor(() => /serving on/.test(s.stderr()) || s.child.exitCode !== null, () => `serving (stderr: ${s.stderr()})`, 60_000);
+  await waitFor(
+    () => /serving on/.test(s.stderr()) || s.child.exitCode !== null,
+    () => `serving (stderr: ${s.stderr()})`,
+    60_000,
+  );
   assert.match(s.stderr(), /serving on/);
   assert.is((await fetch(`http://127.0.0.1:${port}/api/v1/ready`)).status, 200);
   s.child.kill('SIGTERM');
@@ -105,7 +109,15 @@ test('a database URL to a port that accepts TCP but never answers: one clear lin
   const silent = await silentServer();
   try {
     const started = Date.now();
-    const s = runServer(['start', '--port', '0', '--database-url', `postgresql://bench:s3cret@127.0.0.1:${silent.port}/db`, '--database-connect-timeout', '3s']);
+    const s = runServer([
+      'start',
+      '--port',
+      '0',
+      '--database-url',
+      `postgresql://bench:s3cret@127.0.0.1:${silent.port}/db`,
+      '--database-connect-timeout',
+      '3s',
+    ]);
     const { ms } = await failsWithin(s, started, 3_000 + 12_000, [
       new RegExp(`Cannot reach the database at postgresql://bench:\\*\\*\\*@127\\.0\\.0\\.1:${silent.port}/db within 3s`),
       /DATABASE_CONNECT_TIMEOUT/,
@@ -134,13 +146,24 @@ test('the first connection is tried again until the deadline: a database that co
   while (serverPort === port) serverPort = await freePort();
   const s = runServer(['start', '--port', String(serverPort), '--database-url', late.toString(), '--database-connect-timeout', '60s']);
   try {
-    await waitFor(() => /not reachable yet/.test(s.stderr()) || s.child.exitCode !== null, () => `a first failed attempt (stderr: ${s.stderr()})`, 30_000);
+    await waitFor(
+      () => /not reachable yet/.test(s.stderr()) || s.child.exitCode !== null,
+      () => `a first failed attempt (stderr: ${s.stderr()})`,
+      30_000,
+    );
     assert.is(s.child.exitCode, null, s.stderr());
     await new Promise<void>((r) => proxy.listen(port, '127.0.0.1', () => r())); // the database "comes up"
-    await waitFor(() => /serving on/.test(s.stderr()) || s.child.exitCode !== null, () => `serving (stderr: ${s.stderr()})`, 30_000);
+    await waitFor(
+      () => /serving on/.test(s.stderr()) || s.child.exitCode !== null,
+      () => `serving (stderr: ${s.stderr()})`,
+      30_000,
+    );
     assert.is(s.child.exitCode, null, s.stderr());
     const ready = await fetch(`http://127.0.0.1:${serverPort}/api/v1/ready`).catch((err: Error) => err);
-    assert.ok(!(ready instanceof Error) && ready.status === 200, `ready: ${ready instanceof Error ? ready.cause ?? ready.message : ready.status}; stderr: ${s.stderr()}`);
+    assert.ok(
+      !(ready instanceof Error) && ready.status === 200,
+      `ready: ${ready instanceof Error ? (ready.cause ?? ready.message) : ready.status}; stderr: ${s.stderr()}`,
+    );
   } finally {
     s.child.kill('SIGTERM');
     await s.exited;
@@ -165,7 +188,11 @@ test('migrations that cannot finish (a lock held by another session) end at MIGR
     const started = Date.now();
     const s = runServer(['start', '--port', '0', '--database-url', url], { MIGRATION_TIMEOUT: '2s' });
     const redacted = url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
-    const { line, ms } = await failsWithin(s, started, 2_000 + 12_000, [/migrations did not finish within 2s/, /MIGRATION_TIMEOUT/, /none was applied/]);
+    const { line, ms } = await failsWithin(s, started, 2_000 + 12_000, [
+      /migrations did not finish within 2s/,
+      /MIGRATION_TIMEOUT/,
+      /none was applied/,
+    ]);
     assert.ok(line.includes(`on the database at ${redacted}`), line);
     assert.ok(ms >= 2_000, `waited for the deadline (${ms} ms)`);
     // PostgreSQL cancels the migration's statement by itself shortly after the deadline (its

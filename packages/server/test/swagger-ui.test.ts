@@ -12,7 +12,14 @@ import { operations } from '@benchmarks/sdk/contract';
 import { startTestServer, type TestServer } from './support/harness.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let t: TestServer;
 
@@ -42,15 +49,28 @@ test('GET / in Chromium: every operation rendered under the policy, nothing load
     assert.is(await page.title(), 'Benchmark Results API');
     assert.is(await page.locator('.opblock').count(), Object.keys(operations).length, 'one block per operation');
     assert.is(await page.locator('.topbar').count(), 0, 'the top bar is hidden');
-    assert.ok(requested.some((url) => url.endsWith('/api/v1/api-spec.json')), 'the document was read');
+    assert.ok(
+      requested.some((url) => url.endsWith('/api/v1/api-spec.json')),
+      'the document was read',
+    );
     for (const url of requested) {
       // Chromium reports the request the policy stopped before it left (failed with 'csp').
       if (!url.startsWith(`${t.url}/`)) assert.is(failed.get(url), 'csp', `${url}: only the server is asked`);
     }
-    assert.ok(requested.some((url) => url.startsWith('https://fonts.googleapis.com/')), 'the template still links web fonts (else simplify this test)');
+    assert.ok(
+      requested.some((url) => url.startsWith('https://fonts.googleapis.com/')),
+      'the template still links web fonts (else simplify this test)',
+    );
     const refused = errors.filter((e) => /fonts\.googleapis\.com/.test(e));
-    assert.ok(refused.length >= 1 && refused.every((e) => /Content Security Policy/i.test(e)), `the web fonts are refused by the policy: ${errors.join('\n')}`);
-    assert.equal(errors.filter((e) => !refused.includes(e)), [], 'no other error (the inline script ran)');
+    assert.ok(
+      refused.length >= 1 && refused.every((e) => /Content Security Policy/i.test(e)),
+      `the web fonts are refused by the policy: ${errors.join('\n')}`,
+    );
+    assert.equal(
+      errors.filter((e) => !refused.includes(e)),
+      [],
+      'no other error (the inline script ran)',
+    );
   } finally {
     await browser.close();
   }

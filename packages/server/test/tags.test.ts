@@ -18,7 +18,6 @@ test.after(async () => {
   await t.close();
 });
 
-
 async function create(name: string, token = admin, description?: string) {
   const res = await t.request('POST', '/tags', { token, body: { name, description } });
   assert.is(res.status, 201, res.text);
@@ -27,15 +26,25 @@ async function create(name: string, token = admin, description?: string) {
 
 /** Two results carrying the tag, inserted directly (results are another part of the API). */
 async function tagResults(tagId: string): Promise<string[]> {
-  const b = await t.request('POST', '/benchmarks', { token: admin, body: { container_image: `t/${randomUUID()}`, container_tag: '1', json_schema: {} } });
+  const b = await t.request('POST', '/benchmarks', {
+    token: admin,
+    body: { container_image: `t/${randomUUID()}`, container_tag: '1', json_schema: {} },
+  });
   const s = await t.request('POST', '/sites', { token: admin, body: { name: randomUUID(), address: 'a' } });
   const f = await t.request('POST', `/sites/${s.body.id}/flavors`, { token: admin, body: { name: 'f' } });
   const em = t.server.context.orm.em.fork();
   const ids = [randomUUID(), randomUUID()];
   for (const id of ids) {
     em.create(Result, {
-      id, benchmark_id: b.body.id, site_id: s.body.id, flavor_id: f.body.id, json: {},
-      execution_datetime: new Date(), upload_datetime: new Date(), uploader_iss: t.issuer.issuer, uploader_sub: 'root',
+      id,
+      benchmark_id: b.body.id,
+      site_id: s.body.id,
+      flavor_id: f.body.id,
+      json: {},
+      execution_datetime: new Date(),
+      upload_datetime: new Date(),
+      uploader_iss: t.issuer.issuer,
+      uploader_sub: 'root',
     });
   }
   await em.flush();
@@ -78,7 +87,8 @@ test('GET /tags/{id}: 404 for unknown and malformed ids', async () => {
 
 test('review: a tag on review is listed only with status=on_review; approve, approve twice, reject', async () => {
   const a = await create('review-me', alice);
-  const ids = async (status?: string) => (await t.request('GET', '/tags', { query: { name: 'review-me', status } })).body.items.map((i: any) => i.id);
+  const ids = async (status?: string) =>
+    (await t.request('GET', '/tags', { query: { name: 'review-me', status } })).body.items.map((i: any) => i.id);
   assert.equal(await ids(), []);
   assert.equal(await ids('on_review'), [a.id]);
   assert.is((await t.request('POST', `/tags/${a.id}:approve`, { token: admin })).status, 204);
@@ -138,13 +148,32 @@ test('GET /tags and :search: name filter, terms, sort with ties, pagination, 422
     await create('s-io', admin, 'Compute and IO'),
     await create('s-net', admin, 'Memory bound'),
   ];
-  assert.equal((await t.request('GET', '/tags', { query: { name: 's-io' } })).body.items.map((x: any) => x.id), [made[2].id]);
+  assert.equal(
+    (await t.request('GET', '/tags', { query: { name: 's-io' } })).body.items.map((x: any) => x.id),
+    [made[2].id],
+  );
   const search = async (query: Record<string, string | string[] | number>) => (await t.request('GET', '/tags:search', { query })).body;
-  assert.equal((await search({ terms: 'COMPUTE' })).items.map((x: any) => x.name), ['s-cpu', 's-io']);
-  assert.equal((await search({ terms: ['bound', 'memory'] })).items.map((x: any) => x.name), ['s-mem', 's-net']);
-  assert.equal((await search({ terms: 's-', sort_by: '-name' })).items.map((x: any) => x.name), ['s-net', 's-mem', 's-io', 's-cpu']);
-  const memory = made.filter((x) => x.description === 'Memory bound').sort((x, y) => (x.id < y.id ? -1 : 1)).map((x) => x.name);
-  assert.equal((await search({ terms: 's-', sort_by: '-description' })).items.slice(0, 2).map((x: any) => x.name), memory, 'ties by id');
+  assert.equal(
+    (await search({ terms: 'COMPUTE' })).items.map((x: any) => x.name),
+    ['s-cpu', 's-io'],
+  );
+  assert.equal(
+    (await search({ terms: ['bound', 'memory'] })).items.map((x: any) => x.name),
+    ['s-mem', 's-net'],
+  );
+  assert.equal(
+    (await search({ terms: 's-', sort_by: '-name' })).items.map((x: any) => x.name),
+    ['s-net', 's-mem', 's-io', 's-cpu'],
+  );
+  const memory = made
+    .filter((x) => x.description === 'Memory bound')
+    .sort((x, y) => (x.id < y.id ? -1 : 1))
+    .map((x) => x.name);
+  assert.equal(
+    (await search({ terms: 's-', sort_by: '-description' })).items.slice(0, 2).map((x: any) => x.name),
+    memory,
+    'ties by id',
+  );
   const p = await search({ terms: 's-', per_page: 3 });
   assert.equal([p.items.length, p.total, p.pages, p.has_next, p.next_num, p.has_prev, p.prev_num], [3, 4, 2, true, 2, false, null]);
   const last = await search({ terms: 's-', per_page: 3, page: 2 });

@@ -211,7 +211,10 @@ test('GET /results: a benchmark deleted (with its results) between the page and 
     () => t.request('GET', '/results', { query: { site_id: site.id } }),
   );
   assert.is(res.status, 200, res.text);
-  assert.equal(res.body.items.map((r: { id: string }) => r.id), [kept]);
+  assert.equal(
+    res.body.items.map((r: { id: string }) => r.id),
+    [kept],
+  );
   assert.is(res.body.total, 1);
 });
 
@@ -233,7 +236,10 @@ test('GET /results/{id}: its benchmark deleted with it meanwhile is 404; a tag d
     () => t.request('GET', `/results/${tagged}`),
   );
   assert.is(got.status, 200, got.text);
-  assert.equal(got.body.tags.map((x: { id: string }) => x.id), [stays.id]);
+  assert.equal(
+    got.body.tags.map((x: { id: string }) => x.id),
+    [stays.id],
+  );
 });
 
 test('GET /tags: a tag deleted between the page and its text is left out; rows vanishing at every read give 503, never 500', async () => {
@@ -245,9 +251,16 @@ test('GET /tags: a tag deleted between the page and its text is left out; rows v
   const deleteTag = async (tag: { id: string }) => assert.is((await t.request('DELETE', `/tags/${tag.id}`, { token: admin })).status, 204);
 
   const some = await tags(`vanishing-${Date.now()}`);
-  const once = await duringEmbedRead(() => deleteTag(some[0]!), 1, () => t.request('GET', '/tags:search', { query: { terms: some[0]!.name.slice(0, -2) } }));
+  const once = await duringEmbedRead(
+    () => deleteTag(some[0]!),
+    1,
+    () => t.request('GET', '/tags:search', { query: { terms: some[0]!.name.slice(0, -2) } }),
+  );
   assert.is(once.status, 200, once.text);
-  assert.equal(once.body.items.map((x: { name: string }) => x.name), some.slice(1).map((x) => x.name));
+  assert.equal(
+    once.body.items.map((x: { name: string }) => x.name),
+    some.slice(1).map((x) => x.name),
+  );
   assert.is(once.body.total, 4);
 
   // One tag a page, each deleted as soon as its page was read: every read meets a deleted row.

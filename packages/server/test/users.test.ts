@@ -18,7 +18,6 @@ test.after(async () => {
   await t.close();
 });
 
-
 test('POST /users:register: registers the caller once, recording the terms version and time', async () => {
   const token = await t.token('reg-alice', { email: 'alice@example.org' });
   const before = Date.now();

@@ -29,13 +29,26 @@ export function checkCanConfirm(io: Io, options: DeleteOptions, what: string): v
  * Asks, then deletes. A referenced item without --cascade is one clear line naming what refers to
  * it and the flag that deletes it all.
  */
-export async function deleteItem(ctx: Context, options: DeleteOptions, described: string, consequence: string, remove: () => Promise<unknown>): Promise<void> {
-  await confirm(ctx.io, options.yes, `Delete ${described}${options.cascade ? ` and ${consequence}` : ''}? This cannot be undone.`, 'Nothing deleted.');
+export async function deleteItem(
+  ctx: Context,
+  options: DeleteOptions,
+  described: string,
+  consequence: string,
+  remove: () => Promise<unknown>,
+): Promise<void> {
+  await confirm(
+    ctx.io,
+    options.yes,
+    `Delete ${described}${options.cascade ? ` and ${consequence}` : ''}? This cannot be undone.`,
+    'Nothing deleted.',
+  );
   try {
     await remove();
   } catch (err) {
     if (err instanceof ConflictError && err.code === 'REFERENCED') {
-      const detail = err.detail.includes('?cascade=true') ? err.detail.replace(/add \?cascade=true to/, 'pass --cascade to') : `${err.detail} Pass --cascade to delete what refers to it too.`;
+      const detail = err.detail.includes('?cascade=true')
+        ? err.detail.replace(/add \?cascade=true to/, 'pass --cascade to')
+        : `${err.detail} Pass --cascade to delete what refers to it too.`;
       throw new CliError(detail);
     }
     throw err;
@@ -44,10 +57,14 @@ export async function deleteItem(ctx: Context, options: DeleteOptions, described
 }
 
 /** `--description ''` (or `--url ''`) clears the field. */
-export const orNull = (value: string | undefined, current: string | null): string | null => (value === undefined ? current : value === '' ? null : value);
+export const orNull = (value: string | undefined, current: string | null): string | null =>
+  value === undefined ? current : value === '' ? null : value;
 
 /** At least one field to change. */
 export function requireChanges(options: object, flags: readonly string[]): void {
-  const given = flags.some((flag) => (options as Record<string, unknown>)[flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] !== undefined);
+  const given = flags.some(
+    (flag) =>
+      (options as Record<string, unknown>)[flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] !== undefined,
+  );
   if (!given) throw new UsageError(`Nothing to change: give ${flags.slice(0, -1).join(', ')} or ${flags.at(-1)}.`);
 }

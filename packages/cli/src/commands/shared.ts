@@ -70,7 +70,11 @@ export function addReviewFilters(command: Command): Command {
     .option('--uploaded-after <date>', 'uploaded after this date or date-time');
 }
 
-export function reviewQuery(options: ReviewFilterOptions): { status?: 'approved' | 'on_review'; upload_before?: string; upload_after?: string } {
+export function reviewQuery(options: ReviewFilterOptions): {
+  status?: 'approved' | 'on_review';
+  upload_before?: string;
+  upload_after?: string;
+} {
   return {
     ...(options.status ? { status: options.status } : {}),
     ...(options.uploadedBefore ? { upload_before: options.uploadedBefore } : {}),

@@ -69,7 +69,10 @@ export function globRegExp(pattern: string): RegExp {
       const end = pattern.indexOf(']', i + 1);
       if (end === -1) re += '\\[';
       else {
-        re += `[${pattern.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        re += `[${pattern
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\')}]`;
         i = end;
       }
     } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');

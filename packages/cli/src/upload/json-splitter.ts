@@ -152,7 +152,8 @@ export class JsonSplitter {
           this.#mode = 'value';
         } else if (mode === 'array') {
           if (c === CLOSE_BRACKET) {
-            if (this.#afterComma) out.push({ text: '', line: this.#line, index: this.#index, error: 'malformed JSON: an empty element before ]' });
+            if (this.#afterComma)
+              out.push({ text: '', line: this.#line, index: this.#index, error: 'malformed JSON: an empty element before ]' });
             this.#mode = 'after-array';
             i++;
             continue;
@@ -164,7 +165,11 @@ export class JsonSplitter {
             continue;
           }
         } else if (mode === 'after-array') {
-          out.push({ text: '', line: this.#line, error: 'malformed JSON: unexpected text after the closing ] of the array (the rest is ignored)' });
+          out.push({
+            text: '',
+            line: this.#line,
+            error: 'malformed JSON: unexpected text after the closing ] of the array (the rest is ignored)',
+          });
           this.#mode = 'done';
           return;
         }

@@ -96,19 +96,21 @@ export async function inOrder<S, R>(source: AsyncIterable<S>, options: WindowOpt
         continue;
       }
       inFlight++;
-      outcome.then(
-        (value) => {
-          entry.value = value;
-        },
-        (error: unknown) => {
-          failure ??= { error };
-        },
-      ).finally(() => {
-        entry.done = true;
-        inFlight--;
-        if (!failure) flush();
-        settled();
-      });
+      outcome
+        .then(
+          (value) => {
+            entry.value = value;
+          },
+          (error: unknown) => {
+            failure ??= { error };
+          },
+        )
+        .finally(() => {
+          entry.done = true;
+          inFlight--;
+          if (!failure) flush();
+          settled();
+        });
     }
   } finally {
     while (inFlight > 0) await waitForOne();

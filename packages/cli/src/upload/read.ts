@@ -35,7 +35,11 @@ export function toItem(source: string, piece: Piece): RawItem {
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     return { source, ...place, value: value as Record<string, unknown>, size: piece.text.length };
   }
-  return { source, ...place, error: `not a JSON object (got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value})` };
+  return {
+    source,
+    ...place,
+    error: `not a JSON object (got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value})`,
+  };
 }
 
 /** The items of one input, a chunk at a time; `onBytes` hears how many bytes each chunk had. */
@@ -68,6 +72,10 @@ export async function* readInput(file: string, stdin: NodeJS.ReadableStream, onB
 }
 
 /** Every input's items, in order. */
-export async function* readInputs(files: readonly string[], stdin: NodeJS.ReadableStream, onBytes?: (bytes: number) => void): AsyncGenerator<RawItem[]> {
+export async function* readInputs(
+  files: readonly string[],
+  stdin: NodeJS.ReadableStream,
+  onBytes?: (bytes: number) => void,
+): AsyncGenerator<RawItem[]> {
   for (const file of files) yield* readInput(file, stdin, onBytes);
 }

@@ -73,7 +73,8 @@ export class Tally {
     for (const item of items) {
       this.summary.total++;
       this.summary[item.status]++;
-      if ((item.status === 'failed' || item.status === 'invalid') && this.failures.length < SHOWN_FAILURES) this.failures.push(failureLine(item));
+      if ((item.status === 'failed' || item.status === 'invalid') && this.failures.length < SHOWN_FAILURES)
+        this.failures.push(failureLine(item));
     }
   }
 
@@ -112,7 +113,12 @@ export class ReportFile {
   add(items: readonly ItemReport[]): void {
     if (items.length === 0) return;
     const lines = items.map((item) => `    ${JSON.stringify(item)}`);
-    const text = (this.#held === undefined ? '' : `${this.#held},\n`) + lines.slice(0, -1).map((l) => `${l},\n`).join('');
+    const text =
+      (this.#held === undefined ? '' : `${this.#held},\n`) +
+      lines
+        .slice(0, -1)
+        .map((l) => `${l},\n`)
+        .join('');
     this.#held = lines[lines.length - 1];
     if (text) writeSync(this.#fd, text);
   }

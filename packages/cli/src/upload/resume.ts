@@ -58,7 +58,9 @@ export class ResumeReport {
       }
     }
     await lines.return(undefined);
-    throw new UsageError(`${path} is not a report of \`benchmarks results upload --report\` (written by this version): it cannot be resumed.`);
+    throw new UsageError(
+      `${path} is not a report of \`benchmarks results upload --report\` (written by this version): it cannot be resumed.`,
+    );
   }
 
   /**
@@ -124,10 +126,16 @@ export interface ResumableOptions {
   batchSize?: number;
 }
 
-export function recordedOptions(options: ResumableOptions, path: string, recorded: RecordedCommand): Required<Pick<ResumableOptions, 'inputs' | 'tag' | 'batchSize'>> & ResumableOptions {
+export function recordedOptions(
+  options: ResumableOptions,
+  path: string,
+  recorded: RecordedCommand,
+): Required<Pick<ResumableOptions, 'inputs' | 'tag' | 'batchSize'>> & ResumableOptions {
   const same = (flag: string, given: unknown, was: unknown) => {
     if (given === undefined || JSON.stringify(given) === JSON.stringify(was)) return;
-    throw new UsageError(`${path} records an upload with ${flag} ${JSON.stringify(was)}: leave ${flag} out (or give the same) to resume it.`);
+    throw new UsageError(
+      `${path} records an upload with ${flag} ${JSON.stringify(was)}: leave ${flag} out (or give the same) to resume it.`,
+    );
   };
   same('the inputs', options.inputs?.length ? options.inputs : undefined, recorded.inputs);
   same('--benchmark', options.benchmark, recorded.benchmark ?? undefined);

@@ -51,7 +51,11 @@ export class Sender {
     // Asked once per request, before its first attempt: where a stopped upload skips what it has not sent.
     const idempotencyKey = (batch: readonly UploadItem[], operation: string) => {
       if (this.stopped !== undefined) throw new Skipped();
-      return uploadKey(this.#server, operation, batch.map((item) => ({ place: this.#places.get(item) ?? '', item })));
+      return uploadKey(
+        this.#server,
+        operation,
+        batch.map((item) => ({ place: this.#places.get(item) ?? '', item })),
+      );
     };
     try {
       if (this.batchSize === 1) {

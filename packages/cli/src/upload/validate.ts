@@ -32,7 +32,8 @@ async function compile(schema: unknown): Promise<Check> {
   else {
     ajv = new Ajv(options);
     // Imported, not required by path, so that the bundled CLI carries it.
-    if (draft === 'draft-06') ajv.addMetaSchema((await import('ajv/dist/refs/json-schema-draft-06.json', { with: { type: 'json' } })).default);
+    if (draft === 'draft-06')
+      ajv.addMetaSchema((await import('ajv/dist/refs/json-schema-draft-06.json', { with: { type: 'json' } })).default);
   }
   addFormats(ajv);
   const validate = ajv.compile(schema as object | boolean);
@@ -88,7 +89,12 @@ export async function checkSegment(checks: SchemaChecks, segment: readonly Prepa
     const problems = check(p.upload.json);
     reports.push(
       problems
-        ? itemReport(p.raw, 'invalid', { error: { message: "does not satisfy the benchmark's json_schema", errors: problems.map((m) => ({ in: 'json', ...splitProblem(m) })) } })
+        ? itemReport(p.raw, 'invalid', {
+            error: {
+              message: "does not satisfy the benchmark's json_schema",
+              errors: problems.map((m) => ({ in: 'json', ...splitProblem(m) })),
+            },
+          })
         : itemReport(p.raw, 'valid'),
     );
   }

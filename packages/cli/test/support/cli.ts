@@ -76,10 +76,12 @@ function launch(args: string[], env: Record<string, string | undefined>, options
         };
         watchers.push(check);
         check();
-        void exited.then(() => setTimeout(() => {
-          clearTimeout(timer);
-          if (!pattern.exec(stderr)) reject(new Error(`the process exited before stderr matched ${pattern}:\n${stderr}`));
-        }, 10));
+        void exited.then(() =>
+          setTimeout(() => {
+            clearTimeout(timer);
+            if (!pattern.exec(stderr)) reject(new Error(`the process exited before stderr matched ${pattern}:\n${stderr}`));
+          }, 10),
+        );
       }),
   };
 }

@@ -37,7 +37,14 @@ export async function seedCatalogue(t: TestServer, prefix = 'cli'): Promise<Cata
 }
 
 /** Uploads one result through the API. */
-export async function seedResult(t: TestServer, token: string, c: Catalogue, json: unknown, executed = '2025-01-01T10:00:00Z', tags: string[] = []) {
+export async function seedResult(
+  t: TestServer,
+  token: string,
+  c: Catalogue,
+  json: unknown,
+  executed = '2025-01-01T10:00:00Z',
+  tags: string[] = [],
+) {
   const res = await t.request('POST', '/results', {
     token,
     body: json,

@@ -3,10 +3,9 @@ import { defineOperation } from './operation.ts';
 import { ListQuery, Page, Terms, Timestamp, UploadBounds, Uuid } from './common.ts';
 import { UploaderRef } from './catalogue-schemas.ts';
 
-export const ResourceType = Type.Union(
-  [Type.Literal('benchmark'), Type.Literal('site'), Type.Literal('flavor'), Type.Literal('tag')],
-  { description: 'Kind of the submitted item.' },
-);
+export const ResourceType = Type.Union([Type.Literal('benchmark'), Type.Literal('site'), Type.Literal('flavor'), Type.Literal('tag')], {
+  description: 'Kind of the submitted item.',
+});
 
 /** An item waiting for review. */
 export const Submit = Type.Object(
@@ -59,10 +58,7 @@ export const listUsers = defineOperation({
   summary: 'List users',
   description: 'Exact filters on iss, sub and email. Removed users are listed, without email.',
   auth: 'admin',
-  query: ListQuery(
-    { iss: Selector('Exact issuer.'), sub: Selector('Exact subject.'), email: Selector('Exact email.') },
-    UserSort,
-  ),
+  query: ListQuery({ iss: Selector('Exact issuer.'), sub: Selector('Exact subject.'), email: Selector('Exact email.') }, UserSort),
   response: { status: 200, schema: UserAdminPage },
 });
 

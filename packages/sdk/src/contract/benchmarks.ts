@@ -7,8 +7,7 @@ const DOMAIN_PART = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
 const PATH_PART = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
 /** OCI distribution reference without tag: `[host[:port]/]path/of/components`. A host has a dot, a port or is localhost. */
 export const IMAGE_PATTERN =
-  `^(?:(?:${DOMAIN_PART}(?:\\.${DOMAIN_PART})+|localhost)(?::[0-9]+)?/|${DOMAIN_PART}:[0-9]+/)?` +
-  `${PATH_PART}(?:/${PATH_PART})*$`;
+  `^(?:(?:${DOMAIN_PART}(?:\\.${DOMAIN_PART})+|localhost)(?::[0-9]+)?/|${DOMAIN_PART}:[0-9]+/)?` + `${PATH_PART}(?:/${PATH_PART})*$`;
 export const TAG_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
 
 export const BenchmarkInput = Type.Object(
@@ -24,10 +23,9 @@ export const BenchmarkInput = Type.Object(
     json_schema: JsonSchemaDocument,
     description: OptionalText('Short description for the community.'),
     url: Type.Optional(
-      Type.Union(
-        [Type.String({ maxLength: 2000, format: 'uri', pattern: '^[hH][tT][tT][pP][sS]?://' }), Type.Null()],
-        { description: 'http(s) URL of the benchmark documentation.' },
-      ),
+      Type.Union([Type.String({ maxLength: 2000, format: 'uri', pattern: '^[hH][tT][tT][pP][sS]?://' }), Type.Null()], {
+        description: 'http(s) URL of the benchmark documentation.',
+      }),
     ),
   },
   { $id: 'BenchmarkInput', additionalProperties: false },

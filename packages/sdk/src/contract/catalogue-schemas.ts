@@ -106,7 +106,7 @@ export const DeleteQuery = Type.Object(
       Type.Boolean({
         default: false,
         description:
-          'Also delete what refers to the item (results; a site\'s flavors; for a tag, only its links to results). ' +
+          "Also delete what refers to the item (results; a site's flavors; for a tag, only its links to results). " +
           'Without it, a referenced item gives 409 REFERENCED with the count.',
       }),
     ),

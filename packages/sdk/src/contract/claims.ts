@@ -85,8 +85,12 @@ export const listClaims = defineOperation({
       ),
       resource_type: Type.Optional(Type.Literal('result', { description: 'Kind of the claimed resource.' })),
       resource_id: Type.Optional(Uuid),
-      uploader_iss: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'Only claims filed by users of this issuer (exact).' })),
-      uploader_sub: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'Only claims filed by users with this subject (exact).' })),
+      uploader_iss: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 1000, description: 'Only claims filed by users of this issuer (exact).' }),
+      ),
+      uploader_sub: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 1000, description: 'Only claims filed by users with this subject (exact).' }),
+      ),
       ...UploadBounds,
     },
     ClaimSort,
@@ -103,7 +107,9 @@ export const ClaimIds = Type.Object(
 
 export const ClaimRejections = Type.Object(
   {
-    rejected: Type.Array(Uuid, { description: 'Claims that were on review: removed; their results are restored once nothing else hides them.' }),
+    rejected: Type.Array(Uuid, {
+      description: 'Claims that were on review: removed; their results are restored once nothing else hides them.',
+    }),
     not_found: Type.Array(Uuid, { description: 'Ids of no claim (never filed, or already rejected or deleted).' }),
     already_approved: Type.Array(Uuid, { description: 'Upheld claims, left as they are (DELETE /reports/claims/{id} removes one).' }),
   },

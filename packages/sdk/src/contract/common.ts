@@ -22,21 +22,23 @@ export const Status = Type.Union([Type.Literal('on_review'), Type.Literal('appro
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
 export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, 1-indexed (at most 1,000,000).' })),
-  per_page: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'Items per page, 1 to 100.' }),
+  page: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, 1-indexed (at most 1,000,000).' }),
   ),
+  per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'Items per page, 1 to 100.' })),
 };
 
 export const SortQuery = (fields: readonly string[], defaultSort: string) => ({
-  sort_by: Type.Optional(Type.String({
-    maxLength: 1000,
-    description:
-      `Comma-separated sort terms (at most 8), each \`+field\` (ascending) or \`-field\` (descending); ` +
-      `send \`+\` as \`%2B\`. Fields: ${fields.join(', ')}. Default \`${defaultSort}\`. ` +
-      'Every order ends with id, so pages never overlap.',
-    examples: [defaultSort],
-  })),
+  sort_by: Type.Optional(
+    Type.String({
+      maxLength: 1000,
+      description:
+        `Comma-separated sort terms (at most 8), each \`+field\` (ascending) or \`-field\` (descending); ` +
+        `send \`+\` as \`%2B\`. Fields: ${fields.join(', ')}. Default \`${defaultSort}\`. ` +
+        'Every order ends with id, so pages never overlap.',
+      examples: [defaultSort],
+    }),
+  ),
 });
 
 export const UploadBounds = {
@@ -106,7 +108,10 @@ export const Problem = Type.Object(
     detail: Type.String(),
     code: Type.String({ description: 'Stable UPPER_SNAKE identifier of the error.' }),
     instance: Type.Optional(
-      Type.String({ description: 'This occurrence: `urn:benchmarks:request:<id>`, the id the answer carries as X-Request-Id and the server logs it under.' }),
+      Type.String({
+        description:
+          'This occurrence: `urn:benchmarks:request:<id>`, the id the answer carries as X-Request-Id and the server logs it under.',
+      }),
     ),
     errors: Type.Optional(Type.Array(ProblemDetail)),
   },
@@ -117,10 +122,7 @@ export const Problem = Type.Object(
  * The query of a list operation: its own filters, then sort_by (when sortable), page and per_page.
  * Unknown parameters are refused (422), which catches typos such as `filter=`.
  */
-export const ListQuery = <P extends Record<string, TSchema>>(
-  props: P,
-  sort?: { fields: readonly string[]; default: string },
-) =>
+export const ListQuery = <P extends Record<string, TSchema>>(props: P, sort?: { fields: readonly string[]; default: string }) =>
   Type.Object(
     { ...props, ...(sort ? SortQuery(sort.fields, sort.default) : {}), ...PageQuery } as P &
       ReturnType<typeof SortQuery> &

@@ -20,7 +20,10 @@ export const CompareQuery = Type.Object(
       examples: ['json.result.score'],
     }),
     group_by: Type.Optional(
-      Type.Union([Type.Literal('flavor'), Type.Literal('site')], { default: 'flavor', description: 'One group per flavor (default) or per site.' }),
+      Type.Union([Type.Literal('flavor'), Type.Literal('site')], {
+        default: 'flavor',
+        description: 'One group per flavor (default) or per site.',
+      }),
     ),
     ...Filters,
     better: Type.Optional(
@@ -30,10 +33,20 @@ export const CompareQuery = Type.Object(
       }),
     ),
     confidence: Type.Optional(
-      Type.Number({ minimum: 0.5, maximum: 0.999, default: 0.95, description: 'Confidence of the intervals, 0.5 to 0.999 (default 0.95).' }),
+      Type.Number({
+        minimum: 0.5,
+        maximum: 0.999,
+        default: 0.95,
+        description: 'Confidence of the intervals, 0.5 to 0.999 (default 0.95).',
+      }),
     ),
     min_samples: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 1_000_000, default: 5, description: 'Groups with fewer values are listed but not ranked (default 5).' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        default: 5,
+        description: 'Groups with fewer values are listed but not ranked (default 5).',
+      }),
     ),
     rank_by: Type.Optional(
       Type.Union([Type.Literal('metric'), Type.Literal('price')], {
@@ -42,7 +55,10 @@ export const CompareQuery = Type.Object(
       }),
     ),
     currency: Type.Optional(
-      Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code (`EUR`). With rank_by=price: only flavors priced in this currency are ranked.' }),
+      Type.String({
+        pattern: '^[A-Z]{3}$',
+        description: 'ISO 4217 code (`EUR`). With rank_by=price: only flavors priced in this currency are ranked.',
+      }),
     ),
     format: Type.Optional(
       Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('svg')], {
@@ -83,7 +99,8 @@ export const CompareGroup = Type.Object(
       description: "The flavor's price; null when grouped by site or when the flavor has none.",
     }),
     per_price: Type.Union([Type.Object({ median: Type.Number(), median_ci: Interval() }), Type.Null()], {
-      description: 'Value for money: higher is better, the median (and interval) per unit of money per hour; lower is better, times the price. null without a price.',
+      description:
+        'Value for money: higher is better, the median (and interval) per unit of money per hour; lower is better, times the price. null without a price.',
     }),
   },
   { $id: 'CompareGroup' },
@@ -99,7 +116,9 @@ export const Comparison = Type.Object(
     rank_by: Type.Union([Type.Literal('metric'), Type.Literal('price')]),
     matched: Type.Integer({ description: 'Visible results matching the filters.' }),
     excluded: Type.Integer({ description: 'Of those, the ones without a JSON number at `metric`.' }),
-    groups: Type.Array(CompareGroup, { description: 'Ordered by rank (unranked last), then median (better first), then site and flavor name.' }),
+    groups: Type.Array(CompareGroup, {
+      description: 'Ordered by rank (unranked last), then median (better first), then site and flavor name.',
+    }),
   },
   {
     $id: 'Comparison',
@@ -117,23 +136,59 @@ export const Comparison = Type.Object(
           {
             site: { id: '5d0c9a7e-2f41-4b8e-8c3a-7e9b1f2d6a40', name: 'CESGA' },
             flavor: { id: '9e2a7c14-6b3d-4f0e-a1c8-2d5f7b9e3a61', name: 'hpc.8core-16ram' },
-            n: 10, mean: 104.5, stddev: 3.03, min: 100, p5: 100.45, p25: 102.25, median: 104.5, p75: 106.75, p95: 108.55, max: 109,
-            median_ci: [101, 108], mean_ci: [102.33, 106.67], rank: 1,
-            price: { per_hour: 2, currency: 'EUR' }, per_price: { median: 52.25, median_ci: [50.5, 54] },
+            n: 10,
+            mean: 104.5,
+            stddev: 3.03,
+            min: 100,
+            p5: 100.45,
+            p25: 102.25,
+            median: 104.5,
+            p75: 106.75,
+            p95: 108.55,
+            max: 109,
+            median_ci: [101, 108],
+            mean_ci: [102.33, 106.67],
+            rank: 1,
+            price: { per_hour: 2, currency: 'EUR' },
+            per_price: { median: 52.25, median_ci: [50.5, 54] },
           },
           {
             site: { id: '5d0c9a7e-2f41-4b8e-8c3a-7e9b1f2d6a40', name: 'CESGA' },
             flavor: { id: '1f8b3e6a-9c2d-4a7f-b5e0-8d3c6a1f9b24', name: 'hpc.2core-4ram' },
-            n: 20, mean: 54.4, stddev: 2.9, min: 50, p5: 50.5, p25: 52, median: 54.5, p75: 56.5, p95: 58.5, max: 59,
-            median_ci: [53, 56], mean_ci: [53.04, 55.76], rank: 2,
-            price: null, per_price: null,
+            n: 20,
+            mean: 54.4,
+            stddev: 2.9,
+            min: 50,
+            p5: 50.5,
+            p25: 52,
+            median: 54.5,
+            p75: 56.5,
+            p95: 58.5,
+            max: 59,
+            median_ci: [53, 56],
+            mean_ci: [53.04, 55.76],
+            rank: 2,
+            price: null,
+            per_price: null,
           },
           {
             site: { id: '7a3d1e9c-4b6f-4e2a-8d5c-0f9e3b7a1c58', name: 'IFCA' },
             flavor: { id: '3c9e5a1d-7f2b-4d8e-9a6c-1b4e8f2d7a95', name: 'cpu.small' },
-            n: 1, mean: 61, stddev: null, min: 61, p5: 61, p25: 61, median: 61, p75: 61, p95: 61, max: 61,
-            median_ci: [61, 61], mean_ci: null, rank: null,
-            price: { per_hour: 0.5, currency: 'USD' }, per_price: { median: 122, median_ci: [122, 122] },
+            n: 1,
+            mean: 61,
+            stddev: null,
+            min: 61,
+            p5: 61,
+            p25: 61,
+            median: 61,
+            p75: 61,
+            p95: 61,
+            max: 61,
+            median_ci: [61, 61],
+            mean_ci: null,
+            rank: null,
+            price: { per_hour: 0.5, currency: 'USD' },
+            per_price: { median: 122, median_ci: [122, 122] },
           },
         ],
       },
@@ -148,10 +203,10 @@ export const compareResults = defineOperation({
   tag: 'results',
   summary: 'Compare and rank flavors or sites on one metric',
   description:
-    'Statistics of one numeric metric of one benchmark\'s visible results, grouped by flavor (default) or site, with ' +
+    "Statistics of one numeric metric of one benchmark's visible results, grouped by flavor (default) or site, with " +
     'every filter of GET /results: n, mean, sample stddev, min, p5, p25, median, p75, p95, max, the order-statistic ' +
     'interval of the median and the t interval of the mean. Groups with at least min_samples values are ranked by ' +
-    'their median\'s interval: groups whose intervals overlap share a rank. With prices, value for money. ' +
+    "their median's interval: groups whose intervals overlap share a rank. With prices, value for money. " +
     'Unknown benchmark: 404; malformed metric: 422 INVALID_METRIC; rank_by=price without currency: 422. ' +
     'Also `format=csv` (text/csv) and `format=svg` (image/svg+xml). Runs with the expensive lists (503 EXPENSIVE_LIST_BUSY).',
   auth: 'none',

@@ -40,10 +40,7 @@ export const listFlavors = defineOperation({
   description: 'Exact filter on name; approved flavors unless `status` asks otherwise. Unknown site: 404.',
   auth: 'none',
   params: SiteIdParams,
-  query: ListQuery(
-    { name: Type.Optional(Type.String({ maxLength: 200, description: 'Exact name.' })), ...ReviewFilters },
-    FlavorSort,
-  ),
+  query: ListQuery({ name: Type.Optional(Type.String({ maxLength: 200, description: 'Exact name.' })), ...ReviewFilters }, FlavorSort),
   response: { status: 200, schema: FlavorPage },
 });
 

@@ -54,6 +54,4 @@ type StaticOr<T, Fallback> = T extends TSchema ? Static<T> : Fallback;
 export type ParamsOf<O extends OperationDef> = StaticOr<O['params'], Record<string, never>>;
 export type QueryOf<O extends OperationDef> = StaticOr<O['query'], Record<string, never>>;
 export type BodyOf<O extends OperationDef> = StaticOr<O['body'], undefined>;
-export type ResponseOf<O extends OperationDef> = O['response']['schema'] extends TSchema
-  ? Static<O['response']['schema']>
-  : void;
+export type ResponseOf<O extends OperationDef> = O['response']['schema'] extends TSchema ? Static<O['response']['schema']> : void;

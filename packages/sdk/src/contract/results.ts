@@ -127,7 +127,7 @@ export const getResult = defineOperation({
 /** Where and when a result ran: the query of POST /results, and each item of a batch besides `json`. */
 const UPLOAD_FIELDS = {
   benchmark_id: IdOf('The benchmark that was run (approved).'),
-  flavor_id: IdOf('The flavor it ran on (approved); the site is the flavor\'s.'),
+  flavor_id: IdOf("The flavor it ran on (approved); the site is the flavor's."),
   execution_datetime: Type.String({
     format: 'date-time',
     description: 'Start of the execution: ISO 8601 with a zone designator (Z or an offset), not in the future.',
@@ -144,7 +144,7 @@ export const createResult = defineOperation({
   summary: 'Upload a result',
   description:
     'The body is the result JSON object, checked against the json_schema of the benchmark (422 SCHEMA_VIOLATION ' +
-    'listing every violation with its JSON pointer). The site is the flavor\'s. Unknown benchmark, flavor or tag: ' +
+    "listing every violation with its JSON pointer). The site is the flavor's. Unknown benchmark, flavor or tag: " +
     '404; one not approved: 422 NOT_APPROVED. execution_datetime needs a zone designator and must not be in the future.',
   auth: 'user',
   query: Type.Object(UPLOAD_FIELDS, { additionalProperties: false }),
@@ -178,7 +178,10 @@ export const createResults = defineOperation({
   body: Type.Object({ items: Type.Array(ResultUpload, { minItems: 1, maxItems: MAX_BATCH_ITEMS }) }, { additionalProperties: false }),
   response: {
     status: 201,
-    schema: Type.Object({ ids: Type.Array(Uuid, { description: 'The ids of the stored results, in the order of the items.' }) }, { $id: 'ResultIds' }),
+    schema: Type.Object(
+      { ids: Type.Array(Uuid, { description: 'The ids of the stored results, in the order of the items.' }) },
+      { $id: 'ResultIds' },
+    ),
   },
   errors: [404, 409],
 });
@@ -204,10 +207,7 @@ export const updateResultTags = defineOperation({
   description: 'By its uploader or an administrator (others: 403 NOT_UPLOADER). `[]` clears the tags.',
   auth: 'user',
   params: IdParams,
-  body: Type.Object(
-    { tags_ids: TagIds('The new tags (approved ones); duplicates are collapsed.') },
-    { additionalProperties: false },
-  ),
+  body: Type.Object({ tags_ids: TagIds('The new tags (approved ones); duplicates are collapsed.') }, { additionalProperties: false }),
   response: { status: 204, schema: null },
 });
 

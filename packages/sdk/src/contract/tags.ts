@@ -27,10 +27,7 @@ export const listTags = defineOperation({
   summary: 'List tags',
   description: 'Exact filter on name; approved tags unless `status` asks otherwise.',
   auth: 'none',
-  query: ListQuery(
-    { name: Type.Optional(Type.String({ maxLength: 200, description: 'Exact name.' })), ...ReviewFilters },
-    TagSort,
-  ),
+  query: ListQuery({ name: Type.Optional(Type.String({ maxLength: 200, description: 'Exact name.' })), ...ReviewFilters }, TagSort),
   response: { status: 200, schema: TagPage },
 });
 

@@ -34,7 +34,8 @@ export const upsertSelf = defineOperation({
   path: '/users/self',
   tag: 'users',
   summary: 'Register the caller if needed and return the stored user',
-  description: 'Like /users:register, but returns the existing user (200) instead of 409 (201 when created). A removed user: 403 USER_REMOVED.',
+  description:
+    'Like /users:register, but returns the existing user (200) instead of 409 (201 when created). A removed user: 403 USER_REMOVED.',
   auth: 'token',
   response: { status: 200, schema: User },
   errors: [401, 403],

@@ -17,7 +17,8 @@ export function flavorsNamespace(core: Core) {
      * @example
      * client.flavors.list(siteId, { name: 'c4.large' })
      */
-    list: (siteId: string, query?: ListQuery<'listFlavors', FieldsOf<typeof FlavorSort>>) => core.list('listFlavors', { params: { id: siteId }, query }),
+    list: (siteId: string, query?: ListQuery<'listFlavors', FieldsOf<typeof FlavorSort>>) =>
+      core.list('listFlavors', { params: { id: siteId }, query }),
     /**
      * Flavors of a site matching every term.
      * @example

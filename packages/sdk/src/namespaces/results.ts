@@ -2,7 +2,15 @@ import type { Core } from '../core.ts';
 import type { ResultSortField } from '../builders.ts';
 import type { ClaimSort } from '../contract/claims.ts';
 import type { Body, FieldsOf, ListQuery, Query, IdempotencyOptions } from '../types.ts';
-import { uploadInBatches, uploadMany, type BatchUploadOptions, type BatchUploadOutcome, type UploadItem, type UploadOptions, type UploadOutcome } from '../upload.ts';
+import {
+  uploadInBatches,
+  uploadMany,
+  type BatchUploadOptions,
+  type BatchUploadOutcome,
+  type UploadItem,
+  type UploadOptions,
+  type UploadOutcome,
+} from '../upload.ts';
 
 /**
  * `client.results`: benchmark results. Results are never edited: upload a new one instead.
@@ -100,13 +108,15 @@ export function resultsNamespace(core: Core) {
      * @example
      * await client.results.claim(id, 'the numbers are impossible')
      */
-    claim: (id: string, message: string, options?: IdempotencyOptions) => core.request('claimResult', { ...options, params: { id }, body: { message } }),
+    claim: (id: string, message: string, options?: IdempotencyOptions) =>
+      core.request('claimResult', { ...options, params: { id }, body: { message } }),
     /**
      * Claims filed against a result (its uploader or an admin).
      * @example
      * client.results.claims(id)
      */
-    claims: (id: string, query?: ListQuery<'listResultClaims', FieldsOf<typeof ClaimSort>>) => core.list('listResultClaims', { params: { id }, query }),
+    claims: (id: string, query?: ListQuery<'listResultClaims', FieldsOf<typeof ClaimSort>>) =>
+      core.list('listResultClaims', { params: { id }, query }),
     /**
      * Who uploaded a result, with email (admin).
      * @example

@@ -14,7 +14,9 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-export async function listen(handler: (req: IncomingMessage, res: ServerResponse, seen: LocalServer['seen']) => void): Promise<LocalServer> {
+export async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse, seen: LocalServer['seen']) => void,
+): Promise<LocalServer> {
   const seen: LocalServer['seen'] = [];
   const server: Server = createServer((req, res) => {
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
@@ -38,10 +40,14 @@ export async function listen(handler: (req: IncomingMessage, res: ServerResponse
 
 /** Forwards a request to `target` (a real server) and streams its answer back. */
 export function proxy(target: string, req: IncomingMessage, res: ServerResponse): void {
-  const upstream = httpRequest(new URL(req.url ?? '/', target), { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (answer) => {
-    res.writeHead(answer.statusCode ?? 502, answer.headers);
-    answer.pipe(res);
-  });
+  const upstream = httpRequest(
+    new URL(req.url ?? '/', target),
+    { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
   upstream.on('error', () => {
     res.writeHead(502);
     res.end();

@@ -46,12 +46,7 @@ export interface VerifierOptions {
   clockToleranceSec?: number;
 }
 
-const ALLOWED_ALGORITHMS = [
-  'RS256', 'RS384', 'RS512',
-  'PS256', 'PS384', 'PS512',
-  'ES256', 'ES384', 'ES512',
-  'EdDSA',
-];
+const ALLOWED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const MAX_CACHE_ENTRIES = 10_000;
 const MAX_TOKEN_LENGTH = 16 * 1024;
 /** RFC 6750 b64token. */
@@ -72,7 +67,11 @@ function stripSlash(url: string): string {
 
 /** Raised when an issuer cannot be reached (or answers nonsense) and nothing usable is cached. */
 class IssuerUnavailable extends Error {
-  constructor(readonly issuer: string, reason: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly issuer: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
     super(`The OpenID provider ${issuer} could not be reached (${reason}); tokens from it cannot be checked right now.`, options);
   }
 }
@@ -286,9 +285,7 @@ export class TokenVerifier {
         throw new IssuerUnavailable(issuer.configured, 'OpenID discovery failed', { cause: err });
       }
       const server = config.serverMetadata();
-      const jwks = server.jwks_uri
-        ? this.#keyResolver(issuer.configured, new URL(server.jwks_uri))
-        : undefined;
+      const jwks = server.jwks_uri ? this.#keyResolver(issuer.configured, new URL(server.jwks_uri)) : undefined;
       const metadata: IssuerMetadata = { issuer: server.issuer, config, jwks, hasUserinfo: !!server.userinfo_endpoint };
       issuer.metadata = metadata;
       return metadata;
@@ -399,7 +396,11 @@ export class TokenVerifier {
         case 'nbf':
           return unauthorized('TOKEN_NOT_YET_VALID', 'The access token is not valid yet.', true);
         case 'aud':
-          return unauthorized('INVALID_AUDIENCE', `The access token is not meant for this service (audience ${this.#audience ?? ''}).`, true);
+          return unauthorized(
+            'INVALID_AUDIENCE',
+            `The access token is not meant for this service (audience ${this.#audience ?? ''}).`,
+            true,
+          );
         case 'iss':
           return unauthorized('UNTRUSTED_ISSUER', `The access token's issuer does not match the provider ${issuer.configured}.`, true);
         default:
@@ -439,7 +440,11 @@ export class TokenVerifier {
     }
     const metadata = await this.#metadataOr503(issuer);
     if (!metadata.hasUserinfo) {
-      throw unauthorized('INVALID_TOKEN', `Opaque access tokens cannot be checked: the OpenID provider ${issuer.configured} has no userinfo endpoint.`, true);
+      throw unauthorized(
+        'INVALID_TOKEN',
+        `Opaque access tokens cannot be checked: the OpenID provider ${issuer.configured} has no userinfo endpoint.`,
+        true,
+      );
     }
     let info: Record<string, unknown>;
     try {
@@ -447,9 +452,16 @@ export class TokenVerifier {
     } catch (err) {
       // An HTTP answer below 500 (401, 403, ...) means the provider does not accept the token.
       if (isUnreachable(err)) {
-        throw errors.unavailable('ISSUER_UNAVAILABLE', `The OpenID provider ${issuer.configured} could not be reached to check the access token.`);
+        throw errors.unavailable(
+          'ISSUER_UNAVAILABLE',
+          `The OpenID provider ${issuer.configured} could not be reached to check the access token.`,
+        );
       }
-      throw unauthorized('INVALID_TOKEN', 'The access token is not valid (opaque tokens are checked at the userinfo endpoint of the issuer configured for them).', true);
+      throw unauthorized(
+        'INVALID_TOKEN',
+        'The access token is not valid (opaque tokens are checked at the userinfo endpoint of the issuer configured for them).',
+        true,
+      );
     }
     if (typeof info.sub !== 'string' || info.sub === '') {
       throw unauthorized('INVALID_TOKEN', 'The access token names no subject at its issuer.', true);

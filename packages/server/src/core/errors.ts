@@ -59,7 +59,10 @@ export class AppError extends Error {
 /** RFC 6750: a 401 names the scheme, and the error when a token was sent but refused. */
 export function unauthorized(code: string, detail: string, tokenSent: boolean): AppError {
   // The detail may quote a token's claims: only printable ASCII goes into a header (RFC 6750 §3).
-  const description = detail.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?').slice(0, 300);
+  const description = detail
+    .replace(/["\\]/g, "'")
+    .replace(/[^\x20-\x7e]/g, '?')
+    .slice(0, 300);
   const challenge = tokenSent
     ? `Bearer realm="benchmarks", error="invalid_token", error_description="${description}"`
     : 'Bearer realm="benchmarks"';
@@ -70,8 +73,7 @@ export const errors = {
   badRequest: (code: string, detail: string) => new AppError(400, code, detail),
   forbidden: (code: string, detail: string) => new AppError(403, code, detail),
   notFound: (kind: string, id: string) => new AppError(404, 'NOT_FOUND', `${kind} ${id} was not found.`),
-  conflict: (code: string, detail: string, extensions?: Record<string, unknown>) =>
-    new AppError(409, code, detail, { extensions }),
+  conflict: (code: string, detail: string, extensions?: Record<string, unknown>) => new AppError(409, code, detail, { extensions }),
   validation: (detail: string, details: ErrorDetail[] = [], code = 'VALIDATION_FAILED') =>
     new AppError(422, code, detail, { errors: details }),
   unavailable: (code: string, detail: string) => new AppError(503, code, detail, { headers: { 'Retry-After': '5' } }),

@@ -14,7 +14,9 @@ export function parseRateLimit(text: string): RateLimit | null {
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match?.[3] as 'ms'] ?? NaN;
   const windowMs = amount * unit;
   if (!Number.isSafeInteger(max) || max < 1 || !Number.isSafeInteger(windowMs) || windowMs < 1 || windowMs > 86_400_000) {
-    throw new Error(`RATE_LIMIT must be '<requests>/<window>' such as 120/60s or 600/10m (window at most 24h), or 0 to disable, not '${text}'.`);
+    throw new Error(
+      `RATE_LIMIT must be '<requests>/<window>' such as 120/60s or 600/10m (window at most 24h), or 0 to disable, not '${text}'.`,
+    );
   }
   return { max, windowMs };
 }

@@ -154,7 +154,14 @@ export async function startEmbeddedPostgres(
         throw new Error((err as Error | undefined)?.message || errors.join(' ') || 'it exited during start-up');
       },
     );
-    await Promise.race([ended, untilReady(databaseDir, () => postmaster()?.pid, () => abandoned)]);
+    await Promise.race([
+      ended,
+      untilReady(
+        databaseDir,
+        () => postmaster()?.pid,
+        () => abandoned,
+      ),
+    ]);
     if (abandoned) return;
     const client = pg.getPgClient('postgres', '127.0.0.1');
     await client.connect();
@@ -226,8 +233,7 @@ async function untilReady(databaseDir: string, pid: () => number | undefined, ab
 async function terminate(child: ChildProcess | undefined, graceMs: number): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const ended = new Promise<boolean>((resolve) => child.once('exit', () => resolve(true)));
-  const within = (ms: number) =>
-    Promise.race([ended, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
+  const within = (ms: number) => Promise.race([ended, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
   child.kill('SIGINT');
   if (await within(graceMs)) return;
   child.kill('SIGKILL');
@@ -258,7 +264,10 @@ async function tailOfNewestFile(dir: string, count: number): Promise<string[]> {
     const length = Math.min(size, 16 * 1024);
     const buffer = Buffer.alloc(length);
     await file.read(buffer, 0, length, size - length);
-    const lines = buffer.toString('utf8').split('\n').filter((l) => l.trim());
+    const lines = buffer
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.trim());
     return lines.slice(-count).map((l) => oneLine(parsePostgresLogLine(l)?.text ?? l));
   } finally {
     await file.close();

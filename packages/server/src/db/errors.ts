@@ -52,21 +52,36 @@ export function mapDatabaseError(err: unknown): AppError | null {
   if (TRANSIENT_CODES.has(code) || TRANSIENT_NAMES.has(e.name ?? '')) {
     // In a transaction db/transaction.ts already tried again; a statement of its own is not
     // repeated here. Either way nothing was applied: the client may simply retry.
-    return new AppError(503, 'DATABASE_BUSY', 'Concurrent requests kept the database from completing this one (deadlock, serialization failure or lock timeout). Try again.', {
-      headers: { 'Retry-After': '1' },
-    });
+    return new AppError(
+      503,
+      'DATABASE_BUSY',
+      'Concurrent requests kept the database from completing this one (deadlock, serialization failure or lock timeout). Try again.',
+      {
+        headers: { 'Retry-After': '1' },
+      },
+    );
   }
   // Cancelled because the client went away (db/request-scope.ts) or by an operator: nobody waits
   // for this answer; it is not a timeout and is never retried.
   if (code === 'REQUEST_ABANDONED' || (code === '57014' && /user request/i.test(e.message ?? ''))) {
-    return new AppError(503, 'REQUEST_CANCELLED', 'The request was cancelled before it completed (its client went away, or the server is stopping). Try again.', {
-      headers: { 'Retry-After': '1' },
-    });
+    return new AppError(
+      503,
+      'REQUEST_CANCELLED',
+      'The request was cancelled before it completed (its client went away, or the server is stopping). Try again.',
+      {
+        headers: { 'Retry-After': '1' },
+      },
+    );
   }
   if (code === '57014') {
-    return new AppError(503, 'DATABASE_TIMEOUT', 'The database cancelled the request: it took longer than allowed. Try again later or narrow the request.', {
-      headers: { 'Retry-After': '5' },
-    });
+    return new AppError(
+      503,
+      'DATABASE_TIMEOUT',
+      'The database cancelled the request: it took longer than allowed. Try again later or narrow the request.',
+      {
+        headers: { 'Retry-After': '5' },
+      },
+    );
   }
   if (
     CONNECTION_CODES.has(code) ||

@@ -54,7 +54,11 @@ export function createAuthenticator(verifier: TokenVerifier | null, adminEntitle
       const isAdmin = user !== null && identity.entitlements.some((e) => admins.has(e));
       if (level === 'token') return { identity, user, isAdmin };
       if (!user) {
-        throw new AppError(403, 'NOT_REGISTERED', 'You are not registered: accept the terms of use with POST /api/v1/users:register first.');
+        throw new AppError(
+          403,
+          'NOT_REGISTERED',
+          'You are not registered: accept the terms of use with POST /api/v1/users:register first.',
+        );
       }
       if (level === 'admin' && !isAdmin) {
         throw new AppError(403, 'NOT_ADMIN', 'This operation is reserved to administrators.');

@@ -7,7 +7,6 @@ import type { JsonText, Reply } from '../core/reply.ts';
 
 export type { Caller };
 
-
 /** What every request carries in ctx.state. */
 export interface RequestState {
   em: EntityManager;

@@ -54,7 +54,10 @@ export function idempotency(
       return storeOnce(input.em, request, def.response.status, store);
     },
     verify() {
-      if (!used) throw new Error(`The handler of ${def.operationId} ignored the request's ${IDEMPOTENCY_HEADER}: it must store through idempotent().`);
+      if (!used)
+        throw new Error(
+          `The handler of ${def.operationId} ignored the request's ${IDEMPOTENCY_HEADER}: it must store through idempotent().`,
+        );
     },
   };
 }

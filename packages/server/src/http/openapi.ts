@@ -47,7 +47,11 @@ class SchemaRegistry {
 
 function parameters(def: OperationDef, registry: SchemaRegistry): Json[] {
   const out: Json[] = [];
-  for (const [where, schema] of [['path', def.params], ['query', def.query], ['header', def.headers]] as const) {
+  for (const [where, schema] of [
+    ['path', def.params],
+    ['query', def.query],
+    ['header', def.headers],
+  ] as const) {
     if (!schema) continue;
     const required = new Set((schema as { required?: string[] }).required ?? []);
     for (const [name, prop] of Object.entries((schema as { properties: Record<string, Json> }).properties)) {
@@ -94,7 +98,8 @@ export function buildOpenApi(operations: Record<string, OperationDef>, options: 
     const success: Json = { description: def.summary };
     if (def.response.schema) {
       success.content = { [def.response.contentType ?? 'application/json']: { schema: registry.ref(def.response.schema) } };
-      for (const [type, schema] of Object.entries(def.response.alternatives ?? {})) (success.content as Json)[type] = { schema: registry.ref(schema) };
+      for (const [type, schema] of Object.entries(def.response.alternatives ?? {}))
+        (success.content as Json)[type] = { schema: registry.ref(schema) };
     }
     responses[String(def.response.status)] = success;
     for (const status of errorStatuses(def)) {
@@ -126,7 +131,7 @@ export function buildOpenApi(operations: Record<string, OperationDef>, options: 
       version: options.version,
       summary: 'Store, search and compare results of containerised benchmarks run on many sites and flavors.',
       description:
-        'Results of containerised benchmarks, uploaded by a community and validated against each benchmark\'s ' +
+        "Results of containerised benchmarks, uploaded by a community and validated against each benchmark's " +
         'JSON Schema. Reading is open; uploading needs an OpenID Connect access token of a registered user. ' +
         `Registering (POST /users:register) means accepting the terms of use, version ${options.termsVersion}: ` +
         `${options.termsUrl}. Every error is application/problem+json.`,

@@ -62,8 +62,14 @@ export function toAppError(err: unknown): AppError {
   // which copies its members.
   const copied = err as Partial<AppError> | null;
   if (
-    copied && typeof copied === 'object' && typeof copied.status === 'number' && copied.status >= 400 && copied.status < 500 &&
-    typeof copied.code === 'string' && /^[A-Z][A-Z_]+$/.test(copied.code) && typeof copied.detail === 'string'
+    copied &&
+    typeof copied === 'object' &&
+    typeof copied.status === 'number' &&
+    copied.status >= 400 &&
+    copied.status < 500 &&
+    typeof copied.code === 'string' &&
+    /^[A-Z][A-Z_]+$/.test(copied.code) &&
+    typeof copied.detail === 'string'
   ) {
     return new AppError(copied.status, copied.code, copied.detail, {
       errors: copied.errors,

@@ -22,9 +22,16 @@ export function requestScope(logger: Logger, cancel: (pids: number[]) => Promise
         const held = scope.held.size;
         cancelHeld(scope, cancel).then(
           (cancelled) => {
-            if (held) logger.info('client went away: statements of its request cancelled', { requestId, method: ctx.method, path: ctx.path, cancelled });
+            if (held)
+              logger.info('client went away: statements of its request cancelled', {
+                requestId,
+                method: ctx.method,
+                path: ctx.path,
+                cancelled,
+              });
           },
-          (err) => logger.warn('client went away: statements of its request could not be cancelled', { requestId, error: (err as Error).message }),
+          (err) =>
+            logger.warn('client went away: statements of its request could not be cancelled', { requestId, error: (err as Error).message }),
         );
       };
       ctx.res.once('close', onClose);

@@ -15,9 +15,7 @@ import { declaredHeaders, idempotency } from './idempotency.ts';
 
 /** `/benchmarks/{id}:approve` → `/benchmarks/:id\:approve` for @koa/router (path-to-regexp 8). */
 export function toRouterPath(path: string): string {
-  return path
-    .replace(/:/g, '\\:')
-    .replace(/\{(\w+)\}/g, ':$1');
+  return path.replace(/:/g, '\\:').replace(/\{(\w+)\}/g, ':$1');
 }
 
 /**
@@ -131,12 +129,15 @@ async function validateAndHandle(
       body = parse();
       // JSON.parse is iterative, but what comes next (validators, JSON.stringify, jsonb) recurses.
       if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) {
-        throw errors.validation(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`, [
-          { in: 'body', path: '/', message: `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels` },
-        ], 'TOO_DEEP');
+        throw errors.validation(
+          `The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`,
+          [{ in: 'body', path: '/', message: `must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels` }],
+          'TOO_DEEP',
+        );
       }
     }
-    if (body === undefined) throw errors.validation('A JSON request body is required.', [{ in: 'body', path: '/', message: 'is required' }], 'BODY_REQUIRED');
+    if (body === undefined)
+      throw errors.validation('A JSON request body is required.', [{ in: 'body', path: '/', message: 'is required' }], 'BODY_REQUIRED');
     const bodyProblems = op.body!(body);
     if (bodyProblems) throw errors.validation('The request body is invalid.', bodyProblems, 'INVALID_BODY');
   }
@@ -176,7 +177,8 @@ export function buildRouter(
       if (op.params) {
         const problems = op.params(params);
         // A malformed id names nothing that exists.
-        if (problems) throw new AppError(404, 'NOT_FOUND', `No item has the id '${Object.values(ctx.params).join('/')}'.`, { errors: problems });
+        if (problems)
+          throw new AppError(404, 'NOT_FOUND', `No item has the id '${Object.values(ctx.params).join('/')}'.`, { errors: problems });
       }
 
       const query = normalizeQuery(ctx.query);

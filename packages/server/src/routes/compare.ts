@@ -22,7 +22,10 @@ export const compareHandlers: Handlers<typeof compareOperations> = {
     const { answer, benchmarkName } = await services.expensiveLists.run(() => compareResults(em, query));
     if (format === 'csv') return reply(200, compareCsv(answer), { 'Content-Type': 'text/csv; charset=utf-8; header=present' });
     if (format === 'svg') {
-      return reply(200, renderCompareSvg(answer, benchmarkName), { 'Content-Type': 'image/svg+xml; charset=utf-8', 'Cache-Control': 'public, max-age=60' });
+      return reply(200, renderCompareSvg(answer, benchmarkName), {
+        'Content-Type': 'image/svg+xml; charset=utf-8',
+        'Cache-Control': 'public, max-age=60',
+      });
     }
     return answer;
   },

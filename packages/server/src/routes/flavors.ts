@@ -14,7 +14,8 @@ export const flavorHandlers: Handlers<typeof flavorOperations> = {
     const { where, siteExists } = flavorFilters(em, params.id, {});
     return listItems(em, services.embeds, flavors, where, query, siteExists);
   },
-  createFlavor: ({ caller, params, body, idempotent }) => idempotent(async (em) => flavorView(await createFlavor(em, caller, params.id, body))),
+  createFlavor: ({ caller, params, body, idempotent }) =>
+    idempotent(async (em) => flavorView(await createFlavor(em, caller, params.id, body))),
   getFlavor: async ({ em, params }) => flavorView(await getItem(em, flavors, params.id)),
   getFlavorSite: async ({ em, params }) => {
     const flavor = await getItem(em, flavors, params.id);

@@ -24,7 +24,10 @@ const submitSort = fixedFieldSort(Object.keys(submitColumns), '+upload_datetime'
 const SUBMITS = `(
   select s.*, u.removed_datetime from (
     ${['benchmark', 'site', 'flavor', 'tag']
-      .map((t) => `select '${t}' as resource_type, id as resource_id, upload_datetime, uploader_iss, uploader_sub from ${t} where status = 'on_review'`)
+      .map(
+        (t) =>
+          `select '${t}' as resource_type, id as resource_id, upload_datetime, uploader_iss, uploader_sub from ${t} where status = 'on_review'`,
+      )
       .join('\n    union all ')}
   ) s ${UPLOADER_JOIN}
 ) submits`;
@@ -142,6 +145,9 @@ export async function restoreUsers(em: EntityManager, query: { iss?: string; sub
     );
   }
   where.add('removed_datetime is not null');
-  const restored = await em.execute<{ iss: string }[]>(`update app_user set removed_datetime = null ${where.toSql()} returning iss`, where.params);
+  const restored = await em.execute<{ iss: string }[]>(
+    `update app_user set removed_datetime = null ${where.toSql()} returning iss`,
+    where.params,
+  );
   return restored.length;
 }

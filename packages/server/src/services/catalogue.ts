@@ -68,11 +68,7 @@ export function isUniqueViolation(err: unknown): boolean {
 }
 
 /** The item, whatever its status; 404 when there is none. */
-export async function getItem<Row extends ReviewedRow>(
-  em: EntityManager,
-  kind: CatalogueKind<Row, unknown>,
-  id: string,
-): Promise<Row> {
+export async function getItem<Row extends ReviewedRow>(em: EntityManager, kind: CatalogueKind<Row, unknown>, id: string): Promise<Row> {
   // FilterQuery<Row> is a conditional type TypeScript cannot resolve for a generic Row; `{ id }` filters every ReviewedRow.
   const row = await em.findOne(kind.entity, { id } as FilterQuery<Row>);
   if (!row) throw errors.notFound(kind.label, id);
@@ -220,14 +216,22 @@ export async function listItems<Row extends ReviewedRow, Item>(
   for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
     // Without search terms the text is one of a few per kind (filters and sort fields are a fixed
     // set): prepared, as most catalogue reads are these. Terms add a clause per term: not prepared.
-    const rows = await em.execute<{ id: string; version: string; total: number }[]>(
-      query.terms?.length ? pageSql : prepared(pageSql),
-      [...where.params, limit, offset],
-    );
+    const rows = await em.execute<{ id: string; version: string; total: number }[]>(query.terms?.length ? pageSql : prepared(pageSql), [
+      ...where.params,
+      limit,
+      offset,
+    ]);
     if (rows.length === 0 && whenEmpty) await whenEmpty();
     // Past the last page there is no row to carry the total.
-    const total = rows[0]?.total ?? (offset === 0 ? 0 : (await em.execute<{ total: number }[]>(`select count(*)::int as total from ${kind.table} ${filter}`, where.params))[0]!.total);
-    const texts = await embeds.texts(em, rows.map((r) => ({ kind: kind.type, id: r.id, version: r.version })));
+    const total =
+      rows[0]?.total ??
+      (offset === 0
+        ? 0
+        : (await em.execute<{ total: number }[]>(`select count(*)::int as total from ${kind.table} ${filter}`, where.params))[0]!.total);
+    const texts = await embeds.texts(
+      em,
+      rows.map((r) => ({ kind: kind.type, id: r.id, version: r.version })),
+    );
     const items = rows.map((r) => texts.get(`${kind.type}:${r.id}`));
     if (items.every((item) => item !== undefined)) return pageJson(items as string[], total, page);
   }
@@ -237,6 +241,9 @@ export async function listItems<Row extends ReviewedRow, Item>(
 /** Trims a required name; the contract already refused blank ones, this keeps the check honest. */
 export function trimmed(value: string, field: string): string {
   const out = value.trim();
-  if (!out) throw new AppError(422, 'INVALID_BODY', `${field} must not be blank.`, { errors: [{ in: 'body', path: `/${field}`, message: 'must not be blank' }] });
+  if (!out)
+    throw new AppError(422, 'INVALID_BODY', `${field} must not be blank.`, {
+      errors: [{ in: 'body', path: `/${field}`, message: 'must not be blank' }],
+    });
   return out;
 }

@@ -59,10 +59,7 @@ export interface LockedResult {
 
 /** Locks the result row for the rest of the transaction; 404 when there is none. */
 export async function lockResult(tx: EntityManager, id: string): Promise<LockedResult> {
-  const rows = await tx.execute<LockedResult[]>(
-    'select id, deleted, uploader_iss, uploader_sub from result where id = ? for update',
-    [id],
-  );
+  const rows = await tx.execute<LockedResult[]>('select id, deleted, uploader_iss, uploader_sub from result where id = ? for update', [id]);
   if (!rows[0]) throw errors.notFound('Result', id);
   return rows[0];
 }
@@ -79,7 +76,8 @@ export async function refreshHidden(tx: EntityManager, resultIds: string | reado
   );
 }
 
-const CLAIM_SELECT = 'select c.*, u.removed_datetime from claim c left join app_user u on u.iss = c.uploader_iss and u.sub = c.uploader_sub';
+const CLAIM_SELECT =
+  'select c.*, u.removed_datetime from claim c left join app_user u on u.iss = c.uploader_iss and u.sub = c.uploader_sub';
 
 async function findClaim(em: EntityManager, id: string, lock = false): Promise<ClaimSqlRow> {
   const rows = await em.execute<ClaimSqlRow[]>(`${CLAIM_SELECT} where c.id = ?${lock ? ' for update of c' : ''}`, [id]);
@@ -123,7 +121,8 @@ export async function claimResult(em: EntityManager, caller: Caller, resultId: s
   const id = randomUUID();
   await transaction(em, async (tx) => {
     const result = await lockResult(tx, resultId);
-    if (result.deleted) throw errors.conflict('RESULT_DELETED', `Result ${resultId} was deleted by an administrator: there is nothing left to claim.`);
+    if (result.deleted)
+      throw errors.conflict('RESULT_DELETED', `Result ${resultId} was deleted by an administrator: there is nothing left to claim.`);
     if (maxOpenClaims > 0) await requireClaimRoom(tx, caller, maxOpenClaims);
     await tx.execute(
       `insert into claim (id, resource_type, resource_id, message, status, upload_datetime, uploader_iss, uploader_sub)
@@ -187,10 +186,14 @@ export interface ClaimRejections {
 export async function rejectClaims(em: EntityManager, ids: readonly string[]): Promise<ClaimRejections> {
   const unique = [...new Set(ids)];
   return transaction(em, async (tx) => {
-    const results = await tx.execute<{ resource_id: string }[]>('select distinct resource_id from claim where id = any(?::uuid[])', [unique]);
+    const results = await tx.execute<{ resource_id: string }[]>('select distinct resource_id from claim where id = any(?::uuid[])', [
+      unique,
+    ]);
     const resultIds = results.map((r) => r.resource_id);
     if (resultIds.length) await tx.execute('select id from result where id = any(?::uuid[]) order by id for update', [resultIds]);
-    const claims = await tx.execute<{ id: string; status: string }[]>('select id, status from claim where id = any(?::uuid[]) for update', [unique]);
+    const claims = await tx.execute<{ id: string; status: string }[]>('select id, status from claim where id = any(?::uuid[]) for update', [
+      unique,
+    ]);
     const status = new Map(claims.map((c) => [c.id, c.status]));
     const rejected = unique.filter((id) => status.get(id) === 'on_review');
     if (rejected.length) {
@@ -238,7 +241,11 @@ export async function listClaims(em: EntityManager, query: ClaimListQuery, scope
   const request = pageRequest(query);
   const { limit, offset } = limitOffset(request);
   const [rows, counted] = await Promise.all([
-    em.execute<ClaimSqlRow[]>(`${CLAIM_SELECT} ${where.toSql()} order by ${order.join(', ')} limit ? offset ?`, [...where.params, limit, offset]),
+    em.execute<ClaimSqlRow[]>(`${CLAIM_SELECT} ${where.toSql()} order by ${order.join(', ')} limit ? offset ?`, [
+      ...where.params,
+      limit,
+      offset,
+    ]),
     em.execute<{ total: number }[]>(`select count(*)::int as total from claim c ${where.toSql()}`, where.params),
   ]);
   return pageEnvelope(rows.map(claimView), counted[0]!.total, request);

@@ -42,9 +42,14 @@ export function metricPath(metric: string): string[] {
 function checkRankBy(query: CompareParams): void {
   if (query.rank_by !== 'price') return;
   if (!query.currency) {
-    throw new AppError(422, 'INVALID_QUERY', 'rank_by=price needs currency (e.g. currency=EUR): prices in different currencies cannot be ranked together.', {
-      errors: [{ in: 'query', path: 'currency', message: 'is required with rank_by=price' }],
-    });
+    throw new AppError(
+      422,
+      'INVALID_QUERY',
+      'rank_by=price needs currency (e.g. currency=EUR): prices in different currencies cannot be ranked together.',
+      {
+        errors: [{ in: 'query', path: 'currency', message: 'is required with rank_by=price' }],
+      },
+    );
   }
   if (query.group_by === 'site') {
     throw new AppError(422, 'INVALID_QUERY', 'rank_by=price needs group_by=flavor: prices belong to flavors, not sites.', {
@@ -168,7 +173,10 @@ export async function compareResults(
         for (const i of [k, row.n! + 1 - k]) if (!at.has(`${row.g} ${i}`)) missing.push({ g: row.g, i });
       }
       if (missing.length) {
-        const more = await tx.execute<{ g: string; i: number | string; x: number }[]>(sql.orderStats.sql, [...sql.orderStats.params, JSON.stringify(missing)]);
+        const more = await tx.execute<{ g: string; i: number | string; x: number }[]>(sql.orderStats.sql, [
+          ...sql.orderStats.params,
+          JSON.stringify(missing),
+        ]);
         for (const o of more) at.set(`${o.g} ${Number(o.i)}`, Number(o.x));
       }
       return { rows, at };
@@ -194,7 +202,13 @@ export async function compareResults(
   return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}` };
 }
 
-function groupAnswer(row: StatsRow, confidence: number, better: Better, groupBy: 'flavor' | 'site', orderStat: (i: number) => number | undefined): CompareGroupAnswer {
+function groupAnswer(
+  row: StatsRow,
+  confidence: number,
+  better: Better,
+  groupBy: 'flavor' | 'site',
+  orderStat: (i: number) => number | undefined,
+): CompareGroupAnswer {
   const n = row.n!;
   const [p5, p25, median, p75, p95] = row.ps!.map(Number) as [number, number, number, number, number];
   const k = medianIntervalRank(n, confidence);
@@ -236,7 +250,13 @@ function perPrice(median: number, ci: [number, number], price: number, better: B
 }
 
 /** Sets `rank` on the groups that qualify: enough values and, ranking by price, a price in the currency. */
-function rank(groups: CompareGroupAnswer[], better: Better, minSamples: number, rankBy: 'metric' | 'price', currency: string | undefined): void {
+function rank(
+  groups: CompareGroupAnswer[],
+  better: Better,
+  minSamples: number,
+  rankBy: 'metric' | 'price',
+  currency: string | undefined,
+): void {
   const intervals = groups.map((g) => {
     if (g.n < minSamples) return null;
     if (rankBy === 'metric') return g.median_ci;
@@ -258,7 +278,9 @@ function order_(groups: CompareGroupAnswer[], better: Better, rankBy: 'metric' |
   return [...groups].sort(
     (a, b) =>
       nullsLast(a.rank, b.rank, (x, y) => x - y) ||
-      (rankBy === 'price' ? nullsLast(a.rank === null ? null : a.per_price?.median, b.rank === null ? null : b.per_price?.median, (x, y) => sign * (x - y)) : 0) ||
+      (rankBy === 'price'
+        ? nullsLast(a.rank === null ? null : a.per_price?.median, b.rank === null ? null : b.per_price?.median, (x, y) => sign * (x - y))
+        : 0) ||
       sign * (a.median - b.median) ||
       byCodePoint(a.site.name, b.site.name) ||
       byCodePoint(a.flavor?.name ?? '', b.flavor?.name ?? '') ||

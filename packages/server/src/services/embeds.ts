@@ -20,7 +20,12 @@ interface EmbedRows {
 
 export type EmbedKind = keyof EmbedRows;
 
-const VIEWS: { [K in EmbedKind]: (row: EmbedRows[K]) => unknown } = { benchmark: benchmarkView, site: siteView, flavor: flavorView, tag: tagView };
+const VIEWS: { [K in EmbedKind]: (row: EmbedRows[K]) => unknown } = {
+  benchmark: benchmarkView,
+  site: siteView,
+  flavor: flavorView,
+  tag: tagView,
+};
 
 /** A catalogue row a response embeds, at the version the response's statement saw. */
 export interface EmbedRef {

@@ -75,7 +75,11 @@ export async function createFlavor(em: EntityManager, caller: Caller, siteId: st
  * listItems to run only when the page is empty: a flavor listed proves its site exists (foreign key),
  * so most lists are one statement.
  */
-export function flavorFilters(em: EntityManager, siteId: string, query: { name?: string }): { where: Where; siteExists: () => Promise<unknown> } {
+export function flavorFilters(
+  em: EntityManager,
+  siteId: string,
+  query: { name?: string },
+): { where: Where; siteExists: () => Promise<unknown> } {
   const where = new Where().add('site_id = ?', siteId);
   if (query.name !== undefined) where.add('name = ?', query.name);
   return { where, siteExists: () => getItem(em, sites, siteId) };

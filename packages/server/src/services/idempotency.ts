@@ -76,7 +76,9 @@ export function canonicalJson(value: unknown): string {
  * as canonical JSON (member order and white space do not matter), hashed with SHA-256.
  */
 export function requestHash(operationId: string, parts: { params: unknown; query: unknown; body: unknown }): string {
-  return createHash('sha256').update(canonicalJson([operationId, parts.params ?? {}, parts.query ?? {}, parts.body ?? null])).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson([operationId, parts.params ?? {}, parts.query ?? {}, parts.body ?? null]))
+    .digest('hex');
 }
 
 /** The advisory lock of a key: 64 bits of SHA-256 over who and which key, as a signed bigint. */
@@ -130,7 +132,12 @@ async function purgeExpired(em: EntityManager): Promise<void> {
  * answers (retries arriving together all get it); otherwise the first request is still running:
  * 409 IDEMPOTENCY_KEY_IN_USE. `status` is the operation's success status (for plain bodies).
  */
-export async function storeOnce<T>(em: EntityManager, req: KeyedRequest, status: number, store: (tx: EntityManager) => Promise<T>): Promise<T | Reply<Buffer>> {
+export async function storeOnce<T>(
+  em: EntityManager,
+  req: KeyedRequest,
+  status: number,
+  store: (tx: EntityManager) => Promise<T>,
+): Promise<T | Reply<Buffer>> {
   await purgeExpired(em);
   return transaction(em, async (tx) => {
     const [lock] = await tx.execute<{ locked: boolean }[]>(LOCK_SQL, [lockId(req)]);
@@ -142,7 +149,14 @@ export async function storeOnce<T>(em: EntityManager, req: KeyedRequest, status:
     const answer = await store(tx);
     const { status: answered, text } = serialize(answer, status);
     const inserted = await tx.execute<{ stored: number }[]>(INSERT_SQL, [
-      req.iss, req.sub, req.key, req.operationId, req.hash, answered, text, IDEMPOTENCY_KEY_TTL_HOURS,
+      req.iss,
+      req.sub,
+      req.key,
+      req.operationId,
+      req.hash,
+      answered,
+      text,
+      IDEMPOTENCY_KEY_TTL_HOURS,
     ]);
     // Only possible if a live row appeared under the lock (it cannot): refuse rather than store twice.
     if (inserted.length !== 1) throw inUse(req);
@@ -177,7 +191,12 @@ function replayFor(req: KeyedRequest, known: StoredAnswer): Reply<Buffer> {
 }
 
 function inUse(req: KeyedRequest): AppError {
-  return new AppError(409, 'IDEMPOTENCY_KEY_IN_USE', `A request with this Idempotency-Key (${req.operationId}) is still being processed; retry it after Retry-After to get its answer.`, {
-    headers: { 'Retry-After': '1' },
-  });
+  return new AppError(
+    409,
+    'IDEMPOTENCY_KEY_IN_USE',
+    `A request with this Idempotency-Key (${req.operationId}) is still being processed; retry it after Retry-After to get its answer.`,
+    {
+      headers: { 'Retry-After': '1' },
+    },
+  );
 }

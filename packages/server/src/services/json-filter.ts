@@ -7,10 +7,7 @@
 import { AppError, type ErrorDetail } from '../core/errors.ts';
 
 export type FilterOp = '==' | '>' | '<' | '>=' | '<=';
-export type FilterValue =
-  | { kind: 'number'; json: string }
-  | { kind: 'boolean'; json: 'true' | 'false' }
-  | { kind: 'text'; text: string };
+export type FilterValue = { kind: 'number'; json: string } | { kind: 'boolean'; json: 'true' | 'false' } | { kind: 'text'; text: string };
 
 export interface JsonFilter {
   path: string[];

@@ -61,7 +61,10 @@ export function suggestedMetrics(schema: unknown): string[][] {
 
 /** The name of the numbers index of (benchmark, path); the other one adds `_x`. */
 export function metricIndexName(benchmarkId: string, path: readonly string[]): string {
-  return `result_metric_${createHash('sha256').update(`${benchmarkId}\u0000${path.join('.')}`).digest('hex').slice(0, 24)}`;
+  return `result_metric_${createHash('sha256')
+    .update(`${benchmarkId}\u0000${path.join('.')}`)
+    .digest('hex')
+    .slice(0, 24)}`;
 }
 
 export interface ChosenMetric {
@@ -217,15 +220,21 @@ export class MetricIndexes {
     const started = Date.now();
     try {
       const [ddl] = await em.execute<{ numbers: string; others: string }[]>(DDL_SQL, [
-        m.name, pgArray(m.path), m.benchmark, pgArray(m.path),
-        `${m.name}_x`, m.benchmark, pgArray(m.path),
+        m.name,
+        pgArray(m.path),
+        m.benchmark,
+        pgArray(m.path),
+        `${m.name}_x`,
+        m.benchmark,
+        pgArray(m.path),
       ]);
       await run(ddl!.numbers);
       await run(ddl!.others);
       this.known.delete(m.name);
       this.logger.debug('metric index ready', { benchmark: m.benchmark, path: m.path.join('.'), ms: Date.now() - started });
     } catch (err) {
-      if (!this.closed) this.logger.warn('metric index not built', { benchmark: m.benchmark, path: m.path.join('.'), error: (err as Error).message });
+      if (!this.closed)
+        this.logger.warn('metric index not built', { benchmark: m.benchmark, path: m.path.join('.'), error: (err as Error).message });
     }
   }
 

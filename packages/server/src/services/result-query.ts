@@ -174,7 +174,11 @@ export function resultWhere(
           `union all select x.id from result x where not x.hidden and x.site_id = any(array(select s.id from site s where s.name ilike ? escape '\\' or s.address ilike ? escape '\\')) ` +
           `union all select x.id from result x where not x.hidden and x.flavor_id = any(array(select f.id from flavor f where f.name ilike ? escape '\\')) ` +
           `union all select rt.result_id from result_tag rt join tag t on t.id = rt.tag_id where t.name ilike ? escape '\\')`,
-        p, p, p, p, p,
+        p,
+        p,
+        p,
+        p,
+        p,
       );
       continue;
     }
@@ -183,13 +187,21 @@ export function resultWhere(
         `or r.site_id = any(array(select s.id from site s where s.name ilike ? escape '\\' or s.address ilike ? escape '\\')) ` +
         `or r.flavor_id = any(array(select f.id from flavor f where f.name ilike ? escape '\\')) ` +
         `or exists (select 1 from result_tag rt join tag t on t.id = rt.tag_id where rt.result_id = r.id and t.name ilike ? escape '\\')`,
-      p, p, p, p, p,
+      p,
+      p,
+      p,
+      p,
+      p,
     );
   }
   return { where, joins };
 }
 
-const joinSql = (joins: Set<Join>) => (['b', 's', 'f'] as const).filter((j) => joins.has(j)).map((j) => JOINS[j]).join(' ');
+const joinSql = (joins: Set<Join>) =>
+  (['b', 's', 'f'] as const)
+    .filter((j) => joins.has(j))
+    .map((j) => JOINS[j])
+    .join(' ');
 
 /**
  * The one JSON path a list is sorted by, when the list is of one benchmark's visible results
@@ -220,7 +232,12 @@ export function isExpensiveList(query: ResultListQuery, metricIndexed: boolean):
 }
 
 /** Whether the metric indexes serve this list's sort (services/metric-indexes.ts). */
-export async function metricIndexedList(em: EntityManager, query: ResultListQuery, scope: ResultScope, metrics?: MetricIndexes): Promise<boolean> {
+export async function metricIndexedList(
+  em: EntityManager,
+  query: ResultListQuery,
+  scope: ResultScope,
+  metrics?: MetricIndexes,
+): Promise<boolean> {
   const path = metrics ? metricSortPath(query, scope) : null;
   return path ? metrics!.ready(em, query.benchmark_id!, path) : false;
 }
@@ -241,7 +258,10 @@ export function resultListSql(
   const sort = parseResultSort(query.sort_by);
   const { where, joins } = resultWhere(query, scope);
   const counted = query.terms?.some((t) => t !== '') ? resultWhere(query, scope, { termsAsIdSets: true }) : { where, joins };
-  const count = { sql: `select count(*)::int as total from result r ${joinSql(counted.joins)} ${counted.where.toSql()}`, params: counted.where.params };
+  const count = {
+    sql: `select count(*)::int as total from result r ${joinSql(counted.joins)} ${counted.where.toSql()}`,
+    params: counted.where.params,
+  };
   const order = orderBy(sort, joins);
   const request = pageRequest(query);
   const { limit, offset } = limitOffset(request);
@@ -272,9 +292,17 @@ export function resultListSql(
       page: {
         sql: `select ${RESULT_OUTPUTS} from (select r.* from (${parts}) r ${order.sql} limit ? offset ?) p`,
         params: [
-          ...where.params, path, path, limit + offset,
-          ...where.params, path, ...order.params, limit + offset,
-          ...order.params, limit, offset,
+          ...where.params,
+          path,
+          path,
+          limit + offset,
+          ...where.params,
+          path,
+          ...order.params,
+          limit + offset,
+          ...order.params,
+          limit,
+          offset,
         ],
       },
       count,

@@ -11,7 +11,15 @@ import { transaction } from '../db/transaction.ts';
 import { benchmarkView, flavorView, siteView, tagView } from './views.ts';
 import { formatTimestamp } from './format.ts';
 import { checkPageDepth, itemsVanishing, pageJson, pageRequest, PAGE_READ_ATTEMPTS } from './pagination.ts';
-import { findResultRows, isExpensiveList, metricIndexedList, RESULT_BY_ID_SQL, type ResultListQuery, type ResultScope, type ResultTextRow } from './result-query.ts';
+import {
+  findResultRows,
+  isExpensiveList,
+  metricIndexedList,
+  RESULT_BY_ID_SQL,
+  type ResultListQuery,
+  type ResultScope,
+  type ResultTextRow,
+} from './result-query.ts';
 import type { TotalCache } from './total-cache.ts';
 import type { EmbedCache, EmbedRef } from './embeds.ts';
 import type { MetricIndexes } from './metric-indexes.ts';
@@ -93,7 +101,12 @@ export interface ResultView {
  * page whose embedded rows were deleted meanwhile (with their results, or a tag unlinked) is read
  * again: it then shows the results as they are now.
  */
-export async function listResults(em: EntityManager, services: ResultServices, query: ResultListQuery, scope: ResultScope): Promise<JsonText> {
+export async function listResults(
+  em: EntityManager,
+  services: ResultServices,
+  query: ResultListQuery,
+  scope: ResultScope,
+): Promise<JsonText> {
   if (services.config) checkPageDepth(pageRequest(query), services.config.maxPageDepth);
   const expensive = isExpensiveList(query, await metricIndexedList(em, query, scope, services.metrics));
   const read = async () => {
@@ -129,15 +142,17 @@ export async function replaceResultTags(em: EntityManager, caller: Caller, id: s
   await transaction(em, async (tx) => {
     requireUploaderOrAdmin(caller, await lockResult(tx, id));
     const found = new Map(
-      (await tx.execute<{ id: string; status: string }[]>('select id, status from tag where id = any(?::uuid[]) for share', [unique])).map((t) => [t.id, t]),
+      (await tx.execute<{ id: string; status: string }[]>('select id, status from tag where id = any(?::uuid[]) for share', [unique])).map(
+        (t) => [t.id, t],
+      ),
     );
     for (const tagId of unique) if (!found.has(tagId)) throw errors.notFound('Tag', tagId);
     for (const tagId of unique) requireApproved(found.get(tagId)!, 'Tag', tagId);
     await tx.execute('delete from result_tag where result_id = ? and tag_id <> all(?::uuid[])', [id, unique]);
-    await tx.execute(
-      'insert into result_tag (result_id, tag_id) select ?, t.id from unnest(?::uuid[]) as t(id) on conflict do nothing',
-      [id, unique],
-    );
+    await tx.execute('insert into result_tag (result_id, tag_id) select ?, t.id from unnest(?::uuid[]) as t(id) on conflict do nothing', [
+      id,
+      unique,
+    ]);
   });
 }
 

@@ -12,7 +12,11 @@ function alreadyApproved(label: string, id: string) {
 }
 
 /** On review → approved, atomically; an approved item gives 409 ALREADY_APPROVED. */
-export async function approveItem<Row extends ReviewedRow>(em: EntityManager, kind: CatalogueKind<Row, unknown>, id: string): Promise<void> {
+export async function approveItem<Row extends ReviewedRow>(
+  em: EntityManager,
+  kind: CatalogueKind<Row, unknown>,
+  id: string,
+): Promise<void> {
   const updated = await em.execute<{ id: string }[]>(
     `update ${kind.table} set status = 'approved' where id = ? and status = 'on_review' returning id`,
     [id],
@@ -30,11 +34,7 @@ function referencedError<Row extends ReviewedRow>(kind: CatalogueKind<Row, unkno
   const parts = Object.entries(counts)
     .filter(([, n]) => n > 0)
     .map(([what, n]) => plural(n, what === 'count' ? 'result' : what.replace(/s$/, '')));
-  return errors.conflict(
-    'REFERENCED',
-    `${kind.label} ${kind.title(row)} is referenced by ${parts.join(' and ')}; ${how}.`,
-    counts,
-  );
+  return errors.conflict('REFERENCED', `${kind.label} ${kind.title(row)} is referenced by ${parts.join(' and ')}; ${how}.`, counts);
 }
 
 /**

@@ -250,7 +250,10 @@ export class SchemaCompiler {
   #startClock(slot: Slot): void {
     const { budgetMs } = this.#options;
     if (slot.job && !slot.job.timer) {
-      slot.job.timer = setTimeout(() => this.#fail(slot, new SchemaTooComplex(`it takes longer than ${budgetMs / 1000} s to compile`)), budgetMs);
+      slot.job.timer = setTimeout(
+        () => this.#fail(slot, new SchemaTooComplex(`it takes longer than ${budgetMs / 1000} s to compile`)),
+        budgetMs,
+      );
     }
   }
 
@@ -275,7 +278,12 @@ export class SchemaCompiler {
     });
     worker.on('error', (err: Error & { code?: string }) => {
       if (slot.worker !== worker) return;
-      this.#fail(slot, err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? new SchemaTooComplex(`it needs more than ${this.#options.workerHeapMb} MB to compile`) : err);
+      this.#fail(
+        slot,
+        err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? new SchemaTooComplex(`it needs more than ${this.#options.workerHeapMb} MB to compile`)
+          : err,
+      );
     });
     worker.on('exit', (code) => {
       if (slot.worker !== worker) return;

@@ -19,7 +19,14 @@ export type UploadField = 'benchmark_id' | 'flavor_id' | 'execution_datetime' | 
  * An error about one field of an upload. The field travels as data, as the one entry of `errors[]`
  * (`{in: 'query', path: field}`): a batch places it under its item (`/items/3/flavor_id`) from there.
  */
-export function uploadFieldError(status: number, code: string, field: UploadField, detail: string, message: string, options: { cause?: unknown } = {}): AppError {
+export function uploadFieldError(
+  status: number,
+  code: string,
+  field: UploadField,
+  detail: string,
+  message: string,
+  options: { cause?: unknown } = {},
+): AppError {
   return new AppError(status, code, detail, { errors: [{ in: 'query', path: field, message }], cause: options.cause });
 }
 
@@ -77,7 +84,8 @@ const UPLOAD_CATALOGUE_SQL =
   `(select ${versioned('s')} from site s where s.id = (select site_id from flavor where id = ?)) as site, ` +
   `(select jsonb_agg(${versioned('t')}) from tag t where t.id = any(?::uuid[])) as tags`;
 
-const notFound = (kind: string, id: string, field: UploadField) => uploadFieldError(404, 'NOT_FOUND', field, `${kind} ${id} was not found.`, 'was not found');
+const notFound = (kind: string, id: string, field: UploadField) =>
+  uploadFieldError(404, 'NOT_FOUND', field, `${kind} ${id} was not found.`, 'was not found');
 
 function requireApproved(row: { status: string }, kind: string, id: string, field: UploadField, message = 'is not approved'): void {
   if (row.status !== 'approved') {
@@ -91,7 +99,12 @@ const byNameThenId = (x: TagRow, y: TagRow) => (x.name < y.name ? -1 : x.name > 
  * Reads the catalogue an upload refers to: 404 for what is missing, 422 for what is not approved,
  * each naming the field that refers to it (the site is the flavor's: its errors name `flavor_id`).
  */
-export async function readUploadTarget(em: EntityManager, benchmarkId: string, flavorId: string, tagIds: readonly string[]): Promise<UploadTarget> {
+export async function readUploadTarget(
+  em: EntityManager,
+  benchmarkId: string,
+  flavorId: string,
+  tagIds: readonly string[],
+): Promise<UploadTarget> {
   const [found] = await em.execute<UploadCatalogue[]>(UPLOAD_CATALOGUE_SQL, [benchmarkId, flavorId, flavorId, tagIds]);
   const { benchmark, flavor, site, tags } = found!;
   if (!benchmark) throw notFound('Benchmark', benchmarkId, 'benchmark_id');

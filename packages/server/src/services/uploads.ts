@@ -53,7 +53,13 @@ function executionTime(value: string): Date {
     );
   }
   if (at.getTime() > Date.now() + CLOCK_TOLERANCE_MS) {
-    throw uploadFieldError(422, 'EXECUTION_IN_FUTURE', 'execution_datetime', `execution_datetime ${value} is in the future.`, 'must not be in the future');
+    throw uploadFieldError(
+      422,
+      'EXECUTION_IN_FUTURE',
+      'execution_datetime',
+      `execution_datetime ${value} is in the future.`,
+      'must not be in the future',
+    );
   }
   return at;
 }
@@ -101,7 +107,12 @@ async function validateDocument(targets: UploadTargets, target: UploadTarget, js
   }
   const problems = validate(json);
   if (problems) {
-    throw new AppError(422, 'SCHEMA_VIOLATION', `The result does not satisfy the json_schema of benchmark ${benchmark.id}: ${problems.length} violation(s).`, { errors: problems });
+    throw new AppError(
+      422,
+      'SCHEMA_VIOLATION',
+      `The result does not satisfy the json_schema of benchmark ${benchmark.id}: ${problems.length} violation(s).`,
+      { errors: problems },
+    );
   }
 }
 
@@ -149,7 +160,8 @@ const GUARDED_INSERT_SQL =
 /** Stores `rows` with one guarded insert; false when a catalogue row changed since it was read. */
 async function guardedInsert(em: EntityManager, caller: Caller, rows: readonly UploadRow[], uploadedAt: Date): Promise<boolean> {
   const refs = new Map<string, [kind: string, id: string, version: string]>();
-  const ref = (kind: string, row: { id: string; version: string }) => refs.set(`${kind} ${row.id} ${row.version}`, [kind, row.id, row.version]);
+  const ref = (kind: string, row: { id: string; version: string }) =>
+    refs.set(`${kind} ${row.id} ${row.version}`, [kind, row.id, row.version]);
   for (const { target } of rows) {
     ref('benchmark', target.benchmark);
     ref('flavor', target.flavor);
@@ -160,11 +172,20 @@ async function guardedInsert(em: EntityManager, caller: Caller, rows: readonly U
   // Each array is one parameter: one text for one result or 500, with or without tags, prepared.
   const sql = prepared(GUARDED_INSERT_SQL);
   const [result] = await em.execute<{ stored: number }[]>(sql, [
-    [...refs.values()].map(([kind]) => kind), [...refs.values()].map(([, id]) => id), [...refs.values()].map(([, , version]) => version),
-    uploadedAt, caller.identity.iss, caller.identity.sub,
-    rows.map((r) => r.id), rows.map((r) => r.target.benchmark.id), rows.map((r) => r.target.site.id), rows.map((r) => r.target.flavor.id),
-    rows.map((r) => JSON.stringify(r.json)), rows.map((r) => r.executedAt),
-    tagRows.map(([id]) => id), tagRows.map(([, tag]) => tag),
+    [...refs.values()].map(([kind]) => kind),
+    [...refs.values()].map(([, id]) => id),
+    [...refs.values()].map(([, , version]) => version),
+    uploadedAt,
+    caller.identity.iss,
+    caller.identity.sub,
+    rows.map((r) => r.id),
+    rows.map((r) => r.target.benchmark.id),
+    rows.map((r) => r.target.site.id),
+    rows.map((r) => r.target.flavor.id),
+    rows.map((r) => JSON.stringify(r.json)),
+    rows.map((r) => r.executedAt),
+    tagRows.map(([id]) => id),
+    tagRows.map(([, tag]) => tag),
   ]);
   return result!.stored === rows.length;
 }
@@ -190,7 +211,13 @@ async function storeUploads(
   items.forEach((item, index) => {
     try {
       const tagIds = [...new Set(item.tags_ids ?? [])];
-      checked.push({ index, item, tagIds, key: targetKey(item.benchmark_id, item.flavor_id, tagIds), executedAt: executionTime(item.execution_datetime) });
+      checked.push({
+        index,
+        item,
+        tagIds,
+        key: targetKey(item.benchmark_id, item.flavor_id, tagIds),
+        executedAt: executionTime(item.execution_datetime),
+      });
     } catch (err) {
       badTimes.push({ index, error: refusable(err) });
     }
@@ -246,7 +273,13 @@ async function storeUploads(
  * they are unknown or have changed, they are read (and the document checked) again: two
  * statements, three when a concurrent change has to be caught up with.
  */
-export async function createResult(em: EntityManager, targets: UploadTargets, caller: Caller, query: CreateResultQuery, json: Record<string, unknown>): Promise<ResultView> {
+export async function createResult(
+  em: EntityManager,
+  targets: UploadTargets,
+  caller: Caller,
+  query: CreateResultQuery,
+  json: Record<string, unknown>,
+): Promise<ResultView> {
   const { rows, uploadedAt } = await storeUploads(
     em,
     targets,
@@ -290,7 +323,12 @@ function itemErrors({ index, error }: Refusal): ErrorDetail[] {
  * checks one, and every refused item is reported with its index and field (404 when each names
  * something unknown, 422 otherwise). Then one guarded insert stores them all.
  */
-export async function createResults(em: EntityManager, targets: UploadTargets, caller: Caller, items: readonly UploadRequest[]): Promise<{ ids: string[] }> {
+export async function createResults(
+  em: EntityManager,
+  targets: UploadTargets,
+  caller: Caller,
+  items: readonly UploadRequest[],
+): Promise<{ ids: string[] }> {
   const { rows } = await storeUploads(
     em,
     targets,

@@ -26,14 +26,14 @@ export function userView(user: UserRow) {
  * created. A user removed by an administrator stays removed (403 USER_REMOVED) until an
  * administrator restores it (POST /users:restore): removal is how abusive accounts are stopped.
  */
-export async function register(
-  em: EntityManager,
-  identity: Identity,
-  termsVersion: string,
-): Promise<{ user: UserRow; created: boolean }> {
+export async function register(em: EntityManager, identity: Identity, termsVersion: string): Promise<{ user: UserRow; created: boolean }> {
   const existing = await em.findOne(User, { iss: identity.iss, sub: identity.sub });
   if (existing?.removed_datetime) {
-    throw new AppError(403, 'USER_REMOVED', 'This account was removed by an administrator and cannot register again unless an administrator restores it.');
+    throw new AppError(
+      403,
+      'USER_REMOVED',
+      'This account was removed by an administrator and cannot register again unless an administrator restores it.',
+    );
   }
   if (existing) return { user: existing, created: false };
   const now = new Date();

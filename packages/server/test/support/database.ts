@@ -41,7 +41,10 @@ export async function createTestDatabase(label = 'test'): Promise<string> {
   users++;
   adminUrl ??= clusterUrl();
   const url = new URL(await adminUrl);
-  const name = `t_${label.replace(/[^a-z0-9]/gi, '_').toLowerCase().slice(0, 30)}_${randomBytes(4).toString('hex')}`;
+  const name = `t_${label
+    .replace(/[^a-z0-9]/gi, '_')
+    .toLowerCase()
+    .slice(0, 30)}_${randomBytes(4).toString('hex')}`;
   const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
   try {

@@ -43,7 +43,8 @@ export function problemDefect(status: number, contentType: string | null, text: 
   if (body.errors !== undefined) {
     if (!Array.isArray(body.errors)) return 'errors is not an array';
     for (const e of body.errors as Record<string, unknown>[]) {
-      if (typeof e?.in !== 'string' || typeof e.path !== 'string' || typeof e.message !== 'string') return `malformed errors item ${JSON.stringify(e)}`;
+      if (typeof e?.in !== 'string' || typeof e.path !== 'string' || typeof e.message !== 'string')
+        return `malformed errors item ${JSON.stringify(e)}`;
     }
   }
   if (/\n\s+at |SELECT |INSERT |UPDATE |DELETE FROM /i.test(text) && status >= 500) return 'a 5xx leaks a stack or SQL';
@@ -138,7 +139,13 @@ export async function seedCatalogue(t: TestServer, admin: string, schema: unknow
 }
 
 /** Uploads a result through the API; returns its id. */
-export async function uploadResult(t: TestServer, token: string, c: Catalogue, json: unknown = { score: 1 }, tags: string[] = []): Promise<string> {
+export async function uploadResult(
+  t: TestServer,
+  token: string,
+  c: Catalogue,
+  json: unknown = { score: 1 },
+  tags: string[] = [],
+): Promise<string> {
   const res = await t.request('POST', '/results', {
     token,
     query: { benchmark_id: c.benchmark, flavor_id: c.flavor, execution_datetime: '2024-05-01T12:00:00Z', tags_ids: tags },

@@ -56,11 +56,7 @@ export function queryString(query: RequestOptions['query']): string {
  * A real server on a fresh database of the test cluster, trusting a real OpenID provider that runs
  * in this process. Nothing is mocked.
  */
-export async function startTestServer(
-  overrides: RawConfig = {},
-  label = 'test',
-  options: { logger?: Logger } = {},
-): Promise<TestServer> {
+export async function startTestServer(overrides: RawConfig = {}, label = 'test', options: { logger?: Logger } = {}): Promise<TestServer> {
   const issuer = await startIssuer();
   const databaseUrl = await createTestDatabase(label);
   const config = buildConfig({

@@ -37,7 +37,10 @@ export function runServer(args: string[], env: Record<string, string> = {}): Ser
     stderr: () => err,
     exited,
     plainErrorLines: () => lines().filter((l) => !l.startsWith('{')),
-    logLines: () => lines().filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>),
+    logLines: () =>
+      lines()
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
   };
 }
 
@@ -82,7 +85,10 @@ export function recordedPostmasterPid(dataDir: string): number | undefined {
 
 /** The demo's two tokens, once it printed them. */
 export async function demoTokens(s: ServerProcess): Promise<{ user: string; admin: string }> {
-  await waitFor(() => /Demo admin token[^\n]*\n(\S+)/.test(s.stdout()), () => `the demo tokens (stderr: ${s.stderr().slice(-2000)})`);
+  await waitFor(
+    () => /Demo admin token[^\n]*\n(\S+)/.test(s.stdout()),
+    () => `the demo tokens (stderr: ${s.stderr().slice(-2000)})`,
+  );
   const user = /Demo user token[^\n]*\n(\S+)/.exec(s.stdout())![1]!;
   const admin = /Demo admin token[^\n]*\n(\S+)/.exec(s.stdout())![1]!;
   return { user, admin };

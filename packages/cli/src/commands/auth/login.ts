@@ -12,8 +12,8 @@ export type Options = WithGlobals<{ issuer?: string; clientId?: string; scopes?:
 export function register(program: Command): void {
   program
     .command('login')
-    .description("Log in with your identity provider (OAuth device flow) and store the tokens in the profile")
-    .option('--issuer <url>', "identity provider to use (default: the one the server trusts)")
+    .description('Log in with your identity provider (OAuth device flow) and store the tokens in the profile')
+    .option('--issuer <url>', 'identity provider to use (default: the one the server trusts)')
     .option('--client-id <id>', 'OAuth client id for the device flow (default: the one the server names)')
     .option('--scopes <scopes>', 'scopes to ask for (default: the ones the server names)')
     .addHelpText(
@@ -55,7 +55,12 @@ export async function run(options: Options, io: Io): Promise<void> {
     if (!clientId) {
       throw new UsageError('The server names no OAuth client for the device login: pass --client-id (ask the operators of the service).');
     }
-    const auth = await deviceLogin({ issuer, clientId, scopes: options.scopes ?? config.scopes, prompt: (device) => showPrompt(io, device) });
+    const auth = await deviceLogin({
+      issuer,
+      clientId,
+      scopes: options.scopes ?? config.scopes,
+      prompt: (device) => showPrompt(io, device),
+    });
     await updateProfile(ctx.settings.configPath, ctx.settings.profile, (profile) => {
       profile.auth = auth;
       profile.server = ctx.settings.server;

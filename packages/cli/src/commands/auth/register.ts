@@ -23,7 +23,10 @@ export function register(program: Command): void {
     .command('register')
     .description('Register with the service by accepting its terms of use (needed to upload)')
     .option('--accept-terms', 'accept the terms of use without asking (for scripts)')
-    .addHelpText('after', '\nExamples:\n  benchmarks register\n  benchmarks register --accept-terms   # in CI, after reading the terms once')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  benchmarks register\n  benchmarks register --accept-terms   # in CI, after reading the terms once',
+    )
     .action(runs(run));
 }
 
@@ -50,7 +53,7 @@ export async function run(options: Options, io: Io): Promise<void> {
     }
     const config = await ctx.client.call('getAuthConfig');
     const termsUrl = new URL(config.terms_url, `${ctx.apiBase}/`).href;
-    const terms = `the terms of use of ${ctx.apiBase.replace(/\/api\/v1$/, "")} (version ${config.terms_version}): ${termsUrl}`;
+    const terms = `the terms of use of ${ctx.apiBase.replace(/\/api\/v1$/, '')} (version ${config.terms_version}): ${termsUrl}`;
     if (!options.acceptTerms) {
       if (!io.isTTY.stdin) throw new UsageError(`Registering means accepting ${terms}. Read them, then pass --accept-terms.`);
       io.stderr.write(`Registering means accepting ${terms}\n`);

@@ -10,7 +10,10 @@ export function register(program: Command): void {
   program
     .command('token')
     .description('Print the access token (refreshed if needed), e.g. for curl. Keep it secret.')
-    .addHelpText('after', '\nExample:\n  curl -H "Authorization: Bearer $(benchmarks token)" https://performance.example.org/api/v1/users/self')
+    .addHelpText(
+      'after',
+      '\nExample:\n  curl -H "Authorization: Bearer $(benchmarks token)" https://performance.example.org/api/v1/users/self',
+    )
     .action(runs(run));
 }
 

@@ -28,7 +28,11 @@ const columns: Column<Identity>[] = [
   { header: 'iss', value: (i) => i.iss },
   { header: 'sub', value: (i) => i.sub },
   { header: 'email', value: (i) => i.email },
-  { header: 'registered', value: (i) => (i.registered ? `yes, ${i.registration_datetime} (terms ${i.terms_version})` : 'not registered (run `benchmarks register`)') },
+  {
+    header: 'registered',
+    value: (i) =>
+      i.registered ? `yes, ${i.registration_datetime} (terms ${i.terms_version})` : 'not registered (run `benchmarks register`)',
+  },
   { header: 'admin', value: (i) => (i.admin ? 'yes' : 'no') },
   { header: 'token', value: (i) => (i.token === 'login' ? 'stored login' : 'given (--token, BENCHMARKS_TOKEN or config)') },
 ];

@@ -17,7 +17,10 @@ export function register(program: Command): void {
     .option('--schema <file>', 'JSON Schema of its results: a file, - for stdin, or inline JSON (default {}: any result)')
     .option('--description <text>', 'short description')
     .option('--url <url>', 'documentation URL')
-    .addHelpText('after', '\nExample:\n  benchmarks benchmarks create ghcr.io/org/bench:1.0 --schema schema.json --url https://org.example/bench')
+    .addHelpText(
+      'after',
+      '\nExample:\n  benchmarks benchmarks create ghcr.io/org/bench:1.0 --schema schema.json --url https://org.example/bench',
+    )
     .action(runs(run, ['ref']));
 }
 

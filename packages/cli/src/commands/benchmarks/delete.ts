@@ -15,7 +15,10 @@ export function register(program: Command): void {
       .argument('<benchmark>', 'id or image:tag'),
     'also delete every result of the benchmark',
   )
-    .addHelpText('after', '\nExamples:\n  benchmarks benchmarks delete ghcr.io/org/bench:1.0\n  benchmarks benchmarks delete ghcr.io/org/bench:1.0 --cascade --yes')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  benchmarks benchmarks delete ghcr.io/org/bench:1.0\n  benchmarks benchmarks delete ghcr.io/org/bench:1.0 --cascade --yes',
+    )
     .action(runs(run, ['ref']));
 }
 

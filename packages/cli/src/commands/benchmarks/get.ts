@@ -12,7 +12,10 @@ export function register(program: Command): void {
     .command('get')
     .description('Show one benchmark, with its JSON Schema (any status)')
     .argument('<benchmark>', 'id or image:tag')
-    .addHelpText('after', '\nExamples:\n  benchmarks benchmarks get ghcr.io/org/bench:1.0\n  benchmarks benchmarks get 3f0c... --output json | jq .json_schema')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  benchmarks benchmarks get ghcr.io/org/bench:1.0\n  benchmarks benchmarks get 3f0c... --output json | jq .json_schema',
+    )
     .action(runs(run, ['ref']));
 }
 

@@ -16,7 +16,10 @@ export function register(program: Command): void {
     .option('--image <image>', 'exact container image, e.g. ghcr.io/org/bench')
     .option('--tag <tag>', 'exact container tag, e.g. 1.0');
   addReviewFilters(command);
-  addListOptions(command, SORT_FIELDS).addHelpText('after', '\nExample:\n  benchmarks benchmarks list --image ghcr.io/org/bench --sort -upload_datetime');
+  addListOptions(command, SORT_FIELDS).addHelpText(
+    'after',
+    '\nExample:\n  benchmarks benchmarks list --image ghcr.io/org/bench --sort -upload_datetime',
+  );
   command.action(runs(run));
 }
 

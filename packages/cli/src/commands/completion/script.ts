@@ -32,7 +32,10 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export function bashScript(program: Command): string {
   const nodes = commandTree(program);
-  const paths = nodes.filter((n) => n.path).map((n) => quote(n.path)).join('|');
+  const paths = nodes
+    .filter((n) => n.path)
+    .map((n) => quote(n.path))
+    .join('|');
   const cases = nodes.map((n) => `    ${quote(n.path)}) words=${quote(n.words.join(' '))} ;;`).join('\n');
   return `# bash completion for benchmarks. Load it with:  source <(benchmarks completion bash)
 _benchmarks_complete() {
@@ -59,7 +62,10 @@ complete -o default -F _benchmarks_complete benchmarks
 
 export function zshScript(program: Command): string {
   const nodes = commandTree(program);
-  const paths = nodes.filter((n) => n.path).map((n) => `${quote(n.path)}`).join('|');
+  const paths = nodes
+    .filter((n) => n.path)
+    .map((n) => `${quote(n.path)}`)
+    .join('|');
   const cases = nodes.map((n) => `    (${quote(n.path)}) choices=(${n.words.map(quote).join(' ')}) ;;`).join('\n');
   return `#compdef benchmarks
 # zsh completion for benchmarks. Load it with:  source <(benchmarks completion zsh)

@@ -10,7 +10,7 @@ export type Options = WithGlobals<{ key: string }>;
 export function register(program: Command): void {
   group(program, 'config')
     .command('get')
-    .description("Print one setting of the profile (as stored, before flags and environment)")
+    .description('Print one setting of the profile (as stored, before flags and environment)')
     .argument('<key>', 'server, token, output, quiet or verbose')
     .addHelpText('after', '\nExample:\n  benchmarks config get server --profile staging')
     .action(runs(run, ['key']));

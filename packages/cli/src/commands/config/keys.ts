@@ -20,7 +20,8 @@ export function parseValue(key: SettableKey, value: string): Profile[SettableKey
       }
       return value;
     case 'output':
-      if (!(OUTPUT_FORMATS as readonly string[]).includes(value)) throw new UsageError(`output must be one of ${OUTPUT_FORMATS.join(', ')}.`);
+      if (!(OUTPUT_FORMATS as readonly string[]).includes(value))
+        throw new UsageError(`output must be one of ${OUTPUT_FORMATS.join(', ')}.`);
       return value as Profile['output'];
     case 'quiet':
     case 'verbose':
@@ -37,6 +38,14 @@ export function shown(profile: Profile): Record<string, unknown> {
   return {
     ...rest,
     ...(token ? { token: '(set)' } : {}),
-    ...(auth ? { login: { issuer: auth.issuer, expires_at: auth.expires_at ? new Date(auth.expires_at * 1000).toISOString() : null, refresh: Boolean(auth.refresh_token) } } : {}),
+    ...(auth
+      ? {
+          login: {
+            issuer: auth.issuer,
+            expires_at: auth.expires_at ? new Date(auth.expires_at * 1000).toISOString() : null,
+            refresh: Boolean(auth.refresh_token),
+          },
+        }
+      : {}),
   };
 }

@@ -13,7 +13,10 @@ export function register(program: Command): void {
     .description('Save a setting in the profile')
     .argument('<key>', 'server, token, output, quiet or verbose')
     .argument('<value>', 'its value')
-    .addHelpText('after', '\nExamples:\n  benchmarks config set server https://performance.example.org\n  benchmarks config set output json --profile ci')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  benchmarks config set server https://performance.example.org\n  benchmarks config set output json --profile ci',
+    )
     .action(runs(run, ['key', 'value']));
 }
 

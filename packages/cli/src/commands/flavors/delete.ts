@@ -15,7 +15,10 @@ export function register(program: Command): void {
       .argument('<flavor>', 'id or site/flavor'),
     'also delete every result on the flavor',
   )
-    .addHelpText('after', '\nExamples:\n  benchmarks flavors delete CESGA/c4.large\n  benchmarks flavors delete CESGA/c4.large --cascade --yes')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  benchmarks flavors delete CESGA/c4.large\n  benchmarks flavors delete CESGA/c4.large --cascade --yes',
+    )
     .action(runs(run, ['ref']));
 }
 

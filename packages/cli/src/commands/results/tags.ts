@@ -18,13 +18,17 @@ export function register(program: Command): void {
     .argument('<id>', 'result id')
     .option('--tag <tag>', 'tag id or name; repeat for several', repeatable)
     .option('--clear', 'remove every tag')
-    .addHelpText('after', '\nExamples:\n  benchmarks results tags set 3f0c9d2e-... --tag gpu --tag nightly\n  benchmarks results tags set 3f0c9d2e-... --clear')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  benchmarks results tags set 3f0c9d2e-... --tag gpu --tag nightly\n  benchmarks results tags set 3f0c9d2e-... --clear',
+    )
     .action(runs(run, ['id']));
 }
 
 export async function run(options: Options, io: Io): Promise<void> {
   const refs = options.tag ?? [];
-  if (refs.length === 0 && !options.clear) throw new UsageError('Give the new tags with --tag (repeatable), or --clear to remove them all.');
+  if (refs.length === 0 && !options.clear)
+    throw new UsageError('Give the new tags with --tag (repeatable), or --clear to remove them all.');
   if (refs.length > 0 && options.clear) throw new UsageError('--clear and --tag exclude each other.');
   await withContext(options, io, async (ctx) => {
     const resolver = new Resolver(ctx.client);

@@ -41,7 +41,11 @@ export function register(program: Command): void {
     .option('--executed-at <datetime>', 'start of the execution, ISO 8601 with a zone (2025-01-31T10:00:00Z) or "now"')
     .option('--tag <tag>', 'tag of every result: id or name; repeatable', repeatable)
     .option('--dry-run', "check every result against its benchmark's JSON Schema; upload nothing")
-    .option('--batch-size <n>', `results per request, all stored or none (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_ITEMS}); 1 sends each result alone`, positiveInteger('--batch-size', MAX_BATCH_ITEMS))
+    .option(
+      '--batch-size <n>',
+      `results per request, all stored or none (default ${DEFAULT_BATCH_SIZE}, at most ${MAX_BATCH_ITEMS}); 1 sends each result alone`,
+      positiveInteger('--batch-size', MAX_BATCH_ITEMS),
+    )
     .option('--concurrency <n>', `requests in flight at once (default ${DEFAULT_CONCURRENCY})`, positiveInteger('--concurrency', 64))
     .option('--report <file>', 'write the outcome of every item to this JSON file, as the upload goes')
     .option('--resume <report>', 'continue an interrupted upload from its --report file: what it stored is not sent again')
@@ -112,7 +116,9 @@ async function upload(ctx: Context, options: Options, plan: Plan): Promise<void>
   const dry = Boolean(options.dryRun);
   const resolver = new Resolver(ctx.client);
   if (resume && resume.command.server !== ctx.apiBase) {
-    throw new UsageError(`${options.resume} records an upload to ${resume.command.server}, not ${ctx.apiBase}: resume it against the same server.`);
+    throw new UsageError(
+      `${options.resume} records an upload to ${resume.command.server}, not ${ctx.apiBase}: resume it against the same server.`,
+    );
   }
   // Names given as flags must resolve, or nothing can be uploaded.
   const resolved: Resolved = await resolveDefaults(defaults, resolver);
@@ -214,7 +220,10 @@ async function upload(ctx: Context, options: Options, plan: Plan): Promise<void>
   if (tally.failures.length) {
     ctx.warn(dry ? 'Invalid:' : 'Failed:');
     for (const line of tally.failures) ctx.warn(`  ${line}`);
-    if (tally.bad > SHOWN_FAILURES) ctx.warn(`  ... and ${tally.bad - SHOWN_FAILURES} more${plan.report ? ` (every one is in ${plan.report.path})` : ' (--report lists every one)'}.`);
+    if (tally.bad > SHOWN_FAILURES)
+      ctx.warn(
+        `  ... and ${tally.bad - SHOWN_FAILURES} more${plan.report ? ` (every one is in ${plan.report.path})` : ' (--report lists every one)'}.`,
+      );
   }
   const unread = complete ? '' : '; the rest of the input was not read';
   if (dry) {
@@ -231,7 +240,10 @@ async function upload(ctx: Context, options: Options, plan: Plan): Promise<void>
     return;
   }
   ctx.warn(line);
-  if (plan.report) ctx.info(`The outcome of every item is in ${plan.report.path}; \`benchmarks results upload --resume ${plan.report.path}\` sends the rest.`);
+  if (plan.report)
+    ctx.info(
+      `The outcome of every item is in ${plan.report.path}; \`benchmarks results upload --resume ${plan.report.path}\` sends the rest.`,
+    );
   if (interrupted) throw new CliError('Upload interrupted.');
   if (sender!.stopped !== undefined) {
     // The reason the upload stopped, as one line: not logged in, not registered, unreachable.

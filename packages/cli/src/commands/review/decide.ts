@@ -42,6 +42,7 @@ export async function decide(decision: Decision, options: Options, io: Io): Prom
         ctx.warn(`Could not ${decision} ${options.kind} ${id}: ${known.message}`);
       }
     }
-    if (failed) throw new CliError(`${failed} of ${options.ids.length} items could not be ${decision === 'approve' ? 'approved' : 'rejected'}.`);
+    if (failed)
+      throw new CliError(`${failed} of ${options.ids.length} items could not be ${decision === 'approve' ? 'approved' : 'rejected'}.`);
   });
 }

@@ -19,7 +19,11 @@ export function register(program: Command): void {
 
 export async function run(options: Options, io: Io): Promise<void> {
   await withContext(options, io, async (ctx) => {
-    const created = await ctx.client.sites.create({ name: options.name, address: options.address, description: options.description ?? null });
+    const created = await ctx.client.sites.create({
+      name: options.name,
+      address: options.address,
+      description: options.description ?? null,
+    });
     ctx.info(`Created site ${created.name} (${created.status === 'approved' ? 'approved' : 'waiting for review'}).`);
     ctx.printItem(created, siteColumns);
   });

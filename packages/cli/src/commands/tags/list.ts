@@ -21,7 +21,11 @@ export function register(program: Command): void {
 
 export async function run(options: Options, io: Io): Promise<void> {
   await withContext(options, io, async (ctx) => {
-    const request = ctx.client.tags.list({ ...(options.name ? { name: options.name } : {}), ...reviewQuery(options), ...pageQuery(options) });
+    const request = ctx.client.tags.list({
+      ...(options.name ? { name: options.name } : {}),
+      ...reviewQuery(options),
+      ...pageQuery(options),
+    });
     await ctx.printList(request, tagColumns, options);
   });
 }

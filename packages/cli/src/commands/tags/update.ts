@@ -24,7 +24,10 @@ export async function run(options: Options, io: Io): Promise<void> {
   await withContext(options, io, async (ctx) => {
     const id = await new Resolver(ctx.client, { anyStatus: true }).tag(options.ref);
     const current = await ctx.client.tags.get(id);
-    const updated = await ctx.client.tags.update(id, { name: options.name ?? current.name, description: orNull(options.description, current.description) });
+    const updated = await ctx.client.tags.update(id, {
+      name: options.name ?? current.name,
+      description: orNull(options.description, current.description),
+    });
     ctx.info(`Updated tag ${updated.name}.`);
     ctx.printItem(updated, tagColumns);
   });

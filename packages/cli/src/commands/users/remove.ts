@@ -20,8 +20,14 @@ export function register(program: Command): void {
 }
 
 export async function run(options: Options, io: Io): Promise<void> {
-  const selectors = { ...(options.iss ? { iss: options.iss } : {}), ...(options.sub ? { sub: options.sub } : {}), ...(options.email ? { email: options.email } : {}) };
-  const described = Object.entries(selectors).map(([k, v]) => `${k}=${v}`).join(' ');
+  const selectors = {
+    ...(options.iss ? { iss: options.iss } : {}),
+    ...(options.sub ? { sub: options.sub } : {}),
+    ...(options.email ? { email: options.email } : {}),
+  };
+  const described = Object.entries(selectors)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
   if (!described) throw new UsageError('Say whom to remove with --iss, --sub and/or --email.');
   mustBeAbleToAsk(io, options.yes, `Removing users cannot be undone: pass --yes to remove ${described}.`);
   await confirm(io, options.yes, `Remove every user with ${described}? Their email is erased.`, 'Nothing removed.');
