@@ -15,7 +15,7 @@ const doc = buildOpenApi(operations, {
   termsUrl: DEFAULTS.termsUrl,
   termsVersion: DEFAULTS.termsVersion,
 });
-const text = JSON.stringify(doc, null, 2) + '\n';
+const text = `${JSON.stringify(doc, null, 2)}\n`;
 
 if (process.argv.includes('--check')) {
   let committed = '';

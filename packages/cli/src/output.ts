@@ -31,13 +31,13 @@ export function renderTable<T>(items: readonly T[], columns: readonly Column<T>[
       .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i])))
       .join('  ')
       .trimEnd();
-  return [line(headers), ...rows.map(line)].join('\n') + '\n';
+  return `${[line(headers), ...rows.map(line)].join('\n')}\n`;
 }
 
 /** One item as `KEY  value` lines, for `get` on a terminal. */
 export function renderRecord<T>(item: T, columns: readonly Column<T>[]): string {
   const width = Math.max(...columns.map((c) => c.header.length));
-  return columns.map((c) => `${c.header.padEnd(width)}  ${text(c.value(item))}`.trimEnd()).join('\n') + '\n';
+  return `${columns.map((c) => `${c.header.padEnd(width)}  ${text(c.value(item))}`.trimEnd()).join('\n')}\n`;
 }
 
 /**

@@ -41,7 +41,7 @@ export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssu
     port = (JSON.parse(await readFile(stateFile, 'utf8')) as { port: number }).port;
   } catch {
     port = await freePort();
-    await writeFile(stateFile, JSON.stringify({ port }) + '\n');
+    await writeFile(stateFile, `${JSON.stringify({ port })}\n`);
   }
   try {
     return await startIssuer({

@@ -22,7 +22,7 @@ import { dirname } from 'node:path';
 
 import { calculateJwkThumbprint, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
 import type Provider from 'oidc-provider';
-import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import type { Adapter, AdapterPayload, Configuration, } from 'oidc-provider';
 
 export interface IssuerAccount {
   sub: string;

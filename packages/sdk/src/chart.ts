@@ -133,5 +133,5 @@ export function renderCompareSvg(answer: CompareAnswer, benchmarkName: string): 
     );
   });
   out.push('</svg>');
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }

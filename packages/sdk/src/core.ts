@@ -3,7 +3,7 @@
  * encoding, JSON in and out, problem+json to typed errors, timeouts and retries.
  */
 import { operations, type OperationDef, type OperationId } from './contract/index.ts';
-import { sortBy, SortTerm } from './builders.ts';
+import { sortBy, type SortTerm } from './builders.ts';
 import { errorFromResponse, parseRetryAfter, TimeoutError, type RequestInfo } from './errors.ts';
 import { defaultTransport, type FetchLike, type FetchResponse, type Transport } from './fetch.ts';
 import { PageRequest, type Page } from './pagination.ts';

@@ -413,7 +413,7 @@ test('every operation of the contract is reachable through a namespace method', 
     sent.map(
       (line) =>
         Object.values(operations).find((def) => {
-          const pattern = '/api/v1' + def.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/:]+');
+          const pattern = `/api/v1${def.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/:]+')}`;
           return new RegExp(`^${def.method} ${pattern}$`).test(line);
         })?.operationId,
     ),

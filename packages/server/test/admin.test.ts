@@ -1,7 +1,7 @@
 /** Administrator views: submissions waiting for review, and users (list, search, remove). */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTestServer, type HttpResponse, type TestServer } from './support/harness.ts';
+import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { User } from '../src/entities/index.ts';
 

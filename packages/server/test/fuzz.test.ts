@@ -312,7 +312,7 @@ const CRAFTED = [
   ],
   [
     { alg: 'RS256', kid: 'k' },
-    { iss: 'http://é/' + 'x'.repeat(4000), sub: 'a', exp: 4e9 },
+    { iss: `http://é/${'x'.repeat(4000)}`, sub: 'a', exp: 4e9 },
   ],
   [{ alg: 'RS256' }, { iss: 42, sub: ['a'], exp: 'never' }],
   [{ alg: 'none' }, { iss: 'http://127.0.0.1', sub: 'admin', exp: 4e9 }],
@@ -328,9 +328,9 @@ const BAD_TOKENS = [
   'Bearer',
   'Basic dXNlcjpwYXNz',
   'Bearer a b',
-  'Bearer ' + 'A'.repeat(17_000),
+  `Bearer ${'A'.repeat(17_000)}`,
   'bearer %00',
-  'Bearer ' + 'x.'.repeat(50),
+  `Bearer ${'x.'.repeat(50)}`,
   ...CRAFTED,
 ];
 
@@ -365,7 +365,7 @@ const setBody = (req: Req, body: string | Buffer, contentType = 'application/jso
 };
 
 function nested(depth: number): string {
-  return '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+  return `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 }
 
 /** A value the parameter's schema refuses, or null when the schema refuses nothing of the kind. */
@@ -793,7 +793,7 @@ test('accepted writes of odd but valid values are stored verbatim, one row each'
   const before = Number((await t.request('GET', '/sites', { query: { per_page: 1 } })).body.total);
   let created = 0;
   for (const [i, text] of odd.entries()) {
-    const name = `${text}`.slice(0, 190) + ` ${i}`;
+    const name = `${`${text}`.slice(0, 190)} ${i}`;
     const res = await t.request('POST', '/sites', { token: c.admin, body: { name, address: text.slice(0, 500), description: text } });
     assert.is(res.status, 201, `${JSON.stringify(text)}: ${res.text}`);
     created++;

@@ -28,7 +28,7 @@ function refused(res: { status: number; headers: Headers; text: string; body: an
   assert.match(`${res.body.detail} ${JSON.stringify(res.body.errors ?? [])}`, mention);
 }
 
-const nested = (depth: number) => JSON.parse('{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1));
+const nested = (depth: number) => JSON.parse(`${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`);
 const upload = (body: unknown, tags: string[] = []) =>
   t.request('POST', '/results', {
     token: user,

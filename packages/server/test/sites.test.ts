@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTestServer, type HttpResponse, type TestServer } from './support/harness.ts';
+import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { Flavor, Result, Site } from '../src/entities/index.ts';
 

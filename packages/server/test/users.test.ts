@@ -28,7 +28,7 @@ test('POST /users:register: registers the caller once, recording the terms versi
   assert.is(first.body.email, 'alice@example.org');
   assert.is(first.body.terms_version, '2025-03');
   assert.not.match(first.body.registration_datetime, /Z$/);
-  const registeredAt = Date.parse(first.body.registration_datetime + 'Z');
+  const registeredAt = Date.parse(`${first.body.registration_datetime}Z`);
   assert.ok(registeredAt >= before - 1000 && registeredAt <= Date.now() + 1000);
 
   const second = await t.request('POST', '/users:register', { token });

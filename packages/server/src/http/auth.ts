@@ -32,7 +32,7 @@ export function createAuthenticator(verifier: TokenVerifier | null, adminEntitle
       } catch {
         return false;
       }
-      return token !== null && verifier !== null && verifier.isVerified(token);
+      return token && verifier?.isVerified(token);
     },
     async knownClient(ctx) {
       if (!this.recognizes(ctx)) return null;

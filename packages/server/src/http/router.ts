@@ -123,7 +123,7 @@ async function validateAndHandle(
   parse: (() => unknown) | undefined,
   input: RequestInput,
 ): Promise<unknown> {
-  let body: unknown = undefined;
+  let body: unknown ;
   if (def.body) {
     if (parse) {
       body = parse();

@@ -1,4 +1,4 @@
-import * as users from '@benchmarks/sdk/contract/users';
+import type * as users from '@benchmarks/sdk/contract/users';
 import type { Handlers } from '../http/handler.ts';
 import { AppError } from '../core/errors.ts';
 import { reply } from '../core/reply.ts';

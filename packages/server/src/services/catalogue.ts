@@ -11,7 +11,7 @@ import { AppError, errors } from '../core/errors.ts';
 import { parseDateBound } from '../core/dates.ts';
 import { itemsVanishing, pageEnvelope, pageJson, pageRequest, limitOffset, PAGE_READ_ATTEMPTS, type PageEnvelope } from './pagination.ts';
 import { fixedFieldSort, type SortTerm } from './sort.ts';
-import { likePattern, Where } from './sql.ts';
+import { likePattern, type Where } from './sql.ts';
 import type { EmbedCache } from './embeds.ts';
 import type { JsonText } from '../core/reply.ts';
 import { prepared } from '../db/bound-driver.ts';

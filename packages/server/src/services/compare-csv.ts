@@ -50,5 +50,5 @@ export function csvField(value: Cell): string {
 export function compareCsv(answer: CompareAnswer): string {
   const lines = [COMPARE_CSV_COLUMNS.join(',')];
   for (const group of answer.groups) lines.push(COLUMNS.map(([, cell]) => csvField(cell(group))).join(','));
-  return lines.join('\r\n') + '\r\n';
+  return `${lines.join('\r\n')}\r\n`;
 }

@@ -8,7 +8,7 @@ import type { Caller } from '../core/caller.ts';
 import { AppError, errors } from '../core/errors.ts';
 import { JsonText } from '../core/reply.ts';
 import { transaction } from '../db/transaction.ts';
-import { benchmarkView, flavorView, siteView, tagView } from './views.ts';
+import type { benchmarkView, flavorView, siteView, tagView } from './views.ts';
 import { formatTimestamp } from './format.ts';
 import { checkPageDepth, itemsVanishing, pageJson, pageRequest, PAGE_READ_ATTEMPTS } from './pagination.ts';
 import {

@@ -37,7 +37,7 @@ export async function decide(decision: Decision, options: Options, io: Io): Prom
       } catch (err) {
         // One item's problem must not hide the others'; a refusal to the caller stops everything.
         const known = describeKnown(err);
-        if (!known || known.exitCode !== 1 || options.ids.length === 1) throw err;
+        if (known?.exitCode !== 1 || options.ids.length === 1) throw err;
         failed++;
         ctx.warn(`Could not ${decision} ${options.kind} ${id}: ${known.message}`);
       }
