@@ -32,7 +32,7 @@ export function createAuthenticator(verifier: TokenVerifier | null, adminEntitle
       } catch {
         return false;
       }
-      return token && verifier?.isVerified(token);
+      return token !== null && (verifier?.isVerified(token) ?? false);
     },
     async knownClient(ctx) {
       if (!this.recognizes(ctx)) return null;
