@@ -603,14 +603,12 @@ export const BENCHMARKS: BenchmarkDef[] = [
     result: (ctx) => {
       const d2d = ctx.rng.round(300 * gpuPower(ctx) * ctx.rng.noise(0.05), 1);
       const h2d = ctx.rng.round(24 * ctx.rng.noise(0.1), 2);
-      const transfers = [1048576, 9437184, 17825792, 26214400]
-        .slice(0, ctx.rng.int(2, 4))
-        .map((bytes) => ({
-          bytes,
-          h2d: ctx.rng.round(h2d * ctx.rng.noise(0.05), 2),
-          d2h: ctx.rng.round(h2d * 1.05 * ctx.rng.noise(0.05), 2),
-          d2d: ctx.rng.round(d2d * ctx.rng.noise(0.05), 1),
-        }));
+      const transfers = [1048576, 9437184, 17825792, 26214400].slice(0, ctx.rng.int(2, 4)).map((bytes) => ({
+        bytes,
+        h2d: ctx.rng.round(h2d * ctx.rng.noise(0.05), 2),
+        d2h: ctx.rng.round(h2d * 1.05 * ctx.rng.noise(0.05), 2),
+        d2d: ctx.rng.round(d2d * ctx.rng.noise(0.05), 1),
+      }));
       return { host_to_device_gbs: h2d, device_to_host_gbs: ctx.rng.round(h2d * 1.05, 2), device_to_device_gbs: d2d, transfers };
     },
   },

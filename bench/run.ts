@@ -97,7 +97,7 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
                        [--baseline auto|pgbench|node] [--seed n] [--data-dir dir] [--keep] [--out dir] [--no-docs]
 defaults: ${BENCH_DEFAULTS.results} results, ${BENCH_DEFAULTS.duration} s per run, connections ${BENCH_DEFAULTS.connections.join(',')}`);
         process.exit(0);
-      // falls through (exit)
+        break; // not reached: process.exit does not return
       default:
         throw new Error(`unknown option ${arg} (see --help)`);
     }

@@ -97,7 +97,8 @@ export function profileOf(config: ConfigFile, name: string): Profile {
 export async function updateProfile(path: string, name: string, change: (profile: Profile) => void): Promise<void> {
   const config = await loadConfig(path);
   config.profiles ??= {};
-  const profile = (config.profiles[name] ??= {});
+  config.profiles[name] ??= {};
+  const profile = config.profiles[name];
   change(profile);
   await saveConfig(path, config);
 }

@@ -115,7 +115,7 @@ export async function createContext(options: GlobalOptions, io: Io): Promise<Con
       io.stdout.write(renderItem(settings.output, item, columns));
     },
     async printList(request, columns, listOptions) {
-      let items;
+      let items: Awaited<typeof request>['items'];
       if (listOptions.all) {
         items = [];
         for await (const item of request) items.push(item);

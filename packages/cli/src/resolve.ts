@@ -31,7 +31,10 @@ export class Resolver {
 
   #cached(key: string, find: () => Promise<string>): Promise<string> {
     let found = this.#cache.get(key);
-    if (!found) this.#cache.set(key, (found = find()));
+    if (!found) {
+      found = find();
+      this.#cache.set(key, found);
+    }
     return found;
   }
 

@@ -22,7 +22,7 @@ import { dirname } from 'node:path';
 
 import { calculateJwkThumbprint, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
 import type Provider from 'oidc-provider';
-import type { Adapter, AdapterPayload, Configuration, } from 'oidc-provider';
+import type { Adapter, AdapterPayload, Configuration } from 'oidc-provider';
 
 export interface IssuerAccount {
   sub: string;
@@ -207,7 +207,10 @@ function createMemoryAdapterFactory(): (name: string) => Adapter {
         entries.set(key, { payload, expiresAt });
         if (payload.grantId) {
           let keys = byGrant.get(payload.grantId);
-          if (!keys) byGrant.set(payload.grantId, (keys = new Set()));
+          if (!keys) {
+            keys = new Set();
+            byGrant.set(payload.grantId, keys);
+          }
           keys.add(key);
         }
         if (payload.userCode) byUserCode.set(payload.userCode, key);

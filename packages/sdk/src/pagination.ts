@@ -41,6 +41,7 @@ export class PageRequest<T> implements Promise<Page<T>>, AsyncIterable<T> {
     return this.#first;
   }
 
+  // biome-ignore lint/suspicious/noThenProperty: deliberate thenable: list() returns a promise of the first page that is also an async iterator (stripe-node style)
   then<A = Page<T>, B = never>(
     onfulfilled?: ((value: Page<T>) => A | PromiseLike<A>) | null,
     onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,

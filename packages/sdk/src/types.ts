@@ -19,7 +19,8 @@ type Input<T> = T extends readonly unknown[]
   : T extends object
     ? string extends keyof T
       ? T
-      : { [K in keyof T]: {} extends Pick<T, K> ? Input<T[K]> | undefined : Input<T[K]> }
+      : // biome-ignore lint/complexity/noBannedTypes: `{} extends Pick<T, K>` is the type-level test for an optional key
+        { [K in keyof T]: {} extends Pick<T, K> ? Input<T[K]> | undefined : Input<T[K]> }
     : T;
 
 /**
@@ -91,7 +92,8 @@ type Def<K extends OperationId> = Operations[K];
 type ParamsPart<K extends OperationId> = Def<K> extends { params: TSchema } ? { params: Params<K> } : { params?: undefined };
 type QueryPart<K extends OperationId> =
   Def<K> extends { query: TSchema }
-    ? {} extends Query<K>
+    ? // biome-ignore lint/complexity/noBannedTypes: `{} extends Query<K>` tests whether every query field is optional
+      {} extends Query<K>
       ? { query?: Query<K> | undefined }
       : { query: Query<K> }
     : { query?: undefined };
@@ -129,4 +131,5 @@ export type CallArgs<K extends OperationId> = Simplify<ParamsPart<K> & QueryPart
  * @example
  * function call<K extends OperationId>(id: K, ...args: CallArgsTuple<K>) {}
  */
+// biome-ignore lint/complexity/noBannedTypes: `{} extends CallArgs<K>` tests whether every argument is optional
 export type CallArgsTuple<K extends OperationId> = {} extends CallArgs<K> ? [args?: CallArgs<K>] : [args: CallArgs<K>];

@@ -264,7 +264,9 @@ export async function uploadInBatches<I>(
       if (single) return oneByOne(pending);
       try {
         const { ids } = await sender.createBatch(pending.map((i) => items[i]!));
-        pending.forEach((index, k) => finish({ index, ok: true, id: ids[k]! }));
+        pending.forEach((index, k) => {
+          finish({ index, ok: true, id: ids[k]! });
+        });
         return progress();
       } catch (error) {
         if (noBatchRoute(error)) {

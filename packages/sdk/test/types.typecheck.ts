@@ -57,6 +57,7 @@ export async function responses(id: string) {
     void hidden;
     void n;
   }
+  // biome-ignore lint/suspicious/noConfusingVoidType: asserts that a 204 operation resolves to `void`, as published
   const nothing: void = await client.benchmarks.approve(id);
   const me: Reply<'getSelf'> = await client.self.get();
   const body: Body<'createTag'> = { name: 'gpu' };

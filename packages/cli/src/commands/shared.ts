@@ -26,7 +26,9 @@ export function runs<O>(run: (options: O, io: Io) => Promise<unknown>, positiona
   return async (...args: unknown[]): Promise<void> => {
     const command = args.at(-1) as Command;
     const values: Record<string, unknown> = { ...command.optsWithGlobals() };
-    positional.forEach((name, i) => (values[name] = args[i]));
+    positional.forEach((name, i) => {
+      values[name] = args[i];
+    });
     const io = ios.get(rootOf(command));
     if (!io) throw new Error('The program has no io attached');
     await run(values as O, io);

@@ -3,6 +3,7 @@
  * .ndjson and .jsonl files), glob patterns (for shells that did not expand them) and `-` for stdin.
  * Each file holds one JSON object, an array of them, or one object per line (NDJSON).
  */
+import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { extname, join, relative, sep } from 'node:path';
 import { CliError, UsageError } from '../errors.ts';
@@ -39,7 +40,7 @@ async function walk(dir: string, out: string[]): Promise<void> {
 }
 
 async function allFiles(dir: string, out: string[]): Promise<void> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch {

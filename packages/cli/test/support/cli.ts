@@ -56,7 +56,7 @@ function launch(args: string[], env: Record<string, string | undefined>, options
   child.stdout!.on('data', (d) => (stdout += d));
   child.stderr!.on('data', (d) => {
     stderr += d;
-    watchers.forEach((w) => w());
+    for (const w of watchers) w();
   });
   child.stdin!.end(options.input ?? '');
   const exited = new Promise<CliResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));

@@ -54,4 +54,5 @@ type StaticOr<T, Fallback> = T extends TSchema ? Static<T> : Fallback;
 export type ParamsOf<O extends OperationDef> = StaticOr<O['params'], Record<string, never>>;
 export type QueryOf<O extends OperationDef> = StaticOr<O['query'], Record<string, never>>;
 export type BodyOf<O extends OperationDef> = StaticOr<O['body'], undefined>;
+// biome-ignore lint/suspicious/noConfusingVoidType: `void` (not `undefined`) so that server handlers of 204 operations may return nothing (Promise<void>); part of the published types
 export type ResponseOf<O extends OperationDef> = O['response']['schema'] extends TSchema ? Static<O['response']['schema']> : void;

@@ -5,7 +5,7 @@ import { createContext } from '../../context.ts';
 import type { Io } from '../../io.ts';
 import { runs, type WithGlobals } from '../shared.ts';
 
-export type Options = WithGlobals<{}>;
+export type Options = WithGlobals<object>;
 
 export function register(program: Command): void {
   program

@@ -4,7 +4,7 @@ import { AuthError } from '../../errors.ts';
 import type { Io } from '../../io.ts';
 import { runs, type WithGlobals } from '../shared.ts';
 
-export type Options = WithGlobals<{}>;
+export type Options = WithGlobals<object>;
 
 export function register(program: Command): void {
   program

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { NotFoundError } from '@benchmarks/sdk';
+import { NotFoundError, type Reply } from '@benchmarks/sdk';
 import { jwtClaims } from '../../auth.ts';
 import { withContext } from '../../context.ts';
 import { AuthError } from '../../errors.ts';
@@ -7,7 +7,7 @@ import type { Io } from '../../io.ts';
 import type { Column } from '../../output.ts';
 import { runs, type WithGlobals } from '../shared.ts';
 
-export type Options = WithGlobals<{}>;
+export type Options = WithGlobals<object>;
 
 export interface Identity {
   server: string;
@@ -50,7 +50,7 @@ export async function run(options: Options, io: Io): Promise<void> {
     const token = await ctx.tokens.get();
     if (!token) throw new AuthError('Not logged in: run `benchmarks login` or pass --token.');
     const claims = jwtClaims(token) ?? {};
-    let user;
+    let user: Reply<'getSelf'> | undefined;
     try {
       user = await ctx.client.self.get();
     } catch (err) {

@@ -102,6 +102,7 @@ export function register(program: Command): void {
     .addArgument(new Argument('<shell>', 'bash or zsh').choices(['bash', 'zsh']))
     .addHelpText(
       'after',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: `${fpath[1]}` is zsh syntax in an example shell command, not a template placeholder
       '\nExamples:\n  source <(benchmarks completion bash)       # in ~/.bashrc\n  benchmarks completion zsh > "${fpath[1]}/_benchmarks"',
     )
     .action(runs((options: { shell: 'bash' | 'zsh' }, io: Io) => run({ ...options, program }, io), ['shell']));

@@ -5,7 +5,7 @@ import { renderJson, text } from '../../output.ts';
 import { group, runs, type WithGlobals } from '../shared.ts';
 import { shown } from './keys.ts';
 
-export type Options = WithGlobals<{}>;
+export type Options = WithGlobals<object>;
 
 export function register(program: Command): void {
   group(program, 'config')
