@@ -287,7 +287,12 @@ test('GET /ready and /health answer at once while slow requests hold every poole
   const lock = await holdLock('lock table result in access exclusive mode');
   let lists: Promise<number>[] = [];
   try {
-    lists = Array.from({ length: 4 }, () => fetch(`${api}/results?per_page=1`).then(async (r) => (await r.arrayBuffer(), r.status)));
+    lists = Array.from({ length: 4 }, () =>
+      fetch(`${api}/results?per_page=1`).then(async (r) => {
+        await r.arrayBuffer();
+        return r.status;
+      }),
+    );
     await until('both pooled connections are busy', 5000, async () => (await running()) >= 2);
     const ready = await timed(async () => {
       const r = await fetch(`${api}/ready`);

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import Koa from 'koa';
 import { createLogger, type LogLevel } from '../src/core/logger.ts';
 import { accessLog } from '../src/http/access-log.ts';
-import { startTestServer, type TestServer } from './support/harness.ts';
+import { startTestServer, type HttpResponse, type TestServer } from './support/harness.ts';
 
 type Line = Record<string, unknown>;
 
@@ -183,7 +183,7 @@ test('a server: a 500 is logged with the request id that its problem+json names 
   const token = await t.user('logging-user');
   const em = t.server.context.orm.em.fork();
   await em.execute('alter table app_user rename to app_user_gone');
-  let res;
+  let res: HttpResponse;
   try {
     res = await t.request('GET', '/users/self', { token });
   } finally {

@@ -26,6 +26,7 @@ test.before(async () => {
       benchmark_id: benchmark,
       site_id: site,
       flavor_id: flavor,
+      // biome-ignore lint/correctness/noPrecisionLoss: deliberate: an integer beyond 2^53 in the stored JSON, to check it comes back as JavaScript reads it
       json: { score: 1.5, nested: { big: 12345678901234567890 } },
       execution_datetime: new Date('2024-05-01T12:00:00Z'),
       tags: [other, tag],
@@ -64,6 +65,7 @@ test('a result embeds its catalogue rows and its document as stored', async () =
       ['tag-b', 'tag-c'],
       'tags by name',
     );
+    // biome-ignore lint/correctness/noPrecisionLoss: deliberate: an integer beyond 2^53 in the stored JSON, to check it comes back as JavaScript reads it
     assert.equal(r.json, { score: 1.5, nested: { big: 12345678901234567890 } });
     assert.is(r.hidden, false);
   }

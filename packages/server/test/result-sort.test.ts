@@ -50,7 +50,9 @@ test.before(async () => {
     execution_datetime: new Date(Date.UTC(2024, 0, 1, 0, 0, VALUES.length - i)),
   }));
   const created = await seed.results(rows);
-  created.forEach((id, i) => (label[id] = VALUES[i]![0]));
+  created.forEach((id, i) => {
+    label[id] = VALUES[i]![0];
+  });
 });
 test.after(async () => {
   await t.close();

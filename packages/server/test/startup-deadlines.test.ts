@@ -85,7 +85,14 @@ test('an embedded start that never completes (a standby with nothing to follow) 
   const s = runServer(['start', '--port', '0', '--data-dir', dataDir], { DATABASE_START_TIMEOUT: '4s' });
   let postmaster: number | undefined;
   // The postmaster is there while the server waits for it.
-  await waitFor(() => (postmaster = recordedPostmasterPid(dataDir)) !== undefined || s.child.exitCode !== null, 'the postmaster', 30_000);
+  await waitFor(
+    () => {
+      postmaster = recordedPostmasterPid(dataDir);
+      return postmaster !== undefined || s.child.exitCode !== null;
+    },
+    'the postmaster',
+    30_000,
+  );
   const { line, ms } = await failsWithin(s, started, 4_000 + 15_000, [
     new RegExp(`embedded PostgreSQL in ${join(dataDir, 'postgres').replace(/[/.]/g, '\\$&')} did not start within 4s`),
     /DATABASE_START_TIMEOUT/,

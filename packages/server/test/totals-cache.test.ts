@@ -53,7 +53,10 @@ test.after(async () => {
 test('the cache: counts once per lifetime, keeps only large totals, forgets on invalidate', async () => {
   const cache = new TotalCache({ ttlMs: 60_000, minTotal: 10 });
   let calls = 0;
-  const count = (n: number) => async () => (calls++, n);
+  const count = (n: number) => async () => {
+    calls++;
+    return n;
+  };
   assert.is(await cache.total('q', [1], count(50)), 50);
   assert.is(await cache.total('q', [1], count(99)), 50, 'remembered');
   assert.is(await cache.total('q', [2], count(60)), 60, 'other values, other total');
@@ -81,7 +84,10 @@ test('refresh ahead: in the second half of its life a total is answered at once 
   const cache = new TotalCache({ ttlMs: 400, minTotal: 0 });
   let calls = 0;
   let next = 1;
-  const count = async () => (calls++, next);
+  const count = async () => {
+    calls++;
+    return next;
+  };
   assert.is(await cache.total('q', [], count), 1);
   next = 2;
   assert.is(await cache.total('q', [], count), 1, 'fresh: remembered');

@@ -73,13 +73,18 @@ export function withRequestId<T>(requestId: string, work: () => T): T {
 /** stderr through pino's asynchronous destination, one for the process (written out at its exit). */
 let stderr: ReturnType<typeof pino.destination> | undefined;
 
+function sharedStderr(): ReturnType<typeof pino.destination> {
+  stderr ??= pino.destination({ dest: 2, sync: false });
+  return stderr;
+}
+
 /**
  * A logger at `level`. Lines go to stderr through pino's asynchronous destination (flushed when
  * the process exits, or by `flush()`); given `write`, each line is handed to it synchronously
  * instead (tests read lines right after the event that logs them).
  */
 export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
-  const destination = write ? ({ write } satisfies DestinationStream) : (stderr ??= pino.destination({ dest: 2, sync: false }));
+  const destination = write ? ({ write } satisfies DestinationStream) : sharedStderr();
   const log = pino(
     {
       level,

@@ -80,7 +80,7 @@ async function authenticateAndLimit(ctx: Koa.Context, def: OperationDef, options
   const address = `ip:${ctx.ip}`;
   const addressCharged = def.auth === 'none' || !options.authenticator.recognizes(ctx);
   if (addressCharged) chargeWrite(limiter, ctx, address);
-  let caller;
+  let caller: Caller | null;
   try {
     caller = await options.authenticator.authenticate(ctx, def.auth);
   } catch (err) {
@@ -123,7 +123,7 @@ async function validateAndHandle(
   parse: (() => unknown) | undefined,
   input: RequestInput,
 ): Promise<unknown> {
-  let body: unknown ;
+  let body: unknown;
   if (def.body) {
     if (parse) {
       body = parse();

@@ -26,7 +26,7 @@ const strict = makeAjv(false);
 
 export type Where = ErrorDetail['in'];
 
-export type CompiledValidator = (data: unknown) => ErrorDetail[] | null
+export type CompiledValidator = (data: unknown) => ErrorDetail[] | null;
 
 /** `schema`: a JSON Schema (a TypeBox schema of the contract, or a plain one). */
 export function compileValidator(schema: object, where: Where): CompiledValidator {

@@ -200,7 +200,10 @@ export async function listItems<Row extends ReviewedRow, Item>(
   whenEmpty?: () => Promise<unknown>,
 ): Promise<JsonText> {
   let sorter = sorters.get(kind);
-  if (!sorter) sorters.set(kind, (sorter = fixedFieldSort(Object.keys(kind.sortColumns), kind.defaultSort)));
+  if (!sorter) {
+    sorter = fixedFieldSort(Object.keys(kind.sortColumns), kind.defaultSort);
+    sorters.set(kind, sorter);
+  }
   const terms = sorter(query.sort_by);
   where.add('status = ?', query.status ?? 'approved');
   addUploadBounds(where, query);

@@ -16,7 +16,9 @@ export function logGamma(x: number): number {
   const z = x - 1;
   let a = 0.99999999999980993;
   const t = z + 7.5;
-  LANCZOS.forEach((c, i) => (a += c / (z + i + 1)));
+  LANCZOS.forEach((c, i) => {
+    a += c / (z + i + 1);
+  });
   return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(a);
 }
 

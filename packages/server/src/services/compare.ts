@@ -163,7 +163,11 @@ export async function compareResults(
     async (tx) => {
       const rows = await tx.execute<StatsRow[]>(sql.stats.sql, sql.stats.params);
       const at = new Map<string, number>();
-      for (const row of rows) row.pick_i?.forEach((i, j) => at.set(`${row.g} ${Number(i)}`, Number(row.pick_x![j])));
+      for (const row of rows) {
+        row.pick_i?.forEach((i, j) => {
+          at.set(`${row.g} ${Number(i)}`, Number(row.pick_x![j]));
+        });
+      }
       // The ranks k and n + 1 − k of each group's median interval (none when k = 0: [min, max]).
       const missing: { g: string; i: number }[] = [];
       for (const row of rows) {
@@ -262,7 +266,9 @@ function rank(
     if (rankBy === 'metric') return g.median_ci;
     return g.price?.currency === currency && g.per_price ? g.per_price.median_ci : null;
   });
-  rankIntervals(intervals, better).forEach((r, i) => (groups[i]!.rank = r));
+  rankIntervals(intervals, better).forEach((r, i) => {
+    groups[i]!.rank = r;
+  });
 }
 
 const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

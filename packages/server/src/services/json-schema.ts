@@ -73,7 +73,10 @@ const metaCheckers = new Map<Draft, AnyAjv>();
 /** The problems of a schema of a supported draft against its meta-schema, or null. */
 function metaSchemaProblems(schema: unknown, draft: Draft): ErrorDetail[] | null {
   let ajv = metaCheckers.get(draft);
-  if (!ajv) metaCheckers.set(draft, (ajv = newAjv(draft, { validateSchema: true })));
+  if (!ajv) {
+    ajv = newAjv(draft, { validateSchema: true });
+    metaCheckers.set(draft, ajv);
+  }
   if (ajv.validateSchema(schema as AnySchema)) return null;
   return (ajv.errors ?? []).slice(0, MAX_REPORTED_ERRORS).map((e) => ({
     in: 'body' as const,

@@ -94,7 +94,11 @@ export async function createSeeder(t: TestServer, ownerSub = 'catalogue-owner') 
         }),
       );
       await em.flush();
-      rows.forEach((r, i) => r.tags?.forEach((tag_id) => em.create(ResultTag, { result_id: created[i]!.id, tag_id })));
+      rows.forEach((r, i) => {
+        r.tags?.forEach((tag_id) => {
+          em.create(ResultTag, { result_id: created[i]!.id, tag_id });
+        });
+      });
       await em.flush();
       return created.map((r) => r.id);
     },
