@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import Koa from 'koa';
 import { createLogger, type LogLevel } from '../src/core/logger.ts';
 import { accessLog } from '../src/http/access-log.ts';
+import { requestScope } from '../src/http/request-scope.ts';
 import { startTestServer, type HttpResponse, type TestServer } from './support/harness.ts';
 
 type Line = Record<string, unknown>;
@@ -113,7 +114,9 @@ test('credentials and email addresses never reach a line: keys redacted two leve
 test('every line logged while a request is handled carries its id, across awaits and concurrent requests', async () => {
   const { logger, lines } = capture();
   const koa = new Koa();
+  // As the app does (src/app.ts): the access log gives the id, the request scope carries it.
   koa.use(accessLog(logger));
+  koa.use(requestScope(logger, async () => 0));
   koa.use(async (ctx) => {
     logger.info('handling');
     await new Promise((resolve) => setTimeout(resolve, 20));

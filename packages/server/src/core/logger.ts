@@ -4,8 +4,8 @@
  * `requestId`; credentials and email addresses never reach a line (keys redacted by pino, and the
  * same in free text such as an error message that quotes a statement).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { pino, type DestinationStream } from 'pino';
+import { requestStorage } from './request-context.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -62,14 +62,6 @@ function scrubValues(value: unknown, depth: number): unknown {
   return out;
 }
 
-/** The request being handled, for the lines logged while it is (set by http/access-log.ts). */
-const requestContext = new AsyncLocalStorage<string>();
-
-/** Runs `work` so that every line it logs, however deep, carries `requestId`. */
-export function withRequestId<T>(requestId: string, work: () => T): T {
-  return requestContext.run(requestId, work);
-}
-
 /** stderr through pino's asynchronous destination, one for the process (written out at its exit). */
 let stderr: ReturnType<typeof pino.destination> | undefined;
 
@@ -97,7 +89,7 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
       redact: { paths: REDACT_PATHS, censor: REDACTED },
       // A fresh object each time: pino merges the line's fields into it.
       mixin: () => {
-        const requestId = requestContext.getStore();
+        const requestId = requestStorage.getStore()?.requestId;
         return requestId === undefined ? {} : { requestId };
       },
     },

@@ -9,7 +9,7 @@
  * (`reusable`, db/orm.ts) discards it, so a cancel that arrives late can never hit the statement
  * of another request that got the connection meanwhile.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { type RequestContext, requestStorage } from '../core/request-context.ts';
 
 /** The part of a pg client used here. */
 export interface PooledConnection {
@@ -17,7 +17,7 @@ export interface PooledConnection {
   processID: number | null;
 }
 
-export interface RequestScope {
+export interface RequestScope extends RequestContext {
   readonly requestId: string;
   /** Aborted when the client goes away before its answer was sent. */
   readonly signal: AbortSignal;
@@ -27,20 +27,23 @@ export interface RequestScope {
   done: boolean;
 }
 
-const scopes = new AsyncLocalStorage<RequestScope>();
 const owners = new WeakMap<PooledConnection, RequestScope>();
 const cancelled = new WeakSet<PooledConnection>();
+
+function isScope(context: RequestContext | undefined): context is RequestScope {
+  return context !== undefined && 'held' in context;
+}
 
 /** Runs `work` (the handling of one request) inside a new scope. */
 export function runInScope<T>(requestId: string, signal: AbortSignal, work: (scope: RequestScope) => Promise<T>): Promise<T> {
   const scope: RequestScope = { requestId, signal, held: new Set(), done: false };
-  return scopes.run(scope, () => work(scope));
+  return requestStorage.run(scope, () => work(scope));
 }
 
 /** The scope of the request being handled here, if any. */
 export function currentScope(): RequestScope | undefined {
-  const scope = scopes.getStore();
-  return scope && !scope.done ? scope : undefined;
+  const scope = requestStorage.getStore();
+  return isScope(scope) && !scope.done ? scope : undefined;
 }
 
 /** Raised instead of running a statement for a request whose client went away. */

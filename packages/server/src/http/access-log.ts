@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
-import { withRequestId, type Logger } from '../core/logger.ts';
+import type { Logger } from '../core/logger.ts';
 
 /** The id of the request being handled (also sent back as `X-Request-Id`). */
 export function requestIdOf(ctx: Koa.Context): string {
@@ -33,7 +33,9 @@ export function accessLog(logger: Logger): Koa.Middleware {
     (ctx.state as { requestId?: string }).requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     try {
-      await withRequestId(requestId, next);
+      // Lines logged while the request is handled carry its id: the request scope, entered next
+      // (http/request-scope.ts), holds it for the logger.
+      await next();
     } finally {
       const fields = {
         requestId,
