@@ -5,20 +5,10 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chromium } from 'playwright-core';
+import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder } from './support/seed.ts';
 import { ticks, xmlEscape } from '@benchmarks/sdk/chart';
-
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let t: TestServer;
 let benchmarkId: string;
@@ -85,7 +75,7 @@ test('GET /results:compare?format=svg in Chromium: well-formed, rendered, rows i
   ).body;
   const expected = json.groups.map((g: any) => `${g.rank === null ? '–' : `#${g.rank}`} ${g.site.name} / ${g.flavor.name} (${g.n})`);
   assert.equal(expected, ['#1 <script>alert(1)</script> & "Co" / fast\'one (7)', '#2 Plain site / slow (6)', '– Plain site / few (1)']);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, timeout: 60_000 });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const errors: string[] = [];

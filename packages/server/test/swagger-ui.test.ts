@@ -7,19 +7,9 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chromium } from 'playwright-core';
 import { operations } from '@benchmarks/sdk/contract';
+import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
-
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let t: TestServer;
 
@@ -31,7 +21,7 @@ test.after(async () => {
 });
 
 test('GET / in Chromium: every operation rendered under the policy, nothing loaded from elsewhere', async () => {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, timeout: 60_000 });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const errors: string[] = [];
