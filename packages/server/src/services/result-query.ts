@@ -343,6 +343,10 @@ export async function findResultRows(
     const rows = await pageRows();
     return { rows, total: await total(), request };
   }
-  const [rows, counted] = await Promise.all([pageRows(), total()]);
-  return { rows, total: counted, request };
+  // Both settle before the answer: when one fails (a statement timeout, a cancellation), the other,
+  // with the same WHERE, is not left running on its connection after the client has its error.
+  const [rows, counted] = await Promise.allSettled([pageRows(), total()]);
+  if (rows.status === 'rejected') throw rows.reason;
+  if (counted.status === 'rejected') throw counted.reason;
+  return { rows: rows.value, total: counted.value, request };
 }
