@@ -1,13 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, chmod, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../src/db/embedded.ts';
+import { demoTokens as tokensOf, postgresProcessesFor, runServer as run } from './support/process.ts';
 
-const BIN = new URL('../../../bin/benchmarks-server.js', import.meta.url).pathname;
 let dir: string;
 
 test.before(async () => {
@@ -17,46 +16,6 @@ test.before(async () => {
 test.after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-interface Started {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-function run(args: string[], env: Record<string, string> = {}): Started {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, DATABASE_URL: '', OIDC_ISSUERS: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
-
-async function waitFor(check: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function postgresProcessesFor(dataDir: string): string[] {
-  const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
-  return ps.split('\n').filter((line) => line.includes(join(dataDir, 'postgres')) && !line.includes('ps -eo'));
-}
-
-async function tokensOf(s: Started): Promise<{ user: string; admin: string }> {
-  await waitFor(() => /Demo admin token[^\n]*\n(\S+)/.test(s.stdout()), 'the demo tokens');
-  const user = /Demo user token[^\n]*\n(\S+)/.exec(s.stdout())![1]!;
-  const admin = /Demo admin token[^\n]*\n(\S+)/.exec(s.stdout())![1]!;
-  return { user, admin };
-}
 
 test('benchmarks-server start --demo: serves, prints tokens, stops cleanly on SIGTERM and finds its data again', async () => {
   const dataDir = join(dir, 'demo');
