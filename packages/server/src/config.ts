@@ -64,6 +64,8 @@ export interface ServerConfig {
   expensiveListConcurrency: number;
   /** Reads (GET) allowed per client and window; null: no limit. */
   readRateLimit: RateLimit | null;
+  /** Exports (GET /results:export) streaming at once per process; one more gets 503 EXPORT_BUSY. */
+  exportConcurrency: number;
 }
 
 export const DEFAULTS = {
@@ -103,6 +105,8 @@ export const DEFAULTS = {
   maxPageDepth: 10_000,
   /** One per core, at least 2: each holds one connection and most of a core of PostgreSQL. */
   expensiveListConcurrency: Math.max(2, availableParallelism()),
+  /** One per core, at least 2: each holds a database connection of its own for as long as its client reads. */
+  exportConcurrency: Math.max(2, availableParallelism()),
   /** Per client: a burst of 600 reads, then 10 a second (a browsing person makes a few a second at most). */
   readRateLimit: '600/60s',
 };
@@ -164,6 +168,7 @@ export type RawConfig = Partial<
     | 'maxPageDepth'
     | 'expensiveListConcurrency'
     | 'readRateLimit'
+    | 'exportConcurrency'
     | 'databaseLogLevel'
     | 'demoSeed'
     | 'databaseStartTimeout'
@@ -284,6 +289,7 @@ function boundedWork(raw: RawConfig) {
       1,
       1000,
     ),
+    exportConcurrency: integerIn(raw.exportConcurrency, DEFAULTS.exportConcurrency, 'EXPORT_CONCURRENCY', 1, 1000),
     readRateLimit,
   };
 }

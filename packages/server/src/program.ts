@@ -258,6 +258,12 @@ export function program(options: ProgramOptions = {}): Command {
         ).env('EXPENSIVE_LIST_CONCURRENCY'),
       )
       .addOption(
+        new Option(
+          '--export-concurrency <n>',
+          `exports (GET /results:export) streaming at once, each on a database connection of its own; one more gets 503 (default: one per core, at least 2; here ${DEFAULTS.exportConcurrency})`,
+        ).env('EXPORT_CONCURRENCY'),
+      )
+      .addOption(
         new Option('--read-rate-limit <rate>', `reads (GET) per client, e.g. ${DEFAULTS.readRateLimit}; 0 disables`).env('READ_RATE_LIMIT'),
       )
       .addOption(new Option('--terms-version <v>', 'version of the terms of use users accept').env('TERMS_VERSION'))

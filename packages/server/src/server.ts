@@ -16,7 +16,7 @@ import { answerClientErrors } from './http/client-error.ts';
 import type { AppContext } from './services/app-context.ts';
 
 import { VERSION } from './version.ts';
-import { ExpensiveListAdmission, LargeBodyAdmission } from './services/admission.ts';
+import { ExpensiveListAdmission, ExportAdmission, LargeBodyAdmission } from './services/admission.ts';
 import { SchemaCompiler } from './services/schema-compiler.ts';
 
 export { VERSION };
@@ -250,6 +250,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       schemas,
       control: new DatabaseControl(db.url),
       expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency),
+      exports: new ExportAdmission(config.exportConcurrency),
     };
     // Indexes for the suggested metrics of approved benchmarks, within the cap, built in the
     // background; those of benchmarks deleted or changed meanwhile are dropped.

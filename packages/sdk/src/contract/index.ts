@@ -36,6 +36,7 @@ export const operations = {
   // results operations (results, claims, the caller's own)
   ...resultOperations,
   ...compareOperations,
+  ...exportOperations,
   ...claimOperations,
 } satisfies Record<string, OperationDef>;
 
@@ -57,6 +58,7 @@ export { Submit, UserAdmin } from './admin.ts';
 import { resultOperations } from './results.ts';
 import { claimOperations } from './claims.ts';
 import { compareOperations } from './compare.ts';
+import { exportOperations } from './export.ts';
 export { Comparison, CompareGroup } from './compare.ts';
 export { Result, ResultJson } from './results.ts';
 export { Claim, ClaimInput } from './claims.ts';

@@ -67,6 +67,22 @@ export function bindValues(sql: string, params: readonly unknown[]): Knex.Value[
   return params.filter(isBindable);
 }
 
+/**
+ * `sql` with its `?` as `$1`, `$2`, ... and its values checked as `bindValues` does: for statements
+ * sent on a plain pg client (the export's cursor, services/export.ts) under the same rules. No
+ * identifiers (`??`) there: an Error.
+ */
+export function numbered(sql: string, params: readonly unknown[]): { text: string; values: Knex.Value[] } {
+  const values = bindValues(sql, params);
+  let n = 0;
+  const text = sql.replace(/\\?\?\??/g, (mark) => {
+    if (mark === '\\?') return '?';
+    if (mark === '??') throw new Error(`SQL seam: identifiers (??) are not supported on a plain client, in: ${sql}`);
+    return `$${++n}`;
+  });
+  return { text, values };
+}
+
 /** Marks a statement as one of a bounded set of texts run often: the driver prepares it (below). */
 export const PREPARED_MARK = '/* prepared */ ';
 

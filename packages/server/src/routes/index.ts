@@ -11,6 +11,7 @@ import { adminHandlers } from './admin.ts';
 import { resultHandlers } from './results.ts';
 import { claimHandlers } from './claims.ts';
 import { compareHandlers } from './compare.ts';
+import { exportHandlers } from './export.ts';
 
 /**
  * Every operation's handler, keyed by operationId, checked against the contract when compiled: a
@@ -29,6 +30,7 @@ export function allHandlers(spec: (ctx: Koa.Context) => Record<string, unknown>)
     ...resultHandlers,
     ...claimHandlers,
     ...compareHandlers,
+    ...exportHandlers,
   };
   return handlers;
 }

@@ -112,3 +112,37 @@ export class ExpensiveListAdmission {
     return this.#places.run(work, signal ?? currentScope()?.signal);
   }
 }
+
+/**
+ * Admission of exports: at most `limit` stream at once in this process; one more is refused at once
+ * with 503 EXPORT_BUSY and Retry-After (an export lasts as long as its client reads: waiting for a
+ * place would mean waiting minutes). A place is held until the export's stream ends or its client
+ * goes away.
+ */
+export class ExportAdmission {
+  #active = 0;
+  constructor(readonly limit: number) {}
+
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Takes a place (503 EXPORT_BUSY when none is free); the returned function gives it back, once. */
+  enter(): () => void {
+    if (this.#active >= this.limit) {
+      throw new AppError(
+        503,
+        'EXPORT_BUSY',
+        `Too many exports are streaming (${this.limit} at once). Try again shortly, or narrow the export (benchmark_id, dates, filters).`,
+        { headers: { 'Retry-After': '5' } },
+      );
+    }
+    this.#active++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      this.#active--;
+    };
+  }
+}

@@ -9,7 +9,7 @@ import type { MetricIndexes } from './metric-indexes.ts';
 import type { LargeBodyAdmission } from './admission.ts';
 import type { SchemaCompiler } from './schema-compiler.ts';
 import type { DatabaseControl } from '../db/control.ts';
-import type { ExpensiveListAdmission } from './admission.ts';
+import type { ExpensiveListAdmission, ExportAdmission } from './admission.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -34,4 +34,6 @@ export interface AppContext {
   control: DatabaseControl;
   /** Admission of expensive result lists (search terms, JSON filters, unindexed sorts). */
   expensiveLists: ExpensiveListAdmission;
+  /** Admission of exports (GET /results:export): a few stream at once. */
+  exports: ExportAdmission;
 }

@@ -5,8 +5,7 @@
  * return) are prefixed with `'`, so opening the file never runs anything.
  */
 import type { CompareAnswer, CompareGroupAnswer } from './compare.ts';
-
-type Cell = string | number | null;
+import { csvField, csvText as text, type CsvCell as Cell } from './csv.ts';
 
 const COLUMNS: [string, (g: CompareGroupAnswer) => Cell][] = [
   ['site_name', (g) => text(g.site.name)],
@@ -34,18 +33,6 @@ const COLUMNS: [string, (g: CompareGroupAnswer) => Cell][] = [
 ];
 
 export const COMPARE_CSV_COLUMNS = COLUMNS.map(([name]) => name);
-
-/** A user's text: formula guard. */
-function text(value: string): string {
-  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-}
-
-/** One field: null is empty, numbers as JavaScript prints them, text quoted when it must be. */
-export function csvField(value: Cell): string {
-  if (value === null) return '';
-  const s = String(value);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 export function compareCsv(answer: CompareAnswer): string {
   const lines = [COMPARE_CSV_COLUMNS.join(',')];

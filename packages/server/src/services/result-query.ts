@@ -54,13 +54,13 @@ export interface ResultTextRow {
   tag_versions: string | null;
 }
 
-const RESULT_COLUMNS = 'r.id, r.benchmark_id, r.site_id, r.flavor_id, r.json, r.execution_datetime, r.upload_datetime, r.hidden';
+export const RESULT_COLUMNS = 'r.id, r.benchmark_id, r.site_id, r.flavor_id, r.json, r.execution_datetime, r.upload_datetime, r.hidden';
 
 /**
  * What is sent for each selected result `p`. Computed over the page only (the outer select of a
  * limited subquery), never over every row a sort has to consider.
  */
-const RESULT_OUTPUTS =
+export const RESULT_OUTPUTS =
   'p.id, p.benchmark_id, p.site_id, p.flavor_id, p.json::text as json, p.execution_datetime, p.upload_datetime, p.hidden, ' +
   '(select b.xmin::text from benchmark b where b.id = p.benchmark_id) as benchmark_version, ' +
   '(select s.xmin::text from site s where s.id = p.site_id) as site_version, ' +

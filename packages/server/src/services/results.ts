@@ -46,9 +46,15 @@ function requireApproved(row: { status: string }, label: string, id: string): vo
  * Result items as JSON text. Benchmark, site, flavor and tags come from the embed cache at the
  * versions the page's statement saw (no statement at all once they are known); each document is
  * spliced in as PostgreSQL prints it (`json::text`), never parsed and re-serialised. null when one
- * of those rows was deleted after the page's statement: the caller reads the rows again.
+ * of those rows was deleted after the page's statement: the caller reads the rows again (or, with
+ * `skipVanished`, those results are left out).
  */
-export async function resultItemsJson(em: EntityManager, embeds: EmbedCache, rows: ResultTextRow[]): Promise<string[][] | null> {
+export async function resultItemsJson(
+  em: EntityManager,
+  embeds: EmbedCache,
+  rows: ResultTextRow[],
+  options: { skipVanished?: boolean } = {},
+): Promise<string[][] | null> {
   if (rows.length === 0) return [];
   const refs: EmbedRef[] = [];
   const tagsOf = rows.map((r) => (r.tag_versions ? r.tag_versions.split(',').map((pair) => pair.split(' ') as [string, string]) : []));
@@ -59,7 +65,22 @@ export async function resultItemsJson(em: EntityManager, embeds: EmbedCache, row
     for (const [id, version] of tagsOf[i]!) refs.push({ kind: 'tag', id, version });
   });
   const texts = await embeds.texts(em, refs);
-  if (refs.some((ref) => !texts.has(`${ref.kind}:${ref.id}`))) return null;
+  const known = (kind: string, id: string) => texts.has(`${kind}:${id}`);
+  if (refs.some((ref) => !known(ref.kind, ref.id))) {
+    if (!options.skipVanished) return null;
+    // Only the rows whose embedded rows all still exist (an export cannot read its rows again).
+    const complete = rows
+      .map((r, i) => [r, tagsOf[i]!] as const)
+      .filter(
+        ([r, tags]) =>
+          known('benchmark', r.benchmark_id) &&
+          known('site', r.site_id) &&
+          known('flavor', r.flavor_id) &&
+          tags.every(([id]) => known('tag', id)),
+      );
+    rows = complete.map(([r]) => r);
+    tagsOf.splice(0, tagsOf.length, ...complete.map(([, tags]) => tags));
+  }
   const text = (kind: string, id: string) => texts.get(`${kind}:${id}`)!;
   // The key order of ResultView. Each item is a list of pieces: the embedded texts are shared by
   // every result that embeds them, and nothing is concatenated into a page-sized string.

@@ -1,0 +1,41 @@
+import type { exportOperations } from '@benchmarks/sdk/contract/export';
+import type { Handlers } from '../http/handler.ts';
+import { reply } from '../core/reply.ts';
+import { exportResults, type ExportFormat } from '../services/export.ts';
+
+/** `format` when given, else CSV when `Accept` prefers it to NDJSON (NDJSON for `*\/*` or none). */
+function chosenFormat(format: ExportFormat | undefined, accepts: (...types: string[]) => string | false): ExportFormat {
+  if (format) return format;
+  return accepts('application/x-ndjson', 'text/csv') === 'text/csv' ? 'csv' : 'ndjson';
+}
+
+const CONTENT_TYPES: Record<ExportFormat, string> = {
+  ndjson: 'application/x-ndjson; charset=utf-8',
+  csv: 'text/csv; charset=utf-8; header=present',
+};
+
+export const exportHandlers: Handlers<typeof exportOperations> = {
+  exportResults: async ({ em, services, query, koa }) => {
+    const format = chosenFormat(query.format, (...types) => koa.accepts(...types));
+    if (!query.format) koa.vary('Accept');
+    const leave = services.exports.enter();
+    try {
+      const stream = await exportResults(
+        em,
+        { embeds: services.embeds, statementTimeoutMs: services.config.statementTimeoutMs },
+        query,
+        format,
+      );
+      // The place is given back when the stream ends, fails or its client goes away.
+      stream.once('close', leave);
+      return reply(200, stream, {
+        'Content-Type': CONTENT_TYPES[format],
+        'Content-Disposition': `attachment; filename="results.${format}"`,
+        'Cache-Control': 'no-store',
+      });
+    } catch (err) {
+      leave();
+      throw err;
+    }
+  },
+};
