@@ -33,7 +33,7 @@ export const CRAY_SCHEMA = {
       required: ['all_results', 'score'],
       properties: {
         all_results: { type: 'string' },
-        score: { type: 'number', minimum: 0, suggestToUser: true, description: 'Seconds to render: lower is better.' },
+        score: { type: 'number', minimum: 0, suggestToUser: true, 'x-better': 'lower', description: 'Seconds to render: lower is better.' },
       },
     },
     test: { const: 'c-ray' },
@@ -46,17 +46,20 @@ const SITES = [
   { name: 'IFCA-LCG2', address: 'Avda. de los Castros s/n, Santander, Spain', description: 'IFCA OpenStack cloud' },
   { name: 'CESNET-MCC', address: 'Zikova 4, Prague, Czech Republic', description: 'CESNET MetaCentrum cloud' },
 ];
-const FLAVORS: Record<string, { name: string; cpus: number; brand: string }[]> = {
+/** Flavors with an hourly price (one site prices in its own currency: compare ranks by price within one). */
+const FLAVORS: Record<string, { name: string; cpus: number; brand: string; price: [number, string] }[]> = {
   CESGA: [
-    { name: 'standard.small', cpus: 2, brand: 'Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz' },
-    { name: 'hpc.8core-16ram', cpus: 8, brand: 'Intel(R) Xeon(R) Gold 6240 CPU @ 2.60GHz' },
+    { name: 'standard.small', cpus: 2, brand: 'Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz', price: [0.05, 'EUR'] },
+    { name: 'hpc.8core-16ram', cpus: 8, brand: 'Intel(R) Xeon(R) Gold 6240 CPU @ 2.60GHz', price: [0.4, 'EUR'] },
   ],
   'IFCA-LCG2': [
-    { name: 'm1.small', cpus: 1, brand: 'AMD EPYC 7452 32-Core Processor' },
-    { name: 'cm4.large', cpus: 4, brand: 'AMD EPYC 7452 32-Core Processor' },
+    { name: 'm1.small', cpus: 1, brand: 'AMD EPYC 7452 32-Core Processor', price: [0.02, 'EUR'] },
+    { name: 'cm4.large', cpus: 4, brand: 'AMD EPYC 7452 32-Core Processor', price: [0.12, 'EUR'] },
   ],
-  'CESNET-MCC': [{ name: 'svc1.s', cpus: 4, brand: 'Intel(R) Xeon(R) Silver 4214 CPU @ 2.20GHz' }],
+  'CESNET-MCC': [{ name: 'svc1.s', cpus: 4, brand: 'Intel(R) Xeon(R) Silver 4214 CPU @ 2.20GHz', price: [2.5, 'CZK'] }],
 };
+/** Runs per flavor: more than compare's default min_samples (5), so the demo's flavors are ranked. */
+const RUNS_PER_FLAVOR = 8;
 const TAGS = [
   { name: 'cpu-intensive', description: 'Bound by CPU throughput' },
   { name: 'baseline', description: 'Reference run with default settings' },
@@ -115,9 +118,17 @@ export async function seedDemo(em: EntityManager, owner: { iss: string; sub: str
     const site = em.create(Site, { id: randomUUID(), ...s, ...reviewed });
     await em.flush();
     for (const f of FLAVORS[s.name]!) {
-      const flavor = em.create(Flavor, { id: randomUUID(), site_id: site.id, name: f.name, description: `${f.cpus} vCPU`, ...reviewed });
+      const flavor = em.create(Flavor, {
+        id: randomUUID(),
+        site_id: site.id,
+        name: f.name,
+        description: `${f.cpus} vCPU`,
+        price_per_hour: f.price[0],
+        currency: f.price[1],
+        ...reviewed,
+      });
       await em.flush();
-      for (let run = 0; run < 4; run++) {
+      for (let run = 0; run < RUNS_PER_FLAVOR; run++) {
         n++;
         const score = Math.round((2400 / Math.sqrt(f.cpus)) * (0.9 + ((n * 37) % 20) / 100) * 100) / 100;
         const result = em.create(Result, {

@@ -89,7 +89,7 @@ async function deleteEverything(demo: Demo): Promise<void> {
 }
 
 const EMPTY = { benchmarks: 0, sites: 0, flavors: 0, tags: 0, results: 0 };
-const SEEDED = { benchmarks: 1, sites: 3, flavors: 5, tags: 3, results: 20 };
+const SEEDED = { benchmarks: 1, sites: 3, flavors: 5, tags: 3, results: 40 };
 
 function logged(demo: Demo, msg: RegExp): boolean {
   return demo.process.logLines().some((l) => msg.test(String(l.msg)));
