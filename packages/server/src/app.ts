@@ -11,7 +11,6 @@ import { buildOpenApi } from './http/openapi.ts';
 import { cors } from './http/cors.ts';
 import { allHandlers } from './routes/index.ts';
 import type { RequestState } from './http/handler.ts';
-import { RateLimiter } from './core/rate-limit.ts';
 import { accessLog } from './http/access-log.ts';
 import { requestScope } from './http/request-scope.ts';
 
@@ -48,8 +47,8 @@ export function createApp(app: AppContext): Koa {
     prefix: API_BASE_PATH,
     bodyLimitBytes: app.config.bodyLimitBytes,
     authenticator: createAuthenticator(app.verifier, app.config.adminEntitlements),
-    rateLimiter: app.config.rateLimit ? new RateLimiter(app.config.rateLimit) : null,
-    readRateLimiter: app.config.readRateLimit ? new RateLimiter(app.config.readRateLimit) : null,
+    rateLimiter: app.rateLimiters.writes,
+    readRateLimiter: app.rateLimiters.reads,
     largeBodies: app.largeBodies,
   });
 

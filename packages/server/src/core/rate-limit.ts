@@ -62,7 +62,15 @@ export class RateLimiter {
     return this.#buckets.size;
   }
 
-  /** Takes one token for `client`. */
+  /**
+   * Takes one token for `client`, after learning what other processes took when the limiter is
+   * shared (services/shared-rate-limit.ts); here, at once.
+   */
+  charge(client: string): RateDecision | Promise<RateDecision> {
+    return this.take(client);
+  }
+
+  /** Takes one token for `client` from what this process knows. */
   take(client: string): RateDecision {
     const now = this.#now();
     this.#sweep(now);
@@ -70,7 +78,10 @@ export class RateLimiter {
     const stored = this.#buckets.get(client);
     let tokens = stored ? Math.min(max, stored.tokens + (now - stored.updatedAt) * this.#ratePerMs) : max;
     const allowed = tokens >= 1;
-    if (allowed) tokens -= 1;
+    if (allowed) {
+      tokens -= 1;
+      this.taken(client, 1);
+    }
     // Re-inserted so that the Map's order is least recently seen first.
     this.#buckets.delete(client);
     this.#buckets.set(client, { tokens, updatedAt: now });
@@ -87,7 +98,29 @@ export class RateLimiter {
   /** Gives back a token taken from `client` (a charge that turned out not to be due). */
   refund(client: string): void {
     const stored = this.#buckets.get(client);
-    if (stored) stored.tokens = Math.min(this.limit.max, stored.tokens + 1);
+    if (stored) {
+      stored.tokens = Math.min(this.limit.max, stored.tokens + 1);
+      this.taken(client, -1);
+    }
+  }
+
+  /**
+   * Called for every token taken (1) or given back (−1): a limiter shared by several processes
+   * (services/shared-rate-limit.ts) reports them to the others. Nothing here.
+   */
+  protected taken(_client: string, _delta: number): void {}
+
+  /**
+   * Sets what `client` has left, as known elsewhere (another process's charges included), as of now.
+   */
+  protected adopt(client: string, tokens: number): void {
+    const stored = this.#buckets.get(client);
+    if (stored) {
+      stored.tokens = Math.min(this.limit.max, tokens);
+      stored.updatedAt = this.#now();
+    } else {
+      this.#buckets.set(client, { tokens: Math.min(this.limit.max, tokens), updatedAt: this.#now() });
+    }
   }
 
   /** At most once a window: forgets clients whose bucket has refilled completely. */

@@ -11,8 +11,13 @@ export const UNLIMITED_READS: ReadonlySet<string> = new Set(['getHealth', 'getRe
  * Charges one write (or one read, with a limiter of reads) to `client`; sets the RateLimit headers,
  * and throws 429 RATE_LIMITED with Retry-After when the client has none left.
  */
-export function chargeWrite(limiter: RateLimiter, ctx: Koa.Context, client: string, what: 'writes' | 'reads' = 'writes'): void {
-  const decision = limiter.take(client);
+export async function chargeWrite(
+  limiter: RateLimiter,
+  ctx: Koa.Context,
+  client: string,
+  what: 'writes' | 'reads' = 'writes',
+): Promise<void> {
+  const decision = await limiter.charge(client);
   const headers: Record<string, string> = {
     'RateLimit-Policy': `${decision.limit};w=${Math.ceil(limiter.limit.windowMs / 1000)}`,
     'RateLimit-Limit': String(decision.limit),

@@ -79,19 +79,19 @@ async function authenticateAndLimit(ctx: Koa.Context, def: OperationDef, options
   if (!limiter || !WRITE_METHODS.has(def.method)) return options.authenticator.authenticate(ctx, def.auth);
   const address = `ip:${ctx.ip}`;
   const addressCharged = def.auth === 'none' || !options.authenticator.recognizes(ctx);
-  if (addressCharged) chargeWrite(limiter, ctx, address);
+  if (addressCharged) await chargeWrite(limiter, ctx, address);
   let caller: Caller | null;
   try {
     caller = await options.authenticator.authenticate(ctx, def.auth);
   } catch (err) {
     const refused = err instanceof AppError && (err.status === 401 || err.status === 403);
-    if (refused && !addressCharged) chargeWrite(limiter, ctx, address);
+    if (refused && !addressCharged) await chargeWrite(limiter, ctx, address);
     if (!refused && addressCharged) limiter.refund(address);
     throw err;
   }
   if (!caller) return caller; // no authentication: the address pays
   if (addressCharged) limiter.refund(address);
-  chargeWrite(limiter, ctx, `id:${caller.identity.iss} ${caller.identity.sub}`);
+  await chargeWrite(limiter, ctx, `id:${caller.identity.iss} ${caller.identity.sub}`);
   return caller;
 }
 
@@ -104,7 +104,7 @@ async function limitRead(ctx: Koa.Context, operationId: string, def: OperationDe
   const limiter = options.readRateLimiter;
   if (!limiter || WRITE_METHODS.has(def.method) || UNLIMITED_READS.has(operationId)) return;
   const identity = await options.authenticator.knownClient(ctx);
-  chargeWrite(limiter, ctx, identity ? `id:${identity}` : `ip:${ctx.ip}`, 'reads');
+  await chargeWrite(limiter, ctx, identity ? `id:${identity}` : `ip:${ctx.ip}`, 'reads');
 }
 
 /** What a handler gets besides its body: checked parameters, the caller, the request's state. */

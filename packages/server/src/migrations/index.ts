@@ -4,6 +4,7 @@ import { Migration20261123000000_inline_documents } from './Migration20261123000
 import { Migration20261124010000_idempotency_keys } from './Migration20261124010000_idempotency_keys.ts';
 import { Migration20261124100000_app_setting } from './Migration20261124100000_app_setting.ts';
 import { Migration20261124200000_flavor_prices } from './Migration20261124200000_flavor_prices.ts';
+import { Migration20261125000000_shared_state } from './Migration20261125000000_shared_state.ts';
 
 /** Every migration, in order. A new migration file must be added here too. */
 export const migrationsList: MigrationObject[] = [
@@ -12,4 +13,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261124010000_idempotency_keys', class: Migration20261124010000_idempotency_keys },
   { name: 'Migration20261124100000_app_setting', class: Migration20261124100000_app_setting },
   { name: 'Migration20261124200000_flavor_prices', class: Migration20261124200000_flavor_prices },
+  { name: 'Migration20261125000000_shared_state', class: Migration20261125000000_shared_state },
 ];

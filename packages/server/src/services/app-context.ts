@@ -10,6 +10,7 @@ import type { LargeBodyAdmission } from './admission.ts';
 import type { SchemaCompiler } from './schema-compiler.ts';
 import type { DatabaseControl } from '../db/control.ts';
 import type { ExpensiveListAdmission, ExportAdmission } from './admission.ts';
+import type { RateLimiter } from '../core/rate-limit.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -36,4 +37,6 @@ export interface AppContext {
   expensiveLists: ExpensiveListAdmission;
   /** Admission of exports (GET /results:export): a few stream at once. */
   exports: ExportAdmission;
+  /** Writes and reads per client (shared by the deployment's processes, or this one's alone); null: unlimited. */
+  rateLimiters: { writes: RateLimiter | null; reads: RateLimiter | null };
 }

@@ -1,0 +1,83 @@
+/**
+ * Listens to the change notifications of the database (channel `benchmarks_changes`, sent at
+ * commit by the triggers of migration 20261125000000_shared_state for every write to results,
+ * their tags and the catalogue, whichever process or client made it) on a connection of its own,
+ * and tells the process: it then forgets its remembered totals, so a total read through any
+ * process counts a write made through any other as soon as PostgreSQL delivers the notification
+ * (a few milliseconds after the commit).
+ *
+ * When the connection drops it is opened again (1 s, doubling to 30 s); notifications sent
+ * meanwhile are lost, so `onChange('*')` is called on every (re)connection, and until then the
+ * caches fall back to their own lifetime (TOTALS_CACHE_SECONDS).
+ */
+import pg from 'pg';
+import type { Logger } from '../core/logger.ts';
+
+export const CHANGES_CHANNEL = 'benchmarks_changes';
+
+export class ChangeListener {
+  #client: pg.Client | null = null;
+  #retryMs = 1000;
+  #timer: NodeJS.Timeout | null = null;
+  #closed = false;
+  /** True while notifications are being received (tests and /ready diagnostics). */
+  listening = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly logger: Logger,
+    /** A table name, or `*` when notifications may have been missed. */
+    private readonly onChange: (table: string) => void,
+  ) {}
+
+  /** Connects and listens; resolves once listening (or after the first failure, retrying in the background). */
+  async start(): Promise<void> {
+    if (this.#closed) return;
+    const client = new pg.Client({
+      connectionString: this.url,
+      application_name: 'benchmarks-server listener',
+      connectionTimeoutMillis: 5000,
+    });
+    this.#client = client;
+    const lost = (reason: string) => {
+      if (this.#client !== client) return;
+      this.#client = null;
+      this.listening = false;
+      client.end().catch(() => {});
+      if (this.#closed) return;
+      this.logger.warn('change notifications lost; totals fall back to their lifetime until reconnected', {
+        reason,
+        retryInMs: this.#retryMs,
+      });
+      this.#timer = setTimeout(() => {
+        this.#timer = null;
+        void this.start();
+      }, this.#retryMs);
+      this.#timer.unref();
+      this.#retryMs = Math.min(30_000, this.#retryMs * 2);
+    };
+    client.on('error', (err) => lost(err.message));
+    client.on('end', () => lost('connection ended'));
+    client.on('notification', (message) => {
+      if (message.channel === CHANGES_CHANNEL) this.onChange(message.payload ?? '*');
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${CHANGES_CHANNEL}`);
+      this.listening = true;
+      this.#retryMs = 1000;
+      this.onChange('*');
+    } catch (err) {
+      lost((err as Error).message);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    const client = this.#client;
+    this.#client = null;
+    this.listening = false;
+    await client?.end().catch(() => {});
+  }
+}
