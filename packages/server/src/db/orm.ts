@@ -7,6 +7,8 @@ import { BoundParametersDriver } from './bound-driver.ts';
 import { refuseUnstorableValues } from './unstorable.ts';
 import { reusable } from './request-scope.ts';
 import type { Logger } from '../core/logger.ts';
+import { lockWithin, MIGRATION_LOCK } from './advisory-lock.ts';
+import { withOwnConnection } from './own-connection.ts';
 
 const migrationsPath = fileURLToPath(new URL('../migrations', import.meta.url));
 
@@ -72,18 +74,45 @@ export async function connect(databaseUrl: string, logger?: Logger, pool?: PoolO
   return MikroORM.init(ormOptions(databaseUrl, false, logger, pool));
 }
 
+/** The migration lock was not taken by the time given: another process is applying the migrations. */
+export class MigrationsBusyError extends Error {
+  override name = 'MigrationsBusyError';
+}
+
+export interface MigrateOptions {
+  /** The migration transaction's statement timeout, in ms (default 0: none): a migration may rewrite a large table. */
+  timeoutMs?: number;
+  /** Stop waiting for the migration lock at this time, in ms since the epoch (default: wait as long as it takes). */
+  lockUntil?: number;
+  /** Called once when another process holds the migration lock (this one waits). */
+  onWait?: () => void;
+  /** Called once the lock is held, before the migrations are read. */
+  onLocked?: () => void;
+}
+
 /**
- * Applies every pending migration in one transaction; returns the names applied. The transaction
- * replaces the pool's statement timeout for itself (`set local`) with `timeoutMs` (default 0: none):
- * a migration may rewrite a large table.
+ * Applies every pending migration in one transaction; returns the names applied. Under the
+ * migration lock (db/advisory-lock.ts), held on a connection of its own until the transaction has
+ * ended: processes starting together on one database take turns, and those after the first find
+ * nothing pending. Throws MigrationsBusyError when the lock is not taken by `lockUntil`. The
+ * transaction replaces the pool's statement timeout for itself (`set local`) with `timeoutMs`.
  */
-export async function migrate(orm: MikroORM, options: { timeoutMs?: number } = {}): Promise<string[]> {
-  const connection = orm.em.getConnection();
-  const applied = await connection.transactional(async (trx) => {
-    await connection.execute(`select set_config('statement_timeout', ?, true)`, [String(options.timeoutMs ?? 0)], 'run', trx);
-    return orm.getMigrator().up({ transaction: trx });
-  });
-  return applied.map((m) => m.name);
+export async function migrate(orm: MikroORM, options: MigrateOptions = {}): Promise<string[]> {
+  return withOwnConnection(
+    orm.em,
+    async (run) => {
+      const until = options.lockUntil ?? Infinity;
+      if (!(await lockWithin(run, MIGRATION_LOCK, { until, onWait: options.onWait }))) throw new MigrationsBusyError();
+      options.onLocked?.();
+      const connection = orm.em.getConnection();
+      const applied = await connection.transactional(async (trx) => {
+        await connection.execute(`select set_config('statement_timeout', ?, true)`, [String(options.timeoutMs ?? 0)], 'run', trx);
+        return orm.getMigrator().up({ transaction: trx });
+      });
+      return applied.map((m) => m.name);
+    },
+    'benchmarks-server migration lock',
+  );
 }
 
 /** True when the database answers and no migration is pending. */

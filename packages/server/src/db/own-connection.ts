@@ -1,24 +1,30 @@
 import pg from 'pg';
 import type { EntityManager } from '@mikro-orm/postgresql';
 
+/** Runs one statement on the connection; returns its rows. */
+export type OwnRun = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
+
 /**
  * Runs statements on a connection of their own, opened for the purpose and closed afterwards:
  * maintenance that may run for minutes (`create index concurrently` on a large table) is neither
- * cut by the application pool's statement timeout nor holds one of its connections meanwhile.
- * Only for statements composed by the server (no parameters).
+ * cut by the application pool's statement timeout nor holds one of its connections meanwhile, and
+ * the session-level advisory locks taken on it (db/advisory-lock.ts) end with it. DDL is composed
+ * by the server; parameters are for the other statements (DDL takes none).
  */
-export async function withOwnConnection<T>(em: EntityManager, work: (run: (sql: string) => Promise<void>) => Promise<T>): Promise<T> {
+export async function withOwnConnection<T>(
+  em: EntityManager,
+  work: (run: OwnRun) => Promise<T>,
+  applicationName = 'benchmarks-server maintenance',
+): Promise<T> {
   const client = new pg.Client({
     connectionString: em.config.get('clientUrl'),
-    application_name: 'benchmarks-server maintenance',
+    application_name: applicationName,
     connectionTimeoutMillis: 5_000,
   });
   client.on('error', () => {}); // reported by the statement that fails
   await client.connect();
   try {
-    return await work(async (sql) => {
-      await client.query(sql);
-    });
+    return await work(async (sql, params) => (await client.query(sql, params)).rows);
   } finally {
     await client.end().catch(() => {});
   }

@@ -19,10 +19,20 @@
  * connection of their own). DDL takes no bound parameters: the statement is composed by
  * PostgreSQL's own format() (%I, %L) from bound values, and only property names made of letters,
  * digits, `_` and `-` are indexed.
+ *
+ * Several processes may share the database (docs/deploy.md, "Many processes"). Each metric's pair
+ * of indexes is built or dropped under an advisory lock of its own (db/advisory-lock.ts), and its
+ * state read again once the lock is held: a process that cannot take the lock leaves that metric
+ * to the other and looks again a few seconds later; an index whose build is under way
+ * (pg_stat_progress_create_index) is never dropped; one left invalid by a build that crashed is
+ * dropped and built again by whichever process gets there first. The DDL statements of all
+ * processes run one at a time (another lock): two `create index concurrently` on one table wait
+ * for each other's snapshots and one of them fails with a deadlock.
  */
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../core/logger.ts';
+import { lockKeyOf, lockWithin, tryLock, unlock, type LockKey, type Run } from '../db/advisory-lock.ts';
 import { withOwnConnection } from '../db/own-connection.ts';
 
 /** At most this many indexed metrics per benchmark (two indexes each). */
@@ -103,8 +113,23 @@ const DROP_SQL = "select format('drop index concurrently if exists %I', ?::text)
 const EXISTING_SQL =
   'select c.relname as name, i.indisvalid and i.indisready as valid from pg_index i join pg_class c on c.oid = i.indexrelid ' +
   "where i.indrelid = 'result'::regclass and c.relname ~ ?";
+/** The same for some of them, read on the maintenance connection under their lock, with whether a build of each is under way (any session). */
+const STATE_SQL =
+  'select c.relname as name, i.indisvalid and i.indisready as valid, ' +
+  'exists (select 1 from pg_stat_progress_create_index p where p.index_relid = c.oid) as building ' +
+  "from pg_index i join pg_class c on c.oid = i.indexrelid where i.indrelid = 'result'::regclass and c.relname = any($1::text[])";
+/** Held, across processes, while one of this module's DDL statements runs. */
+const DDL_LOCK: LockKey = lockKeyOf('result_metric DDL');
+/** How often a process waiting for that lock tries it again. */
+const DDL_POLL_MS = 500;
+/** Left to another process for now: its lock was held, or its build is under way. */
+const BUSY = Symbol('busy');
+
+type IndexState = { name: string; valid: boolean; building: boolean };
 
 const pgArray = (path: readonly string[]) => `{${path.join(',')}}`;
+/** The names of both indexes of each metric. */
+const namesOf = (metrics: readonly ChosenMetric[]) => new Set(metrics.flatMap((m) => [m.name, `${m.name}_x`]));
 /** Schemas are read again only when they changed (by digest): a benchmark's may be 256 KiB. */
 const FETCH_CHUNK = 100;
 
@@ -117,6 +142,8 @@ export class MetricIndexes {
   private closed = false;
   private readonly maxIndexes: number;
   private readonly recheckMs: number;
+  private readonly retryMs: number;
+  private retry: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly logger: Logger,
@@ -125,10 +152,13 @@ export class MetricIndexes {
       maxIndexes?: number;
       /** How long an index's state is remembered before it is looked up again. */
       recheckMs?: number;
+      /** How soon the indexes left to another process are looked at again. */
+      retryMs?: number;
     } = {},
   ) {
     this.maxIndexes = options.maxIndexes ?? 200;
     this.recheckMs = options.recheckMs ?? 30_000;
+    this.retryMs = options.retryMs ?? 5_000;
   }
 
   /**
@@ -183,42 +213,121 @@ export class MetricIndexes {
   /** Stops after the statement in flight; resolves when nothing runs any more. */
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.retry);
     await this.queue;
   }
 
   private async reconcileNow(em: EntityManager): Promise<void> {
-    const wanted = chooseMetrics(await this.approvedMetrics(em), this.maxIndexes);
-    const wantedNames = new Set(wanted.flatMap((m) => [m.name, `${m.name}_x`]));
+    const wanted = await this.wanted(em);
+    const wantedNames = namesOf(wanted);
     const existing = await em.execute<{ name: string; valid: boolean }[]>(EXISTING_SQL, [OWN_NAME]);
     const usable = new Set(existing.filter((e) => e.valid).map((e) => e.name));
-    // Not chosen any more, or left invalid by a build that failed (`if not exists` would keep it).
-    const drops = existing.filter((e) => !wantedNames.has(e.name) || !e.valid).map((e) => e.name);
+    // Not chosen any more; those left invalid by a failed build (`if not exists` would keep them) are
+    // dropped before they are built again.
+    const drops = new Map<string, string[]>();
+    for (const { name } of existing.filter((e) => !wantedNames.has(e.name))) {
+      const base = name.replace(/_x$/, '');
+      drops.set(base, [...(drops.get(base) ?? []), name]);
+    }
     const builds = wanted.filter((m) => !usable.has(m.name) || !usable.has(`${m.name}_x`));
-    if (drops.length === 0 && builds.length === 0) return;
+    if (drops.size === 0 && builds.length === 0) return;
+    let busy = false;
     // A build may take minutes on a large table: on a connection of its own, without the
     // application pool's statement timeout, holding none of the pool's connections.
     await withOwnConnection(em, async (run) => {
-      for (const name of drops) {
+      for (const [base, names] of drops) {
         if (this.closed) return;
-        try {
-          const [drop] = await em.execute<{ ddl: string }[]>(DROP_SQL, [name]);
-          await run(drop!.ddl);
-          this.logger.debug('metric index dropped', { index: name });
-        } catch (err) {
-          if (!this.closed) this.logger.warn('metric index not dropped', { index: name, error: (err as Error).message });
-        }
+        if ((await this.locked(run, base, () => this.dropUnwanted(em, run, names))) === BUSY) busy = true;
       }
       this.known.clear();
       for (const m of builds) {
         if (this.closed) return;
-        await this.build(em, run, m);
+        if ((await this.locked(run, m.name, () => this.build(run, em, m))) === BUSY) busy = true;
       }
     });
+    if (busy) this.retryLater(em);
   }
 
-  private async build(em: EntityManager, run: (sql: string) => Promise<void>, m: ChosenMetric): Promise<void> {
+  /** The metrics that get indexes now, read afresh (only changed schemas are fetched). */
+  private async wanted(em: EntityManager): Promise<ChosenMetric[]> {
+    return chooseMetrics(await this.approvedMetrics(em), this.maxIndexes);
+  }
+
+  /** `work` under the lock of the metric `base` (the name of its numbers index); BUSY when another session holds it. */
+  private async locked(run: Run, base: string, work: () => Promise<typeof BUSY | undefined>): Promise<typeof BUSY | undefined> {
+    const key = lockKeyOf(base);
+    try {
+      if (!(await tryLock(run, key))) {
+        this.logger.debug('metric index busy in another process: looked at again later', { index: base });
+        return BUSY;
+      }
+    } catch (err) {
+      if (!this.closed) this.logger.warn('metric index not checked', { index: base, error: (err as Error).message });
+      return;
+    }
+    try {
+      return await work();
+    } finally {
+      await unlock(run, key).catch(() => {});
+    }
+  }
+
+  private async state(run: Run, names: readonly string[]): Promise<IndexState[]> {
+    return (await run(STATE_SQL, [names])) as IndexState[];
+  }
+
+  /** Drops those of `names` still not wanted once the lock is held (another process may have approved their benchmark since). */
+  private async dropUnwanted(em: EntityManager, run: Run, names: string[]): Promise<typeof BUSY | undefined> {
+    try {
+      const wantedNow = namesOf(await this.wanted(em));
+      const states = await this.state(
+        run,
+        names.filter((name) => !wantedNow.has(name)),
+      );
+      if (states.some((s) => s.building)) return BUSY;
+      for (const { name } of states) {
+        if (this.closed) return;
+        await this.drop(run, em, name);
+        this.logger.debug('metric index dropped', { index: name });
+      }
+    } catch (err) {
+      if (!this.closed) this.logger.warn('metric index not dropped', { index: names[0], error: (err as Error).message });
+    }
+  }
+
+  private async drop(run: Run, em: EntityManager, name: string): Promise<void> {
+    const [drop] = await em.execute<{ ddl: string }[]>(DROP_SQL, [name]);
+    await this.ddl(run, drop!.ddl);
+  }
+
+  /** Runs one DDL statement once no other process runs one (after the one in flight, if any). */
+  private async ddl(run: Run, sql: string): Promise<void> {
+    const locked = await lockWithin(run, DDL_LOCK, { until: Infinity, pollMs: DDL_POLL_MS, cancelled: () => this.closed });
+    if (!locked) throw new Error('stopping');
+    try {
+      await run(sql);
+    } finally {
+      await unlock(run, DDL_LOCK).catch(() => {});
+    }
+  }
+
+  private retryLater(em: EntityManager): void {
+    if (this.closed || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.reconcile(em);
+    }, this.retryMs);
+    this.retry.unref();
+  }
+
+  /** Builds both indexes of `m` unless they are valid already; drops first what a failed build left invalid. */
+  private async build(run: Run, em: EntityManager, m: ChosenMetric): Promise<typeof BUSY | undefined> {
     const started = Date.now();
     try {
+      const states = await this.state(run, [m.name, `${m.name}_x`]);
+      if (states.some((s) => s.building)) return BUSY;
+      if (states.length === 2 && states.every((s) => s.valid)) return;
+      for (const broken of states.filter((s) => !s.valid)) await this.drop(run, em, broken.name);
       const [ddl] = await em.execute<{ numbers: string; others: string }[]>(DDL_SQL, [
         m.name,
         pgArray(m.path),
@@ -228,8 +337,8 @@ export class MetricIndexes {
         m.benchmark,
         pgArray(m.path),
       ]);
-      await run(ddl!.numbers);
-      await run(ddl!.others);
+      await this.ddl(run, ddl!.numbers);
+      await this.ddl(run, ddl!.others);
       this.known.delete(m.name);
       this.logger.debug('metric index ready', { benchmark: m.benchmark, path: m.path.join('.'), ms: Date.now() - started });
     } catch (err) {
