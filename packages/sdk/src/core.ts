@@ -8,6 +8,7 @@ import { errorFromResponse, parseRetryAfter, TimeoutError, type RequestInfo } fr
 import { defaultTransport, type FetchLike, type FetchResponse, type Transport } from './fetch.ts';
 import { PageRequest, type Page } from './pagination.ts';
 import { connectionError, headersOf, parseBody, parseSuccess } from './response.ts';
+import { bodyStream, Deadline, type StreamedResponse } from './stream.ts';
 import { IDEMPOTENT_METHODS, newIdempotencyKey, RETRY_STATUSES, retriesKeyed, retryDelayMs, sleep } from './retry.ts';
 import type { CallArgsTuple, Item, ListQuery, Params, Reply } from './types.ts';
 import { apiBaseUrl, encodeQuery, expandPath, type QueryValue } from './url.ts';
@@ -61,7 +62,12 @@ type ListArgs<K extends OperationId> = {
   query?: ListQuery<K> | undefined;
   signal?: AbortSignal | undefined;
 };
-type Outcome = { response: FetchResponse; text: string } | { error: unknown };
+type Outcome =
+  | { response: FetchResponse; text: string }
+  | { response: FetchResponse; body: ReadableStream<Uint8Array> }
+  | { error: unknown };
+/** Opens the body of a streamed 2xx answer, under the attempt's deadline. */
+type OpenBody = (response: FetchResponse, deadline: Deadline | undefined) => ReadableStream<Uint8Array>;
 
 /**
  * The request core shared by every namespace. Created by {@link createClient}; reachable as
@@ -116,7 +122,22 @@ export class Core {
     return this.#run(operationId, args as LooseArgs | undefined);
   }
 
-  async #run(operationId: string, args: LooseArgs = {}): Promise<unknown> {
+  /**
+   * Calls an operation whose answer is streamed (`exportResults`): resolves once a 2xx answer's
+   * headers arrive, to its body as a stream of bytes. Auth, retries and errors are those of `request`,
+   * retries only until the body starts; `timeoutMs` then applies to each wait for more of the body.
+   * A body that breaks off errors with an `IncompleteResponseError`. Cancel the body to stop.
+   * @example
+   * const { body } = await client.core.stream('exportResults', { query: { format: 'csv' } });
+   * for await (const chunk of body) process.stdout.write(chunk);
+   */
+  stream<K extends OperationId>(operationId: K, ...args: CallArgsTuple<K>): Promise<StreamedResponse>;
+  // Untyped implementation, as for request().
+  stream(operationId: string, args?: LooseArgs): Promise<StreamedResponse> {
+    return this.#run(operationId, args, true) as Promise<StreamedResponse>;
+  }
+
+  async #run(operationId: string, args: LooseArgs = {}, streamed = false): Promise<unknown> {
     const { params, query, body, signal } = args;
     const def = registry[operationId];
     if (!def) throw new TypeError(`Unknown operation '${operationId}': this SDK's contract does not declare it`);
@@ -136,7 +157,11 @@ export class Core {
       const redact = (text: string) => (token ? text.split(token).join('[REDACTED]') : text);
       const headers = this.#headers(token, payload !== undefined);
       if (key !== undefined) headers['idempotency-key'] = key;
-      const outcome = await this.#send(info, headers, payload, signal);
+      if (streamed) headers.accept = acceptOf(def);
+      const open: OpenBody | undefined = streamed
+        ? (response, deadline) => bodyStream(response, { request: info, deadline, signal, redact })
+        : undefined;
+      const outcome = await this.#send(info, headers, payload, signal, open);
 
       if ('error' in outcome) {
         if (signal?.aborted) throw signal.reason;
@@ -150,6 +175,7 @@ export class Core {
         throw connectionError(info, outcome.error, redact);
       }
 
+      if ('body' in outcome) return { body: outcome.body, headers: headersOf(outcome.response), request: info } satisfies StreamedResponse;
       const { response, text } = outcome;
       const status = response.status;
       if (status >= 200 && status < 300) return parseSuccess(status, response, text, info, redact);
@@ -197,10 +223,21 @@ export class Core {
     return headers;
   }
 
-  async #send(info: RequestInfo, headers: Record<string, string>, body: string | undefined, signal?: AbortSignal): Promise<Outcome> {
-    const timeout = this.#timeoutMs > 0 ? AbortSignal.timeout(this.#timeoutMs) : undefined;
-    const signals = [timeout, signal].filter((s): s is AbortSignal => s !== undefined);
+  /**
+   * One attempt: the answer's text, or with `open` the body of a 2xx answer as it arrives (its
+   * deadline then watching each read). The deadline covers the whole attempt otherwise.
+   */
+  async #send(
+    info: RequestInfo,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: AbortSignal | undefined,
+    open?: OpenBody,
+  ): Promise<Outcome> {
+    const deadline = this.#timeoutMs > 0 ? new Deadline(this.#timeoutMs) : undefined;
+    const signals = [deadline?.signal, signal].filter((s): s is AbortSignal => s !== undefined);
     const combined = signals.length > 1 ? anySignal(signals) : signals[0];
+    deadline?.arm();
     try {
       // Absent rather than undefined: a custom FetchLike may hand `init` straight to `fetch`, whose
       // RequestInit refuses undefined members under exactOptionalPropertyTypes.
@@ -208,10 +245,16 @@ export class Core {
       if (body !== undefined) init.body = body;
       if (combined) init.signal = combined;
       const response = await this.#transport.fetch(info.url, init);
+      if (open && response.status >= 200 && response.status < 300) {
+        deadline?.disarm();
+        return { response, body: open(response, deadline) };
+      }
       return { response, text: await response.text() };
     } catch (error) {
-      if (timeout?.aborted && !signal?.aborted) return { error: new TimeoutError(info, this.#timeoutMs) };
+      if (deadline?.expired && !signal?.aborted) return { error: new TimeoutError(info, this.#timeoutMs) };
       return { error };
+    } finally {
+      deadline?.disarm();
     }
   }
 }
@@ -225,6 +268,12 @@ function anySignal(signals: AbortSignal[]): AbortSignal {
     else s.addEventListener('abort', () => controller.abort(s.reason), { once: true });
   }
   return controller.signal;
+}
+
+/** What a streamed call accepts: the operation's media types, then problem+json for its errors. */
+function acceptOf(def: OperationDef): string {
+  const types = [def.response.contentType ?? 'application/json', ...Object.keys(def.response.alternatives ?? {})];
+  return [...types, 'application/problem+json'].join(', ');
 }
 
 /** `sort_by` given as builder terms becomes its wire string; filters become their expressions. */

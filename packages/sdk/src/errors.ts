@@ -2,7 +2,8 @@
  * The SDK's errors. Every failure of a call is one of these:
  * - {@link ApiError} and its subclasses when the server answered with an error status (chosen by
  *   status in {@link errorFromResponse}, the only place that decides);
- * - {@link ConnectionError} when no answer came back, {@link TimeoutError} when it came too late.
+ * - {@link ConnectionError} when no answer came back, {@link TimeoutError} when it came too late;
+ * - {@link IncompleteResponseError} (a `ConnectionError`) when a streamed answer broke off midway.
  *
  * No error carries the request headers: the `Authorization` header and the token never appear in an
  * error, its message, its JSON form or its `util.inspect` output (as octokit's RequestError redacts).
@@ -198,6 +199,29 @@ export class ServerError extends ApiError {}
  * });
  */
 export class ConnectionError extends BenchmarksError {}
+
+/**
+ * A streamed answer (an export) broke off: the server answered 200 and began the body, then the
+ * connection was lost or the body ended without its final newline. What arrived is incomplete and
+ * must not be taken for the whole; the call is not retried (the caller already holds part of it).
+ * `receivedBytes` counts the bytes that did arrive.
+ * @example
+ * try {
+ *   for await (const r of client.results.export({ benchmark_id })) write(r);
+ * } catch (err) {
+ *   if (err instanceof IncompleteResponseError) console.error(`export cut short after ${err.receivedBytes} bytes`);
+ *   throw err;
+ * }
+ */
+export class IncompleteResponseError extends ConnectionError {
+  /** How many bytes of the body arrived before it broke off. */
+  readonly receivedBytes: number;
+
+  constructor(request: RequestInfo, receivedBytes: number, reason: string, options?: { cause?: unknown }) {
+    super(`The answer of ${request.method} ${request.url} broke off after ${receivedBytes} bytes: ${reason}`, request, options);
+    this.receivedBytes = receivedBytes;
+  }
+}
 
 /**
  * No response within `timeoutMs` (see `createClient`). Not retried: a slow server is not made faster

@@ -19,6 +19,11 @@ export interface FetchResponse {
   status: number;
   headers: { get(name: string): string | null; forEach(callback: (value: string, key: string) => void): void };
   text(): Promise<string>;
+  /**
+   * The body as a stream of bytes, for streamed answers (exports); a fetch without it still works,
+   * its answer then read whole with `text()`.
+   */
+  body?: ReadableStream<Uint8Array> | null | undefined;
 }
 
 /**

@@ -34,6 +34,7 @@ export {
   RateLimitError,
   ServerError,
   ConnectionError,
+  IncompleteResponseError,
   TimeoutError,
   errorFromResponse,
   parseRetryAfter,
@@ -62,7 +63,8 @@ export type { BenchmarksNamespace } from './namespaces/benchmarks.ts';
 export type { SitesNamespace } from './namespaces/sites.ts';
 export type { FlavorsNamespace } from './namespaces/flavors.ts';
 export type { TagsNamespace } from './namespaces/tags.ts';
-export type { ResultsNamespace, CompareQuery } from './namespaces/results.ts';
+export type { ResultsNamespace, CompareQuery, ExportQuery, ExportCsvQuery, ExportedResult } from './namespaces/results.ts';
+export type { StreamedResponse } from './stream.ts';
 export { renderCompareSvg } from './chart.ts';
 export type { ClaimsNamespace, SubmissionsNamespace } from './namespaces/reports.ts';
 export type { UsersNamespace } from './namespaces/users.ts';

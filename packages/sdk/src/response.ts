@@ -62,11 +62,12 @@ export function parseSuccess(
 }
 
 /**
- * Describes a network failure without letting the token travel along (e.g. in a custom fetch's error).
+ * The reasons of a network failure, its causes joined (`terminated: other side closed`), secrets
+ * removed; `leaked` says whether the raw text held one (the raw error must then not travel along).
  * @example
- * throw connectionError({ method: 'GET', url }, err, (s) => s.split(token).join('[REDACTED]'));
+ * const { reason } = failureReason(err, (s) => s.split(token).join('[REDACTED]'));
  */
-export function connectionError(info: RequestInfo, error: unknown, redact: (s: string) => string): ConnectionError {
+export function failureReason(error: unknown, redact: (s: string) => string): { reason: string; leaked: boolean } {
   const reasons: string[] = [];
   for (let e: unknown = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
@@ -74,6 +75,15 @@ export function connectionError(info: RequestInfo, error: unknown, redact: (s: s
     reasons.push(typeof code === 'string' && !message.includes(code) ? `${code} ${message}` : message);
   }
   const reason = redact(reasons.filter((r) => r && r !== 'fetch failed').join(': ') || 'network error');
-  const leaks = redact(reasons.join('\n')) !== reasons.join('\n');
-  return new ConnectionError(`Cannot reach ${info.url}: ${reason}`, info, { cause: leaks ? new Error(reason) : error });
+  return { reason, leaked: redact(reasons.join('\n')) !== reasons.join('\n') };
+}
+
+/**
+ * Describes a network failure without letting the token travel along (e.g. in a custom fetch's error).
+ * @example
+ * throw connectionError({ method: 'GET', url }, err, (s) => s.split(token).join('[REDACTED]'));
+ */
+export function connectionError(info: RequestInfo, error: unknown, redact: (s: string) => string): ConnectionError {
+  const { reason, leaked } = failureReason(error, redact);
+  return new ConnectionError(`Cannot reach ${info.url}: ${reason}`, info, { cause: leaked ? new Error(reason) : error });
 }

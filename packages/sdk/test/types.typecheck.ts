@@ -79,3 +79,17 @@ export async function idempotencyKeys(id: string) {
   // @ts-expect-error the key is a string
   await client.sites.create({ name: 'x', address: 'y' }, { idempotencyKey: 1 });
 }
+
+export async function exports(benchmark_id: string) {
+  // Results arrive typed, filters from where() allowed; the method chooses the format.
+  for await (const r of client.results.export({ benchmark_id, filters: [where('cpu.count').gte(4)] })) {
+    const flavor: string = r.flavor.name;
+    void flavor;
+  }
+  const csv: ReadableStream<Uint8Array> = client.results.exportCsv({ benchmark_id, columns: ['id', 'json.result.score'] });
+  // @ts-expect-error the format is the method's
+  client.results.export({ format: 'csv' });
+  // @ts-expect-error columns are for CSV
+  client.results.export({ columns: ['id'] });
+  return csv;
+}

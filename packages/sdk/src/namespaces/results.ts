@@ -1,7 +1,8 @@
 import type { Core } from '../core.ts';
 import type { ResultSortField } from '../builders.ts';
 import type { ClaimSort } from '../contract/claims.ts';
-import type { Body, FieldsOf, ListQuery, Query, IdempotencyOptions } from '../types.ts';
+import { lineStream, ndjsonRecords } from '../export.ts';
+import type { Body, CallOptions, FieldsOf, ListQuery, Query, IdempotencyOptions, Reply } from '../types.ts';
 import {
   uploadInBatches,
   uploadMany,
@@ -75,6 +76,41 @@ export function resultsNamespace(core: Core) {
      */
     compareSvg: (query: CompareQuery) =>
       core.request('compareResults', { query: { ...(query as Query<'compareResults'>), format: 'svg' } }) as unknown as Promise<string>,
+    /**
+     * Every visible result matching the list filters (`filters` from `where()`), no pages, in
+     * `execution_datetime, id` order, as each arrives: the answer is streamed and parsed a line at a
+     * time, so memory stays constant whatever the count. Nothing is sent until the loop starts; an
+     * error answer (422 for a malformed filter, 404 for an unknown benchmark) is thrown by the loop
+     * as its SDK error. An answer that breaks off throws an `IncompleteResponseError`, never
+     * ends quietly. Leaving the loop, or aborting `options.signal`, closes the connection.
+     * @example
+     * for await (const result of client.results.export({ benchmark_id, filters: [where('cpu.count').gte(4)] })) {
+     *   console.log(result.id, result.flavor.name, result.json);
+     * }
+     */
+    export: (query?: ExportQuery, options?: CallOptions): AsyncGenerator<ExportedResult, void, undefined> =>
+      ndjsonRecords<ExportedResult>(
+        () => core.stream('exportResults', { query: { ...(query as Query<'exportResults'>), format: 'ndjson' }, signal: options?.signal }),
+        options?.signal,
+      ),
+    /**
+     * The export as CSV bytes, a web `ReadableStream` (Node and browsers): a header, then one row per
+     * result with `columns` (fields and `json.<path>`s; default: id, execution_datetime,
+     * benchmark_name, site_name, flavor_name, tags and, with `benchmark_id`, the benchmark's suggested
+     * metrics). The request starts at the first read; an error answer errors the stream with its SDK
+     * error, and so does an answer that breaks off (`IncompleteResponseError`). Cancel the
+     * stream (or abort `options.signal`) to stop.
+     * @example
+     * import { Readable } from 'node:stream';
+     * import { pipeline } from 'node:stream/promises';
+     * const csv = client.results.exportCsv({ benchmark_id, columns: ['id', 'flavor_name', 'json.result.score'] });
+     * await pipeline(Readable.fromWeb(csv), createWriteStream('results.csv'));
+     */
+    exportCsv: (query?: ExportCsvQuery, options?: CallOptions): ReadableStream<Uint8Array> =>
+      lineStream(
+        () => core.stream('exportResults', { query: { ...(query as Query<'exportResults'>), format: 'csv' }, signal: options?.signal }),
+        options?.signal,
+      ),
     /**
      * Uploads a result: where and when it ran, and its JSON (checked against the benchmark's schema).
      * It carries an `Idempotency-Key` (random, or `options.idempotencyKey`), so a lost answer, a
@@ -161,6 +197,28 @@ export function resultsNamespace(core: Core) {
  * const q: CompareQuery = { benchmark_id, metric: 'json.result.score', group_by: 'site', better: 'lower' };
  */
 export type CompareQuery = Omit<ListQuery<'compareResults'>, 'format'>;
+
+/**
+ * The query of `results.export`: every filter of `results.list` (`filters` from `where()` allowed),
+ * no pages, no sort (exports come in `execution_datetime, id` order).
+ * @example
+ * const q: ExportQuery = { benchmark_id, filters: [where('machine.cpu.count').gte(4)], execution_after: '2025-01-01' };
+ */
+export type ExportQuery = Omit<ListQuery<'exportResults'>, 'format' | 'columns'>;
+
+/**
+ * The query of `results.exportCsv`: {@link ExportQuery} and the CSV `columns`, in order.
+ * @example
+ * const q: ExportCsvQuery = { benchmark_id, columns: ['id', 'flavor_name', 'json.result.score'] };
+ */
+export type ExportCsvQuery = Omit<ListQuery<'exportResults'>, 'format'>;
+
+/**
+ * One result of an export: the same object as `results.get` returns.
+ * @example
+ * const seen: ExportedResult[] = [];
+ */
+export type ExportedResult = Reply<'getResult'>;
 
 /**
  * @example

@@ -3,6 +3,7 @@ import { startTestServer as start, type TestServer } from '../../../server/test/
 
 export type { TestServer };
 
-export function startTestServer(label: string): Promise<TestServer> {
-  return start({}, label);
+/** `overrides`: server settings as their environment variables would give them, e.g. `{ exportConcurrency: '1' }`. */
+export function startTestServer(label: string, overrides: Parameters<typeof start>[0] = {}): Promise<TestServer> {
+  return start(overrides, label);
 }
