@@ -13,6 +13,8 @@ import { allHandlers } from './routes/index.ts';
 import type { RequestState } from './http/handler.ts';
 import { accessLog } from './http/access-log.ts';
 import { requestScope } from './http/request-scope.ts';
+import { WRITES_CHANNEL } from './db/change-listener.ts';
+import { parseLsn } from './db/replicas.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -43,33 +45,72 @@ export function createApp(app: AppContext): Koa {
     }
     return doc;
   };
+  const authenticator = createAuthenticator(app.verifier, app.config.adminEntitlements);
   const router = buildRouter(operations, allHandlers(spec), {
     prefix: API_BASE_PATH,
     bodyLimitBytes: app.config.bodyLimitBytes,
-    authenticator: createAuthenticator(app.verifier, app.config.adminEntitlements),
+    authenticator,
     rateLimiter: app.rateLimiters.writes,
     readRateLimiter: app.rateLimiters.reads,
     largeBodies: app.largeBodies,
   });
 
+  /**
+   * Where a request reads (db/replicas.ts): writes and everything while no replica is usable from
+   * the primary; a read from a replica that has replayed the caller's last write. A token not
+   * verified recently may be a writer's: its request reads from the primary (once; then it is known).
+   */
+  const readFrom = async (ctx: Koa.Context) => {
+    const replicas = app.replicas;
+    if (!replicas || !SAFE_METHODS.has(ctx.method)) return app.orm;
+    let minLsn: bigint | null = null;
+    if (replicas.primaryUp && ctx.get('authorization')) {
+      const identity = await authenticator.knownClient(ctx);
+      if (!identity) return app.orm;
+      minLsn = app.writePositions?.required(identity) ?? null;
+    }
+    return replicas.pick(minLsn) ?? app.orm;
+  };
+  /** After a write of a known caller, where the primary's WAL is: this process and every other learn it. */
+  const recordWrite = async (ctx: Koa.Context) => {
+    if (!app.replicas || !app.writePositions) return;
+    const identity = await authenticator.knownClient(ctx);
+    if (!identity) return;
+    try {
+      const [row] = await app.orm.em
+        .fork()
+        .execute<{ lsn: string }[]>(
+          `select pg_current_wal_lsn()::text as lsn, pg_notify('${WRITES_CHANNEL}', ? || ' ' || pg_current_wal_lsn()::text)`,
+          [identity],
+        );
+      app.writePositions.record(identity, parseLsn(row!.lsn));
+    } catch (err) {
+      // The primary is gone: so are this caller's writes to read; nothing to record.
+      app.logger.debug('write position not recorded', { error: (err as Error).message });
+    }
+  };
+
   // What escapes every middleware (a bug) is logged as one JSON line, like everything else.
   koa.on('error', (err: Error) => app.logger.error('unhandled error', { error: `${err?.name}: ${err?.message}` }));
   koa.use(accessLog(app.logger));
   // Statements of a request whose client went away are cancelled (outside the pool, which may be full).
-  koa.use(requestScope(app.logger, (pids) => app.control.cancel(pids)));
+  koa.use(requestScope(app.logger, (pids, server) => (app.replicas?.controlOf(server) ?? app.control).cancel(pids)));
   koa.use(securityHeaders());
   koa.use(problemMiddleware(app.logger));
   if (app.config.corsOrigins.length) koa.use(cors(app.config.corsOrigins));
   koa.use(async (ctx, next) => {
     const state = ctx.state as RequestState;
-    state.em = app.orm.em.fork();
+    state.em = (await readFrom(ctx)).em.fork();
     state.services = app;
     try {
       await next();
     } finally {
       // A write (even a failed one: it may have changed something before failing) makes every
       // remembered total suspect; cleared before the answer leaves, so its client reads fresh totals.
-      if (!SAFE_METHODS.has(ctx.method)) app.totals.invalidate();
+      if (!SAFE_METHODS.has(ctx.method)) {
+        app.totals.invalidate();
+        await recordWrite(ctx);
+      }
     }
   });
   const terms = readFileSync(new URL('../assets/terms-of-use.md', import.meta.url), 'utf8');

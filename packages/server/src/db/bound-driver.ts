@@ -129,7 +129,7 @@ export class BoundParametersConnection extends PostgreSqlConnection {
   override createKnex(): void {
     super.createKnex();
     const client: Knex.Client = this.getKnex().client;
-    trackConnections(client);
+    trackConnections(client, this.config.get('clientUrl')!);
   }
 
   override async execute<T extends ExecuteResult = EntityData<AnyEntity>[]>(

@@ -14,6 +14,15 @@ import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
 
 export const CHANGES_CHANNEL = 'benchmarks_changes';
+/** Sent after each write request when read replicas are used: `<iss> <sub> <lsn>` (services/write-positions.ts). */
+export const WRITES_CHANNEL = 'benchmarks_writes';
+
+export interface ChangeHandlers {
+  /** A table name, or `*` when notifications may have been missed. */
+  change(table: string): void;
+  /** A write request of a caller, with the primary's WAL position after it. */
+  write?(payload: string): void;
+}
 
 export class ChangeListener {
   #client: pg.Client | null = null;
@@ -26,8 +35,7 @@ export class ChangeListener {
   constructor(
     private readonly url: string,
     private readonly logger: Logger,
-    /** A table name, or `*` when notifications may have been missed. */
-    private readonly onChange: (table: string) => void,
+    private readonly handlers: ChangeHandlers,
   ) {}
 
   /** Connects and listens; resolves once listening (or after the first failure, retrying in the background). */
@@ -59,14 +67,16 @@ export class ChangeListener {
     client.on('error', (err) => lost(err.message));
     client.on('end', () => lost('connection ended'));
     client.on('notification', (message) => {
-      if (message.channel === CHANGES_CHANNEL) this.onChange(message.payload ?? '*');
+      if (message.channel === CHANGES_CHANNEL) this.handlers.change(message.payload ?? '*');
+      else if (message.channel === WRITES_CHANNEL && message.payload) this.handlers.write?.(message.payload);
     });
     try {
       await client.connect();
       await client.query(`listen ${CHANGES_CHANNEL}`);
+      if (this.handlers.write) await client.query(`listen ${WRITES_CHANNEL}`);
       this.listening = true;
       this.#retryMs = 1000;
-      this.onChange('*');
+      this.handlers.change('*');
     } catch (err) {
       lost((err as Error).message);
     }

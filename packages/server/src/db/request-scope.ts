@@ -28,6 +28,8 @@ export interface RequestScope extends RequestContext {
 }
 
 const owners = new WeakMap<PooledConnection, RequestScope>();
+/** The database (URL) each tracked connection is to: the primary's or a replica's. */
+const servers = new WeakMap<PooledConnection, string>();
 const cancelled = new WeakSet<PooledConnection>();
 
 function isScope(context: RequestContext | undefined): context is RequestScope {
@@ -71,8 +73,8 @@ interface KnexClient {
   releaseConnection(connection: PooledConnection): Promise<void>;
 }
 
-/** Records, per request scope, the connections the knex client hands out and takes back. */
-export function trackConnections(client: KnexClient): void {
+/** Records, per request scope, the connections the knex client (of the database at `server`) hands out and takes back. */
+export function trackConnections(client: KnexClient, server: string): void {
   const acquire = client.acquireConnection.bind(client);
   const release = client.releaseConnection.bind(client);
   client.acquireConnection = async () => {
@@ -82,6 +84,7 @@ export function trackConnections(client: KnexClient): void {
     if (scope && !scope.done) {
       scope.held.add(connection);
       owners.set(connection, scope);
+      servers.set(connection, server);
     }
     return connection;
   };
@@ -94,14 +97,19 @@ export function trackConnections(client: KnexClient): void {
 
 /**
  * Cancels what the scope's connections run: marks them so the pool discards them once released,
- * then asks PostgreSQL to cancel their backends (`cancel`: pg_cancel_backend from a connection
- * outside the pool, db/control.ts). Returns how many backends were signalled.
+ * then asks each database to cancel their backends (`cancel`: pg_cancel_backend from a connection
+ * outside the pool, db/control.ts, on the database the connection is to: a replica's process ids
+ * mean nothing on the primary). Returns how many backends were signalled.
  */
-export async function cancelHeld(scope: RequestScope, cancel: (pids: number[]) => Promise<number>): Promise<number> {
-  const pids: number[] = [];
+export async function cancelHeld(scope: RequestScope, cancel: (pids: number[], server: string) => Promise<number>): Promise<number> {
+  const byServer = new Map<string, number[]>();
   for (const connection of scope.held) {
     cancelled.add(connection);
-    if (typeof connection.processID === 'number') pids.push(connection.processID);
+    const server = servers.get(connection);
+    if (typeof connection.processID !== 'number' || server === undefined) continue;
+    if (!byServer.has(server)) byServer.set(server, []);
+    byServer.get(server)!.push(connection.processID);
   }
-  return pids.length ? cancel(pids) : 0;
+  const counts = await Promise.all([...byServer].map(([server, pids]) => cancel(pids, server)));
+  return counts.reduce((sum, n) => sum + n, 0);
 }

@@ -10,7 +10,7 @@ import { requestIdOf } from './access-log.ts';
  * abandoned: its running statements are cancelled at once (pg_cancel_backend through `cancel`, a
  * connection outside the pool), it starts no new one, and it leaves any admission queue.
  */
-export function requestScope(logger: Logger, cancel: (pids: number[]) => Promise<number>): Koa.Middleware {
+export function requestScope(logger: Logger, cancel: (pids: number[], server: string) => Promise<number>): Koa.Middleware {
   return async (ctx, next) => {
     const controller = new AbortController();
     const requestId = requestIdOf(ctx);

@@ -11,6 +11,8 @@ import type { SchemaCompiler } from './schema-compiler.ts';
 import type { DatabaseControl } from '../db/control.ts';
 import type { ExpensiveListAdmission, ExportAdmission } from './admission.ts';
 import type { RateLimiter } from '../core/rate-limit.ts';
+import type { ReadReplicas } from '../db/replicas.ts';
+import type { WritePositions } from './write-positions.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -39,4 +41,8 @@ export interface AppContext {
   exports: ExportAdmission;
   /** Writes and reads per client (shared by the deployment's processes, or this one's alone); null: unlimited. */
   rateLimiters: { writes: RateLimiter | null; reads: RateLimiter | null };
+  /** Read replicas (DATABASE_READ_URL); absent: every statement goes to the primary. */
+  replicas?: ReadReplicas;
+  /** Each caller's last write position, for reading one's own writes from replicas. */
+  writePositions?: WritePositions;
 }
