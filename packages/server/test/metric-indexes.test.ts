@@ -2,14 +2,26 @@
  * The metric indexes stay bounded (services/metric-indexes.ts, docs/security.md "Metric indexes"):
  * dropped with their benchmark or with a metric its schema no longer suggests, at most
  * MAX_METRIC_INDEXES of them (a deterministic choice), leftovers cleaned at start, and the index
- * still used where one exists. What exists is read from pg_indexes. Real servers, real PostgreSQL.
+ * still used where one exists. Several processes on one database (two MetricIndexes, each with its
+ * own maintenance connection, as two processes have) build each index once, leave alone what another
+ * session holds or builds, and mend what a crashed build left. What exists is read from pg_indexes.
+ * Real servers, real PostgreSQL.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildConfig, DEFAULTS } from '../src/config.ts';
 import { program } from '../src/program.ts';
+import pg from 'pg';
+import { createLogger } from '../src/core/logger.ts';
+import { lockKeyOf } from '../src/db/advisory-lock.ts';
 import { startServer } from '../src/server.ts';
-import { chooseMetrics, MAX_METRICS_PER_BENCHMARK, metricIndexName, suggestedMetrics } from '../src/services/metric-indexes.ts';
+import {
+  chooseMetrics,
+  MAX_METRICS_PER_BENCHMARK,
+  MetricIndexes,
+  metricIndexName,
+  suggestedMetrics,
+} from '../src/services/metric-indexes.ts';
 import { resultListSql, type ResultListQuery } from '../src/services/result-query.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
@@ -224,6 +236,146 @@ test('at start, indexes of benchmarks that no longer exist, of unapproved ones a
   );
   assert.equal(invalid, [], 'the broken index was built again');
   await seed.sql('drop index result_metric_notes');
+});
+
+/** A logger that keeps its lines (debug and up), parsed. */
+function recorder() {
+  const lines: Record<string, unknown>[] = [];
+  return { lines, logger: createLogger('debug', (line) => lines.push(JSON.parse(line) as Record<string, unknown>)) };
+}
+
+/** This module's indexes of the database that are not valid, or still being built by some session. */
+async function unfinished(s: Seeder): Promise<unknown[]> {
+  return s.sql(
+    "select c.relname from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname like 'result_metric%' and not (i.indisvalid and i.indisready) " +
+      'union all select index_relid::regclass::text from pg_stat_progress_create_index',
+  );
+}
+
+test('two processes reconciling at once: each index built once by one of them, all valid, a crashed build mended, nothing logged above debug', async () => {
+  // Approvals build nothing here (cap 0): the two reconcilers below find every index missing.
+  const quiet = await startTestServer({ maxMetricIndexes: '0' }, 'metrictwo');
+  const a = recorder();
+  const b = recorder();
+  const first = new MetricIndexes(a.logger, { retryMs: 200 });
+  const second = new MetricIndexes(b.logger, { retryMs: 200 });
+  try {
+    const s = await createSeeder(quiet);
+    const benchmarks: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const id = (await s.benchmark({ schema: schemaOf('a', 'b'), status: 'approved' })).id;
+      const siteId = (await s.site()).id;
+      await addResults(s, id, 4000, { site: siteId, flavor: (await s.flavor(siteId)).id });
+      benchmarks.push(id);
+    }
+    // What a build that crashed leaves behind: an invalid index of a wanted metric.
+    const broken = metricIndexName(benchmarks[0]!, ['a']);
+    await s.sql(`create unique index concurrently ${broken} on result ((1))`).catch(() => {});
+    const em = () => quiet.server.context.orm.em.fork();
+    await Promise.all([first.ensureAll(em()), second.ensureAll(em())]);
+    const expected = namesOf(
+      ...benchmarks.flatMap((id): [string, string][] => [
+        [id, 'a'],
+        [id, 'b'],
+      ]),
+    );
+    const deadline = Date.now() + 30_000;
+    while ((await metricIndexes(s)).length < expected.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await first.idle();
+    await second.idle();
+    assert.equal(await metricIndexes(s), expected);
+    assert.equal(await unfinished(s), [], 'every index valid, none being built');
+    const lines = [...a.lines, ...b.lines];
+    const loud = lines.filter((l) => l.level !== 'debug');
+    assert.equal(loud, [], 'no warning, no error');
+    const built = lines.filter((l) => l.msg === 'metric index ready').map((l) => `${l.benchmark}:${l.path}`);
+    assert.is(built.length, 10, `each metric built once: ${built.join(', ')}`);
+    assert.is(new Set(built).size, 10);
+    assert.ok(a.lines.some((l) => l.msg === 'metric index ready') && b.lines.some((l) => l.msg === 'metric index ready'), 'both took part');
+  } finally {
+    await first.close();
+    await second.close();
+    await quiet.close();
+  }
+});
+
+test('a metric whose lock another process holds is left to it, then built once the lock is free', async () => {
+  const quiet = await startTestServer({ maxMetricIndexes: '0' }, 'metricbusy');
+  const log = recorder();
+  const indexes = new MetricIndexes(log.logger, { retryMs: 200 });
+  const other = new pg.Client({ connectionString: quiet.databaseUrl });
+  await other.connect();
+  try {
+    const s = await createSeeder(quiet);
+    const held = (await s.benchmark({ schema: schemaOf('a'), status: 'approved' })).id;
+    const free = (await s.benchmark({ schema: schemaOf('a'), status: 'approved' })).id;
+    const [k1, k2] = lockKeyOf(metricIndexName(held, ['a']));
+    await other.query('select pg_advisory_lock($1::int, $2::int)', [k1, k2]);
+    await indexes.ensureAll(quiet.server.context.orm.em.fork());
+    assert.equal(await metricIndexes(s), namesOf([free, 'a']), 'the other metric is built, the held one left alone');
+    await other.query('select pg_advisory_unlock($1::int, $2::int)', [k1, k2]);
+    const deadline = Date.now() + 10_000;
+    while ((await metricIndexes(s)).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await indexes.idle();
+    assert.equal(await metricIndexes(s), namesOf([held, 'a'], [free, 'a']), 'built when looked at again');
+    assert.equal(
+      log.lines.filter((l) => l.level !== 'debug'),
+      [],
+    );
+    assert.ok(log.lines.some((l) => l.msg === 'metric index busy in another process: looked at again later'));
+  } finally {
+    await indexes.close();
+    await other.end();
+    await quiet.close();
+  }
+});
+
+test('an index another session is still building is not dropped, even when no benchmark wants it; dropped once built', async () => {
+  const quiet = await startTestServer({ maxMetricIndexes: '0' }, 'metricbuilding');
+  const log = recorder();
+  const indexes = new MetricIndexes(log.logger, { retryMs: 200 });
+  const snapshot = new pg.Client({ connectionString: quiet.databaseUrl });
+  const builder = new pg.Client({ connectionString: quiet.databaseUrl });
+  await snapshot.connect();
+  await builder.connect();
+  let building: Promise<unknown> | undefined;
+  try {
+    const s = await createSeeder(quiet);
+    const orphan = metricIndexName('00000000-0000-4000-8000-000000000000', ['gone']);
+    // An open transaction with a snapshot: a concurrent build waits for it to end before it completes.
+    await snapshot.query('begin isolation level repeatable read');
+    await snapshot.query('select count(*) from result');
+    building = builder.query(`create index concurrently ${orphan} on result (id)`);
+    // Under way, and its catalogue entry committed (the build's first step): the index is listed.
+    const underWay = async () =>
+      (await s.sql('select 1 from pg_stat_progress_create_index')).length > 0 && (await metricIndexes(s)).includes(orphan);
+    const until = Date.now() + 10_000;
+    while (!(await underWay()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(await underWay(), 'the build is under way');
+    const checked = await Promise.race([
+      indexes.ensureAll(quiet.server.context.orm.em.fork()).then(() => 'done'),
+      new Promise((r) => setTimeout(() => r('still waiting'), 15_000)),
+    ]);
+    assert.is(checked, 'done', 'the reconciliation does not wait for the build');
+    assert.equal(await metricIndexes(s), [orphan], 'not dropped while being built');
+    await snapshot.query('commit');
+    await building;
+    const deadline = Date.now() + 10_000;
+    while ((await metricIndexes(s)).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await indexes.idle();
+    assert.equal(await metricIndexes(s), [], 'dropped when looked at again, once built');
+    assert.equal(
+      log.lines.filter((l) => l.level !== 'debug'),
+      [],
+    );
+  } finally {
+    await snapshot.query('rollback').catch(() => {});
+    await building?.catch(() => {});
+    await indexes.close();
+    await snapshot.end();
+    await builder.end();
+    await quiet.close();
+  }
 });
 
 test.run();
