@@ -242,6 +242,58 @@ test('compare: the order statistics read by the second statement equal those pic
   }
 });
 
+/** 2·P(B ≤ k − 1) ≤ α with exact binomial coefficients (BigInt): COMPARE.md's definition of k. */
+function exactK(n: number, confidence: number): number {
+  const total = 2n ** BigInt(n);
+  let coefficient = 1n;
+  let cumulative = 0n;
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    cumulative += coefficient; // C(n, i)
+    if (2 * (Number(cumulative) / Number(total)) > 1 - confidence + 1e-12) break;
+    k = i + 1;
+    coefficient = (coefficient * BigInt(n - i)) / BigInt(i + 1);
+  }
+  return k;
+}
+
+test('GET /results:compare: groups of 1,000 and 401 values: median_ci is [x(k), x(n + 1 − k)] of each, read from either statement', async () => {
+  const other = await seed.benchmark();
+  const sizes: [string, number][] = [
+    ['A', 1000],
+    ['B', 401],
+  ];
+  // x(i) = 1000 + 3i for A and 7i for B, inserted in a scrambled order (i·389 mod n visits every rank).
+  const value = (key: string, i: number) => (key === 'A' ? 1000 + 3 * i : 7 * i);
+  await seed.results(
+    sizes.flatMap(([key, n]) =>
+      Array.from({ length: n }, (_, j) => ({
+        benchmark_id: other.id,
+        flavor_id: flavors[key]!.id,
+        site_id: flavors[key]!.site_id,
+        json: { result: { score: value(key, ((j * 389) % n) + 1) } },
+        execution_datetime: new Date(Date.UTC(2024, 1, 1, 0, j)),
+      })),
+    ),
+  );
+  for (const confidence of [0.5, 0.95, 0.999]) {
+    const query = { benchmark_id: other.id, metric: 'json.result.score', confidence };
+    const body = (await compare(query)).body;
+    for (const [key, n] of sizes) {
+      const group = body.groups.find((g: any) => g.flavor.id === flavors[key]!.id);
+      const k = exactK(n, confidence);
+      assert.ok(k > 0);
+      assert.is(group.n, n);
+      assert.equal(group.median_ci, [value(key, k), value(key, n + 1 - k)], `${key} at ${confidence}: k = ${k}`);
+      const want = expected(Array.from({ length: n }, (_, i) => value(key, i + 1)));
+      for (const field of ['min', 'p5', 'p25', 'median', 'p75', 'p95', 'max'] as const)
+        close(group[field], want[field]!, `${key}.${field}`);
+    }
+    const fetched = await compareResults(t.server.context.orm.em.fork(), query, { pickWindow: -1000 });
+    assert.equal(fetched.answer, body);
+  }
+});
+
 test('GET /results:compare: a number beyond double precision (stored outside the API) is excluded, not an error', async () => {
   const other = await seed.benchmark();
   const a = flavors.A!;

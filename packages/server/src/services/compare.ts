@@ -1,11 +1,15 @@
 /**
  * GET /results:compare (COMPARE.md): one metric of one benchmark's visible results, grouped by
  * flavor or site. The values never leave PostgreSQL: one statement reads the matching results once
- * and computes the counts, the aggregates and the percentiles of every group, and returns the few
- * order statistics around the normal approximation of the median interval's ranks; the exact ranks
- * (which depend on the group's n only, compare-stats.ts) are picked among them. Should one fall
- * outside (never seen: the approximation is within 1), a second statement reads it, in the same
- * read-only snapshot.
+ * and, in one pass over each group's values in order, computes the counts, the aggregates and the
+ * percentiles, and returns the few order statistics around the normal approximation of the median
+ * interval's ranks; the exact ranks (which depend on the group's n only, compare-stats.ts) are
+ * picked among them. Should one fall outside (never seen: the approximation is within 1), a second
+ * statement reads it, in the same read-only snapshot.
+ *
+ * What it costs at a million results (docs/performance.md, scenarios 8 and 9): reading the ~50,000
+ * results of a benchmark (one heap page each, as results are stored in upload order) is most of
+ * it; the statistics add about 30 ms (a window over every value, as before, cost 120 ms).
  */
 import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -59,18 +63,25 @@ function checkRankBy(query: CompareParams): void {
 }
 
 interface StatsRow {
+  /** Visible results matching the filters, and those of them with a number at the metric (every row the same). */
   matched: number;
   numbers: number;
-  g: string | null;
-  n: number | null;
+  g: string;
+  /** Values of the group (0 when its results have no number at the metric: not a group of the answer). */
+  n: number;
   mean: number | null;
   stddev: number | null;
   min: number | null;
   max: number | null;
   ps: (number | string)[] | null;
-  /** Ranks (from either end) and values of the order statistics around the estimated k. */
-  pick_i: (number | string)[] | null;
-  pick_x: (number | string)[] | null;
+  /**
+   * Order statistics around the estimated ranks of the median interval's bounds: `low_x` are
+   * x(low_from), x(low_from + 1), …; `high_x` likewise from `high_from`.
+   */
+  low_from: number;
+  low_x: (number | string)[] | null;
+  high_from: number;
+  high_x: (number | string)[] | null;
   site_id: string | null;
   site_name: string | null;
   flavor_id: string | null;
@@ -86,21 +97,37 @@ interface StatsRow {
 export const PICK_WINDOW = 3;
 
 /**
- * The two statements. `m` holds the results of the list's WHERE (services/result-query.ts, exactly
- * as GET /results), each with `x`, its number at the path as double precision (null when the value
- * there is missing or not a JSON number). A number beyond double precision's range (only possible
- * in a document stored outside the API) counts as excluded rather than failing the cast.
+ * `(g, x)` of every result of the list's WHERE (services/result-query.ts, exactly as GET /results):
+ * its group and its number at the path as double precision (null when the value there is missing
+ * or not a JSON number). The bounds compare jsonb with jsonb (no numeric is built per row) and keep
+ * the cast within range: a number beyond double precision's range (only possible in a document
+ * stored outside the API) counts as excluded rather than failing the cast. `offset 0` keeps each
+ * level from being merged into the one above: merged, PostgreSQL would repeat the expressions at
+ * every use, reading the path four times per result and computing x once per aggregate.
  */
-function compareSql(query: CompareParams, path: string[], z: number, window: number) {
+function valuesSql(query: CompareParams, path: string[]): { sql: string; params: unknown[] } {
   const { where } = resultWhere(query, { visible: true });
   const group = query.group_by === 'site' ? 'r.site_id' : 'r.flavor_id';
   const value = valueAt('r.json', path); // the path as GET /results filters and sorts read it
-  const values =
-    // m: every matching result, x its number (null without one). The bounds compare jsonb with jsonb
-    // (no numeric is built per row); case keeps the cast to numbers within range.
-    `with m as (select g, case when jsonb_typeof(v) = 'number' and v <= '1e308'::jsonb and v >= '-1e308'::jsonb then v::float8 end as x ` +
-    `from (select ${group} as g, ${value.sql} as v from result r ${where.toSql()}) r) `;
-  const valueParams = [...value.params, ...where.params];
+  return {
+    sql:
+      `select g, case when jsonb_typeof(v) = 'number' and v <= '1e308'::jsonb and v >= '-1e308'::jsonb then v::float8 end as x ` +
+      `from (select ${group} as g, ${value.sql} as v from result r ${where.toSql()} offset 0) r offset 0`,
+    params: [...value.params, ...where.params],
+  };
+}
+
+/**
+ * The two statements. The first reads the values once and aggregates each group in one pass: the
+ * counts, mean, spread and `percentile_cont` percentiles, and the group's values in order
+ * (`array_agg(x order by x)`, sorted once with the grouping), from which it returns the few order
+ * statistics within `window` ranks of ⌊n/2 + 1/2 − z·√n/2⌋ and of its mirror n + 1 − that: both
+ * bounds of the median's interval, whose exact ranks (compare-stats.ts) are picked among them in
+ * Node. Should an exact rank fall outside (never seen), the second statement reads the wanted
+ * order statistics, (group, rank) pairs given as one JSON value.
+ */
+function compareSql(query: CompareParams, path: string[], z: number, window: number) {
+  const values = valuesSql(query, path);
   const names =
     query.group_by === 'site'
       ? 'left join site si on si.id = s.g'
@@ -109,29 +136,37 @@ function compareSql(query: CompareParams, path: string[], z: number, window: num
     query.group_by === 'site'
       ? 'null::text as flavor_id, null::text as flavor_name, null::float8 as price_per_hour, null::text as currency'
       : 'f.id::text as flavor_id, f.name as flavor_name, f.price_per_hour::float8 as price_per_hour, f.currency';
-  // Each value's rank from the nearer end of its group's order (`least(i, n + 1 − i)`), kept when
-  // it is within `window` of ⌊n/2 + 1/2 − z·√n/2⌋: both bounds of the median's interval at once.
-  const picks =
-    'p as (select g, array_agg(i::int order by i) as pick_i, array_agg(x order by i) as pick_x from (' +
-    'select g, x, i, least(i, n + 1 - i) as depth, floor(n::float8 / 2 + 0.5 - ?::float8 * sqrt(n::float8) / 2) as estimate from (' +
-    'select g, x, row_number() over (partition by g order by x) as i, count(*) over (partition by g) as n from m where x is not null) w) d ' +
-    'where depth between estimate - ? and estimate + ? group by g) ';
+  const aggregates =
+    'select g, count(*)::int as matched, count(x)::int as n, avg(x) as mean, stddev_samp(x) as stddev, min(x) as min, max(x) as max, ' +
+    `percentile_cont(${FRACTIONS}) within group (order by x) as ps, array_agg(x order by x) filter (where x is not null) as xs ` +
+    `from (${values.sql}) m group by g`;
+  // [a, b]: the ranks around the estimate of the lower bound's; [n + 1 − b, n + 1 − a] the upper's.
+  const around =
+    'select *, e - ?::int as a, e + ?::int as b from (' +
+    `select *, floor(n::float8 / 2 + 0.5 - ?::float8 * sqrt(n::float8) / 2)::int as e from (${aggregates}) s0) s1`;
   const stats =
-    values +
-    `, ${picks}` +
-    'select t.matched, t.numbers, s.g::text as g, s.n, s.mean, s.stddev, s.min, s.max, s.ps, p.pick_i, p.pick_x, ' +
+    'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, s.mean, s.stddev, s.min, s.max, s.ps, ' +
+    'greatest(1, s.a) as low_from, s.xs[s.a : s.b] as low_x, greatest(1, s.n + 1 - s.b) as high_from, s.xs[s.n + 1 - s.b : s.n + 1 - s.a] as high_x, ' +
     `si.id::text as site_id, si.name as site_name, ${flavorColumns} ` +
-    'from (select count(*)::int as matched, count(x)::int as numbers from m) t ' +
-    'left join (select g, count(*)::int as n, avg(x) as mean, stddev_samp(x) as stddev, min(x) as min, max(x) as max, ' +
-    `percentile_cont(${FRACTIONS}) within group (order by x) as ps from m where x is not null group by g) s on true ` +
-    'left join p on p.g = s.g ' +
-    names;
+    `from (${around}) s ${names}`;
   const orderStats =
-    values +
-    'select o.g::text as g, o.i, o.x from (select g, x, row_number() over (partition by g order by x) as i from m where x is not null) o ' +
-    // The (group, rank) pairs as one JSON value: one statement text whatever their number.
-    'join jsonb_to_recordset(?::jsonb) as want(g uuid, i int) on want.g = o.g and want.i = o.i';
-  return { stats: { sql: stats, params: [...valueParams, z, window, window] }, orderStats: { sql: orderStats, params: valueParams } };
+    'select m.g::text as g, want.i, (array_agg(m.x order by m.x))[want.i] as x ' +
+    `from (${values.sql}) m join jsonb_to_recordset(?::jsonb) as want(g uuid, i int) on want.g = m.g ` +
+    'where m.x is not null group by m.g, want.i';
+  return {
+    stats: { sql: stats, params: [window, window, z, ...values.params] },
+    orderStats: { sql: orderStats, params: values.params },
+  };
+}
+
+/** The order statistics the statement returned, by `<group> <rank>`. */
+function pickedOrderStatistics(rows: StatsRow[]): Map<string, number> {
+  const at = new Map<string, number>();
+  for (const row of rows) {
+    for (const [j, x] of (row.low_x ?? []).entries()) at.set(`${row.g} ${row.low_from + j}`, Number(x));
+    for (const [j, x] of (row.high_x ?? []).entries()) at.set(`${row.g} ${row.high_from + j}`, Number(x));
+  }
+  return at;
 }
 
 /** `better` as asked, else the schema's `x-better` on the metric's property, else higher. */
@@ -159,22 +194,18 @@ export async function compareResults(
   const z = normalQuantile(1 - (1 - confidence) / 2);
   const sql = compareSql({ ...query, group_by: groupBy }, path, z, options.pickWindow ?? PICK_WINDOW);
 
-  const { rows, at } = await em.transactional(
+  const { rows, totals, at } = await em.transactional(
     async (tx) => {
-      const rows = await tx.execute<StatsRow[]>(sql.stats.sql, sql.stats.params);
-      const at = new Map<string, number>();
-      for (const row of rows) {
-        row.pick_i?.forEach((i, j) => {
-          at.set(`${row.g} ${Number(i)}`, Number(row.pick_x![j]));
-        });
-      }
+      const all = await tx.execute<StatsRow[]>(sql.stats.sql, sql.stats.params);
+      // No row when nothing matched; a row with n = 0 for a group none of whose results has a number.
+      const rows = all.filter((row) => row.n > 0);
+      const at = pickedOrderStatistics(rows);
       // The ranks k and n + 1 − k of each group's median interval (none when k = 0: [min, max]).
       const missing: { g: string; i: number }[] = [];
       for (const row of rows) {
-        if (row.g === null) continue;
-        const k = medianIntervalRank(row.n!, confidence);
+        const k = medianIntervalRank(row.n, confidence);
         if (k === 0) continue;
-        for (const i of [k, row.n! + 1 - k]) if (!at.has(`${row.g} ${i}`)) missing.push({ g: row.g, i });
+        for (const i of [k, row.n + 1 - k]) if (!at.has(`${row.g} ${i}`)) missing.push({ g: row.g, i });
       }
       if (missing.length) {
         const more = await tx.execute<{ g: string; i: number | string; x: number }[]>(sql.orderStats.sql, [
@@ -183,14 +214,12 @@ export async function compareResults(
         ]);
         for (const o of more) at.set(`${o.g} ${Number(o.i)}`, Number(o.x));
       }
-      return { rows, at };
+      return { rows, totals: all[0], at };
     },
     { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ },
   );
 
-  const groups = rows
-    .filter((row) => row.g !== null)
-    .map((row) => groupAnswer(row, confidence, better, groupBy, (i) => at.get(`${row.g} ${i}`)));
+  const groups = rows.map((row) => groupAnswer(row, confidence, better, groupBy, (i) => at.get(`${row.g} ${i}`)));
   rank(groups, better, minSamples, rankBy, query.currency);
   const answer: CompareAnswer = {
     benchmark_id: benchmark.id,
@@ -199,8 +228,8 @@ export async function compareResults(
     better,
     confidence,
     rank_by: rankBy,
-    matched: rows[0]?.matched ?? 0,
-    excluded: (rows[0]?.matched ?? 0) - (rows[0]?.numbers ?? 0),
+    matched: totals?.matched ?? 0,
+    excluded: (totals?.matched ?? 0) - (totals?.numbers ?? 0),
     groups: order_(groups, better, rankBy),
   };
   return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}` };
@@ -213,7 +242,7 @@ function groupAnswer(
   groupBy: 'flavor' | 'site',
   orderStat: (i: number) => number | undefined,
 ): CompareGroupAnswer {
-  const n = row.n!;
+  const n = row.n;
   const [p5, p25, median, p75, p95] = row.ps!.map(Number) as [number, number, number, number, number];
   const k = medianIntervalRank(n, confidence);
   const medianCi: [number, number] = k === 0 ? [row.min!, row.max!] : [orderStat(k)!, orderStat(n + 1 - k)!];
