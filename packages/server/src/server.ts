@@ -6,8 +6,11 @@ import { TotalCache } from './services/total-cache.ts';
 import { EmbedCache } from './services/embeds.ts';
 import { UploadTargets } from './services/upload-targets.ts';
 import { MetricIndexes } from './services/metric-indexes.ts';
-import { connect, migrate, type PoolOptions } from './db/orm.ts';
+import { connect, migrate, MigrationsBusyError, type PoolOptions } from './db/orm.ts';
 import { DatabaseControl } from './db/control.ts';
+import { ChangeListener } from './db/change-listener.ts';
+import { RateLimiter, type RateLimit } from './core/rate-limit.ts';
+import { SharedRateLimiter } from './services/shared-rate-limit.ts';
 import { ConfigurationError, describeLines, formatDuration, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { logPostgresLine } from './db/postgres-log.ts';
 import { TokenVerifier } from './auth/verifier.ts';
@@ -146,17 +149,71 @@ export async function connectDatabase(url: string, logger?: Logger, pool?: PoolO
 }
 
 /**
- * Applies the pending migrations within `timeoutMs` (0: no limit). They run in one transaction: past
- * the deadline the error says so, and the transaction is rolled back when the connection closes (each
- * of its statements is also cancelled by PostgreSQL past the deadline: db/orm.ts).
+ * Applies the pending migrations within `timeoutMs` (0: no limit), waiting meanwhile while another
+ * process holds the migration lock (db/orm.ts): processes started together on one database apply
+ * them once. They run in one transaction: past the deadline the error says so, and the transaction
+ * is rolled back when the connection closes (each of its statements is also cancelled by
+ * PostgreSQL past the deadline).
  */
-export async function migrateWithin(orm: MikroORM, timeoutMs: number, describe: () => Promise<string>): Promise<string[]> {
-  const outcome = await within(migrate(orm, { timeoutMs: timeoutMs > 0 ? timeoutMs + 1000 : 0 }), timeoutMs > 0 ? timeoutMs : Infinity);
+export async function migrateWithin(orm: MikroORM, timeoutMs: number, describe: () => Promise<string>, logger?: Logger): Promise<string[]> {
+  const until = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
+  let locked = false;
+  const migration = migrate(orm, {
+    timeoutMs: timeoutMs > 0 ? timeoutMs + 1000 : 0,
+    lockUntil: until,
+    onWait: () => logger?.info('another process is applying the migrations: waiting for it to finish', { timeoutMs }),
+    onLocked: () => {
+      locked = true;
+    },
+  });
+  const busy = async () =>
+    new ConfigurationError(
+      `Another process kept applying the migrations to ${await describe()} for longer than ${formatDuration(timeoutMs)} ` +
+        '(--migration-timeout, MIGRATION_TIMEOUT); this one applied none. Start it again once that process is done.',
+    );
+  let outcome: string[] | typeof EXPIRED;
+  try {
+    outcome = await within(migration, until - Date.now());
+  } catch (err) {
+    throw err instanceof MigrationsBusyError ? await busy() : err;
+  }
   if (outcome !== EXPIRED) return outcome;
+  if (!locked) throw await busy();
   throw new ConfigurationError(
     `The migrations did not finish within ${formatDuration(timeoutMs)} (--migration-timeout, MIGRATION_TIMEOUT) on ${await describe()}; ` +
       'none was applied (they run in one transaction, rolled back). Another session may hold a lock on a table they change.',
   );
+}
+
+const PENDING_POLL_MS = 1000;
+
+/**
+ * For a process that must not migrate (`--no-migrate`, MIGRATE=false): returns once no migration
+ * is pending, waiting up to `timeoutMs` (0: no limit) for another process or `benchmarks-server
+ * migrate` to apply them (as pods start next to a migration Job); then one clear error.
+ */
+export async function awaitMigrations(url: string, timeoutMs: number, describe: () => Promise<string>, logger?: Logger): Promise<void> {
+  const until = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
+  const control = new DatabaseControl(url, 5_000);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const pending = await control.pendingMigrations();
+      if (!pending.length) return;
+      const pause = Math.min(PENDING_POLL_MS, until - Date.now());
+      if (pause <= 0) {
+        throw new ConfigurationError(
+          `${pending.length === 1 ? 'A migration is' : `${pending.length} migrations are`} not applied to ${await describe()} ` +
+            `(${pending.join(', ')}) and this process must not apply them (--no-migrate, MIGRATE=false): ` +
+            `run \`benchmarks-server migrate\` first (waited ${formatDuration(timeoutMs)}, --migration-timeout, MIGRATION_TIMEOUT).`,
+        );
+      }
+      if (attempt === 0)
+        logger?.info('migrations pending: waiting for another process to apply them (--no-migrate)', { pending, timeoutMs });
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  } finally {
+    await control.close();
+  }
 }
 
 export interface PreparedDatabase {
@@ -167,9 +224,10 @@ export interface PreparedDatabase {
 }
 
 /**
- * Opens the database (starting the embedded one if need be), connects and applies the migrations,
- * each step within its deadline of `config`. On failure, whatever was opened is closed again, the
- * embedded cluster stopped, and a ConfigurationError names the database.
+ * Opens the database (starting the embedded one if need be), connects and applies the migrations
+ * (with `config.migrate` false: waits until none is pending), each step within its deadline of
+ * `config`. On failure, whatever was opened is closed again, the embedded cluster stopped, and a
+ * ConfigurationError names the database.
  */
 export async function prepareDatabase(
   config: ServerConfig,
@@ -181,7 +239,11 @@ export async function prepareDatabase(
   try {
     const describe = () => describeDatabase(db);
     orm = await connectDatabase(db.url, logger, options.pool, { timeoutMs: config.databaseConnectTimeoutMs, describe });
-    const applied = await migrateWithin(orm, config.migrationTimeoutMs, describe);
+    if (!config.migrate) {
+      await awaitMigrations(db.url, config.migrationTimeoutMs, describe, logger);
+      return { db, orm, applied: [] };
+    }
+    const applied = await migrateWithin(orm, config.migrationTimeoutMs, describe, logger);
     return { db, orm, applied };
   } catch (err) {
     // The pool waits for the connections in use: a migration past its deadline holds one until
@@ -214,6 +276,8 @@ export interface StartOptions {
   /** Extra trusted issuers and admin entitlements, e.g. those of the demo provider. */
   extraIssuers?: string[];
   onClose?: () => Promise<void>;
+  /** This process's id among the workers of `--workers`: sent back on every answer as `X-Worker`. */
+  worker?: number;
 }
 
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
@@ -251,17 +315,23 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       control: new DatabaseControl(db.url),
       expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency),
       exports: new ExportAdmission(config.exportConcurrency),
+      rateLimiters: rateLimiters(config, orm, logger),
     };
+    // Totals are forgotten when any process (or anyone) writes: PostgreSQL notifies every listener.
+    const listener = new ChangeListener(db.url, logger, { change: () => totals.invalidate() });
+    await listener.start();
     // Indexes for the suggested metrics of approved benchmarks, within the cap, built in the
     // background; those of benchmarks deleted or changed meanwhile are dropped.
     void metrics.ensureAll(orm.em.fork()).catch((err) => logger.warn('metric indexes not checked', { error: (err as Error).message }));
     const app = createApp(context);
     const handle = app.callback();
     let draining = false;
+    const worker = options.worker === undefined ? undefined : String(options.worker);
     // While stopping, each answer closes its connection, so that clients sending request after
     // request on a kept-alive connection cannot hold the shutdown open.
     const server = createServer((req, res) => {
       if (draining) res.setHeader('Connection', 'close');
+      if (worker) res.setHeader('X-Worker', worker);
       void handle(req, res);
     });
     server.keepAliveTimeout = 65_000;
@@ -293,6 +363,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
               resolve();
             });
           });
+          await listener.close();
+          await Promise.all(
+            Object.values(context.rateLimiters).map((limiter) => (limiter instanceof SharedRateLimiter ? limiter.close() : undefined)),
+          );
           await context.metrics.close();
           await context.schemas.close();
           await context.control.close();
@@ -306,6 +380,19 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     await db.embedded?.stop().catch(() => {});
     throw err;
   }
+}
+
+/**
+ * The write and read limits: shared through the database by every process of the deployment
+ * (RATE_LIMIT_STORE=database, the default), or kept by this process alone (memory).
+ */
+function rateLimiters(config: ServerConfig, orm: MikroORM, logger: Logger): AppContext['rateLimiters'] {
+  const limiter = (limit: RateLimit | null, name: string) => {
+    if (!limit) return null;
+    if (config.rateLimitStore === 'memory') return new RateLimiter(limit);
+    return new SharedRateLimiter(limit, name, (sql, params) => orm.em.fork().execute(sql, params), logger);
+  };
+  return { writes: limiter(config.rateLimit, 'writes'), reads: limiter(config.readRateLimit, 'reads') };
 }
 
 function listen(server: Server, host: string, port: number): Promise<void> {

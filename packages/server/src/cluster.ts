@@ -1,0 +1,218 @@
+/**
+ * `benchmarks-server start --workers N`: this process (the primary) opens the database once
+ * (starting the embedded PostgreSQL when there is no DATABASE_URL), applies the migrations, runs
+ * the demo's OpenID provider with `--demo`, then forks N workers (worker.ts) that share one port
+ * through node:cluster. A worker that dies is forked again, after a pause that doubles while
+ * workers die soon after they start. SIGTERM or SIGINT stops every worker as a single process
+ * stops (requests in flight finish), then the demo and the database; the exit code is 0 when every
+ * worker stopped cleanly. The command line is the same in every process: a worker knows it is
+ * one from node:cluster.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import type { ServerConfig } from './config.ts';
+import type { Logger } from './core/logger.ts';
+import { ConfigurationError } from './db/embedded.ts';
+import { loadDemo, type DemoModule, type DemoTrust, type RunningDemo } from './demo-module.ts';
+import { fail, flushLogs, takeOverSignals } from './exit.ts';
+import { prepareDatabase, SHUTDOWN_GRACE_MS } from './server.ts';
+import { isWorkerFailure, WORKER_DEMO_ENV } from './worker.ts';
+
+/** A worker that served at least this long before it died is forked again at once. */
+export const STABLE_MS = 10_000;
+const FIRST_DELAY_MS = 1_000;
+const MAX_DELAY_MS = 30_000;
+
+/** How long to wait before forking again a worker that died after `quickDeaths` short lives in a row (0: it had served a while). */
+export function restartDelay(quickDeaths: number): number {
+  return quickDeaths <= 0 ? 0 : Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (quickDeaths - 1));
+}
+
+/** A promise and its two ends (Promise.withResolvers from Node 22 on). */
+function deferred<T>(): { promise: Promise<T>; resolve(value: T): void; reject(err: unknown): void } {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** One place for a worker: the worker in it now, and how its predecessors fared. */
+interface Slot {
+  worker?: Worker;
+  listeningSince?: number;
+  quickDeaths: number;
+  restart?: NodeJS.Timeout;
+}
+
+/** The workers of the primary, kept at `count`. */
+class Workers {
+  readonly #slots: Slot[];
+  #stopping = false;
+  #clean = true;
+  #started = deferred<{ port: number }>();
+  #listening = 0;
+  #serving = false;
+
+  constructor(
+    count: number,
+    private readonly logger: Logger,
+    private readonly env: Record<string, string>,
+  ) {
+    this.#slots = Array.from({ length: count }, () => ({ quickDeaths: 0 }));
+  }
+
+  /** Forks every worker; resolves once each listens, fails with the first that cannot start. */
+  start(): Promise<{ port: number }> {
+    for (const slot of this.#slots) this.#fork(slot);
+    return this.#started.promise;
+  }
+
+  #fork(slot: Slot): void {
+    const worker = cluster.fork(this.env);
+    slot.worker = worker;
+    slot.listeningSince = undefined;
+    let failure: string | undefined;
+    worker.on('message', (message) => {
+      if (isWorkerFailure(message)) failure = message.message;
+    });
+    worker.once('listening', (address) => {
+      slot.listeningSince = Date.now();
+      this.logger.info('worker started', { worker: worker.id, pid: worker.process.pid });
+      if (!this.#serving && ++this.#listening === this.#slots.length) {
+        this.#serving = true;
+        this.#started.resolve({ port: address.port });
+      }
+    });
+    worker.once('exit', (code, signal) => this.#exited(slot, worker, { code, signal, failure }));
+  }
+
+  #exited(slot: Slot, worker: Worker, how: { code: number | null; signal: string | null; failure?: string }): void {
+    if (slot.worker === worker) slot.worker = undefined;
+    if (this.#stopping) {
+      if (how.code !== 0) this.#clean = false;
+      return;
+    }
+    if (!this.#serving) {
+      const exit = how.signal ? `signal ${how.signal}` : `code ${how.code}`;
+      this.#started.reject(
+        new ConfigurationError(how.failure ?? `worker ${worker.id} ended (${exit}) before it served; see its lines above.`),
+      );
+      return;
+    }
+    const served = slot.listeningSince === undefined ? 0 : Date.now() - slot.listeningSince;
+    slot.quickDeaths = served >= STABLE_MS ? 0 : slot.quickDeaths + 1;
+    const delayMs = restartDelay(slot.quickDeaths);
+    this.logger.error('worker ended: forking another', {
+      worker: worker.id,
+      pid: worker.process.pid,
+      code: how.code,
+      signal: how.signal,
+      error: how.failure,
+      delayMs,
+    });
+    slot.restart = setTimeout(() => {
+      slot.restart = undefined;
+      if (!this.#stopping) this.#fork(slot);
+    }, delayMs);
+  }
+
+  /** Stops every worker (SIGTERM: each finishes its requests); true when every one exited with code 0. */
+  async stop(): Promise<boolean> {
+    this.#stopping = true;
+    const live = this.#slots.flatMap((slot) => {
+      clearTimeout(slot.restart);
+      return slot.worker && !slot.worker.isDead() ? [slot.worker] : [];
+    });
+    // A worker past its own grace period (it cuts requests then) is killed.
+    const force = setTimeout(() => {
+      for (const worker of live) if (!worker.isDead()) worker.process.kill('SIGKILL');
+    }, SHUTDOWN_GRACE_MS + 5_000);
+    await Promise.all(
+      live.map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            worker.once('exit', () => resolve());
+            if (worker.isDead()) resolve();
+            else worker.process.kill('SIGTERM');
+          }),
+      ),
+    );
+    clearTimeout(force);
+    return this.#clean;
+  }
+
+  /** Ends every worker at once (a second Ctrl-C). */
+  kill(): void {
+    this.#stopping = true;
+    for (const slot of this.#slots) if (slot.worker && !slot.worker.isDead()) slot.worker.process.kill('SIGKILL');
+  }
+}
+
+export interface PrimaryOptions {
+  logger: Logger;
+  databaseLogger: Logger;
+  /** The demo to run with `--demo` (default: the @benchmarks/demo package). */
+  demo?: DemoModule;
+}
+
+/** Runs the primary of `--workers`: returns once every worker serves; the process ends on SIGTERM or SIGINT. */
+export async function runPrimary(config: ServerConfig, options: PrimaryOptions): Promise<void> {
+  const { logger } = options;
+  const demo = config.demo ? await (await loadDemo(options.demo)).startDemo(config, logger) : undefined;
+  let prepared: Awaited<ReturnType<typeof prepareDatabase>>;
+  try {
+    prepared = await prepareDatabase(config, logger, { databaseLogger: options.databaseLogger, pool: { poolSize: 2 } });
+  } catch (err) {
+    await demo?.close();
+    throw err;
+  }
+  const { db, orm, applied } = prepared;
+  if (applied.length) logger.info('migrations applied', { applied });
+  const workers = new Workers(config.workers, logger, workerEnv(db.url, demo));
+  const closeRest = async () => {
+    await orm.close(true);
+    await demo?.close();
+    await db.embedded?.stop();
+  };
+  let stopping = false;
+  takeOverSignals((signal) => {
+    if (stopping) {
+      workers.kill();
+      process.stderr.write('benchmarks-server: forced exit\n');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info('stopping: the workers finish their requests in flight', { signal });
+    void (async () => {
+      const clean = await workers.stop();
+      await closeRest();
+      logger.info(clean ? 'stopped' : 'stopped: not every worker stopped cleanly', { clean });
+      flushLogs();
+      process.exit(clean ? 0 : 1);
+    })().catch(fail);
+  });
+  let port: number;
+  try {
+    ({ port } = await workers.start());
+  } catch (err) {
+    stopping = true;
+    await workers.stop();
+    await closeRest().catch(() => {});
+    throw err;
+  }
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  logger.info(`serving on ${url}`, { url, swaggerUi: `${url}/`, api: `${url}/api/v1`, workers: config.workers });
+  await demo?.ready({ url, context: { orm } });
+}
+
+/** What the workers find in their environment: the database this process opened, the demo it runs. */
+function workerEnv(databaseUrl: string, demo: RunningDemo | undefined): Record<string, string> {
+  const env: Record<string, string> = { DATABASE_URL: databaseUrl };
+  if (demo) {
+    const trust: DemoTrust = { issuer: demo.issuer, adminEntitlement: demo.adminEntitlement, cliClientId: demo.cliClientId };
+    env[WORKER_DEMO_ENV] = JSON.stringify(trust);
+  }
+  return env;
+}
