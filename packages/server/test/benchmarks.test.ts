@@ -68,6 +68,8 @@ test('POST /benchmarks: a user submits a benchmark; it is stored on review with 
     'container_image',
     'container_tag',
     'description',
+    'docker_image',
+    'docker_tag',
     'id',
     'json_schema',
     'name',
@@ -260,9 +262,18 @@ test('PUT /benchmarks/{id}: 409 on a taken image and tag, 422, 401, 403, 404', a
   assertProblem(clash, 409, 'DUPLICATE');
   assert.match(clash.body.detail, 'put/taken:1');
   assert.is((await t.request('GET', `/benchmarks/${b.id}`)).body.container_image, 'put/other');
-  // Echoing read-only fields is an unknown field.
+  // A read-only field may be echoed as read, not changed (compat-read-only.test.ts has the rest).
+  const restatus = await t.request('PUT', `/benchmarks/${a.id}`, {
+    token: admin,
+    body: { ...body('put/taken', '1'), status: 'on_review' },
+  });
+  assertProblem(restatus, 422, 'INVALID_BODY');
+  assert.equal(
+    restatus.body.errors.map((e: any) => e.path),
+    ['/status'],
+  );
   assertProblem(
-    await t.request('PUT', `/benchmarks/${a.id}`, { token: admin, body: { ...body('put/taken', '1'), status: 'approved' } }),
+    await t.request('PUT', `/benchmarks/${a.id}`, { token: admin, body: { ...body('put/taken', '1'), uploader: 'x' } }),
     422,
     'INVALID_BODY',
   );

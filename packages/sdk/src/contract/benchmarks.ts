@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 import { IdempotencyHeaders, IdParams, ListQuery, Page, Terms } from './common.ts';
-import { Benchmark, DeleteQuery, JsonSchemaDocument, OptionalText, ReviewFilters } from './catalogue-schemas.ts';
+import { Benchmark, DeleteQuery, JsonSchemaDocument, OptionalText, ReadOnlyEcho, ReviewFilters } from './catalogue-schemas.ts';
 
 const DOMAIN_PART = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
 const PATH_PART = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
@@ -10,30 +10,77 @@ export const IMAGE_PATTERN =
   `^(?:(?:${DOMAIN_PART}(?:\\.${DOMAIN_PART})+|localhost)(?::[0-9]+)?/|${DOMAIN_PART}:[0-9]+/)?` + `${PATH_PART}(?:/${PATH_PART})*$`;
 export const TAG_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$';
 
-export const BenchmarkInput = Type.Object(
-  {
-    container_image: Type.String({
-      minLength: 1,
-      maxLength: 255,
-      pattern: IMAGE_PATTERN,
-      description: 'Image reference without tag, from any registry: `ubuntu`, `ghcr.io/org/img`, `registry.example.org:5000/a/b`.',
-      examples: ['ghcr.io/example/c-ray'],
+const IMAGE = {
+  minLength: 1,
+  maxLength: 255,
+  pattern: IMAGE_PATTERN,
+  description: 'Image reference without tag, from any registry: `ubuntu`, `ghcr.io/org/img`, `registry.example.org:5000/a/b`.',
+  examples: ['ghcr.io/example/c-ray'],
+};
+const TAG = { minLength: 1, maxLength: 128, pattern: TAG_PATTERN, description: 'Image tag.', examples: ['1.2'] };
+
+/** The origin service's name of a field (`docker_image`), accepted and answered beside SPEC's name. */
+const alias = (primary: string) => ({
+  deprecated: true,
+  description:
+    `Deprecated alias of ${primary} (the origin service's name, which its frontend sends). Either name may be ` +
+    'given, or both with the same value; both with different values: 422.',
+});
+
+/**
+ * The editable fields of a benchmark. Image and tag are required under one of their names: SPEC's
+ * (`container_image`, `container_tag`) or the origin service's alias (`docker_image`, `docker_tag`).
+ */
+const BenchmarkFields = {
+  container_image: Type.Optional(Type.String(IMAGE)),
+  container_tag: Type.Optional(Type.String(TAG)),
+  docker_image: Type.Optional(Type.String({ ...IMAGE, ...alias('container_image') })),
+  docker_tag: Type.Optional(Type.String({ ...TAG, ...alias('container_tag') })),
+  json_schema: JsonSchemaDocument,
+  description: OptionalText('Short description for the community.'),
+  url: Type.Optional(
+    Type.Union([Type.String({ maxLength: 2000, format: 'uri', pattern: '^[hH][tT][tT][pP][sS]?://' }), Type.Null()], {
+      description: 'http(s) URL of the benchmark documentation.',
     }),
-    container_tag: Type.String({ minLength: 1, maxLength: 128, pattern: TAG_PATTERN, description: 'Image tag.', examples: ['1.2'] }),
-    json_schema: JsonSchemaDocument,
-    description: OptionalText('Short description for the community.'),
-    url: Type.Optional(
-      Type.Union([Type.String({ maxLength: 2000, format: 'uri', pattern: '^[hH][tT][tT][pP][sS]?://' }), Type.Null()], {
-        description: 'http(s) URL of the benchmark documentation.',
-      }),
-    ),
-  },
-  { $id: 'BenchmarkInput', additionalProperties: false },
+  ),
+};
+
+/** container_image or docker_image, and container_tag or docker_tag. */
+const EITHER_NAME = {
+  allOf: [
+    { anyOf: [{ required: ['container_image'] }, { required: ['docker_image'] }] },
+    { anyOf: [{ required: ['container_tag'] }, { required: ['docker_tag'] }] },
+  ],
+};
+
+export const BenchmarkInput = Type.Object(BenchmarkFields, { $id: 'BenchmarkInput', additionalProperties: false, ...EITHER_NAME });
+
+/** The body of an update: the creation body, and the benchmark's read-only fields as a GET shows them. */
+export const BenchmarkUpdate = Type.Object(
+  { ...BenchmarkFields, ...ReadOnlyEcho(Benchmark, ['id', 'name', 'status', 'upload_datetime']) },
+  { $id: 'BenchmarkUpdate', additionalProperties: false, ...EITHER_NAME },
 );
 
-/** Sortable fields; `name` sorts by image, then tag. */
+/** Pairs of a field and its deprecated alias, in bodies and in the list's query. */
+export const BENCHMARK_ALIASES = [
+  ['container_image', 'docker_image'],
+  ['container_tag', 'docker_tag'],
+] as const;
+
+/** Sortable fields; `name` sorts by image, then tag; docker_image and docker_tag are deprecated aliases. */
 export const BenchmarkSort = {
-  fields: ['id', 'name', 'container_image', 'container_tag', 'description', 'url', 'status', 'upload_datetime'] as const,
+  fields: [
+    'id',
+    'name',
+    'container_image',
+    'container_tag',
+    'docker_image',
+    'docker_tag',
+    'description',
+    'url',
+    'status',
+    'upload_datetime',
+  ] as const,
   default: '+container_image,+container_tag',
 };
 
@@ -45,12 +92,16 @@ export const listBenchmarks = defineOperation({
   path: '/benchmarks',
   tag: 'benchmarks',
   summary: 'List benchmarks',
-  description: 'Exact filters on image and tag; approved benchmarks unless `status` asks otherwise.',
+  description:
+    'Exact filters on image and tag (also under their deprecated aliases docker_image and docker_tag); approved ' +
+    'benchmarks unless `status` asks otherwise.',
   auth: 'none',
   query: ListQuery(
     {
       container_image: Type.Optional(Type.String({ maxLength: 255, description: 'Exact image.' })),
       container_tag: Type.Optional(Type.String({ maxLength: 128, description: 'Exact tag.' })),
+      docker_image: Type.Optional(Type.String({ maxLength: 255, ...alias('container_image') })),
+      docker_tag: Type.Optional(Type.String({ maxLength: 128, ...alias('container_tag') })),
       ...ReviewFilters,
     },
     BenchmarkSort,
@@ -107,10 +158,13 @@ export const updateBenchmark = defineOperation({
   path: '/benchmarks/{id}',
   tag: 'benchmarks',
   summary: 'Replace the editable fields of a benchmark',
-  description: 'The body is the creation body; absent optional fields become null. Status and uploader are kept.',
+  description:
+    'The body is the creation body; absent optional fields become null. Status and uploader are kept. The body may ' +
+    'also carry the read-only fields (id, name, status, upload_datetime) as read: ignored when equal to the stored ' +
+    'values, 422 INVALID_BODY naming the field when not.',
   auth: 'admin',
   params: IdParams,
-  body: BenchmarkInput,
+  body: BenchmarkUpdate,
   response: { status: 200, schema: Benchmark },
   errors: [409],
 });

@@ -2,7 +2,7 @@
  * Response schemas of the catalogue: what results refer to (benchmarks, sites, flavors, tags) and
  * the uploader reference shown in administrator views. Results embed these objects.
  */
-import { Type } from '@sinclair/typebox';
+import { CloneType, type TObject, type TOptional, type TProperties, Type } from '@sinclair/typebox';
 import { Status, Timestamp, UploadBounds, Uuid } from './common.ts';
 
 const NullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
@@ -30,6 +30,14 @@ export const Benchmark = Type.Object(
     name: Type.String({ description: 'Derived: `<container_image>:<container_tag>`.' }),
     container_image: Type.String({ description: 'Container image reference, optionally with a registry host.' }),
     container_tag: Type.String({ description: 'Tag of the container image.' }),
+    docker_image: Type.String({
+      deprecated: true,
+      description: "Same as container_image, under the origin service's name (its frontend reads it). Use container_image.",
+    }),
+    docker_tag: Type.String({
+      deprecated: true,
+      description: "Same as container_tag, under the origin service's name (its frontend reads it). Use container_tag.",
+    }),
     json_schema: JsonSchemaDocument,
     description: NullableText('Short description for the community.'),
     url: NullableText('URL of the benchmark documentation.'),
@@ -113,3 +121,26 @@ export const DeleteQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/**
+ * Read-only fields of an item that an update (PUT) body may echo, as clients that send back what they
+ * read do (the origin service's frontend): each optional and marked `readOnly`. The service ignores one
+ * equal to the stored value and refuses one that differs (422 INVALID_BODY naming it).
+ */
+export function ReadOnlyEcho<T extends TProperties, const K extends keyof T & string>(item: TObject<T>, keys: readonly K[]) {
+  const echoed = {} as { [P in K]: TOptional<T[P]> };
+  for (const key of keys) {
+    const field = CloneType(item.properties[key]) as T[K] & { description?: string; readOnly?: boolean };
+    field.readOnly = true;
+    field.description = `${field.description ? `${field.description} ` : ''}Read-only: may be sent back as read (ignored when equal to the stored value, else 422).`;
+    echoed[key] = Type.Optional(field) as TOptional<T[K]>;
+  }
+  return echoed;
+}
+
+/** The names of the read-only fields an update schema made with ReadOnlyEcho accepts. */
+export function readOnlyFields(update: TObject): string[] {
+  return Object.entries(update.properties)
+    .filter(([, schema]) => (schema as { readOnly?: boolean }).readOnly === true)
+    .map(([name]) => name);
+}

@@ -1,26 +1,31 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 import { IdempotencyHeaders, IdParams, ListQuery, Page, Terms } from './common.ts';
-import { DeleteQuery, Flavor, NameInput, OptionalText, ReviewFilters, Site } from './catalogue-schemas.ts';
+import { DeleteQuery, Flavor, NameInput, OptionalText, ReadOnlyEcho, ReviewFilters, Site } from './catalogue-schemas.ts';
 
-export const FlavorInput = Type.Object(
-  {
-    name: NameInput('Name of the virtual hardware template, unique within its site.'),
-    description: OptionalText('Short description.'),
-    price_per_hour: Type.Optional(
-      Type.Union([Type.Number({ minimum: 0, maximum: 1e9 }), Type.Null()], {
-        description: 'Price of one hour of this flavor (≥ 0), in `currency`. Give both or neither; absent or null: no price.',
-        examples: [0.12],
-      }),
-    ),
-    currency: Type.Optional(
-      Type.Union([Type.String({ pattern: '^[A-Z]{3}$' }), Type.Null()], {
-        description: 'ISO 4217 code of the price: three upper-case letters (`EUR`, `USD`). Give both or neither.',
-        examples: ['EUR'],
-      }),
-    ),
-  },
-  { $id: 'FlavorInput', additionalProperties: false },
+const FlavorFields = {
+  name: NameInput('Name of the virtual hardware template, unique within its site.'),
+  description: OptionalText('Short description.'),
+  price_per_hour: Type.Optional(
+    Type.Union([Type.Number({ minimum: 0, maximum: 1e9 }), Type.Null()], {
+      description: 'Price of one hour of this flavor (≥ 0), in `currency`. Give both or neither; absent or null: no price.',
+      examples: [0.12],
+    }),
+  ),
+  currency: Type.Optional(
+    Type.Union([Type.String({ pattern: '^[A-Z]{3}$' }), Type.Null()], {
+      description: 'ISO 4217 code of the price: three upper-case letters (`EUR`, `USD`). Give both or neither.',
+      examples: ['EUR'],
+    }),
+  ),
+};
+
+export const FlavorInput = Type.Object(FlavorFields, { $id: 'FlavorInput', additionalProperties: false });
+
+/** The body of an update: the creation body, and the flavor's read-only fields as a GET shows them. */
+export const FlavorUpdate = Type.Object(
+  { ...FlavorFields, ...ReadOnlyEcho(Flavor, ['id', 'site_id', 'status', 'upload_datetime']) },
+  { $id: 'FlavorUpdate', additionalProperties: false },
 );
 
 export const FlavorSort = {
@@ -102,10 +107,13 @@ export const updateFlavor = defineOperation({
   path: '/flavors/{id}',
   tag: 'flavors',
   summary: 'Replace the editable fields of a flavor',
-  description: 'The body is the creation body; an absent description becomes null. The site, status and uploader are kept.',
+  description:
+    'The body is the creation body; an absent description becomes null. The site, status and uploader are kept. The body may also carry ' +
+    'the read-only fields (id, site_id, status, upload_datetime) as read: ignored when equal to the stored values, 422 INVALID_BODY naming the ' +
+    'field when not.',
   auth: 'admin',
   params: IdParams,
-  body: FlavorInput,
+  body: FlavorUpdate,
   response: { status: 200, schema: Flavor },
   errors: [409],
 });

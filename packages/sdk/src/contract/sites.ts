@@ -1,15 +1,20 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 import { IdempotencyHeaders, IdParams, ListQuery, Page, Terms } from './common.ts';
-import { DeleteQuery, NameInput, OptionalText, ReviewFilters, Site } from './catalogue-schemas.ts';
+import { DeleteQuery, NameInput, OptionalText, ReadOnlyEcho, ReviewFilters, Site } from './catalogue-schemas.ts';
 
-export const SiteInput = Type.Object(
-  {
-    name: NameInput('Human-readable institution name, unique.'),
-    address: NameInput('Physical or virtual address shown to the community.', 500),
-    description: OptionalText('Short description.'),
-  },
-  { $id: 'SiteInput', additionalProperties: false },
+const SiteFields = {
+  name: NameInput('Human-readable institution name, unique.'),
+  address: NameInput('Physical or virtual address shown to the community.', 500),
+  description: OptionalText('Short description.'),
+};
+
+export const SiteInput = Type.Object(SiteFields, { $id: 'SiteInput', additionalProperties: false });
+
+/** The body of an update: the creation body, and the site's read-only fields as a GET shows them. */
+export const SiteUpdate = Type.Object(
+  { ...SiteFields, ...ReadOnlyEcho(Site, ['id', 'status', 'upload_datetime']) },
+  { $id: 'SiteUpdate', additionalProperties: false },
 );
 
 export const SiteSort = {
@@ -81,10 +86,13 @@ export const updateSite = defineOperation({
   path: '/sites/{id}',
   tag: 'sites',
   summary: 'Replace the editable fields of a site',
-  description: 'The body is the creation body; an absent description becomes null. Status and uploader are kept.',
+  description:
+    'The body is the creation body; an absent description becomes null. Status and uploader are kept. The body may also carry ' +
+    'the read-only fields (id, status, upload_datetime) as read: ignored when equal to the stored values, 422 INVALID_BODY naming the ' +
+    'field when not.',
   auth: 'admin',
   params: IdParams,
-  body: SiteInput,
+  body: SiteUpdate,
   response: { status: 200, schema: Site },
   errors: [409],
 });

@@ -1,14 +1,19 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 import { IdempotencyHeaders, IdParams, ListQuery, Page, Terms } from './common.ts';
-import { DeleteQuery, NameInput, OptionalText, ReviewFilters, Tag } from './catalogue-schemas.ts';
+import { DeleteQuery, NameInput, OptionalText, ReadOnlyEcho, ReviewFilters, Tag } from './catalogue-schemas.ts';
 
-export const TagInput = Type.Object(
-  {
-    name: NameInput('Human-readable feature name, unique.'),
-    description: OptionalText('Context of the label.'),
-  },
-  { $id: 'TagInput', additionalProperties: false },
+const TagFields = {
+  name: NameInput('Human-readable feature name, unique.'),
+  description: OptionalText('Context of the label.'),
+};
+
+export const TagInput = Type.Object(TagFields, { $id: 'TagInput', additionalProperties: false });
+
+/** The body of an update: the creation body, and the tag's read-only fields as a GET shows them. */
+export const TagUpdate = Type.Object(
+  { ...TagFields, ...ReadOnlyEcho(Tag, ['id', 'status']) },
+  { $id: 'TagUpdate', additionalProperties: false },
 );
 
 /** Tags carry no upload_datetime in responses, so it is no sort field (it still filters). */
@@ -74,10 +79,13 @@ export const updateTag = defineOperation({
   path: '/tags/{id}',
   tag: 'tags',
   summary: 'Replace the editable fields of a tag',
-  description: 'The body is the creation body; an absent description becomes null. Status and uploader are kept.',
+  description:
+    'The body is the creation body; an absent description becomes null. Status and uploader are kept. The body may also carry ' +
+    'the read-only fields (id, status) as read: ignored when equal to the stored values, 422 INVALID_BODY naming the ' +
+    'field when not.',
   auth: 'admin',
   params: IdParams,
-  body: TagInput,
+  body: TagUpdate,
   response: { status: 200, schema: Tag },
   errors: [409],
 });

@@ -32,7 +32,27 @@ export type CompiledValidator = (data: unknown) => ErrorDetail[] | null;
 export function compileValidator(schema: object, where: Where): CompiledValidator {
   const ajv = where === 'body' ? strict : coercing;
   const validate: ValidateFunction = ajv.compile(JSON.parse(JSON.stringify(stripIds(schema))));
-  return (data) => (validate(data) ? null : (validate.errors ?? []).map((e) => describeError(e, where)));
+  return (data) => (validate(data) ? null : foldAlternatives(validate.errors ?? []).map((e) => describeError(e, where)));
+}
+
+/**
+ * ajv reports an `anyOf` of `required` alternatives (a field or its deprecated alias, as a benchmark's
+ * container_image or docker_image) as one error per alternative and one for the anyOf: folded into one
+ * `required` error naming the first field, the others in `params.alternatives`.
+ */
+export function foldAlternatives(errors: readonly ErrorObject[]): ErrorObject[] {
+  const out: ErrorObject[] = [];
+  for (const e of errors) {
+    const branches = e.keyword === 'anyOf' ? out.filter((b) => b.schemaPath.startsWith(`${e.schemaPath}/`)) : [];
+    if (!branches.length || !branches.every((b) => b.keyword === 'required' && b.instancePath === e.instancePath)) {
+      out.push(e);
+      continue;
+    }
+    const names = branches.map((b) => String((b.params as { missingProperty: string }).missingProperty));
+    out.splice(out.indexOf(branches[0]!), branches.length);
+    out.push({ ...branches[0]!, params: { missingProperty: names[0]!, alternatives: names.slice(1) } });
+  }
+  return out;
 }
 
 /** $id is for the OpenAPI components; ajv would refuse the same $id compiled twice. */
@@ -55,9 +75,10 @@ export function describeError(e: ErrorObject, where: Where): ErrorDetail {
     pointer = `${pointer}/${extra}`;
     message = where === 'query' ? `unknown query parameter '${extra}'` : `unknown field '${extra}'`;
   } else if (e.keyword === 'required') {
-    const missing = String((e.params as { missingProperty: string }).missingProperty);
-    pointer = `${pointer}/${missing}`;
-    message = where === 'query' ? `query parameter '${missing}' is required` : `field '${missing}' is required`;
+    const { missingProperty, alternatives = [] } = e.params as { missingProperty: string; alternatives?: string[] };
+    const missing = [missingProperty, ...alternatives].map((name) => `'${name}'`).join(' or ');
+    pointer = `${pointer}/${missingProperty}`;
+    message = where === 'query' ? `query parameter ${missing} is required` : `field ${missing} is required`;
   } else if (e.keyword === 'enum' || e.keyword === 'const') {
     const allowed = (e.params as { allowedValues?: unknown[]; allowedValue?: unknown }).allowedValues ?? [
       (e.params as { allowedValue?: unknown }).allowedValue,

@@ -15,7 +15,7 @@ export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {
     return idempotent(async (em) => benchmarkView(await createItem(em, benchmarks, caller, fields)));
   },
   updateBenchmark: async ({ em, params, body, services }) => {
-    const row = await updateItem(em, benchmarks, params.id, await benchmarkFields(body, services.schemas));
+    const row = await updateItem(em, benchmarks, params.id, await benchmarkFields(body, services.schemas), body);
     // Its suggested metrics may have changed: drop the indexes of the old ones, build the new (in the background).
     if (row.status === 'approved') void services.metrics.reconcile(services.orm.em.fork());
     return benchmarkView(row);

@@ -21,7 +21,7 @@ export const flavorHandlers: Handlers<typeof flavorOperations> = {
     const flavor = await getItem(em, flavors, params.id);
     return siteView(await getItem(em, sites, flavor.site_id));
   },
-  updateFlavor: async ({ em, params, body }) => flavorView(await updateItem(em, flavors, params.id, flavorFields(body))),
+  updateFlavor: async ({ em, params, body }) => flavorView(await updateItem(em, flavors, params.id, flavorFields(body), body)),
   deleteFlavor: ({ em, params, query }) => removeItem(em, flavors, params.id, 'delete', query.cascade),
   approveFlavor: ({ em, params }) => approveItem(em, flavors, params.id),
   rejectFlavor: ({ em, params }) => removeItem(em, flavors, params.id, 'reject'),

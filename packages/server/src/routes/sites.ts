@@ -13,7 +13,7 @@ export const siteHandlers: Handlers<typeof siteOperations> = {
     const fields = siteFields(body);
     return idempotent(async (em) => siteView(await createItem(em, sites, caller, fields)));
   },
-  updateSite: async ({ em, params, body }) => siteView(await updateItem(em, sites, params.id, siteFields(body))),
+  updateSite: async ({ em, params, body }) => siteView(await updateItem(em, sites, params.id, siteFields(body), body)),
   deleteSite: ({ em, params, query }) => removeItem(em, sites, params.id, 'delete', query.cascade),
   approveSite: ({ em, params }) => approveItem(em, sites, params.id),
   rejectSite: ({ em, params }) => removeItem(em, sites, params.id, 'reject'),

@@ -13,7 +13,7 @@ export const tagHandlers: Handlers<typeof tagOperations> = {
     const fields = tagFields(body);
     return idempotent(async (em) => tagView(await createItem(em, tags, caller, fields)));
   },
-  updateTag: async ({ em, params, body }) => tagView(await updateItem(em, tags, params.id, tagFields(body))),
+  updateTag: async ({ em, params, body }) => tagView(await updateItem(em, tags, params.id, tagFields(body), body)),
   deleteTag: ({ em, params, query }) => removeItem(em, tags, params.id, 'delete', query.cascade),
   approveTag: ({ em, params }) => approveItem(em, tags, params.id),
   rejectTag: ({ em, params }) => removeItem(em, tags, params.id, 'reject'),

@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox';
-import type { BenchmarkInput, BenchmarkSort } from '@benchmarks/sdk/contract/benchmarks';
+import { BENCHMARK_ALIASES, type BenchmarkInput, type BenchmarkSort, BenchmarkUpdate } from '@benchmarks/sdk/contract/benchmarks';
+import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Benchmark, type BenchmarkRow } from '../entities/catalogue.ts';
 import { AppError } from '../core/errors.ts';
 import type { CatalogueKind } from './catalogue.ts';
@@ -27,6 +28,8 @@ export const benchmarks: CatalogueKind<BenchmarkRow, ReturnType<typeof benchmark
     name: ['container_image', 'container_tag'],
     container_image: ['container_image'],
     container_tag: ['container_tag'],
+    docker_image: ['container_image'],
+    docker_tag: ['container_tag'],
     description: ['description'],
     url: ['url'],
     status: ['status'],
@@ -34,6 +37,7 @@ export const benchmarks: CatalogueKind<BenchmarkRow, ReturnType<typeof benchmark
   } satisfies Record<SortField, readonly string[]>,
   defaultSort: '+container_image,+container_tag',
   searchColumns: ['container_image', 'container_tag', 'description'],
+  readOnly: readOnlyFields(BenchmarkUpdate),
   references: {
     async count(em, id) {
       const [row] = await em.execute<{ n: number }[]>(`select count(*)::int as n ${RESULTS}`, [id]);
@@ -51,23 +55,57 @@ export const benchmarks: CatalogueKind<BenchmarkRow, ReturnType<typeof benchmark
  * worker thread), optional text null when absent.
  */
 export async function benchmarkFields(body: Static<typeof BenchmarkInput>, schemas: SchemaCompiler): Promise<Partial<BenchmarkRow>> {
+  const named = unaliased(body, 'body');
   const problems = await schemas.check(body.json_schema);
   if (problems) {
     throw new AppError(422, 'INVALID_JSON_SCHEMA', 'json_schema is not a valid JSON Schema.', { errors: problems });
   }
   return {
-    container_image: body.container_image,
-    container_tag: body.container_tag,
+    // The contract requires each under one of its names.
+    container_image: named.container_image!,
+    container_tag: named.container_tag!,
     json_schema: body.json_schema,
     description: body.description ?? null,
     url: body.url ?? null,
   };
 }
 
+type Named = Partial<Record<(typeof BENCHMARK_ALIASES)[number][0] | (typeof BENCHMARK_ALIASES)[number][1], string>>;
+
+/**
+ * Image and tag from a body or a query that may name them as SPEC.md does or as the origin service
+ * did (docker_image, docker_tag; docs/decisions.md): the alias alone stands for the field; both
+ * given with different values is 422 naming both.
+ */
+export function unaliased(values: Named, where: 'body' | 'query'): Pick<Named, 'container_image' | 'container_tag'> {
+  const out: Pick<Named, 'container_image' | 'container_tag'> = {};
+  const conflicts: (typeof BENCHMARK_ALIASES)[number][] = [];
+  for (const pair of BENCHMARK_ALIASES) {
+    const [field, alias] = pair;
+    if (values[field] !== undefined && values[alias] !== undefined && values[field] !== values[alias]) conflicts.push(pair);
+    out[field] = values[field] ?? values[alias];
+  }
+  if (!conflicts.length) return out;
+  const names = conflicts.map((pair) => pair.join(' and ')).join('; ');
+  throw new AppError(
+    422,
+    where === 'body' ? 'INVALID_BODY' : 'INVALID_QUERY',
+    `${names} differ: each pair names one field (the second is its deprecated alias); give one of them, or both with the same value.`,
+    {
+      errors: conflicts.map(([field, alias]) => ({
+        in: where,
+        path: where === 'body' ? `/${alias}` : alias,
+        message: `differs from ${field}, of which it is a deprecated alias`,
+      })),
+    },
+  );
+}
+
 /** The exact filters of GET /benchmarks. */
-export function benchmarkFilters(query: { container_image?: string; container_tag?: string }): Where {
+export function benchmarkFilters(query: Named): Where {
   const where = new Where();
-  if (query.container_image !== undefined) where.add('container_image = ?', query.container_image);
-  if (query.container_tag !== undefined) where.add('container_tag = ?', query.container_tag);
+  const named = unaliased(query, 'query');
+  if (named.container_image !== undefined) where.add('container_image = ?', named.container_image);
+  if (named.container_tag !== undefined) where.add('container_tag = ?', named.container_tag);
   return where;
 }

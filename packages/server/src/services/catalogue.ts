@@ -49,6 +49,8 @@ export interface CatalogueKind<Row extends ReviewedRow, Item> {
   defaultSort: string;
   /** Text columns a search term may match. */
   searchColumns: readonly string[];
+  /** Fields of the view an update body may echo (the contract's ReadOnlyEcho): checked, never stored. */
+  readOnly: readonly string[];
   references: {
     /**
      * Counts what blocks removing the item. A reject only takes along what is itself on review
@@ -108,17 +110,62 @@ export async function createItem<Row extends ReviewedRow>(
   return row;
 }
 
-/** Replaces the editable fields of an item; status, uploader and upload time are kept. */
+/**
+ * Replaces the editable fields of an item; status, uploader and upload time are kept. `body` is the
+ * update body as sent: the read-only fields it echoes must equal the stored ones (checkEchoed).
+ */
 export async function updateItem<Row extends ReviewedRow>(
   em: EntityManager,
   kind: CatalogueKind<Row, unknown>,
   id: string,
   fields: Partial<Row>,
+  body: object,
 ): Promise<Row> {
   const row = await getItem(em, kind, id);
+  checkEchoed(kind, row, body);
   Object.assign(row, fields);
   await flushUnique(em, () => kind.duplicate(row));
   return row;
+}
+
+/**
+ * Clients that edit what they read (the origin service's frontend) send an item's read-only fields
+ * back: each one given must equal what a GET shows now (a timestamp the same instant, an id in any
+ * case), else 422 INVALID_BODY naming it. Silently ignoring a different value would hide a client's
+ * mistake, such as a PUT to the wrong id.
+ */
+export function checkEchoed<Row extends ReviewedRow>(kind: CatalogueKind<Row, unknown>, row: Row, body: object): void {
+  const given = body as Record<string, unknown>;
+  const shown = kind.view(row) as Record<string, unknown>;
+  const differing = kind.readOnly.filter((field) => given[field] !== undefined && !sameValue(field, given[field], shown[field]));
+  if (!differing.length) return;
+  throw new AppError(
+    422,
+    'INVALID_BODY',
+    `Read-only fields differ from the stored ${kind.label.toLowerCase()}: ${differing.join(', ')}. Leave them out, or send them as read.`,
+    {
+      errors: differing.map((field) => ({
+        in: 'body' as const,
+        path: `/${field}`,
+        message: `is read-only: ${JSON.stringify(given[field])} differs from the stored ${JSON.stringify(shown[field])}`,
+      })),
+    },
+  );
+}
+
+function sameValue(field: string, given: unknown, stored: unknown): boolean {
+  if (given === stored) return true;
+  if (typeof given !== 'string' || typeof stored !== 'string') return false;
+  if (field === 'upload_datetime') return sameInstant(given, stored);
+  if (field === 'id' || field.endsWith('_id')) return given.toLowerCase() === stored.toLowerCase();
+  return false;
+}
+
+/** Timestamps as responses show them carry no zone designator: UTC. */
+function sameInstant(given: string, stored: string): boolean {
+  const utc = (text: string) => Date.parse(/(?:Z|[+-]\d\d:?\d\d)$/i.test(text) ? text : `${text}Z`);
+  const instant = utc(given);
+  return !Number.isNaN(instant) && instant === utc(stored);
 }
 
 /** The query parameters every reviewed list and search share. */

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Static } from '@sinclair/typebox';
-import type { FlavorInput, FlavorSort } from '@benchmarks/sdk/contract/flavors';
+import { type FlavorInput, type FlavorSort, FlavorUpdate } from '@benchmarks/sdk/contract/flavors';
+import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Flavor, type FlavorRow } from '../entities/catalogue.ts';
 import type { Caller } from '../core/caller.ts';
 import { createItem, getItem, trimmed, type CatalogueKind } from './catalogue.ts';
@@ -34,6 +35,7 @@ export const flavors: CatalogueKind<FlavorRow, ReturnType<typeof flavorView>> = 
   } satisfies Record<SortField, readonly string[]>,
   defaultSort: '+name',
   searchColumns: ['name', 'description'],
+  readOnly: readOnlyFields(FlavorUpdate),
   references: {
     async count(em, id) {
       const [row] = await em.execute<{ n: number }[]>(`select count(*)::int as n ${RESULTS}`, [id]);

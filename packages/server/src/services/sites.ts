@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox';
-import type { SiteInput, SiteSort } from '@benchmarks/sdk/contract/sites';
+import { type SiteInput, type SiteSort, SiteUpdate } from '@benchmarks/sdk/contract/sites';
+import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Site, type SiteRow } from '../entities/catalogue.ts';
 import { trimmed, type CatalogueKind } from './catalogue.ts';
 import { Where } from './sql.ts';
@@ -31,6 +32,7 @@ export const sites: CatalogueKind<SiteRow, ReturnType<typeof siteView>> = {
   } satisfies Record<SortField, readonly string[]>,
   defaultSort: '+name',
   searchColumns: ['name', 'address', 'description'],
+  readOnly: readOnlyFields(SiteUpdate),
   references: {
     // A reject takes the site's flavors on review along; approved ones block it.
     async count(em, id, mode) {

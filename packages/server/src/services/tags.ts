@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox';
-import type { TagInput, TagSort } from '@benchmarks/sdk/contract/tags';
+import { type TagInput, type TagSort, TagUpdate } from '@benchmarks/sdk/contract/tags';
+import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Tag, type TagRow } from '../entities/catalogue.ts';
 import { trimmed, type CatalogueKind } from './catalogue.ts';
 import { Where } from './sql.ts';
@@ -26,6 +27,7 @@ export const tags: CatalogueKind<TagRow, ReturnType<typeof tagView>> = {
   } satisfies Record<SortField, readonly string[]>,
   defaultSort: '+name',
   searchColumns: ['name', 'description'],
+  readOnly: readOnlyFields(TagUpdate),
   references: {
     async count(em, id) {
       const [row] = await em.execute<{ n: number }[]>('select count(*)::int as n from result_tag where tag_id = ?', [id]);

@@ -8,6 +8,9 @@ export function benchmarkView(row: BenchmarkRow) {
     name: `${row.container_image}:${row.container_tag}`,
     container_image: row.container_image,
     container_tag: row.container_tag,
+    // The origin service's names, which its frontend reads (docs/decisions.md): the same values.
+    docker_image: row.container_image,
+    docker_tag: row.container_tag,
     json_schema: row.json_schema,
     description: row.description ?? null,
     url: row.url ?? null,
