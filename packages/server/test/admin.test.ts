@@ -35,7 +35,7 @@ const submits = async (query: Record<string, string | number> = {}) => t.request
 // ---------------------------------------------------------------------------------------------
 // GET /reports/submits
 
-test('GET /reports/submits: every item on review with its uploader (no email), oldest first', async () => {
+test('GET /reports/submits: every item on review with its uploader as GET /users shows it (email included), oldest first', async () => {
   const res = await submits();
   assert.is(res.status, 200, res.text);
   assert.equal(
@@ -47,14 +47,15 @@ test('GET /reports/submits: every item on review with its uploader (no email), o
       ['tag', submitted.tag.id],
     ],
   );
+  const aliceUser = (await t.request('GET', '/users', { token: admin, query: { sub: 'alice' } })).body.items[0];
   assert.equal(res.body.items[0], {
     resource_type: 'benchmark',
     resource_id: submitted.benchmark.id,
     upload_datetime: submitted.benchmark.upload_datetime,
-    uploader: { iss: t.issuer.issuer, sub: 'alice', removed: false },
+    uploader: aliceUser,
   });
-  assert.is(res.body.items[1].uploader.sub, 'bob');
-  assert.not.match(res.text, /@/, 'no email address');
+  assert.is(res.body.items[0].uploader.email, 'alice@test.example');
+  assert.equal([res.body.items[1].uploader.sub, res.body.items[1].uploader.email], ['bob', 'bob@test.example']);
   assert.is(res.body.total, 4);
 });
 
@@ -201,10 +202,10 @@ test('POST /users:remove: erases the email, keeps the uploads (uploader shown as
   assert.is((await t.request('GET', `/flavors/${submitted.flavor.id}`)).status, 200);
   const mine = (await submits()).body.items.filter((s: any) => s.uploader.sub === 'alice');
   assert.equal(
-    mine.map((s: any) => [s.resource_type, s.uploader.removed]),
+    mine.map((s: any) => [s.resource_type, s.uploader.removed, s.uploader.email]),
     [
-      ['benchmark', true],
-      ['flavor', true],
+      ['benchmark', true, null],
+      ['flavor', true, null],
     ],
   );
   assert.is((await users('/users', { sub: 'bob' })).body.items[0].removed, false, 'only the selected user');

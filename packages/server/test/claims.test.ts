@@ -329,7 +329,10 @@ test('GET /reports/claims: uploader_iss and uploader_sub narrow the list to one 
     open.body.items.map((c: any) => c.id),
     [mine[0]!.id],
   );
-  assert.equal(open.body.items[0].uploader, { iss: t.issuer.issuer, sub: 'eve', removed: false });
+  // Administrators see the claimant as a user, with email (the origin frontend shows "Claimant: <email>").
+  const eveUser = (await t.request('GET', '/users', { token: admin, query: { sub: 'eve' } })).body.items[0];
+  assert.equal(open.body.items[0].uploader, eveUser);
+  assert.equal([eveUser.iss, eveUser.email, eveUser.removed], [t.issuer.issuer, 'eve@test.example', false]);
   assert.equal(
     (await list({ uploader_sub: 'eve', status: 'approved' })).body.items.map((c: any) => c.id),
     [mine[1]!.id],

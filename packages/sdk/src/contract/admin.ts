@@ -1,34 +1,38 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 import { ListQuery, Page, Terms, Timestamp, UploadBounds, Uuid } from './common.ts';
-import { UploaderRef } from './catalogue-schemas.ts';
 
 export const ResourceType = Type.Union([Type.Literal('benchmark'), Type.Literal('site'), Type.Literal('flavor'), Type.Literal('tag')], {
   description: 'Kind of the submitted item.',
 });
 
-/** An item waiting for review. */
-export const Submit = Type.Object(
-  {
-    resource_type: ResourceType,
-    resource_id: Uuid,
-    upload_datetime: Timestamp,
-    uploader: UploaderRef,
-  },
-  { $id: 'Submit' },
-);
-
-/** A user as administrators see it; a removed user has no email left. */
+/**
+ * A user as administrators see it (SPEC.md's User), also as the uploader in administrator views; a
+ * removed user has no email left. Public responses never carry it (they show an Uploader).
+ */
 export const UserAdmin = Type.Object(
   {
     iss: Type.String({ description: 'OIDC issuer.' }),
     sub: Type.String({ description: 'OIDC subject.' }),
-    email: Type.Union([Type.String(), Type.Null()], { description: 'null once the user is removed.' }),
+    email: Type.Union([Type.String(), Type.Null()], {
+      description: 'null when the user gave none, and once the user is removed.',
+    }),
     registration_datetime: Timestamp,
     terms_version: Type.String({ description: 'Version of the terms of use the user accepted.' }),
     removed: Type.Boolean({ description: 'Removed by an administrator: personal data erased, uploads kept.' }),
   },
   { $id: 'UserAdmin' },
+);
+
+/** An item waiting for review, with its uploader as a user, email included (administrators only). */
+export const Submit = Type.Object(
+  {
+    resource_type: ResourceType,
+    resource_id: Uuid,
+    upload_datetime: Timestamp,
+    uploader: UserAdmin,
+  },
+  { $id: 'Submit' },
 );
 
 export const SubmitSort = { fields: ['resource_type', 'upload_datetime', 'resource_id'] as const, default: '+upload_datetime' };
@@ -44,7 +48,8 @@ export const listSubmits = defineOperation({
   path: '/reports/submits',
   tag: 'reports',
   summary: 'Items waiting for review',
-  description: 'Benchmarks, sites, flavors and tags on review, with their uploader. Approve or reject each by its own path.',
+  description:
+    'Benchmarks, sites, flavors and tags on review, with their uploader (email included). Approve or reject each by its own path.',
   auth: 'admin',
   query: ListQuery({ resource_type: Type.Optional(ResourceType), ...UploadBounds }, SubmitSort),
   response: { status: 200, schema: Page(Submit, 'SubmitPage') },

@@ -2,19 +2,22 @@ import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 import { IdempotencyHeaders, IdParams, ListQuery, Page, Status, Timestamp, UploadBounds, Uuid } from './common.ts';
 import { UploaderRef } from './catalogue-schemas.ts';
+import { UserAdmin } from './admin.ts';
 
-export const Claim = Type.Object(
-  {
-    id: Uuid,
-    message: Type.String({ description: "The claimant's explanation of the issue." }),
-    resource_type: Type.Literal('result', { description: 'Kind of the claimed resource.' }),
-    resource_id: Uuid,
-    status: Status,
-    upload_datetime: Timestamp,
-    uploader: UploaderRef,
-  },
-  { $id: 'Claim' },
-);
+const ClaimFields = {
+  id: Uuid,
+  message: Type.String({ description: "The claimant's explanation of the issue." }),
+  resource_type: Type.Literal('result', { description: 'Kind of the claimed resource.' }),
+  resource_id: Uuid,
+  status: Status,
+  upload_datetime: Timestamp,
+};
+
+/** A claim as its claimant and the result's uploader see it: the claimant without personal data. */
+export const Claim = Type.Object({ ...ClaimFields, uploader: UploaderRef }, { $id: 'Claim' });
+
+/** A claim as administrators see it (GET /reports/claims...): the claimant as a user, email included. */
+export const ClaimAdmin = Type.Object({ ...ClaimFields, uploader: UserAdmin }, { $id: 'ClaimAdmin' });
 
 export const ClaimInput = Type.Object(
   {
@@ -31,6 +34,7 @@ export const ClaimInput = Type.Object(
 export const ClaimSort = { fields: ['upload_datetime', 'id', 'status'] as const, default: '+upload_datetime' };
 
 const ClaimPage = Page(Claim, 'ClaimPage');
+const ClaimAdminPage = Page(ClaimAdmin, 'ClaimAdminPage');
 
 const StatusOf = (description: string) => Type.Optional(Type.Union([Type.Literal('on_review'), Type.Literal('approved')], { description }));
 
@@ -73,7 +77,8 @@ export const listClaims = defineOperation({
   summary: 'Claims to review (administrators)',
   description:
     'Claims on review unless `status=approved` asks for the upheld ones. `uploader_iss` and `uploader_sub` narrow ' +
-    'the list to one claimant (exact values), e.g. to review or reject in bulk what one user filed.',
+    'the list to one claimant (exact values), e.g. to review or reject in bulk what one user filed. Each claim ' +
+    'shows its claimant with email.',
   auth: 'admin',
   query: ListQuery(
     {
@@ -95,7 +100,7 @@ export const listClaims = defineOperation({
     },
     ClaimSort,
   ),
-  response: { status: 200, schema: ClaimPage },
+  response: { status: 200, schema: ClaimAdminPage },
 });
 
 export const ClaimIds = Type.Object(

@@ -6,7 +6,7 @@ export const claimHandlers: Handlers<typeof claimOperations> = {
   claimResult: ({ params, body, caller, services, idempotent }) =>
     idempotent((em) => claims.claimResult(em, caller, params.id, body.message, services.config.maxOpenClaims)),
   listResultClaims: ({ em, params, query, caller }) => claims.listResultClaims(em, caller, params.id, query),
-  listClaims: ({ em, query }) => claims.listClaims(em, query),
+  listClaims: ({ em, query }) => claims.listClaims(em, query, claims.claimAdminView),
   getClaim: ({ em, params }) => claims.getClaim(em, params.id),
   async approveClaim({ em, params }) {
     await claims.approveClaim(em, params.id);
@@ -19,7 +19,7 @@ export const claimHandlers: Handlers<typeof claimOperations> = {
     await claims.deleteClaim(em, params.id);
   },
   listSelfClaims: ({ em, query, caller }) =>
-    claims.listClaims(em, query, [
+    claims.listClaims(em, query, claims.claimView, [
       { sql: 'c.uploader_iss = ? and c.uploader_sub = ?', params: [caller.identity.iss, caller.identity.sub] },
     ]),
 };

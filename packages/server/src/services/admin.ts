@@ -6,7 +6,8 @@ import { addTerms, addUploadBounds, orderBy, paginate } from './catalogue.ts';
 import { formatTimestamp } from './format.ts';
 import { fixedFieldSort } from './sort.ts';
 import { Where } from './sql.ts';
-import { UPLOADER_JOIN, uploaderRef } from './uploader.ts';
+import { UPLOADER_JOIN } from './uploader.ts';
+import { UPLOADER_ADMIN_COLUMNS, type UploaderAdminColumns, uploaderAdminView, userAdminView } from './users.ts';
 
 type PageQuery = { sort_by?: string; page?: number; per_page?: number };
 
@@ -20,9 +21,9 @@ const submitColumns: Record<(typeof SubmitSort.fields)[number], readonly string[
 };
 const submitSort = fixedFieldSort(Object.keys(submitColumns), '+upload_datetime');
 
-/** Everything on review, one row per item, with its uploader's removal state. */
+/** Everything on review, one row per item, with its uploader's user columns. */
 const SUBMITS = `(
-  select s.*, u.removed_datetime from (
+  select s.*, ${UPLOADER_ADMIN_COLUMNS} from (
     ${['benchmark', 'site', 'flavor', 'tag']
       .map(
         (t) =>
@@ -32,13 +33,10 @@ const SUBMITS = `(
   ) s ${UPLOADER_JOIN}
 ) submits`;
 
-interface SubmitRow {
+interface SubmitRow extends UploaderAdminColumns {
   resource_type: 'benchmark' | 'site' | 'flavor' | 'tag';
   resource_id: string;
   upload_datetime: string;
-  uploader_iss: string;
-  uploader_sub: string;
-  removed_datetime: string | null;
 }
 
 export async function listSubmits(
@@ -53,7 +51,7 @@ export async function listSubmits(
     resource_type: row.resource_type,
     resource_id: row.resource_id,
     upload_datetime: formatTimestamp(row.upload_datetime),
-    uploader: uploaderRef(row),
+    uploader: uploaderAdminView(row),
   }));
 }
 
@@ -67,26 +65,6 @@ const userColumns: Record<(typeof UserSort.fields)[number], readonly string[]> =
   registration_datetime: ['registration_datetime'],
 };
 const userSort = fixedFieldSort(Object.keys(userColumns), '+iss,+sub');
-
-interface UserRow {
-  iss: string;
-  sub: string;
-  email: string | null;
-  registration_datetime: string;
-  terms_version: string;
-  removed_datetime: string | null;
-}
-
-function userAdminView(row: UserRow) {
-  return {
-    iss: row.iss,
-    sub: row.sub,
-    email: row.removed_datetime ? null : row.email,
-    registration_datetime: formatTimestamp(row.registration_datetime),
-    terms_version: row.terms_version,
-    removed: row.removed_datetime !== null,
-  };
-}
 
 type Selectors = { iss?: string; sub?: string; email?: string };
 

@@ -14,22 +14,21 @@ import { limitOffset, pageEnvelope, pageRequest } from './pagination.ts';
 import { fixedFieldSort } from './sort.ts';
 import { Where } from './sql.ts';
 import { uploaderRef } from './uploader.ts';
+import { UPLOADER_ADMIN_COLUMNS, type UploaderAdminColumns, uploaderAdminView } from './users.ts';
 import { transaction } from '../db/transaction.ts';
 
 export type ClaimStatus = 'on_review' | 'approved';
 
-interface ClaimSqlRow {
+interface ClaimSqlRow extends UploaderAdminColumns {
   id: string;
   message: string;
   resource_type: string;
   resource_id: string;
   status: string;
   upload_datetime: Date;
-  uploader_iss: string;
-  uploader_sub: string;
-  removed_datetime: Date | null;
 }
 
+/** A claim as its claimant and the result's uploader see it: the claimant without email. */
 export function claimView(row: ClaimSqlRow) {
   return {
     id: row.id,
@@ -40,6 +39,11 @@ export function claimView(row: ClaimSqlRow) {
     upload_datetime: formatTimestamp(row.upload_datetime),
     uploader: uploaderRef(row),
   };
+}
+
+/** A claim as administrators see it (/reports/claims): the claimant as a user, email included. */
+export function claimAdminView(row: ClaimSqlRow) {
+  return { ...claimView(row), uploader: uploaderAdminView(row) };
 }
 
 /** 403 NOT_UPLOADER unless the caller uploaded the result or is an administrator. */
@@ -76,8 +80,8 @@ export async function refreshHidden(tx: EntityManager, resultIds: string | reado
   );
 }
 
-const CLAIM_SELECT =
-  'select c.*, u.removed_datetime from claim c left join app_user u on u.iss = c.uploader_iss and u.sub = c.uploader_sub';
+/** Claims with their claimant's user columns; claimView leaves the email out of public answers. */
+const CLAIM_SELECT = `select c.*, ${UPLOADER_ADMIN_COLUMNS} from claim c left join app_user u on u.iss = c.uploader_iss and u.sub = c.uploader_sub`;
 
 async function findClaim(em: EntityManager, id: string, lock = false): Promise<ClaimSqlRow> {
   const rows = await em.execute<ClaimSqlRow[]>(`${CLAIM_SELECT} where c.id = ?${lock ? ' for update of c' : ''}`, [id]);
@@ -224,8 +228,16 @@ export interface ClaimListQuery {
 const SORT_COLUMNS: Record<string, string> = { upload_datetime: 'c.upload_datetime', id: 'c.id', status: 'c.status' };
 const parseClaimSort = fixedFieldSort(Object.keys(SORT_COLUMNS), '+upload_datetime');
 
-/** A page of claims narrowed by `scope` (fixed SQL with its values) and the query's filters. */
-export async function listClaims(em: EntityManager, query: ClaimListQuery, scope: { sql: string; params: unknown[] }[] = []) {
+/**
+ * A page of claims narrowed by `scope` (fixed SQL with its values) and the query's filters, each
+ * shown by `view` (claimAdminView only for administrator operations).
+ */
+export async function listClaims<Item>(
+  em: EntityManager,
+  query: ClaimListQuery,
+  view: (row: ClaimSqlRow) => Item,
+  scope: { sql: string; params: unknown[] }[] = [],
+) {
   const where = new Where();
   for (const s of scope) where.add(s.sql, ...s.params);
   if (query.status) where.add('c.status = ?', query.status);
@@ -248,7 +260,7 @@ export async function listClaims(em: EntityManager, query: ClaimListQuery, scope
     ]),
     em.execute<{ total: number }[]>(`select count(*)::int as total from claim c ${where.toSql()}`, where.params),
   ]);
-  return pageEnvelope(rows.map(claimView), counted[0]!.total, request);
+  return pageEnvelope(rows.map(view), counted[0]!.total, request);
 }
 
 /** Claims of one result, for its uploader or an administrator. */
@@ -256,5 +268,5 @@ export async function listResultClaims(em: EntityManager, caller: Caller, result
   const rows = await em.execute<LockedResult[]>('select id, deleted, uploader_iss, uploader_sub from result where id = ?', [resultId]);
   if (!rows[0]) throw errors.notFound('Result', resultId);
   requireUploaderOrAdmin(caller, rows[0]);
-  return listClaims(em, query, [{ sql: 'c.resource_id = ?', params: [resultId] }]);
+  return listClaims(em, query, claimView, [{ sql: 'c.resource_id = ?', params: [resultId] }]);
 }

@@ -11,6 +11,58 @@ export async function findUser(em: EntityManager, iss: string, sub: string): Pro
   return rows[0] ?? null;
 }
 
+/** A user's columns as administrators see them (app_user's, or an uploader's joined under other names). */
+export interface UserAdminRow {
+  iss: string;
+  sub: string;
+  email: string | null;
+  registration_datetime: Date | string;
+  terms_version: string;
+  removed_datetime: Date | string | null;
+}
+
+/** A user as administrators see it, email included: null when the user has none, or was removed. */
+export function userAdminView(row: UserAdminRow) {
+  return {
+    iss: row.iss,
+    sub: row.sub,
+    email: row.removed_datetime != null ? null : (row.email ?? null),
+    registration_datetime: formatTimestamp(row.registration_datetime),
+    terms_version: row.terms_version,
+    removed: row.removed_datetime != null,
+  };
+}
+
+/**
+ * The uploader's user columns, from its row joined as `u` (uploader.ts, UPLOADER_JOIN), named so
+ * that they clash with no column of the uploaded row. Administrator views only: it selects the email.
+ */
+export const UPLOADER_ADMIN_COLUMNS =
+  'u.email as uploader_email, u.registration_datetime as uploader_registration_datetime, ' +
+  'u.terms_version as uploader_terms_version, u.removed_datetime';
+
+/** A row with its uploader's columns (UPLOADER_ADMIN_COLUMNS). */
+export interface UploaderAdminColumns {
+  uploader_iss: string;
+  uploader_sub: string;
+  uploader_email: string | null;
+  uploader_registration_datetime: Date | string;
+  uploader_terms_version: string;
+  removed_datetime: Date | string | null;
+}
+
+/** The uploader as administrators see it (SPEC.md's Submit and Claim carry it as a User). */
+export function uploaderAdminView(row: UploaderAdminColumns) {
+  return userAdminView({
+    iss: row.uploader_iss,
+    sub: row.uploader_sub,
+    email: row.uploader_email,
+    registration_datetime: row.uploader_registration_datetime,
+    terms_version: row.uploader_terms_version,
+    removed_datetime: row.removed_datetime,
+  });
+}
+
 export function userView(user: UserRow) {
   return {
     sub: user.sub,
