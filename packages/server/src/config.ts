@@ -9,6 +9,12 @@ export interface ServerConfig {
   port: number;
   /** External PostgreSQL; when absent an embedded PostgreSQL runs under dataDir. */
   databaseUrl?: string;
+  /** Read replicas (streaming standbys of `databaseUrl`) that serve reads; empty: none. */
+  databaseReadUrls: string[];
+  /** A replica further behind the primary than this gets no reads, in ms. */
+  maxReplicaLagMs: number;
+  /** Whether frequent statements are prepared by name on each connection (off behind PgBouncer in transaction mode). */
+  preparedStatements: boolean;
   dataDir: string;
   /** The public base URL (scheme, host, optional path prefix) clients use, e.g. https://bench.example.org */
   publicUrl?: string;
@@ -121,6 +127,8 @@ export const DEFAULTS = {
   /** Per client: a burst of 600 reads, then 10 a second (a browsing person makes a few a second at most). */
   readRateLimit: '600/60s',
   migrate: true,
+  /** Long enough for a replica catching up after a burst of uploads; short enough that a stuck one is left soon. */
+  maxReplicaLag: '10s',
   /** One process, as before workers existed: `auto` is one per core. */
   workers: 1,
 };
@@ -166,6 +174,9 @@ export type RawConfig = Partial<
     | 'host'
     | 'port'
     | 'databaseUrl'
+    | 'databaseReadUrl'
+    | 'maxReplicaLag'
+    | 'preparedStatements'
     | 'dataDir'
     | 'publicUrl'
     | 'oidcIssuer'
@@ -248,6 +259,12 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     host: raw.host || DEFAULTS.host,
     port,
     databaseUrl: raw.databaseUrl ? parseUrl(raw.databaseUrl, 'DATABASE_URL', ['postgres:', 'postgresql:']) : undefined,
+    databaseReadUrls: splitList(raw.databaseReadUrl).map((url) => parseUrl(url, 'DATABASE_READ_URL', ['postgres:', 'postgresql:'])),
+    maxReplicaLagMs: parseDuration(raw.maxReplicaLag || DEFAULTS.maxReplicaLag, 'MAX_REPLICA_LAG'),
+    preparedStatements:
+      raw.preparedStatements === undefined || raw.preparedStatements === ''
+        ? true
+        : parseBool(raw.preparedStatements, 'PREPARED_STATEMENTS'),
     dataDir: resolve(raw.dataDir || DEFAULTS.dataDir),
     publicUrl: raw.publicUrl ? parseUrl(raw.publicUrl, 'PUBLIC_URL', ['https:', 'http:']).replace(/\/+$/, '') : undefined,
     oidcIssuers: issuers,

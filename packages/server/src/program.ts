@@ -15,6 +15,24 @@ function serverOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--database-url <url>', 'external PostgreSQL (default: embedded)').env('DATABASE_URL'))
     .addOption(
+      new Option(
+        '--database-read-url <urls>',
+        'read replicas (streaming standbys of the primary), comma-separated: lists, searches, gets, compare and export read there',
+      ).env('DATABASE_READ_URL'),
+    )
+    .addOption(
+      new Option(
+        '--max-replica-lag <duration>',
+        `a replica further behind than this gets no reads (default ${DEFAULTS.maxReplicaLag})`,
+      ).env('MAX_REPLICA_LAG'),
+    )
+    .addOption(
+      new Option(
+        '--prepared-statements <bool>',
+        'prepare frequent statements by name on each connection (default true; false behind PgBouncer in transaction mode)',
+      ).env('PREPARED_STATEMENTS'),
+    )
+    .addOption(
       new Option('--data-dir <dir>', 'where the embedded database and demo keys live').env('BENCHMARKS_DATA_DIR').default(DEFAULTS.dataDir),
     )
     .addOption(new Option('--log-level <level>', 'debug, info, warn, error or silent').env('LOG_LEVEL').default(DEFAULTS.logLevel))

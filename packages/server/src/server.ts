@@ -9,6 +9,9 @@ import { MetricIndexes } from './services/metric-indexes.ts';
 import { connect, migrate, MigrationsBusyError, type PoolOptions } from './db/orm.ts';
 import { DatabaseControl } from './db/control.ts';
 import { ChangeListener } from './db/change-listener.ts';
+import { usePreparedStatements } from './db/bound-driver.ts';
+import { parseLsn, ReadReplicas, REPLICA_DEFAULTS } from './db/replicas.ts';
+import { WritePositions } from './services/write-positions.ts';
 import { RateLimiter, type RateLimit } from './core/rate-limit.ts';
 import { SharedRateLimiter } from './services/shared-rate-limit.ts';
 import { ConfigurationError, describeLines, formatDuration, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
@@ -281,6 +284,7 @@ export interface StartOptions {
 }
 
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
+  usePreparedStatements(config.preparedStatements);
   const logger = options.logger ?? createLogger(config.logLevel);
   const { db, orm, applied } = await prepareDatabase(config, logger, {
     databaseLogger: options.databaseLogger,
@@ -317,8 +321,27 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       exports: new ExportAdmission(config.exportConcurrency),
       rateLimiters: rateLimiters(config, orm, logger),
     };
-    // Totals are forgotten when any process (or anyone) writes: PostgreSQL notifies every listener.
-    const listener = new ChangeListener(db.url, logger, { change: () => totals.invalidate() });
+    if (config.databaseReadUrls.length) {
+      const replicaOrms = await Promise.all(
+        config.databaseReadUrls.map(async (url) => ({
+          url,
+          orm: await connect(url, logger, { poolSize: config.dbPoolSize, statementTimeoutMs: config.statementTimeoutMs }),
+        })),
+      );
+      context.replicas = new ReadReplicas(orm, replicaOrms, logger, {
+        maxLagMs: config.maxReplicaLagMs,
+        checkMs: REPLICA_DEFAULTS.checkMs,
+      });
+      context.writePositions = new WritePositions(config.maxReplicaLagMs);
+      await context.replicas.start();
+    }
+    // Totals are forgotten when any process (or anyone) writes: PostgreSQL notifies every listener;
+    // with replicas, every process also learns where each caller's writes left the primary.
+    const positions = context.writePositions;
+    const listener = new ChangeListener(db.url, logger, {
+      change: () => totals.invalidate(),
+      ...(positions ? { write: (payload: string) => recordWritePosition(positions, payload) } : {}),
+    });
     await listener.start();
     // Indexes for the suggested metrics of approved benchmarks, within the cap, built in the
     // background; those of benchmarks deleted or changed meanwhile are dropped.
@@ -364,6 +387,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
             });
           });
           await listener.close();
+          await context.replicas?.close();
           await Promise.all(
             Object.values(context.rateLimiters).map((limiter) => (limiter instanceof SharedRateLimiter ? limiter.close() : undefined)),
           );
@@ -379,6 +403,17 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     await orm.close(true).catch(() => {});
     await db.embedded?.stop().catch(() => {});
     throw err;
+  }
+}
+
+/** `<iss> <sub> <lsn>` of a notification on benchmarks_writes (app.ts sends them); anything else is ignored. */
+function recordWritePosition(positions: WritePositions, payload: string): void {
+  const at = payload.lastIndexOf(' ');
+  if (at <= 0) return;
+  try {
+    positions.record(payload.slice(0, at), parseLsn(payload.slice(at + 1)));
+  } catch {
+    // not a position: not ours
   }
 }
 

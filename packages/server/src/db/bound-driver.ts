@@ -93,6 +93,16 @@ export function prepared(sql: string): string {
 
 const MAX_PREPARED = 500;
 const preparedNames = new Map<string, string>();
+let preparing = true;
+
+/**
+ * Turns named prepared statements on or off for the process (PREPARED_STATEMENTS). Behind PgBouncer
+ * in transaction mode a connection changes between statements, so a statement prepared on one is
+ * unknown on the next: every statement then runs unnamed (parsed and planned each time).
+ */
+export function usePreparedStatements(enabled: boolean): void {
+  preparing = enabled;
+}
 
 /**
  * The name under which a marked statement is prepared on each pooled connection (pg prepares a
@@ -101,7 +111,7 @@ const preparedNames = new Map<string, string>();
  * MAX_PREPARED distinct texts, new ones run unnamed: a connection never holds more than that.
  */
 export function preparedName(sql: string): string | undefined {
-  if (!sql.startsWith(PREPARED_MARK)) return undefined;
+  if (!preparing || !sql.startsWith(PREPARED_MARK)) return undefined;
   let name = preparedNames.get(sql);
   if (!name && preparedNames.size < MAX_PREPARED) {
     name = `p_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
