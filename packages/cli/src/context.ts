@@ -6,7 +6,14 @@
 import { createClient, type Client, type FetchLike, type PageRequest } from '@benchmarks/sdk';
 import { TokenSource } from './auth.ts';
 import { UsageError } from './errors.ts';
-import { checkServer, resolveSettings, type GlobalOptions, type ListOptions, type Settings } from './global-options.ts';
+import {
+  checkServer,
+  resolveSettings,
+  type GlobalOptions,
+  type ListOptions,
+  type Settings,
+  type SettingDefaults,
+} from './global-options.ts';
 import type { Io } from './io.ts';
 import { renderItem, renderList, type Column } from './output.ts';
 import { CLI_VERSION } from './version.ts';
@@ -72,8 +79,12 @@ function observed(fetch: FetchLike, observe: Observer): FetchLike {
   };
 }
 
-export async function createContext(options: GlobalOptions, io: Io): Promise<Context & { close(): Promise<void> }> {
-  const settings = await resolveSettings(options, io);
+export async function createContext(
+  options: GlobalOptions,
+  io: Io,
+  defaults?: SettingDefaults,
+): Promise<Context & { close(): Promise<void> }> {
+  const settings = await resolveSettings(options, io, defaults);
   const tokens = new TokenSource(settings);
   const clients: Client[] = [];
   const newClient = (getToken: () => Promise<string | undefined>, observe?: Observer): Client => {
@@ -139,8 +150,13 @@ export async function createContext(options: GlobalOptions, io: Io): Promise<Con
 }
 
 /** Runs `fn` with a context and releases the client's connections afterwards. */
-export async function withContext<T>(options: GlobalOptions, io: Io, fn: (ctx: Context) => Promise<T>): Promise<T> {
-  const ctx = await createContext(options, io);
+export async function withContext<T>(
+  options: GlobalOptions,
+  io: Io,
+  fn: (ctx: Context) => Promise<T>,
+  defaults?: SettingDefaults,
+): Promise<T> {
+  const ctx = await createContext(options, io, defaults);
   try {
     return await fn(ctx);
   } finally {

@@ -7,6 +7,7 @@ import {
   AuthenticationError,
   ConflictError,
   ConnectionError,
+  IncompleteResponseError,
   NotFoundError,
   PermissionError,
   ServerError,
@@ -86,6 +87,9 @@ export function describeKnown(err: unknown): { message: string; exitCode: ExitCo
       message: `No answer from ${err.request.url} within ${err.timeoutMs / 1000} s: check the server address (--server) or try again.`,
       exitCode: EXIT.ERROR,
     };
+  }
+  if (err instanceof IncompleteResponseError) {
+    return { message: `${err.message}. What was written before is incomplete.`, exitCode: EXIT.ERROR };
   }
   if (err instanceof ConnectionError) {
     return { message: `${err.message}. Check the server address (--server, BENCHMARKS_SERVER) and your network.`, exitCode: EXIT.ERROR };

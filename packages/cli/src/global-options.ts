@@ -42,14 +42,26 @@ export interface Settings {
   stored: Profile;
 }
 
+/**
+ * What `--output` accepts when parsed: the formats of every command, and `svg`, which only `compare`
+ * draws (the other commands refuse it in {@link resolveSettings}, with a line saying so).
+ */
+const PARSED_FORMATS = [...OUTPUT_FORMATS, 'svg'];
+
+/** How a command's settings differ from the others': its default output (`compare`: a table, piped too). */
+export interface SettingDefaults {
+  output?: OutputFormat;
+}
+
 export function addGlobalOptions(program: Command): void {
   program
     .option('-s, --server <url>', 'service address, its root or its /api/v1 URL (env BENCHMARKS_SERVER)')
     .option('--token <token>', 'access token to use instead of the stored login (env BENCHMARKS_TOKEN)')
     .addOption(
-      new Option('-o, --output <format>', 'output format: table on a terminal, json when piped (env BENCHMARKS_OUTPUT)').choices(
-        OUTPUT_FORMATS,
-      ),
+      new Option(
+        '-o, --output <format>',
+        'output format: table on a terminal, json when piped; svg: compare only (env BENCHMARKS_OUTPUT)',
+      ).choices(PARSED_FORMATS),
     )
     .option('-p, --profile <name>', `named server settings in the config file (env BENCHMARKS_PROFILE, default "${DEFAULT_PROFILE}")`)
     .option('-q, --quiet', 'no progress or hints on stderr, errors only (env BENCHMARKS_QUIET)')
@@ -68,14 +80,16 @@ export function checkServer(server: string): string {
   }
 }
 
-export async function resolveSettings(options: GlobalOptions, io: Io): Promise<Settings> {
+export async function resolveSettings(options: GlobalOptions, io: Io, defaults: SettingDefaults = {}): Promise<Settings> {
   const path = configPath(io.env);
   const config = await loadConfig(path);
   const profile = set(options.profile) ?? set(io.env.BENCHMARKS_PROFILE) ?? config.profile ?? DEFAULT_PROFILE;
   const stored = profileOf(config, profile);
 
   const server = set(options.server) ?? set(io.env.BENCHMARKS_SERVER) ?? set(stored.server);
-  const output = set(options.output) ?? set(io.env.BENCHMARKS_OUTPUT) ?? stored.output ?? (io.isTTY.stdout ? 'table' : 'json');
+  const output =
+    set(options.output) ?? set(io.env.BENCHMARKS_OUTPUT) ?? stored.output ?? defaults.output ?? (io.isTTY.stdout ? 'table' : 'json');
+  if (output === 'svg') throw new UsageError('--output svg draws a chart: only `benchmarks compare` has one; use table, json or csv here.');
   if (!(OUTPUT_FORMATS as readonly string[]).includes(output)) {
     throw new UsageError(`Unknown output format '${output}': use one of ${OUTPUT_FORMATS.join(', ')}.`);
   }

@@ -40,6 +40,8 @@ import * as resultsGet from './commands/results/get.ts';
 import * as resultsUpload from './commands/results/upload.ts';
 import * as resultsTags from './commands/results/tags.ts';
 import * as resultsClaim from './commands/results/claim.ts';
+import * as resultsExport from './commands/results/export.ts';
+import * as compare from './commands/compare.ts';
 import * as reviewList from './commands/review/list.ts';
 import * as reviewApprove from './commands/review/approve.ts';
 import * as reviewReject from './commands/review/reject.ts';
@@ -93,6 +95,8 @@ const COMMANDS: { register(program: Command): void }[] = [
   resultsUpload,
   resultsTags,
   resultsClaim,
+  resultsExport,
+  compare,
   reviewList,
   reviewApprove,
   reviewReject,
@@ -116,6 +120,7 @@ Start here:
   benchmarks login --server https://performance.example.org
   benchmarks register
   benchmarks results upload out.json --benchmark ghcr.io/org/bench:1.0 --flavor SITE/FLAVOR --executed-at now
+  benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score
 
 Exit codes: 0 ok, 1 error, 2 usage, 4 not logged in or not allowed. DEBUG=1 shows stack traces.`;
 

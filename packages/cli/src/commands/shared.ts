@@ -40,7 +40,7 @@ const GROUPS: Record<string, string> = {
   sites: 'Sites: the places benchmarks run',
   flavors: "Flavors: a site's virtual machine templates",
   tags: 'Tags: labels of results',
-  results: 'Results: list, search, upload, tag and claim benchmark results',
+  results: 'Results: list, search, export, upload, tag and claim benchmark results',
   review: 'Review submissions waiting for an administrator (admin)',
   claims: 'Claims against results (admin)',
   users: 'Registered users (admin)',

@@ -1,4 +1,7 @@
-/** The filters `results list` and `results search` share, and their translation to the query. */
+/**
+ * The filters of results (`results list`, `search`, `export`, `compare`), and their translation to
+ * the query.
+ */
 import type { Command } from 'commander';
 import type { Client } from '@benchmarks/sdk';
 import { addListOptions, pageQuery, repeatable, type ListOptions } from '../../global-options.ts';
@@ -17,7 +20,8 @@ export const SORT_FIELDS = [
   'json.<dotted.path>',
 ];
 
-export interface ResultFilterOptions extends ListOptions {
+/** The filters alone, as `results export` and `compare` take them (no pages, no sort). */
+export interface FilterOptions {
   benchmark?: string;
   site?: string;
   flavor?: string;
@@ -27,12 +31,15 @@ export interface ResultFilterOptions extends ListOptions {
   uploadedAfter?: string;
   executedBefore?: string;
   executedAfter?: string;
+}
+
+export interface ResultFilterOptions extends FilterOptions, ListOptions {
   mine?: boolean;
 }
 
-export function addResultFilters(command: Command): Command {
-  command
-    .option('--benchmark <benchmark>', 'benchmark id or image:tag')
+/** `--site`, `--flavor`, `--tag`, `--filter` and the dates (not `--benchmark`, whose meaning differs). */
+export function addFilterOptions(command: Command): Command {
+  return command
     .option('--site <site>', 'site id or name')
     .option('--flavor <flavor>', 'flavor id or site/flavor')
     .option('--tag <tag>', 'tag id or name; repeat for results carrying every one', repeatable)
@@ -40,13 +47,17 @@ export function addResultFilters(command: Command): Command {
     .option('--uploaded-before <date>', 'uploaded before this date or date-time')
     .option('--uploaded-after <date>', 'uploaded after this date or date-time')
     .option('--executed-before <date>', 'executed before this date or date-time')
-    .option('--executed-after <date>', 'executed after this date or date-time')
-    .option('--mine', 'only results I uploaded, hidden ones included');
+    .option('--executed-after <date>', 'executed after this date or date-time');
+}
+
+export function addResultFilters(command: Command): Command {
+  command.option('--benchmark <benchmark>', 'benchmark id or image:tag');
+  addFilterOptions(command).option('--mine', 'only results I uploaded, hidden ones included');
   return addListOptions(command, SORT_FIELDS);
 }
 
-/** The query of the options, names resolved to ids. */
-export async function resultQuery(client: Client, options: ResultFilterOptions) {
+/** The filters' query, names resolved to ids (items still on review too). */
+export async function filterQuery(client: Client, options: FilterOptions) {
   const resolver = new Resolver(client, { anyStatus: true });
   const [benchmark_id, site_id, flavor_id, tags_ids] = await Promise.all([
     options.benchmark ? resolver.benchmark(options.benchmark) : undefined,
@@ -64,6 +75,10 @@ export async function resultQuery(client: Client, options: ResultFilterOptions) 
     ...(options.uploadedAfter ? { upload_after: options.uploadedAfter } : {}),
     ...(options.executedBefore ? { execution_before: options.executedBefore } : {}),
     ...(options.executedAfter ? { execution_after: options.executedAfter } : {}),
-    ...pageQuery(options),
   };
+}
+
+/** The query of a list's options: its filters, page and sort. */
+export async function resultQuery(client: Client, options: ResultFilterOptions) {
+  return { ...(await filterQuery(client, options)), ...pageQuery(options) };
 }

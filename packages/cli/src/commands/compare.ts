@@ -1,0 +1,144 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { CompareQuery } from '@benchmarks/sdk';
+import { renderCompareSvg } from '@benchmarks/sdk/chart';
+import { lookOf, type Comparison } from '../compare/look.ts';
+import { compareText } from '../compare/view.ts';
+import { withContext, type Context } from '../context.ts';
+import { UsageError } from '../errors.ts';
+import { positiveInteger } from '../global-options.ts';
+import type { Io } from '../io.ts';
+import { renderJson } from '../output.ts';
+import { isUuid, Resolver } from '../resolve.ts';
+import { Sink } from '../sink.ts';
+import { runs, type WithGlobals } from './shared.ts';
+import { addFilterOptions, filterQuery, type FilterOptions } from './results/filters.ts';
+
+export type Options = WithGlobals<
+  FilterOptions & {
+    benchmark: string;
+    metric: string;
+    by?: 'flavor' | 'site';
+    better?: 'higher' | 'lower';
+    confidence?: number;
+    minSamples?: number;
+    rankBy?: 'metric' | 'price';
+    currency?: string;
+    out?: string;
+  }
+>;
+
+const DEFAULT_MIN_SAMPLES = 5;
+
+function confidenceLevel(value: string): number {
+  const n = Number(value);
+  if (!/^\s*0?\.\d+\s*$/.test(value) || !(n >= 0.5 && n <= 0.999)) {
+    throw new InvalidArgumentError('--confidence must be a number from 0.5 to 0.999, e.g. 0.95.');
+  }
+  return n;
+}
+
+export function register(program: Command): void {
+  const command = program
+    .command('compare')
+    .description(
+      "Rank flavors (or sites) on one metric of a benchmark's results: medians with their intervals, ties declared, value for money",
+    )
+    .requiredOption('--benchmark <benchmark>', 'benchmark id or image:tag')
+    .requiredOption('--metric <path>', 'the number compared, a JSON path such as json.result.score (the json. may be left out)')
+    .addOption(new Option('--by <group>', 'one row per flavor (default) or per site').choices(['flavor', 'site']));
+  addFilterOptions(command)
+    .addOption(
+      new Option('--better <direction>', "which direction wins (default: the metric's x-better in the schema, else higher)").choices([
+        'higher',
+        'lower',
+      ]),
+    )
+    .option('--confidence <level>', 'confidence of the intervals, 0.5 to 0.999 (default 0.95)', confidenceLevel)
+    .option(
+      '--min-samples <n>',
+      `groups with fewer values are listed, not ranked (default ${DEFAULT_MIN_SAMPLES})`,
+      positiveInteger('--min-samples', 1_000_000),
+    )
+    .addOption(
+      new Option('--rank-by <what>', 'rank by the metric (default) or by value for money (needs --currency)').choices(['metric', 'price']),
+    )
+    .option('--currency <code>', 'ISO 4217 code (EUR): with --rank-by price, flavors priced in it are ranked')
+    .option('--out <file>', 'write the output to this file instead of stdout')
+    .addHelpText(
+      'after',
+      `
+--output: table (the default, also when piped: a ranked table and a chart drawn in text), json (the
+server's answer), csv (one row per group) or svg (the chart as an SVG image, drawn like the server's).
+Ranks: groups whose medians' intervals overlap share a rank; groups with fewer than --min-samples values
+are listed last, unranked.
+
+Examples:
+  benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score
+  benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric result.seconds --better lower --by site --filter 'machine.cpu.count >= 4'
+  benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --rank-by price --currency EUR
+  benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --output svg --out compare.svg`,
+    );
+  command.action(runs(run));
+}
+
+/** The options the server would refuse, refused here with the flag's name. */
+function checkOptions(options: Options): { metric: string; currency: string | undefined } {
+  const metric = options.metric.startsWith('json.') ? options.metric : `json.${options.metric}`;
+  const currency = options.currency?.toUpperCase();
+  if (currency !== undefined && !/^[A-Z]{3}$/.test(currency)) {
+    throw new UsageError(`--currency must be an ISO 4217 code of three letters (EUR, USD), not '${options.currency}'.`);
+  }
+  if (options.rankBy === 'price' && !currency) throw new UsageError('--rank-by price needs --currency (e.g. --currency EUR).');
+  if (options.rankBy === 'price' && options.by === 'site')
+    throw new UsageError('--rank-by price ranks flavors: it does not go with --by site.');
+  return { metric, currency };
+}
+
+/** The benchmark's `image:tag`, for titles: as given, or read when given by id. */
+async function benchmarkName(ctx: Context, ref: string, id: string): Promise<string> {
+  return isUuid(ref) ? (await ctx.client.benchmarks.get(id)).name : ref;
+}
+
+async function compare(ctx: Context, options: Options, format: string, checked: ReturnType<typeof checkOptions>): Promise<void> {
+  const { metric, currency } = checked;
+  const benchmark_id = await new Resolver(ctx.client, { anyStatus: true }).benchmark(options.benchmark);
+  const query: CompareQuery = {
+    ...(await filterQuery(ctx.client, { ...options, benchmark: benchmark_id })),
+    benchmark_id,
+    metric,
+    group_by: options.by,
+    better: options.better,
+    confidence: options.confidence,
+    min_samples: options.minSamples,
+    rank_by: options.rankBy,
+    currency,
+  };
+  let text: string;
+  if (format === 'csv') {
+    text = await ctx.client.results.compareCsv(query);
+  } else {
+    const answer: Comparison = await ctx.client.results.compare(query);
+    if (format === 'json') text = renderJson(answer);
+    else if (format === 'svg') text = renderCompareSvg(answer, await benchmarkName(ctx, options.benchmark, benchmark_id));
+    else if (answer.groups.length === 0) {
+      ctx.info(`No result has a number at ${metric} (${answer.matched} matched the filters).`);
+      return;
+    } else {
+      const look = lookOf(ctx.io, options.out !== undefined);
+      const name = await benchmarkName(ctx, options.benchmark, benchmark_id);
+      text = compareText(answer, name, look, { minSamples: options.minSamples ?? DEFAULT_MIN_SAMPLES, currency });
+    }
+  }
+  const sink = await Sink.open(ctx.io, options.out);
+  await sink.write(text);
+  await sink.commit();
+  if (sink.path) ctx.info(`Wrote ${sink.path}.`);
+}
+
+export async function run(options: Options, io: Io): Promise<void> {
+  const checked = checkOptions(options);
+  // svg is compare's own output: the other settings are resolved as for any command.
+  const svg = options.output === 'svg';
+  const settingsOptions = svg ? { ...options, output: undefined } : options;
+  await withContext(settingsOptions, io, (ctx) => compare(ctx, options, svg ? 'svg' : ctx.settings.output, checked), { output: 'table' });
+}

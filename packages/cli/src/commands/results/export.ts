@@ -1,0 +1,120 @@
+import { Option, type Command } from 'commander';
+import { IncompleteResponseError, type Client, type ExportCsvQuery } from '@benchmarks/sdk';
+import { withContext, type Context } from '../../context.ts';
+import { CliError, describeKnown, UsageError } from '../../errors.ts';
+import type { Io } from '../../io.ts';
+import { Sink } from '../../sink.ts';
+import { group, runs, type WithGlobals } from '../shared.ts';
+import { addFilterOptions, filterQuery, type FilterOptions } from './filters.ts';
+
+export type Options = WithGlobals<FilterOptions & { format?: 'ndjson' | 'csv'; columns?: string; out?: string }>;
+
+/** NDJSON lines are gathered into writes of about this many characters. */
+const WRITE_SIZE = 64 * 1024;
+
+export function register(program: Command): void {
+  const command = group(program, 'results')
+    .command('export')
+    .description('Export every matching result, no pages, as NDJSON (one result a line) or CSV, streamed')
+    .option('--benchmark <benchmark>', 'benchmark id or image:tag');
+  addFilterOptions(command)
+    .addOption(
+      new Option('--format <format>', 'ndjson (default): one result a line; csv: a header and one row per result').choices([
+        'ndjson',
+        'csv',
+      ]),
+    )
+    .option(
+      '--columns <columns>',
+      'CSV columns, comma-separated: id, execution_datetime, upload_datetime, benchmark_name, site_name, flavor_name, tags, json.<path> (implies --format csv)',
+    )
+    .option('--out <file>', 'write to this file (as FILE.partial, renamed when complete) instead of stdout')
+    .addHelpText(
+      'after',
+      `
+Results come in execution_datetime order, hidden ones left out, in constant memory however many there
+are. The CSV's default columns are id, execution_datetime, benchmark_name, site_name, flavor_name, tags,
+and the benchmark's suggested metrics when --benchmark is given. An export cut short exits 1 and, with
+--out, leaves only FILE.partial.
+
+Examples:
+  benchmarks results export --benchmark ghcr.io/org/bench:1.0 --out results.ndjson
+  benchmarks results export --benchmark ghcr.io/org/bench:1.0 --filter 'machine.cpu.count >= 4' --columns id,flavor_name,json.result.score > scores.csv
+  benchmarks results export --flavor CESGA/c4.large --executed-after 2025-01-01 | jq -c '.json.result'`,
+    );
+  command.action(runs(run));
+}
+
+/** The CSV columns of `--columns`: comma-separated, blanks around names ignored. */
+function columnsOf(text: string): string[] {
+  const columns = text
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
+  if (columns.length === 0) throw new UsageError('--columns needs at least one column, e.g. --columns id,flavor_name,json.result.score.');
+  return columns;
+}
+
+async function writeNdjson(client: Client, query: ExportCsvQuery, sink: Sink): Promise<number> {
+  let count = 0;
+  let pending = '';
+  try {
+    for await (const result of client.results.export(query)) {
+      pending += `${JSON.stringify(result)}\n`;
+      count++;
+      if (pending.length >= WRITE_SIZE) {
+        await sink.write(pending);
+        pending = '';
+      }
+    }
+  } finally {
+    // Also when the export breaks off: the results that arrived whole are written.
+    if (pending) await sink.write(pending);
+  }
+  return count;
+}
+
+async function writeCsv(client: Client, query: ExportCsvQuery, sink: Sink): Promise<void> {
+  const reader = client.results.exportCsv(query).getReader();
+  try {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) await sink.write(chunk.value);
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  return bytes < 1024 * 1024 ? `${Math.round(bytes / 1024)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+async function exportTo(ctx: Context, options: Options, format: 'ndjson' | 'csv', columns: string[] | undefined): Promise<void> {
+  const query: ExportCsvQuery = { ...(await filterQuery(ctx.client, options)), ...(columns ? { columns } : {}) };
+  const sink = await Sink.open(ctx.io, options.out);
+  let count: number | undefined;
+  try {
+    if (format === 'ndjson') count = await writeNdjson(ctx.client, query, sink);
+    else await writeCsv(ctx.client, query, sink);
+    await sink.commit();
+  } catch (err) {
+    const partial = await sink.abandon();
+    if (!partial) throw err;
+    // Cut short midway: one line saying so, and where what arrived is.
+    const reason =
+      err instanceof IncompleteResponseError
+        ? err.message
+        : (describeKnown(err)?.message ?? (err instanceof Error ? err.message : String(err)));
+    throw new CliError(`The export is incomplete (${size(sink.bytes)} written to ${partial}): ${reason}`);
+  }
+  const what = count === undefined ? `CSV (${size(sink.bytes)})` : `${count} results (${size(sink.bytes)})`;
+  ctx.info(`Exported ${what}${sink.path ? ` to ${sink.path}` : ''}.`);
+}
+
+export async function run(options: Options, io: Io): Promise<void> {
+  if (options.columns !== undefined && options.format === 'ndjson') {
+    throw new UsageError('--columns chooses CSV columns: it does not go with --format ndjson.');
+  }
+  const columns = options.columns === undefined ? undefined : columnsOf(options.columns);
+  const format = options.format ?? (columns ? 'csv' : 'ndjson');
+  await withContext(options, io, (ctx) => exportTo(ctx, options, format, columns));
+}

@@ -1,0 +1,63 @@
+/**
+ * How `compare` draws on the output it writes to: Unicode and colour on a terminal, plain ASCII in a
+ * pipe or a file (and without colour when NO_COLOR is set), at the terminal's width.
+ */
+import type { Reply } from '@benchmarks/sdk';
+import type { Io } from '../io.ts';
+
+export type Comparison = Reply<'compareResults'>;
+export type Group = Comparison['groups'][number];
+
+export interface Look {
+  unicode: boolean;
+  color: boolean;
+  /** Columns available, 40 to 240. */
+  width: number;
+}
+
+/** The look of stdout (`toFile`: the output goes to a file instead). */
+export function lookOf(io: Io, toFile: boolean): Look {
+  const terminal = io.isTTY.stdout && !toFile;
+  const width = (terminal ? io.columns : undefined) ?? (Number(io.env.COLUMNS) || 80);
+  return {
+    unicode: terminal,
+    color: terminal && !io.env.NO_COLOR && io.env.TERM !== 'dumb',
+    width: Math.min(240, Math.max(40, width)),
+  };
+}
+
+const CODES = { bold: '1', dim: '2', cyan: '36', green: '32' } as const;
+export type Paint = keyof typeof CODES;
+
+/** `text` in the colour or weight given, when the look has colour. */
+export function paint(look: Look, how: Paint | undefined, text: string): string {
+  return look.color && how && text ? `\u001b[${CODES[how]}m${text}\u001b[0m` : text;
+}
+
+/** A value as people read it: integers as they are, else four significant digits (no exponent below 1e21). */
+export function num(value: number): string {
+  if (Number.isInteger(value)) return String(value);
+  if (Math.abs(value) >= 1e4) return value.toFixed(0);
+  return String(Number(value.toPrecision(4)));
+}
+
+/** `[low, high]` */
+export const interval = ([low, high]: readonly [number, number] | number[]) => `[${num(low!)}, ${num(high!)}]`;
+
+/** Cut to `max` characters, marked with an ellipsis (`...` in ASCII). */
+export function shorten(text: string, max: number, look: Look): string {
+  const chars = [...text];
+  if (chars.length <= max) return text;
+  const mark = look.unicode ? '…' : '...';
+  return chars.slice(0, Math.max(1, max - mark.length)).join('') + mark;
+}
+
+/** `site / flavor (n)`, or `site (n)` when grouped by site; long names shortened. */
+export function groupLabel(group: Group, look: Look, max = 40): string {
+  const name = group.flavor ? `${group.site.name} / ${group.flavor.name}` : group.site.name;
+  const suffix = ` (${group.n})`;
+  return shorten(name.replace(/\s+/g, ' '), max - suffix.length, look) + suffix;
+}
+
+/** The rank as shown: its number, or a dash for a group left unranked. */
+export const rankText = (group: Group, look: Look) => (group.rank === null ? (look.unicode ? '–' : '-') : String(group.rank));
