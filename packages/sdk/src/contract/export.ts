@@ -56,7 +56,7 @@ export const exportResults = defineOperation({
     'from a server-side cursor in constant memory whatever the count (`Content-Disposition: attachment`). An error found ' +
     'before the first byte (a malformed filter or column: 422; an unknown benchmark: 404) is a problem+json answer; a ' +
     'failure later ends the stream early without its final newline, as an aborted transfer. Exports run a few at a time ' +
-    'per server: beyond them 503 EXPORT_BUSY with Retry-After.',
+    'per server, four times as many wait up to 10 s: beyond them 503 EXPORT_BUSY with Retry-After.',
   auth: 'none',
   query: ExportQuery,
   response: {

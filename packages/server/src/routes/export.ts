@@ -1,6 +1,7 @@
 import type { exportOperations } from '@benchmarks/sdk/contract/export';
 import type { Handlers } from '../http/handler.ts';
 import { reply } from '../core/reply.ts';
+import { currentScope } from '../db/request-scope.ts';
 import { exportResults, type ExportFormat } from '../services/export.ts';
 
 /** `format` when given, else CSV when `Accept` prefers it to NDJSON (NDJSON for `*\/*` or none). */
@@ -18,7 +19,8 @@ export const exportHandlers: Handlers<typeof exportOperations> = {
   exportResults: async ({ em, services, query, koa }) => {
     const format = chosenFormat(query.format, (...types) => koa.accepts(...types));
     if (!query.format) koa.vary('Accept');
-    const leave = services.exports.enter();
+    // A request whose client goes away leaves the line (db/request-scope.ts aborts its signal).
+    const leave = await services.exports.enter(currentScope()?.signal);
     try {
       const stream = await exportResults(
         em,

@@ -114,35 +114,75 @@ export class ExpensiveListAdmission {
 }
 
 /**
- * Admission of exports: at most `limit` stream at once in this process; one more is refused at once
- * with 503 EXPORT_BUSY and Retry-After (an export lasts as long as its client reads: waiting for a
- * place would mean waiting minutes). A place is held until the export's stream ends or its client
- * goes away.
+ * Admission of exports: at most `limit` stream at once in this process. One more waits for a place,
+ * at most `maxWaitMs` (10 s) and with at most `maxWaiting` others (small exports end in
+ * milliseconds); past either it is refused with 503 EXPORT_BUSY and Retry-After. A place is held
+ * until the export's stream ends or its client goes away (the returned function gives it back).
  */
 export class ExportAdmission {
   #active = 0;
-  constructor(readonly limit: number) {}
+  readonly #waiting: { admit: () => void; timer: NodeJS.Timeout }[] = [];
+
+  constructor(
+    readonly limit: number,
+    readonly maxWaiting = 4 * limit,
+    readonly maxWaitMs = 10_000,
+  ) {}
 
   get active(): number {
     return this.#active;
   }
 
-  /** Takes a place (503 EXPORT_BUSY when none is free); the returned function gives it back, once. */
-  enter(): () => void {
+  #busy(): AppError {
+    return new AppError(
+      503,
+      'EXPORT_BUSY',
+      `Too many exports are streaming (${this.limit} at once, ${this.maxWaiting} waiting up to ${this.maxWaitMs / 1000} s). ` +
+        'Try again shortly, or narrow the export (benchmark_id, dates, filters).',
+      { headers: { 'Retry-After': '5' } },
+    );
+  }
+
+  /** Takes a place, waiting for one if need be (503 EXPORT_BUSY); the returned function gives it back, once. */
+  async enter(signal?: AbortSignal): Promise<() => void> {
     if (this.#active >= this.limit) {
-      throw new AppError(
-        503,
-        'EXPORT_BUSY',
-        `Too many exports are streaming (${this.limit} at once). Try again shortly, or narrow the export (benchmark_id, dates, filters).`,
-        { headers: { 'Retry-After': '5' } },
-      );
+      if (this.#waiting.length >= this.maxWaiting) throw this.#busy();
+      await new Promise<void>((resolve, reject) => {
+        const entry = {
+          admit: () => {
+            clearTimeout(entry.timer);
+            signal?.removeEventListener('abort', leave);
+            resolve();
+          },
+          timer: setTimeout(() => {
+            drop();
+            reject(this.#busy());
+          }, this.maxWaitMs),
+        };
+        const drop = () => {
+          const at = this.#waiting.indexOf(entry);
+          if (at >= 0) this.#waiting.splice(at, 1);
+          signal?.removeEventListener('abort', leave);
+        };
+        const leave = () => {
+          clearTimeout(entry.timer);
+          drop();
+          reject(signal!.reason);
+        };
+        this.#waiting.push(entry);
+        signal?.addEventListener('abort', leave, { once: true });
+      });
+    } else {
+      this.#active++;
     }
-    this.#active++;
     let left = false;
     return () => {
       if (left) return;
       left = true;
-      this.#active--;
+      // The place passes straight to the next in line: `active` counts it already.
+      const next = this.#waiting.shift();
+      if (next) next.admit();
+      else this.#active--;
     };
   }
 }
