@@ -7,7 +7,7 @@ export type Site = Reply<'getSite'>;
 export type Flavor = Reply<'getFlavor'>;
 export type Tag = Reply<'getTag'>;
 export type Result = Reply<'getResult'>;
-export type Claim = Reply<'getClaim'>;
+export type Claim = Reply<'claimResult'>;
 export type Submit = Item<'listSubmits'>;
 export type UserAdmin = Item<'listUsers'>;
 

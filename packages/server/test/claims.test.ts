@@ -81,7 +81,11 @@ test('POST /results/{id}:claim: 201 Claim; the result leaves lists, searches and
   assert.equal([after.listed, after.searched, after.hidden, after.total], [false, false, true, before.total - 1]);
   const mine = await t.request('GET', '/users/self/results', { token: owner });
   assert.is(mine.body.items.find((r: any) => r.id === id).hidden, true, 'the uploader still sees it, marked hidden');
-  assert.equal((await t.request('GET', `/reports/claims/${c.id}`, { token: admin })).body, c);
+  // Administrators see the claimant as a user, email included (the original frontend shows it).
+  const seen = (await t.request('GET', `/reports/claims/${c.id}`, { token: admin })).body;
+  assert.equal({ ...seen, uploader: undefined }, { ...c, uploader: undefined });
+  assert.is(seen.uploader.sub, 'claimant');
+  assert.is(seen.uploader.email, 'claimant@test.example');
 });
 
 test('POST /results/{id}:claim: validation, auth and unknown results', async () => {

@@ -141,10 +141,10 @@ export const getClaim = defineOperation({
   method: 'GET',
   path: '/reports/claims/{id}',
   tag: 'reports',
-  summary: 'One claim (administrators)',
+  summary: 'One claim (administrators): the claimant with email',
   auth: 'admin',
   params: IdParams,
-  response: { status: 200, schema: Claim },
+  response: { status: 200, schema: ClaimAdmin },
 });
 
 export const approveClaim = defineOperation({

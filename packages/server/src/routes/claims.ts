@@ -7,7 +7,7 @@ export const claimHandlers: Handlers<typeof claimOperations> = {
     idempotent((em) => claims.claimResult(em, caller, params.id, body.message, services.config.maxOpenClaims)),
   listResultClaims: ({ em, params, query, caller }) => claims.listResultClaims(em, caller, params.id, query),
   listClaims: ({ em, query }) => claims.listClaims(em, query, claims.claimAdminView),
-  getClaim: ({ em, params }) => claims.getClaim(em, params.id),
+  getClaim: ({ em, params }) => claims.getClaimAdmin(em, params.id),
   async approveClaim({ em, params }) {
     await claims.approveClaim(em, params.id);
   },

@@ -91,6 +91,9 @@ async function findClaim(em: EntityManager, id: string, lock = false): Promise<C
 
 export const getClaim = (em: EntityManager, id: string) => findClaim(em, id).then(claimView);
 
+/** One claim as administrators see it (GET /reports/claims/{id}): the claimant with email. */
+export const getClaimAdmin = (em: EntityManager, id: string) => findClaim(em, id).then(claimAdminView);
+
 /**
  * 422 TOO_MANY_OPEN_CLAIMS when the caller already has `max` claims on review. The caller's user row
  * is locked first, so concurrent claims of one user are counted one after the other.
