@@ -81,6 +81,8 @@ export interface ServerConfig {
   exportConcurrency: number;
   /** Where rate limits keep their buckets: `database` (shared by every process) or `memory` (this process's own). */
   rateLimitStore: 'database' | 'memory';
+  /** Whether tags a user creates wait for review (true) or are approved at once, as in the origin service (false). */
+  reviewTags: boolean;
 }
 
 export const DEFAULTS = {
@@ -131,6 +133,8 @@ export const DEFAULTS = {
   maxReplicaLag: '10s',
   /** One process, as before workers existed: `auto` is one per core. */
   workers: 1,
+  /** CONTRACT.md: tags are reviewed like the rest of the catalogue. */
+  reviewTags: true,
 };
 
 /** Most workers `--workers` accepts. */
@@ -210,7 +214,8 @@ export type RawConfig = Partial<
     | 'databaseConnectTimeout'
     | 'migrationTimeout'
     | 'migrate'
-    | 'workers',
+    | 'workers'
+    | 'reviewTags',
     string
   >
 > & { demo?: boolean };
@@ -282,6 +287,7 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     migrationTimeoutMs: parseDuration(raw.migrationTimeout || DEFAULTS.migrationTimeout, 'MIGRATION_TIMEOUT'),
     migrate: raw.migrate === undefined || raw.migrate === '' ? DEFAULTS.migrate : parseBool(raw.migrate, 'MIGRATE'),
     workers: parseWorkers(raw.workers),
+    reviewTags: raw.reviewTags === undefined || raw.reviewTags === '' ? DEFAULTS.reviewTags : parseBool(raw.reviewTags, 'REVIEW_TAGS'),
     bodyLimitBytes,
     maxSchemaBytes,
     maxSchemaNodes,

@@ -250,6 +250,12 @@ export function program(options: ProgramOptions = {}): Command {
       .addOption(
         new Option('--read-rate-limit <rate>', `reads (GET) per client, e.g. ${DEFAULTS.readRateLimit}; 0 disables`).env('READ_RATE_LIMIT'),
       )
+      .addOption(
+        new Option(
+          '--review-tags <bool>',
+          "tags users create wait for an administrator's review (default true); false: approved at once, as in the original service",
+        ).env('REVIEW_TAGS'),
+      )
       .addOption(new Option('--terms-version <v>', 'version of the terms of use users accept').env('TERMS_VERSION'))
       .addOption(new Option('--terms-url <url>', 'where the terms of use are published').env('TERMS_URL'))
       .addOption(new Option('--demo', 'embedded database + built-in OpenID provider + demo data (loopback only)').env('BENCHMARKS_DEMO'))

@@ -9,9 +9,10 @@ export const tagHandlers: Handlers<typeof tagOperations> = {
   listTags: ({ em, services, query }) => listItems(em, services.embeds, tags, tagFilters(query), query),
   searchTags: ({ em, services, query }) => listItems(em, services.embeds, tags, new Where(), query),
   getTag: async ({ em, params }) => tagView(await getItem(em, tags, params.id)),
-  createTag: ({ caller, body, idempotent }) => {
+  createTag: ({ caller, body, idempotent, services }) => {
     const fields = tagFields(body);
-    return idempotent(async (em) => tagView(await createItem(em, tags, caller, fields)));
+    const review = services.config.reviewTags;
+    return idempotent(async (em) => tagView(await createItem(em, tags, caller, fields, { review })));
   },
   updateTag: async ({ em, params, body }) => tagView(await updateItem(em, tags, params.id, tagFields(body), body)),
   deleteTag: ({ em, params, query }) => removeItem(em, tags, params.id, 'delete', query.cascade),

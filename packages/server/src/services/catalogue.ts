@@ -89,19 +89,21 @@ async function flushUnique(em: EntityManager, message: () => string): Promise<vo
 
 /**
  * Stores a new item uploaded by the caller: on review, or approved at once when an administrator
- * uploads it. Uniqueness is left to the database constraints so that racing creates give one 409.
+ * uploads it or when items of its kind are not reviewed (`review` false: tags with REVIEW_TAGS=false).
+ * Uniqueness is left to the database constraints so that racing creates give one 409.
  */
 export async function createItem<Row extends ReviewedRow>(
   em: EntityManager,
   kind: CatalogueKind<Row, unknown>,
   caller: Caller,
   fields: Partial<Row>,
+  { review = true }: { review?: boolean } = {},
 ): Promise<Row> {
   // RequiredEntityData<Row> stays unresolved for a generic Row too: this is Partial<Row> and the columns of every ReviewedRow.
   const row = em.create(kind.entity, {
     ...fields,
     id: randomUUID(),
-    status: caller.isAdmin ? 'approved' : 'on_review',
+    status: caller.isAdmin || !review ? 'approved' : 'on_review',
     upload_datetime: new Date(),
     uploader_iss: caller.identity.iss,
     uploader_sub: caller.identity.sub,
