@@ -68,13 +68,36 @@ export function studentTCdf(t: number, df: number): number {
   return t >= 0 ? 1 - tail : tail;
 }
 
+/** Results remembered per function below (all forgotten when full): many times what one answer needs. */
+const MEMO_ENTRIES = 4096;
+
+/**
+ * `fn` remembering its results: a comparison computes the same quantile and rank for every group of
+ * the same n (a few hundred groups, a few dozen distinct n), and the next comparison again.
+ */
+function memoized(fn: (a: number, b: number) => number): (a: number, b: number) => number {
+  const memo = new Map<string, number>();
+  return (a, b) => {
+    const key = `${a} ${b}`;
+    let value = memo.get(key);
+    if (value === undefined) {
+      value = fn(a, b);
+      if (memo.size >= MEMO_ENTRIES) memo.clear();
+      memo.set(key, value);
+    }
+    return value;
+  };
+}
+
 /**
  * The p-quantile of Student's t with `df` degrees of freedom (p in (0, 1)): the CDF inverted by
- * bisection, to a relative precision far below what an interval shows.
+ * bisection, to a relative precision far below what an interval shows. Remembered.
  */
-export function studentTQuantile(p: number, df: number): number {
+export const studentTQuantile: (p: number, df: number) => number = memoized(tQuantile);
+
+function tQuantile(p: number, df: number): number {
   if (!(p > 0 && p < 1) || !(df > 0)) throw new RangeError(`studentTQuantile(${p}, ${df})`);
-  if (p < 0.5) return -studentTQuantile(1 - p, df);
+  if (p < 0.5) return -tQuantile(1 - p, df);
   if (p === 0.5) return 0;
   let lo = 0;
   let hi = 1;
@@ -90,9 +113,11 @@ export function studentTQuantile(p: number, df: number): number {
 /**
  * The rank k of the median's distribution-free interval [x(k), x(n + 1 − k)]: the largest k with
  * 2·P(B ≤ k − 1) ≤ 1 − confidence for B ~ Binomial(n, ½); 0 when even [min, max] falls short.
- * The probabilities are summed in log space, so a large n does not underflow.
+ * The probabilities are summed in log space, so a large n does not underflow. Remembered.
  */
-export function medianIntervalRank(n: number, confidence: number): number {
+export const medianIntervalRank: (n: number, confidence: number) => number = memoized(intervalRank);
+
+function intervalRank(n: number, confidence: number): number {
   const alpha = 1 - confidence;
   // Rounding would otherwise move a boundary case (n = 6 at 0.96875) by one.
   const limit = alpha / 2 + 1e-12;
