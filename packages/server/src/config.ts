@@ -83,6 +83,8 @@ export interface ServerConfig {
   rateLimitStore: 'database' | 'memory';
   /** Whether tags a user creates wait for review (true) or are approved at once, as in the origin service (false). */
   reviewTags: boolean;
+  /** Whether every request is logged at `info` (one access line each); false: at `debug`, as other routine lines. */
+  accessLog: boolean;
 }
 
 export const DEFAULTS = {
@@ -135,6 +137,8 @@ export const DEFAULTS = {
   workers: 1,
   /** CONTRACT.md: tags are reviewed like the rest of the catalogue. */
   reviewTags: true,
+  /** Operators see each request at the default level. */
+  accessLog: true,
 };
 
 /** Most workers `--workers` accepts. */
@@ -215,7 +219,8 @@ export type RawConfig = Partial<
     | 'migrationTimeout'
     | 'migrate'
     | 'workers'
-    | 'reviewTags',
+    | 'reviewTags'
+    | 'accessLog',
     string
   >
 > & { demo?: boolean };
@@ -288,6 +293,7 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     migrate: raw.migrate === undefined || raw.migrate === '' ? DEFAULTS.migrate : parseBool(raw.migrate, 'MIGRATE'),
     workers: parseWorkers(raw.workers),
     reviewTags: raw.reviewTags === undefined || raw.reviewTags === '' ? DEFAULTS.reviewTags : parseBool(raw.reviewTags, 'REVIEW_TAGS'),
+    accessLog: raw.accessLog === undefined || raw.accessLog === '' ? DEFAULTS.accessLog : parseBool(raw.accessLog, 'ACCESS_LOG'),
     bodyLimitBytes,
     maxSchemaBytes,
     maxSchemaNodes,

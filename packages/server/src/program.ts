@@ -256,6 +256,7 @@ export function program(options: ProgramOptions = {}): Command {
           "tags users create wait for an administrator's review (default true); false: approved at once, as in the original service",
         ).env('REVIEW_TAGS'),
       )
+      .addOption(new Option('--access-log <bool>', 'one line per request at info (default true); false: at debug').env('ACCESS_LOG'))
       .addOption(new Option('--terms-version <v>', 'version of the terms of use users accept').env('TERMS_VERSION'))
       .addOption(new Option('--terms-url <url>', 'where the terms of use are published').env('TERMS_URL'))
       .addOption(new Option('--demo', 'embedded database + built-in OpenID provider + demo data (loopback only)').env('BENCHMARKS_DEMO'))

@@ -3,7 +3,8 @@
  * levels; keys and free text that could carry a credential or an email address redacted; the request
  * id on every line logged while a request is handled and in every problem+json answer (`instance`);
  * an incoming X-Request-Id kept only when it is a plain token; lines still buffered by the
- * asynchronous destination written out when the process exits.
+ * asynchronous destination written out when the process exits; the access line of each request
+ * (level, probes, query string with credentials and people's data redacted, worker id).
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -15,7 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Koa from 'koa';
 import { createLogger, type LogLevel } from '../src/core/logger.ts';
-import { accessLog } from '../src/http/access-log.ts';
+import { accessLog, loggedQuery } from '../src/http/access-log.ts';
+import { withFields } from '../src/core/log-fields.ts';
+import { buildConfig } from '../src/config.ts';
 import { requestScope } from '../src/http/request-scope.ts';
 import { startTestServer, type HttpResponse, type TestServer } from './support/harness.ts';
 
@@ -148,6 +151,136 @@ test('every line logged while a request is handled carries its id, across awaits
   }
 });
 
+/** A Koa app behind the access log, as src/app.ts mounts it; `answer` sets each request's status. */
+async function accessLogged(
+  logger: ReturnType<typeof createLogger>,
+  level: 'info' | 'debug' | undefined,
+  answer: (path: string) => number,
+) {
+  const koa = new Koa();
+  koa.use(accessLog(logger, level ? { level } : {}));
+  koa.use(async (ctx) => {
+    ctx.status = answer(ctx.path);
+    ctx.body = ctx.status === 503 ? { code: 'DATABASE_UNAVAILABLE' } : { ok: true };
+  });
+  const server = createServer(koa.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    get: async (path: string) => {
+      const res = await fetch(`${base}${path}`);
+      await res.arrayBuffer();
+      return res;
+    },
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+test('access log at info: one line per request with method, path, query, status, ms, request id and worker; probes at debug', async () => {
+  const { logger, lines } = capture('info');
+  const app = await accessLogged(withFields(logger, { worker: 3 }), 'info', (path) =>
+    path.endsWith('/gone') ? 404 : path.endsWith('/busy') ? 503 : 200,
+  );
+  try {
+    const res = await app.get('/api/v1/results?sort_by=%2Bjson.score&filters=machine.cpu.count+%3E%3D+4&tags_ids=a&tags_ids=b');
+    await app.get('/api/v1/health');
+    await app.get('/api/v1/ready');
+    await app.get('/api/v1/sites/gone');
+    await app.get('/api/v1/results/busy');
+    assert.equal(lines[0], {
+      level: 'info',
+      time: lines[0]!.time,
+      worker: 3,
+      requestId: res.headers.get('x-request-id'),
+      method: 'GET',
+      path: '/api/v1/results',
+      query: 'sort_by=%2Bjson.score&filters=machine.cpu.count+%3E%3D+4&tags_ids=a&tags_ids=b',
+      status: 200,
+      ms: lines[0]!.ms,
+      msg: 'request',
+    });
+    assert.ok(typeof lines[0]!.ms === 'number' && (lines[0]!.ms as number) >= 0);
+    assert.equal(
+      lines.map((l) => [l.level, l.path, l.status, l.msg]),
+      [
+        ['info', '/api/v1/results', 200, 'request'],
+        ['info', '/api/v1/sites/gone', 404, 'request'],
+        ['warn', '/api/v1/results/busy', 503, 'request refused: service unavailable'],
+      ],
+      'successful probes are not at info',
+    );
+    assert.is(lines[2]!.code, 'DATABASE_UNAVAILABLE');
+    assert.not.ok('query' in lines[1]!, 'no query string: no query field');
+  } finally {
+    await app.close();
+  }
+});
+
+test('access log at debug (ACCESS_LOG=false, and the default of the middleware): no line at info, every line at debug', async () => {
+  for (const level of ['debug', undefined] as const) {
+    const atInfo = capture('info');
+    const atDebug = capture('debug');
+    for (const { logger } of [atInfo, atDebug]) {
+      const app = await accessLogged(logger, level, () => 200);
+      try {
+        await app.get('/api/v1/sites?page=2');
+        await app.get('/api/v1/health');
+      } finally {
+        await app.close();
+      }
+    }
+    assert.equal(atInfo.lines, [], String(level));
+    assert.equal(
+      atDebug.lines.map((l) => [l.level, l.path, l.query]),
+      [
+        ['debug', '/api/v1/sites', 'page=2'],
+        ['debug', '/api/v1/health', undefined],
+      ],
+    );
+  }
+});
+
+test('ACCESS_LOG: true by default; false, no, 0 turn the info lines off; anything else is one clear error', () => {
+  const base = { oidcIssuer: 'http://127.0.0.1:1' };
+  assert.is(buildConfig(base).accessLog, true);
+  for (const off of ['false', 'no', '0', 'off']) assert.is(buildConfig({ ...base, accessLog: off }).accessLog, false, off);
+  assert.is(buildConfig({ ...base, accessLog: 'yes' }).accessLog, true);
+  assert.throws(() => buildConfig({ ...base, accessLog: 'loud' }), /ACCESS_LOG must be true or false, not 'loud'/);
+});
+
+test('access log query: filters, sorts and ids kept as sent; credentials, emails, opaque tokens and the user directory redacted', () => {
+  const uuid = '0b5e5c1e-8f0e-4c2a-9d3b-6f1a2b3c4d5e';
+  assert.is(loggedQuery('/api/v1/results', ''), undefined);
+  assert.is(
+    loggedQuery('/api/v1/results', `filters=json.a.b+%3E+4&filters=type%20%3D%3D%20AMD&sort_by=+json.x&tags_ids=${uuid}&terms=`),
+    `filters=json.a.b+%3E+4&filters=type%20%3D%3D%20AMD&sort_by=+json.x&tags_ids=${uuid}&terms=`,
+    'as sent: an unencoded + stays visible',
+  );
+  assert.is(
+    loggedQuery('/api/v1/results', 'access_token=abc&Token=x&email=a%40b.example&page=1&code=xyz'),
+    'access_token=[redacted]&Token=[redacted]&email=[redacted]&page=1&code=[redacted]',
+  );
+  const opaque = 'Zk3qT9vXb2LmN8pR4sW7yA1cE5gH0jK6oU-_dF';
+  assert.is(
+    loggedQuery('/api/v1/results', `filters=token+%3D%3D+${opaque}&page=1`),
+    'filters=[redacted]&page=1',
+    'an opaque token in a filter',
+  );
+  assert.is(loggedQuery('/api/v1/results', `${opaque}&page=1`), '[redacted]&page=1', 'or as a bare name');
+  assert.is(
+    loggedQuery('/api/v1/results', 'filters=json.average_examples_per_second_of_the_run+%3E+4'),
+    'filters=json.average_examples_per_second_of_the_run+%3E+4',
+    'a long name without digits is no token',
+  );
+  assert.is(
+    loggedQuery('/api/v1/users', 'sub=alice&iss=https%3A%2F%2Fidp&page=2&per_page=10&sort_by=%2Bsub'),
+    'sub=[redacted]&iss=[redacted]&page=2&per_page=10&sort_by=%2Bsub',
+  );
+  assert.is(loggedQuery('/api/v1/users:search', 'terms=alice&terms[]=bob'), 'terms=[redacted]&terms[]=[redacted]');
+  assert.is(loggedQuery('/api/v1/users:remove', 'alice'), '[redacted]');
+  assert.is(loggedQuery('/api/v1/results', `x=${'a.'.repeat(300)}`)?.length, 501, 'cut at 500 characters');
+});
+
 test('lines still buffered when the process exits are written out, the last one included', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'logging-'));
   try {
@@ -234,6 +367,19 @@ function getWithRequestId(url: string, value: string): Promise<{ status: number;
     req.end();
   });
 }
+
+test('a server: the access line of a list names its query; a token misplaced in the query is not logged', async () => {
+  const opaque = await t.issuer.mintOpaqueToken('logging-opaque');
+  const res = await t.request('GET', '/results', {
+    query: { sort_by: '+execution_datetime', filters: 'machine.cpu.count >= 4', access_token: opaque },
+  });
+  const id = res.headers.get('x-request-id');
+  const line = server.lines.find((l) => l.requestId === id && l.msg === 'request');
+  assert.ok(line, 'the request was logged');
+  assert.equal([line!.method, line!.path, line!.status], ['GET', '/api/v1/results', res.status]);
+  assert.is(line!.query, 'sort_by=%2Bexecution_datetime&filters=machine.cpu.count+%3E%3D+4&access_token=[redacted]');
+  assert.not.ok(JSON.stringify(server.lines).includes(opaque), 'the token is nowhere in the log');
+});
 
 test('a server: an incoming X-Request-Id is kept when it is a plain token of at most 64 characters, else replaced', async () => {
   const given = 'trace-42.abc_DEF';
