@@ -6,6 +6,7 @@ import { createLogger } from './core/logger.ts';
 import { ConfigurationError } from './db/embedded.ts';
 import { loadDemo, trustDemo, type DemoModule, type RunningDemo } from './demo-module.ts';
 import { fail, logging, takeOverSignals } from './exit.ts';
+import { importOriginCommand } from './import-origin/command.ts';
 import { prepareDatabase, startServer, VERSION, type RunningServer } from './server.ts';
 import { runWorker } from './worker.ts';
 
@@ -137,7 +138,7 @@ async function migrateOnly(opts: Record<string, unknown>): Promise<void> {
   }
 }
 
-/** The `benchmarks-server` command line (`start`, `migrate`). */
+/** The `benchmarks-server` command line (`start`, `migrate`, `import-origin`). */
 export function program(options: ProgramOptions = {}): Command {
   const cmd = new Command('benchmarks-server').description('Benchmark results service').version(VERSION);
   serverOptions(
@@ -270,6 +271,7 @@ export function program(options: ProgramOptions = {}): Command {
   serverOptions(cmd.command('migrate').description('Apply pending database migrations and exit')).action((opts) =>
     migrateOnly(opts).catch(fail),
   );
+  importOriginCommand(serverOptions(cmd.command('import-origin')), config);
   return cmd;
 }
 

@@ -1,0 +1,256 @@
+/**
+ * This service's database, written by the import: every insert keeps the source's id and does
+ * nothing when a row with that id is already here (`on conflict do nothing`), so a second run
+ * writes nothing and an interrupted run, run again, finishes the work. Results go in batches, one
+ * multi-row insert per table and one transaction per batch (results with their tags and claim), so
+ * an interruption never leaves half a batch. One import at a time per database: a session-level
+ * advisory lock, released when the connection ends.
+ */
+import pg from 'pg';
+import { lockKeyOf, tryLock } from '../db/advisory-lock.ts';
+import { ConfigurationError } from '../db/embedded.ts';
+import { redactUrl, type ReviewStatus } from './mapping.ts';
+
+const IMPORT_LOCK = lockKeyOf('import-origin');
+
+export interface TargetUser {
+  iss: string;
+  sub: string;
+  email: string | null;
+  registration_datetime: string;
+  terms_version: string;
+}
+
+interface Reviewed {
+  id: string;
+  status: ReviewStatus;
+  upload_datetime: string;
+  uploader_iss: string;
+  uploader_sub: string;
+}
+
+export interface TargetBenchmark extends Reviewed {
+  container_image: string;
+  container_tag: string;
+  json_schema: string;
+  description: string | null;
+  url: string | null;
+}
+
+export interface TargetSite extends Reviewed {
+  name: string;
+  address: string;
+  description: string | null;
+}
+
+export interface TargetFlavor extends Reviewed {
+  site_id: string;
+  name: string;
+  description: string | null;
+}
+
+export interface TargetTag extends Reviewed {
+  name: string;
+  description: string | null;
+}
+
+export interface TargetResult {
+  id: string;
+  benchmark_id: string;
+  site_id: string;
+  flavor_id: string;
+  json: string;
+  execution_datetime: string;
+  upload_datetime: string;
+  uploader_iss: string;
+  uploader_sub: string;
+  deleted: boolean;
+  hidden: boolean;
+}
+
+export interface TargetClaim {
+  id: string;
+  resource_id: string;
+  message: string;
+  status: ReviewStatus;
+  upload_datetime: string;
+  uploader_iss: string;
+  uploader_sub: string;
+}
+
+/** What became of one catalogue row: written, already here (same id), or refused for a clash of names. */
+export type CatalogueOutcome = { written: true } | { present: true } | { takenBy: string };
+
+interface CatalogueRows {
+  benchmark: TargetBenchmark;
+  site: TargetSite;
+  flavor: TargetFlavor;
+  tag: TargetTag;
+}
+type CatalogueTable = keyof CatalogueRows;
+
+/** Per table: its columns in insert order, and the unique names another row may already hold. */
+const CATALOGUE: Record<CatalogueTable, { columns: string[]; casts: string[]; unique: string[] }> = {
+  benchmark: {
+    columns: ['container_image', 'container_tag', 'json_schema', 'description', 'url'],
+    casts: ['text', 'text', 'jsonb', 'text', 'text'],
+    unique: ['container_image', 'container_tag'],
+  },
+  site: { columns: ['name', 'address', 'description'], casts: ['text', 'text', 'text'], unique: ['name'] },
+  flavor: { columns: ['site_id', 'name', 'description'], casts: ['uuid', 'text', 'text'], unique: ['site_id', 'name'] },
+  tag: { columns: ['name', 'description'], casts: ['text', 'text'], unique: ['name'] },
+};
+const REVIEWED = ['id', 'status', 'upload_datetime', 'uploader_iss', 'uploader_sub'];
+const REVIEWED_CASTS = ['uuid', 'text', 'timestamptz', 'text', 'text'];
+
+export class ImportTarget {
+  readonly #client: pg.Client;
+
+  private constructor(client: pg.Client) {
+    this.#client = client;
+  }
+
+  /** Connects, checks the schema is migrated and takes the import lock; one clear error otherwise. */
+  static async open(url: string): Promise<ImportTarget> {
+    const client = new pg.Client({ connectionString: url, application_name: 'benchmarks-server import-origin' });
+    client.on('error', () => {}); // the next statement reports it
+    try {
+      await client.connect();
+    } catch (err) {
+      throw new ConfigurationError(`Cannot reach the target database at ${redactUrl(url)}: ${(err as Error).message}`);
+    }
+    try {
+      const [migrated] = (await client.query<{ ok: boolean }>("select to_regclass('app_setting') is not null as ok")).rows;
+      if (!migrated?.ok) {
+        throw new ConfigurationError(`The database at ${redactUrl(url)} is not migrated: run benchmarks-server migrate first.`);
+      }
+      if (!(await tryLock(async (sql, params) => (await client.query(sql, params)).rows, IMPORT_LOCK))) {
+        throw new ConfigurationError(`Another import-origin is writing to ${redactUrl(url)}: wait for it to end.`);
+      }
+      return new ImportTarget(client);
+    } catch (err) {
+      await client.end().catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Runs `work` in one transaction: all of it is written, or (it throws) none. */
+  async transaction<T>(work: () => Promise<T>): Promise<T> {
+    await this.#client.query('begin');
+    try {
+      const out = await work();
+      await this.#client.query('commit');
+      return out;
+    } catch (err) {
+      await this.#client.query('rollback').catch(() => {});
+      throw err;
+    }
+  }
+
+  /** The ids of `table` among `ids` that are here already. */
+  async existing(table: 'result' | 'claim', ids: readonly string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const { rows } = await this.#client.query<{ id: string }>(`select id from ${table} where id = any($1::uuid[])`, [ids]);
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Inserts users; returns the `iss sub` keys of those written (the others were here). */
+  async insertUsers(users: readonly TargetUser[]): Promise<Set<string>> {
+    const { rows } = await this.#client.query<{ iss: string; sub: string }>(
+      `insert into app_user (iss, sub, email, registration_datetime, terms_version)
+       select * from unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[])
+       on conflict do nothing returning iss, sub`,
+      columnsOf(users, ['iss', 'sub', 'email', 'registration_datetime', 'terms_version']),
+    );
+    return new Set(rows.map((r) => userKey(r)));
+  }
+
+  /**
+   * Inserts one catalogue row with its id. When nothing is written, says why: a row with that id
+   * is here (present), or another row holds its unique name (takenBy: that row's id).
+   */
+  async insertCatalogue<Table extends CatalogueTable>(table: Table, item: CatalogueRows[Table]): Promise<CatalogueOutcome> {
+    const row = item as unknown as Record<string, unknown>;
+    const { columns, casts, unique } = CATALOGUE[table];
+    const all = [...REVIEWED, ...columns];
+    const types = [...REVIEWED_CASTS, ...casts];
+    const values = all.map((c) => row[c]);
+    const written = await this.#client.query(
+      `insert into ${table} (${all.join(', ')}) values (${types.map((t, i) => `$${i + 1}::${t}`).join(', ')})
+       on conflict do nothing returning id`,
+      values,
+    );
+    if (written.rowCount) return { written: true };
+    const same = await this.#client.query(`select 1 from ${table} where id = $1`, [row.id]);
+    if (same.rowCount) return { present: true };
+    const holder = await this.#client.query<{ id: string }>(
+      `select id from ${table} where ${unique.map((c, i) => `${c} = $${i + 1}`).join(' and ')}`,
+      unique.map((c) => row[c]),
+    );
+    return { takenBy: holder.rows[0]?.id ?? 'unknown' };
+  }
+
+  /** Inserts results; returns the ids written. */
+  async insertResults(results: readonly TargetResult[]): Promise<Set<string>> {
+    if (!results.length) return new Set();
+    const { rows } = await this.#client.query<{ id: string }>(
+      `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
+       select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::jsonb[], $6::timestamptz[], $7::timestamptz[],
+         $8::text[], $9::text[], $10::boolean[], $11::boolean[])
+       on conflict (id) do nothing returning id`,
+      columnsOf(results, [
+        'id',
+        'benchmark_id',
+        'site_id',
+        'flavor_id',
+        'json',
+        'execution_datetime',
+        'upload_datetime',
+        'uploader_iss',
+        'uploader_sub',
+        'deleted',
+        'hidden',
+      ]),
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Links results to tags; returns how many links were written. */
+  async insertResultTags(links: readonly { result_id: string; tag_id: string }[]): Promise<number> {
+    if (!links.length) return 0;
+    const { rowCount } = await this.#client.query(
+      `insert into result_tag (result_id, tag_id) select * from unnest($1::uuid[], $2::uuid[]) on conflict do nothing`,
+      columnsOf(links, ['result_id', 'tag_id']),
+    );
+    return rowCount ?? 0;
+  }
+
+  /** Inserts claims; returns the ids written. */
+  async insertClaims(claims: readonly TargetClaim[]): Promise<Set<string>> {
+    if (!claims.length) return new Set();
+    const { rows } = await this.#client.query<{ id: string }>(
+      `insert into claim (id, resource_type, resource_id, message, status, upload_datetime, uploader_iss, uploader_sub)
+       select id, 'result', resource_id, message, status, upload_datetime, uploader_iss, uploader_sub
+       from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
+         as c (id, resource_id, message, status, upload_datetime, uploader_iss, uploader_sub)
+       on conflict (id) do nothing returning id`,
+      columnsOf(claims, ['id', 'resource_id', 'message', 'status', 'upload_datetime', 'uploader_iss', 'uploader_sub']),
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** Ends the connection, which releases the import lock. */
+  async close(): Promise<void> {
+    await this.#client.end().catch(() => {});
+  }
+}
+
+/** The key of a user in sets and messages. */
+export function userKey(user: { iss: string; sub: string }): string {
+  return `${user.iss} ${user.sub}`;
+}
+
+/** One array per column, for `unnest`: a multi-row insert in one statement with a fixed text. */
+function columnsOf<Row>(rows: readonly Row[], columns: (keyof Row & string)[]): unknown[][] {
+  return columns.map((c) => rows.map((r) => r[c]));
+}
