@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { ConfigurationError, freePort, registerUser, type Logger, type RunningDemo, type ServerConfig } from '@benchmarks/server';
 import { isLoopbackHost, startIssuer, type RunningIssuer } from './issuer.ts';
 import { seedOnce, type SeedOutcome } from './seed.ts';
+import { demoWebClient } from './web-client.ts';
 
 export const DEMO_ADMIN_ENTITLEMENT = 'urn:benchmarks:demo:admin';
 export const DEMO_USER = { sub: 'demo-user', email: 'user@demo.example', name: 'Demo User', email_verified: true, entitlements: [] };
@@ -26,7 +27,10 @@ const SEED_MESSAGES: Record<SeedOutcome, string> = {
   'decided before': 'demo catalogue not seeded: it is seeded only once per database',
 };
 
-/** The demo's built-in OpenID provider on loopback, on the port it used last time. */
+/**
+ * The demo's built-in OpenID provider on loopback, on the port it used last time; with a web client
+ * for the frontends at the CORS origins (web-client.ts).
+ */
 export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssuer> {
   if (!isLoopbackHost(config.host)) {
     throw new ConfigurationError(
@@ -34,6 +38,7 @@ export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssu
         `--host ${config.host} is not one. Run without --demo and configure OIDC_ISSUERS for a real provider.`,
     );
   }
+  const webClient = demoWebClient(config.corsOrigins);
   await mkdir(config.dataDir, { recursive: true });
   const stateFile = join(config.dataDir, 'demo-issuer.json');
   let port: number;
@@ -50,6 +55,7 @@ export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssu
       keyFile: join(config.dataDir, 'demo-issuer-key.json'),
       accounts: [DEMO_USER, DEMO_ADMIN],
       audience: config.oidcAudience,
+      webClient,
     });
   } catch (err) {
     throw new ConfigurationError(`The demo OpenID provider cannot start on 127.0.0.1:${port}: ${(err as Error).message}`);
@@ -88,6 +94,9 @@ export async function startDemo(config: ServerConfig, logger: Logger): Promise<R
           '',
           `Benchmark results service (demo) at ${server.url}/   (Swagger UI; API at ${server.url}/api/v1)`,
           `Built-in OpenID provider: ${issuer.issuer}  (device login client: ${issuer.cliClientId})`,
+          issuer.webClient
+            ? `Web login client: ${issuer.webClient.clientId} (authorization code + PKCE; redirect URIs: ${issuer.webClient.redirectUris.join(', ')})`
+            : 'Web login client: none (give --cors-origins the web frontend origin to have one)',
           '',
           `Demo user token (${DEMO_USER.sub}, not registered yet; valid 7 days):`,
           userToken,

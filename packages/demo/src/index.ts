@@ -10,4 +10,12 @@
  */
 export { startDemo, startDemoIssuer, DEMO_ADMIN, DEMO_USER, DEMO_ADMIN_ENTITLEMENT, DEMO_TOKEN_TTL_SECONDS } from './demo.ts';
 export { seedDemo, seedOnce, SEED_SETTING, CRAY_SCHEMA, type SeedOutcome } from './seed.ts';
-export { startIssuer, type RunningIssuer, type IssuerAccount, type StartIssuerOptions } from './issuer.ts';
+export {
+  startIssuer,
+  WEB_CLIENT_ID,
+  type RunningIssuer,
+  type IssuerAccount,
+  type StartIssuerOptions,
+  type WebClientOptions,
+} from './issuer.ts';
+export { demoWebClient, DEMO_REDIRECT_URIS_ENV, REDIRECT_PATHS } from './web-client.ts';

@@ -6,10 +6,15 @@
  * and, when given a key file, persists its signing key so that its tokens stay valid across
  * restarts.
  *
+ * Clients: the CLI's (device flow) and, when given redirect URIs, a public web client (authorization
+ * code with PKCE, no secret) for a browser frontend, with CORS on the token and userinfo endpoints
+ * for its origins (discovery and JWKS are open to any origin).
+ *
  * Besides the standard endpoints (discovery, JWKS, device authorization, token, userinfo)
  * it has:
- * - a tiny programmatic interaction UI at /interaction/:uid (a login form with a `login`
- *   field, then a confirm step), which `approveDevice` drives over HTTP;
+ * - a tiny interaction UI at /interaction/:uid (a login form with a `login` field, any user
+ *   name signs in, then a consent step), which `approveDevice` drives over HTTP and a browser
+ *   fills in for the web client;
  * - a userinfo endpoint that also accepts the provider's own JWT access tokens (as most
  *   production providers do; stock oidc-provider only accepts opaque ones there).
  */
@@ -22,7 +27,7 @@ import { dirname } from 'node:path';
 
 import { calculateJwkThumbprint, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
 import type Provider from 'oidc-provider';
-import type { Adapter, AdapterPayload, Configuration } from 'oidc-provider';
+import type { Adapter, AdapterPayload, ClientMetadata, Configuration } from 'oidc-provider';
 
 export interface IssuerAccount {
   sub: string;
@@ -42,11 +47,28 @@ export interface StartIssuerOptions {
   accounts?: IssuerAccount[];
   /** The `aud` of issued JWT access tokens. Default 'benchmarks-api'. */
   audience?: string;
+  /** A public web client (authorization code + PKCE); none without it. */
+  webClient?: WebClientOptions;
+}
+
+/** The browser frontend's client: where it may be sent back to, and which origins may call the provider. */
+export interface WebClientOptions {
+  /** Default 'benchmarks-web'. */
+  clientId?: string;
+  /** Exact redirect URIs (at least one), e.g. http://localhost:3000/oidc-redirect. */
+  redirectUris: string[];
+  /**
+   * Origins whose scripts may call the token and userinfo endpoints with its tokens, besides the
+   * origins of the redirect URIs; '*': any.
+   */
+  corsOrigins?: string[];
 }
 
 export interface RunningIssuer {
   issuer: string;
   cliClientId: string;
+  /** The web client's id and redirect URIs, when it has one. */
+  webClient?: { clientId: string; redirectUris: string[] };
   addAccount(account: IssuerAccount): void;
   mintAccessToken(opts: { sub: string; ttlSeconds?: number; audience?: string; claims?: boolean }): Promise<string>;
   mintOpaqueToken(sub: string): Promise<string>;
@@ -59,6 +81,7 @@ export interface RunningIssuer {
 
 export const CLI_CLIENT_ID = 'benchmarks-cli';
 export const CLI_SCOPES = 'openid email profile offline_access eduperson_entitlement';
+export const WEB_CLIENT_ID = 'benchmarks-web';
 const DEFAULT_AUDIENCE = 'benchmarks-api';
 /** Scopes put into minted tokens (no offline_access: nothing is refreshed). */
 const MINT_SCOPES = 'openid email profile eduperson_entitlement';
@@ -339,6 +362,38 @@ class CookieJar {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The web client
+
+/** The web client's registration and its CORS rule; undefined without redirect URIs. */
+function webClientOf(options: WebClientOptions | undefined) {
+  if (!options?.redirectUris.length) return undefined;
+  const origins = new Set<string>();
+  for (const uri of options.redirectUris) {
+    const url = URL.parse(uri);
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hash) {
+      throw new Error(`The web client's redirect URI must be an http(s) URL without a fragment, not '${uri}'.`);
+    }
+    origins.add(url.origin);
+  }
+  const any = options.corsOrigins?.includes('*') ?? false;
+  for (const origin of options.corsOrigins ?? []) if (origin !== '*') origins.add(origin.replace(/\/+$/, ''));
+  const metadata: ClientMetadata & { redirect_uris: string[] } = {
+    client_id: options.clientId ?? WEB_CLIENT_ID,
+    client_name: 'Benchmarks web frontend',
+    application_type: 'web',
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    redirect_uris: [...options.redirectUris],
+    scope: CLI_SCOPES,
+  };
+  return {
+    metadata,
+    allows: (origin: string) => origin !== 'null' && (any || origins.has(origin)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 
 export async function startIssuer(options: StartIssuerOptions = {}): Promise<RunningIssuer> {
   const host = options.host ?? '127.0.0.1';
@@ -390,6 +445,7 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
 
   /** Tokens minted with claims: false (extraTokenClaims leaves them alone). */
   const withoutClaims = new WeakSet<object>();
+  const web = webClientOf(options.webClient);
 
   const accountClaims = (account: IssuerAccount, scope?: string): { sub: string; [claim: string]: unknown } => {
     const scopes = scope === undefined ? undefined : new Set(scope.split(' '));
@@ -419,6 +475,7 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
         redirect_uris: [],
         scope: CLI_SCOPES,
       },
+      ...(web ? [web.metadata] : []),
     ],
     claims: {
       acr: null,
@@ -431,7 +488,8 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
       eduperson_entitlement: ['eduperson_entitlement'],
     },
     scopes: ['openid', 'offline_access', 'email', 'profile', 'eduperson_entitlement'],
-    clientBasedCORS: () => false,
+    // Only the web client's tokens and code exchanges, from its origins: no other client runs in a browser.
+    clientBasedCORS: (_ctx, origin, client) => web !== undefined && client.clientId === web.metadata.client_id && web.allows(origin),
     async findAccount(_ctx, sub) {
       const account = accounts.get(sub);
       if (!account) return undefined;
@@ -647,6 +705,14 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
     const authorization = ctx.get('authorization');
     const m = /^Bearer\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i.exec(authorization);
     if (!m) return next();
+    // Answered here, so without the provider's CORS: the web origins may read the answer, as they
+    // may the provider's own (its preflight answers OPTIONS).
+    const origin = ctx.get('origin');
+    ctx.vary('Origin');
+    if (origin && web?.allows(origin)) {
+      ctx.set('Access-Control-Allow-Origin', origin);
+      ctx.set('Access-Control-Expose-Headers', 'WWW-Authenticate');
+    }
     const deny = (description: string) => {
       ctx.status = 401;
       ctx.set('WWW-Authenticate', `Bearer error="invalid_token", error_description="${description}"`);
@@ -689,6 +755,7 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
   return {
     issuer,
     cliClientId: CLI_CLIENT_ID,
+    webClient: web && { clientId: web.metadata.client_id, redirectUris: [...web.metadata.redirect_uris] },
     addAccount,
     get userinfoRequests() {
       return userinfoRequests;
