@@ -92,7 +92,7 @@ export function createApp(app: AppContext): Koa {
 
   // What escapes every middleware (a bug) is logged as one JSON line, like everything else.
   koa.on('error', (err: Error) => app.logger.error('unhandled error', { error: `${err?.name}: ${err?.message}` }));
-  koa.use(accessLog(app.logger));
+  koa.use(accessLog(app.logger, { level: app.config.accessLog ? 'info' : 'debug' }));
   // Statements of a request whose client went away are cancelled (outside the pool, which may be full).
   koa.use(requestScope(app.logger, (pids, server) => (app.replicas?.controlOf(server) ?? app.control).cancel(pids)));
   koa.use(securityHeaders());

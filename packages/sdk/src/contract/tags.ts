@@ -65,7 +65,9 @@ export const createTag = defineOperation({
   path: '/tags',
   tag: 'tags',
   summary: 'Submit a tag for review',
-  description: 'The tag starts on_review (approved at once when an administrator submits it). A taken name: 409 DUPLICATE.',
+  description:
+    'The tag starts on_review (approved at once when an administrator submits it, or on a server started with REVIEW_TAGS=false). ' +
+    'A taken name: 409 DUPLICATE.',
   auth: 'user',
   headers: IdempotencyHeaders,
   body: TagInput,
