@@ -5,10 +5,14 @@
  * The rows come from a server-side cursor (`declare … cursor`, then `fetch` a batch at a time) on a
  * connection of the export's own, outside the application pool: a long export neither holds a
  * pool connection nor runs under a request's statement cancellation, and one read-only snapshot
- * gives a consistent file. A batch is fetched only when the response has room for it (back-pressure
- * from the socket), so a slow reader holds one batch, not the result set. Everything that can fail
- * on the request (columns, filters, the benchmark, the connection, the first batch) fails before
- * the first byte, as a problem+json answer.
+ * gives a consistent file. The next batch is fetched while one is written, and no further until
+ * the response has room for it (back-pressure from the socket), so a slow reader holds two
+ * batches, not the result set. Everything that can fail on the request (columns, filters, the
+ * benchmark, the connection, the first batch) fails before the first byte, as a problem+json answer.
+ *
+ * Speed (docs/performance.md, scenario 10): an NDJSON line costs PostgreSQL its `json::text` and a
+ * lookup of its tags' ids (the catalogue's versions are read once per export), and Node its embed
+ * texts copied as bytes (LineEncoder).
  */
 import { Readable } from 'node:stream';
 import pg from 'pg';
@@ -22,7 +26,7 @@ import type { EmbedCache } from './embeds.ts';
 import { formatTimestamp } from './format.ts';
 import { parsePath } from './json-filter.ts';
 import { suggestedMetrics } from './metric-indexes.ts';
-import { RESULT_COLUMNS, RESULT_OUTPUTS, resultWhere, type ResultTextRow } from './result-query.ts';
+import { RESULT_COLUMNS, resultWhere, type ResultTextRow } from './result-query.ts';
 import { resultItemsJson } from './results.ts';
 
 export type ExportParams = Static<typeof ExportQuery>;
@@ -80,13 +84,84 @@ const CSV_FIELD_SQL: Record<Field, string> = {
   tags: "(select string_agg(t.name, ';' order by t.name, t.id) from result_tag rt join tag t on t.id = rt.tag_id where rt.result_id = r.id)",
 };
 
+/**
+ * What an NDJSON export reads of each result: a list page's outputs (RESULT_OUTPUTS) without the
+ * versions of the catalogue rows it embeds, which one snapshot sees once (CatalogueVersions), and
+ * with its tags' ids only. Per result, that is a third less work for PostgreSQL.
+ */
+const NDJSON_OUTPUTS =
+  'p.id, p.benchmark_id, p.site_id, p.flavor_id, p.json::text as json, p.execution_datetime, p.upload_datetime, p.hidden, ' +
+  "(select string_agg(rt.tag_id::text, ',') from result_tag rt where rt.result_id = p.id) as tag_ids";
+
+type NdjsonRow = Omit<ResultTextRow, 'benchmark_version' | 'site_version' | 'flavor_version' | 'tag_versions'> & { tag_ids: string | null };
+
+/**
+ * The version (`xmin`) of every catalogue row in the export's snapshot, and each tag's place in
+ * `order by name, id` (the database's collation, as list pages order tags): read once, in the
+ * cursor's transaction, instead of once per result. The catalogue is small next to the results.
+ */
+class CatalogueVersions {
+  private constructor(
+    private readonly versions: Record<'benchmark' | 'site' | 'flavor' | 'tag', Map<string, string>>,
+    private readonly tagPlaces: Map<string, number>,
+  ) {}
+
+  static async read(client: pg.Client): Promise<CatalogueVersions> {
+    const { rows } = await client.query<{ kind: 'benchmark' | 'site' | 'flavor' | 'tag'; id: string; version: string; place: number }>(
+      "select 'benchmark' as kind, id::text as id, xmin::text as version, 0 as place from benchmark " +
+        "union all select 'site', id::text, xmin::text, 0 from site " +
+        "union all select 'flavor', id::text, xmin::text, 0 from flavor " +
+        "union all select 'tag', id::text, xmin::text, (row_number() over (order by name, id))::int from tag",
+    );
+    const versions = {
+      benchmark: new Map<string, string>(),
+      site: new Map<string, string>(),
+      flavor: new Map<string, string>(),
+      tag: new Map<string, string>(),
+    };
+    for (const r of rows) versions[r.kind].set(r.id, r.version);
+    return new CatalogueVersions(versions, new Map(rows.filter((r) => r.kind === 'tag').map((r) => [r.id, r.place])));
+  }
+
+  /**
+   * The row as a list page reads it (a version unknown here is '': the embed cache reads the row
+   * again). Built field by field: this runs for every result, and a spread copy costs 200 times more.
+   */
+  textRow(row: NdjsonRow): ResultTextRow {
+    const v = this.versions;
+    return {
+      id: row.id,
+      benchmark_id: row.benchmark_id,
+      site_id: row.site_id,
+      flavor_id: row.flavor_id,
+      json: row.json,
+      execution_datetime: row.execution_datetime,
+      upload_datetime: row.upload_datetime,
+      hidden: row.hidden,
+      benchmark_version: v.benchmark.get(row.benchmark_id) ?? '',
+      site_version: v.site.get(row.site_id) ?? '',
+      flavor_version: v.flavor.get(row.flavor_id) ?? '',
+      tag_versions: row.tag_ids === null ? null : this.tagVersions(row.tag_ids),
+    };
+  }
+
+  /** `id version` of each tag, in name order. */
+  private tagVersions(ids: string): string {
+    const tags = ids.split(',');
+    if (tags.length > 1) tags.sort((a, b) => (this.tagPlaces.get(a) ?? 0) - (this.tagPlaces.get(b) ?? 0));
+    let out = '';
+    for (const id of tags) out += `${out ? ',' : ''}${id} ${this.versions.tag.get(id) ?? ''}`;
+    return out;
+  }
+}
+
 /** The cursor's statement: the list's WHERE (services/result-query.ts) in export order. */
 function exportStatement(query: ExportParams, format: ExportFormat, columns: ExportColumn[]): Statement {
   const { where } = resultWhere(query, { visible: true });
   const order = 'order by r.execution_datetime, r.id';
   if (format === 'ndjson') {
     return {
-      sql: `select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} from result r ${where.toSql()} ${order}) p`,
+      sql: `select ${NDJSON_OUTPUTS} from (select ${RESULT_COLUMNS} from result r ${where.toSql()} ${order}) p`,
       params: [...where.params],
     };
   }
@@ -128,9 +203,12 @@ async function suggestedPaths(em: EntityManager, benchmarkId: string): Promise<s
 
 /** A cursor on a connection of its own; `close` ends both (also halfway). */
 class ExportCursor {
+  /** The catalogue's versions in the cursor's snapshot, when opened for NDJSON. */
+  versions: CatalogueVersions | null = null;
+
   private constructor(private readonly client: pg.Client) {}
 
-  static async open(em: EntityManager, statement: Statement, services: ExportServices): Promise<ExportCursor> {
+  static async open(em: EntityManager, statement: Statement, services: ExportServices, format: ExportFormat): Promise<ExportCursor> {
     const { text, values } = numbered(statement.sql, statement.params);
     const client = new pg.Client({
       connectionString: em.config.get('clientUrl'),
@@ -148,6 +226,8 @@ class ExportCursor {
     const cursor = new ExportCursor(client);
     try {
       await client.query('begin isolation level repeatable read read only');
+      // The first statement takes the snapshot: the versions are those the cursor's rows see.
+      if (format === 'ndjson') cursor.versions = await CatalogueVersions.read(client);
       await client.query(`declare export_rows no scroll cursor for ${text}`, values);
       return cursor;
     } catch (err) {
@@ -165,22 +245,81 @@ class ExportCursor {
   }
 }
 
-/** The chunks of an export: one per batch, the first one already read. */
+/** A fetch already sent: awaited later, its failure kept until then (never an unhandled rejection). */
+function inFlight(cursor: ExportCursor): Promise<Record<string, unknown>[]> {
+  const batch = cursor.fetch();
+  batch.catch(() => {}); // rethrown where it is awaited; ignored when the export ends first
+  return batch;
+}
+
+/** Embedded texts kept encoded, at most (all forgotten when full): the catalogue rows in use. */
+const SHARED_TEXTS = 1_000;
+
+/**
+ * NDJSON lines as bytes, one Buffer per batch. The texts of the embedded catalogue rows repeat in
+ * every line that embeds them (a benchmark's, with its JSON Schema, is most of a line): they are
+ * encoded once and copied, instead of joined into one string with the rest and encoded again for
+ * every result (a quarter of the server's time per result).
+ */
+class LineEncoder {
+  private readonly shared = new Map<string, Buffer>();
+
+  encode(items: string[][]): Buffer {
+    this.learn(items);
+    let length = 0;
+    for (const pieces of items) {
+      for (const piece of pieces) length += this.shared.get(piece)?.length ?? Buffer.byteLength(piece);
+      length += 1;
+    }
+    const out = Buffer.allocUnsafe(length);
+    let at = 0;
+    for (const pieces of items) {
+      for (const piece of pieces) {
+        const bytes = this.shared.get(piece);
+        if (bytes) at += bytes.copy(out, at);
+        else at += out.write(piece, at);
+      }
+      out[at++] = 0x0a;
+    }
+    return out;
+  }
+
+  /** Texts of 64 characters or more found twice in a batch are embedded ones (a result's own pieces are its alone). */
+  private learn(items: string[][]): void {
+    const seen = new Set<string>();
+    for (const pieces of items) {
+      for (const piece of pieces) {
+        if (piece.length < 64 || this.shared.has(piece)) continue;
+        if (!seen.has(piece)) seen.add(piece);
+        else {
+          if (this.shared.size >= SHARED_TEXTS) this.shared.clear();
+          this.shared.set(piece, Buffer.from(piece));
+        }
+      }
+    }
+  }
+}
+
+/**
+ * The chunks of an export: one per batch, the first one already read. The next batch is fetched
+ * while the current one is rendered and written (PostgreSQL and Node work at the same time instead
+ * of in turn), so at most two batches are held, whatever the count.
+ */
 async function* chunks(
   cursor: ExportCursor,
   first: Record<string, unknown>[],
-  render: (rows: Record<string, unknown>[]) => Promise<string>,
+  render: (rows: Record<string, unknown>[]) => Promise<string | Buffer>,
   header: string,
-): AsyncGenerator<string> {
+): AsyncGenerator<string | Buffer> {
   try {
     let rows = first;
-    let head = header;
+    if (header) yield header;
     for (;;) {
-      const text = head + (await render(rows));
-      head = '';
-      if (text) yield text;
-      if (rows.length < EXPORT_BATCH_ROWS) return;
-      rows = await cursor.fetch();
+      const next = rows.length < EXPORT_BATCH_ROWS ? null : inFlight(cursor);
+      const chunk = await render(rows);
+      if (chunk.length) yield chunk;
+      if (!next) return;
+      rows = await next;
     }
   } finally {
     // Also when the client goes away halfway (the stream is destroyed and the generator returns).
@@ -201,7 +340,7 @@ export async function exportResults(
   const suggested = query.benchmark_id ? await suggestedPaths(em, query.benchmark_id) : [];
   const columns = format === 'csv' ? exportColumns(query.columns, suggested) : [];
   const statement = exportStatement(query, format, columns);
-  const cursor = await ExportCursor.open(em, statement, services);
+  const cursor = await ExportCursor.open(em, statement, services, format);
   let first: Record<string, unknown>[];
   try {
     first = await cursor.fetch();
@@ -209,13 +348,14 @@ export async function exportResults(
     await cursor.close();
     throw err;
   }
+  const lines = new LineEncoder();
   const render =
     format === 'csv'
       ? async (rows: Record<string, unknown>[]) => rows.map((row) => `${csvLine(row, columns)}\r\n`).join('')
       : async (rows: Record<string, unknown>[]) => {
           // Results whose benchmark, site, flavor or a tag was deleted since the snapshot are left out.
-          const items = await resultItemsJson(em, services.embeds, rows as unknown as ResultTextRow[], { skipVanished: true });
-          return items!.map((pieces) => `${pieces.join('')}\n`).join('');
+          const textRows = (rows as unknown as NdjsonRow[]).map((row) => cursor.versions!.textRow(row));
+          return lines.encode((await resultItemsJson(em, services.embeds, textRows, { skipVanished: true }))!);
         };
   const header = format === 'csv' ? `${columns.map((c) => csvField(c.name)).join(',')}\r\n` : '';
   return Readable.from(chunks(cursor, first, render, header), { objectMode: false });
