@@ -1,0 +1,135 @@
+/**
+ * Two real `benchmarks-server start` processes on one database, trusting one real OpenID
+ * provider: a result uploaded through one is counted at once in the remembered total of the other
+ * (PostgreSQL notifications), and a client's writes draw on one budget across both (shared rate
+ * limit buckets). shared-state.test.ts checks the same in one process with two servers, in detail.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import pg from 'pg';
+import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
+import { freePort } from '../src/db/embedded.ts';
+import { RATE_SYNC_MS } from '../src/services/shared-rate-limit.ts';
+import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
+import { runServer, waitFor, type ServerProcess } from './support/process.ts';
+
+let issuer: RunningIssuer;
+let url: string;
+let a: ServerProcess;
+let b: ServerProcess;
+let apiA: string;
+let apiB: string;
+let token: string;
+let benchmarkId: string;
+let flavorId: string;
+
+async function sql<T extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+async function start(port: number): Promise<ServerProcess> {
+  // 8 writes a minute per client, shared; reads unlimited (the test reads totals often).
+  const s = runServer(['start', '--port', String(port), '--database-url', url], {
+    OIDC_ISSUERS: issuer.issuer,
+    RATE_LIMIT: '8/60s',
+    READ_RATE_LIMIT: '0',
+  });
+  await waitFor(
+    () => /serving on/.test(s.stderr()) || s.child.exitCode !== null,
+    () => `serving (stderr: ${s.stderr()})`,
+  );
+  assert.is(s.child.exitCode, null, s.stderr());
+  return s;
+}
+
+const call = async (api: string, method: string, path: string, body?: unknown) => {
+  const res = await fetch(`${api}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+};
+
+const totalAt = async (api: string) => (await call(api, 'GET', `/results?benchmark_id=${benchmarkId}&per_page=1`)).body.total as number;
+
+test.before(async () => {
+  issuer = await startIssuer();
+  issuer.addAccount({ sub: 'writer', email: 'writer@test.example', email_verified: true, entitlements: [] });
+  token = await issuer.mintAccessToken({ sub: 'writer' });
+  url = await createTestDatabase('shared_processes');
+  const [p1, p2] = [await freePort(), await freePort()];
+  a = await start(p1);
+  b = await start(p2);
+  apiA = `http://127.0.0.1:${p1}/api/v1`;
+  apiB = `http://127.0.0.1:${p2}/api/v1`;
+  assert.is((await call(apiA, 'POST', '/users/self')).status, 201); // write 1 of 8
+  // A catalogue and 1,000 results written directly (their total is large enough to be remembered).
+  const owner = [issuer.issuer, 'writer'];
+  benchmarkId = crypto.randomUUID();
+  const siteId = crypto.randomUUID();
+  flavorId = crypto.randomUUID();
+  await sql(
+    `insert into benchmark (id, container_image, container_tag, json_schema, description, url, status, upload_datetime, uploader_iss, uploader_sub)
+     values ($1, 'ghcr.io/test/processes', '1.0', '{}', 'two processes', null, 'approved', now(), $2, $3)`,
+    [benchmarkId, ...owner],
+  );
+  await sql(
+    `insert into site (id, name, address, description, status, upload_datetime, uploader_iss, uploader_sub)
+     values ($1, 'two-processes', 'Here', null, 'approved', now(), $2, $3)`,
+    [siteId, ...owner],
+  );
+  await sql(
+    `insert into flavor (id, site_id, name, description, status, upload_datetime, uploader_iss, uploader_sub)
+     values ($1, $2, 'small', null, 'approved', now(), $3, $4)`,
+    [flavorId, siteId, ...owner],
+  );
+  await sql(
+    `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
+     select gen_random_uuid(), $1, $2, $3, jsonb_build_object('n', g), now() - make_interval(secs => g), now(), $4, $5, false, false
+     from generate_series(1, 1000) g`,
+    [benchmarkId, siteId, flavorId, ...owner],
+  );
+});
+
+test.after(async () => {
+  for (const s of [a, b]) if (s && s.child.exitCode === null) s.child.kill('SIGTERM');
+  await Promise.all([a?.exited, b?.exited]);
+  await issuer?.close();
+  await releaseTestDatabase();
+});
+
+test('a result uploaded through one process is counted at once in the remembered total of the other', async () => {
+  assert.is(await totalAt(apiB), 1000);
+  assert.is(await totalAt(apiB), 1000); // remembered by b
+  const uploaded = await call(
+    apiA,
+    'POST',
+    `/results?benchmark_id=${benchmarkId}&flavor_id=${flavorId}&execution_datetime=2024-01-01T00:00:00Z`,
+    {
+      n: -1,
+    },
+  ); // write 2 of 8
+  assert.is(uploaded.status, 201, JSON.stringify(uploaded.body));
+  assert.is(await totalAt(apiB), 1001);
+});
+
+test('a client has one write budget across both processes: 8 writes in all, then 429 from either', async () => {
+  const tag = async (api: string, name: string) => (await call(api, 'POST', '/tags', { name, description: null })).status;
+  const statuses: number[] = [];
+  for (let i = 0; i < 3; i++) statuses.push(await tag(apiA, `a-${i}`)); // writes 3–5
+  await new Promise((r) => setTimeout(r, RATE_SYNC_MS * 2));
+  for (let i = 0; i < 3; i++) statuses.push(await tag(apiB, `b-${i}`)); // writes 6–8
+  await new Promise((r) => setTimeout(r, RATE_SYNC_MS * 2));
+  statuses.push(await tag(apiA, 'a-over'), await tag(apiB, 'b-over'));
+  assert.equal(statuses, [201, 201, 201, 201, 201, 201, 429, 429]);
+});
+
+test.run();
