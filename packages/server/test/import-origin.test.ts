@@ -15,7 +15,7 @@ import { buildConfig } from '../src/config.ts';
 import { createLogger } from '../src/core/logger.ts';
 import { importOrigin, type ImportSummary, type ReportLine } from '../src/import-origin/import.ts';
 import { resultVisibility, reviewStatus } from '../src/import-origin/mapping.ts';
-import { ProgressView } from '../src/import-origin/render.ts';
+import { ProgressView, progressLine } from '../src/import-origin/render.ts';
 import { prepareDatabase } from '../src/server.ts';
 import { createTestDatabase } from './support/database.ts';
 import { changedTables, fingerprint } from './support/hardening.ts';
@@ -415,6 +415,12 @@ test('progress: a bar redrawn in place on a terminal, with results per second; p
   assert.is(frames.length, 2);
   assert.is(frames[0], 'users 4\x1b[K');
   assert.is(frames[1], `users 4 | results [${'#'.repeat(12)}${'-'.repeat(12)}] 50% 500/1,000 250/s 1 refused\x1b[K\n`);
+
+  // On a narrow terminal the kinds done make way for the current one.
+  const event = { kind: 'results' as const, done: 500, total: 1000, refused: 0, flagged: 0, finished: false };
+  const narrow = progressLine(['users 4', 'tags 3', 'benchmarks 1', 'sites 2', 'flavors 4'], event, 250, 60);
+  assert.is(narrow, `results [${'#'.repeat(12)}${'-'.repeat(12)}] 50% 500/1,000 250/s`);
+  assert.is(progressLine([], event, 250, 20), 'results [##########…');
 
   let clock = 0;
   const plain = { isTTY: false, out: '', write: (s: string) => (plain.out += s) };

@@ -50,7 +50,7 @@ const BAR_WIDTH = 24;
 const REDRAW_MS = 100;
 const PLAIN_EVERY_MS = 5000;
 
-/** One line of the terminal bar: kinds done, then the current kind's bar, count and rate. */
+/** One line of the terminal bar, at most `width` long: kinds done, then the current kind's bar, count and rate. */
 export function progressLine(done: string[], event: ProgressEvent, perSecond: number | null, width: number): string {
   const share = event.total ? Math.min(1, event.done / event.total) : 1;
   const filled = Math.round(share * BAR_WIDTH);
@@ -62,7 +62,9 @@ export function progressLine(done: string[], event: ProgressEvent, perSecond: nu
   ].join('');
   const current = `${event.kind} ${bar} ${Math.floor(share * 100)}% ${number(event.done)}/${number(event.total)}${extras}`;
   const line = done.length ? `${done.join(' · ')} | ${current}` : current;
-  return line.length <= width ? line : `…${line.slice(line.length - width + 1)}`;
+  if (line.length <= width) return line;
+  // Too narrow: the kinds done go first, then the end of the current one.
+  return current.length <= width ? current : `${current.slice(0, width - 1)}…`;
 }
 
 /** Shows progress events on a stream, at most every 100 ms on a terminal. */

@@ -190,20 +190,19 @@ export async function generateResults(client: pg.Client, catalogue: GeneratedCat
   const flavorIds = catalogue.flavors.map((f) => f.id);
   const siteIds = catalogue.flavors.map((f) => f.site);
   await client.query(
-    `insert into result (id, uploader_sub, uploader_iss, upload_datetime, deleted, json, execution_datetime, benchmark_id, flavor_id, site_id)
-     select gen_random_uuid(), $1, $2, timestamp '2022-01-01' + i * interval '1 minute', i % 500 = 0,
-       jsonb_build_object(
-         'arguments', 'c-ray -s 1600x1200 -r 8 -i scenes/sphfract.scn',
-         'machine', jsonb_build_object('cpu', jsonb_build_object('arch', 'X86_64', 'bits', 64, 'brand_raw', 'AMD EPYC 7742 64-Core Processor', 'count', 2 + i % 62, 'hz_actual_friendly', '2.2500 GHz')),
-         'result', jsonb_build_object('all_results', '2270.123:2271.456:2269.789', 'score', 2000 + (i % 1000) / 3.0),
-         'test', 'c-ray', 'units', 'Seconds'),
-       timestamp '2021-12-31' + i * interval '1 minute', $3, ($4::uuid[])[1 + i % 4], ($5::uuid[])[1 + i % 4]
-     from generate_series(1, $6) as i`,
-    [catalogue.user.sub, catalogue.user.iss, catalogue.benchmark, flavorIds, siteIds, count],
-  );
-  await client.query(
-    `insert into result_tags (result_id, tag_id)
-     select id, ($1::uuid[])[1 + (abs(hashtext(id::text)) % 3)] from result where benchmark_id = $2 and abs(hashtext(id::text)) % 3 = 0`,
-    [catalogue.tags, catalogue.benchmark],
+    `with inserted as (
+       insert into result (id, uploader_sub, uploader_iss, upload_datetime, deleted, json, execution_datetime, benchmark_id, flavor_id, site_id)
+       select gen_random_uuid(), $1, $2, timestamp '2022-01-01' + i * interval '1 minute', i % 500 = 0,
+         jsonb_build_object(
+           'arguments', 'c-ray -s 1600x1200 -r 8 -i scenes/sphfract.scn',
+           'machine', jsonb_build_object('cpu', jsonb_build_object('arch', 'X86_64', 'bits', 64, 'brand_raw', 'AMD EPYC 7742 64-Core Processor', 'count', 2 + i % 62, 'hz_actual_friendly', '2.2500 GHz')),
+           'result', jsonb_build_object('all_results', '2270.123:2271.456:2269.789', 'score', 2000 + (i % 1000) / 3.0),
+           'test', 'c-ray', 'units', 'Seconds'),
+         timestamp '2021-12-31' + i * interval '1 minute', $3, ($4::uuid[])[1 + i % 4], ($5::uuid[])[1 + i % 4]
+       from generate_series(1, $6) as i
+       returning id)
+     insert into result_tags (result_id, tag_id)
+     select id, ($7::uuid[])[1 + (abs(hashtext(id::text)) % 3)] from inserted where abs(hashtext(id::text) / 3) % 3 = 0`,
+    [catalogue.user.sub, catalogue.user.iss, catalogue.benchmark, flavorIds, siteIds, count, catalogue.tags],
   );
 }
