@@ -17,7 +17,7 @@ import { importOrigin, type ImportSummary, type ReportLine } from '../src/import
 import { resultVisibility, reviewStatus } from '../src/import-origin/mapping.ts';
 import { ProgressView, progressLine } from '../src/import-origin/render.ts';
 import { prepareDatabase } from '../src/server.ts';
-import { createTestDatabase } from './support/database.ts';
+import { createTestDatabase as createDatabase, releaseTestDatabase } from './support/database.ts';
 import { changedTables, fingerprint } from './support/hardening.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createOriginDatabase, generateCatalogue, generateResults, ORIGIN_ISSUER, withClient } from './support/origin-database.ts';
@@ -31,12 +31,20 @@ let first: ImportSummary;
 const reported: ReportLine[] = [];
 let dir: string;
 
+/** Databases this file made on the test cluster: each is released once at the end (a cluster of its own then stops). */
+let made = 0;
+const counted = <T>(creating: Promise<T>): Promise<T> => {
+  made++;
+  return creating;
+};
+const createTestDatabase = (label: string) => counted(createDatabase(label));
+
 /** The tables an import writes. */
 const IMPORTED_TABLES = ['app_user', 'benchmark', 'site', 'flavor', 'tag', 'result', 'result_tag', 'claim'];
 
 test.before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'import-origin-'));
-  source = await createOriginFixture();
+  source = await counted(createOriginFixture());
   t = await startTestServer({}, 'import_target');
   admin = await t.admin();
   // The target already has a tag of that name, under another id: the source's is refused.
@@ -45,6 +53,7 @@ test.before(async () => {
 });
 test.after(async () => {
   await t.close();
+  for (; made > 0; made--) await releaseTestDatabase();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -390,7 +399,7 @@ test('benchmarks-server import-origin: migrates the target, prints progress line
 });
 
 test('benchmarks-server import-origin: exit 0 when every row is imported or already here; --batch-size is checked', async () => {
-  const clean = await createOriginDatabase('origin_clean');
+  const clean = await counted(createOriginDatabase('origin_clean'));
   await withClient(clean, async (c) => generateResults(c, await generateCatalogue(c), 25));
   const target = await createTestDatabase('import_clean');
   const run = runServer(['import-origin', '--from', clean, '--batch-size', '10'], { DATABASE_URL: target, LOG_LEVEL: 'warn' });
