@@ -30,6 +30,8 @@ function layerOf(file: string): Layer {
   const [first, ...rest] = file.split('/');
   if (!rest.length) return CORE_FILES.has(first!) ? 'core' : 'composition';
   if (first === 'migrations') return 'db';
+  // A command beside `start` and `migrate` (program.ts): it composes the server's parts.
+  if (first === 'import-origin') return 'composition';
   if ((LAYERS as readonly string[]).includes(first!)) return first as Layer;
   throw new Error(`src/${file}: no layer for the folder '${first}' (add it to LAYERS in test/layers.test.ts)`);
 }
