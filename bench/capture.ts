@@ -79,8 +79,23 @@ export function statementRole(sql: string): string {
   if (/^\s*(with \w+ as \(\s*)?insert\b|\binsert into result\b/i.test(sql)) return 'insert';
   if (/\bxmin::text as version\b/i.test(sql)) return 'embedded rows (until cached)';
   if (/\bapp_user\b/i.test(sql)) return 'caller lookup';
+  if (/\bpercentile_cont\(/i.test(sql)) return 'compare';
+  if (/\bjsonb_to_recordset\(/i.test(sql) && /\barray_agg\(/i.test(sql)) return 'compare order statistics';
+  if (/^\s*declare\s+\w+\s+no\s+scroll\s+cursor\b/i.test(sql)) return 'export cursor';
+  if (/^\s*fetch\b/i.test(sql)) return 'export fetch';
+  if (/\border by r\.execution_datetime, r\.id\)\s*p\s*$/i.test(sql)) return 'export rows';
   if (/\bresult_tag\b/i.test(sql)) return 'tags of the page';
   return 'lookup';
+}
+
+/** The body as JSON when it is, else as text. */
+async function bodyOf(res: Response): Promise<unknown> {
+  const text = await res.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text; // not JSON: kept as text for the message
+  }
 }
 
 /** Sends every variant of `scenario` once, recording the statements each one caused. */
@@ -93,14 +108,8 @@ export async function captureScenario(server: ServerProcess, scenario: Scenario)
       const { method, path, headers, body } = variant.request;
       const started = performance.now();
       const res = await fetch(`${server.url}${path}`, { method, headers: { accept: 'application/json', ...headers }, body });
-      const text = await res.text();
+      const parsed = variant.consume && res.ok ? await variant.consume(res) : await bodyOf(res);
       const ms = performance.now() - started;
-      let parsed: unknown = text;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        // not JSON: kept as text for the message
-      }
       const statements = (await server.drain()).map(executableSql);
       out.push({ variant: i, status: res.status, body: parsed, statements, problem: variant.check(res.status, parsed), ms });
     }

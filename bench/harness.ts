@@ -25,7 +25,9 @@ import {
   type RunReport,
   type ScenarioReport,
 } from './report.ts';
-import { buildScenarios, type Scenario } from './scenarios.ts';
+import { buildCompareScenarios } from './compare-scenarios.ts';
+import { measureExport } from './export-run.ts';
+import { buildScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
 import { serverNodeArgs, startServerProcess, type ServerProcess } from './server-process.ts';
 import { pgbenchVersion, runSqlLoad, type BaselineTool } from './sql-load.ts';
 
@@ -61,6 +63,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   duration: 10,
   warmup: 2,
   connections: [1, 8, 32],
+  // Issue 7's scenarios: 8 to 10 (compare and export) add about 12 minutes at 1M, run when named.
   scenarios: [1, 2, 3, 4, 5, 6, 7],
   keep: false,
   dataDir: join(ROOT, 'bench', 'results', 'data'),
@@ -111,6 +114,20 @@ async function waitForIdleDatabase(client: pg.Client, maxSeconds: number): Promi
     if (Number(rows[0]!.n) === 0 || waited > maxSeconds) return Math.round(waited * 10) / 10;
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * Counts the visible results, in all and by benchmark, into `into` (the object the scenarios' checks
+ * read): again before each capture and export, since the ingest scenarios add results.
+ */
+async function countVisible(client: pg.Client, into: ScenarioInputs['visible']): Promise<ScenarioInputs['visible']> {
+  const { rows } = await client.query<{ id: string; n: number }>(
+    'select benchmark_id::text as id, count(*)::int as n from result where not hidden group by benchmark_id',
+  );
+  into.total = rows.reduce((s, r) => s + r.n, 0);
+  into.byBenchmark.clear();
+  for (const r of rows) into.byBenchmark.set(r.id, r.n);
+  return into;
 }
 
 /** A sample of result ids spread over the table (deterministic for a given table). */
@@ -213,14 +230,16 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     await new Promise((r) => setTimeout(r, 1000));
     const idleRssMb = Math.round((await server.rssMb()) * 10) / 10;
 
-    const all = buildScenarios({
+    const inputs: ScenarioInputs = {
       catalogue,
       options: generate,
       resultIds: await sampleResultIds(client, 100),
       token,
       identity: { iss: issuer.issuer, sub: INGEST_SUB },
       variants: o.variants,
-    });
+      visible: await countVisible(client, { total: 0, byBenchmark: new Map() }),
+    };
+    const all = [...buildScenarios(inputs), ...buildCompareScenarios(inputs)];
     const scenarios = all.filter((s) => o.scenarios.includes(s.id));
 
     // ---------------------------------------------------------------- capture and EXPLAIN
@@ -228,6 +247,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     const reports = new Map<number, ScenarioReport>();
     for (const scenario of scenarios) {
       log(`scenario ${scenario.id} (${scenario.key}): capturing the SQL of ${scenario.variants.length} request variants`);
+      await countVisible(client, inputs.visible);
       const requests = await captureScenario(server, scenario);
       captured.set(scenario.id, requests);
       const problems = requests.filter((r) => r.problem).map((r) => `${scenario.variants[r.variant]!.label}: ${r.problem}`);
@@ -240,6 +260,15 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     for (const scenario of scenarios) {
       const report = reports.get(scenario.id)!;
       const requests = captured.get(scenario.id)!;
+      const groups = { server: server.pid, postgres: db.postmasterPid() };
+      if (scenario.kind === 'export') {
+        // One request, measured once whatever --connections says (bench/export-run.ts).
+        await client.query('checkpoint');
+        const issued = requests[0]!.statements;
+        const expected = (await countVisible(client, inputs.visible)).total;
+        report.runs.push(await measureExport({ server, target: db, scenario, issued, expected, groups, quietWait: o.quietWait, log }));
+        continue;
+      }
       const scripts = requests.map((r) => scenario.baseline(r.variant, r.statements));
       const variants = scenario.variants.map((v) => v.request);
       if (o.warmup > 0) {
@@ -249,7 +278,6 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         await runHttpLoad(server.url, variants, 1, o.warmup);
         await waitForIdleDatabase(client, 300);
       }
-      const groups = { server: server.pid, postgres: db.postmasterPid() };
       const single = median(requests.map((r) => r.ms)) / 1000;
       for (const connections of o.connections) {
         // A run lasts --duration seconds, longer (at most 6 times) when requests are so slow that
@@ -371,7 +399,7 @@ async function explainScenario(client: pg.Client, scenario: Scenario, requests: 
     const setup = stored.length
       ? [`delete from result where id in (${stored.map((id) => `'${id.replaceAll("'", "''")}'`).join(', ')})`]
       : [];
-    const explained = await explainStatements(client, r.statements, setup);
+    const explained = await explainStatements(client, scenario.explained?.(r.statements) ?? r.statements, setup);
     groups.push({ label: scenario.variants[r.variant]!.label, path: scenario.variants[r.variant]!.request.path, explained });
     first ??= explained.map((e) => ({
       role: e.role,

@@ -1,7 +1,7 @@
 /**
  * The report: bench/results/latest.json (everything measured) and the generated section of
  * docs/performance.md (between `<!-- bench:start -->` and `<!-- bench:end -->`), with the targets of
- * issue 7 judged met or missed.
+ * issue 7 (scenarios 1 to 7) and issue 16 (compare and export, 8 to 10) judged met or missed.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -9,6 +9,31 @@ import type { CpuUsage } from './cpu.ts';
 import type { HttpRunStats } from './http-load.ts';
 import type { LoadReport } from './load.ts';
 import type { SqlRunStats } from './sql-load.ts';
+
+/** The measured export of an export scenario (bench/export-run.ts). */
+export interface ExportReport {
+  /** Lines received, and the visible results there are. */
+  results: number;
+  expected: number;
+  bytes: number;
+  seconds: number;
+  firstByteMs: number;
+  resultsPerSecond: number;
+  /** The same cursor read straight from PostgreSQL. */
+  sqlSeconds: number;
+  sqlResultsPerSecond: number;
+  /** The server's RSS (MB): just before the request, highest sample, after its last byte, and by halves. */
+  rss: {
+    startMb: number;
+    peakMb: number;
+    endMb: number;
+    firstHalfPeakMb: number | null;
+    secondHalfPeakMb: number | null;
+    samples: number;
+    /** One sample a second: seconds since the request, MB. */
+    perSecond: { s: number; mb: number }[];
+  };
+}
 
 export interface RunReport {
   connections: number;
@@ -26,6 +51,8 @@ export interface RunReport {
   seconds: number;
   /** Seconds the server needed after the API run to finish the requests autocannon abandoned. */
   drainSeconds: number;
+  /** Export scenarios: the one request and its baseline (its `api` and `sql` count one each). */
+  export?: ExportReport;
 }
 
 export interface StatementSummary {
@@ -41,7 +68,7 @@ export interface ScenarioReport {
   key: string;
   title: string;
   endpoint: string;
-  kind: 'read' | 'ingest';
+  kind: 'read' | 'ingest' | 'export';
   /** Results one successful request stores (ingest; 1 otherwise; missing in reports made before scenario 7). */
   resultsPerRequest?: number;
   variants: number;
@@ -89,7 +116,15 @@ export const TARGETS = {
   p99AtResults: 1_000_000,
   ingestPerSecond: 1000,
   memoryMb: 250,
+  /** Issue 16: compare (scenarios 8 and 9) at one connection, at 1M results. */
+  compareP50Ms: 150,
+  /** Issue 16: export (scenario 10) results per second, and how much the server's RSS may grow in its second half. */
+  exportPerSecond: 20_000,
+  exportRssGrowthMb: 16,
 };
+
+/** The read scenarios of issue 7, whose throughput is judged against their SQL baseline. */
+const ISSUE7_READS = [1, 2, 3, 4, 5];
 
 /** Results one successful request of the scenario stores (1 for reads and single uploads). */
 const perRequest = (s: ScenarioReport) => s.resultsPerRequest ?? 1;
@@ -98,10 +133,12 @@ const perRequest = (s: ScenarioReport) => s.resultsPerRequest ?? 1;
 export const resultsPerSecond = (s: ScenarioReport, r: RunReport) => r.api.okPerSecond * perRequest(s);
 
 const fmt = (v: number, digits = 0) => v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+/** MB with one decimal, or – when not measured. */
+const mb = (v: number | null) => (v === null ? '–' : fmt(v, 1));
 
 export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetResult[] {
   const out: TargetResult[] = [];
-  const reads = report.scenarios.filter((s) => s.kind === 'read');
+  const reads = report.scenarios.filter((s) => s.kind === 'read' && ISSUE7_READS.includes(s.id));
   const maxConn = Math.max(...report.options.connections);
   if (reads.length) {
     const at = report.options.connections.includes(32) ? 32 : maxConn;
@@ -147,12 +184,68 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetResult
           .join('; ') + (best ? `; best: #${best.s.id} at ${best.r.connections} connections, ${fmt(best.perSecond)} results/s` : ''),
     });
   }
+  out.push(...issue16Targets(report));
   out.push({
     target: `Server memory < ${TARGETS.memoryMb} MB at peak (RSS)`,
     status: report.server.peakRssMb < TARGETS.memoryMb ? 'met' : 'missed',
     detail: `peak ${fmt(report.server.peakRssMb, 1)} MB, idle ${fmt(report.server.idleRssMb, 1)} MB`,
   });
   return out;
+}
+
+/** The targets of issue 16, for the scenarios of it that ran: compare latency, export rate and flat memory. */
+function issue16Targets(report: Omit<BenchReport, 'targets'>): TargetResult[] {
+  const out: TargetResult[] = [];
+  const applicable = report.options.results >= TARGETS.p99AtResults;
+  const at = applicable ? '' : ` (measured at ${fmt(report.options.results)} results; the target is set at 1M)`;
+  const compare = report.scenarios.filter((s) => s.id === 8 || s.id === 9);
+  if (compare.length) {
+    const runs = compare.map((s) => ({ s, run: s.runs.find((r) => r.connections === 1) }));
+    const missed = runs.filter(({ run }) => !run || run.api.latencyMs.p50 >= TARGETS.compareP50Ms);
+    out.push({
+      target: `Compare (scenarios 8, 9): p50 < ${TARGETS.compareP50Ms} ms at one connection, at 1M results`,
+      status: !applicable ? 'not applicable' : missed.length ? 'missed' : 'met',
+      detail:
+        runs.map(({ s, run }) => `#${s.id} ${run ? `${fmt(run.api.latencyMs.p50, 1)} ms` : 'not run at 1 connection'}`).join(', ') + at,
+    });
+  }
+  for (const s of report.scenarios.filter((x) => x.kind === 'export')) {
+    const e = s.runs[0]?.export;
+    const halves = e && e.rss.firstHalfPeakMb !== null && e.rss.secondHalfPeakMb !== null;
+    const growth = halves ? e.rss.secondHalfPeakMb! - e.rss.firstHalfPeakMb! : Number.POSITIVE_INFINITY;
+    const good = !!e && e.results === e.expected && e.resultsPerSecond >= TARGETS.exportPerSecond && growth <= TARGETS.exportRssGrowthMb;
+    out.push({
+      target: `Export (scenario ${s.id}): ≥ ${fmt(TARGETS.exportPerSecond)} results/s, server RSS flat (second half's peak ≤ first half's + ${TARGETS.exportRssGrowthMb} MB), at 1M results`,
+      status: !applicable ? 'not applicable' : good ? 'met' : 'missed',
+      detail: e
+        ? `${fmt(e.results)} results in ${fmt(e.seconds, 1)} s: ${fmt(e.resultsPerSecond)} results/s; RSS start ${fmt(e.rss.startMb, 1)} MB, ` +
+          `peak ${fmt(e.rss.peakMb, 1)} MB (first half ${mb(e.rss.firstHalfPeakMb)}, second half ${mb(e.rss.secondHalfPeakMb)}), end ${fmt(e.rss.endMb, 1)} MB${at}`
+        : 'not measured',
+    });
+  }
+  return out;
+}
+
+/** The table of export runs: rates against the cursor read straight from PostgreSQL, and the server's RSS. */
+function exportTable(report: BenchReport): string[] {
+  const runs = report.scenarios.flatMap((s) => s.runs.filter((r) => r.export).map((r) => ({ s, r, e: r.export! })));
+  if (!runs.length) return [];
+  const lines = [
+    '',
+    '**Export** (one request streaming every visible result; the SQL baseline reads the same cursor with `fetch 500`; RSS of the server sampled every 200 ms)',
+    '',
+    '| # | Results | MB | API s (first byte ms) | API results/s | SQL s | SQL results/s | API / SQL | Server RSS MB: start / peak / end | RSS peak MB: first half / second half | CPU ms per 1,000 results: server / PostgreSQL |',
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const { s, r, e } of runs) {
+    const per1000 = (ms: number | undefined) => (ms === undefined ? '–' : fmt((1000 * ms) / Math.max(1, e.results), 1));
+    lines.push(
+      `| ${s.id} | ${fmt(e.results)} | ${fmt(e.bytes / 1048576)} | ${fmt(e.seconds, 1)} (${fmt(e.firstByteMs)}) | ${fmt(e.resultsPerSecond)} | ${fmt(e.sqlSeconds, 1)} | ` +
+        `${fmt(e.sqlResultsPerSecond)} | ${r.ratio === null ? '–' : `${fmt(r.ratio * 100)}%`} | ${fmt(e.rss.startMb, 1)} / ${fmt(e.rss.peakMb, 1)} / ${fmt(e.rss.endMb, 1)} | ` +
+        `${mb(e.rss.firstHalfPeakMb)} / ${mb(e.rss.secondHalfPeakMb)} | ${per1000(r.apiCpu?.serverMs)} / ${per1000(r.apiCpu?.postgresMs)} |`,
+    );
+  }
+  return lines;
 }
 
 export function markdownSection(report: BenchReport): string {
@@ -175,7 +268,7 @@ export function markdownSection(report: BenchReport): string {
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   );
   for (const s of report.scenarios) {
-    for (const r of s.runs) {
+    for (const r of s.runs.filter((x) => !x.export)) {
       const a = r.api;
       lines.push(
         `| ${s.id} | ${s.title} | ${r.connections} | ${fmt(a.okPerSecond, 1)}${perRequest(s) > 1 ? ` (${fmt(resultsPerSecond(s, r))} results/s)` : ''}${r.seconds !== report.options.durationSeconds ? ` (${r.seconds} s run)` : ''} | ` +
@@ -195,7 +288,7 @@ export function markdownSection(report: BenchReport): string {
       '|---|--:|--:|--:|--:|--:|--:|--:|',
     );
     for (const s of report.scenarios) {
-      for (const r of s.runs) {
+      for (const r of s.runs.filter((x) => !x.export)) {
         const per = (ms: number | undefined, n: number) => (ms === undefined || n === 0 ? '–' : fmt(ms / n, 2));
         const n = r.api.responses;
         const t = r.sql?.transactions ?? 0;
@@ -206,6 +299,7 @@ export function markdownSection(report: BenchReport): string {
       }
     }
   }
+  lines.push(...exportTable(report));
   lines.push('', '**Targets**', '', '| Target | Status | Measured |', '|---|---|---|');
   for (const t of report.targets) lines.push(`| ${t.target} | **${t.status}** | ${t.detail} |`);
   lines.push(

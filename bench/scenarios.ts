@@ -1,7 +1,8 @@
 /**
- * The seven scenarios: what each sends to the API (a list of request variants, so that benchmark ids,
- * result ids, terms and documents vary across requests), how a response is checked, and which of
- * the statements the server issued for a request make its raw SQL baseline.
+ * The scenarios of issue 7 (1 to 7; compare and export, 8 to 10, are in compare-scenarios.ts): what
+ * each sends to the API (a list of request variants, so that benchmark ids, result ids, terms and
+ * documents vary across requests), how a response is checked, and which of the statements the
+ * server issued for a request make its raw SQL baseline.
  */
 import type { HttpRequestSpec } from './http-load.ts';
 import { metricQuantile, valueAt, type BenchmarkRow, type Catalogue, type GenerateOptions } from './generate.ts';
@@ -11,6 +12,11 @@ import { PAGE_STATEMENT } from './capture.ts';
 export interface Variant {
   label: string;
   request: HttpRequestSpec;
+  /**
+   * Reads the body of the answer to check (default: the whole text, parsed as JSON when it is): an
+   * answer too large to hold is read as a stream and summarised.
+   */
+  consume?(res: Response): Promise<unknown>;
   /** A reason the response is wrong, or null. */
   check(status: number, body: unknown): string | null;
 }
@@ -21,7 +27,8 @@ export interface Scenario {
   title: string;
   /** The endpoint as the report shows it. */
   endpoint: string;
-  kind: 'read' | 'ingest';
+  /** `export`: one streamed request, measured once (bench/export-run.ts) instead of under load. */
+  kind: 'read' | 'ingest' | 'export';
   /** Results one successful request stores (ingest: 1 for POST /results, the batch size for a batch). */
   resultsPerRequest: number;
   /** Ids of the results a successful answer stored (ingest), removed before its INSERT is explained again. */
@@ -33,6 +40,8 @@ export interface Scenario {
   baseline(index: number, issued: string[]): string[];
   /** How the baseline was made, for the report. */
   baselineMethod: string;
+  /** The statements to EXPLAIN among those issued (default: all of them). */
+  explained?(issued: string[]): string[];
 }
 
 export interface ScenarioInputs {
@@ -45,11 +54,14 @@ export interface ScenarioInputs {
   identity: { iss: string; sub: string };
   /** How many variants each scenario cycles through (at most). */
   variants: number;
+  /** Visible results, in all and by benchmark id (what lists, compare and export count). */
+  visible: { total: number; byBenchmark: Map<string, number> };
 }
 
-const API = '/api/v1';
+export const API = '/api/v1';
 const enc = encodeURIComponent;
-const query = (params: [string, string | number][]) => params.map(([k, v]) => `${enc(k)}=${enc(String(v))}`).join('&');
+/** A query string, each name and value encoded. */
+export const query = (params: [string, string | number][]) => params.map(([k, v]) => `${enc(k)}=${enc(String(v))}`).join('&');
 
 type Page = { items: Record<string, unknown>[]; total: number; per_page: number };
 

@@ -22,8 +22,11 @@ export interface ServerProcess {
   pid: number;
   /** Current resident set size in MB. */
   rssMb(): Promise<number>;
-  /** Starts a measurement window; `end` returns its peak RSS (MB) and the number of samples. */
-  window(): { end(): { peakMb: number; samples: number } };
+  /**
+   * Starts a measurement window; `end` returns its peak RSS (MB), the number of samples and the
+   * samples themselves (ms since the window started, MB).
+   */
+  window(): { end(): RssWindow };
   /** Peak RSS over the whole life of the process so far (MB). */
   peakMb(): number;
   capture(on: boolean): void;
@@ -64,6 +67,13 @@ export function serverNodeArgs(): string[] {
   return [...productionNodeArgs(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
 }
 
+/** The RSS of the server over a measurement window. */
+export interface RssWindow {
+  peakMb: number;
+  samples: number;
+  series: { ms: number; mb: number }[];
+}
+
 export async function startServerProcess(config: RawConfig, log: (message: string) => void): Promise<ServerProcess> {
   const child: ChildProcess = spawn(process.execPath, [...serverNodeArgs(), '--import', join(ROOT, 'scripts/dev/register.js'), CHILD], {
     cwd: ROOT,
@@ -91,6 +101,8 @@ export async function startServerProcess(config: RawConfig, log: (message: strin
   let overall = 0;
   let windowPeak = 0;
   let windowSamples = 0;
+  let windowStart = performance.now();
+  let windowSeries: { ms: number; mb: number }[] = [];
   let sampling = false;
   const timer = setInterval(() => {
     if (sampling) return;
@@ -101,6 +113,7 @@ export async function startServerProcess(config: RawConfig, log: (message: strin
       overall = Math.max(overall, mb);
       windowPeak = Math.max(windowPeak, mb);
       windowSamples++;
+      windowSeries.push({ ms: Math.round(performance.now() - windowStart), mb: Math.round(mb * 10) / 10 });
     });
   }, SAMPLE_INTERVAL_MS);
   timer.unref();
@@ -124,8 +137,11 @@ export async function startServerProcess(config: RawConfig, log: (message: strin
     window() {
       windowPeak = 0;
       windowSamples = 0;
+      windowStart = performance.now();
+      const series: { ms: number; mb: number }[] = [];
+      windowSeries = series;
       return {
-        end: () => ({ peakMb: Math.round(windowPeak * 10) / 10, samples: windowSamples }),
+        end: () => ({ peakMb: Math.round(windowPeak * 10) / 10, samples: windowSamples, series: series.slice() }),
       };
     },
     peakMb: () => Math.round(overall * 10) / 10,

@@ -2,9 +2,10 @@
  * The performance harness (bench/, `npm run bench`) in a tiny configuration: 2,000 results, one
  * connection, one second per run, its own temporary PostgreSQL cluster (the harness starts one in its
  * data directory: COPY reads files there), the Node baseline (CI has no pgbench). Checks correctness
- * only, never timing: every scenario ran without an error or a non-2xx answer, the generated results
- * satisfy their benchmark's JSON Schema, the loaded counts are the generated ones, and the report,
- * its Markdown section and the EXPLAIN files are written.
+ * only, never timing: every scenario (1 to 10) ran without an error or a non-2xx answer, the
+ * generated results satisfy their benchmark's JSON Schema, the loaded counts are the generated ones,
+ * the export streamed every visible result, and the report, its Markdown section and the EXPLAIN
+ * files are written.
  *
  * bench/ is its own TypeScript project, so it is reached the way users reach it: `bench/run.ts` in a
  * child process, and the generator through a dynamic import (typed here by what the test reads).
@@ -54,6 +55,14 @@ interface Report {
     statements: { role: string; error: string | null }[];
     runs: {
       connections: number;
+      export?: {
+        results: number;
+        expected: number;
+        bytes: number;
+        resultsPerSecond: number;
+        sqlResultsPerSecond: number;
+        rss: { startMb: number; peakMb: number; endMb: number };
+      };
       ratio: number | null;
       serverPeakRssMb: number;
       api: { responses: number; errors: number; timeouts: number; non2xx: number; statusCodes: Record<string, number> };
@@ -126,6 +135,8 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
     '1',
     '--baseline',
     'node',
+    '--scenarios',
+    '1,2,3,4,5,6,7,8,9,10',
     '--variants',
     '2',
     '--quiet-wait',
@@ -149,7 +160,7 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   const report = JSON.parse(readFileSync(join(dir, 'out', 'latest.json'), 'utf8')) as Report;
   assert.equal(
     report.scenarios.map((s) => s.id),
-    [1, 2, 3, 4, 5, 6, 7],
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
   );
   const load = report.data.load;
   assert.equal(load.loaded, load.expected);
@@ -186,7 +197,19 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
     'the batch insert is explained',
   );
   assert.match(report.targets.find((t) => t.target.startsWith('Ingest'))!.detail, /#6 .*; #7 .*best: #[67]/);
-  assert.is(report.targets.length, 4);
+  // Compare: the statement explained; export: every visible result streamed and read again from SQL.
+  for (const id of [8, 9]) assert.ok(report.scenarios.find((s) => s.id === id)!.statements.some((st) => st.role === 'compare'));
+  const exported = report.scenarios.find((s) => s.id === 10)!;
+  assert.is(exported.kind, 'export');
+  // Every visible result when it ran: the loaded ones and those the ingest scenarios stored before.
+  const visible = load.loaded.result! - load.loaded.result_hidden!;
+  const e = exported.runs[0]!.export!;
+  assert.is(e.results, e.expected);
+  assert.ok(e.expected > visible, `${e.expected} exported, ${visible} loaded`);
+  assert.ok(e.bytes > e.results * 900 && e.resultsPerSecond > 0 && e.sqlResultsPerSecond > 0);
+  assert.ok(e.rss.startMb > 0 && e.rss.peakMb >= e.rss.startMb && e.rss.endMb > 0);
+  assert.ok(exported.statements.some((st) => st.role === 'export rows'));
+  assert.is(report.targets.length, 6);
   for (const t of report.targets) assert.ok(['met', 'missed', 'not applicable'].includes(t.status), t.target);
   assert.ok(!existsSync(join(dir, 'data')), 'the data directory is removed without --keep');
 
@@ -197,6 +220,9 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   assert.is(text.split('<!-- bench:start -->').length, 2);
   assert.ok(text.includes('| 6 | Upload a result'));
   assert.ok(text.includes('| 7 | Upload results in batches of 100'));
+  assert.ok(text.includes('| 8 | Compare the flavors of a benchmark'));
+  assert.match(text, new RegExp(`\\| 10 \\| ${e.results.toLocaleString('en-US')} \\|`)); // the export table
+  assert.ok(text.includes('Export (scenario 10)'));
 });
 
 test.run();
