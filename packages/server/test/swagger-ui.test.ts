@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { operations } from '@benchmarks/sdk/contract';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
+import { createSeeder } from './support/seed.ts';
 
 let t: TestServer;
 
@@ -61,6 +62,54 @@ test('GET / in Chromium: every operation rendered under the policy, nothing load
       [],
       'no other error (the inline script ran)',
     );
+  } finally {
+    await browser.close();
+  }
+});
+
+test('Swagger UI tries GET /results:compare and GET /results:export: Execute answers 200 (the comparison shown, the export offered as a file)', async () => {
+  const seed = await createSeeder(t);
+  const benchmark = await seed.benchmark({ schema: { type: 'object', properties: { result: { type: 'object' } } } });
+  const site = await seed.site();
+  const flavor = await seed.flavor(site.id);
+  await seed.results(
+    [100, 101, 102, 103, 104, 105].map((score, i) => ({
+      benchmark_id: benchmark.id,
+      flavor_id: flavor.id,
+      site_id: site.id,
+      json: { result: { score } },
+      execution_datetime: new Date(Date.UTC(2024, 0, 1 + i)),
+    })),
+  );
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${t.url}/`, { timeout: 30_000 });
+    const tryOut = async (operationId: string, values: Record<string, string>) => {
+      const block = page.locator(`#operations-results-${operationId}`);
+      await block.locator('.opblock-summary').click();
+      // tryItOutEnabled: the form opens editable (its button reads "Cancel").
+      await block.locator('.execute').waitFor({ timeout: 30_000 });
+      for (const [name, value] of Object.entries(values)) {
+        await block.locator(`tr[data-param-name="${name}"] input`).first().fill(value);
+      }
+      await block.locator('.execute').click();
+      const row = block.locator('.live-responses-table tbody tr.response').first();
+      await row.waitFor({ timeout: 30_000 });
+      return {
+        status: (await row.locator('.response-col_status').textContent())?.trim(),
+        body: (await row.locator('.microlight').first().textContent()) ?? '',
+        text: await row.innerText(),
+      };
+    };
+    const compare = await tryOut('compareResults', { benchmark_id: benchmark.id, metric: 'json.result.score' });
+    assert.is(compare.status, '200', compare.body);
+    assert.match(compare.body, '"median": 102.5');
+    const exported = await tryOut('exportResults', { benchmark_id: benchmark.id });
+    assert.is(exported.status, '200', exported.body);
+    // An attachment: Swagger UI offers the file (results.ndjson) for download.
+    assert.match(exported.text, 'attachment; filename="results.ndjson"');
+    assert.match(exported.text, 'Download file');
   } finally {
     await browser.close();
   }
