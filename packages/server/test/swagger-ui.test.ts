@@ -99,7 +99,7 @@ test('Swagger UI tries GET /results:compare and GET /results:export: Execute ans
       return {
         status: (await row.locator('.response-col_status').textContent())?.trim(),
         body: (await row.locator('.microlight').first().textContent()) ?? '',
-        text: await row.innerText(),
+        text: (await row.textContent()) ?? '',
       };
     };
     const compare = await tryOut('compareResults', { benchmark_id: benchmark.id, metric: 'json.result.score' });
