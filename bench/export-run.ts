@@ -1,54 +1,50 @@
 /**
  * The measured run of an export scenario (10): one request streaming every visible result, read
- * as fast as the harness can count bytes and line ends, with the server's RSS sampled every 200 ms
- * (bench/server-process.ts) from just before the request to its last byte; then its SQL baseline,
+ * by a child process that counts bytes and line ends only (bench/export-reader.ts), with the
+ * server's RSS sampled every 200 ms (bench/server-process.ts) from just before the request to its
+ * last byte; then its SQL baseline,
  * the same cursor read straight from PostgreSQL (`fetch 500` at a time). Both are timed to the last
  * row, and their rates compare as results per second.
  */
-import { get } from 'node:http';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { cpuMeter, waitForQuiet, type CpuGroups } from './cpu.ts';
 import { EXPORT_BATCH_ROWS } from '../packages/server/src/services/export.ts';
+import type { ReaderResult } from './export-reader.ts';
 import type { ExportReport, RunReport } from './report.ts';
 import type { Scenario } from './scenarios.ts';
 import type { ServerProcess } from './server-process.ts';
 import type { SqlTarget } from './sql-load.ts';
 import { summarize } from './stats.ts';
 
-/** What the API part measured. */
-interface ApiExport {
-  status: number;
-  results: number;
-  bytes: number;
-  seconds: number;
-  firstByteMs: number;
-  error: string | null;
-}
+const READER = fileURLToPath(new URL('./export-reader.ts', import.meta.url));
+const REGISTER = fileURLToPath(new URL('../scripts/dev/register.js', import.meta.url));
 
 /**
- * Sends the request and reads the answer to its end, counting bytes and line ends only: node:http
- * (raw Buffers), as cheap a reader as Node has, since it shares the machine's cores with the server.
+ * The request read to its end by bench/export-reader.ts in a child process (its CPU counts as the
+ * client's); `sending` is called when the child sends it.
  */
-function readApiExport(url: string): Promise<ApiExport> {
-  const started = performance.now();
-  const out: ApiExport = { status: 0, results: 0, bytes: 0, seconds: 0, firstByteMs: 0, error: null };
-  const done = (error: string | null) => {
-    out.error ??= error;
-    out.seconds = (performance.now() - started) / 1000;
-    return out;
-  };
+function readApiExport(url: string, sending: () => void): Promise<ReaderResult> {
   return new Promise((resolve) => {
-    const req = get(url, { headers: { accept: 'application/x-ndjson' } }, (res) => {
-      out.status = res.statusCode ?? 0;
-      res.on('data', (chunk: Buffer) => {
-        if (out.bytes === 0) out.firstByteMs = Math.round(performance.now() - started);
-        out.bytes += chunk.length;
-        for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) out.results++;
-      });
-      res.on('end', () => resolve(done(res.complete ? null : 'the answer broke off')));
-      res.on('error', (err) => resolve(done(err.message)));
+    const child = spawn(process.execPath, ['--import', REGISTER, READER, url], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      if (!stdout.includes('\n') && `${stdout}${d}`.includes('\n')) sending();
+      stdout += d;
     });
-    req.on('error', (err) => resolve(done(err.message)));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d;
+    });
+    child.on('close', (code) => {
+      try {
+        resolve(JSON.parse(stdout.split('\n')[1]!) as ReaderResult);
+      } catch {
+        const error = `the reader failed (exit ${code}): ${stderr.trim().slice(0, 500)}`;
+        resolve({ status: 0, results: 0, bytes: 0, seconds: 0, firstByteMs: 0, error });
+      }
+    });
   });
 }
 
@@ -115,13 +111,18 @@ export async function measureExport(input: ExportRunInput): Promise<RunReport> {
   const { server, scenario } = input;
   const select = scenario.baseline(0, input.issued)[0]!;
   const quietApi = await waitForQuiet(input.quietWait);
-  const startMb = await server.rssMb();
-  const window = server.window();
+  // The server's memory from the moment the reader sends the request.
+  const memory: { window?: ReturnType<ServerProcess['window']>; startMb: number } = { startMb: 0 };
   const apiMeter = cpuMeter(input.groups);
-  const api = await readApiExport(`${server.url}${scenario.variants[0]!.request.path}`);
+  const api = await readApiExport(`${server.url}${scenario.variants[0]!.request.path}`, () => {
+    memory.window = server.window();
+    void server.rssMb().then((mb) => {
+      memory.startMb = mb;
+    });
+  });
   const apiCpu = apiMeter.stop();
   const endMb = await server.rssMb();
-  const memory = window.end();
+  const sampled = memory.window?.end() ?? { peakMb: 0, samples: 0, series: [] };
   const quietSql = await waitForQuiet(input.quietWait);
   const sqlMeter = cpuMeter(input.groups);
   const sql = await readSqlExport(input.target, select);
@@ -141,7 +142,7 @@ export async function measureExport(input: ExportRunInput): Promise<RunReport> {
     resultsPerSecond: Math.round(apiRate),
     sqlSeconds: Math.round(sql.seconds * 100) / 100,
     sqlResultsPerSecond: Math.round(sqlRate),
-    rss: rssOf(memory.series, startMb, endMb, api.seconds),
+    rss: rssOf(sampled.series, memory.startMb, endMb, api.seconds),
   };
   input.log(
     `scenario ${scenario.id}: API ${api.results.toLocaleString('en-US')} results in ${report.seconds} s (${report.resultsPerSecond.toLocaleString('en-US')}/s, ` +
