@@ -109,6 +109,7 @@ export function createApp(app: AppContext): Koa {
       // remembered total suspect; cleared before the answer leaves, so its client reads fresh totals.
       if (!SAFE_METHODS.has(ctx.method)) {
         app.totals.invalidate();
+        app.compares.invalidate();
         await recordWrite(ctx);
       }
     }

@@ -3,6 +3,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { DEFAULTS, parseDuration, type ServerConfig } from './config.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { TotalCache } from './services/total-cache.ts';
+import { CompareCache } from './services/compare-cache.ts';
 import { EmbedCache } from './services/embeds.ts';
 import { UploadTargets } from './services/upload-targets.ts';
 import { MetricIndexes } from './services/metric-indexes.ts';
@@ -303,6 +304,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       );
     const metrics = new MetricIndexes(logger, { maxIndexes: config.maxMetricIndexes });
     const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
+    const compares = new CompareCache({ ttlMs: config.totalsCacheSeconds * 1000 });
     const schemas = new SchemaCompiler({ maxBytes: config.maxSchemaBytes, maxNodes: config.maxSchemaNodes });
     const context: AppContext = {
       config,
@@ -311,6 +313,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       verifier,
       version: VERSION,
       totals,
+      compares,
       embeds: new EmbedCache(),
       uploads: new UploadTargets(schemas),
       metrics,
@@ -339,7 +342,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     // with replicas, every process also learns where each caller's writes left the primary.
     const positions = context.writePositions;
     const listener = new ChangeListener(db.url, logger, {
-      change: () => totals.invalidate(),
+      change: () => {
+        totals.invalidate();
+        compares.invalidate();
+      },
       ...(positions ? { write: (payload: string) => recordWritePosition(positions, payload) } : {}),
     });
     await listener.start();

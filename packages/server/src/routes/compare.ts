@@ -18,8 +18,10 @@ export const compareHandlers: Handlers<typeof compareOperations> = {
   compareResults: async ({ em, services, query, koa }) => {
     const format = chosenFormat(query.format, (...types) => koa.accepts(...types));
     if (!query.format) koa.vary('Accept');
-    // It reads every matching result of a benchmark: admitted with the expensive lists.
-    const { answer, benchmarkName } = await services.expensiveLists.run(() => compareResults(em, query));
+    // It reads every matching result of a benchmark: admitted with the expensive lists, unless remembered.
+    const { answer, benchmarkName } = await services.compares.answer(query, () =>
+      services.expensiveLists.run(() => compareResults(em, query)),
+    );
     if (format === 'csv') return reply(200, compareCsv(answer), { 'Content-Type': 'text/csv; charset=utf-8; header=present' });
     if (format === 'svg') {
       return reply(200, renderCompareSvg(answer, benchmarkName), {

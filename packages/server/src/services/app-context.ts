@@ -3,6 +3,7 @@ import type { ServerConfig } from '../config.ts';
 import type { Logger } from '../core/logger.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
 import type { TotalCache } from './total-cache.ts';
+import type { CompareCache } from './compare-cache.ts';
 import type { EmbedCache } from './embeds.ts';
 import type { UploadTargets } from './upload-targets.ts';
 import type { MetricIndexes } from './metric-indexes.ts';
@@ -23,6 +24,8 @@ export interface AppContext {
   version: string;
   /** Totals of large result lists, cleared by every write this process serves. */
   totals: TotalCache;
+  /** Comparisons of large groups (GET /results:compare), cleared as the totals are. */
+  compares: CompareCache;
   /** JSON text of the catalogue rows results embed, per row version. */
   embeds: EmbedCache;
   /** The catalogue rows recent uploads referred to, at known versions. */

@@ -1,0 +1,61 @@
+/**
+ * Comparisons of large groups of results, remembered for a few seconds (as the totals of large
+ * lists are, services/total-cache.ts). A comparison reads every matching result of a benchmark:
+ * tens of thousands of documents, mostly from disk once a data set outgrows PostgreSQL's cache
+ * (docs/performance.md, scenario 8), while a README's chart, a dashboard or a person refining a
+ * filter asks the same one again and again.
+ *
+ * - Only comparisons of at least `minMatched` results are kept: small ones are cheap and always fresh.
+ * - Forgotten at every write anywhere: this process's write requests, and every other process's
+ *   (and anyone's) through PostgreSQL's change notifications (db/change-listener.ts); after `ttlMs`
+ *   at most when a notification was missed.
+ * - A comparison that was running while a write finished is not kept (generation check).
+ * - The key is every parameter but `format`: one computation serves JSON, CSV and SVG.
+ */
+import type { CompareAnswer, CompareParams } from './compare.ts';
+
+export interface CompareCacheOptions {
+  ttlMs: number;
+  minMatched: number;
+  maxEntries: number;
+}
+
+type Computed = { answer: CompareAnswer; benchmarkName: string };
+
+export class CompareCache {
+  private readonly entries = new Map<string, Computed & { expires: number }>();
+  private generation = 0;
+  readonly options: CompareCacheOptions;
+
+  constructor(options: Partial<CompareCacheOptions> = {}) {
+    this.options = { ttlMs: 30_000, minMatched: 1_000, maxEntries: 200, ...options };
+  }
+
+  /** The comparison for `query`, computed by `compute` when not remembered. */
+  async answer(query: CompareParams, compute: () => Promise<Computed>): Promise<Computed> {
+    if (this.options.ttlMs <= 0) return compute();
+    const { format: _format, ...rest } = query;
+    const key = JSON.stringify(Object.entries(rest).sort(([a], [b]) => (a < b ? -1 : 1)));
+    const now = Date.now();
+    const hit = this.entries.get(key);
+    if (hit && hit.expires > now) return hit;
+    if (hit) this.entries.delete(key);
+    const generation = this.generation;
+    const computed = await compute();
+    if (computed.answer.matched >= this.options.minMatched && generation === this.generation) {
+      this.entries.set(key, { ...computed, expires: now + this.options.ttlMs });
+      while (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    }
+    return computed;
+  }
+
+  /** Forget every comparison: something may have changed. */
+  invalidate(): void {
+    this.generation++;
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
