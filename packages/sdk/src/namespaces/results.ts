@@ -101,8 +101,7 @@ export function resultsNamespace(core: Core) {
      * error, and so does an answer that breaks off (`IncompleteResponseError`). Cancel the
      * stream (or abort `options.signal`) to stop.
      * @example
-     * import { Readable } from 'node:stream';
-     * import { pipeline } from 'node:stream/promises';
+     * // In Node, with Readable from node's stream module and pipeline from its promises API:
      * const csv = client.results.exportCsv({ benchmark_id, columns: ['id', 'flavor_name', 'json.result.score'] });
      * await pipeline(Readable.fromWeb(csv), createWriteStream('results.csv'));
      */
