@@ -53,23 +53,8 @@ export function resultVisibility(sourceDeleted: boolean, claimed: boolean): Visi
   return { deleted, hidden: deleted || claimed, claimedButListed: claimed && !sourceDeleted };
 }
 
-/** The JSON pointer of the first string or key holding U+0000 (jsonb cannot store it), or null. */
-export function nulPointer(json: unknown): string | null {
-  const stack: [unknown, string][] = [[json, '']];
-  while (stack.length) {
-    const [value, pointer] = stack.pop()!;
-    if (typeof value === 'string') {
-      if (value.includes('\u0000')) return pointer || '/';
-    } else if (value && typeof value === 'object') {
-      for (const [key, child] of Object.entries(value)) {
-        const at = `${pointer}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
-        if (key.includes('\u0000')) return at;
-        stack.push([child, at]);
-      }
-    }
-  }
-  return null;
-}
+/** The JSON pointer of the first string or key holding U+0000 (jsonb cannot store it), or null: as uploads check it. */
+export { nulPointer } from '../services/uploads.ts';
 
 /** A URL without its password, for messages and the summary. */
 export function redactUrl(url: string): string {

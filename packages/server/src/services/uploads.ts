@@ -65,7 +65,7 @@ function executionTime(value: string): Date {
 }
 
 /** PostgreSQL cannot store U+0000 in jsonb: the JSON pointer of the first string or key holding one. */
-function nulPointer(json: unknown): string | null {
+export function nulPointer(json: unknown): string | null {
   const stack: [unknown, string][] = [[json, '']];
   while (stack.length) {
     const [value, pointer] = stack.pop()!;
