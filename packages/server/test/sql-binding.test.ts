@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import pg from 'pg';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { randomUUID } from 'node:crypto';
-import { bindValues, prepared } from '../src/db/bound-driver.ts';
+import { bindValues, prepared, usePreparedStatements } from '../src/db/bound-driver.ts';
+import { buildConfig } from '../src/config.ts';
 import { AppError } from '../src/core/errors.ts';
 
 let t: TestServer;
@@ -200,6 +201,27 @@ test('the frequent fixed statements are prepared once per connection and give ea
   const searches = sent.filter((q) => /count\(\*\) over \(\)::int as total from site t/.test(q.text));
   assert.is(searches.length, 1);
   assert.is(searches[0]!.name, undefined);
+});
+
+test('PREPARED_STATEMENTS=false (PgBouncer in transaction mode): the same statements run unnamed', async () => {
+  assert.is(buildConfig({ preparedStatements: 'false' }).preparedStatements, false);
+  assert.is(buildConfig({}).preparedStatements, true);
+  assert.throws(() => buildConfig({ preparedStatements: 'sometimes' }), /PREPARED_STATEMENTS must be true or false/);
+  usePreparedStatements(false); // what startServer does with that setting
+  try {
+    sent.length = 0;
+    const listed = await t.request('GET', '/sites', { query: { name: 'prepared-a', status: 'on_review' } });
+    assert.is(listed.status, 200);
+    assert.is((await t.request('GET', '/results/00000000-0000-4000-8000-000000000000')).status, 404);
+    const fixed = sent.filter((q) => /count\(\*\) over \(\)::int as total from site t|from result r where r\.id = \$1/.test(q.text));
+    assert.is(fixed.length, 2);
+    assert.ok(
+      fixed.every((q) => q.name === undefined),
+      'unnamed',
+    );
+  } finally {
+    usePreparedStatements(true);
+  }
 });
 
 test.run();
