@@ -170,11 +170,6 @@ export class ReadReplicas {
     return this.#replicas.find((r) => r.url === url)?.control ?? null;
   }
 
-  /** The replicas' state (for /ready and logs). */
-  get state(): { replica: string; healthy: boolean; lagMs: number | null }[] {
-    return this.#replicas.map((r) => ({ replica: r.label, healthy: r.healthy, lagMs: r.lagMs }));
-  }
-
   get primaryUp(): boolean {
     return this.#primaryUp;
   }

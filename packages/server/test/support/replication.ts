@@ -4,18 +4,15 @@
  * PostgreSQL 15 (`postgresql-15`, installed by .ci/run). As root, they run as the `postgres` user.
  */
 import { execFile } from 'node:child_process';
-import { appendFileSync, chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from '../../src/db/embedded.ts';
 
 const run = promisify(execFile);
 export const PG15_BIN = '/usr/lib/postgresql/15/bin';
-
-/** Whether Debian's PostgreSQL 15 is installed (the tests need it; .ci/run installs it). */
-export const hasPostgres15 = () => existsSync(join(PG15_BIN, 'pg_basebackup'));
 
 function asPostgres(): { uid?: number; gid?: number } {
   if (userInfo().uid !== 0) return {};
@@ -29,17 +26,6 @@ function idOf(file: string, name: string): number {
     .find((l) => l.startsWith(`${name}:`));
   if (!line) throw new Error(`no '${name}' in ${file}: install postgresql-15 (it creates the postgres user)`);
   return Number(line.split(':')[2]);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function bin(name: string, args: string[]): Promise<string> {
