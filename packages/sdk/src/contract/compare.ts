@@ -1,5 +1,5 @@
 /**
- * GET /results:compare (../shared/spec/COMPARE.md): statistics of one numeric metric of one
+ * GET /results:compare (docs/spec/COMPARE.md): statistics of one numeric metric of one
  * benchmark's visible results, grouped by flavor or site, ranked with declared ties.
  */
 import { Type } from '@sinclair/typebox';

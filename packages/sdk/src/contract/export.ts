@@ -1,5 +1,5 @@
 /**
- * GET /results:export (../shared/spec/COMPARE.md): every visible result matching the list filters,
+ * GET /results:export (docs/spec/COMPARE.md): every visible result matching the list filters,
  * no pages, streamed as NDJSON or CSV.
  */
 import { Type } from '@sinclair/typebox';
