@@ -91,7 +91,8 @@ const RETRY_MS = 1000;
 function transientConnectFailure(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown } } | undefined;
   if (TRANSIENT_CONNECT_CODES.has(String(e?.code)) || TRANSIENT_CONNECT_CODES.has(String(e?.cause?.code))) return true;
-  return /timeout|timed out|terminated/i.test(String(e?.message ?? ''));
+  // Whole words: PgBouncer's `unsupported startup parameter: statement_timeout` is for good.
+  return /\btimeout\b|timed out|terminated/i.test(String(e?.message ?? ''));
 }
 
 const EXPIRED = Symbol('expired');

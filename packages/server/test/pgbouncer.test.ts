@@ -353,6 +353,24 @@ test('change notifications (DATABASE_DIRECT_URL): a result uploaded through one 
   await until('the other process to count the upload', 10_000, async () => ((await totalAtB()) === BULK + 1 ? true : undefined));
 });
 
+test('without ignore_startup_parameters = statement_timeout the server does not start, and says why at once', async () => {
+  const strict = await startPgBouncer(direct!, { ignoreStartupParameters: '' });
+  try {
+    const config = buildConfig({ host: '127.0.0.1', port: '0', databaseUrl: strict.url, preparedStatements: 'false', logLevel: 'silent' });
+    let message = '';
+    await startServer(config).then(
+      (server) => server.close(),
+      (err: Error) => {
+        message = err.message;
+      },
+    );
+    assert.match(message, /^Cannot reach the database at postgresql:\/\/.*: unsupported startup parameter: statement_timeout$/);
+    assert.not.match(message, /within/, 'not retried until DATABASE_CONNECT_TIMEOUT');
+  } finally {
+    await strict.close();
+  }
+});
+
 test('DATABASE_DIRECT_URL needs DATABASE_URL, and must be a PostgreSQL URL', () => {
   assert.throws(() => buildConfig({ databaseDirectUrl: 'postgresql://db/benchmarks' }), /DATABASE_DIRECT_URL .*set DATABASE_URL too/);
   assert.throws(

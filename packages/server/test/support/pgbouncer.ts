@@ -30,6 +30,8 @@ export interface PgBouncer {
 export interface PgBouncerOptions {
   /** The statement timeout PgBouncer gives its server connections (`connect_query`), in ms. */
   statementTimeoutMs?: number;
+  /** The startup parameters PgBouncer drops instead of refusing the connection (default: statement_timeout). */
+  ignoreStartupParameters?: string;
 }
 
 const READY_WITHIN_MS = 30_000;
@@ -67,7 +69,7 @@ export async function startPgBouncer(databaseUrl: string, options: PgBouncerOpti
       `auth_file = ${userlist}`,
       `admin_users = ${user}`,
       'pool_mode = transaction',
-      'ignore_startup_parameters = statement_timeout',
+      `ignore_startup_parameters = ${options.ignoreStartupParameters ?? 'statement_timeout'}`,
       'max_client_conn = 200',
       'default_pool_size = 20',
       '',
