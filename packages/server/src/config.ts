@@ -9,6 +9,13 @@ export interface ServerConfig {
   port: number;
   /** External PostgreSQL; when absent an embedded PostgreSQL runs under dataDir. */
   databaseUrl?: string;
+  /**
+   * The database of `databaseUrl` reached directly (or through a session-mode PgBouncer pool), for
+   * the connections that need a session of their own: the migration lock, metric index builds and
+   * their locks, the change listener. Needed when `databaseUrl` is PgBouncer in transaction mode;
+   * absent: `databaseUrl`.
+   */
+  databaseDirectUrl?: string;
   /** Read replicas (streaming standbys of `databaseUrl`) that serve reads; empty: none. */
   databaseReadUrls: string[];
   /** A replica further behind the primary than this gets no reads, in ms. */
@@ -182,6 +189,7 @@ export type RawConfig = Partial<
     | 'host'
     | 'port'
     | 'databaseUrl'
+    | 'databaseDirectUrl'
     | 'databaseReadUrl'
     | 'maxReplicaLag'
     | 'preparedStatements'
@@ -258,6 +266,9 @@ export function buildConfig(raw: RawConfig): ServerConfig {
   if (!Number.isInteger(maxOpenClaims) || maxOpenClaims < 0 || maxOpenClaims > 1_000_000) {
     throw new Error(`MAX_OPEN_CLAIMS must be an integer from 0 (no limit) to 1000000, not '${raw.maxOpenClaims}'.`);
   }
+  if (raw.databaseDirectUrl && !raw.databaseUrl) {
+    throw new Error('DATABASE_DIRECT_URL names the database of DATABASE_URL reached without PgBouncer: set DATABASE_URL too.');
+  }
   const issuers = splitList(raw.oidcIssuer).map((i) => parseUrl(i, 'OIDC_ISSUERS', ['https:', 'http:']));
   const opaqueIssuer = raw.oidcOpaqueIssuer ? parseUrl(raw.oidcOpaqueIssuer, 'OIDC_OPAQUE_ISSUER', ['https:', 'http:']) : undefined;
   // The demo's provider joins the trusted issuers at start: the verifier checks that case.
@@ -269,6 +280,9 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     host: raw.host || DEFAULTS.host,
     port,
     databaseUrl: raw.databaseUrl ? parseUrl(raw.databaseUrl, 'DATABASE_URL', ['postgres:', 'postgresql:']) : undefined,
+    databaseDirectUrl: raw.databaseDirectUrl
+      ? parseUrl(raw.databaseDirectUrl, 'DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'])
+      : undefined,
     databaseReadUrls: splitList(raw.databaseReadUrl).map((url) => parseUrl(url, 'DATABASE_READ_URL', ['postgres:', 'postgresql:'])),
     maxReplicaLagMs: parseDuration(raw.maxReplicaLag || DEFAULTS.maxReplicaLag, 'MAX_REPLICA_LAG'),
     preparedStatements:

@@ -17,6 +17,12 @@ function serverOptions(cmd: Command): Command {
     .addOption(new Option('--database-url <url>', 'external PostgreSQL (default: embedded)').env('DATABASE_URL'))
     .addOption(
       new Option(
+        '--database-direct-url <url>',
+        'the database of --database-url without PgBouncer, for the migration lock, metric index builds and change notifications (default: --database-url)',
+      ).env('DATABASE_DIRECT_URL'),
+    )
+    .addOption(
+      new Option(
         '--database-read-url <urls>',
         'read replicas (streaming standbys of the primary), comma-separated: lists, searches, gets, compare and export read there',
       ).env('DATABASE_READ_URL'),

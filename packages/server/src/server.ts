@@ -30,6 +30,11 @@ export { VERSION };
 
 export interface DatabaseHandle {
   url: string;
+  /**
+   * Where the connections that need a session of their own go (the migration lock, metric index
+   * builds, the change listener): DATABASE_DIRECT_URL, else `url`.
+   */
+  sessionUrl: string;
   embedded: EmbeddedDatabase | null;
 }
 
@@ -39,13 +44,13 @@ export interface DatabaseHandle {
  * level of their severity (default: a logger at `databaseLogLevel`).
  */
 export async function openDatabase(config: ServerConfig, logger: Logger, databaseLogger?: Logger): Promise<DatabaseHandle> {
-  if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
+  if (config.databaseUrl) return { url: config.databaseUrl, sessionUrl: config.databaseDirectUrl ?? config.databaseUrl, embedded: null };
   logger.info('starting the embedded PostgreSQL', { dataDir: config.dataDir });
   const postgresLogger = databaseLogger ?? createLogger(config.databaseLogLevel);
   const embedded = await startEmbeddedPostgres(config.dataDir, (line) => logPostgresLine(postgresLogger, line), {
     startTimeoutMs: config.databaseStartTimeoutMs,
   });
-  return { url: embedded.url, embedded };
+  return { url: embedded.url, sessionUrl: embedded.url, embedded };
 }
 
 function redactUrl(url: string): string {
@@ -86,7 +91,8 @@ const RETRY_MS = 1000;
 function transientConnectFailure(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown } } | undefined;
   if (TRANSIENT_CONNECT_CODES.has(String(e?.code)) || TRANSIENT_CONNECT_CODES.has(String(e?.cause?.code))) return true;
-  return /timeout|timed out|terminated/i.test(String(e?.message ?? ''));
+  // Whole words: PgBouncer's `unsupported startup parameter: statement_timeout` is for good.
+  return /\btimeout\b|timed out|terminated/i.test(String(e?.message ?? ''));
 }
 
 const EXPIRED = Symbol('expired');
@@ -159,12 +165,19 @@ export async function connectDatabase(url: string, logger?: Logger, pool?: PoolO
  * is rolled back when the connection closes (each of its statements is also cancelled by
  * PostgreSQL past the deadline).
  */
-export async function migrateWithin(orm: MikroORM, timeoutMs: number, describe: () => Promise<string>, logger?: Logger): Promise<string[]> {
+export async function migrateWithin(
+  orm: MikroORM,
+  timeoutMs: number,
+  describe: () => Promise<string>,
+  logger?: Logger,
+  sessionUrl?: string,
+): Promise<string[]> {
   const until = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
   let locked = false;
   const migration = migrate(orm, {
     timeoutMs: timeoutMs > 0 ? timeoutMs + 1000 : 0,
     lockUntil: until,
+    sessionUrl,
     onWait: () => logger?.info('another process is applying the migrations: waiting for it to finish', { timeoutMs }),
     onLocked: () => {
       locked = true;
@@ -247,7 +260,7 @@ export async function prepareDatabase(
       await awaitMigrations(db.url, config.migrationTimeoutMs, describe, logger);
       return { db, orm, applied: [] };
     }
-    const applied = await migrateWithin(orm, config.migrationTimeoutMs, describe, logger);
+    const applied = await migrateWithin(orm, config.migrationTimeoutMs, describe, logger, db.sessionUrl);
     return { db, orm, applied };
   } catch (err) {
     // The pool waits for the connections in use: a migration past its deadline holds one until
@@ -302,7 +315,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       logger.info(
         'several OpenID issuers are trusted and none checks opaque tokens (OIDC_OPAQUE_ISSUER): only JWT access tokens are accepted',
       );
-    const metrics = new MetricIndexes(logger, { maxIndexes: config.maxMetricIndexes });
+    const metrics = new MetricIndexes(logger, { maxIndexes: config.maxMetricIndexes, sessionUrl: db.sessionUrl });
     const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
     const compares = new CompareCache({ ttlMs: config.totalsCacheSeconds * 1000 });
     const schemas = new SchemaCompiler({ maxBytes: config.maxSchemaBytes, maxNodes: config.maxSchemaNodes });
@@ -341,7 +354,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     // Totals are forgotten when any process (or anyone) writes: PostgreSQL notifies every listener;
     // with replicas, every process also learns where each caller's writes left the primary.
     const positions = context.writePositions;
-    const listener = new ChangeListener(db.url, logger, {
+    const listener = new ChangeListener(db.sessionUrl, logger, {
       change: () => {
         totals.invalidate();
         compares.invalidate();

@@ -88,6 +88,8 @@ export interface MigrateOptions {
   onWait?: () => void;
   /** Called once the lock is held, before the migrations are read. */
   onLocked?: () => void;
+  /** Where the lock's own connection goes (DATABASE_DIRECT_URL); default: the ORM's URL. */
+  sessionUrl?: string;
 }
 
 /**
@@ -99,7 +101,7 @@ export interface MigrateOptions {
  */
 export async function migrate(orm: MikroORM, options: MigrateOptions = {}): Promise<string[]> {
   return withOwnConnection(
-    orm.em,
+    options.sessionUrl ?? orm.config.get('clientUrl')!,
     async (run) => {
       const until = options.lockUntil ?? Infinity;
       if (!(await lockWithin(run, MIGRATION_LOCK, { until, onWait: options.onWait }))) throw new MigrationsBusyError();

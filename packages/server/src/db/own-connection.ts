@@ -1,5 +1,4 @@
 import pg from 'pg';
-import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** Runs one statement on the connection; returns its rows. */
 export type OwnRun = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
@@ -10,14 +9,18 @@ export type OwnRun = (sql: string, params?: unknown[]) => Promise<Record<string,
  * cut by the application pool's statement timeout nor holds one of its connections meanwhile, and
  * the session-level advisory locks taken on it (db/advisory-lock.ts) end with it. DDL is composed
  * by the server; parameters are for the other statements (DDL takes none).
+ *
+ * `url` is the database's session URL (DATABASE_DIRECT_URL, else DATABASE_URL): behind PgBouncer in
+ * transaction mode a lock would stay with whichever server connection took it, held after this
+ * connection ends, and an unlock could reach another server connection.
  */
 export async function withOwnConnection<T>(
-  em: EntityManager,
+  url: string,
   work: (run: OwnRun) => Promise<T>,
   applicationName = 'benchmarks-server maintenance',
 ): Promise<T> {
   const client = new pg.Client({
-    connectionString: em.config.get('clientUrl'),
+    connectionString: url,
     application_name: applicationName,
     connectionTimeoutMillis: 5_000,
   });

@@ -214,8 +214,6 @@ class ExportCursor {
       connectionString: em.config.get('clientUrl'),
       application_name: 'benchmarks-server export',
       connectionTimeoutMillis: 5_000,
-      statement_timeout: services.statementTimeoutMs,
-      idle_in_transaction_session_timeout: services.idleTimeoutMs ?? 60_000,
     });
     client.on('error', () => {}); // reported by the fetch that fails
     try {
@@ -226,7 +224,13 @@ class ExportCursor {
     const cursor = new ExportCursor(client);
     try {
       await client.query('begin isolation level repeatable read read only');
-      // The first statement takes the snapshot: the versions are those the cursor's rows see.
+      // The timeouts are the transaction's, not sent at connect: PgBouncer refuses startup
+      // parameters it does not know, and in its transaction mode the transaction is the session.
+      // This first statement takes the snapshot: the versions read next are those the cursor's rows see.
+      await client.query(`select set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $2, true)`, [
+        String(services.statementTimeoutMs),
+        String(services.idleTimeoutMs ?? 60_000),
+      ]);
       if (format === 'ndjson') cursor.versions = await CatalogueVersions.read(client);
       await client.query(`declare export_rows no scroll cursor for ${text}`, values);
       return cursor;

@@ -143,6 +143,7 @@ export class MetricIndexes {
   private readonly maxIndexes: number;
   private readonly recheckMs: number;
   private readonly retryMs: number;
+  private readonly sessionUrl: string | undefined;
   private retry: NodeJS.Timeout | undefined;
 
   constructor(
@@ -154,11 +155,14 @@ export class MetricIndexes {
       recheckMs?: number;
       /** How soon the indexes left to another process are looked at again. */
       retryMs?: number;
+      /** Where the builds and their locks run (DATABASE_DIRECT_URL); default: the URL of the EntityManager given. */
+      sessionUrl?: string;
     } = {},
   ) {
     this.maxIndexes = options.maxIndexes ?? 200;
     this.recheckMs = options.recheckMs ?? 30_000;
     this.retryMs = options.retryMs ?? 5_000;
+    this.sessionUrl = options.sessionUrl;
   }
 
   /**
@@ -234,7 +238,7 @@ export class MetricIndexes {
     let busy = false;
     // A build may take minutes on a large table: on a connection of its own, without the
     // application pool's statement timeout, holding none of the pool's connections.
-    await withOwnConnection(em, async (run) => {
+    await withOwnConnection(this.sessionUrl ?? em.config.get('clientUrl')!, async (run) => {
       for (const [base, names] of drops) {
         if (this.closed) return;
         if ((await this.locked(run, base, () => this.dropUnwanted(em, run, names))) === BUSY) busy = true;

@@ -14,7 +14,8 @@ import { freePort } from '../../src/db/embedded.ts';
 const run = promisify(execFile);
 export const PG15_BIN = '/usr/lib/postgresql/15/bin';
 
-function asPostgres(): { uid?: number; gid?: number } {
+/** As root: the ids of the `postgres` user and group, for running PostgreSQL's tools (and PgBouncer) as that user. */
+export function asPostgres(): { uid?: number; gid?: number } {
   if (userInfo().uid !== 0) return {};
   return { uid: idOf('/etc/passwd', 'postgres'), gid: idOf('/etc/group', 'postgres') };
 }
