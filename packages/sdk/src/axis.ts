@@ -20,6 +20,10 @@ const clamp = (v: number) => Math.min(Number.MAX_VALUE, Math.max(-Number.MAX_VAL
 /** Half of `hi - lo`: finite for any finite ends, where `hi - lo` overflows (-1.7e308 to 1.7e308). */
 const halfSpan = (lo: number, hi: number) => hi / 2 - lo / 2;
 
+/** Whether [lo, hi] is too narrow to draw as a range: it is drawn as one value. */
+const isNarrow = (lo: number, hi: number) =>
+  halfSpan(lo, hi) * 2 < Math.max(Math.max(Math.abs(lo), Math.abs(hi)) * MIN_RELATIVE_SPAN, MIN_SPAN);
+
 /**
  * A range the charts can draw: `lo < hi`, both finite, wide enough for distinct round ticks,
  * widened by `margin` (a fraction of the width) on each side. A range narrower than a billionth of
@@ -31,7 +35,7 @@ const halfSpan = (lo: number, hi: number) => hi / 2 - lo / 2;
  */
 export function drawableRange(lo: number, hi: number, margin = 0): [number, number] {
   if (!(Number.isFinite(lo) && Number.isFinite(hi) && lo <= hi)) [lo, hi] = [-1, 1];
-  else if (halfSpan(lo, hi) * 2 < Math.max(Math.max(Math.abs(lo), Math.abs(hi)) * MIN_RELATIVE_SPAN, MIN_SPAN)) {
+  else if (isNarrow(lo, hi)) {
     const centre = lo / 2 + hi / 2;
     const pad = Math.abs(centre) * 0.1;
     [lo, hi] = pad >= MIN_SPAN ? [clamp(centre - pad), clamp(centre + pad)] : [-1, 1];
@@ -111,16 +115,20 @@ export interface ValueAxis {
   lo: number;
   hi: number;
   ticks: Ticks;
-  /** From 0 (at `lo`) to 1 (at `hi`), finite for any value. */
+  /** Where a value is on the axis (a tick): from 0 (at `lo`) to 1 (at `hi`), finite for any value. */
   at: (v: number) => number;
+  /** Where a group's value is drawn: `at`, except that values too close to draw apart share one place. */
+  drawn: (v: number) => number;
 }
 
 /**
  * The value axis of a comparison: every finite p5, p95, median and interval end of `groups`, in a
- * `drawableRange` widened by `margin` on each side.
+ * `drawableRange` widened by `margin` on each side. Values too close to draw apart are drawn at
+ * one place (not on both sides of a pixel or a column).
  * @example
  * const axis = valueAxis(comparison.groups, 0.05);
- * const x = (v: number) => left + axis.at(v) * width;
+ * const tickX = axis.ticks.values.map((v) => left + axis.at(v) * width);
+ * const medianX = left + axis.drawn(comparison.groups[0].median) * width;
  */
 export function valueAxis(groups: readonly DrawnGroup[], margin = 0): ValueAxis {
   let lo = Number.POSITIVE_INFINITY;
@@ -132,6 +140,8 @@ export function valueAxis(groups: readonly DrawnGroup[], margin = 0): ValueAxis 
       hi = Math.max(hi, v);
     }
   }
+  const one = Number.isFinite(lo) && isNarrow(lo, hi) ? lo / 2 + hi / 2 : undefined;
   [lo, hi] = drawableRange(lo, hi, margin);
-  return { lo, hi, ticks: ticks(lo, hi), at: scaleOf(lo, hi) };
+  const at = scaleOf(lo, hi);
+  return { lo, hi, ticks: ticks(lo, hi), at, drawn: one === undefined ? at : (v) => at(Number.isFinite(v) ? one : v) };
 }

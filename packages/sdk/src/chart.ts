@@ -82,12 +82,14 @@ export function renderCompareSvg(answer: CompareAnswer, benchmarkName: string): 
   }
   // 5% of the range on each side, so that no mark sits on the plot's edge.
   const axis = valueAxis(groups, 0.05);
-  const x = (v: number) => (PLOT_LEFT + axis.at(v) * (PLOT_RIGHT - PLOT_LEFT)).toFixed(1);
+  const plotX = (at: number) => (PLOT_LEFT + at * (PLOT_RIGHT - PLOT_LEFT)).toFixed(1);
+  const x = (v: number) => plotX(axis.drawn(v));
   const axisY = TOP + groups.length * ROW + 6;
   axis.ticks.values.forEach((v, i) => {
+    const tickX = plotX(axis.at(v));
     out.push(
-      `<line x1="${x(v)}" y1="${TOP - 4}" x2="${x(v)}" y2="${axisY}" stroke="#eeeeee"/>`,
-      `<text x="${x(v)}" y="${axisY + 16}" text-anchor="middle" fill="#333333">${xmlEscape(axis.ticks.labels[i]!)}</text>`,
+      `<line x1="${tickX}" y1="${TOP - 4}" x2="${tickX}" y2="${axisY}" stroke="#eeeeee"/>`,
+      `<text x="${tickX}" y="${axisY + 16}" text-anchor="middle" fill="#333333">${xmlEscape(axis.ticks.labels[i]!)}</text>`,
     );
   });
   out.push(`<line x1="${PLOT_LEFT}" y1="${axisY}" x2="${PLOT_RIGHT}" y2="${axisY}" stroke="#333333"/>`);

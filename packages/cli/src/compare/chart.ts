@@ -88,12 +88,13 @@ export function compareChart(answer: Comparison, look: Look): string[] {
   const indent = rankWidth + 2 + labelWidth + 2;
   const width = Math.max(MIN_PLOT, look.width - indent - 1);
   const scale = valueAxis(groups);
-  const x = (v: number) => Math.round(scale.at(v) * (width - 1));
+  const column = (at: number) => Math.round(at * (width - 1));
+  const x = (v: number) => column(scale.drawn(v));
   const rows = groups.map((g, i) => {
     const label = `${ranks[i]!.padStart(rankWidth)}  ${labels[i]!}${' '.repeat(labelWidth - [...labels[i]!].length)}  `;
     return paint(look, g.rank === null ? 'dim' : undefined, label) + plotRow(g, x, width, glyphs, look);
   });
-  const [line, values] = axis(scale.ticks, x, width, glyphs);
+  const [line, values] = axis(scale.ticks, (v) => column(scale.at(v)), width, glyphs);
   const pad = ' '.repeat(indent);
   const percent = num(answer.confidence * 100);
   const legend = look.unicode
