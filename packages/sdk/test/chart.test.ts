@@ -12,7 +12,7 @@ import type { Reply } from '../src/index.ts';
 import { boundedModule, type BoundedModule } from './support/bounded.ts';
 
 const MAX = Number.MAX_VALUE;
-const CHART = new URL('../src/chart.ts', import.meta.url);
+const CHART = new URL('./support/chart-module.ts', import.meta.url);
 
 /** Runs `body` with the chart module loaded in a bounded worker. */
 async function withChart(body: (chart: BoundedModule) => Promise<void>): Promise<void> {
@@ -66,15 +66,17 @@ function comparison(groups: number[][]): Comparison {
   };
 }
 
+const increasing = (xs: number[]) => xs.every((x, i) => i === 0 || x > xs[i - 1]!);
+
 /** What every tick axis must be: a few increasing finite values in the drawn range, labelled exactly and distinctly. */
 function assertTicks({ values, labels }: Ticks, lo: number, hi: number, context: string): void {
   const [from, to] = drawableRange(lo, hi);
   const slack = (to / 2 - from / 2) * 1e-9;
   assert.ok(values.length >= 2 && values.length <= MAX_TICKS, `${context}: ${values.length} ticks`);
   assert.is(labels.length, values.length, context);
+  assert.ok(increasing(values), `${context}: ticks ${values}`);
   values.forEach((v, i) => {
     assert.ok(Number.isFinite(v) && v >= from - slack && v <= to + slack, `${context}: tick ${v} outside [${from}, ${to}]`);
-    if (i > 0) assert.ok(v > values[i - 1]!, `${context}: ticks increasing`);
     assert.is(Number(labels[i]), v === 0 ? 0 : v, `${context}: label ${labels[i]} is the tick ${v}`);
     assert.ok(labels[i]!.length <= 20, `${context}: label ${labels[i]} readable`);
   });
@@ -86,8 +88,9 @@ function assertChart(svg: string, groups: number[][], context: string): void {
   assert.ok(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"') && svg.endsWith('</svg>\n'), context);
   assert.not.match(svg, /NaN|Infinity/, context);
   assert.ok(svg.length <= 4000 + 1000 * groups.length, `${context}: ${svg.length} characters`);
-  const gridLines = svg.match(/stroke="#eeeeee"/g) ?? [];
-  assert.ok(gridLines.length >= 2 && gridLines.length <= MAX_TICKS, `${context}: ${gridLines.length} ticks`);
+  const grid = [...svg.matchAll(/<line x1="([^"]*)"[^>]*stroke="#eeeeee"/g)].map((m) => Number(m[1]));
+  assert.ok(grid.length >= 2 && grid.length <= MAX_TICKS, `${context}: ${grid.length} ticks`);
+  assert.ok(increasing(grid), `${context}: ticks at ${grid}`);
   for (const [, name, value] of svg.matchAll(/ (x|x1|x2|width)="([^"]*)"/g)) {
     const n = Number(value);
     assert.ok(Number.isFinite(n) && n >= 0 && n <= 860, `${context}: ${name}="${value}"`);
@@ -133,6 +136,27 @@ test('ticks: two values one float step apart (1815.85, 1815.8500000000001; 2^53,
     assert.equal(await chart.call('ticks', 0.11, 0.19), { values: [0.12, 0.14, 0.16, 0.18], labels: ['0.12', '0.14', '0.16', '0.18'] });
     assert.equal((await chart.call<Ticks>('ticks', -1.7e308, 1.7e308)).labels, ['-1e+308', '0', '1e+308']);
     for (const [lo, hi] of EXACT) assertTicks(await chart.call('ticks', lo, hi), lo, hi, `ticks(${lo}, ${hi})`);
+  });
+});
+
+test('valueAxis: values too close to draw apart are drawn at one place, on an axis with round ticks around them', async () => {
+  await withChart(async (chart) => {
+    const one = (v: number) => ({ p5: v, p95: v, median: v, median_ci: [v, v] });
+    type Positions = { ticks: number[]; at: number[]; drawn: number[] };
+    for (const [lo, hi] of [
+      [1815.85, 1815.8500000000001],
+      [2 ** 53, 2 ** 53 + 2],
+      [MAX, MAX],
+      [Number.MIN_VALUE, 2 * Number.MIN_VALUE],
+    ] as const) {
+      const { ticks, drawn } = await chart.call<Positions>('positions', [one(lo), one(hi)], 0, [lo, hi]);
+      assert.is(drawn[0], drawn[1], `${lo} and ${hi}`);
+      assert.ok(drawn[0]! > 0.49 && drawn[0]! <= 1, `${lo} at the middle (or the end at the largest double): ${drawn[0]}`);
+      assert.ok(ticks.length >= 2, `${lo}: ticks ${ticks}`);
+      assert.ok(increasing(ticks) && ticks[0]! >= 0 && ticks.at(-1)! <= 1, `${lo}: ticks at ${ticks}`);
+    }
+    const plain = await chart.call<Positions>('positions', [one(0), one(10)], 0, [0, 2.5, 10, -1, 11, Number.NaN]);
+    assert.equal(plain, { ticks: [0, 0.2, 0.4, 0.6, 0.8, 1], at: [0, 0.25, 1, 0, 1, 0], drawn: [0, 0.25, 1, 0, 1, 0] });
   });
 });
 
