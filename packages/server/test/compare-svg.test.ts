@@ -69,7 +69,7 @@ test('chart: escaping drops what XML cannot hold; ticks are round and cover the 
   assert.ok(values[0]! >= -1234 && values.at(-1)! <= 98765 && values.length >= 3 && values.length <= 12, String(values));
 });
 
-test('GET /results:compare?format=svg: two results one float step apart (1815.85 and 1815.8500000000001, 2^53 and 2^53 + 2) answer 200 with a chart', async () => {
+test('GET /results:compare?format=svg: two results one float step apart (1815.85 and 1815.8500000000001, 2^53 and 2^53 + 2), tiny or huge answer 200 with a chart', async () => {
   // Drawing these once looped forever (the tick step did not move the tick) until the server ran out of memory.
   const seed = await createSeeder(t);
   const benchmark = await seed.benchmark();
@@ -77,14 +77,17 @@ test('GET /results:compare?format=svg: two results one float step apart (1815.85
   const [a, b] = [await seed.flavor(site.id, { name: 'a' }), await seed.flavor(site.id, { name: 'b' })];
   const uploader = await t.user('near-equal-uploader');
   for (const [flavor, json] of [
-    [a, { score: 1815.85, big: 2 ** 53 }],
-    [b, { score: 1815.8500000000001, big: 2 ** 53 + 2 }],
+    [a, { score: 1815.85, big: 2 ** 53, tiny: 1e-300, huge: -1e308 }],
+    [b, { score: 1815.8500000000001, big: 2 ** 53 + 2, tiny: 2e-300, huge: 1e308 }],
   ] as const) {
     assert.is((await upload(t, uploader, { benchmark_id: benchmark.id, flavor_id: flavor.id }, json)).status, 201);
   }
   const charts = [
     { metric: 'json.score', medians: [1815.8500000000001, 1815.85], ticks: ['1700', '1800', '1900', '2000'] },
     { metric: 'json.big', medians: [2 ** 53 + 2, 2 ** 53], ticks: ['8.5e+15', '9e+15', '9.5e+15'] },
+    // Before, a 500 (toFixed asked for 301 decimals) and NaN coordinates (the range overflowed to Infinity).
+    { metric: 'json.tiny', medians: [2e-300, 1e-300], ticks: ['1e-300', '1.2e-300', '1.4e-300', '1.6e-300', '1.8e-300', '2e-300'] },
+    { metric: 'json.huge', medians: [1e308, -1e308], ticks: ['-1e+308', '-5e+307', '0', '5e+307', '1e+308'] },
   ];
   for (const { metric, medians, ticks } of charts) {
     const query = { benchmark_id: benchmark.id, metric };
