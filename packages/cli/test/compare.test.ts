@@ -156,6 +156,39 @@ test('compare: filters, --by site, --better, --confidence, --min-samples and --r
   assert.equal([value.rank_by, value.groups[0].rank, value.groups[0].per_price.median], ['price', 1, 8.0825]);
 });
 
+test('compare: two results one float step apart (1815.85 and 1815.8500000000001, 2^53 and 2^53 + 2) draw a text chart and an SVG', async () => {
+  // Drawing these once looped forever; a small heap makes that fail at once instead of taking the machine's memory.
+  const env = { NODE_OPTIONS: '--max-old-space-size=128' };
+  const schema = { type: 'object', properties: { score: { type: 'number' }, big: { type: 'number' } } };
+  const near = (await sdk.benchmarks.create({ container_image: 'ghcr.io/cli-test/near', container_tag: '1', json_schema: schema })).id;
+  const site = await sdk.sites.create({ name: 'Near', address: 'z' });
+  const [a, b] = [(await sdk.flavors.create(site.id, { name: 'a' })).id, (await sdk.flavors.create(site.id, { name: 'b' })).id];
+  await sdk.results.createMany([
+    { benchmark_id: near, flavor_id: a, execution_datetime: '2025-03-01T10:00:00Z', json: { score: 1815.85, big: 2 ** 53 } },
+    { benchmark_id: near, flavor_id: b, execution_datetime: '2025-03-01T10:00:00Z', json: { score: 1815.8500000000001, big: 2 ** 53 + 2 } },
+  ]);
+  for (const [metric, axis] of [
+    ['score', /^ +1700 +1800 +1900$/],
+    ['big', /^ +8\.5e\+15 +9e\+15 +9\.5e\+15$/],
+  ] as const) {
+    const args = ['compare', '--benchmark', near, '--metric', metric];
+    const text = await box.run(args, { env });
+    assert.is(text.code, 0, text.stderr);
+    const out = lines(text.stdout);
+    const rows = out.filter((l) => /^- {2}Near \/ [ab] \(1\) +\|$/.test(l));
+    assert.is(rows.length, 2, text.stdout);
+    assert.is(rows[0]!.length, rows[1]!.length, 'both medians drawn in one column');
+    assert.ok(
+      out.some((l) => axis.test(l)),
+      text.stdout,
+    );
+    const svg = await box.run([...args, '-o', 'svg'], { env });
+    assert.is(svg.code, 0, svg.stderr);
+    assert.not.match(svg.stdout, /NaN|Infinity/);
+    assert.is(svg.stdout, await sdk.results.compareSvg({ benchmark_id: near, metric: `json.${metric}` }), "the server's chart");
+  }
+});
+
 test('compare: bad options are usage errors (exit 2) with one clear line; an unknown benchmark exits 1', async () => {
   const runs = await Promise.all([
     box.run(['compare', '--benchmark', NAME]),

@@ -7,7 +7,10 @@
  * document holds no script, no link and no external reference.
  */
 import type { Static } from '@sinclair/typebox';
+import { valueAxis } from './axis.ts';
 import type { Comparison } from './contract/compare.ts';
+
+export { MAX_TICKS, ticks, valueAxis, type Ticks, type ValueAxis } from './axis.ts';
 
 type CompareAnswer = Static<typeof Comparison>;
 type CompareGroupAnswer = CompareAnswer['groups'][number];
@@ -51,33 +54,6 @@ export function groupLabel(group: CompareGroupAnswer): string {
   return `${shorten(name)} (${group.n})`;
 }
 
-/**
- * Round tick values covering [lo, hi]: steps of 1, 2 or 5 times a power of ten, about six of them.
- * @example
- * ticks(0, 10) // { values: [0, 2, 4, 6, 8, 10], decimals: 0 }
- */
-export function ticks(lo: number, hi: number): { values: number[]; decimals: number } {
-  const raw = (hi - lo) / 6;
-  const power = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
-  const values: number[] = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) values.push(Number(v.toPrecision(12)));
-  return { values, decimals: Math.max(0, -Math.floor(Math.log10(step))) };
-}
-
-/** The value range drawn: every p5…p95 and interval, with a margin; never empty. */
-function domain(groups: readonly CompareGroupAnswer[]): [number, number] {
-  let lo = Math.min(...groups.map((g) => Math.min(g.p5, g.median_ci[0])));
-  let hi = Math.max(...groups.map((g) => Math.max(g.p95, g.median_ci[1])));
-  if (lo === hi) {
-    const pad = Math.abs(lo) * 0.1 || 1;
-    lo -= pad;
-    hi += pad;
-  }
-  const margin = (hi - lo) * 0.05;
-  return [lo - margin, hi + margin];
-}
-
 const fmt = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4))));
 
 /**
@@ -104,16 +80,18 @@ export function renderCompareSvg(answer: CompareAnswer, benchmarkName: string): 
     out.push(`<text x="16" y="${TOP + 18}" fill="#555555">No result has a number at ${xmlEscape(answer.metric)}.</text>`, '</svg>');
     return out.join('\n');
   }
-  const [lo, hi] = domain(groups);
-  const x = (v: number) => (PLOT_LEFT + ((v - lo) / (hi - lo)) * (PLOT_RIGHT - PLOT_LEFT)).toFixed(1);
+  // 5% of the range on each side, so that no mark sits on the plot's edge.
+  const axis = valueAxis(groups, 0.05);
+  const plotX = (at: number) => (PLOT_LEFT + at * (PLOT_RIGHT - PLOT_LEFT)).toFixed(1);
+  const x = (v: number) => plotX(axis.drawn(v));
   const axisY = TOP + groups.length * ROW + 6;
-  const { values, decimals } = ticks(lo, hi);
-  for (const v of values) {
+  axis.ticks.values.forEach((v, i) => {
+    const tickX = plotX(axis.at(v));
     out.push(
-      `<line x1="${x(v)}" y1="${TOP - 4}" x2="${x(v)}" y2="${axisY}" stroke="#eeeeee"/>`,
-      `<text x="${x(v)}" y="${axisY + 16}" text-anchor="middle" fill="#333333">${v.toFixed(decimals)}</text>`,
+      `<line x1="${tickX}" y1="${TOP - 4}" x2="${tickX}" y2="${axisY}" stroke="#eeeeee"/>`,
+      `<text x="${tickX}" y="${axisY + 16}" text-anchor="middle" fill="#333333">${xmlEscape(axis.ticks.labels[i]!)}</text>`,
     );
-  }
+  });
   out.push(`<line x1="${PLOT_LEFT}" y1="${axisY}" x2="${PLOT_RIGHT}" y2="${axisY}" stroke="#333333"/>`);
   out.push(
     `<text x="${(PLOT_LEFT + PLOT_RIGHT) / 2}" y="${axisY + 34}" text-anchor="middle" fill="#333333">${xmlEscape(answer.metric)}</text>`,

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
-import { createSeeder } from './support/seed.ts';
+import { createSeeder, upload } from './support/seed.ts';
 import { ticks, xmlEscape } from '@benchmarks/sdk/chart';
 
 let t: TestServer;
@@ -64,9 +64,48 @@ test('chart: escaping drops what XML cannot hold; ticks are round and cover the 
   assert.is(xmlEscape('a\u0000b\u0007c<&>"\''), 'abc&lt;&amp;&gt;&quot;&apos;');
   assert.is(xmlEscape('\uD800x'), 'x');
   assert.equal(ticks(0, 10).values, [0, 2, 4, 6, 8, 10]);
-  assert.equal(ticks(0.11, 0.19), { values: [0.12, 0.14, 0.16, 0.18], decimals: 2 });
+  assert.equal(ticks(0.11, 0.19), { values: [0.12, 0.14, 0.16, 0.18], labels: ['0.12', '0.14', '0.16', '0.18'] });
   const { values } = ticks(-1234, 98765);
   assert.ok(values[0]! >= -1234 && values.at(-1)! <= 98765 && values.length >= 3 && values.length <= 12, String(values));
+});
+
+test('GET /results:compare?format=svg: two results one float step apart (1815.85 and 1815.8500000000001, 2^53 and 2^53 + 2), tiny or huge answer 200 with a chart', async () => {
+  // Drawing these once looped forever (the tick step did not move the tick) until the server ran out of memory.
+  const seed = await createSeeder(t);
+  const benchmark = await seed.benchmark();
+  const site = await seed.site({ name: 'Near' });
+  const [a, b] = [await seed.flavor(site.id, { name: 'a' }), await seed.flavor(site.id, { name: 'b' })];
+  const uploader = await t.user('near-equal-uploader');
+  for (const [flavor, json] of [
+    [a, { score: 1815.85, big: 2 ** 53, tiny: 1e-300, huge: -1e308 }],
+    [b, { score: 1815.8500000000001, big: 2 ** 53 + 2, tiny: 2e-300, huge: 1e308 }],
+  ] as const) {
+    assert.is((await upload(t, uploader, { benchmark_id: benchmark.id, flavor_id: flavor.id }, json)).status, 201);
+  }
+  const charts = [
+    { metric: 'json.score', medians: [1815.8500000000001, 1815.85], ticks: ['1700', '1800', '1900', '2000'] },
+    { metric: 'json.big', medians: [2 ** 53 + 2, 2 ** 53], ticks: ['8.5e+15', '9e+15', '9.5e+15'] },
+    // Before, a 500 (toFixed asked for 301 decimals) and NaN coordinates (the range overflowed to Infinity).
+    { metric: 'json.tiny', medians: [2e-300, 1e-300], ticks: ['1e-300', '1.2e-300', '1.4e-300', '1.6e-300', '1.8e-300', '2e-300'] },
+    { metric: 'json.huge', medians: [1e308, -1e308], ticks: ['-1e+308', '-5e+307', '0', '5e+307', '1e+308'] },
+  ];
+  for (const { metric, medians, ticks } of charts) {
+    const query = { benchmark_id: benchmark.id, metric };
+    const json = await t.request('GET', '/results:compare', { query });
+    assert.equal(
+      json.body.groups.map((g: { median: number }) => g.median),
+      medians,
+      'the values reach the chart unrounded',
+    );
+    const res = await t.request('GET', '/results:compare', { query: { ...query, format: 'svg' } });
+    assert.is(res.status, 200);
+    assert.match(res.headers.get('content-type')!, /^image\/svg\+xml/);
+    assert.ok(res.text.startsWith('<svg xmlns="http://www.w3.org/2000/svg"') && res.text.endsWith('</svg>\n'));
+    assert.not.match(res.text, /NaN|Infinity/);
+    assert.is(res.text.match(/<g class="row"/g)?.length, 2);
+    const labels = [...res.text.matchAll(/text-anchor="middle" fill="#333333">([^<]*)<\/text>/g)].map((m) => m[1]);
+    assert.equal(labels, [...ticks, metric]);
+  }
 });
 
 test('GET /results:compare?format=svg in Chromium: well-formed, rendered, rows in the answer order', async () => {

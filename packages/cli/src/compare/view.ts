@@ -39,7 +39,7 @@ const GAP = 2;
 
 /** The columns that fit the width, dropping the droppable ones in their order while they do not. */
 function fitting(cols: Column[], groups: readonly Group[], width: number): { cols: Column[]; widths: number[] } {
-  const widthOf = (c: Column) => Math.max(length(c.header), ...groups.map((g) => length(c.cell(g))));
+  const widthOf = (c: Column) => groups.reduce((w, g) => Math.max(w, length(c.cell(g))), length(c.header));
   let kept = cols;
   for (;;) {
     const widths = kept.map(widthOf);
