@@ -52,30 +52,67 @@ export function groupLabel(group: CompareGroupAnswer): string {
 }
 
 /**
- * Round tick values covering [lo, hi]: steps of 1, 2 or 5 times a power of ten, about six of them.
+ * Round tick values covering [lo, hi]: steps of 1, 2 or 5 times a power of ten, about six of them
+ * (at most 13, whatever the range: values near ±1.8e308, a range of a few float steps, where
+ * adding a step no longer changes a value, or one of a few subnormals, which has only its ends).
  * @example
  * ticks(0, 10) // { values: [0, 2, 4, 6, 8, 10], decimals: 0 }
  */
 export function ticks(lo: number, hi: number): { values: number[]; decimals: number } {
-  const raw = (hi - lo) / 6;
+  if (!(Number.isFinite(lo) && Number.isFinite(hi) && lo < hi)) return { values: Number.isFinite(lo) ? [lo] : [], decimals: 0 };
+  const raw = Number.isFinite(hi - lo) ? (hi - lo) / 6 : hi / 6 - lo / 6;
   const power = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
+  if (!(step > 0 && Number.isFinite(step))) return { values: [lo, hi], decimals: 0 };
+  const first = Math.ceil(lo / step);
   const values: number[] = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) values.push(Number(v.toPrecision(12)));
+  for (let i = 0; i <= 12; i++) {
+    const v = (first + i) * step;
+    if (v > hi + step * 1e-9) break;
+    const value = Number(v.toPrecision(12));
+    if (Number.isFinite(value) && value !== values.at(-1)) values.push(value);
+  }
   return { values, decimals: Math.max(0, -Math.floor(Math.log10(step))) };
 }
 
-/** The value range drawn: every p5…p95 and interval, with a margin; never empty. */
+/**
+ * A tick's label: `decimals` places (from {@link ticks}), or the shortest exponent form when that
+ * would be too long (beyond 20 places, or from 1e21).
+ * @example
+ * tickLabel(2.5, 1) // '2.5'
+ * tickLabel(1.5e-200, 201) // '1.5e-200'
+ */
+export function tickLabel(value: number, decimals: number): string {
+  return decimals <= 20 && Math.abs(value) < 1e21 ? value.toFixed(decimals) : String(value);
+}
+
+/**
+ * Where a value lies between `lo` and `hi` (lo < hi): 0 at lo, 1 at hi. A range wider than the
+ * largest double (values near −1.8e308 and 1.8e308) is measured in halves, so nothing overflows.
+ * @example
+ * along(0, 10)(2.5) // 0.25
+ */
+export function along(lo: number, hi: number): (value: number) => number {
+  const h = Number.isFinite(hi - lo) ? 1 : 0.5;
+  const span = hi * h - lo * h;
+  return (value) => (value * h - lo * h) / span;
+}
+
+/** `value` within the finite doubles. */
+const finite = (value: number) => Math.min(Number.MAX_VALUE, Math.max(-Number.MAX_VALUE, value));
+
+/** The value range drawn: every p5…p95 and interval, with a margin, within the finite doubles; never empty. */
 function domain(groups: readonly CompareGroupAnswer[]): [number, number] {
   let lo = Math.min(...groups.map((g) => Math.min(g.p5, g.median_ci[0])));
   let hi = Math.max(...groups.map((g) => Math.max(g.p95, g.median_ci[1])));
   if (lo === hi) {
     const pad = Math.abs(lo) * 0.1 || 1;
-    lo -= pad;
-    hi += pad;
+    lo = finite(lo - pad);
+    hi = finite(hi + pad);
   }
-  const margin = (hi - lo) * 0.05;
-  return [lo - margin, hi + margin];
+  const span = hi - lo;
+  const margin = Number.isFinite(span) ? span * 0.05 : hi * 0.05 - lo * 0.05;
+  return [finite(lo - margin), finite(hi + margin)];
 }
 
 const fmt = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4))));
@@ -105,13 +142,14 @@ export function renderCompareSvg(answer: CompareAnswer, benchmarkName: string): 
     return out.join('\n');
   }
   const [lo, hi] = domain(groups);
-  const x = (v: number) => (PLOT_LEFT + ((v - lo) / (hi - lo)) * (PLOT_RIGHT - PLOT_LEFT)).toFixed(1);
+  const at = along(lo, hi);
+  const x = (v: number) => (PLOT_LEFT + at(v) * (PLOT_RIGHT - PLOT_LEFT)).toFixed(1);
   const axisY = TOP + groups.length * ROW + 6;
   const { values, decimals } = ticks(lo, hi);
   for (const v of values) {
     out.push(
       `<line x1="${x(v)}" y1="${TOP - 4}" x2="${x(v)}" y2="${axisY}" stroke="#eeeeee"/>`,
-      `<text x="${x(v)}" y="${axisY + 16}" text-anchor="middle" fill="#333333">${v.toFixed(decimals)}</text>`,
+      `<text x="${x(v)}" y="${axisY + 16}" text-anchor="middle" fill="#333333">${tickLabel(v, decimals)}</text>`,
     );
   }
   out.push(`<line x1="${PLOT_LEFT}" y1="${axisY}" x2="${PLOT_RIGHT}" y2="${axisY}" stroke="#333333"/>`);

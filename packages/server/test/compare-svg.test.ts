@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { launchChromium } from './support/browser.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder } from './support/seed.ts';
-import { ticks, xmlEscape } from '@benchmarks/sdk/chart';
+import { along, renderCompareSvg, tickLabel, ticks, xmlEscape } from '@benchmarks/sdk/chart';
 
 let t: TestServer;
 let benchmarkId: string;
@@ -67,6 +67,64 @@ test('chart: escaping drops what XML cannot hold; ticks are round and cover the 
   assert.equal(ticks(0.11, 0.19), { values: [0.12, 0.14, 0.16, 0.18], decimals: 2 });
   const { values } = ticks(-1234, 98765);
   assert.ok(values[0]! >= -1234 && values.at(-1)! <= 98765 && values.length >= 3 && values.length <= 12, String(values));
+});
+
+test('chart: ticks end and labels hold at the limits of doubles (±1.8e308, one float step apart, subnormals, 1e-200)', () => {
+  const MAX = Number.MAX_VALUE;
+  // One float step (16) apart at 1e17: adding a step of 5 no longer changed the value, and the loop never ended.
+  assert.equal(ticks(1e17, 1e17 + 16).values, [1e17]);
+  assert.equal(ticks(-MAX, MAX).values, [-1e308, 0, 1e308]);
+  assert.equal(ticks(5e-324, 1e-323).values, [5e-324, 1e-323]);
+  const small = ticks(1e-200, 3e-200);
+  assert.equal(small.values, [1e-200, 1.5e-200, 2e-200, 2.5e-200, 3e-200]);
+  // toFixed(201) throws: the labels take the exponent form.
+  assert.equal(
+    small.values.map((v) => tickLabel(v, small.decimals)),
+    ['1e-200', '1.5e-200', '2e-200', '2.5e-200', '3e-200'],
+  );
+  assert.is(tickLabel(0.5, 2), '0.50');
+  assert.is(tickLabel(-1e308, 0), '-1e+308');
+  assert.equal([along(-MAX, MAX)(0), along(-MAX, MAX)(MAX), along(0, 10)(2.5)], [0.5, 1, 0.25]);
+  const group = (name: string, lo: number, hi: number) => ({
+    site: { id: '5d0c9a7e-2f41-4b8e-8c3a-7e9b1f2d6a40', name: 'S' },
+    flavor: { id: '9e2a7c14-6b3d-4f0e-a1c8-2d5f7b9e3a61', name },
+    n: 2,
+    mean: lo / 2 + hi / 2,
+    stddev: null,
+    min: lo,
+    p5: lo,
+    p25: lo,
+    median: lo / 2 + hi / 2,
+    p75: hi,
+    p95: hi,
+    max: hi,
+    median_ci: [lo, hi] as [number, number],
+    mean_ci: null,
+    rank: 1,
+    price: null,
+    per_price: null,
+    out_of_range: ['stddev' as const, 'mean_ci' as const],
+  });
+  const answer = (groups: ReturnType<typeof group>[]) => ({
+    benchmark_id: '0b6f3c52-8d1e-4f7a-9a51-3c2e1d0f4b7a',
+    metric: 'json.score',
+    group_by: 'flavor' as const,
+    better: 'higher' as const,
+    confidence: 0.95,
+    rank_by: 'metric' as const,
+    matched: 2,
+    excluded: 0,
+    groups,
+  });
+  for (const groups of [
+    [group('limits', -MAX, MAX)],
+    [group('max', MAX, MAX)],
+    [group('steps', 1e17, 1e17 + 16)],
+    [group('tiny', 5e-324, 5e-324)],
+  ]) {
+    const svg = renderCompareSvg(answer(groups), 'b:1');
+    assert.not.match(svg, /NaN|Infinity/, groups[0]!.flavor.name);
+  }
 });
 
 test('GET /results:compare?format=svg in Chromium: well-formed, rendered, rows in the answer order', async () => {

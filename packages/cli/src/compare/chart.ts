@@ -3,7 +3,7 @@
  * available: a thin line from p5 to p95, a thick bar over the median's interval and a mark at the
  * median, then a value axis with round ticks (the same ticks as the SVG chart).
  */
-import { ticks } from '@benchmarks/sdk/chart';
+import { along, tickLabel, ticks } from '@benchmarks/sdk/chart';
 import { groupLabel, num, paint, rankText, type Comparison, type Group, type Look, type Paint } from './look.ts';
 
 interface Glyphs {
@@ -22,13 +22,13 @@ const UNICODE: Glyphs = { line: '─', bar: '━', median: '┃', open: '━', c
 /** The plot's narrowest width, whatever the terminal. */
 const MIN_PLOT = 20;
 
-/** The values drawn: every p5 to p95 and every median interval; never an empty range. */
+/** The values drawn: every p5 to p95 and every median interval; never an empty range, never beyond the finite doubles. */
 function domain(groups: readonly Group[]): [number, number] {
   const lo = Math.min(...groups.map((g) => Math.min(g.p5, g.median_ci[0])));
   const hi = Math.max(...groups.map((g) => Math.max(g.p95, g.median_ci[1])));
   if (lo < hi) return [lo, hi];
   const pad = Math.abs(lo) * 0.1 || 1;
-  return [lo - pad, hi + pad];
+  return [Math.max(-Number.MAX_VALUE, lo - pad), Math.min(Number.MAX_VALUE, hi + pad)];
 }
 
 type Cell = { ch: string; how?: Paint | undefined };
@@ -73,7 +73,7 @@ function axis(lo: number, hi: number, x: (v: number) => number, width: number, g
     const at = x(value);
     if (at < 0 || at >= width) continue;
     line[at] = glyphs.tick;
-    const text = value.toFixed(decimals);
+    const text = tickLabel(value, decimals);
     const start = Math.min(width - text.length, Math.max(0, at - Math.floor(text.length / 2)));
     if (start < free) continue;
     for (let i = 0; i < text.length; i++) labels[start + i] = text[i]!;
@@ -97,7 +97,8 @@ export function compareChart(answer: Comparison, look: Look): string[] {
   const indent = rankWidth + 2 + labelWidth + 2;
   const width = Math.max(MIN_PLOT, look.width - indent - 1);
   const [lo, hi] = domain(groups);
-  const x = (v: number) => Math.round(((v - lo) / (hi - lo)) * (width - 1));
+  const at = along(lo, hi);
+  const x = (v: number) => Math.round(at(v) * (width - 1));
   const rows = groups.map((g, i) => {
     const label = `${ranks[i]!.padStart(rankWidth)}  ${labels[i]!}${' '.repeat(labelWidth - [...labels[i]!].length)}  `;
     return paint(look, g.rank === null ? 'dim' : undefined, label) + plotRow(g, x, width, glyphs, look);
