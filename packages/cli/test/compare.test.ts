@@ -11,6 +11,8 @@ import { createClient, type Client, type CompareQuery } from '@benchmarks/sdk';
 import { renderCompareSvg } from '@benchmarks/sdk/chart';
 import { startTestServer, type TestServer } from '../../server/test/support/harness.ts';
 import { run as compare, type Options } from '../src/commands/compare.ts';
+import type { Comparison, Group } from '../src/compare/look.ts';
+import { compareText } from '../src/compare/view.ts';
 import type { Io } from '../src/io.ts';
 import { lines, sandbox, type Sandbox } from './support/cli.ts';
 
@@ -154,6 +156,55 @@ test('compare: filters, --by site, --better, --confidence, --min-samples and --r
   );
   const value = await json('--rank-by', 'price', '--currency', 'eur', '--flavor', 'CESGA/hpc.fast');
   assert.equal([value.rank_by, value.groups[0].rank, value.groups[0].per_price.median], ['price', 1, 8.0825]);
+});
+
+test('compare: the chart of values near ±1.8e308, one float step apart or subnormal has numbers on its axis, never NaN', () => {
+  const MAX = Number.MAX_VALUE;
+  const group = (name: string, lo: number, hi: number): Group => ({
+    site: { id: '5d0c9a7e-2f41-4b8e-8c3a-7e9b1f2d6a40', name: 'S' },
+    flavor: { id: '9e2a7c14-6b3d-4f0e-a1c8-2d5f7b9e3a61', name },
+    n: 2,
+    mean: lo / 2 + hi / 2,
+    stddev: null,
+    min: lo,
+    p5: lo,
+    p25: lo,
+    median: lo / 2 + hi / 2,
+    p75: hi,
+    p95: hi,
+    max: hi,
+    median_ci: [lo, hi],
+    mean_ci: null,
+    rank: 1,
+    price: null,
+    per_price: null,
+    out_of_range: ['stddev', 'mean_ci'],
+  });
+  const answer = (g: Group): Comparison => ({
+    benchmark_id: '0b6f3c52-8d1e-4f7a-9a51-3c2e1d0f4b7a',
+    metric: 'json.score',
+    group_by: 'flavor',
+    better: 'higher',
+    confidence: 0.95,
+    rank_by: 'metric',
+    matched: 2,
+    excluded: 0,
+    groups: [g],
+  });
+  const look = { unicode: false, color: false, width: 80 };
+  const cases: [Group, RegExp][] = [
+    [group('limits', -MAX, MAX), /-1e\+308 .* 0 .* 1e\+308/],
+    [group('steps', 1e17, 1e17 + 16), /100000000000000000/],
+    [group('small', 1e-200, 3e-200), /1e-200 .* 2e-200/],
+    [group('tiny', 5e-324, 5e-324), /\d/],
+  ];
+  for (const [g, axis] of cases) {
+    const text = compareText(answer(g), NAME, look, { minSamples: 1 });
+    assert.not.match(text, /NaN|Infinity/, g.flavor!.name);
+    const chart = lines(text).find((l) => l.includes(g.flavor!.name) && l.includes('|'));
+    assert.ok(chart, `${g.flavor!.name}: a median mark\n${text}`);
+    assert.match(text, axis, g.flavor!.name);
+  }
 });
 
 test('compare: bad options are usage errors (exit 2) with one clear line; an unknown benchmark exits 1', async () => {
