@@ -49,6 +49,7 @@ function group(values: number[], i: number): Group {
     rank: i + 1,
     price: null,
     per_price: null,
+    out_of_range: [],
   };
 }
 

@@ -412,7 +412,7 @@ test('GET /results:compare: format=csv and Accept: text/csv; RFC 4180 escaping a
   assert.is(lines.at(-1), '');
   assert.is(
     lines[0],
-    'site_name,flavor_name,n,mean,stddev,min,p5,p25,median,p75,p95,max,median_ci_low,median_ci_high,mean_ci_low,mean_ci_high,rank,price_per_hour,currency,per_price_median,per_price_ci_low,per_price_ci_high',
+    'site_name,flavor_name,n,mean,stddev,min,p5,p25,median,p75,p95,max,median_ci_low,median_ci_high,mean_ci_low,mean_ci_high,rank,price_per_hour,currency,per_price_median,per_price_ci_low,per_price_ci_high,out_of_range',
   );
   assert.is(lines.length, 7); // header, five groups, the final line end
   // The site `=Beta, "q"` and the flavor `-minus`: guarded with ', quoted, quotes doubled.

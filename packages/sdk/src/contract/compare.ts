@@ -79,8 +79,10 @@ export const CompareGroup = Type.Object(
     site: NamedRef,
     flavor: Type.Union([NamedRef, Type.Null()], { description: 'null when grouped by site.' }),
     n: Type.Integer({ description: 'How many values the group has.' }),
-    mean: Type.Number(),
-    stddev: Type.Union([Type.Number(), Type.Null()], { description: 'Sample standard deviation (n − 1); null when n = 1.' }),
+    mean: Type.Number({ description: 'Computed from the exact sum of the values, rounded once: never beyond the largest double.' }),
+    stddev: Type.Union([Type.Number(), Type.Null()], {
+      description: 'Sample standard deviation (n − 1); null when n = 1, or beyond the largest double (then named in `out_of_range`).',
+    }),
     min: Type.Number(),
     p5: Type.Number(),
     p25: Type.Number(),
@@ -89,7 +91,9 @@ export const CompareGroup = Type.Object(
     p95: Type.Number(),
     max: Type.Number(),
     median_ci: Interval('Distribution-free order-statistic interval of the median at `confidence`: [low, high].'),
-    mean_ci: Type.Union([Interval(), Type.Null()], { description: 'Student t interval of the mean; null when n < 2.' }),
+    mean_ci: Type.Union([Interval(), Type.Null()], {
+      description: 'Student t interval of the mean; null when n < 2, when stddev is null, or when a bound is beyond the largest double.',
+    }),
     rank: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
       description:
         '1 + the number of ranked groups whose interval lies entirely on the better side of this one; overlapping intervals ' +
@@ -100,7 +104,13 @@ export const CompareGroup = Type.Object(
     }),
     per_price: Type.Union([Type.Object({ median: Type.Number(), median_ci: Interval() }), Type.Null()], {
       description:
-        'Value for money: higher is better, the median (and interval) per unit of money per hour; lower is better, times the price. null without a price.',
+        'Value for money: higher is better, the median (and interval) per unit of money per hour; lower is better, times the price. ' +
+        'null without a price, for a free flavor when higher is better, or when a value is beyond the largest double.',
+    }),
+    out_of_range: Type.Array(Type.Union([Type.Literal('stddev'), Type.Literal('mean_ci'), Type.Literal('per_price')]), {
+      description:
+        'The statistics of this group that are null because their value lies beyond the range of a double (±1.8e308): values near ' +
+        'the limits spread too widely for a standard deviation, or a median near the limit divided by a small price. Usually empty.',
     }),
   },
   { $id: 'CompareGroup' },
@@ -151,6 +161,7 @@ export const Comparison = Type.Object(
             rank: 1,
             price: { per_hour: 2, currency: 'EUR' },
             per_price: { median: 52.25, median_ci: [50.5, 54] },
+            out_of_range: [],
           },
           {
             site: { id: '5d0c9a7e-2f41-4b8e-8c3a-7e9b1f2d6a40', name: 'CESGA' },
@@ -170,6 +181,7 @@ export const Comparison = Type.Object(
             rank: 2,
             price: null,
             per_price: null,
+            out_of_range: [],
           },
           {
             site: { id: '7a3d1e9c-4b6f-4e2a-8d5c-0f9e3b7a1c58', name: 'IFCA' },
@@ -189,6 +201,7 @@ export const Comparison = Type.Object(
             rank: null,
             price: { per_hour: 0.5, currency: 'USD' },
             per_price: { median: 122, median_ci: [122, 122] },
+            out_of_range: [],
           },
         ],
       },
@@ -218,7 +231,8 @@ export const compareResults = defineOperation({
       'text/csv': Type.String({
         description:
           'One header line and one row per group, in answer order: site_name, flavor_name, n, mean, stddev, min, p5, p25, median, p75, p95, max, ' +
-          'median_ci_low, median_ci_high, mean_ci_low, mean_ci_high, rank, price_per_hour, currency, per_price_median, per_price_ci_low, per_price_ci_high.',
+          'median_ci_low, median_ci_high, mean_ci_low, mean_ci_high, rank, price_per_hour, currency, per_price_median, per_price_ci_low, per_price_ci_high, ' +
+          'out_of_range (names joined by `;`).',
       }),
       'image/svg+xml': Type.String({ description: 'A standalone SVG chart of the groups in answer order.' }),
     },

@@ -30,6 +30,7 @@ const COLUMNS: [string, (g: CompareGroupAnswer) => Cell][] = [
   ['per_price_median', (g) => g.per_price?.median ?? null],
   ['per_price_ci_low', (g) => g.per_price?.median_ci[0] ?? null],
   ['per_price_ci_high', (g) => g.per_price?.median_ci[1] ?? null],
+  ['out_of_range', (g) => g.out_of_range.join(';')],
 ];
 
 export const COMPARE_CSV_COLUMNS = COLUMNS.map(([name]) => name);

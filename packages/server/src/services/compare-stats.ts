@@ -1,8 +1,11 @@
 /**
- * The statistics of GET /results:compare that depend on counts only, not on the values (those are
- * computed in PostgreSQL): the rank k of the median's order-statistic interval, the Student t
- * quantile of the mean's interval, the ranks with declared ties, and the `x-better` annotation of
- * a metric in a benchmark's schema. Pure functions.
+ * The statistics of GET /results:compare computed in Node (the sums and the sorting happen in
+ * PostgreSQL, services/compare.ts): the rank k of the median's order-statistic interval, the Student
+ * t quantile of the mean's interval, the ranks with declared ties, the `x-better` annotation of a
+ * metric in a benchmark's schema, and the arithmetic on a group's values (percentiles between two
+ * order statistics, the mean's interval, the value for money) for any finite doubles: a result
+ * beyond the range of a double is `null` and named in `out_of_range`, never an error, never
+ * Infinity or NaN. Pure functions.
  */
 
 const LANCZOS = [
@@ -172,14 +175,144 @@ export function medianIntervalRankEstimate(n: number, z: number): number {
   return Math.floor(n / 2 + 0.5 - (z * Math.sqrt(n)) / 2);
 }
 
-/** The t interval of a mean; null when n < 2 (no spread is known). */
+/**
+ * The t interval of a mean; null when n < 2 or the spread is unknown (stddev null), and when a
+ * bound lies beyond the range of a double (a spread near 1e308: the caller says so).
+ */
 export function meanInterval(mean: number, stddev: number | null, n: number, confidence: number): [number, number] | null {
   if (n < 2 || stddev === null) return null;
-  const half = (studentTQuantile(1 - (1 - confidence) / 2, n - 1) * stddev) / Math.sqrt(n);
-  return [mean - half, mean + half];
+  const t = studentTQuantile(1 - (1 - confidence) / 2, n - 1);
+  let half = (t * stddev) / Math.sqrt(n);
+  // t · s overflows first for a spread near the limit; s / √n first keeps what can be kept.
+  if (!Number.isFinite(half)) half = t * (stddev / Math.sqrt(n));
+  return finiteOrNull<[number, number]>([mean - half, mean + half]);
 }
 
 export type Better = 'higher' | 'lower';
+
+/** `value` when every number in it (an array or an object of numbers, nested) is finite, else null. */
+export function finiteOrNull<T>(value: T): T | null {
+  const finite = (v: unknown): boolean =>
+    typeof v === 'number' ? Number.isFinite(v) : typeof v === 'object' && v !== null ? Object.values(v).every(finite) : true;
+  return finite(value) ? value : null;
+}
+
+/**
+ * The number `fraction` (in [0, 1)) of the way from `lo` to `hi` (lo ≤ hi), as PostgreSQL's
+ * `percentile_cont` interpolates: `lo + fraction · (hi − lo)`, the same double for the same inputs.
+ * When hi − lo exceeds the range of a double (lo < 0 < hi, both near the limits), the sum of
+ * `lo · (1 − fraction)` and `hi · fraction`, terms of opposite signs that cannot overflow. Always
+ * within [lo, hi].
+ */
+export function interpolate(lo: number, hi: number, fraction: number): number {
+  const span = hi - lo;
+  const at = Number.isFinite(span) ? lo + fraction * span : lo * (1 - fraction) + hi * fraction;
+  return Math.min(hi, Math.max(lo, at));
+}
+
+/** The fractions of the percentiles an answer gives: p5, p25, the median, p75 and p95. */
+export const PERCENTILES = [0.05, 0.25, 0.5, 0.75, 0.95] as const;
+
+/**
+ * The 0-based positions, among the n sorted values, of the two order statistics a percentile lies
+ * between (PostgreSQL's `percentile_cont`: ⌊f·(n − 1)⌋ and ⌈f·(n − 1)⌉), and the fraction between them.
+ */
+export function percentilePosition(fraction: number, n: number): { below: number; above: number; between: number } {
+  const at = fraction * (n - 1);
+  return { below: Math.floor(at), above: Math.ceil(at), between: at - Math.floor(at) };
+}
+
+export interface PerPrice {
+  median: number;
+  median_ci: [number, number];
+}
+
+/**
+ * Value for money: higher is better, the metric per unit of money per hour (divided by the price);
+ * lower is better, times the price (a cost: less is better). `free` when the flavor costs nothing and
+ * higher is better (no finite value per money, docs/decisions.md); `out_of_range` when a quotient or
+ * product lies beyond the range of a double (a median near 1e308 times a price, or divided by a
+ * tiny one).
+ */
+export function valuePerPrice(median: number, ci: [number, number], price: number, better: Better): PerPrice | 'free' | 'out_of_range' {
+  if (better === 'higher' && price === 0) return 'free';
+  const per = better === 'higher' ? (v: number) => v / price : (v: number) => v * price;
+  return finiteOrNull<PerPrice>({ median: per(median), median_ci: [per(ci[0]), per(ci[1])] }) ?? 'out_of_range';
+}
+
+/** The statistics an answer may leave null because their value lies beyond the range of a double. */
+export type OutOfRange = 'stddev' | 'mean_ci' | 'per_price';
+
+/** What PostgreSQL computed of one group's values (services/compare.ts), every number finite. */
+export interface GroupValues {
+  n: number;
+  /** Rounded once from the exact sum (PostgreSQL numeric): within [min, max]. */
+  mean: number;
+  /** The sample standard deviation; null when n = 1, or when it lies beyond the range of a double. */
+  stddev: number | null;
+  min: number;
+  max: number;
+  /** For each of {@link PERCENTILES}: the order statistics at its `below` and `above` positions. */
+  around: readonly (readonly [number, number])[];
+  /** [x(k), x(n + 1 − k)] of {@link medianIntervalRank}, or [min, max] when k = 0. */
+  medianCi: [number, number];
+  /** The flavor's price per hour; null without one (or when grouped by site). */
+  price: number | null;
+}
+
+export interface GroupStatistics {
+  mean: number;
+  stddev: number | null;
+  min: number;
+  p5: number;
+  p25: number;
+  median: number;
+  p75: number;
+  p95: number;
+  max: number;
+  median_ci: [number, number];
+  mean_ci: [number, number] | null;
+  per_price: PerPrice | null;
+  out_of_range: OutOfRange[];
+}
+
+/**
+ * A group's statistics from its values: finite numbers, or null, with the statistics left null
+ * because they exceed the range of a double named in `out_of_range` (never an error: one uploaded
+ * 1e155 or 1.7e308 must not take a comparison down).
+ */
+export function groupStatistics(values: GroupValues, confidence: number, better: Better): GroupStatistics {
+  const { n, mean, stddev, min, max, medianCi, price } = values;
+  const [p5, p25, median, p75, p95] = PERCENTILES.map((fraction, i) => {
+    const [below, above] = values.around[i]!;
+    return interpolate(below, above, percentilePosition(fraction, n).between);
+  }) as [number, number, number, number, number];
+  const outOfRange: OutOfRange[] = [];
+  if (n > 1 && stddev === null) outOfRange.push('stddev');
+  const meanCi = meanInterval(mean, stddev, n, confidence);
+  // Null with n > 1: a bound, or the spread it is built from, beyond the range of a double.
+  if (meanCi === null && n > 1) outOfRange.push('mean_ci');
+  const perPrice = price === null ? null : valuePerPrice(median, medianCi, price, better);
+  if (perPrice === 'out_of_range') outOfRange.push('per_price');
+  return {
+    mean,
+    stddev: n > 1 ? stddev : null,
+    min,
+    p5,
+    p25,
+    median,
+    p75,
+    p95,
+    max,
+    median_ci: medianCi,
+    mean_ci: meanCi,
+    per_price: typeof perPrice === 'object' ? perPrice : null,
+    out_of_range: outOfRange,
+  };
+}
+
+/** Numbers in ascending order, by comparison (a difference of two finite doubles may overflow). */
+export const ascending = (a: number, b: number): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Ranks of intervals (null where `intervals[i]` is null: not ranked): 1 + the number of ranked
@@ -189,7 +322,7 @@ export type Better = 'higher' | 'lower';
 export function rankIntervals(intervals: readonly ([number, number] | null)[], better: Better): (number | null)[] {
   const ranked = intervals.filter((i): i is [number, number] => i !== null);
   // higher: count the lower bounds above this upper bound; lower: the upper bounds below this lower bound.
-  const bounds = ranked.map(([lo, hi]) => (better === 'higher' ? lo : hi)).sort((a, b) => a - b);
+  const bounds = ranked.map(([lo, hi]) => (better === 'higher' ? lo : hi)).sort(ascending);
   const countBelow = (x: number) => {
     let lo = 0;
     let hi = bounds.length;

@@ -1,11 +1,17 @@
 /**
  * GET /results:compare (COMPARE.md): one metric of one benchmark's visible results, grouped by
  * flavor or site. The values never leave PostgreSQL: one statement reads the matching results once
- * and, in one pass over each group's values in order, computes the counts, the aggregates and the
- * percentiles, and returns the few order statistics around the normal approximation of the median
- * interval's ranks; the exact ranks (which depend on the group's n only, compare-stats.ts) are
- * picked among them. Should one fall outside (never seen: the approximation is within 1), a second
- * statement reads it, in the same read-only snapshot.
+ * and, in one pass over each group's values in order, computes the counts and the aggregates, and
+ * returns the order statistics the percentiles lie between and the few around the normal
+ * approximation of the median interval's ranks; the exact ranks (which depend on the group's n
+ * only, compare-stats.ts) are picked among them. Should one fall outside (never seen: the
+ * approximation is within 1), a second statement reads it, in the same read-only snapshot.
+ *
+ * Any finite double is a value, and no value makes the answer an error (docs/compare.md, "Extreme
+ * values"): the mean and the spread are summed exactly, in PostgreSQL numeric (a double's `avg`
+ * and `stddev_samp` overflow from about 1e154: one uploaded 1e155 made every comparison including
+ * it fail), and rounded once to a double; the rest is computed in Node (compare-stats.ts), where a
+ * statistic beyond the range of a double is null and named in the group's `out_of_range`.
  *
  * What it costs at a million results (docs/performance.md, scenarios 8 and 9): reading the ~50,000
  * results of a benchmark (one heap page each, as results are stored in upload order) is most of
@@ -20,14 +26,48 @@ import { getItem } from './catalogue.ts';
 import { benchmarks } from './benchmarks.ts';
 import { parsePath, valueAt } from './json-filter.ts';
 import { resultWhere } from './result-query.ts';
-import { betterFromSchema, meanInterval, medianIntervalRank, normalQuantile, rankIntervals, type Better } from './compare-stats.ts';
+import {
+  ascending,
+  betterFromSchema,
+  groupStatistics,
+  medianIntervalRank,
+  normalQuantile,
+  PERCENTILES,
+  rankIntervals,
+  type Better,
+} from './compare-stats.ts';
 
 export type CompareParams = Static<typeof CompareQuery>;
 export type CompareAnswer = Static<typeof Comparison>;
 export type CompareGroupAnswer = CompareAnswer['groups'][number];
 
-/** Percentiles read with `percentile_cont`, in this order (constants: written into the statement). */
-const FRACTIONS = 'array[0.05, 0.25, 0.5, 0.75, 0.95]::float8[]';
+/** The largest finite double, and half the smallest positive one (less rounds to zero), as SQL numerics. */
+const MAX_DOUBLE = '1.7976931348623157e308';
+const HALF_MIN_DOUBLE = '2.4703282292062328e-324';
+
+/**
+ * A numeric as the nearest double (PostgreSQL's cast refuses what rounds to ±Infinity or to zero):
+ * zero when it rounds to zero, null beyond the largest double.
+ */
+const toDouble = (numeric: string) =>
+  `case when abs(${numeric}) < ${HALF_MIN_DOUBLE} then 0::float8 when abs(${numeric}) <= ${MAX_DOUBLE} then (${numeric})::float8 end`;
+
+/**
+ * The sample standard deviation from the exact variance (numeric): the square root of its double
+ * where that is exact to a double's precision (a numeric variance holds about 16 significant digits
+ * at least, its square root far fewer at large magnitudes), else the numeric square root (of a
+ * variance beyond a double's range or below 1e-300); null when even that is beyond the largest double.
+ */
+const STDDEV = `case when s.var between 1e-300 and 1e300 then sqrt(s.var::float8) else ${toDouble('sqrt(s.var)')} end`;
+
+/**
+ * For each of PERCENTILES, the two order statistics (1-based in `xs`) it lies between: an array of
+ * x(⌊f·(n − 1)⌋ + 1), x(⌈f·(n − 1)⌉ + 1) pairs, computed with the same double arithmetic as in
+ * Node (compare-stats.ts, percentilePosition), which interpolates between them.
+ */
+const AROUND = `array[${PERCENTILES.map(
+  (f) => `s.xs[floor(${f}::float8 * (s.n - 1))::int + 1], s.xs[ceil(${f}::float8 * (s.n - 1))::int + 1]`,
+).join(', ')}]`;
 
 /** The segments of `json.<dotted.path>`; 422 INVALID_METRIC otherwise. */
 export function metricPath(metric: string): string[] {
@@ -70,10 +110,12 @@ interface StatsRow {
   /** Values of the group (0 when its results have no number at the metric: not a group of the answer). */
   n: number;
   mean: number | null;
+  /** null when n = 1 or beyond the largest double. */
   stddev: number | null;
   min: number | null;
   max: number | null;
-  ps: (number | string)[] | null;
+  /** PERCENTILES' order statistics, two per fraction (AROUND). */
+  around: (number | string)[] | null;
   /**
    * Order statistics around the estimated ranks of the median interval's bounds: `low_x` are
    * x(low_from), x(low_from + 1), …; `high_x` likewise from `high_from`.
@@ -97,34 +139,40 @@ interface StatsRow {
 export const PICK_WINDOW = 3;
 
 /**
- * `(g, x)` of every result of the list's WHERE (services/result-query.ts, exactly as GET /results):
- * its group and its number at the path as double precision (null when the value there is missing
- * or not a JSON number). The bounds compare jsonb with jsonb (no numeric is built per row) and keep
- * the cast within range: a number beyond double precision's range (only possible in a document
- * stored outside the API) counts as excluded rather than failing the cast. `offset 0` keeps each
- * level from being merged into the one above: merged, PostgreSQL would repeat the expressions at
- * every use, reading the path four times per result and computing x once per aggregate.
+ * `(g, x, xn)` of every result of the list's WHERE (services/result-query.ts, exactly as GET
+ * /results): its group and its number at the path, as the API shows it (the nearest double, `x`)
+ * and exactly as stored (`xn`, numeric: what the mean and the spread are summed from); both null
+ * when the value there is missing or not a JSON number. A number beyond the largest double (only
+ * possible in a document stored outside the API, which shows it as null) counts as excluded; one
+ * that rounds to zero (likewise: 1e-400) is 0, as the API shows it; neither fails the cast. The
+ * bounds compare jsonb with jsonb. `offset 0` keeps each level from being merged into the one
+ * above: merged, PostgreSQL would repeat the expressions at every use, reading the path four times
+ * per result and computing x once per aggregate.
  */
 function valuesSql(query: CompareParams, path: string[]): { sql: string; params: unknown[] } {
   const { where } = resultWhere(query, { visible: true });
   const group = query.group_by === 'site' ? 'r.site_id' : 'r.flavor_id';
   const value = valueAt('r.json', path); // the path as GET /results filters and sorts read it
+  const number =
+    `case when jsonb_typeof(v) = 'number' and v <= '${MAX_DOUBLE}'::jsonb and v >= '-${MAX_DOUBLE}'::jsonb then ` +
+    `case when v < '${HALF_MIN_DOUBLE}'::jsonb and v > '-${HALF_MIN_DOUBLE}'::jsonb then 0::numeric else v::numeric end end`;
   return {
     sql:
-      `select g, case when jsonb_typeof(v) = 'number' and v <= '1e308'::jsonb and v >= '-1e308'::jsonb then v::float8 end as x ` +
-      `from (select ${group} as g, ${value.sql} as v from result r ${where.toSql()} offset 0) r offset 0`,
+      'select g, xn::float8 as x, xn from (' +
+      `select g, ${number} as xn from (select ${group} as g, ${value.sql} as v from result r ${where.toSql()} offset 0) r offset 0` +
+      ') r offset 0',
     params: [...value.params, ...where.params],
   };
 }
 
 /**
  * The two statements. The first reads the values once and aggregates each group in one pass: the
- * counts, mean, spread and `percentile_cont` percentiles, and the group's values in order
- * (`array_agg(x order by x)`, sorted once with the grouping), from which it returns the few order
- * statistics within `window` ranks of ⌊n/2 + 1/2 − z·√n/2⌋ and of its mirror n + 1 − that: both
- * bounds of the median's interval, whose exact ranks (compare-stats.ts) are picked among them in
- * Node. Should an exact rank fall outside (never seen), the second statement reads the wanted
- * order statistics, (group, rank) pairs given as one JSON value.
+ * counts, the exact mean and variance (numeric), and the group's values in order (`array_agg(x
+ * order by x)`, sorted once with the grouping), from which it returns the order statistics around
+ * each percentile and the few within `window` ranks of ⌊n/2 + 1/2 − z·√n/2⌋ and of its mirror
+ * n + 1 − that: both bounds of the median's interval, whose exact ranks (compare-stats.ts) are
+ * picked among them in Node. Should an exact rank fall outside (never seen), the second statement
+ * reads the wanted order statistics, (group, rank) pairs given as one JSON value.
  */
 function compareSql(query: CompareParams, path: string[], z: number, window: number) {
   const values = valuesSql(query, path);
@@ -137,15 +185,16 @@ function compareSql(query: CompareParams, path: string[], z: number, window: num
       ? 'null::text as flavor_id, null::text as flavor_name, null::float8 as price_per_hour, null::text as currency'
       : 'f.id::text as flavor_id, f.name as flavor_name, f.price_per_hour::float8 as price_per_hour, f.currency';
   const aggregates =
-    'select g, count(*)::int as matched, count(x)::int as n, avg(x) as mean, stddev_samp(x) as stddev, min(x) as min, max(x) as max, ' +
-    `percentile_cont(${FRACTIONS}) within group (order by x) as ps, array_agg(x order by x) filter (where x is not null) as xs ` +
-    `from (${values.sql}) m group by g`;
+    'select g, count(*)::int as matched, count(x)::int as n, avg(xn) as mean, var_samp(xn) as var, min(x) as min, max(x) as max, ' +
+    `array_agg(x order by x) filter (where x is not null) as xs from (${values.sql}) m group by g`;
   // [a, b]: the ranks around the estimate of the lower bound's; [n + 1 − b, n + 1 − a] the upper's.
   const around =
     'select *, e - ?::int as a, e + ?::int as b from (' +
     `select *, floor(n::float8 / 2 + 0.5 - ?::float8 * sqrt(n::float8) / 2)::int as e from (${aggregates}) s0) s1`;
   const stats =
-    'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, s.mean, s.stddev, s.min, s.max, s.ps, ' +
+    'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, ' +
+    // The mean lies within [min, max]: least/greatest only guard the rounding of the numeric.
+    `${toDouble(`least(greatest(s.mean, -${MAX_DOUBLE}), ${MAX_DOUBLE})`)} as mean, ${STDDEV} as stddev, s.min, s.max, ${AROUND} as around, ` +
     'greatest(1, s.a) as low_from, s.xs[s.a : s.b] as low_x, greatest(1, s.n + 1 - s.b) as high_from, s.xs[s.n + 1 - s.b : s.n + 1 - s.a] as high_x, ' +
     `si.id::text as site_id, si.name as site_name, ${flavorColumns} ` +
     `from (${around}) s ${names}`;
@@ -243,43 +292,33 @@ function groupAnswer(
   orderStat: (i: number) => number | undefined,
 ): CompareGroupAnswer {
   const n = row.n;
-  const [p5, p25, median, p75, p95] = row.ps!.map(Number) as [number, number, number, number, number];
+  const xs = row.around!.map(Number);
   const k = medianIntervalRank(n, confidence);
-  const medianCi: [number, number] = k === 0 ? [row.min!, row.max!] : [orderStat(k)!, orderStat(n + 1 - k)!];
-  const stddev = n > 1 ? row.stddev : null;
   const priced = groupBy === 'flavor' && row.price_per_hour !== null && row.currency !== null;
+  const { per_price, out_of_range, ...statistics } = groupStatistics(
+    {
+      n,
+      mean: row.mean!,
+      stddev: row.stddev,
+      min: row.min!,
+      max: row.max!,
+      around: PERCENTILES.map((_, i) => [xs[2 * i]!, xs[2 * i + 1]!] as const),
+      medianCi: k === 0 ? [row.min!, row.max!] : [orderStat(k)!, orderStat(n + 1 - k)!],
+      price: priced ? row.price_per_hour : null,
+    },
+    confidence,
+    better,
+  );
   return {
     site: { id: row.site_id!, name: row.site_name! },
     flavor: groupBy === 'flavor' ? { id: row.flavor_id!, name: row.flavor_name! } : null,
     n,
-    mean: row.mean!,
-    stddev,
-    min: row.min!,
-    p5,
-    p25,
-    median,
-    p75,
-    p95,
-    max: row.max!,
-    median_ci: medianCi,
-    mean_ci: meanInterval(row.mean!, stddev, n, confidence),
+    ...statistics,
     rank: null,
     price: priced ? { per_hour: row.price_per_hour!, currency: row.currency! } : null,
-    per_price: priced ? perPrice(median, medianCi, row.price_per_hour!, better) : null,
+    per_price,
+    out_of_range,
   };
-}
-
-/**
- * Value for money: higher is better, the metric per unit of money per hour (divided by the price);
- * lower is better, times the price (a cost: less is better). A free flavor has no finite value
- * per money when higher is better: null (docs/decisions.md).
- */
-function perPrice(median: number, ci: [number, number], price: number, better: Better): CompareGroupAnswer['per_price'] {
-  if (better === 'higher') {
-    if (price === 0) return null;
-    return { median: median / price, median_ci: [ci[0] / price, ci[1] / price] };
-  }
-  return { median: median * price, median_ci: [ci[0] * price, ci[1] * price] };
 }
 
 /** Sets `rank` on the groups that qualify: enough values and, ranking by price, a price in the currency. */
@@ -312,11 +351,15 @@ function order_(groups: CompareGroupAnswer[], better: Better, rankBy: 'metric' |
     a == null ? (b == null ? 0 : 1) : b == null ? -1 : cmp(a, b);
   return [...groups].sort(
     (a, b) =>
-      nullsLast(a.rank, b.rank, (x, y) => x - y) ||
+      nullsLast(a.rank, b.rank, ascending) ||
       (rankBy === 'price'
-        ? nullsLast(a.rank === null ? null : a.per_price?.median, b.rank === null ? null : b.per_price?.median, (x, y) => sign * (x - y))
+        ? nullsLast(
+            a.rank === null ? null : a.per_price?.median,
+            b.rank === null ? null : b.per_price?.median,
+            (x, y) => sign * ascending(x, y),
+          )
         : 0) ||
-      sign * (a.median - b.median) ||
+      sign * ascending(a.median, b.median) ||
       byCodePoint(a.site.name, b.site.name) ||
       byCodePoint(a.flavor?.name ?? '', b.flavor?.name ?? '') ||
       byCodePoint(a.site.id, b.site.id) ||
