@@ -18,7 +18,8 @@ import type { CompareQuery, Comparison } from '@benchmarks/sdk/contract/compare'
 import { AppError } from '../core/errors.ts';
 import { getItem } from './catalogue.ts';
 import { benchmarks } from './benchmarks.ts';
-import { parsePath, valueAt } from './json-filter.ts';
+import { valueAt } from './json-filter.ts';
+import { parseJsonPath } from './json-path.ts';
 import { resultWhere } from './result-query.ts';
 import { betterFromSchema, meanInterval, medianIntervalRank, normalQuantile, rankIntervals, type Better } from './compare-stats.ts';
 
@@ -29,18 +30,15 @@ export type CompareGroupAnswer = CompareAnswer['groups'][number];
 /** Percentiles read with `percentile_cont`, in this order (constants: written into the statement). */
 const FRACTIONS = 'array[0.05, 0.25, 0.5, 0.75, 0.95]::float8[]';
 
-/** The segments of `json.<dotted.path>`; 422 INVALID_METRIC otherwise. */
+/** The segments of `json.<dotted.path>`, as in `sort_by` (services/json-path.ts); 422 INVALID_METRIC otherwise. */
 export function metricPath(metric: string): string[] {
-  const path = metric.startsWith('json.') ? parsePath(metric.slice('json.'.length)) : null;
-  if (!path) {
-    throw new AppError(
-      422,
-      'INVALID_METRIC',
-      `metric must be json.<dotted.path> with non-empty segments (at most 20 segments and 200 characters), e.g. json.result.score; got '${metric}'.`,
-      { errors: [{ in: 'query', path: 'metric', message: 'must be json.<dotted.path>' }] },
-    );
+  const path = parseJsonPath(metric, { bare: false });
+  if (!path.ok) {
+    throw new AppError(422, 'INVALID_METRIC', `metric '${metric}' is not a JSON path: ${path.reason}; e.g. json.result.score.`, {
+      errors: [{ in: 'query', path: 'metric', message: 'must be json.<dotted.path>' }],
+    });
   }
-  return path;
+  return path.segments;
 }
 
 function checkRankBy(query: CompareParams): void {
