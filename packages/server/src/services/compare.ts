@@ -21,6 +21,8 @@ import { benchmarks } from './benchmarks.ts';
 import { valueAt } from './json-filter.ts';
 import { parseJsonPath } from './json-path.ts';
 import { resultWhere } from './result-query.ts';
+import { pathWarnings, type SchemaPathsCache, type UsedPath } from './path-warnings.ts';
+import { parseFilters } from './json-filter.ts';
 import { betterFromSchema, meanInterval, medianIntervalRank, normalQuantile, rankIntervals, type Better } from './compare-stats.ts';
 
 export type CompareParams = Static<typeof CompareQuery>;
@@ -174,12 +176,13 @@ function direction(query: CompareParams, schema: unknown, path: string[]): Bette
 
 /**
  * The comparison, and the benchmark's name (`image:tag`) for the chart's title. `pickWindow` is
- * for tests (a negative one makes every order statistic come from the second statement).
+ * for tests (a negative one makes every order statistic come from the second statement);
+ * `schemaPaths`: warn about metric and filter paths the benchmark's schema does not describe.
  */
 export async function compareResults(
   em: EntityManager,
   query: CompareParams,
-  options: { pickWindow?: number } = {},
+  options: { pickWindow?: number; schemaPaths?: SchemaPathsCache } = {},
 ): Promise<{ answer: CompareAnswer; benchmarkName: string }> {
   const path = metricPath(query.metric);
   checkRankBy(query);
@@ -188,6 +191,11 @@ export async function compareResults(
   const groupBy = query.group_by ?? 'flavor';
   const rankBy = query.rank_by ?? 'metric';
   const benchmark = await getItem(em, benchmarks, query.benchmark_id);
+  const used: UsedPath[] = [
+    { parameter: 'metric', segments: path },
+    ...parseFilters(query.filters).map((f): UsedPath => ({ parameter: 'filters', segments: f.path })),
+  ];
+  const warnings = await pathWarnings(em, options.schemaPaths, benchmark.id, used);
   const better = direction(query, benchmark.json_schema, path);
   const z = normalQuantile(1 - (1 - confidence) / 2);
   const sql = compareSql({ ...query, group_by: groupBy }, path, z, options.pickWindow ?? PICK_WINDOW);
@@ -229,6 +237,7 @@ export async function compareResults(
     matched: totals?.matched ?? 0,
     excluded: (totals?.matched ?? 0) - (totals?.numbers ?? 0),
     groups: order_(groups, better, rankBy),
+    ...(warnings.length ? { warnings } : {}),
   };
   return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}` };
 }
