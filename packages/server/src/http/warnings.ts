@@ -8,6 +8,9 @@ import type Koa from 'koa';
 /** Bytes of the header at most: it travels with every answer and clients cap header sizes. */
 const MAX_HEADER_LENGTH = 4096;
 
+/** U+FFFD, for a lone surrogate, which has no UTF-8 form. */
+const REPLACEMENT = '%EF%BF%BD';
+
 /**
  * A header value may hold only visible ASCII (Node refuses the rest): other characters, and `%`
  * itself, are percent-encoded (UTF-8); `"` and `\` are quoted pairs.
@@ -16,7 +19,7 @@ function quotedText(text: string): string {
   let out = '';
   for (const char of text) {
     if (char === '"' || char === '\\') out += `\\${char}`;
-    else if (char === '%' || char < ' ' || char > '~') out += encodeURIComponent(char === '%' ? '%' : char);
+    else if (char === '%' || char < ' ' || char > '~') out += /^[\uD800-\uDFFF]$/.test(char) ? REPLACEMENT : encodeURIComponent(char);
     else out += char;
   }
   return out;

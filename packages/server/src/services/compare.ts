@@ -21,8 +21,7 @@ import { benchmarks } from './benchmarks.ts';
 import { valueAt } from './json-filter.ts';
 import { parseJsonPath } from './json-path.ts';
 import { resultWhere } from './result-query.ts';
-import { pathWarnings, type SchemaPathsCache, type UsedPath } from './path-warnings.ts';
-import { parseFilters } from './json-filter.ts';
+import { comparePaths, pathWarnings, type SchemaPathsCache } from './path-warnings.ts';
 import { betterFromSchema, meanInterval, medianIntervalRank, normalQuantile, rankIntervals, type Better } from './compare-stats.ts';
 
 export type CompareParams = Static<typeof CompareQuery>;
@@ -191,11 +190,7 @@ export async function compareResults(
   const groupBy = query.group_by ?? 'flavor';
   const rankBy = query.rank_by ?? 'metric';
   const benchmark = await getItem(em, benchmarks, query.benchmark_id);
-  const used: UsedPath[] = [
-    { parameter: 'metric', segments: path },
-    ...parseFilters(query.filters).map((f): UsedPath => ({ parameter: 'filters', segments: f.path })),
-  ];
-  const warnings = await pathWarnings(em, options.schemaPaths, benchmark.id, used);
+  const warnings = await pathWarnings(em, options.schemaPaths, benchmark.id, comparePaths(path, query));
   const better = direction(query, benchmark.json_schema, path);
   const z = normalQuantile(1 - (1 - confidence) / 2);
   const sql = compareSql({ ...query, group_by: groupBy }, path, z, options.pickWindow ?? PICK_WINDOW);

@@ -60,6 +60,14 @@ export function listPaths(query: { filters?: string[]; sort_by?: string }): Used
   ];
 }
 
+/** The JSON paths of a comparison: its metric's segments, then its filters. */
+export function comparePaths(metric: string[], query: { filters?: string[] }): UsedPath[] {
+  return [
+    { parameter: 'metric', segments: metric },
+    ...parseFilters(query.filters).map((f): UsedPath => ({ parameter: 'filters', segments: f.path })),
+  ];
+}
+
 /** The JSON paths of an export's filters and (CSV) columns. */
 export function exportPaths(query: { filters?: string[]; columns?: string[] }, format: 'ndjson' | 'csv'): UsedPath[] {
   const columns = format === 'csv' ? (query.columns ?? []).map(prefixedJsonPath) : [];
