@@ -87,6 +87,14 @@ export async function createContext(
   const settings = await resolveSettings(options, io, defaults);
   const tokens = new TokenSource(settings);
   const clients: Client[] = [];
+  // The server's warnings (a JSON path the benchmark's schema does not describe), once each: every
+  // page of a list repeats them. On stderr even with --quiet, so stdout keeps only data.
+  const warned = new Set<string>();
+  const onWarning = ({ message }: { message: string }) => {
+    if (warned.has(message)) return;
+    warned.add(message);
+    io.stderr.write(`warning: ${message}\n`);
+  };
   const newClient = (getToken: () => Promise<string | undefined>, observe?: Observer): Client => {
     if (!settings.server) throw new UsageError(NO_SERVER);
     checkServer(settings.server);
@@ -99,6 +107,7 @@ export async function createContext(
       userAgent: `benchmarks-cli/${CLI_VERSION}`,
       fetch,
       retries: CLIENT_RETRIES,
+      onWarning,
     });
     clients.push(client);
     return client;

@@ -189,6 +189,26 @@ test('compare: two results one float step apart (1815.85 and 1815.8500000000001,
   }
 });
 
+test('compare: a metric or filter path the schema does not describe is warned about on stderr, whatever the output', async () => {
+  const [table, csv, svg, json] = await Promise.all([
+    box.run(['compare', '--benchmark', NAME, '--metric', 'secnds']),
+    box.run([...base, '-o', 'csv', '--filter', 'json.core >= 1']),
+    box.run([...base, '-o', 'svg', '--filter', 'core >= 1']),
+    box.run([...base, '-o', 'json', '--filter', 'core >= 1']),
+  ]);
+  for (const res of [table, csv, svg, json]) assert.is(res.code, 0, res.stderr);
+  assert.is(
+    table.stderr,
+    "warning: json.secnds is not described by the benchmark's schema; did you mean json.seconds?\n" +
+      'No result has a number at json.secnds (18 matched the filters).\n',
+  );
+  const core = "warning: json.core is not described by the benchmark's schema; did you mean json.cores?\n";
+  for (const res of [csv, svg, json]) assert.is(res.stderr, core);
+  assert.ok(csv.stdout.startsWith('site_name,flavor_name,n,'), csv.stdout);
+  assert.ok(svg.stdout.startsWith('<svg'), svg.stdout.slice(0, 40));
+  assert.is(JSON.parse(json.stdout).warnings[0].suggestion, 'json.cores', 'the JSON answer carries them too');
+});
+
 test('compare: bad options are usage errors (exit 2) with one clear line; an unknown benchmark exits 1', async () => {
   const runs = await Promise.all([
     box.run(['compare', '--benchmark', NAME]),

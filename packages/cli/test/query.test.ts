@@ -131,6 +131,49 @@ test('results list: names for ids, repeatable --tag, --filter, --sort, date boun
   assert.equal(JSON.parse(none.stdout), [], 'no results is a success');
 });
 
+test("results list: a path the benchmark's schema does not describe is one warning line on stderr; stdout keeps the data", async () => {
+  const schema = {
+    type: 'object',
+    properties: { machine: { type: 'object', properties: { cpu: { properties: { count: { type: 'integer' } } } } } },
+  };
+  const res = await t.request('POST', '/benchmarks', {
+    token: c.admin,
+    body: { container_image: 'ghcr.io/query/described', container_tag: '1', json_schema: schema },
+  });
+  assert.is(res.status, 201, res.text);
+  for (const count of [2, 4, 8]) {
+    const up = await t.request('POST', '/results', {
+      token: c.admin,
+      body: { machine: { cpu: { count } } },
+      query: { benchmark_id: res.body.id, flavor_id: c.flavor.id, execution_datetime: `2025-02-0${count}T10:00:00Z` },
+    });
+    assert.is(up.status, 201, up.text);
+  }
+  const base = ['results', 'list', '--server', t.url, '--benchmark', 'ghcr.io/query/described:1'];
+  const [typo, table, every, quiet, fine] = await Promise.all([
+    box.run([...base, '-o', 'json', '--filter', 'json.machine.cpu.cont >= 4']),
+    box.run([...base, '-o', 'table', '--filter', 'machine.cpu.cont >= 4']),
+    box.run([...base, '-o', 'json', '--sort', '-json.machine.cpu.cont', '--per-page', '1', '--all']),
+    box.run([...base, '-o', 'json', '--filter', 'machine.cpu.cont >= 4', '--quiet']),
+    box.run([...base, '-o', 'json', '--filter', 'json.machine.cpu.count >= 4', '--sort', '-json.machine.cpu.count']),
+  ]);
+  const warning = "warning: json.machine.cpu.cont is not described by the benchmark's schema; did you mean json.machine.cpu.count?\n";
+  for (const run of [typo, table, every, quiet, fine]) assert.is(run.code, 0, run.stderr);
+  assert.equal(JSON.parse(typo.stdout), [], 'still answered: no result has that path');
+  assert.is(typo.stderr, warning);
+  assert.is(table.stdout, '');
+  assert.is(table.stderr, `${warning}No results.\n`);
+  assert.is(JSON.parse(every.stdout).length, 3, 'every page');
+  assert.is(every.stderr, warning, 'once, though every page repeats it');
+  assert.is(quiet.stderr, warning, 'warnings are not silenced by --quiet');
+  assert.equal(
+    JSON.parse(fine.stdout).map((r: any) => r.json.machine.cpu.count),
+    [8, 4],
+    'json.<path> in --filter, as in --sort',
+  );
+  assert.is(fine.stderr, '');
+});
+
 test('--server: config file < BENCHMARKS_SERVER < --server; --profile and BENCHMARKS_PROFILE pick a profile', async () => {
   const list = ['tags', 'list', '-o', 'json'];
   await writeConfig({ server: t.url, profiles: { down: { server: unreachable }, up: { server: `${t.url}/api/v1` } } });

@@ -24,6 +24,9 @@ export type FilterValue = number | boolean | string;
 
 function checkPath(path: string, what: string): void {
   if (typeof path !== 'string' || path.length === 0) throw new TypeError(`${what} must be a non-empty dotted path`);
+  if (path === 'json') {
+    throw new TypeError(`${what} 'json' alone is the whole document: name a value inside it (a top-level key named json is json.json)`);
+  }
   if (/\s/.test(path)) throw new TypeError(`${what} '${path}' must not contain whitespace`);
   if (path.split('.').some((segment) => segment === '')) {
     throw new TypeError(`${what} '${path}' has an empty segment (write a.b.c, not a..b or .a)`);
@@ -45,6 +48,8 @@ function formatValue(value: FilterValue): string {
 
 /**
  * One JSON filter: `<path> <operator> <value>` on a result's `json`. `String(filter)` is the wire form.
+ * The path is written `machine.cpu.count` or, as in `sort_by`, `json.machine.cpu.count`: the same
+ * filter (a leading `json.` is always the prefix; a top-level key named json is `json.json`).
  * @example
  * const f = where('machine.cpu.count').gte(4);
  * String(f); // 'machine.cpu.count >= 4'
@@ -117,10 +122,13 @@ export interface FilterPath {
 }
 
 /**
- * Starts a JSON filter on a dotted path inside a result's `json`. Refuses (TypeError) an empty path,
- * an empty segment (`a..b`), whitespace in the path, a non-finite number and an empty string value.
+ * Starts a JSON filter on a dotted path inside a result's `json`, with or without the `json.` prefix
+ * (`where('json.machine.cpu.count')` is `where('machine.cpu.count')`). Refuses (TypeError) an empty
+ * path, `json` alone, an empty segment (`a..b`), whitespace in the path, a non-finite number and an
+ * empty string value. With `benchmark_id`, a path the benchmark's schema does not describe is still
+ * sent, and the page's `warnings` name it with the nearest described path.
  * @example
- * const filters = [where('machine.cpu.count').gte(4), where('machine.cpu.count').lte(64)];
+ * const filters = [where('machine.cpu.count').gte(4), where('json.machine.cpu.count').lte(64)];
  * for await (const r of client.results.list({ benchmark_id, filters })) console.log(r.id);
  */
 export function where(path: string): FilterPath {

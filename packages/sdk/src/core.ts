@@ -13,6 +13,7 @@ import { IDEMPOTENT_METHODS, newIdempotencyKey, RETRY_STATUSES, retriesKeyed, re
 import type { CallArgsTuple, Item, ListQuery, Params, Reply } from './types.ts';
 import { apiBaseUrl, encodeQuery, expandPath, type QueryValue } from './url.ts';
 import { SDK_VERSION } from './version.ts';
+import { parseWarningHeader } from './warnings.ts';
 
 /**
  * Options of {@link createClient}. Each optional member also accepts `undefined` (meaning: the
@@ -39,6 +40,12 @@ export interface ClientOptions {
    * connections and timeouts, and of any request on 429 (refused before any work was done); default 2.
    */
   retries?: number | undefined;
+  /**
+   * Called with each warning of a successful answer's `Warning` header (for instance a JSON path the
+   * benchmark's schema does not describe), whatever the answer's format: JSON, CSV, SVG or an export.
+   * JSON answers also carry them as `warnings` (`page.warnings`, `comparison.warnings`).
+   */
+  onWarning?: ((warning: { message: string; request: RequestInfo }) => void) | undefined;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -83,6 +90,7 @@ export class Core {
   readonly #timeoutMs: number;
   readonly #retries: number;
   readonly #userAgent: string | undefined;
+  readonly #onWarning: ClientOptions['onWarning'];
 
   constructor(options: ClientOptions) {
     if (!options || typeof options.baseUrl !== 'string') throw new TypeError('createClient needs { baseUrl }');
@@ -92,6 +100,7 @@ export class Core {
     this.#token = options.getToken ?? (() => fixed);
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#retries = options.retries ?? DEFAULT_RETRIES;
+    this.#onWarning = options.onWarning;
     if (!Number.isInteger(this.#retries) || this.#retries < 0) throw new TypeError('retries must be a non-negative integer');
     if (!(this.#timeoutMs >= 0)) throw new TypeError('timeoutMs must be a non-negative number');
     const sdk = `benchmarks-sdk/${SDK_VERSION}`;
@@ -175,10 +184,16 @@ export class Core {
         throw connectionError(info, outcome.error, redact);
       }
 
-      if ('body' in outcome) return { body: outcome.body, headers: headersOf(outcome.response), request: info } satisfies StreamedResponse;
+      if ('body' in outcome) {
+        this.#warnings(outcome.response, info);
+        return { body: outcome.body, headers: headersOf(outcome.response), request: info } satisfies StreamedResponse;
+      }
       const { response, text } = outcome;
       const status = response.status;
-      if (status >= 200 && status < 300) return parseSuccess(status, response, text, info, redact);
+      if (status >= 200 && status < 300) {
+        this.#warnings(response, info);
+        return parseSuccess(status, response, text, info, redact);
+      }
       const retry =
         (RETRY_STATUSES.has(status) && (safe || status === 429)) ||
         (key !== undefined &&
@@ -213,6 +228,12 @@ export class Core {
    */
   async close(): Promise<void> {
     await this.#transport.close();
+  }
+
+  /** Hands each warning of a successful answer's `Warning` header to `onWarning`. */
+  #warnings(response: FetchResponse, request: RequestInfo): void {
+    if (!this.#onWarning) return;
+    for (const message of parseWarningHeader(response.headers.get('warning'))) this.#onWarning({ message, request });
   }
 
   #headers(token: string | undefined, hasBody: boolean): Record<string, string> {

@@ -23,6 +23,7 @@ export {
   type ResultSortField,
 } from './builders.ts';
 export { PageRequest, type Page } from './pagination.ts';
+export { parseWarningHeader, type Warning } from './warnings.ts';
 export {
   BenchmarksError,
   ApiError,

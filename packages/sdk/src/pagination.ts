@@ -1,16 +1,19 @@
 import type { Static, TUnknown } from '@sinclair/typebox';
 import type { Page as PageSchema } from './contract/index.ts';
+import type { Warning } from './warnings.ts';
 
 type Envelope = Omit<Static<ReturnType<typeof PageSchema<TUnknown>>>, 'items'>;
 
 /**
  * One page of a list, as the contract's `Page` envelope: `items`, `page`, `per_page`, `total`,
  * `pages`, `has_next`, `has_prev`, `next_num` and `prev_num` (`null` when there is no such page).
+ * Result lists add `warnings` when there is something to warn about, such as a filter or sort path
+ * the benchmark's schema does not describe (each with the nearest described path).
  * @example
  * const page: Page<Benchmark> = await client.benchmarks.list({ per_page: 10 });
  * console.log(`${page.items.length} of ${page.total}`);
  */
-export type Page<T> = Envelope & { items: T[] };
+export type Page<T> = Envelope & { items: T[]; warnings?: Warning[] };
 
 /**
  * The answer of every `list()` and `search()`: a promise of the first page that is also an async

@@ -5,6 +5,7 @@ import { createLogger, type Logger } from './core/logger.ts';
 import { TotalCache } from './services/total-cache.ts';
 import { CompareCache } from './services/compare-cache.ts';
 import { EmbedCache } from './services/embeds.ts';
+import { SchemaPathsCache } from './services/path-warnings.ts';
 import { UploadTargets } from './services/upload-targets.ts';
 import { MetricIndexes } from './services/metric-indexes.ts';
 import { connect, migrate, MigrationsBusyError, type PoolOptions } from './db/orm.ts';
@@ -328,6 +329,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       totals,
       compares,
       embeds: new EmbedCache(),
+      schemaPaths: new SchemaPathsCache(),
       uploads: new UploadTargets(schemas),
       metrics,
       largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency),

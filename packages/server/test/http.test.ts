@@ -232,6 +232,7 @@ test('CORS for configured origins: preflight, readable headers and errors, other
       'ratelimit-limit',
       'ratelimit-remaining',
       'ratelimit-reset',
+      'warning',
       'x-request-id',
     ];
     const health = await fetch(`${t2.api}/health`, { headers: { origin } });

@@ -83,7 +83,8 @@ Examples:
 
 /** The options the server would refuse, refused here with the flag's name. */
 function checkOptions(options: Options): { metric: string; currency: string | undefined } {
-  const metric = options.metric.startsWith('json.') ? options.metric : `json.${options.metric}`;
+  // `json` alone stays as it is (the server refuses it); a top-level key named json is json.json.
+  const metric = options.metric === 'json' || options.metric.startsWith('json.') ? options.metric : `json.${options.metric}`;
   const currency = options.currency?.toUpperCase();
   if (currency !== undefined && !/^[A-Z]{3}$/.test(currency)) {
     throw new UsageError(`--currency must be an ISO 4217 code of three letters (EUR, USD), not '${options.currency}'.`);

@@ -76,8 +76,8 @@ export const IdempotencyHeaders = Type.Object({
   ),
 });
 
-/** The paginated list envelope of SPEC.md. */
-export const Page = <T extends TSchema>(item: T, name: string) =>
+/** The paginated list envelope of SPEC.md; `extra`: members a list adds (result lists: `warnings`). */
+export const Page = <T extends TSchema, E extends Record<string, TSchema> = Record<never, TSchema>>(item: T, name: string, extra?: E) =>
   Type.Object(
     {
       items: Type.Array(item),
@@ -89,6 +89,7 @@ export const Page = <T extends TSchema>(item: T, name: string) =>
       pages: Type.Integer(),
       per_page: Type.Integer(),
       total: Type.Integer(),
+      ...(extra as E),
     },
     { $id: name, description: 'One page of a list.' },
   );

@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 import { Uuid } from './common.ts';
 import { ResultFilters } from './results.ts';
+import { WarningHeader, Warnings } from './warnings.ts';
 
 const { benchmark_id: _optionalBenchmark, ...Filters } = ResultFilters;
 
@@ -129,6 +130,7 @@ export const Comparison = Type.Object(
     groups: Type.Array(CompareGroup, {
       description: 'Ordered by rank (unranked last), then median (better first), then site and flavor name.',
     }),
+    warnings: Warnings,
   },
   {
     $id: 'Comparison',
@@ -220,6 +222,8 @@ export const compareResults = defineOperation({
     'every filter of GET /results: n, mean, sample stddev, min, p5, p25, median, p75, p95, max, the order-statistic ' +
     'interval of the median and the t interval of the mean. Groups with at least min_samples values are ranked by ' +
     "their median's interval: groups whose intervals overlap share a rank. With prices, value for money. " +
+    "A metric or filter path the benchmark's json_schema does not describe is used all the same and warned about " +
+    '(`warnings`; the Warning header in every format). ' +
     'Unknown benchmark: 404; malformed metric: 422 INVALID_METRIC; rank_by=price without currency: 422. ' +
     'Also `format=csv` (text/csv) and `format=svg` (image/svg+xml). Runs with the expensive lists (503 EXPENSIVE_LIST_BUSY).',
   auth: 'none',
@@ -227,6 +231,7 @@ export const compareResults = defineOperation({
   response: {
     status: 200,
     schema: Comparison,
+    headers: WarningHeader,
     alternatives: {
       'text/csv': Type.String({
         description:

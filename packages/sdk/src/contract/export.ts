@@ -5,6 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 import { ResultFilters } from './results.ts';
+import { WarningHeader } from './warnings.ts';
 
 /** The fields a CSV export can hold besides JSON paths. */
 export const EXPORT_FIELDS = ['id', 'execution_datetime', 'upload_datetime', 'benchmark_name', 'site_name', 'flavor_name', 'tags'] as const;
@@ -55,7 +56,9 @@ export const exportResults = defineOperation({
     'Every visible result matching the filters of GET /results, without pages, in `execution_datetime, id` order, streamed ' +
     'from a server-side cursor in constant memory whatever the count (`Content-Disposition: attachment`). An error found ' +
     'before the first byte (a malformed filter or column: 422; an unknown benchmark: 404) is a problem+json answer; a ' +
-    'failure later ends the stream early without its final newline, as an aborted transfer. Exports run a few at a time ' +
+    'failure later ends the stream early without its final newline, as an aborted transfer. With `benchmark_id`, a filter or ' +
+    "CSV column path the benchmark's json_schema does not describe is exported all the same and named in the Warning header. " +
+    'Exports run a few at a time ' +
     'per server, four times as many wait up to 10 s: beyond them 503 EXPORT_BUSY with Retry-After.',
   auth: 'none',
   query: ExportQuery,
@@ -63,6 +66,7 @@ export const exportResults = defineOperation({
     status: 200,
     schema: Type.String({ description: 'One result (as GET /results/{id}) per line.', examples: [NDJSON_EXAMPLE] }),
     contentType: 'application/x-ndjson',
+    headers: WarningHeader,
     alternatives: {
       'text/csv': Type.String({
         description:

@@ -62,3 +62,4 @@ import { exportOperations } from './export.ts';
 export { Comparison, CompareGroup } from './compare.ts';
 export { Result, ResultJson } from './results.ts';
 export { Claim, ClaimInput } from './claims.ts';
+export { Warning, UNDESCRIBED_PATH } from './warnings.ts';

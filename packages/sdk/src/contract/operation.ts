@@ -38,9 +38,15 @@ export interface OperationDef {
   /**
    * Success status and its body schema; `null` for an empty body (204). `alternatives`: other media
    * types the operation can answer instead (chosen by a query parameter or `Accept`), documented
-   * beside the main one.
+   * beside the main one. `headers`: response headers the answer may carry, by canonical name.
    */
-  response: { status: 200 | 201 | 204; schema: TSchema | null; contentType?: string; alternatives?: Record<string, TSchema> };
+  response: {
+    status: 200 | 201 | 204;
+    schema: TSchema | null;
+    contentType?: string;
+    alternatives?: Record<string, TSchema>;
+    headers?: Record<string, TSchema>;
+  };
   errors?: readonly ErrorStatus[];
 }
 

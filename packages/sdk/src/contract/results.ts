@@ -3,6 +3,7 @@ import { defineOperation } from './operation.ts';
 import { DateBound, IdempotencyHeaders, IdParams, ListQuery, Page, Terms, Timestamp, UploadBounds, Uuid } from './common.ts';
 import { Benchmark, Flavor, Site, Tag } from './catalogue-schemas.ts';
 import { UserAdmin } from './admin.ts';
+import { WarningHeader, Warnings } from './warnings.ts';
 
 /** The free-form result data: any JSON object, checked against the benchmark's json_schema. */
 export const ResultJson = Type.Record(Type.String(), Type.Unknown(), {
@@ -51,15 +52,16 @@ export const Filters = Type.Array(
   Type.String({
     minLength: 1,
     maxLength: 500,
-    description: 'One filter: `<dotted.path> <op> <value>`.',
+    description: 'One filter: `<path> <op> <value>`, the path `json.<dotted.path>` or `<dotted.path>`.',
   }),
   {
     maxItems: 20,
     description:
-      'JSON filters, all of which must hold: `<dotted.path> <op> <value>` with op one of `==` `>` `<` `>=` `<=`, ' +
+      'JSON filters, all of which must hold: `<path> <op> <value>` with op one of `==` `>` `<` `>=` `<=`, ' +
       'separated by single spaces (`%20`). A value that is a JSON number compares numerically, `true`/`false` as ' +
       'booleans, anything else (spaces included) as text. A result without a value of that type at the path does ' +
-      'not match. Example: `machine.cpu.count >= 4`.',
+      'not match. The path is `json.<dotted.path>` or, without the prefix, `<dotted.path>`: `json.machine.cpu.count >= 4` and ' +
+      '`machine.cpu.count >= 4` are the same filter (a top-level key named json is `json.json`).',
     examples: [['machine.cpu.count >= 4', 'result.score < 2500']],
   },
 );
@@ -76,9 +78,12 @@ export const ResultFilters = {
   filters: Type.Optional(Filters),
 };
 
-const ResultPage = Page(Result, 'ResultPage');
+const ResultPage = Page(Result, 'ResultPage', { warnings: Warnings });
 
 const LIST_NOTES =
+  'A JSON path is `json.<dotted.path>` everywhere; a filter may leave the `json.` out (a leading `json.` is always the prefix: ' +
+  'a top-level key named json is `json.json`). With `benchmark_id`, a path its json_schema does not describe is still used, and ' +
+  'the answer says so (`warnings`, the Warning header) with the nearest described path. ' +
   'Sort by `+`/`-` then a field, or `json.<dotted.path>` (numbers numerically, then other values as text; ' +
   'results without the path last in both directions). Every order ends with id. Pages reach at most MAX_PAGE_DEPTH ' +
   '(default 10,000) results deep: page × per_page above it is 422 PAGE_TOO_DEEP. Lists with search terms, JSON filters ' +
@@ -94,7 +99,7 @@ export const listResults = defineOperation({
   description: `Visible results (not hidden) matching every filter. ${LIST_NOTES}`,
   auth: 'none',
   query: ListQuery(ResultFilters, ResultSort),
-  response: { status: 200, schema: ResultPage },
+  response: { status: 200, schema: ResultPage, headers: WarningHeader },
   errors: [503],
 });
 
@@ -109,7 +114,7 @@ export const searchResults = defineOperation({
     `name or address, the flavor name, or the name of one of the result's tags. ${LIST_NOTES}`,
   auth: 'none',
   query: ListQuery({ terms: Type.Optional(Terms), ...ResultFilters }, ResultSort),
-  response: { status: 200, schema: ResultPage },
+  response: { status: 200, schema: ResultPage, headers: WarningHeader },
   errors: [503],
 });
 
@@ -231,7 +236,7 @@ export const listSelfResults = defineOperation({
   description: `Every filter of the results list and search applies. ${LIST_NOTES}`,
   auth: 'user',
   query: ListQuery({ terms: Type.Optional(Terms), ...ResultFilters }, ResultSort),
-  response: { status: 200, schema: ResultPage },
+  response: { status: 200, schema: ResultPage, headers: WarningHeader },
   errors: [503],
 });
 

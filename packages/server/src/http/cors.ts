@@ -1,7 +1,7 @@
 import koaCors from '@koa/cors';
 import type Koa from 'koa';
 
-/** Response headers a browser script may read: problem details, rate limits, replays, the request id. */
+/** Response headers a browser script may read: problem details, rate limits, replays, warnings, the request id. */
 export const EXPOSED_HEADERS = [
   'WWW-Authenticate',
   'Retry-After',
@@ -11,6 +11,7 @@ export const EXPOSED_HEADERS = [
   'RateLimit-Limit',
   'RateLimit-Remaining',
   'RateLimit-Reset',
+  'Warning',
   'X-Request-Id',
 ];
 

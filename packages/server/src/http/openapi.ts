@@ -101,6 +101,14 @@ export function buildOpenApi(operations: Record<string, OperationDef>, options: 
       for (const [type, schema] of Object.entries(def.response.alternatives ?? {}))
         (success.content as Json)[type] = { schema: registry.ref(schema) };
     }
+    if (def.response.headers) {
+      success.headers = Object.fromEntries(
+        Object.entries(def.response.headers).map(([name, schema]) => {
+          const { description, ...rest } = schema as Json;
+          return [name, { ...(description ? { description } : {}), schema: registry.ref(rest) }];
+        }),
+      );
+    }
     responses[String(def.response.status)] = success;
     for (const status of errorStatuses(def)) {
       responses[String(status)] = {

@@ -1,6 +1,7 @@
 import type { compareOperations } from '@benchmarks/sdk/contract/compare';
 import type { Handlers } from '../http/handler.ts';
 import { reply } from '../core/reply.ts';
+import { setWarnings } from '../http/warnings.ts';
 import { compareResults } from '../services/compare.ts';
 import { compareCsv } from '../services/compare-csv.ts';
 import { renderCompareSvg } from '@benchmarks/sdk/chart';
@@ -20,8 +21,9 @@ export const compareHandlers: Handlers<typeof compareOperations> = {
     if (!query.format) koa.vary('Accept');
     // It reads every matching result of a benchmark: admitted with the expensive lists, unless remembered.
     const { answer, benchmarkName } = await services.compares.answer(query, () =>
-      services.expensiveLists.run(() => compareResults(em, query)),
+      services.expensiveLists.run(() => compareResults(em, query, { schemaPaths: services.schemaPaths })),
     );
+    setWarnings(koa, answer.warnings);
     if (format === 'csv') return reply(200, compareCsv(answer), { 'Content-Type': 'text/csv; charset=utf-8; header=present' });
     if (format === 'svg') {
       return reply(200, renderCompareSvg(answer, benchmarkName), {

@@ -3,6 +3,8 @@ import type { Handlers } from '../http/handler.ts';
 import { reply } from '../core/reply.ts';
 import { currentScope } from '../db/request-scope.ts';
 import { exportResults, type ExportFormat } from '../services/export.ts';
+import { exportPaths, pathWarnings } from '../services/path-warnings.ts';
+import { warningHeader } from '../http/warnings.ts';
 
 /** `format` when given, else CSV when `Accept` prefers it to NDJSON (NDJSON for `*\/*` or none). */
 function chosenFormat(format: ExportFormat | undefined, accepts: (...types: string[]) => string | false): ExportFormat {
@@ -22,6 +24,7 @@ export const exportHandlers: Handlers<typeof exportOperations> = {
     // A request whose client goes away leaves the line (db/request-scope.ts aborts its signal).
     const leave = await services.exports.enter(currentScope()?.signal);
     try {
+      const warnings = await pathWarnings(em, services.schemaPaths, query.benchmark_id, exportPaths(query, format));
       const stream = await exportResults(
         em,
         { embeds: services.embeds, statementTimeoutMs: services.config.statementTimeoutMs },
@@ -30,10 +33,12 @@ export const exportHandlers: Handlers<typeof exportOperations> = {
       );
       // The place is given back when the stream ends, fails or its client goes away.
       stream.once('close', leave);
+      const warning = warningHeader(warnings);
       return reply(200, stream, {
         'Content-Type': CONTENT_TYPES[format],
         'Content-Disposition': `attachment; filename="results.${format}"`,
         'Cache-Control': 'no-store',
+        ...(warning ? { Warning: warning } : {}),
       });
     } catch (err) {
       leave();

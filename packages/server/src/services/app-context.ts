@@ -5,6 +5,7 @@ import type { TokenVerifier } from '../auth/verifier.ts';
 import type { TotalCache } from './total-cache.ts';
 import type { CompareCache } from './compare-cache.ts';
 import type { EmbedCache } from './embeds.ts';
+import type { SchemaPathsCache } from './path-warnings.ts';
 import type { UploadTargets } from './upload-targets.ts';
 import type { MetricIndexes } from './metric-indexes.ts';
 import type { LargeBodyAdmission } from './admission.ts';
@@ -28,6 +29,8 @@ export interface AppContext {
   compares: CompareCache;
   /** JSON text of the catalogue rows results embed, per row version. */
   embeds: EmbedCache;
+  /** The paths each benchmark's schema describes, per row version (warnings about the others). */
+  schemaPaths: SchemaPathsCache;
   /** The catalogue rows recent uploads referred to, at known versions. */
   uploads: UploadTargets;
   /** Indexes for sorting a benchmark's results by its suggested metrics. */

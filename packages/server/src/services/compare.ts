@@ -24,7 +24,8 @@ import type { CompareQuery, Comparison } from '@benchmarks/sdk/contract/compare'
 import { AppError } from '../core/errors.ts';
 import { getItem } from './catalogue.ts';
 import { benchmarks } from './benchmarks.ts';
-import { parsePath, valueAt } from './json-filter.ts';
+import { valueAt } from './json-filter.ts';
+import { parseJsonPath } from './json-path.ts';
 import { resultWhere } from './result-query.ts';
 import {
   ascending,
@@ -36,6 +37,7 @@ import {
   rankIntervals,
   type Better,
 } from './compare-stats.ts';
+import { comparePaths, pathWarnings, type SchemaPathsCache } from './path-warnings.ts';
 
 export type CompareParams = Static<typeof CompareQuery>;
 export type CompareAnswer = Static<typeof Comparison>;
@@ -69,18 +71,15 @@ const AROUND = `array[${PERCENTILES.map(
   (f) => `s.xs[floor(${f}::float8 * (s.n - 1))::int + 1], s.xs[ceil(${f}::float8 * (s.n - 1))::int + 1]`,
 ).join(', ')}]`;
 
-/** The segments of `json.<dotted.path>`; 422 INVALID_METRIC otherwise. */
+/** The segments of `json.<dotted.path>`, as in `sort_by` (services/json-path.ts); 422 INVALID_METRIC otherwise. */
 export function metricPath(metric: string): string[] {
-  const path = metric.startsWith('json.') ? parsePath(metric.slice('json.'.length)) : null;
-  if (!path) {
-    throw new AppError(
-      422,
-      'INVALID_METRIC',
-      `metric must be json.<dotted.path> with non-empty segments (at most 20 segments and 200 characters), e.g. json.result.score; got '${metric}'.`,
-      { errors: [{ in: 'query', path: 'metric', message: 'must be json.<dotted.path>' }] },
-    );
+  const path = parseJsonPath(metric, { bare: false });
+  if (!path.ok) {
+    throw new AppError(422, 'INVALID_METRIC', `metric '${metric}' is not a JSON path: ${path.reason}; e.g. json.result.score.`, {
+      errors: [{ in: 'query', path: 'metric', message: 'must be json.<dotted.path>' }],
+    });
   }
-  return path;
+  return path.segments;
 }
 
 function checkRankBy(query: CompareParams): void {
@@ -225,12 +224,13 @@ function direction(query: CompareParams, schema: unknown, path: string[]): Bette
 
 /**
  * The comparison, and the benchmark's name (`image:tag`) for the chart's title. `pickWindow` is
- * for tests (a negative one makes every order statistic come from the second statement).
+ * for tests (a negative one makes every order statistic come from the second statement);
+ * `schemaPaths`: warn about metric and filter paths the benchmark's schema does not describe.
  */
 export async function compareResults(
   em: EntityManager,
   query: CompareParams,
-  options: { pickWindow?: number } = {},
+  options: { pickWindow?: number; schemaPaths?: SchemaPathsCache } = {},
 ): Promise<{ answer: CompareAnswer; benchmarkName: string }> {
   const path = metricPath(query.metric);
   checkRankBy(query);
@@ -239,6 +239,7 @@ export async function compareResults(
   const groupBy = query.group_by ?? 'flavor';
   const rankBy = query.rank_by ?? 'metric';
   const benchmark = await getItem(em, benchmarks, query.benchmark_id);
+  const warnings = await pathWarnings(em, options.schemaPaths, benchmark.id, comparePaths(path, query));
   const better = direction(query, benchmark.json_schema, path);
   const z = normalQuantile(1 - (1 - confidence) / 2);
   const sql = compareSql({ ...query, group_by: groupBy }, path, z, options.pickWindow ?? PICK_WINDOW);
@@ -280,6 +281,7 @@ export async function compareResults(
     matched: totals?.matched ?? 0,
     excluded: (totals?.matched ?? 0) - (totals?.numbers ?? 0),
     groups: order_(groups, better, rankBy),
+    ...(warnings.length ? { warnings } : {}),
   };
   return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}` };
 }

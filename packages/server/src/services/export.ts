@@ -24,7 +24,7 @@ import { numbered } from '../db/bound-driver.ts';
 import { csvField, csvText, type CsvCell } from './csv.ts';
 import type { EmbedCache } from './embeds.ts';
 import { formatTimestamp } from './format.ts';
-import { parsePath } from './json-filter.ts';
+import { prefixedJsonPath } from './json-path.ts';
 import { suggestedMetrics } from './metric-indexes.ts';
 import { RESULT_COLUMNS, resultWhere, type ResultTextRow } from './result-query.ts';
 import { resultItemsJson } from './results.ts';
@@ -50,7 +50,7 @@ export function exportColumns(columns: readonly string[] | undefined, suggested:
   }
   return columns.map((name, i) => {
     if ((EXPORT_FIELDS as readonly string[]).includes(name)) return { name, field: name as Field };
-    const path = name.startsWith('json.') ? parsePath(name.slice('json.'.length)) : null;
+    const path = prefixedJsonPath(name);
     if (path) return { name, path };
     throw new AppError(
       422,

@@ -5,6 +5,7 @@
  * comparisons are made between jsonb values (which never fail) behind a jsonb_typeof check.
  */
 import { AppError, type ErrorDetail } from '../core/errors.ts';
+import { parseJsonPath } from './json-path.ts';
 
 export type FilterOp = '==' | '>' | '<' | '>=' | '<=';
 export type FilterValue = { kind: 'number'; json: string } | { kind: 'boolean'; json: 'true' | 'false' } | { kind: 'text'; text: string };
@@ -21,8 +22,6 @@ export interface Fragment {
   params: unknown[];
 }
 
-export const MAX_PATH_SEGMENTS = 20;
-export const MAX_PATH_LENGTH = 200;
 /** jsonb numeric handles far more, but a bound keeps a value from costing anything to parse. */
 const MAX_EXPONENT = 1000;
 const OPS: readonly FilterOp[] = ['==', '>', '<', '>=', '<='];
@@ -31,14 +30,6 @@ const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE]([+-]?\d+))?$/;
 const INDEX_SEGMENT = /^-?\d+$/;
 
 export const FILTER_EXAMPLE = 'filters=machine.cpu.count%20%3E%3D%204 (that is: machine.cpu.count >= 4)';
-
-/** The segments of a dotted path, or null when it is empty, has an empty segment or is too long. */
-export function parsePath(text: string): string[] | null {
-  if (!text || text.length > MAX_PATH_LENGTH || text.includes('\u0000')) return null;
-  const segments = text.split('.');
-  if (segments.length > MAX_PATH_SEGMENTS || segments.some((s) => s === '')) return null;
-  return segments;
-}
 
 function typedValue(raw: string): FilterValue | string {
   const number = JSON_NUMBER.exec(raw);
@@ -59,16 +50,15 @@ export function parseFilter(expression: string): JsonFilter | string {
   const first = expression.indexOf(' ');
   const second = first < 0 ? -1 : expression.indexOf(' ', first + 1);
   if (second < 0) return 'expected three parts separated by spaces (%20): <dotted.path> <operator> <value>';
-  const path = parsePath(expression.slice(0, first));
-  if (!path) {
-    return `the path must be dotted non-empty segments, at most ${MAX_PATH_SEGMENTS} segments and ${MAX_PATH_LENGTH} characters`;
-  }
+  // A filter's path is always a JSON path: `json.` is optional (services/json-path.ts).
+  const path = parseJsonPath(expression.slice(0, first), { bare: true });
+  if (!path.ok) return path.reason;
   const op = expression.slice(first + 1, second);
   if (!(OPS as readonly string[]).includes(op)) return `unknown operator '${op}'; use one of ${OPS.join(' ')}`;
   const raw = expression.slice(second + 1);
   if (raw === '') return 'the value is missing';
   const value = typedValue(raw);
-  return typeof value === 'string' ? value : { path, op: op as FilterOp, value };
+  return typeof value === 'string' ? value : { path: path.segments, op: op as FilterOp, value };
 }
 
 /** Parses every filter; 422 INVALID_FILTER listing each malformed one, with an example. */
@@ -84,7 +74,7 @@ export function parseFilters(expressions: readonly string[] | undefined): JsonFi
     throw new AppError(
       422,
       'INVALID_FILTER',
-      `${problems.map((p) => p.message).join('; ')}. A filter is <dotted.path> <operator> <value>, e.g. ${FILTER_EXAMPLE}.`,
+      `${problems.map((p) => p.message).join('; ')}. A filter is <path> <operator> <value>, the path written json.<dotted.path> or <dotted.path>, e.g. ${FILTER_EXAMPLE}.`,
       { errors: problems },
     );
   }

@@ -82,9 +82,17 @@ export function pageEnvelope<T>(items: T[], total: number, { page, per_page }: P
   };
 }
 
-/** The envelope as JSON text around items that are JSON text already (assembled, not re-serialised). */
-export function pageJson(items: readonly (string | readonly string[])[], total: number, request: PageRequest): JsonText {
-  const { items: _, ...envelope } = pageEnvelope([], total, request);
+/**
+ * The envelope as JSON text around items that are JSON text already (assembled, not re-serialised),
+ * with `extra` members after SPEC.md's (a result list's `warnings`).
+ */
+export function pageJson(
+  items: readonly (string | readonly string[])[],
+  total: number,
+  request: PageRequest,
+  extra: Record<string, unknown> = {},
+): JsonText {
+  const { items: _, ...envelope } = { ...pageEnvelope([], total, request), ...extra };
   const parts = ['{"items":['];
   items.forEach((item, i) => {
     if (i) parts.push(',');

@@ -5,7 +5,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../core/errors.ts';
 import { parseDateBound } from '../core/dates.ts';
-import { filterSql, jsonSortSql, parseFilters, parsePath, type Fragment } from './json-filter.ts';
+import { filterSql, jsonSortSql, parseFilters, type Fragment } from './json-filter.ts';
+import { prefixedJsonPath } from './json-path.ts';
 import { limitOffset, pageRequest, type PageRequest } from './pagination.ts';
 import { parseSort, type SortTerm } from './sort.ts';
 import { likePattern, Where } from './sql.ts';
@@ -97,7 +98,7 @@ const SORT_TEXT = `${Object.keys(SORT_FIELDS).join(', ')}, json.<dotted.path>`;
 
 function isSortField(field: string): boolean {
   if (Object.hasOwn(SORT_FIELDS, field)) return true;
-  return field.startsWith('json.') && parsePath(field.slice('json.'.length)) !== null;
+  return prefixedJsonPath(field) !== null;
 }
 
 export function parseResultSort(sortBy: string | undefined): SortTerm[] {
@@ -120,7 +121,7 @@ function orderBy(terms: SortTerm[], joins: Set<Join>): Fragment {
       if (fixed.join) joins.add(fixed.join);
       parts.push(`${fixed.sql} ${term.descending ? 'desc' : 'asc'}`);
     } else {
-      const fragment = jsonSortSql(parsePath(term.field.slice('json.'.length))!, term.descending, 'r.json');
+      const fragment = jsonSortSql(prefixedJsonPath(term.field)!, term.descending, 'r.json');
       parts.push(fragment.sql);
       params.push(...fragment.params);
     }
@@ -210,8 +211,7 @@ const joinSql = (joins: Set<Join>) =>
 export function metricSortPath(query: ResultListQuery, scope: ResultScope): string[] | null {
   if (!('visible' in scope) || !query.benchmark_id) return null;
   const sort = parseResultSort(query.sort_by).filter((t) => t.field !== 'id');
-  if (sort.length !== 1 || !sort[0]!.field.startsWith('json.')) return null;
-  return parsePath(sort[0]!.field.slice('json.'.length));
+  return sort.length === 1 ? prefixedJsonPath(sort[0]!.field) : null;
 }
 
 /** Sort fields an index serves, with or without an id filter (the visible and uploader indexes). */

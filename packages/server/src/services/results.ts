@@ -24,12 +24,15 @@ import type { TotalCache } from './total-cache.ts';
 import type { EmbedCache, EmbedRef } from './embeds.ts';
 import type { MetricIndexes } from './metric-indexes.ts';
 import { lockResult, refreshHidden, requireUploaderOrAdmin } from './claims.ts';
+import { listPaths, pathWarnings, type PathWarning, type SchemaPathsCache } from './path-warnings.ts';
 
 /** The per-process caches result reading uses (AppContext). */
 export interface ResultServices {
   totals: TotalCache;
   embeds: EmbedCache;
   metrics?: MetricIndexes;
+  /** The paths benchmarks' schemas describe; absent: no warnings. */
+  schemaPaths?: SchemaPathsCache;
   /** How deep paging may reach (page × per_page); absent: no limit. */
   config?: { maxPageDepth: number };
   /** Runs expensive lists a few at a time (services/admission.ts ExpensiveListAdmission); absent: at once. */
@@ -120,21 +123,23 @@ export interface ResultView {
 /**
  * One page of results as the envelope's JSON text; totals of large lists come from the cache. A
  * page whose embedded rows were deleted meanwhile (with their results, or a tag unlinked) is read
- * again: it then shows the results as they are now.
+ * again: it then shows the results as they are now. With `benchmark_id`, the JSON paths its schema
+ * does not describe are warned about (in the envelope, and returned for the Warning header).
  */
 export async function listResults(
   em: EntityManager,
   services: ResultServices,
   query: ResultListQuery,
   scope: ResultScope,
-): Promise<JsonText> {
+): Promise<{ body: JsonText; warnings: PathWarning[] }> {
   if (services.config) checkPageDepth(pageRequest(query), services.config.maxPageDepth);
   const expensive = isExpensiveList(query, await metricIndexedList(em, query, scope, services.metrics));
+  const warnings = await pathWarnings(em, services.schemaPaths, query.benchmark_id, listPaths(query));
   const read = async () => {
     for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
       const { rows, total, request } = await findResultRows(em, query, scope, services.totals, services.metrics, { sequential: expensive });
       const items = await resultItemsJson(em, services.embeds, rows);
-      if (items) return pageJson(items, total, request);
+      if (items) return { body: pageJson(items, total, request, warnings.length ? { warnings } : {}), warnings };
     }
     throw itemsVanishing();
   };

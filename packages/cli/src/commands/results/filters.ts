@@ -43,7 +43,7 @@ export function addFilterOptions(command: Command): Command {
     .option('--site <site>', 'site id or name')
     .option('--flavor <flavor>', 'flavor id or site/flavor')
     .option('--tag <tag>', 'tag id or name; repeat for results carrying every one', repeatable)
-    .option('--filter <expression>', "JSON filter 'path op value', op one of == > < >= <=; repeatable", repeatable)
+    .option('--filter <expression>', "JSON filter 'path op value', path a.b or json.a.b, op one of == > < >= <=; repeatable", repeatable)
     .option('--uploaded-before <date>', 'uploaded before this date or date-time')
     .option('--uploaded-after <date>', 'uploaded after this date or date-time')
     .option('--executed-before <date>', 'executed before this date or date-time')

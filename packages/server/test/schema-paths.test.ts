@@ -1,0 +1,128 @@
+/**
+ * Which paths a JSON Schema describes (services/schema-paths.ts): properties through references and
+ * combinators, arrays and tuples, pattern properties, what stays undecidable, recursive schemas,
+ * and the nearest described path suggested for one that is not.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { DescribedPaths, editDistance, MAX_LEAVES } from '../src/services/schema-paths.ts';
+
+const path = (text: string) => text.split('.');
+const describes = (schema: unknown, text: string) => new DescribedPaths(schema).describes(path(text));
+const leaves = (schema: unknown) =>
+  new DescribedPaths(schema).leaves().map((l) => l.map((s) => (typeof s === 'string' ? s : '[]')).join('.'));
+
+test('properties, nested, through $ref ($defs, definitions, anchors, $id) and allOf/anyOf/oneOf/then/else', () => {
+  const schema = {
+    $id: 'https://example.org/root',
+    $defs: { cpu: { properties: { count: { type: 'integer' } } }, named: { $anchor: 'ram', properties: { gb: {} } } },
+    definitions: { disk: { properties: { size: {} } } },
+    properties: {
+      cpu: { $ref: '#/$defs/cpu' },
+      ram: { $ref: '#ram' },
+      disk: { $ref: 'https://example.org/root#/definitions/disk' },
+      net: { $ref: 'https://example.org/net' },
+      a: { allOf: [{ properties: { x: {} } }] },
+      b: { anyOf: [{ properties: { y: {} } }, { properties: { z: {} } }] },
+      // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword here, the object is never awaited
+      c: { if: { properties: { k: { const: 1 } } }, then: { properties: { t: {} } }, else: { properties: { e: {} } } },
+    },
+  };
+  for (const yes of ['cpu', 'cpu.count', 'ram.gb', 'disk.size', 'a.x', 'b.y', 'b.z', 'c.t', 'c.e', 'net.anything.below']) {
+    assert.ok(describes(schema, yes), yes);
+  }
+  for (const no of ['cpu.cont', 'cpu.count.deeper', 'ram.mb', 'a.y', 'nothing']) assert.not.ok(describes(schema, no), no);
+});
+
+test('additionalProperties allows keys without describing them; patternProperties describes the keys it matches', () => {
+  const schema = {
+    properties: {
+      labels: { additionalProperties: { type: 'string' } },
+      metrics: { patternProperties: { '^m_[a-z]+$': { properties: { v: {} } } } },
+    },
+    additionalProperties: true,
+  };
+  assert.not.ok(describes(schema, 'labels.region'));
+  assert.not.ok(describes(schema, 'other'));
+  assert.ok(describes(schema, 'metrics.m_speed.v'));
+  assert.not.ok(describes(schema, 'metrics.speed'));
+  assert.not.ok(describes({ patternProperties: { '(': {} } }, 'x'), 'a pattern that does not compile matches nothing');
+});
+
+test('array elements: items, prefixItems (tuples) with items after them, draft-07 items arrays and additionalItems', () => {
+  const schema = {
+    properties: {
+      runs: { items: { properties: { s: {} } } },
+      pair: { prefixItems: [{ properties: { a: {} } }, { properties: { b: {} } }], items: { properties: { rest: {} } } },
+      old: { items: [{ properties: { a: {} } }], additionalItems: { properties: { more: {} } } },
+      closed: { prefixItems: [{}], items: false },
+    },
+  };
+  for (const yes of ['runs.0.s', 'runs.17.s', 'runs.-1.s', 'pair.0.a', 'pair.1.b', 'pair.5.rest', 'old.0.a', 'old.3.more', 'closed.0']) {
+    assert.ok(describes(schema, yes), yes);
+  }
+  for (const no of ['runs.x', 'runs.0.t', 'pair.0.b', 'pair.1.a', 'old.0.more', 'closed.1']) assert.not.ok(describes(schema, no), no);
+  assert.equal(leaves(schema), ['runs.[].s', 'pair.[].a', 'old.[].a', 'closed.[]']);
+});
+
+test('a schema that names nothing describes nothing; a reference to another document leaves everything described', () => {
+  for (const schema of [{}, true, { type: 'object' }, { additionalProperties: { type: 'number' } }]) {
+    assert.not.ok(new DescribedPaths(schema).describesAnything, JSON.stringify(schema));
+  }
+  const remote = new DescribedPaths({ $ref: 'https://example.org/elsewhere.json' });
+  assert.ok(remote.describes(path('any.thing')));
+  assert.not.ok(remote.describesAnything);
+});
+
+test('recursive schemas end: a tree refers to itself', () => {
+  const tree = {
+    $defs: { node: { properties: { name: {}, children: { items: { $ref: '#/$defs/node' } } } } },
+    $ref: '#/$defs/node',
+  };
+  const described = new DescribedPaths(tree);
+  assert.ok(described.describes(path('children.0.children.3.name')));
+  assert.not.ok(described.describes(path('children.0.nam')));
+  // Listed down to where it comes back to itself: one level of children.
+  assert.equal(leaves(tree), ['name', 'children.[].name', 'children.[].children']);
+  assert.equal(described.suggest(path('children.2.nme')), ['children', '2', 'name']);
+  assert.equal(described.suggest(path('nme')), ['name']);
+  // `$recursiveRef` (2019-09) and a self-reference through `#` end too.
+  assert.ok(describes({ properties: { next: { $ref: '#' }, v: {} } }, 'next.next.next.v'));
+  assert.ok(describes({ $recursiveAnchor: true, properties: { next: { $recursiveRef: '#' }, v: {} } }, 'next.next.v'));
+});
+
+test('a wide schema is bounded: at most MAX_LEAVES leaf paths, found quickly', () => {
+  const wide = {
+    properties: Object.fromEntries(
+      Array.from({ length: 200 }, (_, i) => [
+        `k${i}`,
+        { properties: Object.fromEntries(Array.from({ length: 50 }, (_, j) => [`p${j}`, {}])) },
+      ]),
+    ),
+  };
+  const started = performance.now();
+  const described = new DescribedPaths(wide);
+  assert.is(described.leaves().length, MAX_LEAVES);
+  assert.equal(described.suggest(path('k3.p7x')), ['k3', 'p7']);
+  assert.ok(performance.now() - started < 2000, `${performance.now() - started} ms`);
+});
+
+test('suggestions: nearest leaf by edit distance, array indexes kept, else a leaf with the same last key, else none', () => {
+  const described = new DescribedPaths({
+    properties: {
+      machine: { properties: { cpu: { properties: { count: {}, model: {} } } } },
+      result: { properties: { score: {} } },
+      runs: { items: { properties: { seconds: {} } } },
+    },
+  });
+  assert.equal(described.suggest(path('machine.cpu.cont')), ['machine', 'cpu', 'count']);
+  assert.equal(described.suggest(path('runs.4.secnds')), ['runs', '4', 'seconds']);
+  assert.equal(described.suggest(path('runs.x.secnds')), ['runs', '0', 'seconds']);
+  assert.equal(described.suggest(path('score')), ['result', 'score']);
+  assert.equal(described.suggest(path('zzzzzz')), null);
+  assert.is(editDistance('kitten', 'sitting', 10), 3);
+  assert.is(editDistance('kitten', 'sitting', 2), 3, 'past the limit: limit + 1');
+  assert.is(editDistance('a', 'abcdef', 2), 3);
+});
+
+test.run();
