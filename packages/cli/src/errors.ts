@@ -14,6 +14,7 @@ import {
   TimeoutError,
   ValidationError,
 } from '@benchmarks/sdk';
+import { paint } from './terminal.ts';
 
 export const EXIT = { OK: 0, ERROR: 1, USAGE: 2, AUTH: 4 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -97,12 +98,17 @@ export function describeKnown(err: unknown): { message: string; exitCode: ExitCo
   return undefined;
 }
 
-/** Prints the error on stderr and returns the exit code. Stacks only with DEBUG set. */
-export function reportError(err: unknown, stderr: { write(s: string): unknown }, env: Record<string, string | undefined>): ExitCode {
+/** Prints the error on stderr and returns the exit code. Stacks only with DEBUG set; `Error:` in red with `color`. */
+export function reportError(
+  err: unknown,
+  stderr: { write(s: string): unknown },
+  env: Record<string, string | undefined>,
+  color = false,
+): ExitCode {
   const debug = Boolean(env.DEBUG) && env.DEBUG !== '0';
   const known = describeKnown(err);
   if (known) {
-    stderr.write(`Error: ${known.message}\n`);
+    stderr.write(`${paint(color, 'red', 'Error:')} ${known.message}\n`);
     if (debug && err instanceof Error && !(err instanceof CliError)) stderr.write(`${err.stack}\n`);
     return known.exitCode;
   }
