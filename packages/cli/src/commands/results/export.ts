@@ -3,6 +3,7 @@ import { IncompleteResponseError, type Client, type ExportCsvQuery } from '@benc
 import { withContext, type Context } from '../../context.ts';
 import { CliError, describeKnown, UsageError } from '../../errors.ts';
 import type { Io } from '../../io.ts';
+import { progressFor, showsProgress, type Progress } from '../../progress.ts';
 import { Sink } from '../../sink.ts';
 import { group, runs, type WithGlobals } from '../shared.ts';
 import { addFilterOptions, filterQuery, type FilterOptions } from './filters.ts';
@@ -55,13 +56,14 @@ function columnsOf(text: string): string[] {
   return columns;
 }
 
-async function writeNdjson(client: Client, query: ExportCsvQuery, sink: Sink): Promise<number> {
+async function writeNdjson(client: Client, query: ExportCsvQuery, sink: Sink, progress: Progress): Promise<number> {
   let count = 0;
   let pending = '';
   try {
     for await (const result of client.results.export(query)) {
       pending += `${JSON.stringify(result)}\n`;
       count++;
+      progress.update({ done: count });
       if (pending.length >= WRITE_SIZE) {
         await sink.write(pending);
         pending = '';
@@ -74,10 +76,16 @@ async function writeNdjson(client: Client, query: ExportCsvQuery, sink: Sink): P
   return count;
 }
 
-async function writeCsv(client: Client, query: ExportCsvQuery, sink: Sink): Promise<void> {
+async function writeCsv(client: Client, query: ExportCsvQuery, sink: Sink, progress: Progress): Promise<void> {
   const reader = client.results.exportCsv(query).getReader();
+  // Rows, for the progress line: the lines after the header (a line break inside a quoted cell counts too, rarely).
+  let lines = 0;
   try {
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) await sink.write(chunk.value);
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      await sink.write(chunk.value);
+      for (const byte of chunk.value) if (byte === 0x0a) lines++;
+      progress.update({ done: Math.max(0, lines - 1) });
+    }
   } finally {
     await reader.cancel().catch(() => undefined);
   }
@@ -88,15 +96,32 @@ function size(bytes: number): string {
   return bytes < 1024 * 1024 ? `${Math.round(bytes / 1024)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
+/**
+ * The export does not say how many results it holds; for the time left, the list of the same
+ * filters does (the first page of one item, asked alongside the export, only when progress is
+ * shown). Without its answer the progress line shows no time left.
+ */
+function countInBackground(ctx: Context, query: ExportCsvQuery, progress: Progress): void {
+  const { columns: _columns, ...filters } = query;
+  ctx.client.results
+    .list({ ...filters, per_page: 1 })
+    .then((page) => progress.setTotal(page.total))
+    .catch(() => undefined);
+}
+
 async function exportTo(ctx: Context, options: Options, format: 'ndjson' | 'csv', columns: string[] | undefined): Promise<void> {
   const query: ExportCsvQuery = { ...(await filterQuery(ctx.client, options)), ...(columns ? { columns } : {}) };
   const sink = await Sink.open(ctx.io, options.out);
+  const progress = progressFor(ctx.io, ctx.settings.quiet, { unit: format === 'ndjson' ? 'results' : 'rows' });
+  if (showsProgress(ctx.io, ctx.settings.quiet)) countInBackground(ctx, query, progress);
   let count: number | undefined;
   try {
-    if (format === 'ndjson') count = await writeNdjson(ctx.client, query, sink);
-    else await writeCsv(ctx.client, query, sink);
+    if (format === 'ndjson') count = await writeNdjson(ctx.client, query, sink, progress);
+    else await writeCsv(ctx.client, query, sink, progress);
+    progress.clear();
     await sink.commit();
   } catch (err) {
+    progress.clear();
     const partial = await sink.abandon();
     if (!partial) throw err;
     // Cut short midway: one line saying so, and where what arrived is.
