@@ -76,19 +76,38 @@ async function writeNdjson(client: Client, query: ExportCsvQuery, sink: Sink, pr
   return count;
 }
 
-async function writeCsv(client: Client, query: ExportCsvQuery, sink: Sink, progress: Progress): Promise<void> {
+/**
+ * Counts the records of a CSV as its bytes go by: a line break ends one unless it is inside a
+ * quoted cell (RFC 4180 doubles a quote inside one, which toggles twice and so changes nothing).
+ */
+export class CsvRecords {
+  #quoted = false;
+  /** Records ended so far, the header included. */
+  count = 0;
+
+  add(chunk: Uint8Array): void {
+    for (const byte of chunk) {
+      if (byte === 0x22) this.#quoted = !this.#quoted;
+      else if (byte === 0x0a && !this.#quoted) this.count++;
+    }
+  }
+}
+
+/** Writes the CSV as it arrives; returns how many results (rows after the header) it held. */
+async function writeCsv(client: Client, query: ExportCsvQuery, sink: Sink, progress: Progress): Promise<number> {
   const reader = client.results.exportCsv(query).getReader();
-  // Rows, for the progress line: the lines after the header (a line break inside a quoted cell counts too, rarely).
-  let lines = 0;
+  const records = new CsvRecords();
+  const rows = () => Math.max(0, records.count - 1);
   try {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
       await sink.write(chunk.value);
-      for (const byte of chunk.value) if (byte === 0x0a) lines++;
-      progress.update({ done: Math.max(0, lines - 1) });
+      records.add(chunk.value);
+      progress.update({ done: rows() });
     }
   } finally {
     await reader.cancel().catch(() => undefined);
   }
+  return rows();
 }
 
 function size(bytes: number): string {
@@ -112,12 +131,11 @@ function countInBackground(ctx: Context, query: ExportCsvQuery, progress: Progre
 async function exportTo(ctx: Context, options: Options, format: 'ndjson' | 'csv', columns: string[] | undefined): Promise<void> {
   const query: ExportCsvQuery = { ...(await filterQuery(ctx.client, options)), ...(columns ? { columns } : {}) };
   const sink = await Sink.open(ctx.io, options.out);
-  const progress = progressFor(ctx.io, ctx.settings.quiet, { unit: format === 'ndjson' ? 'results' : 'rows' });
+  const progress = progressFor(ctx.io, ctx.settings.quiet, { unit: 'results' });
   if (showsProgress(ctx.io, ctx.settings.quiet)) countInBackground(ctx, query, progress);
-  let count: number | undefined;
+  let count: number;
   try {
-    if (format === 'ndjson') count = await writeNdjson(ctx.client, query, sink, progress);
-    else await writeCsv(ctx.client, query, sink, progress);
+    count = format === 'ndjson' ? await writeNdjson(ctx.client, query, sink, progress) : await writeCsv(ctx.client, query, sink, progress);
     progress.clear();
     await sink.commit();
   } catch (err) {
@@ -131,8 +149,7 @@ async function exportTo(ctx: Context, options: Options, format: 'ndjson' | 'csv'
         : (describeKnown(err)?.message ?? (err instanceof Error ? err.message : String(err)));
     throw new CliError(`The export is incomplete (${size(sink.bytes)} written to ${partial}): ${reason}`);
   }
-  const what = count === undefined ? `CSV (${size(sink.bytes)})` : `${count} results (${size(sink.bytes)})`;
-  ctx.info(`Exported ${what}${sink.path ? ` to ${sink.path}` : ''}.`);
+  ctx.info(`Exported ${count} results (${size(sink.bytes)})${sink.path ? ` to ${sink.path}` : ''}.`);
 }
 
 export async function run(options: Options, io: Io): Promise<void> {
