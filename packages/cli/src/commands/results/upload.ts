@@ -61,6 +61,11 @@ some items stores nothing, reports those items and is sent again without them. E
 Idempotency-Key derived from its content: running the same command again within 24 h stores nothing twice;
 --resume REPORT also skips what the report says was stored. Exits 1 when any item was not uploaded.
 
+Output: a progress line on a terminal, then one summary on stderr (the first 20 failures with their file
+and line, the counts, the report's path), in a pipe or a CI log too. -q keeps only the failures and the
+error. stdout stays empty unless --output asks: ndjson (one line per item), csv (one row per item) or
+json (the summary as one object).
+
 Examples:
   benchmarks results upload out.json --benchmark ghcr.io/org/bench:1.0 --flavor CESGA/c4.large --executed-at 2025-01-31T10:00:00Z
   benchmarks results upload results/ --benchmark ghcr.io/org/bench:1.0 --flavor CESGA/c4.large --executed-at now --report report.json
