@@ -140,7 +140,7 @@ export async function createContext(
             // The first page (fetched once, reused by the loop) says how many items there are from it on.
             if (!progress) {
               const first = await request;
-              progress = progressFor(io, settings.quiet, { unit: 'items', total: first.total - (first.page - 1) * first.per_page });
+              progress = progressFor(io, settings, { unit: 'items', total: first.total - (first.page - 1) * first.per_page });
             }
             items.push(item);
             progress.update({ done: items.length });

@@ -1,9 +1,9 @@
 /**
  * A one-line progress display on stderr, for uploads, `list --all` and exports: how many items so
  * far, their rate, and the time left when the total is known (in items, or as the share of the
- * input read). Only on a terminal and without --quiet: never in a pipe or a CI log. Redrawn at most
- * ten times a second, cut to the terminal's width (a wrapped line could not be redrawn), and
- * erased at the end so that what follows starts on a clean line.
+ * input read). Only on a terminal, without --quiet or --verbose: never in a pipe or a CI log.
+ * Redrawn at most ten times a second, cut to the terminal's width (a wrapped line could not be
+ * redrawn), and erased at the end so that what follows starts on a clean line.
  */
 import type { Io } from './io.ts';
 
@@ -128,11 +128,15 @@ export function progressLineOn(stderr: { write(s: string): unknown }, given: Pro
   };
 }
 
-/** Whether progress is shown: on a terminal, without --quiet. */
-export const showsProgress = (io: Io, quiet: boolean) => io.isTTY.stderr && !quiet;
+/**
+ * Whether progress is shown: on a terminal, without --quiet, and without --verbose (whose request
+ * lines would break into the line being redrawn).
+ */
+export const showsProgress = (io: Io, settings: { quiet: boolean; verbose: boolean }) =>
+  io.isTTY.stderr && !settings.quiet && !settings.verbose;
 
-/** A progress line when stderr is a terminal and --quiet is off; one that shows nothing otherwise. */
-export function progressFor(io: Io, quiet: boolean, options: ProgressOptions): Progress {
-  if (!showsProgress(io, quiet)) return NONE;
+/** A progress line when {@link showsProgress}; one that shows nothing otherwise. */
+export function progressFor(io: Io, settings: { quiet: boolean; verbose: boolean }, options: ProgressOptions): Progress {
+  if (!showsProgress(io, settings)) return NONE;
   return progressLineOn(io.stderr, options, io.columns);
 }

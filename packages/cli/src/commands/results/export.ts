@@ -131,8 +131,8 @@ function countInBackground(ctx: Context, query: ExportCsvQuery, progress: Progre
 async function exportTo(ctx: Context, options: Options, format: 'ndjson' | 'csv', columns: string[] | undefined): Promise<void> {
   const query: ExportCsvQuery = { ...(await filterQuery(ctx.client, options)), ...(columns ? { columns } : {}) };
   const sink = await Sink.open(ctx.io, options.out);
-  const progress = progressFor(ctx.io, ctx.settings.quiet, { unit: 'results' });
-  if (showsProgress(ctx.io, ctx.settings.quiet)) countInBackground(ctx, query, progress);
+  const progress = progressFor(ctx.io, ctx.settings, { unit: 'results' });
+  if (showsProgress(ctx.io, ctx.settings)) countInBackground(ctx, query, progress);
   let count: number;
   try {
     count = format === 'ndjson' ? await writeNdjson(ctx.client, query, sink, progress) : await writeCsv(ctx.client, query, sink, progress);

@@ -152,7 +152,7 @@ async function upload(ctx: Context, options: Options, plan: Plan): Promise<void>
   // input holds, estimated from the items and bytes read so far.
   const shareDone = (done: number) =>
     totalBytes && itemsRead > 0 ? Math.min(1, (done * bytesRead) / (itemsRead * totalBytes)) : undefined;
-  const progress = progressFor(ctx.io, ctx.settings.quiet, { unit: 'results' });
+  const progress = progressFor(ctx.io, ctx.settings, { unit: 'results' });
   let stopError: unknown;
 
   async function* prepared(): AsyncGenerator<Prepared[]> {
