@@ -100,6 +100,17 @@ export interface Progress {
 
 const NONE: Progress = { update() {}, setTotal() {}, clear() {} };
 
+/** The lines on screen now, for {@link eraseProgress}. */
+const onScreen = new Set<Progress>();
+
+/**
+ * Erases every progress line on screen: for an exit that does not go through the command's end
+ * (stdout closed by `| head`), so that the shell's prompt does not start after a stale line.
+ */
+export function eraseProgress(): void {
+  for (const progress of onScreen) progress.clear();
+}
+
 /** A progress line on `stderr`, `columns` wide at most. */
 export function progressLineOn(stderr: { write(s: string): unknown }, given: ProgressOptions, columns = 80): Progress {
   const options = { ...given };
@@ -107,7 +118,7 @@ export function progressLineOn(stderr: { write(s: string): unknown }, given: Pro
   const samples: Sample[] = [];
   let lastDraw: number | undefined;
   let shown = 0;
-  return {
+  const progress: Progress = {
     update(state) {
       const at = now();
       if (lastDraw !== undefined && at - lastDraw < INTERVAL_MS) return;
@@ -117,6 +128,7 @@ export function progressLineOn(stderr: { write(s: string): unknown }, given: Pro
       samples.push({ at, done: state.done, fraction: state.fraction });
       stderr.write(`\r${line}${' '.repeat(Math.max(0, shown - line.length))}`);
       shown = line.length;
+      onScreen.add(progress);
     },
     setTotal(total) {
       options.total = total;
@@ -124,8 +136,10 @@ export function progressLineOn(stderr: { write(s: string): unknown }, given: Pro
     clear() {
       if (shown > 0) stderr.write(`\r${' '.repeat(shown)}\r`);
       shown = 0;
+      onScreen.delete(progress);
     },
   };
+  return progress;
 }
 
 /**

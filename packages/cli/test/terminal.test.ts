@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../../server/test/support/harness.ts';
-import { duration, progressLine, progressLineOn } from '../src/progress.ts';
+import { duration, eraseProgress, progressLine, progressLineOn } from '../src/progress.ts';
 import { fitColumns, renderTable, type Column } from '../src/table.ts';
 import { lines, sandbox, type Sandbox } from './support/cli.ts';
 import { seedCatalogue, seedResult, type Catalogue } from './support/seed.ts';
@@ -224,6 +224,15 @@ test('progressLineOn: drawn at once, then at most every 100 ms; cleared with spa
   assert.is(lines(written.replace(/\r/g, '\n')).at(-1), '[###############-----] 75%  3 of 4 rows');
   progress.clear();
   assert.ok(written.endsWith(`\r${' '.repeat('[###############-----] 75%  3 of 4 rows'.length)}\r`));
+
+  // A line still on screen when stdout is closed (`| head`) is erased before the process exits.
+  now = 500;
+  progress.update({ done: 4 });
+  eraseProgress();
+  assert.ok(written.endsWith(`\r${' '.repeat('[####################] 100%  4 of 4 rows'.length)}\r`), JSON.stringify(written));
+  const length = written.length;
+  eraseProgress();
+  assert.is(written.length, length, 'erased once');
 });
 
 test.run();
