@@ -1,4 +1,8 @@
-/** The columns each resource shows in tables and CSV (JSON always carries the whole object). */
+/**
+ * The columns each resource shows in tables and CSV (JSON always carries the whole object). On a
+ * narrow terminal, tables leave out the columns with a `drop` (lowest first) and cut the others but
+ * the ids (`whole`): see table.ts.
+ */
 import type { Item, Reply } from '@benchmarks/sdk';
 import type { Column } from './output.ts';
 
@@ -14,73 +18,73 @@ export type UserAdmin = Item<'listUsers'>;
 const uploader = (u: { iss: string; sub: string; removed: boolean }) => `${u.sub}${u.removed ? ' (removed)' : ''} @ ${u.iss}`;
 
 export const benchmarkColumns: Column<Benchmark>[] = [
-  { header: 'id', value: (b) => b.id, max: 36 },
+  { header: 'id', value: (b) => b.id, whole: true },
   { header: 'name', value: (b) => b.name },
   { header: 'status', value: (b) => b.status },
-  { header: 'upload_datetime', value: (b) => b.upload_datetime },
-  { header: 'description', value: (b) => b.description, max: 40 },
-  { header: 'url', value: (b) => b.url },
+  { header: 'upload_datetime', value: (b) => b.upload_datetime, drop: 2 },
+  { header: 'description', value: (b) => b.description, max: 40, drop: 3 },
+  { header: 'url', value: (b) => b.url, drop: 1 },
 ];
 
 export const siteColumns: Column<Site>[] = [
-  { header: 'id', value: (s) => s.id, max: 36 },
+  { header: 'id', value: (s) => s.id, whole: true },
   { header: 'name', value: (s) => s.name },
-  { header: 'address', value: (s) => s.address, max: 40 },
+  { header: 'address', value: (s) => s.address, max: 40, drop: 3 },
   { header: 'status', value: (s) => s.status },
-  { header: 'upload_datetime', value: (s) => s.upload_datetime },
-  { header: 'description', value: (s) => s.description, max: 40 },
+  { header: 'upload_datetime', value: (s) => s.upload_datetime, drop: 1 },
+  { header: 'description', value: (s) => s.description, max: 40, drop: 2 },
 ];
 
 export const flavorColumns: Column<Flavor>[] = [
-  { header: 'id', value: (f) => f.id, max: 36 },
-  { header: 'site_id', value: (f) => f.site_id, max: 36 },
+  { header: 'id', value: (f) => f.id, whole: true },
+  { header: 'site_id', value: (f) => f.site_id, whole: true, drop: 1 },
   { header: 'name', value: (f) => f.name },
   { header: 'status', value: (f) => f.status },
-  { header: 'upload_datetime', value: (f) => f.upload_datetime },
-  { header: 'description', value: (f) => f.description, max: 40 },
+  { header: 'upload_datetime', value: (f) => f.upload_datetime, drop: 2 },
+  { header: 'description', value: (f) => f.description, max: 40, drop: 3 },
 ];
 
 export const tagColumns: Column<Tag>[] = [
-  { header: 'id', value: (t) => t.id, max: 36 },
+  { header: 'id', value: (t) => t.id, whole: true },
   { header: 'name', value: (t) => t.name },
   { header: 'status', value: (t) => t.status },
-  { header: 'description', value: (t) => t.description, max: 60 },
+  { header: 'description', value: (t) => t.description, max: 60, drop: 1 },
 ];
 
 export const resultColumns: Column<Result>[] = [
-  { header: 'id', value: (r) => r.id, max: 36 },
+  { header: 'id', value: (r) => r.id, whole: true },
   { header: 'benchmark', value: (r) => r.benchmark.name },
-  { header: 'site', value: (r) => r.site.name },
+  { header: 'site', value: (r) => r.site.name, drop: 5 },
   { header: 'flavor', value: (r) => r.flavor.name },
-  { header: 'tags', value: (r) => r.tags.map((t) => t.name).join(' ') },
+  { header: 'tags', value: (r) => r.tags.map((t) => t.name).join(' '), drop: 3 },
   { header: 'execution_datetime', value: (r) => r.execution_datetime },
-  { header: 'upload_datetime', value: (r) => r.upload_datetime },
-  { header: 'hidden', value: (r) => r.hidden },
-  { header: 'json', value: (r) => r.json, max: 50 },
+  { header: 'upload_datetime', value: (r) => r.upload_datetime, drop: 1 },
+  { header: 'hidden', value: (r) => r.hidden, drop: 2 },
+  { header: 'json', value: (r) => r.json, max: 50, drop: 4 },
 ];
 
 export const claimColumns: Column<Claim>[] = [
-  { header: 'id', value: (c) => c.id, max: 36 },
-  { header: 'resource_type', value: (c) => c.resource_type },
-  { header: 'resource_id', value: (c) => c.resource_id, max: 36 },
+  { header: 'id', value: (c) => c.id, whole: true },
+  { header: 'resource_type', value: (c) => c.resource_type, drop: 1 },
+  { header: 'resource_id', value: (c) => c.resource_id, whole: true, drop: 4 },
   { header: 'status', value: (c) => c.status },
-  { header: 'upload_datetime', value: (c) => c.upload_datetime },
-  { header: 'uploader', value: (c) => uploader(c.uploader) },
+  { header: 'upload_datetime', value: (c) => c.upload_datetime, drop: 2 },
+  { header: 'uploader', value: (c) => uploader(c.uploader), drop: 3 },
   { header: 'message', value: (c) => c.message, max: 50 },
 ];
 
 export const submitColumns: Column<Submit>[] = [
   { header: 'resource_type', value: (s) => s.resource_type },
-  { header: 'resource_id', value: (s) => s.resource_id, max: 36 },
-  { header: 'upload_datetime', value: (s) => s.upload_datetime },
+  { header: 'resource_id', value: (s) => s.resource_id, whole: true },
+  { header: 'upload_datetime', value: (s) => s.upload_datetime, drop: 1 },
   { header: 'uploader', value: (s) => uploader(s.uploader) },
 ];
 
 export const userColumns: Column<UserAdmin>[] = [
   { header: 'iss', value: (u) => u.iss },
-  { header: 'sub', value: (u) => u.sub },
+  { header: 'sub', value: (u) => u.sub, whole: true },
   { header: 'email', value: (u) => u.email },
-  { header: 'registration_datetime', value: (u) => u.registration_datetime },
-  { header: 'terms_version', value: (u) => u.terms_version },
-  { header: 'removed', value: (u) => u.removed },
+  { header: 'registration_datetime', value: (u) => u.registration_datetime, drop: 2 },
+  { header: 'terms_version', value: (u) => u.terms_version, drop: 1 },
+  { header: 'removed', value: (u) => u.removed, drop: 3 },
 ];

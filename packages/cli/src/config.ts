@@ -14,7 +14,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CliError } from './errors.ts';
 
-export const OUTPUT_FORMATS = ['table', 'json', 'csv'] as const;
+export const OUTPUT_FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** What `login` stores: never printed, never logged. */
@@ -35,6 +35,7 @@ export interface Profile {
   output?: OutputFormat;
   quiet?: boolean;
   verbose?: boolean;
+  wide?: boolean;
   auth?: StoredAuth;
 }
 
@@ -45,7 +46,7 @@ export interface ConfigFile extends Profile {
 }
 
 /** Keys `config set` accepts, and how each is parsed. */
-export const SETTABLE_KEYS = ['server', 'token', 'output', 'quiet', 'verbose'] as const;
+export const SETTABLE_KEYS = ['server', 'token', 'output', 'quiet', 'verbose', 'wide'] as const;
 export type SettableKey = (typeof SETTABLE_KEYS)[number];
 
 export const DEFAULT_PROFILE = 'default';

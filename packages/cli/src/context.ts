@@ -16,6 +16,8 @@ import {
 } from './global-options.ts';
 import type { Io } from './io.ts';
 import { renderItem, renderList, type Column } from './output.ts';
+import { progressFor, type Progress } from './progress.ts';
+import { colorEnabled, stdoutWidth } from './terminal.ts';
 import { CLI_VERSION } from './version.ts';
 
 export interface Context {
@@ -27,7 +29,7 @@ export interface Context {
   /**
    * Another client (closed with the context) whose token comes from `getToken`; `observe` sees
    * every HTTP status, or the network error, of each attempt of its requests, with the request's
-   * Idempotency-Key (the same for every retry of one call).
+   * Idempotency-Key (the same for every retry of one call) and whether the answer is a replay.
    */
   newClient(getToken: () => Promise<string | undefined>, observe?: Observer): Client;
   /** The API base URL, e.g. http://host:8080/api/v1. */
@@ -42,8 +44,11 @@ export interface Context {
   printList<T>(request: PageRequest<T>, columns: readonly Column<T>[], options: ListOptions): Promise<T[]>;
 }
 
-/** Sees each attempt's status or network error, with its Idempotency-Key when it has one. */
-export type Observer = (outcome: number | Error, key: string | undefined) => void;
+/**
+ * Sees each attempt's status or network error, with its Idempotency-Key when it has one, and
+ * whether the server answered with what it stored for that key earlier (`Idempotent-Replayed`).
+ */
+export type Observer = (outcome: number | Error, key: string | undefined, replayed?: boolean) => void;
 
 /** Retries of each request by the SDK (its default): a keyed upload is sent at most 1 + this times. */
 export const CLIENT_RETRIES = 2;
@@ -70,7 +75,7 @@ function observed(fetch: FetchLike, observe: Observer): FetchLike {
     const key = init.headers['idempotency-key'];
     try {
       const response = await fetch(url, init);
-      observe(response.status, key);
+      observe(response.status, key, response.headers.get('idempotent-replayed') === 'true');
       return response;
     } catch (err) {
       observe(err as Error, key);
@@ -138,7 +143,20 @@ export async function createContext(
       let items: Awaited<typeof request>['items'];
       if (listOptions.all) {
         items = [];
-        for await (const item of request) items.push(item);
+        let progress: Progress | undefined;
+        try {
+          for await (const item of request) {
+            // The first page (fetched once, reused by the loop) says how many items there are from it on.
+            if (!progress) {
+              const first = await request;
+              progress = progressFor(io, settings, { unit: 'items', total: first.total - (first.page - 1) * first.per_page });
+            }
+            items.push(item);
+            progress.update({ done: items.length });
+          }
+        } finally {
+          progress?.clear();
+        }
       } else {
         const page = await request;
         items = page.items;
@@ -149,7 +167,13 @@ export async function createContext(
         }
       }
       if (items.length === 0 && settings.output === 'table') info('No results.');
-      io.stdout.write(renderList(settings.output, items, columns));
+      const layout = {
+        width: stdoutWidth(io),
+        wide: settings.wide,
+        color: colorEnabled(io, 'stdout'),
+        onDropped: (headers: string[]) => info(`Not shown, to fit the terminal: ${headers.join(', ')} (--wide shows every column).`),
+      };
+      io.stdout.write(renderList(settings.output, items, columns, layout));
       return items;
     },
     close: async () => {

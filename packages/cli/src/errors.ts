@@ -14,6 +14,7 @@ import {
   TimeoutError,
   ValidationError,
 } from '@benchmarks/sdk';
+import { paint } from './terminal.ts';
 
 export const EXIT = { OK: 0, ERROR: 1, USAGE: 2, AUTH: 4 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -45,6 +46,23 @@ export class AuthError extends CliError {
 
 const LOGIN_HINT = 'run `benchmarks login` or pass --token';
 
+/**
+ * Why the server refused the token, said plainly: the server's own detail is for its logs (it may
+ * name claims, endpoints and settings), and nested in our sentence it read as two layers of internals.
+ */
+const TOKEN_REFUSALS: Record<string, string> = {
+  TOKEN_EXPIRED: 'Not authenticated: the access token has expired',
+  TOKEN_NOT_YET_VALID: "Not authenticated: the access token is not valid yet (check this machine's clock)",
+  INVALID_AUDIENCE: 'Not authenticated: the access token is meant for another service',
+  UNTRUSTED_ISSUER: 'Not authenticated: the access token comes from an identity provider this server does not trust',
+};
+
+/** One line for a 401, e.g. `Not authenticated: the server does not accept this access token; run ...` (the stack with DEBUG has the server's detail). */
+function tokenRefused(code: string): string {
+  if (code === 'MISSING_TOKEN') return `Not logged in: ${LOGIN_HINT}.`;
+  return `${TOKEN_REFUSALS[code] ?? 'Not authenticated: the server does not accept this access token'}; ${LOGIN_HINT}.`;
+}
+
 /** The reason an API error gives, with each listed problem: `422 SCHEMA_VIOLATION: ... (/a: must be number)`. */
 export function apiReason(err: ApiError): string {
   const details = err.errors
@@ -58,7 +76,7 @@ export function apiReason(err: ApiError): string {
 export function describeKnown(err: unknown): { message: string; exitCode: ExitCode } | undefined {
   if (err instanceof CliError) return { message: err.message, exitCode: err.exitCode };
   if (err instanceof AuthenticationError) {
-    return { message: `Not authenticated (${err.detail}): ${LOGIN_HINT}.`, exitCode: EXIT.AUTH };
+    return { message: tokenRefused(err.code), exitCode: EXIT.AUTH };
   }
   if (err instanceof PermissionError) {
     if (err.code === 'NOT_REGISTERED') {
@@ -97,12 +115,17 @@ export function describeKnown(err: unknown): { message: string; exitCode: ExitCo
   return undefined;
 }
 
-/** Prints the error on stderr and returns the exit code. Stacks only with DEBUG set. */
-export function reportError(err: unknown, stderr: { write(s: string): unknown }, env: Record<string, string | undefined>): ExitCode {
+/** Prints the error on stderr and returns the exit code. Stacks only with DEBUG set; `Error:` in red with `color`. */
+export function reportError(
+  err: unknown,
+  stderr: { write(s: string): unknown },
+  env: Record<string, string | undefined>,
+  color = false,
+): ExitCode {
   const debug = Boolean(env.DEBUG) && env.DEBUG !== '0';
   const known = describeKnown(err);
   if (known) {
-    stderr.write(`Error: ${known.message}\n`);
+    stderr.write(`${paint(color, 'red', 'Error:')} ${known.message}\n`);
     if (debug && err instanceof Error && !(err instanceof CliError)) stderr.write(`${err.stack}\n`);
     return known.exitCode;
   }

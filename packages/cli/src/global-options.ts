@@ -24,6 +24,7 @@ export interface GlobalOptions {
   profile?: string;
   quiet?: boolean;
   verbose?: boolean;
+  wide?: boolean;
 }
 
 /** The resolved global settings of one invocation. */
@@ -33,9 +34,13 @@ export interface Settings {
   /** A token given by flag, environment or config (not the stored login). */
   token?: string;
   output: OutputFormat;
+  /** Whether the output format was chosen (flag, environment or config file) rather than the default. */
+  outputChosen: boolean;
   profile: string;
   quiet: boolean;
   verbose: boolean;
+  /** Tables show every cell whole, whatever the terminal's width. */
+  wide: boolean;
   configPath: string;
   config: ConfigFile;
   /** The selected profile's settings (with the stored login, if any). */
@@ -60,12 +65,13 @@ export function addGlobalOptions(program: Command): void {
     .addOption(
       new Option(
         '-o, --output <format>',
-        'output format: table on a terminal, json when piped; svg: compare only (env BENCHMARKS_OUTPUT)',
+        'output format: table on a terminal, json when piped; ndjson: one JSON value a line; svg: compare only (env BENCHMARKS_OUTPUT)',
       ).choices(PARSED_FORMATS),
     )
     .option('-p, --profile <name>', `named server settings in the config file (env BENCHMARKS_PROFILE, default "${DEFAULT_PROFILE}")`)
     .option('-q, --quiet', 'no progress or hints on stderr, errors only (env BENCHMARKS_QUIET)')
-    .option('-v, --verbose', 'log each HTTP request on stderr (env BENCHMARKS_VERBOSE)');
+    .option('-v, --verbose', 'log each HTTP request on stderr (env BENCHMARKS_VERBOSE)')
+    .option('--wide', "tables: show every cell whole instead of fitting the terminal's width (env BENCHMARKS_WIDE)");
 }
 
 const set = (value: string | undefined) => (value === undefined || value === '' ? undefined : value);
@@ -87,8 +93,8 @@ export async function resolveSettings(options: GlobalOptions, io: Io, defaults: 
   const stored = profileOf(config, profile);
 
   const server = set(options.server) ?? set(io.env.BENCHMARKS_SERVER) ?? set(stored.server);
-  const output =
-    set(options.output) ?? set(io.env.BENCHMARKS_OUTPUT) ?? stored.output ?? defaults.output ?? (io.isTTY.stdout ? 'table' : 'json');
+  const chosen = set(options.output) ?? set(io.env.BENCHMARKS_OUTPUT) ?? stored.output;
+  const output = chosen ?? defaults.output ?? (io.isTTY.stdout ? 'table' : 'json');
   if (output === 'svg') throw new UsageError('--output svg draws a chart: only `benchmarks compare` has one; use table, json or csv here.');
   if (!(OUTPUT_FORMATS as readonly string[]).includes(output)) {
     throw new UsageError(`Unknown output format '${output}': use one of ${OUTPUT_FORMATS.join(', ')}.`);
@@ -97,9 +103,11 @@ export async function resolveSettings(options: GlobalOptions, io: Io, defaults: 
     server,
     token: set(options.token) ?? set(io.env.BENCHMARKS_TOKEN) ?? set(stored.token),
     output: output as OutputFormat,
+    outputChosen: chosen !== undefined,
     profile,
     quiet: options.quiet ?? flag(io.env.BENCHMARKS_QUIET) ?? stored.quiet ?? false,
     verbose: options.verbose ?? flag(io.env.BENCHMARKS_VERBOSE) ?? stored.verbose ?? false,
+    wide: options.wide ?? flag(io.env.BENCHMARKS_WIDE) ?? stored.wide ?? false,
     configPath: path,
     config,
     stored,

@@ -6,11 +6,15 @@
  */
 import { EXIT } from './errors.ts';
 import { processIo } from './io.ts';
+import { eraseProgress } from './progress.ts';
 import { runCli } from './run.ts';
 
 // A closed pipe (`benchmarks results list | head`) is not an error.
 process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(EXIT.OK);
+  if (err.code === 'EPIPE') {
+    eraseProgress();
+    process.exit(EXIT.OK);
+  }
   throw err;
 });
 

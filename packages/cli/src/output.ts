@@ -1,38 +1,12 @@
 /**
- * Renders data on stdout: an aligned table (for people), JSON (for programs), CSV with a header
- * (for spreadsheets). Lists print an array in JSON; one item prints an object.
+ * Renders data on stdout: an aligned table (for people), JSON (for programs), NDJSON (one JSON
+ * value a line, for streams), CSV with a header (for spreadsheets). Lists print an array in JSON;
+ * one item prints an object.
  */
 import type { OutputFormat } from './config.ts';
+import { renderTable, text, type Column, type TableLayout } from './table.ts';
 
-/** One column: its header and how to show an item's value in it. */
-export interface Column<T> {
-  header: string;
-  value: (item: T) => unknown;
-  /** Cells longer than this are cut in tables (never in CSV or JSON). */
-  max?: number;
-}
-
-export function text(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return JSON.stringify(value);
-}
-
-const cut = (value: string, max: number) => (value.length > max ? `${value.slice(0, Math.max(1, max - 1))}…` : value);
-const oneLine = (value: string) => value.replace(/\s*[\r\n]+\s*/g, ' ');
-
-export function renderTable<T>(items: readonly T[], columns: readonly Column<T>[]): string {
-  const rows = items.map((item) => columns.map((c) => cut(oneLine(text(c.value(item))), c.max ?? 60)));
-  const headers = columns.map((c) => c.header.toUpperCase());
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i])))
-      .join('  ')
-      .trimEnd();
-  return `${[line(headers), ...rows.map(line)].join('\n')}\n`;
-}
+export { text, type Column };
 
 /** One item as `KEY  value` lines, for `get` on a terminal. */
 export function renderRecord<T>(item: T, columns: readonly Column<T>[]): string {
@@ -72,16 +46,23 @@ export function renderJson(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
 
+/** Each value as JSON on a line of its own. */
+export function renderNdjson(values: readonly unknown[]): string {
+  return values.map((value) => `${JSON.stringify(value)}\n`).join('');
+}
+
 /** A list in the chosen format. */
-export function renderList<T>(format: OutputFormat, items: readonly T[], columns: readonly Column<T>[]): string {
+export function renderList<T>(format: OutputFormat, items: readonly T[], columns: readonly Column<T>[], layout?: TableLayout): string {
   if (format === 'json') return renderJson(items);
+  if (format === 'ndjson') return renderNdjson(items);
   if (format === 'csv') return renderCsv(items, columns);
-  return items.length === 0 ? '' : renderTable(items, columns);
+  return items.length === 0 ? '' : renderTable(items, columns, layout);
 }
 
 /** One item in the chosen format. */
 export function renderItem<T>(format: OutputFormat, item: T, columns: readonly Column<T>[]): string {
   if (format === 'json') return renderJson(item);
+  if (format === 'ndjson') return renderNdjson([item]);
   if (format === 'csv') return renderCsv([item], columns);
   return renderRecord(item, columns);
 }

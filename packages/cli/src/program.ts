@@ -134,6 +134,9 @@ export function createProgram(io: Io): Command {
       writeErr: (s) => io.stderr.write(s),
       outputError: (s, write) => write(s),
     })
+    // Every command's help lists the global options too (--server, --token, --output, ...):
+    // they work before or after the command, and a user reading `results upload --help` needs them.
+    .configureHelp({ showGlobalOptions: true })
     .showHelpAfterError('(add --help for usage)')
     .showSuggestionAfterError(true)
     .addHelpText('after', EPILOG);

@@ -3,6 +3,7 @@ import { CommanderError } from 'commander';
 import { EXIT, reportError, type ExitCode } from './errors.ts';
 import type { Io } from './io.ts';
 import { createProgram } from './program.ts';
+import { colorEnabled } from './terminal.ts';
 
 /** Runs `benchmarks <argv>` with `io`; never throws. */
 export async function runCli(argv: readonly string[], io: Io): Promise<ExitCode> {
@@ -16,6 +17,6 @@ export async function runCli(argv: readonly string[], io: Io): Promise<ExitCode>
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.OK;
       return EXIT.USAGE;
     }
-    return reportError(err, io.stderr, io.env);
+    return reportError(err, io.stderr, io.env, colorEnabled(io, 'stderr'));
   }
 }

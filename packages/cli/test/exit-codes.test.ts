@@ -1,10 +1,15 @@
 /**
  * Exit codes and error lines: usage errors (2), a bad token or a non-admin on an admin command (4),
- * an unreachable server (1, one line; the stack only with DEBUG=1). And shell completion.
+ * an unreachable server (1, one line; the stack only with DEBUG=1). And every command's help, and
+ * shell completion.
  */
+import { execFileSync } from 'node:child_process';
+import type { Command } from 'commander';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../../server/test/support/harness.ts';
+import { processIo } from '../src/io.ts';
+import { createProgram } from '../src/program.ts';
 import { closedPort, lines, sandbox, type Sandbox } from './support/cli.ts';
 
 let t: TestServer;
@@ -67,9 +72,34 @@ test('an admin command with a bad token or as a non-admin exits 4', async () => 
     box.run(['review', 'list', '--server', t.url], { env: { BENCHMARKS_TOKEN: await t.user('plain') } }),
   ]);
   assert.is(bad.code, 4);
-  assert.match(bad.stderr, /Not authenticated/);
+  assert.equal(
+    lines(bad.stderr),
+    ['Error: Not authenticated: the server does not accept this access token; run `benchmarks login` or pass --token.'],
+    'one line, without the server’s internals in nested parentheses',
+  );
   assert.is(notAdmin.code, 4);
   assert.match(notAdmin.stderr, /^Error: Not allowed: this needs an administrator/);
+});
+
+test('every command’s help lists the global options (--server, --token, --output, ...), the groups’ too', async () => {
+  const program = createProgram(processIo());
+  const all: Command[] = [];
+  const walk = (command: Command) => {
+    for (const sub of command.commands) {
+      all.push(sub);
+      walk(sub);
+    }
+  };
+  walk(program);
+  assert.ok(all.length > 60, `${all.length} commands`);
+  for (const command of all) {
+    const help = command.helpInformation();
+    for (const option of ['-s, --server <url>', '--token <token>', '-o, --output <format>', '-q, --quiet', '--wide']) {
+      assert.ok(help.includes(option), `${command.name()} --help lacks ${option}:\n${help}`);
+    }
+  }
+  const upload = await box.run(['results', 'upload', '--help']);
+  assert.match(upload.stdout, /Global Options:\n(.|\n)*-s, --server <url>/);
 });
 
 test('benchmarks completion bash|zsh prints a script that knows the commands', async () => {
@@ -82,6 +112,56 @@ test('benchmarks completion bash|zsh prints a script that knows the commands', a
   );
   assert.match(zsh.stdout, /^#compdef benchmarks/);
   assert.match(zsh.stdout, /compdef _benchmarks benchmarks/);
+});
+
+/** Whether `fish` is on the PATH, to check the script's syntax with `fish --no-execute`. */
+function hasFish(): boolean {
+  try {
+    execFileSync('fish', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('benchmarks completion fish: a completion for every command path, files only where a command takes them', async () => {
+  const fish = await box.run(['completion', 'fish']);
+  assert.is(fish.code, 0, fish.stderr);
+  const script = fish.stdout;
+  const program = createProgram(processIo());
+  const paths: string[] = [];
+  const walk = (command: Command, path: string) => {
+    for (const sub of command.commands) {
+      const next = path ? `${path} ${sub.name()}` : sub.name();
+      paths.push(next);
+      walk(sub, next);
+    }
+  };
+  walk(program, '');
+  const declared = /^set -g __benchmarks_paths (.*)$/m
+    .exec(script)![1]!
+    .match(/'[^']*'/g)!
+    .map((q) => q.slice(1, -1));
+  assert.equal(declared, paths);
+  for (const path of paths.filter((p) => p.includes(' '))) {
+    const [parent, name] = [path.slice(0, path.lastIndexOf(' ')), path.slice(path.lastIndexOf(' ') + 1)];
+    assert.ok(
+      script.includes(`complete -c benchmarks -n '__benchmarks_at "${parent}"' -a '${name}'`),
+      `${path} is offered after ${parent}`,
+    );
+  }
+  assert.match(script, /^complete -c benchmarks -f$/m, 'no files unless a command takes them');
+  assert.match(script, /^complete -c benchmarks -n '__benchmarks_at "results upload"' -F$/m);
+  assert.match(script, /^complete -c benchmarks -n '__benchmarks_at "results upload"' -l report -r -F -d 'write the outcome/m);
+  assert.match(script, /^complete -c benchmarks -n '__benchmarks_at "results upload"' -l benchmark -x -d /m);
+  assert.match(script, /^complete -c benchmarks -n '__benchmarks_at "review approve"' -a 'benchmark site flavor tag'$/m);
+  assert.match(script, /^complete -c benchmarks -l output -s o -x -a 'table json ndjson csv svg' -d /m);
+  // Every line is a whole fish statement: single quotes balanced once `\'` and `\\` are taken out.
+  for (const line of script.split('\n')) {
+    const bare = line.replace(/\\[\\']/g, '');
+    assert.is((bare.match(/'/g) ?? []).length % 2, 0, line);
+  }
+  if (hasFish()) execFileSync('fish', ['--no-execute', '-c', script]);
 });
 
 test.run();

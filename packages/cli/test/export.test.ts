@@ -12,6 +12,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createClient, type Client } from '@benchmarks/sdk';
 import { startTestServer, type TestServer } from '../../server/test/support/harness.ts';
+import { CsvRecords } from '../src/commands/results/export.ts';
 import { lines, sandbox, type Sandbox } from './support/cli.ts';
 
 const COUNT = 1_100; // more than two of the server's batches of 500
@@ -126,10 +127,21 @@ test('results export --out FILE: written whole to FILE (via FILE.partial), stdou
   const written = await box.run(['results', 'export', '--benchmark', benchmark, '--columns', 'id,json.result.score', '--out', csv]);
   assert.is(written.code, 0, written.stderr);
   assert.is((await readFile(csv, 'utf8')).split('\r\n').length, COUNT + 2);
+  assert.match(written.stderr, /^Exported 1100 results \(\d+(\.\d)? [KM]iB\) to .*scores\.csv\.\n$/, 'the line docs/cli.md shows, CSV too');
   assert.equal(
     (await readdir(box.dir)).filter((f) => f.endsWith('.partial')),
     [],
   );
+});
+
+test('CsvRecords counts records, not lines: a line break inside a quoted cell, quotes doubled, chunks cut anywhere', () => {
+  const csv = 'id,note\r\n1,"two\r\nlines"\r\n2,"say ""hi""\n"\r\n3,plain\r\n';
+  for (let cut = 0; cut <= csv.length; cut++) {
+    const records = new CsvRecords();
+    records.add(Buffer.from(csv.slice(0, cut)));
+    records.add(Buffer.from(csv.slice(cut)));
+    assert.is(records.count, 4, `cut at ${cut}`);
+  }
 });
 
 test('results export: a bad column is a usage error (exit 2, one line), and no file is left; --columns with ndjson too', async () => {

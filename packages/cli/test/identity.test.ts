@@ -105,7 +105,10 @@ test('a token the server refuses: exit 4 with one line saying what to do; an adm
   ]);
   assert.is(bad.code, 4);
   assert.equal(lines(bad.stderr).length, 1, bad.stderr);
-  assert.match(bad.stderr, /^Error: Not authenticated .*run `benchmarks login` or pass --token/);
+  assert.match(
+    bad.stderr,
+    /^Error: Not authenticated: the server does not accept this access token; run `benchmarks login` or pass --token\.\n$/,
+  );
   assert.is(admin.code, 0, admin.stderr);
   assert.equal([JSON.parse(admin.stdout).sub, JSON.parse(admin.stdout).admin, JSON.parse(admin.stdout).token], ['chief', true, 'given']);
 });

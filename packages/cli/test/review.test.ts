@@ -86,6 +86,34 @@ test('a user submits with the CLI; the admin lists, approves and rejects each ki
   assert.match(bad.stderr, /'planet' is invalid for argument 'kind'. Allowed choices are benchmark, site, flavor, tag/);
 });
 
+test('review approve and reject by name, as docs/cli.md promises wherever an id works: image:tag, site, site/flavor, tag', async () => {
+  const [benchmark, site] = await Promise.all([
+    box.run(['benchmarks', 'create', 'ghcr.io/review/named:1.0', '-o', 'json'], asUser).then(json),
+    box.run(['sites', 'create', 'Named Site', '--address', 'Oviedo, Spain', '-o', 'json'], asUser).then(json),
+  ]);
+  const [flavor, tag] = await Promise.all([
+    box.run(['flavors', 'create', 'Named Site', 'cpu.named', '-o', 'json'], asUser).then(json),
+    box.run(['tags', 'create', 'named-tag', '-o', 'json'], asUser).then(json),
+  ]);
+  const approved = await box.run(['review', 'approve', 'benchmark', 'ghcr.io/review/named:1.0'], admin);
+  assert.is(approved.code, 0, approved.stderr);
+  assert.match(approved.stderr, new RegExp(`^Approved benchmark ghcr\\.io/review/named:1\\.0 \\(${benchmark.id}\\)\\.$`, 'm'));
+  const [sites, flavors, tags] = await Promise.all([
+    box.run(['review', 'approve', 'site', 'Named Site'], admin),
+    box.run(['review', 'approve', 'flavor', 'Named Site/cpu.named'], admin),
+    box.run(['review', 'reject', 'tag', 'named-tag'], admin),
+  ]);
+  for (const r of [sites, flavors, tags]) assert.is(r.code, 0, r.stderr);
+  assert.is((await t.request('GET', `/benchmarks/${benchmark.id}`)).body.status, 'approved');
+  assert.is((await t.request('GET', `/sites/${site.id}`)).body.status, 'approved');
+  assert.is((await t.request('GET', `/flavors/${flavor.id}`)).body.status, 'approved');
+  assert.is((await t.request('GET', `/tags/${tag.id}`)).status, 404);
+
+  const unknown = await box.run(['review', 'approve', 'benchmark', 'ghcr.io/review/none:9'], admin);
+  assert.is(unknown.code, 1);
+  assert.match(unknown.stderr, /^Error: No benchmark ghcr\.io\/review\/none:9: see `benchmarks benchmarks list`\.$/m);
+});
+
 test('claims: a user claims a result; the admin lists, inspects and upholds it; rejecting another restores the result', async () => {
   const first = await seedResult(t, user, c, { score: 1 });
   const second = await seedResult(t, user, c, { score: 2 });

@@ -104,9 +104,11 @@ test('results upload <dir>: 185 uploaded in batches, 15 failed with file, line a
   assert.match(res.stderr, /^Error: 15 of 200 results were not uploaded/m);
   assert.not.match(res.stderr, /notes\.txt/);
 
-  // stdout: the outcome of every item, as JSON (stdout is not a terminal)
-  const outcomes = JSON.parse(res.stdout);
-  assert.is(outcomes.length, 200);
+  // stdout: the summary as one JSON object (--output json), the failures with their place
+  const outcome = JSON.parse(res.stdout);
+  assert.equal(outcome.summary, { total: 200, uploaded: 185, failed: 15, skipped: 0, valid: 0, invalid: 0 });
+  assert.equal([outcome.failures.length, outcome.more_failures, outcome.report, outcome.duplicates], [15, 0, report, 0]);
+  assert.ok(outcome.failures.some((f: any) => f.source.endsWith('r003.json') && f.line === 1 && f.error.code === 'BATCH_REFUSED'));
   const written = JSON.parse(await readFile(report, 'utf8'));
   assert.equal(written.summary, { total: 200, uploaded: 185, failed: 15, skipped: 0, valid: 0, invalid: 0 });
   const malformed = written.items.find((i: any) => i.source.endsWith('batch.ndjson') && i.line === 41);
@@ -215,31 +217,32 @@ test('results upload run twice (a re-run after an interruption or a timeout): ea
   const count = async () =>
     (await t.request('GET', '/results', { query: { benchmark_id: c.benchmark.id, filters: `marker == ${marker}`, per_page: 1 } })).body
       .total as number;
-  const runOnce = async (extra: string[], name: string) => {
+  const runOnce = async (extra: string[], name: string, duplicates: string) => {
     const report = join(box.dir, `${name}.json`);
     const res = await box.run(['results', 'upload', dir, ...flags, '--batch-size', '3', '--report', report, ...extra], {
       env: { BENCHMARKS_TOKEN: uploader },
     });
     assert.is(res.code, 1, res.stderr);
-    assert.match(res.stderr, /Uploaded 6 of 7 results: 1 failed, 0 skipped\./);
+    assert.match(res.stderr, new RegExp(`Uploaded 6 of 7 results: 1 failed, 0 skipped${duplicates}\\.`));
     const written = JSON.parse(await readFile(report, 'utf8'));
     return written.items.map((i: any) => `${i.source.split('/').pop()}:${i.line}:${i.status}:${i.result_id ?? ''}`) as string[];
   };
-  const first = await runOnce([], 'rerun-1');
+  const first = await runOnce([], 'rerun-1', '');
   assert.is(await count(), 6);
   assert.is(new Set(first.map((i) => i.split(':')[3]).filter(Boolean)).size, 6, 'identical lines are stored apart');
-  const second = await runOnce([], 'rerun-2');
+  const second = await runOnce([], 'rerun-2', '; 6 of them were already stored by an earlier run and not stored again');
   assert.equal(second, first, 'the second run reports the results the first one stored');
   assert.is(await count(), 6, 'nothing stored twice');
   // One result per request (--batch-size 1) keys each result the same way on every run.
-  const one = await box.run(['results', 'upload', join(dir, 'single.json'), ...flags, '--batch-size', '1', '-o', 'json'], {
+  const one = await box.run(['results', 'upload', join(dir, 'single.json'), ...flags, '--batch-size', '1', '-o', 'ndjson'], {
     env: { BENCHMARKS_TOKEN: uploader },
   });
-  const oneAgain = await box.run(['results', 'upload', join(dir, 'single.json'), ...flags, '--batch-size', '1', '-o', 'json'], {
+  const oneAgain = await box.run(['results', 'upload', join(dir, 'single.json'), ...flags, '--batch-size', '1', '-o', 'ndjson'], {
     env: { BENCHMARKS_TOKEN: uploader },
   });
   assert.is(one.code, 0, one.stderr);
-  assert.is(JSON.parse(oneAgain.stdout)[0].result_id, JSON.parse(one.stdout)[0].result_id);
+  assert.is(JSON.parse(oneAgain.stdout).result_id, JSON.parse(one.stdout).result_id);
+  assert.match(oneAgain.stderr, /Uploaded 1 of 1 results: 0 failed, 0 skipped; 1 of them was already stored by an earlier run/);
   assert.is(await count(), 7);
 });
 

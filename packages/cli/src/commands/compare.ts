@@ -7,7 +7,7 @@ import { withContext, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { positiveInteger } from '../global-options.ts';
 import type { Io } from '../io.ts';
-import { renderJson } from '../output.ts';
+import { renderJson, renderNdjson } from '../output.ts';
 import { isUuid, Resolver } from '../resolve.ts';
 import { Sink } from '../sink.ts';
 import { runs, type WithGlobals } from './shared.ts';
@@ -120,6 +120,7 @@ async function compare(ctx: Context, options: Options, format: string, checked: 
   } else {
     const answer: Comparison = await ctx.client.results.compare(query);
     if (format === 'json') text = renderJson(answer);
+    else if (format === 'ndjson') text = renderNdjson([answer]);
     else if (format === 'svg') text = renderCompareSvg(answer, await benchmarkName(ctx, options.benchmark, benchmark_id));
     else if (answer.groups.length === 0) {
       ctx.info(`No result has a number at ${metric} (${answer.matched} matched the filters).`);

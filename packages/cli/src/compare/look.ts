@@ -1,9 +1,12 @@
 /**
  * How `compare` draws on the output it writes to: Unicode and colour on a terminal, plain ASCII in a
- * pipe or a file (and without colour when NO_COLOR is set), at the terminal's width.
+ * pipe or a file, at the terminal's width. Colour follows FORCE_COLOR and NO_COLOR (terminal.ts).
  */
 import type { Reply } from '@benchmarks/sdk';
 import type { Io } from '../io.ts';
+import { colorEnabled, paint as paintIf, type Paint } from '../terminal.ts';
+
+export type { Paint };
 
 export type Comparison = Reply<'compareResults'>;
 export type Group = Comparison['groups'][number];
@@ -21,17 +24,15 @@ export function lookOf(io: Io, toFile: boolean): Look {
   const width = (terminal ? io.columns : undefined) ?? (Number(io.env.COLUMNS) || 80);
   return {
     unicode: terminal,
-    color: terminal && !io.env.NO_COLOR && io.env.TERM !== 'dumb',
+    // FORCE_COLOR colours a pipe too, never a file written with --out.
+    color: !toFile && colorEnabled(io, 'stdout'),
     width: Math.min(240, Math.max(40, width)),
   };
 }
 
-const CODES = { bold: '1', dim: '2', cyan: '36', green: '32' } as const;
-export type Paint = keyof typeof CODES;
-
 /** `text` in the colour or weight given, when the look has colour. */
 export function paint(look: Look, how: Paint | undefined, text: string): string {
-  return look.color && how && text ? `\u001b[${CODES[how]}m${text}\u001b[0m` : text;
+  return paintIf(look.color, how, text);
 }
 
 /** A value as people read it: integers as they are, else four significant digits (no exponent below 1e21). */

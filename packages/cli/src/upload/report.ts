@@ -1,12 +1,10 @@
 /**
- * The outcome of every item: counted for the summary on stderr, written to the `--report` file and
- * to stdout as the upload goes (never all held in memory), the failures listed at the end.
+ * The outcome of every item: counted for the summary, written to the `--report` file as the upload
+ * goes (never all held in memory), the first failures kept to be listed at the end (summary.ts).
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { ApiError } from '@benchmarks/sdk';
-import type { OutputFormat } from '../config.ts';
 import { describeKnown } from '../errors.ts';
-import { csvRow, type Column } from '../output.ts';
 import { where, type RawItem } from './inputs.ts';
 
 export type ItemStatus = 'uploaded' | 'failed' | 'skipped' | 'valid' | 'invalid';
@@ -59,22 +57,27 @@ export function failureLine(item: ItemReport): string {
 
 export type Summary = Record<'total' | ItemStatus, number>;
 
-/** Failures listed on stderr at the end; the rest are only counted (every one is in the report). */
-export const SHOWN_FAILURES = 1000;
+/**
+ * Failures listed in the summary; the rest are only counted (every one is in the report). Enough to
+ * see what went wrong, few enough that a CI log stays readable whatever the size of the upload.
+ */
+export const SHOWN_FAILURES = 20;
 
 /** Counts the outcomes and keeps the first failures to list. */
 export class Tally {
   readonly summary: Summary = { total: 0, uploaded: 0, failed: 0, skipped: 0, valid: 0, invalid: 0 };
-  readonly failures: string[] = [];
+  /** The first {@link SHOWN_FAILURES} failed or invalid items, in input order. */
+  readonly failures: ItemReport[] = [];
   /** Items uploaded by the run a `--resume` continues (counted in `uploaded` too). */
   resumed = 0;
+  /** Items the server had already stored, under the same Idempotency-Key (counted in `uploaded` too). */
+  duplicates = 0;
 
   add(items: readonly ItemReport[]): void {
     for (const item of items) {
       this.summary.total++;
       this.summary[item.status]++;
-      if ((item.status === 'failed' || item.status === 'invalid') && this.failures.length < SHOWN_FAILURES)
-        this.failures.push(failureLine(item));
+      if ((item.status === 'failed' || item.status === 'invalid') && this.failures.length < SHOWN_FAILURES) this.failures.push(item);
     }
   }
 
@@ -128,39 +131,3 @@ export class ReportFile {
     closeSync(this.#fd);
   }
 }
-
-/** The items on stdout as they come: a JSON array (as `--output json` prints lists) or CSV rows. */
-export class DataOut {
-  #first = true;
-
-  constructor(
-    private readonly format: OutputFormat,
-    private readonly stdout: { write(s: string): unknown },
-  ) {
-    if (format === 'csv') stdout.write(csvRow(reportColumns.map((c) => c.header)));
-  }
-
-  add(items: readonly ItemReport[]): void {
-    if (items.length === 0 || this.format === 'table') return;
-    if (this.format === 'csv') {
-      this.stdout.write(items.map((item) => csvRow(reportColumns.map((c) => c.value(item)))).join(''));
-      return;
-    }
-    const text = items.map((item) => `\n  ${JSON.stringify(item, null, 2).replace(/\n/g, '\n  ')}`).join(',');
-    this.stdout.write(`${this.#first ? '[' : ','}${text}`);
-    this.#first = false;
-  }
-
-  end(): void {
-    if (this.format === 'json') this.stdout.write(this.#first ? '[]\n' : '\n]\n');
-  }
-}
-
-export const reportColumns: Column<ItemReport>[] = [
-  { header: 'source', value: (i) => i.source },
-  { header: 'line', value: (i) => i.line },
-  { header: 'index', value: (i) => i.index },
-  { header: 'status', value: (i) => i.status },
-  { header: 'result_id', value: (i) => i.result_id },
-  { header: 'error', value: (i) => (i.error ? reason(i.error) : null) },
-];

@@ -12,7 +12,8 @@ import { placeOf, uploadKey } from './keys.ts';
 /** Thrown instead of sending an item once the upload was stopped. */
 export class Skipped extends Error {}
 
-export type Outcome = { ok: true; id: string } | { ok: false; error: unknown };
+/** `replayed`: the server had stored it already (the same request within 24 h) and did not store it twice. */
+export type Outcome = { ok: true; id: string; replayed?: boolean } | { ok: false; error: unknown };
 
 export class Sender {
   /** Why the upload stopped: 'interrupted', 401, 403 or the network error; undefined while it goes on. */
@@ -20,6 +21,9 @@ export class Sender {
   readonly #client: Client;
   readonly #server: string;
   readonly #places = new WeakMap<UploadItem, string>();
+  /** The items of each request in flight, by key, and the items whose request was answered by a replay. */
+  readonly #requests = new Map<string, readonly UploadItem[]>();
+  readonly #replayed = new WeakSet<UploadItem>();
 
   constructor(
     ctx: Context,
@@ -30,7 +34,8 @@ export class Sender {
     const lostAttempts = new Map<string, number>();
     this.#client = ctx.newClient(
       () => ctx.tokens.get(),
-      (outcome, key) => {
+      (outcome, key, replayed) => {
+        if (replayed && key !== undefined) for (const item of this.#requests.get(key) ?? []) this.#replayed.add(item);
         if (outcome === 401 || outcome === 403) this.stopped ??= outcome;
         else if (outcome instanceof Error) {
           const lost = (lostAttempts.get(key ?? '') ?? 0) + 1;
@@ -51,20 +56,29 @@ export class Sender {
     // Asked once per request, before its first attempt: where a stopped upload skips what it has not sent.
     const idempotencyKey = (batch: readonly UploadItem[], operation: string) => {
       if (this.stopped !== undefined) throw new Skipped();
-      return uploadKey(
+      const key = uploadKey(
         this.#server,
         operation,
         batch.map((item) => ({ place: this.#places.get(item) ?? '', item })),
       );
+      this.#requests.set(key, batch);
+      keys.push(key);
+      return key;
     };
+    const keys: string[] = [];
+    const replayed = (outcome: Outcome, i: number): Outcome =>
+      outcome.ok && this.#replayed.has(uploads[i]!) ? { ...outcome, replayed: true } : outcome;
     try {
       if (this.batchSize === 1) {
         const outcomes = await this.#client.results.uploadMany(uploads, { concurrency: 1, idempotencyKey });
-        return outcomes.map((o) => (o.ok ? { ok: true, id: o.result.id } : { ok: false, error: o.error }));
+        return outcomes.map((o, i) => replayed(o.ok ? { ok: true, id: o.result.id } : { ok: false, error: o.error }, i));
       }
-      return await this.#client.results.uploadInBatches(uploads, { batchSize: this.batchSize, concurrency: 1, idempotencyKey });
+      const outcomes = await this.#client.results.uploadInBatches(uploads, { batchSize: this.batchSize, concurrency: 1, idempotencyKey });
+      return outcomes.map(replayed);
     } catch (error) {
       return uploads.map(() => ({ ok: false, error }));
+    } finally {
+      for (const key of keys) this.#requests.delete(key);
     }
   }
 }

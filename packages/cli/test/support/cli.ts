@@ -25,6 +25,18 @@ export interface CliOptions {
   cwd?: string;
 }
 
+export interface TerminalOptions {
+  env?: Record<string, string | undefined>;
+  /** The terminal's width (`stty cols`); unset, the terminal says 0 and the CLI falls back to COLUMNS. */
+  columns?: number;
+}
+
+export interface TerminalResult {
+  code: number | null;
+  /** What the terminal showed: stdout and stderr together, line ends as `\n`. */
+  output: string;
+}
+
 /** A sandbox: a temporary HOME and config file, removed by `cleanup`. */
 export interface Sandbox {
   dir: string;
@@ -32,6 +44,8 @@ export interface Sandbox {
   env: Record<string, string>;
   readConfig(): Promise<any>;
   run(args: string[], options?: CliOptions): Promise<CliResult>;
+  /** Runs the CLI on a pseudo-terminal (util-linux `script`): stdout and stderr are a terminal. */
+  runInTerminal(args: string[], options?: TerminalOptions): Promise<TerminalResult>;
   start(args: string[], options?: CliOptions): Running;
   cleanup(): Promise<void>;
 }
@@ -86,6 +100,22 @@ function launch(args: string[], env: Record<string, string | undefined>, options
   };
 }
 
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+function inTerminal(args: string[], env: Record<string, string | undefined>, options: TerminalOptions = {}): Promise<TerminalResult> {
+  const command = [process.execPath, BIN, ...args].map(shellQuote).join(' ');
+  const stty = options.columns === undefined ? '' : `stty cols ${options.columns} rows 50; `;
+  const child = spawn('script', ['-qefc', `${stty}exec ${command}`, '/dev/null'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, TERM: 'xterm', ...env, ...options.env } as NodeJS.ProcessEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, output: output.replace(/\r\n/g, '\n') })));
+}
+
 export async function sandbox(): Promise<Sandbox> {
   const dir = await mkdtemp(join(tmpdir(), 'benchmarks-cli-test-'));
   const configPath = join(dir, 'config', 'benchmarks.json');
@@ -96,6 +126,7 @@ export async function sandbox(): Promise<Sandbox> {
     env,
     readConfig: async () => JSON.parse(await readFile(configPath, 'utf8')),
     run: (args, options) => launch(args, env, options).exited,
+    runInTerminal: (args, options) => inTerminal(args, env, options),
     start: (args, options) => launch(args, env, options),
     cleanup: () => rm(dir, { recursive: true, force: true }),
   };

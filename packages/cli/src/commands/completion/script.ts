@@ -1,13 +1,15 @@
 /**
- * `benchmarks completion bash|zsh`: a completion script generated from the command tree itself,
- * so it never lags behind the commands.
+ * `benchmarks completion bash|zsh|fish`: a completion script generated from the command tree
+ * itself, so it never lags behind the commands.
  */
-import { Argument, type Command } from 'commander';
+import { Argument, type Command, type Option } from 'commander';
 import { OUTPUT_FORMATS } from '../../config.ts';
 import type { Io } from '../../io.ts';
 import { runs } from '../shared.ts';
 
-export type Options = { shell: 'bash' | 'zsh'; program: Command };
+export const SHELLS = ['bash', 'zsh', 'fish'] as const;
+export type Shell = (typeof SHELLS)[number];
+export type Options = { shell: Shell; program: Command };
 
 interface Node {
   path: string;
@@ -95,19 +97,96 @@ fi
 `;
 }
 
+/** A fish string: single-quoted, with `\\` and `'` escaped. */
+const fishQuote = (s: string) => `'${s.replace(/[\\']/g, (c) => `\\${c}`)}'`;
+
+/** A description on one line: what fish shows beside a completion. */
+const summary = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+/** Options whose value is a file (`--report <file>`, `--resume <report>`, `--out <file>`). */
+const takesFile = (option: Option) => /<(file|report)>/.test(option.flags);
+
+function fishOption(condition: string, option: Option): string {
+  const parts = ['complete -c benchmarks'];
+  if (condition) parts.push(`-n ${fishQuote(condition)}`);
+  if (option.long) parts.push(`-l ${option.long.replace(/^--/, '')}`);
+  if (option.short) parts.push(`-s ${option.short.replace(/^-/, '')}`);
+  if (option.argChoices) parts.push(`-x -a ${fishQuote(option.argChoices.join(' '))}`);
+  else if (option.required || option.optional) parts.push(takesFile(option) ? '-r -F' : '-x');
+  if (option.description) parts.push(`-d ${fishQuote(summary(option.description))}`);
+  return parts.join(' ');
+}
+
+/**
+ * fish: `__benchmarks_path` finds the command path typed so far (the words that name commands,
+ * options and their values skipped), and each completion applies at one path. Files are offered
+ * only where a command takes them (`results upload` inputs, `--report`, `--out`, ...).
+ */
+export function fishScript(program: Command): string {
+  const lines: string[] = [];
+  const paths: string[] = [];
+  const visit = (command: Command, path: string) => {
+    const at = `__benchmarks_at "${path}"`;
+    for (const sub of command.commands) {
+      if (sub.name() === 'help') continue;
+      lines.push(`complete -c benchmarks -n ${fishQuote(at)} -a ${fishQuote(sub.name())} -d ${fishQuote(summary(sub.description()))}`);
+    }
+    if (command !== program) for (const option of command.options) lines.push(fishOption(at, option));
+    const first = command.registeredArguments[0];
+    if (first?.argChoices) lines.push(`complete -c benchmarks -n ${fishQuote(at)} -a ${fishQuote(first.argChoices.join(' '))}`);
+    if (command.registeredArguments.some((a) => a.name() === 'inputs')) lines.push(`complete -c benchmarks -n ${fishQuote(at)} -F`);
+    for (const sub of command.commands) {
+      if (sub.name() === 'help') continue;
+      const next = path ? `${path} ${sub.name()}` : sub.name();
+      paths.push(next);
+      visit(sub, next);
+    }
+  };
+  visit(program, '');
+  const globals = program.options.filter((o) => o.long !== '--version').map((o) => fishOption('', o));
+  return `# fish completion for benchmarks. Load it with:  benchmarks completion fish | source
+# or save it:  benchmarks completion fish > ~/.config/fish/completions/benchmarks.fish
+set -g __benchmarks_paths ${paths.map(fishQuote).join(' ')}
+
+function __benchmarks_path --description 'The benchmarks command typed so far, e.g. "results upload"'
+    set -l words (commandline -opc)
+    set -e words[1]
+    set -l path
+    for word in $words
+        string match -q -- '-*' $word; and continue
+        set -l next (string join ' ' $path $word)
+        contains -- $next $__benchmarks_paths; and set path $path $word
+    end
+    string join ' ' $path
+end
+
+function __benchmarks_at --description 'Whether the command typed so far is $argv[1]'
+    set -l path (__benchmarks_path)
+    test "$path" = "$argv[1]"
+end
+
+complete -c benchmarks -f
+${globals.join('\n')}
+complete -c benchmarks -l help -s h -d 'Show help'
+${lines.join('\n')}
+`;
+}
+
 export function register(program: Command): void {
   program
     .command('completion')
     .description('Print a shell completion script')
-    .addArgument(new Argument('<shell>', 'bash or zsh').choices(['bash', 'zsh']))
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
     .addHelpText(
       'after',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: `${fpath[1]}` is zsh syntax in an example shell command, not a template placeholder
-      '\nExamples:\n  source <(benchmarks completion bash)       # in ~/.bashrc\n  benchmarks completion zsh > "${fpath[1]}/_benchmarks"',
+      '\nExamples:\n  source <(benchmarks completion bash)       # in ~/.bashrc\n  benchmarks completion zsh > "${fpath[1]}/_benchmarks"\n  benchmarks completion fish > ~/.config/fish/completions/benchmarks.fish',
     )
-    .action(runs((options: { shell: 'bash' | 'zsh' }, io: Io) => run({ ...options, program }, io), ['shell']));
+    .action(runs((options: { shell: Shell }, io: Io) => run({ ...options, program }, io), ['shell']));
 }
 
+const SCRIPTS: Record<Shell, (program: Command) => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
+
 export async function run(options: Options, io: Io): Promise<void> {
-  io.stdout.write(options.shell === 'bash' ? bashScript(options.program) : zshScript(options.program));
+  io.stdout.write(SCRIPTS[options.shell](options.program));
 }

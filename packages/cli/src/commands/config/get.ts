@@ -11,7 +11,7 @@ export function register(program: Command): void {
   group(program, 'config')
     .command('get')
     .description('Print one setting of the profile (as stored, before flags and environment)')
-    .argument('<key>', 'server, token, output, quiet or verbose')
+    .argument('<key>', 'server, token, output, quiet, verbose or wide')
     .addHelpText('after', '\nExample:\n  benchmarks config get server --profile staging')
     .action(runs(run, ['key']));
 }

@@ -25,6 +25,7 @@ export function parseValue(key: SettableKey, value: string): Profile[SettableKey
       return value as Profile['output'];
     case 'quiet':
     case 'verbose':
+    case 'wide':
       if (!/^(true|false)$/.test(value)) throw new UsageError(`${key} must be true or false.`);
       return value === 'true';
     case 'token':

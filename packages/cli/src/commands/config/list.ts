@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { createContext } from '../../context.ts';
 import type { Io } from '../../io.ts';
-import { renderJson, text } from '../../output.ts';
+import { renderJson, renderNdjson, text } from '../../output.ts';
 import { group, runs, type WithGlobals } from '../shared.ts';
 import { shown } from './keys.ts';
 
@@ -26,7 +26,7 @@ export async function run(options: Options, io: Io): Promise<void> {
     ...(selected ? { default_profile: selected } : {}),
   };
   if (settings.output !== 'table') {
-    io.stdout.write(renderJson(data));
+    io.stdout.write(settings.output === 'ndjson' ? renderNdjson([data]) : renderJson(data));
     return;
   }
   const lines = [`path     ${data.path}`, `profile  ${data.profile}`];

@@ -11,7 +11,7 @@ export function register(program: Command): void {
   group(program, 'config')
     .command('set')
     .description('Save a setting in the profile')
-    .argument('<key>', 'server, token, output, quiet or verbose')
+    .argument('<key>', 'server, token, output, quiet, verbose or wide')
     .argument('<value>', 'its value')
     .addHelpText(
       'after',

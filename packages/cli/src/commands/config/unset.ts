@@ -11,7 +11,7 @@ export function register(program: Command): void {
   group(program, 'config')
     .command('unset')
     .description('Remove a setting from the profile')
-    .argument('<key>', 'server, token, output, quiet or verbose')
+    .argument('<key>', 'server, token, output, quiet, verbose or wide')
     .addHelpText('after', '\nExample:\n  benchmarks config unset token')
     .action(runs(run, ['key']));
 }

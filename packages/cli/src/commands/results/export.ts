@@ -3,6 +3,7 @@ import { IncompleteResponseError, type Client, type ExportCsvQuery } from '@benc
 import { withContext, type Context } from '../../context.ts';
 import { CliError, describeKnown, UsageError } from '../../errors.ts';
 import type { Io } from '../../io.ts';
+import { progressFor, showsProgress, type Progress } from '../../progress.ts';
 import { Sink } from '../../sink.ts';
 import { group, runs, type WithGlobals } from '../shared.ts';
 import { addFilterOptions, filterQuery, type FilterOptions } from './filters.ts';
@@ -55,13 +56,14 @@ function columnsOf(text: string): string[] {
   return columns;
 }
 
-async function writeNdjson(client: Client, query: ExportCsvQuery, sink: Sink): Promise<number> {
+async function writeNdjson(client: Client, query: ExportCsvQuery, sink: Sink, progress: Progress): Promise<number> {
   let count = 0;
   let pending = '';
   try {
     for await (const result of client.results.export(query)) {
       pending += `${JSON.stringify(result)}\n`;
       count++;
+      progress.update({ done: count });
       if (pending.length >= WRITE_SIZE) {
         await sink.write(pending);
         pending = '';
@@ -74,13 +76,38 @@ async function writeNdjson(client: Client, query: ExportCsvQuery, sink: Sink): P
   return count;
 }
 
-async function writeCsv(client: Client, query: ExportCsvQuery, sink: Sink): Promise<void> {
+/**
+ * Counts the records of a CSV as its bytes go by: a line break ends one unless it is inside a
+ * quoted cell (RFC 4180 doubles a quote inside one, which toggles twice and so changes nothing).
+ */
+export class CsvRecords {
+  #quoted = false;
+  /** Records ended so far, the header included. */
+  count = 0;
+
+  add(chunk: Uint8Array): void {
+    for (const byte of chunk) {
+      if (byte === 0x22) this.#quoted = !this.#quoted;
+      else if (byte === 0x0a && !this.#quoted) this.count++;
+    }
+  }
+}
+
+/** Writes the CSV as it arrives; returns how many results (rows after the header) it held. */
+async function writeCsv(client: Client, query: ExportCsvQuery, sink: Sink, progress: Progress): Promise<number> {
   const reader = client.results.exportCsv(query).getReader();
+  const records = new CsvRecords();
+  const rows = () => Math.max(0, records.count - 1);
   try {
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) await sink.write(chunk.value);
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      await sink.write(chunk.value);
+      records.add(chunk.value);
+      progress.update({ done: rows() });
+    }
   } finally {
     await reader.cancel().catch(() => undefined);
   }
+  return rows();
 }
 
 function size(bytes: number): string {
@@ -88,15 +115,31 @@ function size(bytes: number): string {
   return bytes < 1024 * 1024 ? `${Math.round(bytes / 1024)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
+/**
+ * The export does not say how many results it holds; for the time left, the list of the same
+ * filters does (the first page of one item, asked alongside the export, only when progress is
+ * shown). Without its answer the progress line shows no time left.
+ */
+function countInBackground(ctx: Context, query: ExportCsvQuery, progress: Progress): void {
+  const { columns: _columns, ...filters } = query;
+  ctx.client.results
+    .list({ ...filters, per_page: 1 })
+    .then((page) => progress.setTotal(page.total))
+    .catch(() => undefined);
+}
+
 async function exportTo(ctx: Context, options: Options, format: 'ndjson' | 'csv', columns: string[] | undefined): Promise<void> {
   const query: ExportCsvQuery = { ...(await filterQuery(ctx.client, options)), ...(columns ? { columns } : {}) };
   const sink = await Sink.open(ctx.io, options.out);
-  let count: number | undefined;
+  const progress = progressFor(ctx.io, ctx.settings, { unit: 'results' });
+  if (showsProgress(ctx.io, ctx.settings)) countInBackground(ctx, query, progress);
+  let count: number;
   try {
-    if (format === 'ndjson') count = await writeNdjson(ctx.client, query, sink);
-    else await writeCsv(ctx.client, query, sink);
+    count = format === 'ndjson' ? await writeNdjson(ctx.client, query, sink, progress) : await writeCsv(ctx.client, query, sink, progress);
+    progress.clear();
     await sink.commit();
   } catch (err) {
+    progress.clear();
     const partial = await sink.abandon();
     if (!partial) throw err;
     // Cut short midway: one line saying so, and where what arrived is.
@@ -106,8 +149,7 @@ async function exportTo(ctx: Context, options: Options, format: 'ndjson' | 'csv'
         : (describeKnown(err)?.message ?? (err instanceof Error ? err.message : String(err)));
     throw new CliError(`The export is incomplete (${size(sink.bytes)} written to ${partial}): ${reason}`);
   }
-  const what = count === undefined ? `CSV (${size(sink.bytes)})` : `${count} results (${size(sink.bytes)})`;
-  ctx.info(`Exported ${what}${sink.path ? ` to ${sink.path}` : ''}.`);
+  ctx.info(`Exported ${count} results (${size(sink.bytes)})${sink.path ? ` to ${sink.path}` : ''}.`);
 }
 
 export async function run(options: Options, io: Io): Promise<void> {

@@ -9,11 +9,13 @@ import type { Io } from '../../io.ts';
 import { expandInputs, STDIN } from '../../upload/inputs.ts';
 import { executionTime, prepare, resolveDefaults, type Defaults, type Prepared, type Resolved } from '../../upload/items.ts';
 import { inOrder, segments } from '../../upload/pipeline.ts';
-import { progressBar } from '../../upload/progress.ts';
+import { progressFor } from '../../progress.ts';
 import { readInputs } from '../../upload/read.ts';
-import { DataOut, itemReport, ReportFile, SHOWN_FAILURES, Tally, type ItemReport, type RecordedCommand } from '../../upload/report.ts';
+import { itemReport, ReportFile, Tally, type ItemReport, type RecordedCommand } from '../../upload/report.ts';
 import { recordedOptions, ResumeReport } from '../../upload/resume.ts';
 import { Sender, Skipped, type Outcome } from '../../upload/send.ts';
+import { ItemsOut, stdoutMode, summaryJson, summaryText, type Ending } from '../../upload/summary.ts';
+import { colorEnabled } from '../../terminal.ts';
 import { checkSegment, SchemaChecks } from '../../upload/validate.ts';
 import { Resolver } from '../../resolve.ts';
 import { group, runs, type WithGlobals } from '../shared.ts';
@@ -58,6 +60,11 @@ of --batch-size as they are read, so a file of any size takes little memory. A b
 some items stores nothing, reports those items and is sent again without them. Each request carries an
 Idempotency-Key derived from its content: running the same command again within 24 h stores nothing twice;
 --resume REPORT also skips what the report says was stored. Exits 1 when any item was not uploaded.
+
+Output: a progress line on a terminal, then one summary on stderr (the first 20 failures with their file
+and line, the counts, the report's path), in a pipe or a CI log too. -q keeps only the failures and the
+error. stdout stays empty unless --output asks: ndjson (one line per item), csv (one row per item) or
+json (the summary as one object).
 
 Examples:
   benchmarks results upload out.json --benchmark ghcr.io/org/bench:1.0 --flavor CESGA/c4.large --executed-at 2025-01-31T10:00:00Z
@@ -135,14 +142,22 @@ async function upload(ctx: Context, options: Options, plan: Plan): Promise<void>
   const checks = dry ? new SchemaChecks(ctx.client) : undefined;
   const tally = new Tally();
   const report = plan.report ? new ReportFile(plan.report.writing, { dry_run: dry, command: dry ? null : recorded }) : undefined;
-  const data = new DataOut(ctx.settings.output, ctx.io.stdout);
+  const mode = stdoutMode(ctx.settings.output, ctx.settings.outputChosen);
+  const data = new ItemsOut(mode, ctx.io.stdout);
   const totalBytes = await inputBytes(files);
   let bytesRead = 0;
-  const bar = ctx.io.isTTY.stderr && !ctx.settings.quiet ? progressBar(ctx.io.stderr) : undefined;
+  let itemsRead = 0;
+  // The inputs are streamed: how many results they hold is known only at the end, their size at once.
+  // The reader runs ahead of the uploads, so the share done is the items done over the items the
+  // input holds, estimated from the items and bytes read so far.
+  const shareDone = (done: number) =>
+    totalBytes && itemsRead > 0 ? Math.min(1, (done * bytesRead) / (itemsRead * totalBytes)) : undefined;
+  const progress = progressFor(ctx.io, ctx.settings, { unit: 'results' });
   let stopError: unknown;
 
   async function* prepared(): AsyncGenerator<Prepared[]> {
     for await (const raws of readInputs(files, ctx.io.stdin, (n) => (bytesRead += n))) {
+      itemsRead += raws.length;
       const out: Prepared[] = new Array(raws.length);
       for (let i = 0; i < raws.length; i++) {
         let p = prepare(raws[i]!, defaults, resolved, resolver);
@@ -173,6 +188,7 @@ async function upload(ctx: Context, options: Options, plan: Plan): Promise<void>
         }
         const outcome = outcomes.get(p);
         if (outcome && !outcome.ok && stopsUpload(outcome.error)) stopError ??= outcome.error;
+        if (outcome?.ok && outcome.replayed) tally.duplicates++;
         return outcomeReport(p, outcome);
       });
     if (toSend.length === 0 || sender!.stopped !== undefined) return reports(new Map());
@@ -190,7 +206,7 @@ async function upload(ctx: Context, options: Options, plan: Plan): Promise<void>
     tally.add(reports);
     report?.add(reports);
     data.add(reports);
-    bar?.update({ done: tally.summary.total, failed: tally.bad, fraction: totalBytes ? Math.min(1, bytesRead / totalBytes) : undefined });
+    progress.update({ done: tally.summary.total, failed: tally.bad, fraction: shareDone(tally.summary.total) });
   };
   process.once('SIGINT', interrupt);
   let complete: boolean;
@@ -209,41 +225,25 @@ async function upload(ctx: Context, options: Options, plan: Plan): Promise<void>
     throw err;
   } finally {
     process.removeListener('SIGINT', interrupt);
-    bar?.clear();
-    data.end();
+    progress.clear();
   }
   report?.close(tally.summary);
   if (plan.report && plan.report.writing !== plan.report.path) await rename(plan.report.writing, plan.report.path);
   const { summary } = tally;
   if (summary.total === 0) throw new CliError(`Nothing to upload: ${options.inputs.join(' ')} holds no results.`);
 
-  if (tally.failures.length) {
-    ctx.warn(dry ? 'Invalid:' : 'Failed:');
-    for (const line of tally.failures) ctx.warn(`  ${line}`);
-    if (tally.bad > SHOWN_FAILURES)
-      ctx.warn(
-        `  ... and ${tally.bad - SHOWN_FAILURES} more${plan.report ? ` (every one is in ${plan.report.path})` : ' (--report lists every one)'}.`,
-      );
-  }
-  const unread = complete ? '' : '; the rest of the input was not read';
+  const ending: Ending = { dryRun: dry, complete, report: plan.report?.path, resumedFrom: resume ? options.resume : undefined };
+  if (mode === 'summary') ctx.out(summaryJson(tally, ending));
+  const text = summaryText(tally, ending, colorEnabled(ctx.io, 'stderr'));
+  for (const line of text.failures) ctx.warn(line);
   if (dry) {
-    const line = `Dry run: ${summary.valid} of ${summary.total} results valid, ${summary.invalid} invalid${unread}; nothing was uploaded.`;
-    if (summary.invalid) throw new CliError(line);
-    if (interrupted) throw new CliError(`${line} Interrupted.`);
-    ctx.info(line);
+    if (summary.invalid) throw new CliError(text.counts);
+    if (interrupted) throw new CliError(`${text.counts} Interrupted.`);
+    ctx.info(text.counts);
     return;
   }
-  if (resume) ctx.info(`Resumed from ${options.resume}: ${tally.resumed} results it records as uploaded were not sent again.`);
-  const line = `Uploaded ${summary.uploaded} of ${summary.total} results: ${summary.failed} failed, ${summary.skipped} skipped${unread}.`;
-  if (summary.uploaded === summary.total && complete) {
-    ctx.info(line);
-    return;
-  }
-  ctx.warn(line);
-  if (plan.report)
-    ctx.info(
-      `The outcome of every item is in ${plan.report.path}; \`benchmarks results upload --resume ${plan.report.path}\` sends the rest.`,
-    );
+  for (const line of text.lines) ctx.info(line);
+  if (summary.uploaded === summary.total && complete) return;
   if (interrupted) throw new CliError('Upload interrupted.');
   if (sender!.stopped !== undefined) {
     // The reason the upload stopped, as one line: not logged in, not registered, unreachable.

@@ -1,9 +1,10 @@
-/** `review approve|reject <kind> <id...>`: the same steps, two verbs. */
+/** `review approve|reject <kind> <ref...>`: the same steps, two verbs; names work as ids do. */
 import { Argument, type Command } from 'commander';
 import type { Client } from '@benchmarks/sdk';
 import { withContext } from '../../context.ts';
 import { CliError, describeKnown } from '../../errors.ts';
 import type { Io } from '../../io.ts';
+import { Resolver } from '../../resolve.ts';
 import { group, runs, type WithGlobals } from '../shared.ts';
 import { KINDS, type Kind } from './list.ts';
 
@@ -21,25 +22,31 @@ export function registerDecision(program: Command, decision: Decision): void {
         : 'Reject items on review: they are deleted (admin)',
     )
     .addArgument(new Argument('<kind>', 'kind of the items').choices(KINDS))
-    .argument('<ids...>', 'ids, as `review list` shows them')
-    .addHelpText('after', `\nExample:\n  benchmarks review ${decision} benchmark 3f0c9d2e-...`)
+    .argument('<refs...>', 'ids (as `review list` shows them) or names: image:tag, a site or tag name, site/flavor')
+    .addHelpText(
+      'after',
+      `\nExamples:\n  benchmarks review ${decision} benchmark ghcr.io/org/bench:1.0\n  benchmarks review ${decision} flavor CESGA/c4.large\n  benchmarks review ${decision} site 3f0c9d2e-...`,
+    )
     .action(runs((options: Options, io: Io) => decide(decision, options, io), ['kind', 'ids']));
 }
 
 export async function decide(decision: Decision, options: Options, io: Io): Promise<void> {
   await withContext(options, io, async (ctx) => {
     const namespace = namespaces(ctx.client)[options.kind];
+    // Items on review are what is decided on: a name finds them whatever their status.
+    const resolver = new Resolver(ctx.client, { anyStatus: true });
     let failed = 0;
-    for (const id of options.ids) {
+    for (const ref of options.ids) {
       try {
+        const id = await resolver[options.kind](ref);
         await namespace[decision](id);
-        ctx.info(`${decision === 'approve' ? 'Approved' : 'Rejected'} ${options.kind} ${id}.`);
+        ctx.info(`${decision === 'approve' ? 'Approved' : 'Rejected'} ${options.kind} ${ref === id ? id : `${ref} (${id})`}.`);
       } catch (err) {
         // One item's problem must not hide the others'; a refusal to the caller stops everything.
         const known = describeKnown(err);
         if (known?.exitCode !== 1 || options.ids.length === 1) throw err;
         failed++;
-        ctx.warn(`Could not ${decision} ${options.kind} ${id}: ${known.message}`);
+        ctx.warn(`Could not ${decision} ${options.kind} ${ref}: ${known.message}`);
       }
     }
     if (failed)
