@@ -16,6 +16,7 @@ import {
   isExpensiveList,
   metricIndexedList,
   RESULT_BY_ID_SQL,
+  resultWalk,
   type ResultListQuery,
   type ResultScope,
   type ResultTextRow,
@@ -128,13 +129,16 @@ export async function listResults(
   query: ResultListQuery,
   scope: ResultScope,
 ): Promise<JsonText> {
-  if (services.config) checkPageDepth(pageRequest(query), services.config.maxPageDepth);
+  // A cursor reaches any depth at the cost of the first page: only page numbers are capped.
+  const walk = resultWalk(query, scope);
+  if (services.config && !walk.byCursor) checkPageDepth(pageRequest(query), services.config.maxPageDepth);
   const expensive = isExpensiveList(query, await metricIndexedList(em, query, scope, services.metrics));
   const read = async () => {
     for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
-      const { rows, total, request } = await findResultRows(em, query, scope, services.totals, services.metrics, { sequential: expensive });
+      const found = await findResultRows(em, query, scope, services.totals, services.metrics, { sequential: expensive, walk });
+      const { items: rows, fields } = walk.finish(found.rows, found.total);
       const items = await resultItemsJson(em, services.embeds, rows);
-      if (items) return pageJson(items, total, request);
+      if (items) return pageJson(items, fields);
     }
     throw itemsVanishing();
   };
