@@ -313,6 +313,7 @@ test('a cursor that was altered, forged or cut: 422 INVALID_CURSOR naming the cu
     ['0', '1e99999', ...json.k.slice(2)],
     ['0', 'NaN', ...json.k.slice(2)],
     ['1', null, 'a\u0000b', json.k[3]],
+    ['1', null, 'a\ud800b', json.k[3]],
   ]) {
     const res = await t.request('GET', '/results', {
       query: { benchmark_id: mixed, sort_by: '+json.v', per_page: 2, cursor: encodeCursor({ ...json, k }) },

@@ -66,11 +66,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 /** A jsonb number as PostgreSQL prints it (no exponent). */
 const NUMBER = /^-?\d+(?:\.\d+)?$/;
+/** Half of a surrogate pair alone: no stored text holds one (the SQL seam refuses them). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Whether a key text is a value of the key's type (so that binding it cannot fail). */
 function validValue(key: KeyTerm, value: unknown): boolean {
   if (value === null) return key.nullable;
-  if (typeof value !== 'string' || value.includes('\u0000')) return false;
+  if (typeof value !== 'string' || value.includes('\u0000') || LONE_SURROGATE.test(value)) return false;
   switch (key.type) {
     case 'uuid':
       return UUID.test(value);
