@@ -47,7 +47,7 @@ export async function listSubmits(
   if (query.resource_type) where.add('resource_type = ?', query.resource_type);
   addUploadBounds(where, query);
   const keys = columnKeys(submitSort(query.sort_by), submitColumns, ['resource_type', 'resource_id']);
-  return paginate(em, SUBMITS, where, keys, query, (row: SubmitRow) => ({
+  return paginate(em, { from: SUBMITS }, where, keys, query, (row: SubmitRow) => ({
     resource_type: row.resource_type,
     resource_id: row.resource_id,
     upload_datetime: formatTimestamp(row.upload_datetime),
@@ -76,7 +76,7 @@ function selectorWhere(query: Selectors): Where {
 
 function listUsersWhere(em: EntityManager, where: Where, query: PageQuery) {
   const keys = columnKeys(userSort(query.sort_by), userColumns, ['iss', 'sub']);
-  return paginate(em, 'app_user', where, keys, query, userAdminView);
+  return paginate(em, { from: 'app_user' }, where, keys, query, userAdminView);
 }
 
 export const listUsers = (em: EntityManager, query: PageQuery & Selectors) => listUsersWhere(em, selectorWhere(query), query);

@@ -225,29 +225,27 @@ export function addUploadBounds(where: Where, query: { upload_before?: string; u
 
 /**
  * Runs a paginated list in the order of `keys`, by page (one query for the page and one count with
- * the same WHERE) or after a cursor (services/cursor.ts; no count). `from` is fixed SQL text (a
- * table, or a subquery), never user input.
+ * the same WHERE) or after a cursor (services/cursor.ts; no count). `from` (a table, a subquery, or
+ * a join) and `columns` are fixed SQL text, never user input; `list` names the list in its cursors.
  */
 export async function paginate<Row, Item>(
   em: EntityManager,
-  from: string,
+  list: { from: string; columns?: string; name?: string },
   where: Where,
   keys: KeyTerm[],
   query: { page?: number; per_page?: number; cursor?: string },
   view: (row: Row) => Item,
 ): Promise<PageEnvelope<Item>> {
+  const { from, columns = '*', name = from } = list;
   const order = orderSql(keys);
-  const walk = ListWalk.start(query, keys, fingerprint(from, where.toSql(), where.params, order.sql));
+  const walk = ListWalk.start(query, keys, fingerprint(name, where.toSql(), where.params, order.sql));
   await walk.resolve(em, from);
   const filter = where.and(walk.after());
-  const columns = walk.keyColumns();
-  const page = em.execute<(Row & object)[]>(`select *, ${columns.sql} from ${from} ${filter.sql} ${order.sql} limit ? offset ?`, [
-    ...columns.params,
-    ...filter.params,
-    ...order.params,
-    walk.limit,
-    walk.offset,
-  ]);
+  const keyColumns = walk.keyColumns();
+  const page = em.execute<(Row & object)[]>(
+    `select ${columns}, ${keyColumns.sql} from ${from} ${filter.sql} ${order.sql} limit ? offset ?`,
+    [...keyColumns.params, ...filter.params, ...order.params, walk.limit, walk.offset],
+  );
   const count = walk.byCursor
     ? undefined
     : em.execute<{ total: number }[]>(`select count(*)::int as total from ${from} ${where.toSql()}`, where.params).then((r) => r[0]!.total);

@@ -10,8 +10,8 @@ import type { Caller } from '../core/caller.ts';
 import { AppError, errors } from '../core/errors.ts';
 import { parseDateBound } from '../core/dates.ts';
 import { formatTimestamp } from './format.ts';
-import { fingerprint, ListWalk } from './cursor.ts';
-import { columnKey, orderSql } from './keyset.ts';
+import { paginate } from './catalogue.ts';
+import { columnKey } from './keyset.ts';
 import { fixedFieldSort } from './sort.ts';
 import { Where } from './sql.ts';
 import { uploaderRef } from './uploader.ts';
@@ -82,8 +82,9 @@ export async function refreshHidden(tx: EntityManager, resultIds: string | reado
 }
 
 /** Claims with their claimant's user columns; claimView leaves the email out of public answers. */
-const CLAIM_FROM = 'from claim c left join app_user u on u.iss = c.uploader_iss and u.sub = c.uploader_sub';
-const CLAIM_SELECT = `select c.*, ${UPLOADER_ADMIN_COLUMNS} ${CLAIM_FROM}`;
+const CLAIMS = 'claim c left join app_user u on u.iss = c.uploader_iss and u.sub = c.uploader_sub';
+const CLAIM_COLUMNS = `c.*, ${UPLOADER_ADMIN_COLUMNS}`;
+const CLAIM_SELECT = `select ${CLAIM_COLUMNS} from ${CLAIMS}`;
 
 async function findClaim(em: EntityManager, id: string, lock = false): Promise<ClaimSqlRow> {
   const rows = await em.execute<ClaimSqlRow[]>(`${CLAIM_SELECT} where c.id = ?${lock ? ' for update of c' : ''}`, [id]);
@@ -256,21 +257,7 @@ export async function listClaims<Item>(
   const terms = parseClaimSort(query.sort_by);
   const keys = terms.map((t) => columnKey(SORT_COLUMNS[t.field]!, t.descending, t.field === 'id'));
   if (!terms.some((t) => t.field === 'id')) keys.push(columnKey('c.id', terms.at(-1)?.descending ?? false, true));
-  const order = orderSql(keys);
-  const walk = ListWalk.start(query, keys, fingerprint('claims', where.toSql(), where.params, order.sql));
-  await walk.resolve(em, 'claim c');
-  const filter = where.and(walk.after());
-  const columns = walk.keyColumns();
-  const page = em.execute<ClaimSqlRow[]>(
-    `select c.*, ${UPLOADER_ADMIN_COLUMNS}, ${columns.sql} ${CLAIM_FROM} ${filter.sql} ${order.sql} limit ? offset ?`,
-    [...columns.params, ...filter.params, ...order.params, walk.limit, walk.offset],
-  );
-  const count = walk.byCursor
-    ? undefined
-    : em.execute<{ total: number }[]>(`select count(*)::int as total from claim c ${where.toSql()}`, where.params).then((r) => r[0]!.total);
-  const [rows, total] = await Promise.all([page, count]);
-  const { items, fields } = walk.finish(rows, total);
-  return { items: items.map(view), ...fields };
+  return paginate(em, { from: CLAIMS, columns: CLAIM_COLUMNS, name: 'claims' }, where, keys, query, view);
 }
 
 /** Claims of one result, for its uploader or an administrator. */

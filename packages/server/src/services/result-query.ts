@@ -257,11 +257,6 @@ export function resultListSql(
   const after = walk.after();
   const keyColumns = walk.keyColumns(true);
   const outputs = `${RESULT_OUTPUTS}, ${keyColumns.sql}`;
-  /** The list's WHERE, and the cursor's predicate when given. */
-  const filtered = (extra: Fragment | null = after): Fragment =>
-    extra
-      ? { sql: `${where.toSql()} and ${extra.sql}`, params: [...where.params, ...extra.params] }
-      : { sql: where.toSql(), params: where.params };
   const path = options.metricIndexed ? metricSortPath(query, scope) : null;
   if (path) {
     const descending = sorted.keys[0]!.descending;
@@ -269,7 +264,7 @@ export function resultListSql(
     const dir = descending ? 'desc' : 'asc';
     const value = '(r.json #> ?::text[])';
     const isNumber = `jsonb_typeof(${value}) = 'number'`;
-    const numbers = filtered(numbersAfter(walk, path, value, idKey));
+    const numbers = where.and(numbersAfter(walk, path, value, idKey));
     const numbersOrder = `order by ${value} ${dir}, r.id ${idKey.descending ? 'desc' : 'asc'}`;
     const from = (f: Fragment) => `from result r ${joinSql(joins)} ${f.sql}`;
     // A numeric filter on the sorted path already keeps only results with a number there: the
@@ -285,7 +280,7 @@ export function resultListSql(
         request,
       };
     }
-    const others = filtered();
+    const others = where.and(after);
     const parts =
       `(select ${RESULT_COLUMNS} ${from(numbers)} and ${isNumber} ${numbersOrder} limit ?) ` +
       `union all (select ${RESULT_COLUMNS} ${from(others)} and jsonb_typeof(${value}) is distinct from 'number' ${order.sql} limit ?)`;
@@ -311,7 +306,7 @@ export function resultListSql(
       request,
     };
   }
-  const rows = filtered();
+  const rows = where.and(after);
   return {
     page: {
       // The subquery keeps its order: the outer select only adds columns to each row.
