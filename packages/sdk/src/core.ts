@@ -6,7 +6,7 @@ import { operations, type OperationDef, type OperationId } from './contract/inde
 import { sortBy, type SortTerm } from './builders.ts';
 import { errorFromResponse, parseRetryAfter, TimeoutError, type RequestInfo } from './errors.ts';
 import { defaultTransport, type FetchLike, type FetchResponse, type Transport } from './fetch.ts';
-import { PageRequest, type Page } from './pagination.ts';
+import { PageRequest, type NextPage, type Page } from './pagination.ts';
 import { connectionError, headersOf, parseBody, parseSuccess } from './response.ts';
 import { bodyStream, Deadline, type StreamedResponse } from './stream.ts';
 import { IDEMPOTENT_METHODS, newIdempotencyKey, RETRY_STATUSES, retriesKeyed, retryDelayMs, sleep } from './retry.ts';
@@ -216,9 +216,13 @@ export class Core {
   // Untyped implementation, as for request().
   list(operationId: string, args: LooseArgs = {}): PageRequest<unknown> {
     const { query } = args;
-    return new PageRequest(
-      (page) => this.#run(operationId, { ...args, query: page === undefined ? query : { ...query, page } }) as Promise<Page<unknown>>,
-    );
+    // A cursor carries the position: the next pages send it instead of the page asked for first.
+    const queryOf = (next: NextPage | undefined) => {
+      if (next === undefined) return query;
+      const { page: _page, cursor: _cursor, ...rest } = (query ?? {}) as Record<string, unknown>;
+      return { ...rest, ...next };
+    };
+    return new PageRequest((next) => this.#run(operationId, { ...args, query: queryOf(next) }) as Promise<Page<unknown>>);
   }
 
   /**

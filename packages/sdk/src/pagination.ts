@@ -6,7 +6,8 @@ type Envelope = Omit<Static<ReturnType<typeof PageSchema<TUnknown>>>, 'items'>;
 
 /**
  * One page of a list, as the contract's `Page` envelope: `items`, `page`, `per_page`, `total`,
- * `pages`, `has_next`, `has_prev`, `next_num` and `prev_num` (`null` when there is no such page).
+ * `pages`, `has_next`, `has_prev`, `next_num` and `prev_num` (`null` when there is no such page),
+ * and `next_cursor`, where the next page starts (`null` on the last page).
  * Result lists add `warnings` when there is something to warn about, such as a filter or sort path
  * the benchmark's schema does not describe (each with the nearest described path).
  * @example
@@ -15,11 +16,17 @@ type Envelope = Omit<Static<ReturnType<typeof PageSchema<TUnknown>>>, 'items'>;
  */
 export type Page<T> = Envelope & { items: T[]; warnings?: Warning[] };
 
+/** Which page to fetch next: after a cursor, or (from a server without cursors) by number. */
+export type NextPage = { cursor: string } | { page: number };
+
 /**
  * The answer of every `list()` and `search()`: a promise of the first page that is also an async
- * iterable over every item of every page, following `next_num` until it is `null`.
+ * iterable over every item of every page, following each page's `next_cursor` until it is `null`
+ * (a server that answers no cursor is followed by `next_num`). A walk by cursor goes as deep as
+ * the list does, each page costing the server what the first one did, and neither repeats nor
+ * skips an item that existed when it began, whatever is uploaded meanwhile.
  * Nothing is sent until it is awaited or iterated; the first page is fetched once and shared.
- * Iterating starts at the `page` given in the query (default 1).
+ * Iterating starts at the `page` given in the query (default 1), or after its `cursor`.
  * @example
  * const first = await client.results.list({ per_page: 50 });          // one page
  * for await (const r of client.results.list({ benchmark_id })) {}     // every result
@@ -28,10 +35,10 @@ export type Page<T> = Envelope & { items: T[]; warnings?: Warning[] };
  */
 export class PageRequest<T> implements Promise<Page<T>>, AsyncIterable<T> {
   #first: Promise<Page<T>> | undefined;
-  readonly #fetchPage: (page: number | undefined) => Promise<Page<T>>;
+  readonly #fetchPage: (next: NextPage | undefined) => Promise<Page<T>>;
 
   /** `fetchPage(undefined)` fetches the first page as the caller asked for it. */
-  constructor(fetchPage: (page: number | undefined) => Promise<Page<T>>) {
+  constructor(fetchPage: (next: NextPage | undefined) => Promise<Page<T>>) {
     this.#fetchPage = fetchPage;
   }
 
@@ -68,9 +75,17 @@ export class PageRequest<T> implements Promise<Page<T>>, AsyncIterable<T> {
   async *pages(): AsyncGenerator<Page<T>, void, undefined> {
     let page = await this.#firstPage();
     yield page;
-    while (page.next_num !== null && page.next_num !== undefined) {
-      if (page.next_num <= page.page) throw new Error(`The server's next page (${page.next_num}) does not follow page ${page.page}`);
-      page = await this.#fetchPage(page.next_num);
+    for (;;) {
+      const cursor = page.next_cursor;
+      if (typeof cursor === 'string') {
+        page = await this.#fetchPage({ cursor });
+        if (page.next_cursor === cursor) throw new Error('The server answered the same next_cursor twice: the walk does not advance');
+      } else if (cursor === undefined && page.next_num !== null && page.next_num !== undefined) {
+        if (page.next_num <= page.page) throw new Error(`The server's next page (${page.next_num}) does not follow page ${page.page}`);
+        page = await this.#fetchPage({ page: page.next_num });
+      } else {
+        return;
+      }
       yield page;
     }
   }

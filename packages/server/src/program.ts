@@ -233,7 +233,7 @@ export function program(options: ProgramOptions = {}): Command {
       .addOption(
         new Option(
           '--max-page-depth <n>',
-          `how deep paging may reach into a result list: page × per_page at most this (default ${DEFAULTS.maxPageDepth})`,
+          `how deep paging by page number may reach into a result list: page × per_page at most this (default ${DEFAULTS.maxPageDepth}); cursors go deeper`,
         ).env('MAX_PAGE_DEPTH'),
       )
       .addOption(

@@ -373,8 +373,9 @@ test('GET /benchmarks: pagination arithmetic', async () => {
   const page = async (n: number) =>
     (await t.request('GET', '/benchmarks', { query: { container_image: 'page/img', per_page: 2, page: n } })).body;
   const p1 = await page(1);
+  assert.type(p1.next_cursor, 'string', 'a page with a next one has its cursor');
   assert.equal(
-    { ...p1, items: p1.items.map((i: any) => i.container_tag) },
+    { ...p1, items: p1.items.map((i: any) => i.container_tag), next_cursor: 'set' },
     {
       items: ['1', '2'],
       has_next: true,
@@ -385,6 +386,7 @@ test('GET /benchmarks: pagination arithmetic', async () => {
       pages: 3,
       per_page: 2,
       total: 5,
+      next_cursor: 'set',
     },
   );
   const p3 = await page(3);
@@ -400,6 +402,7 @@ test('GET /benchmarks: pagination arithmetic', async () => {
       pages: 3,
       per_page: 2,
       total: 5,
+      next_cursor: null,
     },
   );
   const past = await page(4);
@@ -418,6 +421,7 @@ test('GET /benchmarks: pagination arithmetic', async () => {
     pages: 0,
     per_page: 100,
     total: 0,
+    next_cursor: null,
   });
 });
 

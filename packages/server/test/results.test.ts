@@ -554,6 +554,7 @@ test('GET /results: the envelope, page bounds and unknown parameters', async () 
       pages: 2,
       per_page: 2,
       total: 3,
+      next_cursor: null,
     },
   );
   const p1 = await page({ per_page: 2 });

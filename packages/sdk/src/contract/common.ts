@@ -21,11 +21,29 @@ export const Status = Type.Union([Type.Literal('on_review'), Type.Literal('appro
 
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
+/** The longest cursor the service reads (its own are far shorter); a longer one is 422 INVALID_CURSOR. */
+export const MAX_CURSOR_LENGTH = 4096;
+
 export const PageQuery = {
   page: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, 1-indexed (at most 1,000,000).' }),
+    // No `default` keyword: a page given with a cursor is refused, so page must stay absent when not sent.
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      description: 'Page number, 1-indexed (at most 1,000,000); default 1. Not with cursor.',
+    }),
   ),
   per_page: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'Items per page, 1 to 100.' })),
+  cursor: Type.Optional(
+    // No length bounds here: a cursor of any length that is not the service's is 422 INVALID_CURSOR, checked by the server.
+    Type.String({
+      description:
+        'Where to go on: the `next_cursor` of the previous page, sent back as it is with the same query (filters, terms, ' +
+        'sort_by; per_page may change) and without `page`. The page after a cursor costs what the first page costs, at ' +
+        'any depth, and a walk neither repeats nor skips an item that existed when it began. A cursor that was altered or ' +
+        `belongs to another query, or is longer than ${MAX_CURSOR_LENGTH} characters: 422 INVALID_CURSOR.`,
+    }),
+  ),
 };
 
 export const SortQuery = (fields: readonly string[], defaultSort: string) => ({
@@ -88,7 +106,13 @@ export const Page = <T extends TSchema, E extends Record<string, TSchema> = Reco
       page: Type.Integer(),
       pages: Type.Integer(),
       per_page: Type.Integer(),
-      total: Type.Integer(),
+      total: Type.Integer({
+        description:
+          'Items matching the query. After a cursor, the total counted when the walk began (raised if more items have been seen since).',
+      }),
+      next_cursor: Type.Union([Type.String(), Type.Null()], {
+        description: 'Pass it as `cursor` (with the same query, without `page`) for the next page; null on the last page.',
+      }),
       ...(extra as E),
     },
     { $id: name, description: 'One page of a list.' },

@@ -85,8 +85,9 @@ const LIST_NOTES =
   'a top-level key named json is `json.json`). With `benchmark_id`, a path its json_schema does not describe is still used, and ' +
   'the answer says so (`warnings`, the Warning header) with the nearest described path. ' +
   'Sort by `+`/`-` then a field, or `json.<dotted.path>` (numbers numerically, then other values as text; ' +
-  'results without the path last in both directions). Every order ends with id. Pages reach at most MAX_PAGE_DEPTH ' +
-  '(default 10,000) results deep: page × per_page above it is 422 PAGE_TOO_DEEP. Lists with search terms, JSON filters ' +
+  'results without the path last in both directions). Every order ends with id. By number, pages reach at most MAX_PAGE_DEPTH ' +
+  "(default 10,000) results deep: page × per_page above it is 422 PAGE_TOO_DEEP; `cursor` (the previous page's next_cursor) " +
+  'goes on at any depth. Lists with search terms, JSON filters ' +
   'or a sort no index serves run a few at a time per server: beyond them 503 EXPENSIVE_LIST_BUSY with Retry-After; ' +
   'a statement that runs past the statement timeout is 503 DATABASE_TIMEOUT.';
 

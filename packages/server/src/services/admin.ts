@@ -2,14 +2,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SubmitSort, UserSort } from '@benchmarks/sdk/contract/admin';
 import { errors } from '../core/errors.ts';
-import { addTerms, addUploadBounds, orderBy, paginate } from './catalogue.ts';
+import { addTerms, addUploadBounds, columnKeys, paginate } from './catalogue.ts';
 import { formatTimestamp } from './format.ts';
 import { fixedFieldSort } from './sort.ts';
 import { Where } from './sql.ts';
 import { UPLOADER_JOIN } from './uploader.ts';
 import { UPLOADER_ADMIN_COLUMNS, type UploaderAdminColumns, uploaderAdminView, userAdminView } from './users.ts';
 
-type PageQuery = { sort_by?: string; page?: number; per_page?: number };
+type PageQuery = { sort_by?: string; page?: number; per_page?: number; cursor?: string };
 
 // ---------------------------------------------------------------------------------------------
 // Submissions
@@ -46,8 +46,8 @@ export async function listSubmits(
   const where = new Where();
   if (query.resource_type) where.add('resource_type = ?', query.resource_type);
   addUploadBounds(where, query);
-  const order = orderBy(submitSort(query.sort_by), submitColumns, ['resource_type', 'resource_id']);
-  return paginate(em, SUBMITS, where, order, query, (row: SubmitRow) => ({
+  const keys = columnKeys(submitSort(query.sort_by), submitColumns, ['resource_type', 'resource_id']);
+  return paginate(em, { from: SUBMITS }, where, keys, query, (row: SubmitRow) => ({
     resource_type: row.resource_type,
     resource_id: row.resource_id,
     upload_datetime: formatTimestamp(row.upload_datetime),
@@ -75,8 +75,8 @@ function selectorWhere(query: Selectors): Where {
 }
 
 function listUsersWhere(em: EntityManager, where: Where, query: PageQuery) {
-  const order = orderBy(userSort(query.sort_by), userColumns, ['iss', 'sub']);
-  return paginate(em, 'app_user', where, order, query, userAdminView);
+  const keys = columnKeys(userSort(query.sort_by), userColumns, ['iss', 'sub']);
+  return paginate(em, { from: 'app_user' }, where, keys, query, userAdminView);
 }
 
 export const listUsers = (em: EntityManager, query: PageQuery & Selectors) => listUsersWhere(em, selectorWhere(query), query);

@@ -9,7 +9,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from '../core/caller.ts';
 import { AppError, errors } from '../core/errors.ts';
 import { parseDateBound } from '../core/dates.ts';
-import { itemsVanishing, pageEnvelope, pageJson, pageRequest, limitOffset, PAGE_READ_ATTEMPTS, type PageEnvelope } from './pagination.ts';
+import { itemsVanishing, pageJson, PAGE_READ_ATTEMPTS, type PageEnvelope } from './pagination.ts';
+import { fingerprint, ListWalk } from './cursor.ts';
+import { columnKey, orderSql, type KeyTerm } from './keyset.ts';
 import { fixedFieldSort, type SortTerm } from './sort.ts';
 import { likePattern, type Where } from './sql.ts';
 import type { EmbedCache } from './embeds.ts';
@@ -179,23 +181,31 @@ export interface ListQueryParams {
   sort_by?: string;
   page?: number;
   per_page?: number;
+  cursor?: string;
 }
 
 const sorters = new WeakMap<object, (sortBy: string | undefined) => SortTerm[]>();
 
-/** `order by` of fixed column expressions, always ending with id so pages never overlap. */
-export function orderBy(terms: SortTerm[], columns: Record<string, readonly string[]>, tieBreakers: readonly string[] = ['id']): string {
-  const parts: string[] = [];
+/**
+ * The order of fixed column expressions as key terms, always ending with the columns that identify
+ * a row (ascending), so pages never overlap.
+ */
+export function columnKeys(
+  terms: SortTerm[],
+  columns: Record<string, readonly string[]>,
+  tieBreakers: readonly string[] = ['id'],
+): KeyTerm[] {
+  const keys: KeyTerm[] = [];
   const used = new Set<string>();
   for (const term of terms) {
     for (const column of columns[term.field]!) {
       if (used.has(column)) continue;
       used.add(column);
-      parts.push(`${column} ${term.descending ? 'desc' : 'asc'}`);
+      keys.push(columnKey(column, term.descending, tieBreakers.includes(column)));
     }
   }
-  for (const column of tieBreakers) if (!used.has(column)) parts.push(`${column} asc`);
-  return `order by ${parts.join(', ')}`;
+  for (const column of tieBreakers) if (!used.has(column)) keys.push(columnKey(column, false, true));
+  return keys;
 }
 
 /** Adds one clause per search term: each term must match one of the columns, case-insensitively. */
@@ -214,25 +224,34 @@ export function addUploadBounds(where: Where, query: { upload_before?: string; u
 }
 
 /**
- * Runs a paginated list: one query for the page and one count with the same WHERE.
- * `from` is fixed SQL text (a table, or a subquery), never user input.
+ * Runs a paginated list in the order of `keys`, by page (one query for the page and one count with
+ * the same WHERE) or after a cursor (services/cursor.ts; no count). `from` (a table, a subquery, or
+ * a join) and `columns` are fixed SQL text, never user input; `list` names the list in its cursors.
  */
 export async function paginate<Row, Item>(
   em: EntityManager,
-  from: string,
+  list: { from: string; columns?: string; name?: string },
   where: Where,
-  order: string,
-  query: { page?: number; per_page?: number },
+  keys: KeyTerm[],
+  query: { page?: number; per_page?: number; cursor?: string },
   view: (row: Row) => Item,
 ): Promise<PageEnvelope<Item>> {
-  const page = pageRequest(query);
-  const { limit, offset } = limitOffset(page);
-  const filter = where.toSql();
-  const [rows, counted] = await Promise.all([
-    em.execute<Row[]>(`select * from ${from} ${filter} ${order} limit ? offset ?`, [...where.params, limit, offset]),
-    em.execute<{ total: number }[]>(`select count(*)::int as total from ${from} ${filter}`, where.params),
-  ]);
-  return pageEnvelope(rows.map(view), counted[0]!.total, page);
+  const { from, columns = '*', name = from } = list;
+  const order = orderSql(keys);
+  const walk = ListWalk.start(query, keys, fingerprint(name, where.toSql(), where.params, order.sql));
+  await walk.resolve(em, from);
+  const filter = where.and(walk.after());
+  const keyColumns = walk.keyColumns();
+  const page = em.execute<(Row & object)[]>(
+    `select ${columns}, ${keyColumns.sql} from ${from} ${filter.sql} ${order.sql} limit ? offset ?`,
+    [...keyColumns.params, ...filter.params, ...order.params, walk.limit, walk.offset],
+  );
+  const count = walk.byCursor
+    ? undefined
+    : em.execute<{ total: number }[]>(`select count(*)::int as total from ${from} ${where.toSql()}`, where.params).then((r) => r[0]!.total);
+  const [rows, total] = await Promise.all([page, count]);
+  const { items, fields } = walk.finish(rows, total);
+  return { items: items.map(view), ...fields };
 }
 
 /**
@@ -259,33 +278,41 @@ export async function listItems<Row extends ReviewedRow, Item>(
   addTerms(where, query.terms, kind.searchColumns);
   // One statement: the ids and row versions of the page, with the total of the list (catalogue
   // tables are small: counting them along is cheaper than a second round trip). The items are the
-  // same JSON text results embed, remembered per row version (services/embeds.ts).
-  const page = pageRequest(query);
-  const { limit, offset } = limitOffset(page);
+  // same JSON text results embed, remembered per row version (services/embeds.ts). After a cursor
+  // nothing is counted (services/cursor.ts).
+  const keys = columnKeys(terms, kind.sortColumns);
+  const order = orderSql(keys);
   const filter = where.toSql();
-  const pageSql = `select t.id, t.xmin::text as version, count(*) over ()::int as total from ${kind.table} t ${filter} ${orderBy(terms, kind.sortColumns)} limit ? offset ?`;
+  const walk = ListWalk.start(query, keys, fingerprint(kind.table, filter, where.params, order.sql));
+  await walk.resolve(em, `${kind.table} t`);
+  const after = where.and(walk.after());
+  const columns = walk.keyColumns();
+  const counted = walk.byCursor ? '' : ', count(*) over ()::int as total';
+  const pageSql = `select t.id, t.xmin::text as version, ${columns.sql}${counted} from ${kind.table} t ${after.sql} ${order.sql} limit ? offset ?`;
   // A row deleted between the page and the read of its text: the page is read again, as it is now.
   for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
-    // Without search terms the text is one of a few per kind (filters and sort fields are a fixed
-    // set): prepared, as most catalogue reads are these. Terms add a clause per term: not prepared.
-    const rows = await em.execute<{ id: string; version: string; total: number }[]>(query.terms?.length ? pageSql : prepared(pageSql), [
-      ...where.params,
-      limit,
-      offset,
-    ]);
+    // Without search terms or a cursor the text is one of a few per kind (filters and sort fields
+    // are a fixed set): prepared, as most catalogue reads are these. Terms add a clause per term,
+    // and a cursor's predicate depends on which of its keys are null: not prepared.
+    const rows = await em.execute<{ id: string; version: string; total: number }[]>(
+      query.terms?.length || walk.byCursor ? pageSql : prepared(pageSql),
+      [...columns.params, ...after.params, walk.limit, walk.offset],
+    );
     if (rows.length === 0 && whenEmpty) await whenEmpty();
     // Past the last page there is no row to carry the total.
-    const total =
-      rows[0]?.total ??
-      (offset === 0
-        ? 0
-        : (await em.execute<{ total: number }[]>(`select count(*)::int as total from ${kind.table} ${filter}`, where.params))[0]!.total);
+    const total = walk.byCursor
+      ? undefined
+      : (rows[0]?.total ??
+        (walk.offset === 0
+          ? 0
+          : (await em.execute<{ total: number }[]>(`select count(*)::int as total from ${kind.table} ${filter}`, where.params))[0]!.total));
+    const page = walk.finish(rows, total);
     const texts = await embeds.texts(
       em,
-      rows.map((r) => ({ kind: kind.type, id: r.id, version: r.version })),
+      page.items.map((r) => ({ kind: kind.type, id: r.id, version: r.version })),
     );
-    const items = rows.map((r) => texts.get(`${kind.type}:${r.id}`));
-    if (items.every((item) => item !== undefined)) return pageJson(items as string[], total, page);
+    const items = page.items.map((r) => texts.get(`${kind.type}:${r.id}`));
+    if (items.every((item) => item !== undefined)) return pageJson(items as string[], page.fields);
   }
   throw itemsVanishing();
 }

@@ -10,7 +10,8 @@ import type { Caller } from '../core/caller.ts';
 import { AppError, errors } from '../core/errors.ts';
 import { parseDateBound } from '../core/dates.ts';
 import { formatTimestamp } from './format.ts';
-import { limitOffset, pageEnvelope, pageRequest } from './pagination.ts';
+import { paginate } from './catalogue.ts';
+import { columnKey } from './keyset.ts';
 import { fixedFieldSort } from './sort.ts';
 import { Where } from './sql.ts';
 import { uploaderRef } from './uploader.ts';
@@ -81,7 +82,9 @@ export async function refreshHidden(tx: EntityManager, resultIds: string | reado
 }
 
 /** Claims with their claimant's user columns; claimView leaves the email out of public answers. */
-const CLAIM_SELECT = `select c.*, ${UPLOADER_ADMIN_COLUMNS} from claim c left join app_user u on u.iss = c.uploader_iss and u.sub = c.uploader_sub`;
+const CLAIMS = 'claim c left join app_user u on u.iss = c.uploader_iss and u.sub = c.uploader_sub';
+const CLAIM_COLUMNS = `c.*, ${UPLOADER_ADMIN_COLUMNS}`;
+const CLAIM_SELECT = `select ${CLAIM_COLUMNS} from ${CLAIMS}`;
 
 async function findClaim(em: EntityManager, id: string, lock = false): Promise<ClaimSqlRow> {
   const rows = await em.execute<ClaimSqlRow[]>(`${CLAIM_SELECT} where c.id = ?${lock ? ' for update of c' : ''}`, [id]);
@@ -226,6 +229,7 @@ export interface ClaimListQuery {
   sort_by?: string;
   page?: number;
   per_page?: number;
+  cursor?: string;
 }
 
 const SORT_COLUMNS: Record<string, string> = { upload_datetime: 'c.upload_datetime', id: 'c.id', status: 'c.status' };
@@ -251,19 +255,9 @@ export async function listClaims<Item>(
   if (query.upload_before) where.add('c.upload_datetime < ?::timestamptz', parseDateBound(query.upload_before).toISOString());
   if (query.upload_after) where.add('c.upload_datetime > ?::timestamptz', parseDateBound(query.upload_after).toISOString());
   const terms = parseClaimSort(query.sort_by);
-  const order = terms.map((t) => `${SORT_COLUMNS[t.field]} ${t.descending ? 'desc' : 'asc'}`);
-  if (!terms.some((t) => t.field === 'id')) order.push(`c.id ${terms.at(-1)?.descending ? 'desc' : 'asc'}`);
-  const request = pageRequest(query);
-  const { limit, offset } = limitOffset(request);
-  const [rows, counted] = await Promise.all([
-    em.execute<ClaimSqlRow[]>(`${CLAIM_SELECT} ${where.toSql()} order by ${order.join(', ')} limit ? offset ?`, [
-      ...where.params,
-      limit,
-      offset,
-    ]),
-    em.execute<{ total: number }[]>(`select count(*)::int as total from claim c ${where.toSql()}`, where.params),
-  ]);
-  return pageEnvelope(rows.map(view), counted[0]!.total, request);
+  const keys = terms.map((t) => columnKey(SORT_COLUMNS[t.field]!, t.descending, t.field === 'id'));
+  if (!terms.some((t) => t.field === 'id')) keys.push(columnKey('c.id', terms.at(-1)?.descending ?? false, true));
+  return paginate(em, { from: CLAIMS, columns: CLAIM_COLUMNS, name: 'claims' }, where, keys, query, view);
 }
 
 /** Claims of one result, for its uploader or an administrator. */

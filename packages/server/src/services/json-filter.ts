@@ -131,22 +131,3 @@ export function filterSql(filter: JsonFilter, column: string): Fragment {
     params: [...at.params, ...at.params, value.json],
   };
 }
-
-/**
- * ORDER BY terms for `json.<path>`: results with a value first (missing or null last in both
- * directions), numbers before other values, numbers numerically, other values by their text
- * (code point order). Descending reverses all of it but keeps missing values last.
- */
-export function jsonSortSql(path: string[], descending: boolean, column: string): Fragment {
-  const at = valueAt(column, path);
-  const text = textAt(column, path);
-  const dir = descending ? 'desc' : 'asc';
-  return {
-    sql: [
-      `case when jsonb_typeof(${at.sql}) = 'number' then 0 when jsonb_typeof(${at.sql}) <> 'null' then 1 end ${dir} nulls last`,
-      `case when jsonb_typeof(${at.sql}) = 'number' then ${at.sql} end ${dir}`,
-      `(case when jsonb_typeof(${at.sql}) <> 'number' then ${text.sql} end) collate "C" ${dir}`,
-    ].join(', '),
-    params: [...at.params, ...at.params, ...at.params, ...at.params, ...at.params, ...text.params],
-  };
-}

@@ -11,9 +11,13 @@ export const PAGE_READ_ATTEMPTS = 3;
 export const itemsVanishing = () =>
   errors.unavailable('CATALOGUE_CHANGING', 'Items of this answer kept being deleted while it was read; try again.');
 
-/** The paginated list envelope of SPEC.md. */
-export interface PageEnvelope<T> {
+/** The paginated list envelope of SPEC.md, with the cursor of the next page (services/cursor.ts). */
+export interface PageEnvelope<T> extends PageFields {
   items: T[];
+}
+
+/** The envelope's fields besides its items. */
+export interface PageFields {
   has_next: boolean;
   has_prev: boolean;
   next_num: number | null;
@@ -22,6 +26,8 @@ export interface PageEnvelope<T> {
   pages: number;
   per_page: number;
   total: number;
+  /** The cursor of the next page; null when there is none. */
+  next_cursor: string | null;
 }
 
 export interface PageRequest {
@@ -48,7 +54,7 @@ export function checkPageDepth({ page, per_page }: PageRequest, maxDepth: number
     422,
     'PAGE_TOO_DEEP',
     `Pages reach at most ${maxDepth} results into a list (page × per_page ≤ ${maxDepth}); with per_page=${per_page} the last page is ${deepest}. ` +
-      'To go further, narrow the list instead: filter by benchmark_id, site_id, flavor_id or dates (e.g. execution_before the last result you saw).',
+      'To go further, walk on by cursor: every page answers next_cursor, and cursor=<next_cursor> (without page) gives the page after it at any depth; or narrow the list (benchmark_id, site_id, flavor_id, dates).',
     {
       errors: [{ in: 'query', path: 'page', message: `page × per_page must be at most ${maxDepth}` }],
       extensions: { limit: maxDepth },
@@ -56,21 +62,15 @@ export function checkPageDepth({ page, per_page }: PageRequest, maxDepth: number
   );
 }
 
-/** SQL LIMIT and OFFSET of a page. */
-export function limitOffset({ page, per_page }: PageRequest): { limit: number; offset: number } {
-  return { limit: per_page, offset: (page - 1) * per_page };
-}
-
 /**
- * The envelope for one page of `total` items. A page past the end has no items but the right
- * total; `pages` is 0 when nothing matches.
+ * The fields of page `page` of `total` items. A page past the end has no items but the right
+ * total; `pages` is 0 when nothing matches. next_cursor is the walk's to set (services/cursor.ts).
  */
-export function pageEnvelope<T>(items: T[], total: number, { page, per_page }: PageRequest): PageEnvelope<T> {
+export function pageFields(total: number, page: number, per_page: number): PageFields {
   const pages = Math.ceil(total / per_page);
   const has_next = page < pages;
   const has_prev = page > 1 && pages > 0;
   return {
-    items,
     has_next,
     has_prev,
     next_num: has_next ? page + 1 : null,
@@ -79,6 +79,7 @@ export function pageEnvelope<T>(items: T[], total: number, { page, per_page }: P
     pages,
     per_page,
     total,
+    next_cursor: null,
   };
 }
 
@@ -88,11 +89,10 @@ export function pageEnvelope<T>(items: T[], total: number, { page, per_page }: P
  */
 export function pageJson(
   items: readonly (string | readonly string[])[],
-  total: number,
-  request: PageRequest,
+  fields: PageFields,
   extra: Record<string, unknown> = {},
 ): JsonText {
-  const { items: _, ...envelope } = { ...pageEnvelope([], total, request), ...extra };
+  const envelope = { ...fields, ...extra };
   const parts = ['{"items":['];
   items.forEach((item, i) => {
     if (i) parts.push(',');

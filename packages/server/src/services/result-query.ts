@@ -5,10 +5,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../core/errors.ts';
 import { parseDateBound } from '../core/dates.ts';
-import { filterSql, jsonSortSql, parseFilters, type Fragment } from './json-filter.ts';
+import { filterSql, parseFilters, type Fragment } from './json-filter.ts';
 import { prefixedJsonPath } from './json-path.ts';
-import { limitOffset, pageRequest, type PageRequest } from './pagination.ts';
+import type { PageRequest } from './pagination.ts';
 import { parseSort, type SortTerm } from './sort.ts';
+import { BENCHMARK_NAME, resultSortKeys, SORT_FIELDS, type Join } from './result-keys.ts';
+import { afterSql, orderSql, type KeyTerm } from './keyset.ts';
+import { fingerprint, ListWalk } from './cursor.ts';
 import { likePattern, Where } from './sql.ts';
 import type { TotalCache } from './total-cache.ts';
 import type { MetricIndexes } from './metric-indexes.ts';
@@ -30,6 +33,7 @@ export interface ResultListQuery {
   sort_by?: string;
   page?: number;
   per_page?: number;
+  cursor?: string;
 }
 
 /** Which results a list may show: the visible ones, or every one of an uploader (hidden too). */
@@ -71,26 +75,10 @@ export const RESULT_OUTPUTS =
 /** The statement of one result by id, hidden or not; prepared (the most frequent statement, one text). */
 export const RESULT_BY_ID_SQL = prepared(`select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} from result r where r.id = ?) p`);
 
-type Join = 'b' | 's' | 'f';
 const JOINS: Record<Join, string> = {
   b: 'join benchmark b on b.id = r.benchmark_id',
   s: 'join site s on s.id = r.site_id',
   f: 'join flavor f on f.id = r.flavor_id',
-};
-
-const BENCHMARK_NAME = `(b.container_image || ':' || b.container_tag)`;
-
-/** Fixed sort fields → SQL expression (fixed text) and the join it needs. */
-const SORT_FIELDS: Record<string, { sql: string; join?: Join }> = {
-  id: { sql: 'r.id' },
-  upload_datetime: { sql: 'r.upload_datetime' },
-  execution_datetime: { sql: 'r.execution_datetime' },
-  benchmark_id: { sql: 'r.benchmark_id' },
-  flavor_id: { sql: 'r.flavor_id' },
-  site_id: { sql: 'r.site_id' },
-  benchmark_name: { sql: BENCHMARK_NAME, join: 'b' },
-  site_name: { sql: 's.name', join: 's' },
-  flavor_name: { sql: 'f.name', join: 'f' },
 };
 
 export const DEFAULT_RESULT_SORT = '+execution_datetime';
@@ -103,31 +91,6 @@ function isSortField(field: string): boolean {
 
 export function parseResultSort(sortBy: string | undefined): SortTerm[] {
   return parseSort(sortBy, isSortField, SORT_TEXT, DEFAULT_RESULT_SORT);
-}
-
-/**
- * ORDER BY for the terms, always ending with id. The id tie-breaker follows the direction of the
- * last term so that `-execution_datetime` can walk an (execution_datetime, id) index backwards.
- */
-function orderBy(terms: SortTerm[], joins: Set<Join>): Fragment {
-  const parts: string[] = [];
-  const params: unknown[] = [];
-  const used = new Set<string>();
-  for (const term of terms) {
-    if (used.has(term.field)) continue;
-    used.add(term.field);
-    const fixed = SORT_FIELDS[term.field];
-    if (fixed && Object.hasOwn(SORT_FIELDS, term.field)) {
-      if (fixed.join) joins.add(fixed.join);
-      parts.push(`${fixed.sql} ${term.descending ? 'desc' : 'asc'}`);
-    } else {
-      const fragment = jsonSortSql(prefixedJsonPath(term.field)!, term.descending, 'r.json');
-      parts.push(fragment.sql);
-      params.push(...fragment.params);
-    }
-  }
-  if (!used.has('id')) parts.push(`r.id ${terms.at(-1)?.descending ? 'desc' : 'asc'}`);
-  return { sql: `order by ${parts.join(', ')}`, params };
 }
 
 const bound = (value: string) => parseDateBound(value).toISOString();
@@ -242,61 +205,95 @@ export async function metricIndexedList(
   return path ? metrics!.ready(em, query.benchmark_id!, path) : false;
 }
 
+/** The order of a list's query as key terms (services/result-keys.ts), and the joins they need. */
+function sortKeys(query: ResultListQuery): { keys: KeyTerm[]; joins: Set<Join> } {
+  return resultSortKeys(parseResultSort(query.sort_by));
+}
+
+/**
+ * The walk of a result list (services/cursor.ts): by page, or after the query's cursor, which must
+ * be one of this list's (the same WHERE with the same values, the same order). Throws 422 on a
+ * malformed filter or sort, on cursor with page, and on a cursor of another list.
+ */
+export function resultWalk(query: ResultListQuery, scope: ResultScope): ListWalk {
+  const { where } = resultWhere(query, scope);
+  const { keys } = sortKeys(query);
+  const order = orderSql(keys);
+  return ListWalk.start(query, keys, fingerprint('results', where.toSql(), where.params, order.sql, order.params));
+}
+
+/** Where the keys of a result named by a cursor are read again (ListWalk.resolve): the result and its joins. */
+export function resultKeysFrom(query: ResultListQuery): string {
+  return `result r ${joinSql(sortKeys(query).joins)}`;
+}
+
 /**
  * The SQL of one page and of its total (exposed for EXPLAIN in tests and benchmarks). With
  * `metricIndexed` (the list's metric sort path has its indexes), the page is the first rows of two
  * ordered parts, each of which an index can serve with a limit: the results with a number at the
  * path (by that number, then id) and the others (in the full order, usually none); their union,
  * at most two pages long, is put in the full order. Same rows, same order, without sorting every
- * result of the benchmark.
+ * result of the benchmark. With `walk` after a cursor (resolved), each part starts after the
+ * cursor's result and one more row than a page is read; the page's outputs read each row's sort
+ * keys (`_k0`, …) for the next cursor. Without `walk`, the query's page by number.
  */
 export function resultListSql(
   query: ResultListQuery,
   scope: ResultScope,
-  options: { metricIndexed?: boolean } = {},
+  options: { metricIndexed?: boolean; walk?: ListWalk } = {},
 ): { page: Fragment; count: Fragment; request: PageRequest } {
-  const sort = parseResultSort(query.sort_by);
+  const walk = options.walk ?? resultWalk({ ...query, cursor: undefined }, scope);
   const { where, joins } = resultWhere(query, scope);
   const counted = query.terms?.some((t) => t !== '') ? resultWhere(query, scope, { termsAsIdSets: true }) : { where, joins };
   const count = {
     sql: `select count(*)::int as total from result r ${joinSql(counted.joins)} ${counted.where.toSql()}`,
     params: counted.where.params,
   };
-  const order = orderBy(sort, joins);
-  const request = pageRequest(query);
-  const { limit, offset } = limitOffset(request);
+  const sorted = sortKeys(query);
+  for (const join of sorted.joins) joins.add(join);
+  const order = orderSql(sorted.keys);
+  const request = { page: walk.page, per_page: walk.perPage };
+  const { limit, offset } = walk;
+  const after = walk.after();
+  const keyColumns = walk.keyColumns(true);
+  const outputs = `${RESULT_OUTPUTS}, ${keyColumns.sql}`;
   const path = options.metricIndexed ? metricSortPath(query, scope) : null;
   if (path) {
-    const descending = sort.find((t) => t.field !== 'id')!.descending;
+    const descending = sorted.keys[0]!.descending;
+    const idKey = walk.keys.find((k) => k.unique)!;
     const dir = descending ? 'desc' : 'asc';
     const value = '(r.json #> ?::text[])';
     const isNumber = `jsonb_typeof(${value}) = 'number'`;
-    const from = `from result r ${joinSql(joins)} ${where.toSql()}`;
+    const numbers = where.and(numbersAfter(walk, path, value, idKey));
+    const numbersOrder = `order by ${value} ${dir}, r.id ${idKey.descending ? 'desc' : 'asc'}`;
+    const from = (f: Fragment) => `from result r ${joinSql(joins)} ${f.sql}`;
     // A numeric filter on the sorted path already keeps only results with a number there: the
     // first part alone is the list, in its full order.
     const samePath = (p: string[]) => p.length === path.length && p.every((s, i) => s === path[i]);
     if (parseFilters(query.filters).some((f) => f.value.kind === 'number' && samePath(f.path))) {
       return {
         page: {
-          sql: `select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} ${from} and ${isNumber} order by ${value} ${dir}, r.id ${dir} limit ? offset ?) p`,
-          params: [...where.params, path, path, limit, offset],
+          sql: `select ${outputs} from (select ${RESULT_COLUMNS} ${from(numbers)} and ${isNumber} ${numbersOrder} limit ? offset ?) p`,
+          params: [...keyColumns.params, ...numbers.params, path, path, limit, offset],
         },
         count,
         request,
       };
     }
+    const others = where.and(after);
     const parts =
-      `(select ${RESULT_COLUMNS} ${from} and ${isNumber} order by ${value} ${dir}, r.id ${dir} limit ?) ` +
-      `union all (select ${RESULT_COLUMNS} ${from} and jsonb_typeof(${value}) is distinct from 'number' ${order.sql} limit ?)`;
+      `(select ${RESULT_COLUMNS} ${from(numbers)} and ${isNumber} ${numbersOrder} limit ?) ` +
+      `union all (select ${RESULT_COLUMNS} ${from(others)} and jsonb_typeof(${value}) is distinct from 'number' ${order.sql} limit ?)`;
     return {
       page: {
-        sql: `select ${RESULT_OUTPUTS} from (select r.* from (${parts}) r ${order.sql} limit ? offset ?) p`,
+        sql: `select ${outputs} from (select r.* from (${parts}) r ${order.sql} limit ? offset ?) p`,
         params: [
-          ...where.params,
+          ...keyColumns.params,
+          ...numbers.params,
           path,
           path,
           limit + offset,
-          ...where.params,
+          ...others.params,
           path,
           ...order.params,
           limit + offset,
@@ -309,11 +306,12 @@ export function resultListSql(
       request,
     };
   }
+  const rows = where.and(after);
   return {
     page: {
       // The subquery keeps its order: the outer select only adds columns to each row.
-      sql: `select ${RESULT_OUTPUTS} from (select ${RESULT_COLUMNS} from result r ${joinSql(joins)} ${where.toSql()} ${order.sql} limit ? offset ?) p`,
-      params: [...where.params, ...order.params, limit, offset],
+      sql: `select ${outputs} from (select ${RESULT_COLUMNS} from result r ${joinSql(joins)} ${rows.sql} ${order.sql} limit ? offset ?) p`,
+      params: [...keyColumns.params, ...rows.params, ...order.params, limit, offset],
     },
     count,
     request,
@@ -321,10 +319,30 @@ export function resultListSql(
 }
 
 /**
+ * The cursor's predicate on the numbers part of a metric-sorted page, in the terms its index
+ * serves (`(value, id)`): after the cursor's number when it stands on a number; every number when
+ * it stands on another value of a descending order (numbers come after those); none otherwise
+ * (numbers come first ascending, and missing values last both ways). Null without a cursor.
+ */
+function numbersAfter(walk: ListWalk, path: string[], value: string, idKey: KeyTerm): Fragment | null {
+  const values = walk.values;
+  if (!values) return null;
+  const [rank, number] = values;
+  const id = values[walk.keys.indexOf(idKey)]!;
+  const descending = walk.keys[0]!.descending;
+  if (rank === '0') {
+    const numberKey: KeyTerm = { sql: value, params: [path], type: 'jsonb', descending, nullable: false };
+    return afterSql([numberKey, idKey], [number ?? null, id]);
+  }
+  return { sql: rank === '1' && descending ? 'true' : 'false', params: [] };
+}
+
+/**
  * One page of result rows and the total of the list. The two statements run in parallel, on two
  * connections, unless `sequential` and the pool is busy (expensive lists then hold one connection
  * each, so that the few admitted at once leave the rest of the pool to everyone else; on a quiet
- * pool they take two, and answer in the time of the slower statement rather than of both).
+ * pool they take two, and answer in the time of the slower statement rather than of both). A page
+ * after a cursor counts nothing: its total is the one the walk began with (services/cursor.ts).
  */
 export async function findResultRows(
   em: EntityManager,
@@ -332,21 +350,24 @@ export async function findResultRows(
   scope: ResultScope,
   totals?: TotalCache,
   metrics?: MetricIndexes,
-  options: { sequential?: boolean } = {},
-): Promise<{ rows: ResultTextRow[]; total: number; request: PageRequest }> {
+  options: { sequential?: boolean; walk?: ListWalk } = {},
+): Promise<{ rows: ResultTextRow[]; total: number | undefined; walk: ListWalk }> {
   const metricIndexed = await metricIndexedList(em, query, scope, metrics);
-  const { page, count, request } = resultListSql(query, scope, { metricIndexed });
+  const walk = options.walk ?? resultWalk(query, scope);
+  await walk.resolve(em, resultKeysFrom(query));
+  const { page, count } = resultListSql(query, scope, { metricIndexed, walk });
   const counting = async () => (await em.execute<{ total: number }[]>(count.sql, count.params))[0]!.total;
   const pageRows = () => em.execute<ResultTextRow[]>(page.sql, page.params);
+  if (walk.byCursor) return { rows: await pageRows(), total: undefined, walk };
   const total = () => (totals ? totals.total(count.sql, count.params, counting) : counting());
   if (options.sequential && !poolIsQuiet(em)) {
     const rows = await pageRows();
-    return { rows, total: await total(), request };
+    return { rows, total: await total(), walk };
   }
   // Both settle before the answer: when one fails (a statement timeout, a cancellation), the other,
   // with the same WHERE, is not left running on its connection after the client has its error.
   const [rows, counted] = await Promise.allSettled([pageRows(), total()]);
   if (rows.status === 'rejected') throw rows.reason;
   if (counted.status === 'rejected') throw counted.reason;
-  return { rows: rows.value, total: counted.value, request };
+  return { rows: rows.value, total: counted.value, walk };
 }

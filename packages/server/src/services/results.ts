@@ -16,6 +16,7 @@ import {
   isExpensiveList,
   metricIndexedList,
   RESULT_BY_ID_SQL,
+  resultWalk,
   type ResultListQuery,
   type ResultScope,
   type ResultTextRow,
@@ -132,14 +133,17 @@ export async function listResults(
   query: ResultListQuery,
   scope: ResultScope,
 ): Promise<{ body: JsonText; warnings: PathWarning[] }> {
-  if (services.config) checkPageDepth(pageRequest(query), services.config.maxPageDepth);
+  // A cursor reaches any depth at the cost of the first page: only page numbers are capped.
+  const walk = resultWalk(query, scope);
+  if (services.config && !walk.byCursor) checkPageDepth(pageRequest(query), services.config.maxPageDepth);
   const expensive = isExpensiveList(query, await metricIndexedList(em, query, scope, services.metrics));
   const warnings = await pathWarnings(em, services.schemaPaths, query.benchmark_id, listPaths(query));
   const read = async () => {
     for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
-      const { rows, total, request } = await findResultRows(em, query, scope, services.totals, services.metrics, { sequential: expensive });
+      const found = await findResultRows(em, query, scope, services.totals, services.metrics, { sequential: expensive, walk });
+      const { items: rows, fields } = walk.finish(found.rows, found.total);
       const items = await resultItemsJson(em, services.embeds, rows);
-      if (items) return { body: pageJson(items, total, request, warnings.length ? { warnings } : {}), warnings };
+      if (items) return { body: pageJson(items, fields, warnings.length ? { warnings } : {}), warnings };
     }
     throw itemsVanishing();
   };

@@ -22,6 +22,15 @@ export class Where {
   toSql(): string {
     return this.clauses.length ? `where ${this.clauses.map((c) => `(${c})`).join(' and ')}` : '';
   }
+
+  /** This WHERE and one more condition (a cursor's predicate), leaving this one as it is; itself when `extra` is null. */
+  and(extra: { sql: string; params: readonly unknown[] } | null): { sql: string; params: unknown[] } {
+    if (!extra) return { sql: this.toSql(), params: [...this.params] };
+    return {
+      sql: this.clauses.length ? `${this.toSql()} and (${extra.sql})` : `where ${extra.sql}`,
+      params: [...this.params, ...extra.params],
+    };
+  }
 }
 
 /** Escapes LIKE wildcards so a search term matches literally (with `escape '\\'`). */
