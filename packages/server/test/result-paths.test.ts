@@ -238,7 +238,18 @@ test('GET /results: no warning for described paths, without benchmark_id, or for
     assert.is(res.status, 200, res.text);
     assert.is(res.body.warnings, undefined, why);
     assert.is(res.headers.get('warning'), null, why);
-    assert.equal(Object.keys(res.body), ['items', 'has_next', 'has_prev', 'next_num', 'prev_num', 'page', 'pages', 'per_page', 'total']);
+    assert.equal(Object.keys(res.body), [
+      'items',
+      'has_next',
+      'has_prev',
+      'next_num',
+      'prev_num',
+      'page',
+      'pages',
+      'per_page',
+      'total',
+      'next_cursor',
+    ]);
   };
   const described = [
     'machine.cpu.count > 1', // through $ref
