@@ -29,8 +29,9 @@ export const ExportQuery = Type.Object(
         {
           minItems: 1,
           maxItems: 100,
+          uniqueItems: true,
           description:
-            'CSV columns, in order (repeat the parameter). Default: id, execution_datetime, benchmark_name, site_name, flavor_name, tags, ' +
+            'CSV columns, in order (repeat the parameter), each at most once, 100 at most. Default: id, execution_datetime, benchmark_name, site_name, flavor_name, tags, ' +
             "plus the benchmark's `suggestToUser` paths when `benchmark_id` is given. A JSON path's cell is the value there " +
             '(text as it is, numbers and booleans as JSON, objects and arrays as JSON text, empty when missing); tags are ' +
             'their names joined by `;`.',
@@ -56,7 +57,9 @@ export const exportResults = defineOperation({
     'from a server-side cursor in constant memory whatever the count (`Content-Disposition: attachment`). An error found ' +
     'before the first byte (a malformed filter or column: 422; an unknown benchmark: 404) is a problem+json answer; a ' +
     'failure later ends the stream early without its final newline, as an aborted transfer. Exports run a few at a time ' +
-    'per server, four times as many wait up to 10 s: beyond them 503 EXPORT_BUSY with Retry-After.',
+    'per server, four times as many wait up to 10 s: beyond them 503 EXPORT_BUSY with Retry-After. An export whose client ' +
+    'accepts no data for EXPORT_STALL_TIMEOUT (default 30 s), or that streams for longer than EXPORT_MAX_DURATION (default ' +
+    '60 min), is cut off as an aborted transfer.',
   auth: 'none',
   query: ExportQuery,
   response: {
