@@ -30,6 +30,8 @@ export const exportHandlers: Handlers<typeof exportOperations> = {
     const { statementTimeoutMs, exportStallTimeoutMs, exportMaxDurationMs } = services.config;
     // A request whose client goes away leaves the line (db/request-scope.ts aborts its signal).
     const leave = await services.exports.enter(currentScope()?.signal);
+    // From the moment it has a place: a client that stops reading, or reads for too long, is cut off.
+    enforceExportDeadlines(koa, { stallMs: exportStallTimeoutMs, maxMs: exportMaxDurationMs });
     try {
       const stream = await exportResults(
         em,
@@ -42,9 +44,8 @@ export const exportHandlers: Handlers<typeof exportOperations> = {
         format,
       );
       // The place is given back when the stream ends, fails (its connection lost) or its client
-      // goes away; a client that stops reading, or reads for too long, is cut off.
+      // goes away, or is cut off.
       stream.once('close', leave);
-      enforceExportDeadlines(koa, { stallMs: exportStallTimeoutMs, maxMs: exportMaxDurationMs });
       return reply(200, stream, {
         'Content-Type': CONTENT_TYPES[format],
         'Content-Disposition': `attachment; filename="results.${format}"`,
