@@ -12,7 +12,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { get } from 'node:http';
 import net from 'node:net';
-import type { ServerConfig } from '../src/config.ts';
+import { buildConfig, type ServerConfig } from '../src/config.ts';
 import { createLogger } from '../src/core/logger.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
@@ -264,6 +264,16 @@ test('a client cutting an export short is logged at info, and PostgreSQL logs no
   );
   assert.equal(server.filter(loud), [], 'server lines above info');
   assert.equal(postgresLines.slice(postgresFrom).filter(loud), [], 'PostgreSQL lines above info');
+});
+
+test('EXPORT_STALL_TIMEOUT and EXPORT_MAX_DURATION: 30 s and 60 min by default, durations or 0, one clear line otherwise', () => {
+  const defaults = buildConfig({});
+  assert.is(defaults.exportStallTimeoutMs, 30_000);
+  assert.is(defaults.exportMaxDurationMs, 3_600_000);
+  const set = buildConfig({ exportStallTimeout: '1500ms', exportMaxDuration: '0' });
+  assert.equal([set.exportStallTimeoutMs, set.exportMaxDurationMs], [1500, 0]);
+  assert.throws(() => buildConfig({ exportStallTimeout: 'soon' }), /^EXPORT_STALL_TIMEOUT must be a duration .* not 'soon'\.$/);
+  assert.throws(() => buildConfig({ exportMaxDuration: '25h' }), /EXPORT_MAX_DURATION must be a duration/);
 });
 
 test.run();
