@@ -264,6 +264,12 @@ test('a client cutting an export short is logged at info, and PostgreSQL logs no
   );
   assert.equal(server.filter(loud), [], 'server lines above info');
   assert.equal(postgresLines.slice(postgresFrom).filter(loud), [], 'PostgreSQL lines above info');
+  // The cursors' connections were ended cleanly, not dropped halfway through a fetch.
+  assert.equal(
+    postgresLines.slice(postgresFrom).filter((l) => l.severity === 'FATAL'),
+    [],
+    'sessions ended by a vanished client',
+  );
 });
 
 test('EXPORT_STALL_TIMEOUT and EXPORT_MAX_DURATION: 30 s and 60 min by default, durations or 0, one clear line otherwise', () => {
