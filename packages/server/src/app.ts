@@ -12,6 +12,7 @@ import { cors } from './http/cors.ts';
 import { allHandlers } from './routes/index.ts';
 import type { RequestState } from './http/handler.ts';
 import { accessLog } from './http/access-log.ts';
+import { logAppError } from './http/app-errors.ts';
 import { requestScope } from './http/request-scope.ts';
 import { WRITES_CHANNEL } from './db/change-listener.ts';
 import { parseLsn } from './db/replicas.ts';
@@ -90,8 +91,9 @@ export function createApp(app: AppContext): Koa {
     }
   };
 
-  // What escapes every middleware (a bug) is logged as one JSON line, like everything else.
-  koa.on('error', (err: Error) => app.logger.error('unhandled error', { error: `${err?.name}: ${err?.message}` }));
+  // What escapes every middleware (a bug), and a streamed answer that fails after its first byte
+  // (a client gone away: routine), logged as one JSON line, like everything else.
+  koa.on('error', (err: Error, ctx?: Koa.Context) => logAppError(app.logger, err, ctx));
   koa.use(accessLog(app.logger, { level: app.config.accessLog ? 'info' : 'debug' }));
   // Statements of a request whose client went away are cancelled (outside the pool, which may be full).
   koa.use(requestScope(app.logger, (pids, server) => (app.replicas?.controlOf(server) ?? app.control).cancel(pids)));

@@ -86,6 +86,10 @@ export interface ServerConfig {
   readRateLimit: RateLimit | null;
   /** Exports (GET /results:export) streaming at once per process; one more gets 503 EXPORT_BUSY. */
   exportConcurrency: number;
+  /** An export whose client's connection accepts no write for this long is cut off, in ms; 0: never. */
+  exportStallTimeoutMs: number;
+  /** The longest an export may stream before it is cut off, in ms; 0: no limit. */
+  exportMaxDurationMs: number;
   /** Where rate limits keep their buckets: `database` (shared by every process) or `memory` (this process's own). */
   rateLimitStore: 'database' | 'memory';
   /** Whether tags a user creates wait for review (true) or are approved at once, as in the origin service (false). */
@@ -133,6 +137,10 @@ export const DEFAULTS = {
   expensiveListConcurrency: Math.max(2, availableParallelism()),
   /** One per core, at least 2: each holds a database connection of its own for as long as its client reads. */
   exportConcurrency: Math.max(2, availableParallelism()),
+  /** A reader must take 64 KB in this time (2 KB/s); one that stops frees its place and connection within it. */
+  exportStallTimeout: '30s',
+  /** A million results export in about a minute (docs/performance.md); a snapshot held longer holds back vacuum. */
+  exportMaxDuration: '60m',
   /** Shared: N processes give each client one budget, not N. */
   rateLimitStore: 'database' as 'database' | 'memory',
   /** Per client: a burst of 600 reads, then 10 a second (a browsing person makes a few a second at most). */
@@ -219,6 +227,8 @@ export type RawConfig = Partial<
     | 'expensiveListConcurrency'
     | 'readRateLimit'
     | 'exportConcurrency'
+    | 'exportStallTimeout'
+    | 'exportMaxDuration'
     | 'rateLimitStore'
     | 'databaseLogLevel'
     | 'demoSeed'
@@ -372,6 +382,8 @@ function boundedWork(raw: RawConfig) {
       1000,
     ),
     exportConcurrency: integerIn(raw.exportConcurrency, DEFAULTS.exportConcurrency, 'EXPORT_CONCURRENCY', 1, 1000),
+    exportStallTimeoutMs: parseDuration(raw.exportStallTimeout || DEFAULTS.exportStallTimeout, 'EXPORT_STALL_TIMEOUT'),
+    exportMaxDurationMs: parseDuration(raw.exportMaxDuration || DEFAULTS.exportMaxDuration, 'EXPORT_MAX_DURATION'),
     rateLimitStore: oneOf(raw.rateLimitStore, DEFAULTS.rateLimitStore, 'RATE_LIMIT_STORE', ['database', 'memory'] as const),
     readRateLimit,
   };

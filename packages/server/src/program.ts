@@ -250,6 +250,18 @@ export function program(options: ProgramOptions = {}): Command {
       )
       .addOption(
         new Option(
+          '--export-stall-timeout <duration>',
+          `an export whose client accepts no data for this long is cut off and its place freed, e.g. 30s (default ${DEFAULTS.exportStallTimeout}; 0: never)`,
+        ).env('EXPORT_STALL_TIMEOUT'),
+      )
+      .addOption(
+        new Option(
+          '--export-max-duration <duration>',
+          `the longest an export may stream before it is cut off, e.g. 60m (default ${DEFAULTS.exportMaxDuration}; 0: no limit)`,
+        ).env('EXPORT_MAX_DURATION'),
+      )
+      .addOption(
+        new Option(
           '--rate-limit-store <store>',
           `where rate limits keep their buckets: database (shared by every process of the deployment) or memory (per process) (default ${DEFAULTS.rateLimitStore})`,
         ).env('RATE_LIMIT_STORE'),

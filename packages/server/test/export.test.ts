@@ -190,6 +190,30 @@ test('errors found before the first byte are problem+json: a bad column, a bad f
   assert.is(format.status, 422);
 });
 
+test('CSV columns: each at most once (100 copies of one column multiplied the answer by 100: 422 naming it), 100 at most', async () => {
+  const copies = await t.request('GET', '/results:export', { query: { format: 'csv', columns: Array(100).fill('json.machine') } });
+  assertProblem(copies, 422, 'INVALID_QUERY');
+  const message = 'must not repeat a value: "json.machine" is given twice (items 0 and 1)';
+  assert.equal(copies.body.errors, [{ in: 'query', path: 'columns', message }]);
+  assert.is(copies.body.detail, `The query parameters are invalid: columns ${message}.`);
+  const later = await t.request('GET', '/results:export', { query: { format: 'csv', columns: ['id', 'json.a', 'flavor_name', 'json.a'] } });
+  assert.equal(later.body.errors, [
+    { in: 'query', path: 'columns', message: 'must not repeat a value: "json.a" is given twice (items 1 and 3)' },
+  ]);
+  const many = await t.request('GET', '/results:export', {
+    query: { format: 'csv', columns: Array.from({ length: 101 }, (_, i) => `json.c${i}`) },
+  });
+  assertProblem(many, 422, 'INVALID_QUERY');
+  assert.equal(many.body.errors, [{ in: 'query', path: 'columns', message: 'must NOT have more than 100 items' }]);
+  const hundred = await exportOf({
+    benchmark_id: benchmarkId,
+    format: 'csv',
+    columns: Array.from({ length: 100 }, (_, i) => `json.c${i}`),
+  });
+  assert.is(hundred.status, 200);
+  assert.is((await hundred.text()).split('\r\n')[0]!.split(',').length, 100);
+});
+
 const exportConnections = async () =>
   Number(
     (

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { gzipSync } from 'node:zlib';
+import fc from 'fast-check';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { operations } from '@benchmarks/sdk/contract';
 import { startTestServer, type TestServer } from './support/harness.ts';
@@ -183,6 +184,89 @@ test('unknown query parameter: 422 naming it', async () => {
   const res = await t.request('GET', '/health', { query: { verbose: 'yes' } });
   assertProblem(res, 422, 'INVALID_QUERY');
   assert.equal(res.body.errors, [{ in: 'query', path: 'verbose', message: "unknown query parameter 'verbose'" }]);
+  assert.is(res.body.detail, "The query parameters are invalid: unknown query parameter 'verbose'.");
+});
+
+/** GET `path?query` as sent (no encoding of ours), parsed. */
+async function getRaw(pathAndQuery: string, token?: string) {
+  const res = await fetch(`${t.api}${pathAndQuery}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const text = await res.text();
+  return {
+    status: res.status,
+    headers: res.headers,
+    text,
+    body: /json/.test(res.headers.get('content-type') ?? '') ? JSON.parse(text) : text,
+  };
+}
+
+const UNKNOWN_BENCHMARK = '00000000-0000-4000-8000-000000000000';
+
+test('numbers in query parameters must be plain decimal, on every endpoint: 0x10, a leading space, 1e1, +5, 1.0 are 422 naming the parameter and the value', async () => {
+  const INTEGER = "must be a decimal integer (digits, optionally after '-')";
+  const NUMBER = 'must be a decimal number as JSON writes one (0.95, -2, 9.5e-1)';
+  const compare = `/results:compare?benchmark_id=${UNKNOWN_BENCHMARK}&metric=json.score`;
+  const cases: [string, string, string, string][] = [
+    ['/sites?page=0x10', 'page', '0x10', INTEGER],
+    ['/benchmarks?page=%201', 'page', ' 1', INTEGER],
+    ['/tags?page=1e1', 'page', '1e1', INTEGER],
+    ['/results?per_page=%2B5', 'per_page', '+5', INTEGER],
+    ['/results:search?terms=x&page=1.0', 'page', '1.0', INTEGER],
+    ['/sites:search?terms=a&per_page=5%20', 'per_page', '5 ', INTEGER],
+    ['/sites?page=', 'page', '', INTEGER],
+    ['/sites?page=1&page=0b1', 'page', '0b1', INTEGER],
+    [`${compare}&min_samples=0o7`, 'min_samples', '0o7', INTEGER],
+    [`${compare}&confidence=.95`, 'confidence', '.95', NUMBER],
+    [`${compare}&confidence=Infinity`, 'confidence', 'Infinity', NUMBER],
+    [`${compare}&confidence=0x1`, 'confidence', '0x1', NUMBER],
+  ];
+  for (const [request, parameter, value, syntax] of cases) {
+    const res = await getRaw(request);
+    assertProblem(res, 422, 'INVALID_QUERY');
+    const message = `${syntax}, not ${JSON.stringify(value)}`;
+    assert.equal(res.body.errors, [{ in: 'query', path: parameter, message }], request);
+    assert.is(res.body.detail, `The query parameters are invalid: ${parameter} ${message}.`, request);
+  }
+  const users = await getRaw('/users?per_page=1e2', await t.admin('numbers-admin'));
+  assertProblem(users, 422, 'INVALID_QUERY');
+  assert.equal(users.body.errors, [{ in: 'query', path: 'per_page', message: `${INTEGER}, not "1e2"` }], 'an administrator list too');
+  const huge = await getRaw(`${compare}&confidence=1e999`);
+  assertProblem(huge, 422, 'INVALID_QUERY');
+  assert.equal(huge.body.errors, [{ in: 'query', path: 'confidence', message: 'must be a finite number, not "1e999"' }]);
+});
+
+test('numbers in query parameters: plain decimal is read as before (leading zeros, a minus sign, JSON exponents for numbers)', async () => {
+  const page = await getRaw('/sites?page=007&per_page=05');
+  assert.is(page.status, 200, page.text);
+  assert.is(page.body.page, 7);
+  assert.is(page.body.per_page, 5);
+  const negative = await getRaw('/tags?page=-1');
+  assertProblem(negative, 422, 'INVALID_QUERY');
+  assert.equal(negative.body.errors, [{ in: 'query', path: 'page', message: 'must be >= 1' }], 'a bound, not the syntax');
+  // A number parameter takes JSON's syntax, exponent included: past validation, the benchmark is unknown.
+  for (const confidence of ['0.95', '9.5e-1', '95E-2']) {
+    const res = await getRaw(
+      `/results:compare?benchmark_id=${UNKNOWN_BENCHMARK}&metric=json.score&confidence=${confidence}&min_samples=010`,
+    );
+    assertProblem(res, 404, 'NOT_FOUND');
+  }
+});
+
+test('numbers in query parameters, property: GET /tags answers 200 exactly when page is an optional minus and digits between 1 and 1,000,000', async () => {
+  const candidate = fc.oneof(
+    fc.string({ maxLength: 12 }),
+    fc.stringMatching(/^[-+ .eExob0-9_]{0,8}$/),
+    fc.integer({ min: -10, max: 2_000_000 }).map(String),
+  );
+  await fc.assert(
+    fc.asyncProperty(candidate, async (page) => {
+      const res = await getRaw(`/tags?per_page=1&page=${encodeURIComponent(page)}`);
+      const valid = /^-?\d+$/.test(page) && Number(page) >= 1 && Number(page) <= 1_000_000;
+      assert.is(res.status, valid ? 200 : 422, `page=${JSON.stringify(page)}: ${res.text}`);
+      if (valid) assert.is(res.body.page, Number(page));
+      else assert.is(res.body.code, 'INVALID_QUERY');
+    }),
+    { numRuns: 150 },
+  );
 });
 
 test('security headers on API responses; CORS is off by default', async () => {

@@ -85,6 +85,31 @@ test('DETAIL, HINT, STATEMENT and tab-continued lines take the level of the mess
   );
 });
 
+test('a session whose client vanished (an export cut short) is info, FATAL as PostgreSQL writes it; other FATAL lines stay error', () => {
+  const lines = read([
+    [
+      '2026-11-26 01:13:45.755 UTC [9752] LOG:  could not send data to client: Connection reset by peer',
+      '2026-11-26 01:13:45.755 UTC [9752] STATEMENT:  fetch 500 from export_rows',
+      '2026-11-26 01:13:45.755 UTC [9752] FATAL:  connection to client lost',
+      '2026-11-26 01:13:45.756 UTC [9752] STATEMENT:  fetch 500 from export_rows',
+      '2026-11-26 01:13:46.000 UTC [9753] FATAL:  unexpected EOF on client connection with an open transaction',
+      '2026-11-26 01:13:47.000 UTC [9754] FATAL:  terminating connection due to idle-in-transaction timeout',
+      '',
+    ].join('\n'),
+  ]);
+  assert.equal(
+    lines.map((l) => [l.severity, l.level]),
+    [
+      ['LOG', 'info'],
+      ['STATEMENT', 'info'],
+      ['FATAL', 'info'],
+      ['STATEMENT', 'info'],
+      ['FATAL', 'info'],
+      ['FATAL', 'error'],
+    ],
+  );
+});
+
 test('a line without a severity (initdb, a message before logging starts) is LOG; any log_line_prefix works', () => {
   assert.equal(
     read(['The files belonging to this database system will be owned by user "postgres".\n']).map((l) => [l.severity, l.level]),

@@ -30,8 +30,9 @@ export const ExportQuery = Type.Object(
         {
           minItems: 1,
           maxItems: 100,
+          uniqueItems: true,
           description:
-            'CSV columns, in order (repeat the parameter). Default: id, execution_datetime, benchmark_name, site_name, flavor_name, tags, ' +
+            'CSV columns, in order (repeat the parameter), each at most once, 100 at most. Default: id, execution_datetime, benchmark_name, site_name, flavor_name, tags, ' +
             "plus the benchmark's `suggestToUser` paths when `benchmark_id` is given. A JSON path's cell is the value there " +
             '(text as it is, numbers and booleans as JSON, objects and arrays as JSON text, empty when missing); tags are ' +
             'their names joined by `;`.',
@@ -59,7 +60,9 @@ export const exportResults = defineOperation({
     'failure later ends the stream early without its final newline, as an aborted transfer. With `benchmark_id`, a filter or ' +
     "CSV column path the benchmark's json_schema does not describe is exported all the same and named in the Warning header. " +
     'Exports run a few at a time ' +
-    'per server, four times as many wait up to 10 s: beyond them 503 EXPORT_BUSY with Retry-After.',
+    'per server, four times as many wait up to 10 s: beyond them 503 EXPORT_BUSY with Retry-After. An export whose client ' +
+    'accepts no data for EXPORT_STALL_TIMEOUT (default 30 s), or that streams for longer than EXPORT_MAX_DURATION (default ' +
+    '60 min), is cut off as an aborted transfer.',
   auth: 'none',
   query: ExportQuery,
   response: {

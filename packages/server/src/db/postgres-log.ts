@@ -33,6 +33,14 @@ export const SEVERITY_LEVELS: Record<string, LoggedLevel> = {
   PANIC: 'error',
 };
 
+/**
+ * Messages that end a session because its client vanished: the server closed a connection halfway
+ * through a statement or a transaction (an export its own client cut short), or a process holding
+ * one died. PostgreSQL writes them as FATAL, yet the session was over for its client already and
+ * no other is touched: `info`, as a client going away is in the server's own log.
+ */
+const CLIENT_VANISHED = /^(connection to client lost|unexpected EOF on client connection with an open transaction)$/;
+
 /** Lines that add to the message before them. */
 const ATTACHED = new Set(['DETAIL', 'HINT', 'CONTEXT', 'STATEMENT', 'QUERY', 'LOCATION']);
 
@@ -87,7 +95,7 @@ export class PostgresLogReader {
       return;
     }
     const attached = ATTACHED.has(parsed.severity);
-    const level = attached ? (this.lastLevel ?? 'info') : SEVERITY_LEVELS[parsed.severity]!;
+    const level = attached ? (this.lastLevel ?? 'info') : CLIENT_VANISHED.test(parsed.message) ? 'info' : SEVERITY_LEVELS[parsed.severity]!;
     if (!attached) this.lastLevel = level;
     this.onLine({ ...parsed, level });
   }

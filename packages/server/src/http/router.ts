@@ -1,7 +1,7 @@
 import Router, { type RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
 import type { OperationDef } from '@benchmarks/sdk/contract';
-import { AppError, errors } from '../core/errors.ts';
+import { AppError, errors, type ErrorDetail } from '../core/errors.ts';
 import { compileValidator, type CompiledValidator } from './validation.ts';
 import { JsonText, Reply } from '../core/reply.ts';
 import type { Authenticator } from './auth.ts';
@@ -32,6 +32,11 @@ export function normalizeQuery(query: Record<string, string | string[] | undefin
     out.set(key, prev === undefined ? value : ([] as string[]).concat(prev, value));
   }
   return Object.fromEntries(out);
+}
+
+/** Problems of parameters in one sentence: each message after the parameter's name, unless it names it already. */
+function sayProblems(problems: ErrorDetail[]): string {
+  return problems.map((p) => (p.message.includes(`'${p.path}'`) ? p.message : `${p.path} ${p.message}`)).join('; ');
 }
 
 interface CompiledOperation {
@@ -183,7 +188,8 @@ export function buildRouter(
 
       const query = normalizeQuery(ctx.query);
       const queryProblems = op.query?.(query);
-      if (queryProblems) throw errors.validation('The query parameters are invalid.', queryProblems, 'INVALID_QUERY');
+      if (queryProblems)
+        throw errors.validation(`The query parameters are invalid: ${sayProblems(queryProblems)}.`, queryProblems, 'INVALID_QUERY');
       const headerProblems = op.headers?.(declaredHeaders(ctx, def.headers!));
       if (headerProblems) throw errors.validation('The request headers are invalid.', headerProblems, 'INVALID_HEADER');
 

@@ -28,11 +28,83 @@ export type Where = ErrorDetail['in'];
 
 export type CompiledValidator = (data: unknown) => ErrorDetail[] | null;
 
-/** `schema`: a JSON Schema (a TypeBox schema of the contract, or a plain one). */
+/**
+ * `schema`: a JSON Schema (a TypeBox schema of the contract, or a plain one). Parameters (query,
+ * path, headers) that are numbers must be written in plain decimal first (`decimalNumberProblem`):
+ * ajv's coercion alone takes whatever JavaScript's `Number()` takes.
+ */
 export function compileValidator(schema: object, where: Where): CompiledValidator {
   const ajv = where === 'body' ? strict : coercing;
-  const validate: ValidateFunction = ajv.compile(JSON.parse(JSON.stringify(stripIds(schema))));
-  return (data) => (validate(data) ? null : foldAlternatives(validate.errors ?? []).map((e) => describeError(e, where)));
+  const plain = JSON.parse(JSON.stringify(stripIds(schema)));
+  const validate: ValidateFunction = ajv.compile(plain);
+  const numbers = where === 'body' ? [] : numberParameters(plain);
+  return (data) => {
+    const syntax = numbers.length ? decimalNumberProblem(data, numbers, where) : null;
+    if (syntax) return [syntax];
+    return validate(data) ? null : foldAlternatives(validate.errors ?? []).map((e) => describeError(e, where, data));
+  };
+}
+
+/**
+ * How a number must be written in a parameter: an integer as an optional `-` then digits, a number
+ * as JSON writes one (`0.95`, `-2`, `9.5e-1`). Not hexadecimal, binary or octal (`0x10`), not with
+ * spaces around it, a `+`, a decimal point in an integer (`1.0`), an exponent in an integer (`1e1`),
+ * `Infinity` or an empty string, all of which ajv's coercion (JavaScript's `Number()`) would take.
+ */
+const DECIMAL = {
+  integer: /^-?\d+$/,
+  number: /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/,
+} as const;
+
+type NumberKind = keyof typeof DECIMAL;
+
+const DECIMAL_SYNTAX: Record<NumberKind, string> = {
+  integer: "a decimal integer (digits, optionally after '-')",
+  number: 'a decimal number as JSON writes one (0.95, -2, 9.5e-1)',
+};
+
+/**
+ * The kind of number a parameter's schema takes, alone or as the items of an array; null when it
+ * takes anything else too (then its value is not necessarily meant as a number, and ajv decides).
+ */
+function numberKind(schema: unknown): NumberKind | null {
+  if (!schema || typeof schema !== 'object') return null;
+  const s = schema as { type?: unknown; items?: unknown; anyOf?: unknown[]; oneOf?: unknown[] };
+  if (s.type === 'array') return numberKind(s.items);
+  const kinds: (NumberKind | null)[] = [];
+  if (s.type !== undefined) {
+    for (const type of Array.isArray(s.type) ? s.type : [s.type]) kinds.push(type === 'integer' || type === 'number' ? type : null);
+  }
+  for (const branch of s.anyOf ?? s.oneOf ?? []) kinds.push(numberKind(branch));
+  if (!kinds.length || kinds.includes(null)) return null;
+  return kinds.includes('number') ? 'number' : 'integer';
+}
+
+/** The parameters (top-level properties) of an object schema that are numbers, with their kind. */
+function numberParameters(schema: { properties?: Record<string, unknown> }): [string, NumberKind][] {
+  const out: [string, NumberKind][] = [];
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    const kind = numberKind(property);
+    if (kind) out.push([name, kind]);
+  }
+  return out;
+}
+
+/** The first number parameter not written in plain decimal, as a problem naming it and what was sent. */
+function decimalNumberProblem(data: unknown, numbers: [string, NumberKind][], where: Where): ErrorDetail | null {
+  const values = data as Record<string, unknown>;
+  for (const [name, kind] of numbers) {
+    if (!Object.hasOwn(values, name)) continue;
+    const given = values[name];
+    for (const value of Array.isArray(given) ? given : [given]) {
+      if (typeof value !== 'string') continue;
+      if (DECIMAL[kind].test(value) && Number.isFinite(Number(value))) continue;
+      const shown = JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+      const message = DECIMAL[kind].test(value) ? `must be a finite number, not ${shown}` : `must be ${DECIMAL_SYNTAX[kind]}, not ${shown}`;
+      return { in: where, path: name, message };
+    }
+  }
+  return null;
 }
 
 /**
@@ -66,8 +138,30 @@ function stripIds(schema: unknown): unknown {
   return schema;
 }
 
+/** The value at a JSON pointer of ajv's `instancePath` in `data`. */
+function valueAt(data: unknown, pointer: string): unknown {
+  let value = data;
+  for (const key of pointer.split('/').slice(1)) {
+    if (!value || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return value;
+}
+
+/** The places of the first item equal (as JSON) to one before it, and of that one. */
+function firstRepeat(items: unknown[]): [number, number] | undefined {
+  const seen = new Map<string, number>();
+  for (const [at, item] of items.entries()) {
+    const key = JSON.stringify(item);
+    const before = seen.get(key);
+    if (before !== undefined) return [before, at];
+    seen.set(key, at);
+  }
+  return undefined;
+}
+
 /** One ajv error as {in, path, message}, with the parameter name for query and path parts. */
-export function describeError(e: ErrorObject, where: Where): ErrorDetail {
+export function describeError(e: ErrorObject, where: Where, data?: unknown): ErrorDetail {
   let pointer = e.instancePath;
   let message = e.message ?? 'is invalid';
   if (e.keyword === 'additionalProperties') {
@@ -88,6 +182,14 @@ export function describeError(e: ErrorObject, where: Where): ErrorDetail {
     message = 'must be a date (2024-05-01) or a date-time with a zone (2024-05-01T12:00:00Z)';
   } else if (e.keyword === 'format' && (e.params as { format: string }).format === 'uuid') {
     message = 'must be a UUID';
+  } else if (e.keyword === 'uniqueItems') {
+    // ajv names the items only by their places, the last pair first: the message names the value
+    // given twice and its first repeat.
+    const { i, j } = e.params as { i: number; j: number };
+    const items = valueAt(data, pointer);
+    const [first, again] = (Array.isArray(items) && firstRepeat(items)) || [Math.min(i, j), Math.max(i, j)];
+    const shown = JSON.stringify((items as unknown[] | undefined)?.[first]) ?? 'a value';
+    message = `must not repeat a value: ${shown.length > 80 ? `${shown.slice(0, 80)}…` : shown} is given twice (items ${first} and ${again})`;
   }
   const path = where === 'body' ? pointer || '/' : pointer.replace(/^\//, '').split('/')[0] || pointer;
   return { in: where, path, message };

@@ -65,9 +65,28 @@ export function exportColumns(columns: readonly string[] | undefined, suggested:
 export interface ExportServices {
   embeds: EmbedCache;
   statementTimeoutMs: number;
-  /** How long the cursor's transaction may wait for a slow reader between two batches. */
+  /**
+   * How long the cursor's transaction may wait for a slow reader between two batches (PostgreSQL's
+   * idle_in_transaction_session_timeout; 0: no limit). A backstop only: the route ends a stalled or
+   * overlong export itself (http/export-deadlines.ts), so this is longer than both.
+   */
   idleTimeoutMs?: number;
 }
+
+/**
+ * The export's database connection ended (PostgreSQL stopped, an operator or a timeout ended the
+ * session) while its answer was streaming: the answer ends early, as an aborted transfer.
+ */
+export class ExportInterruptedError extends Error {
+  readonly code = 'EXPORT_INTERRUPTED';
+  constructor(cause: unknown) {
+    super(`The export's database connection was lost: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'ExportInterruptedError';
+  }
+}
+
+/** The longest a closing export waits for the batch it is fetching, so that its connection ends cleanly. */
+const CLOSE_WAIT_MS = 2_000;
 
 interface Statement {
   sql: string;
@@ -201,12 +220,30 @@ async function suggestedPaths(em: EntityManager, benchmarkId: string): Promise<s
   return suggestedMetrics(row.json_schema);
 }
 
-/** A cursor on a connection of its own; `close` ends both (also halfway). */
+/**
+ * A cursor on a connection of its own; `close` ends both (also halfway). When the connection ends
+ * by itself (PostgreSQL ends the session, the database stops), `onLost` is told at once, even while
+ * no statement runs: the export must not wait for its reader to notice.
+ */
 class ExportCursor {
   /** The catalogue's versions in the cursor's snapshot, when opened for NDJSON. */
   versions: CatalogueVersions | null = null;
+  /** Called once when the connection ends other than by `close`. */
+  onLost: (err: ExportInterruptedError) => void = () => {};
+  /** The statement running now, if any. */
+  private running: Promise<unknown> | null = null;
+  private closing = false;
+  private lost = false;
 
-  private constructor(private readonly client: pg.Client) {}
+  private constructor(private readonly client: pg.Client) {
+    const lose = (cause: unknown) => {
+      if (this.closing || this.lost) return;
+      this.lost = true;
+      this.onLost(new ExportInterruptedError(cause));
+    };
+    client.on('error', lose);
+    client.on('end', () => lose(new Error('the connection ended')));
+  }
 
   static async open(em: EntityManager, statement: Statement, services: ExportServices, format: ExportFormat): Promise<ExportCursor> {
     const { text, values } = numbered(statement.sql, statement.params);
@@ -215,7 +252,7 @@ class ExportCursor {
       application_name: 'benchmarks-server export',
       connectionTimeoutMillis: 5_000,
     });
-    client.on('error', () => {}); // reported by the fetch that fails
+    client.on('error', () => {}); // until the cursor listens: reported by the statement that fails
     try {
       await client.connect();
     } catch {
@@ -241,10 +278,28 @@ class ExportCursor {
   }
 
   async fetch(): Promise<Record<string, unknown>[]> {
-    return (await this.client.query(`fetch ${EXPORT_BATCH_ROWS} from export_rows`)).rows;
+    const batch = this.client.query(`fetch ${EXPORT_BATCH_ROWS} from export_rows`);
+    this.running = batch;
+    try {
+      return (await batch).rows;
+    } finally {
+      if (this.running === batch) this.running = null;
+    }
   }
 
+  /**
+   * Ends the connection. A batch still being fetched is awaited first (briefly): node-postgres
+   * destroys the socket of a client ended halfway through a statement, and PostgreSQL then logs
+   * `FATAL: connection to client lost` for what is only a reader gone away.
+   */
   async close(): Promise<void> {
+    this.closing = true;
+    const running = this.running;
+    if (running && !this.lost) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([running.catch(() => {}), new Promise((r) => (timer = setTimeout(r, CLOSE_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
     await this.client.end().catch(() => {});
   }
 }
@@ -305,23 +360,35 @@ class LineEncoder {
 }
 
 /**
- * The chunks of an export: one per batch, the first one already read. The next batch is fetched
- * while the current one is rendered and written (PostgreSQL and Node work at the same time instead
- * of in turn), so at most two batches are held, whatever the count.
+ * The most bytes handed to the socket in one write. A write counts as accepted by the client's
+ * connection only once all of it is (http/export-deadlines.ts watches that progress), so pieces of
+ * a batch, not whole batches (a megabyte or more), keep a slow but steady reader from looking stalled.
+ */
+export const EXPORT_WRITE_BYTES = 64 * 1024;
+
+/** `chunk` in pieces of at most EXPORT_WRITE_BYTES (views of one Buffer, not copies). */
+function* pieces(chunk: string | Buffer): Generator<Buffer> {
+  const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+  for (let at = 0; at < bytes.length; at += EXPORT_WRITE_BYTES) yield bytes.subarray(at, at + EXPORT_WRITE_BYTES);
+}
+
+/**
+ * The chunks of an export: each batch in pieces, the first batch already read. The next batch is
+ * fetched while the current one is rendered and written (PostgreSQL and Node work at the same time
+ * instead of in turn), so at most two batches are held, whatever the count.
  */
 async function* chunks(
   cursor: ExportCursor,
   first: Record<string, unknown>[],
   render: (rows: Record<string, unknown>[]) => Promise<string | Buffer>,
   header: string,
-): AsyncGenerator<string | Buffer> {
+): AsyncGenerator<Buffer> {
   try {
     let rows = first;
-    if (header) yield header;
+    if (header) yield Buffer.from(header);
     for (;;) {
       const next = rows.length < EXPORT_BATCH_ROWS ? null : inFlight(cursor);
-      const chunk = await render(rows);
-      if (chunk.length) yield chunk;
+      yield* pieces(await render(rows));
       if (!next) return;
       rows = await next;
     }
@@ -362,5 +429,9 @@ export async function exportResults(
           return lines.encode((await resultItemsJson(em, services.embeds, textRows, { skipVanished: true }))!);
         };
   const header = format === 'csv' ? `${columns.map((c) => csvField(c.name)).join(',')}\r\n` : '';
-  return Readable.from(chunks(cursor, first, render, header), { objectMode: false });
+  const stream = Readable.from(chunks(cursor, first, render, header), { objectMode: false });
+  // A connection that ends while the answer streams ends the answer at once (and with it the
+  // export's place), even while the reader is not asking for more.
+  cursor.onLost = (err) => stream.destroy(err);
+  return stream;
 }

@@ -1,3 +1,6 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { buildConfig, type RawConfig } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { startIssuer, type IssuerAccount, type RunningIssuer } from '@benchmarks/demo/issuer';
@@ -52,17 +55,33 @@ export function queryString(query: RequestOptions['query']): string {
   return s ? `?${s}` : '';
 }
 
+export interface TestServerOptions {
+  logger?: Logger;
+  /**
+   * Runs the server on an embedded PostgreSQL of its own (in a temporary directory), as a server
+   * without DATABASE_URL does, and gives its log lines to this logger: for tests of what
+   * PostgreSQL logs. Without it, the server gets a fresh database of the test cluster.
+   */
+  databaseLogger?: Logger;
+}
+
 /**
  * A real server on a fresh database of the test cluster, trusting a real OpenID provider that runs
  * in this process. Nothing is mocked.
  */
-export async function startTestServer(overrides: RawConfig = {}, label = 'test', options: { logger?: Logger } = {}): Promise<TestServer> {
+export async function startTestServer(overrides: RawConfig = {}, label = 'test', options: TestServerOptions = {}): Promise<TestServer> {
   const issuer = await startIssuer();
-  const databaseUrl = await createTestDatabase(label);
+  let dataDir: string | undefined;
+  if (options.databaseLogger) {
+    dataDir = await mkdtemp(join(tmpdir(), 'benchmarks-pg-'));
+    await chmod(dataDir, 0o755); // PostgreSQL runs as the postgres user when we are root
+  }
+  const databaseUrl = dataDir ? undefined : await createTestDatabase(label);
   const config = buildConfig({
     host: '127.0.0.1',
     port: '0',
     databaseUrl,
+    dataDir,
     oidcIssuer: issuer.issuer,
     adminEntitlement: ADMIN_ENTITLEMENT,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -72,7 +91,7 @@ export async function startTestServer(overrides: RawConfig = {}, label = 'test',
     readRateLimit: '100000/60s',
     ...overrides,
   });
-  const server = await startServer(config, { logger: options.logger });
+  const server = await startServer(config, { logger: options.logger, databaseLogger: options.databaseLogger });
   const api = `${server.url}/api/v1`;
 
   const accounts = new Set<string>();
@@ -116,7 +135,7 @@ export async function startTestServer(overrides: RawConfig = {}, label = 'test',
     issuer,
     url: server.url,
     api,
-    databaseUrl,
+    databaseUrl: databaseUrl ?? (server.context.orm.config.get('clientUrl') as string),
     token,
     user: async (sub) => registerWith(await token(sub)),
     admin: async (sub = 'admin') => registerWith(await token(sub, { admin: true })),
@@ -124,7 +143,8 @@ export async function startTestServer(overrides: RawConfig = {}, label = 'test',
     close: async () => {
       await server.close();
       await issuer.close();
-      await releaseTestDatabase();
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+      else await releaseTestDatabase();
     },
   };
 }
