@@ -132,8 +132,22 @@ export const CONTEXTS: Record<string, DocContext> = {
       Object.assign(env.js, { USER_TOKEN: env.demo.userToken, items: crayItems(ids, 3) });
     },
   },
-  // Its example starts a server of its own.
-  'packages/server/README.md': { demo: 'demo' },
+  'packages/server/README.md': {
+    demo: 'demo',
+    setup: async (env) => {
+      env.vars.DATABASE_URL = env.demo.databaseUrl;
+    },
+    substitutions: [['benchmarks-server migrate --database-url ...', 'benchmarks-server migrate --database-url "$DATABASE_URL"']],
+    // The programmatic example starts a server of its own, and prints its URL.
+    after: [
+      {
+        block: 'console.log(server.url)',
+        check: (output) => {
+          if (!/^http:\/\/127\.0\.0\.1:\d+\n?$/.test(output.trim())) throw new Error('it printed no http://127.0.0.1:<port>');
+        },
+      },
+    ],
+  },
   'docs/api.md': {
     demo: 'api',
     setup: async (env) => {
