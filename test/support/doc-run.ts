@@ -12,21 +12,16 @@ import { jsonShapeDifferences, parseSample, textShapeDifferences } from './doc-s
 import { createShellSession, runCommand, runShellBlock, setVars, type ShellSession } from './doc-shell.ts';
 import { ROOT, cleanEnv, start } from './run.ts';
 
-export interface Report {
-  /** Per block: `run`, `checked` (a sample or a config against a command) or `not run: <reason>`. */
-  outcomes: { line: number; outcome: string }[];
-  problems: string[];
-}
-
 const EXTENSIONS: Record<string, string> = { json: 'json', yaml: 'yaml', yml: 'yaml', ini: 'ini', nginx: 'conf' };
 
 /** Whether a document needs a demo: some block of it runs or is checked. */
 export const needsDemo = (blocks: Block[]) => blocks.some((b) => planOf(b).action !== 'skip' && planOf(b).action !== 'unmarked');
 
-export async function runDocument(blocks: Block[], context: DocContext, env: DocEnv, jsDir: string): Promise<Report> {
-  const report: Report = { outcomes: [], problems: [] };
+/** Runs the blocks of one document; returns what went wrong, none when every example did what the document says. */
+export async function runDocument(blocks: Block[], context: DocContext, env: DocEnv, jsDir: string): Promise<string[]> {
+  const problems: string[] = [];
   const where = (b: Block) => `${b.doc}:${b.line}`;
-  const problem = (b: Block, text: string) => report.problems.push(`${where(b)}: ${text}`);
+  const problem = (b: Block, text: string) => problems.push(`${where(b)}: ${text}`);
   const session = await createShellSession({
     dir: env.dir,
     tools: env.tools,
@@ -39,7 +34,7 @@ export async function runDocument(blocks: Block[], context: DocContext, env: Doc
   let jsOutputs: Map<number, string> | undefined;
   for (const hook of [...(context.before ?? []), ...(context.after ?? [])]) {
     if (!blocks.some((b) => b.text.includes(hook.block)))
-      report.problems.push(`${blocks[0]?.doc}: no block holds "${hook.block}" (test/support/doc-context.ts)`);
+      problems.push(`${blocks[0]?.doc}: no block holds "${hook.block}" (test/support/doc-context.ts)`);
   }
   for (const block of blocks) {
     const plan = planOf(block);
@@ -56,48 +51,22 @@ export async function runDocument(blocks: Block[], context: DocContext, env: Doc
     let output = '';
     switch (plan.action) {
       case 'skip':
-        report.outcomes.push({ line: block.line, outcome: `not run: ${plan.reason}` });
         continue;
       case 'unmarked':
         problem(block, plan.why);
         continue;
       case 'output':
         await checkOutput(session, block, plan.command, (text) => problem(block, text));
-        report.outcomes.push({ line: block.line, outcome: 'checked' });
         continue;
-      case 'check': {
-        const file = join(env.dir, '.docex', `block-${block.line}.${EXTENSIONS[block.lang] ?? 'txt'}`);
-        await writeFile(file, `${block.text}\n`);
-        const { outcome, statuses } = await runCommand(session, plan.command, {
-          name: `check-${block.line}`,
-          bothStreams: true,
-          env: { BLOCK: file },
-        });
-        if (outcome.code !== 0)
-          problem(block, `${plan.command}: exit ${outcome.code ?? outcome.signal}\n${outcome.stdout}${outcome.stderr}`);
-        if (statuses.some((s) => s < 200 || s > 299)) problem(block, `${plan.command}: answered ${statuses.join(', ')}`);
-        report.outcomes.push({ line: block.line, outcome: 'checked' });
+      case 'check':
+        await checkWith(session, block, plan.command, (text) => problem(block, text));
         continue;
-      }
     }
-    report.outcomes.push({ line: block.line, outcome: 'run' });
     if (block.kind === 'js') {
-      if (!jsOutputs) jsOutputs = await runJs(jsBlocks, context, env, jsDir, (text) => report.problems.push(text));
+      if (!jsOutputs) jsOutputs = await runJs(jsBlocks, context, env, jsDir, (text) => problems.push(text));
       output = jsOutputs.get(block.line) ?? '';
     } else if (transcript(block.text)) {
-      for (const step of transcript(block.text)!) {
-        // A transcript shows a terminal, where the CLI prints tables.
-        const { outcome } = await runCommand(session, step.command, {
-          name: `transcript-${block.line}`,
-          bothStreams: true,
-          env: { BENCHMARKS_OUTPUT: 'table' },
-        });
-        if (outcome.code !== 0)
-          problem(block, `${step.command}: exit ${outcome.code ?? outcome.signal}\n${outcome.stdout}${outcome.stderr}`);
-        const differences = textShapeDifferences(step.output, outcome.stdout);
-        if (differences.length) problem(block, `${step.command}: ${differences.join('; ')}; it printed:\n${outcome.stdout}`);
-        output += outcome.stdout;
-      }
+      output = await runTranscript(session, block, (text) => problem(block, text));
     } else {
       const ran = await runShellBlock(session, block);
       for (const p of ran.problems) problem(block, `${p}\n${tail(ran.outcome.stderr)}`);
@@ -112,10 +81,41 @@ export async function runDocument(blocks: Block[], context: DocContext, env: Doc
       }
     }
   }
-  return report;
+  return problems;
 }
 
 const tail = (text: string) => text.split('\n').slice(-30).join('\n');
+
+/** `checked by:` the command, given the block as the file `$BLOCK`, exits 0 (and its answers are 2xx). */
+async function checkWith(session: ShellSession, block: Block, command: string, problem: (text: string) => void): Promise<void> {
+  const file = join(session.dir, '.docex', `block-${block.line}.${EXTENSIONS[block.lang] ?? 'txt'}`);
+  await writeFile(file, `${block.text}\n`);
+  const { outcome, statuses } = await runCommand(session, command, {
+    name: `check-${block.line}`,
+    bothStreams: true,
+    env: { BLOCK: file },
+  });
+  if (outcome.code !== 0) problem(`${command}: exit ${outcome.code ?? outcome.signal}\n${outcome.stdout}${outcome.stderr}`);
+  if (statuses.some((s) => s < 200 || s > 299)) problem(`${command}: answered ${statuses.join(', ')}`);
+}
+
+/** A transcript's commands, each exiting 0 and printing what has the shape shown; returns what they printed. */
+async function runTranscript(session: ShellSession, block: Block, problem: (text: string) => void): Promise<string> {
+  let output = '';
+  for (const step of transcript(block.text)!) {
+    // A transcript shows a terminal, where the CLI prints tables.
+    const { outcome } = await runCommand(session, step.command, {
+      name: `transcript-${block.line}`,
+      bothStreams: true,
+      env: { BENCHMARKS_OUTPUT: 'table' },
+    });
+    if (outcome.code !== 0) problem(`${step.command}: exit ${outcome.code ?? outcome.signal}\n${outcome.stdout}${outcome.stderr}`);
+    const differences = textShapeDifferences(step.output, outcome.stdout);
+    if (differences.length) problem(`${step.command}: ${differences.join('; ')}; it printed:\n${outcome.stdout}`);
+    output += outcome.stdout;
+  }
+  return output;
+}
 
 async function checkOutput(session: ShellSession, block: Block, command: string, problem: (text: string) => void): Promise<void> {
   const json = block.kind === 'json';
