@@ -89,7 +89,7 @@ const givens = (values: Record<string, unknown>) =>
     .map(([k, v]) => `var ${k} = ${JSON.stringify(v)};`)
     .join('\n');
 
-/** The CLI guide's examples run as a reader who logged in (`benchmarks login`) as an administrator. */
+/** The CLI's examples run as a reader who logged in (`benchmarks login`): the server and the token in the environment. */
 const cliGuide = (token: (env: DocEnv) => string): DocContext => ({
   demo: 'cli',
   seed: false,
@@ -105,6 +105,8 @@ const cliGuide = (token: (env: DocEnv) => string): DocContext => ({
 
 export const CONTEXTS: Record<string, DocContext> = {
   'README.md': {
+    // "fastest render first": the demo's score is seconds, so the scores printed go up (the example
+    // once said "best score first" and sorted them the other way).
     after: [
       {
         block: 'fastest render first',
@@ -116,6 +118,7 @@ export const CONTEXTS: Record<string, DocContext> = {
       },
     ],
   },
+  // A benchmark runner: the demo user.
   'packages/cli/README.md': cliGuide((env) => env.demo.userToken),
   'packages/demo/README.md': {
     demo: 'demo',
@@ -188,6 +191,7 @@ export const CONTEXTS: Record<string, DocContext> = {
     },
   },
   'docs/review.md': { demo: 'api', setup: async (env) => void (await demoIds(env)) },
+  // The guide shows administrators' commands too: the demo administrator.
   'docs/cli.md': {
     ...cliGuide((env) => env.demo.adminToken),
     // Placeholders of the examples, for values of the demo (set by the setup and the hooks).
