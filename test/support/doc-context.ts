@@ -197,9 +197,9 @@ export const CONTEXTS: Record<string, DocContext> = {
     // Placeholders of the examples, for values of the demo (set by the setup and the hooks).
     substitutions: [
       ['3f0c9d2e-5b1a-4c8e-9d7f-1a2b3c4d5e6f', '$RESULT'],
-      ['benchmarks sites get <id>', 'benchmarks sites get $SITE_ON_REVIEW'],
-      ['benchmarks review approve site <id> [<id>...]', 'benchmarks review approve site $SITE_ON_REVIEW $SITE_ON_REVIEW_2'],
-      ['benchmarks review reject tag <id>', 'benchmarks review reject tag $TAG_ON_REVIEW'],
+      ['benchmarks sites get <id|name>', 'benchmarks sites get $SITE_ON_REVIEW'],
+      ['benchmarks review approve site <id|name>...', 'benchmarks review approve site $SITE_ON_REVIEW $SITE_ON_REVIEW_2'],
+      ['benchmarks review reject tag <id|name>', 'benchmarks review reject tag $TAG_ON_REVIEW'],
       ['benchmarks claims get <id>', 'benchmarks claims get $CLAIM'],
       ['benchmarks results get <resource_id>', 'benchmarks results get $CLAIMED_RESULT'],
       ['benchmarks claims approve <id>', 'benchmarks claims approve $CLAIM'],
