@@ -273,7 +273,7 @@ export function program(options: ProgramOptions = {}): Command {
         ).env('RATE_LIMIT_STORE'),
       )
       .addOption(
-        new Option('--read-rate-limit <rate>', `reads (GET) per client, e.g. ${DEFAULTS.readRateLimit}; 0 disables`).env('READ_RATE_LIMIT'),
+        new Option('--read-rate-limit <rate>', 'reads (GET) per client, e.g. 600/60s (default 0: no limit)').env('READ_RATE_LIMIT'),
       )
       .addOption(
         new Option(

@@ -129,7 +129,7 @@ test.after(async () => {
   await t?.close();
 });
 
-test('configuration: STATEMENT_TIMEOUT, DB_POOL_SIZE, MAX_PAGE_DEPTH, EXPENSIVE_LIST_CONCURRENCY, EXPENSIVE_LIST_WAIT and READ_RATE_LIMIT, defaults on', () => {
+test('configuration: STATEMENT_TIMEOUT, DB_POOL_SIZE, MAX_PAGE_DEPTH, EXPENSIVE_LIST_CONCURRENCY and _WAIT on; READ_RATE_LIMIT off by default', () => {
   const defaults = buildConfig({});
   assert.is(defaults.statementTimeoutMs, 15_000);
   assert.is(defaults.dbPoolSize, 10);
@@ -137,7 +137,8 @@ test('configuration: STATEMENT_TIMEOUT, DB_POOL_SIZE, MAX_PAGE_DEPTH, EXPENSIVE_
   assert.is(defaults.expensiveListConcurrency, DEFAULTS.expensiveListConcurrency);
   assert.ok(defaults.expensiveListConcurrency >= 2);
   assert.is(defaults.expensiveListWaitMs, 10_000);
-  assert.equal(defaults.readRateLimit, { max: 600, windowMs: 60_000 });
+  assert.is(defaults.readRateLimit, null, 'reads are not limited unless configured');
+  assert.equal(buildConfig({ readRateLimit: '600/60s' }).readRateLimit, { max: 600, windowMs: 60_000 });
   assert.is(buildConfig({ expensiveListWait: '2s' }).expensiveListWaitMs, 2000);
   assert.is(buildConfig({ expensiveListWait: '0' }).expensiveListWaitMs, 0, '0: refused at once when every place is taken');
   assert.is(buildConfig({ expensiveListWait: '1m' }).expensiveListWaitMs, 15_000, 'at most the statement timeout');
