@@ -174,9 +174,9 @@ export class TimedPlaces {
 
 /**
  * Most expensive lists that may wait for a place in one process: a cap for memory's sake only (a
- * waiting request holds its socket, its parsed query and a few objects, some kilobytes), far above
- * any line the wait lets form at the speeds measured (docs/performance.md, "Admission of expensive
- * lists"). The wait, not this cap, is what refuses requests under load.
+ * waiting request holds its socket, its context and parsed query: about 30 KB, so 30 MB at the
+ * cap), far above any line the wait lets form at the speeds measured (docs/performance.md,
+ * "Admission of expensive lists"). The wait, not this cap, is what refuses requests under load.
  */
 export const EXPENSIVE_LIST_MAX_WAITING = 1000;
 
