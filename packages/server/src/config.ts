@@ -82,6 +82,11 @@ export interface ServerConfig {
   maxPageDepth: number;
   /** Expensive result lists (search terms, JSON filters, unindexed sorts) run at once per process (services/admission.ts). */
   expensiveListConcurrency: number;
+  /**
+   * How long an expensive list waits for a place before 503 EXPENSIVE_LIST_BUSY, in ms, at most
+   * `statementTimeoutMs` (services/admission.ts); 0: refused at once when every place is taken.
+   */
+  expensiveListWaitMs: number;
   /** Reads (GET) allowed per client and window; null: no limit. */
   readRateLimit: RateLimit | null;
   /** Exports (GET /results:export) streaming at once per process; one more gets 503 EXPORT_BUSY. */
@@ -135,6 +140,11 @@ export const DEFAULTS = {
   maxPageDepth: 10_000,
   /** One per core, at least 2: each holds one connection and most of a core of PostgreSQL. */
   expensiveListConcurrency: Math.max(2, availableParallelism()),
+  /**
+   * Long enough for 32 connections of comparisons (about 0.5 s each at a million results) to be
+   * served two at a time; with the statement timeout, within the SDK's 30 s request timeout.
+   */
+  expensiveListWait: '10s',
   /** One per core, at least 2: each holds a database connection of its own for as long as its client reads. */
   exportConcurrency: Math.max(2, availableParallelism()),
   /** A reader must take 64 KB in this time (2 KB/s); one that stops frees its place and connection within it. */
@@ -143,8 +153,11 @@ export const DEFAULTS = {
   exportMaxDuration: '60m',
   /** Shared: N processes give each client one budget, not N. */
   rateLimitStore: 'database' as 'database' | 'memory',
-  /** Per client: a burst of 600 reads, then 10 a second (a browsing person makes a few a second at most). */
-  readRateLimit: '600/60s',
+  /**
+   * None: a limit per address throttles every user behind one proxy or NAT, and load tests; the work a
+   * read can cause is bounded otherwise (docs/decisions.md, "Reads are not rate limited by default").
+   */
+  readRateLimit: '0',
   migrate: true,
   /** Long enough for a replica catching up after a burst of uploads; short enough that a stuck one is left soon. */
   maxReplicaLag: '10s',
@@ -225,6 +238,7 @@ export type RawConfig = Partial<
     | 'dbPoolSize'
     | 'maxPageDepth'
     | 'expensiveListConcurrency'
+    | 'expensiveListWait'
     | 'readRateLimit'
     | 'exportConcurrency'
     | 'exportStallTimeout'
@@ -381,10 +395,18 @@ function boundedWork(raw: RawConfig) {
       1,
       1000,
     ),
+    expensiveListWaitMs: expensiveListWait(raw),
     exportConcurrency: integerIn(raw.exportConcurrency, DEFAULTS.exportConcurrency, 'EXPORT_CONCURRENCY', 1, 1000),
     exportStallTimeoutMs: parseDuration(raw.exportStallTimeout || DEFAULTS.exportStallTimeout, 'EXPORT_STALL_TIMEOUT'),
     exportMaxDurationMs: parseDuration(raw.exportMaxDuration || DEFAULTS.exportMaxDuration, 'EXPORT_MAX_DURATION'),
     rateLimitStore: oneOf(raw.rateLimitStore, DEFAULTS.rateLimitStore, 'RATE_LIMIT_STORE', ['database', 'memory'] as const),
     readRateLimit,
   };
+}
+
+/** EXPENSIVE_LIST_WAIT, at most STATEMENT_TIMEOUT: waiting longer for a place than any statement may run is not worth a client's time. */
+function expensiveListWait(raw: RawConfig): number {
+  const waitMs = parseDuration(raw.expensiveListWait || DEFAULTS.expensiveListWait, 'EXPENSIVE_LIST_WAIT');
+  const statementTimeoutMs = parseDuration(raw.statementTimeout || DEFAULTS.statementTimeout, 'STATEMENT_TIMEOUT');
+  return statementTimeoutMs > 0 ? Math.min(waitMs, statementTimeoutMs) : waitMs;
 }

@@ -239,8 +239,14 @@ export function program(options: ProgramOptions = {}): Command {
       .addOption(
         new Option(
           '--expensive-list-concurrency <n>',
-          `result lists with search terms, JSON filters or unindexed sorts run at once; 4 per place wait, more get 503 (default: one per core, at least 2; here ${DEFAULTS.expensiveListConcurrency})`,
+          `result lists with search terms, JSON filters or unindexed sorts, and comparisons, run at once; the others wait their turn (default: one per core, at least 2; here ${DEFAULTS.expensiveListConcurrency})`,
         ).env('EXPENSIVE_LIST_CONCURRENCY'),
+      )
+      .addOption(
+        new Option(
+          '--expensive-list-wait <duration>',
+          `how long an expensive list or comparison waits for its turn before 503, at most --statement-timeout (default ${DEFAULTS.expensiveListWait}; 0: refused at once when every place is taken)`,
+        ).env('EXPENSIVE_LIST_WAIT'),
       )
       .addOption(
         new Option(
@@ -267,7 +273,7 @@ export function program(options: ProgramOptions = {}): Command {
         ).env('RATE_LIMIT_STORE'),
       )
       .addOption(
-        new Option('--read-rate-limit <rate>', `reads (GET) per client, e.g. ${DEFAULTS.readRateLimit}; 0 disables`).env('READ_RATE_LIMIT'),
+        new Option('--read-rate-limit <rate>', 'reads (GET) per client, e.g. 600/60s (default 0: no limit)').env('READ_RATE_LIMIT'),
       )
       .addOption(
         new Option(

@@ -335,7 +335,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency),
       schemas,
       control: new DatabaseControl(db.url),
-      expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency),
+      expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency, config.expensiveListWaitMs),
       exports: new ExportAdmission(config.exportConcurrency),
       rateLimiters: rateLimiters(config, orm, logger),
     };

@@ -5,6 +5,7 @@
  * notification was missed shows after the cache's lifetime; small totals are always counted. Real
  * server, real PostgreSQL.
  */
+import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
@@ -155,6 +156,42 @@ test('a write behind the server (another process, an SQL console) shows at once:
   let total = await totalOf(big.benchmark);
   while (total !== 1_512 && Date.now() < deadline) total = await totalOf(big.benchmark);
   assert.is(total, 1_512);
+});
+
+test('8 pages of one large list at once after a write: one count statement answers them all, with the write included', async () => {
+  const res = await upload(t, alice, { benchmark_id: big.benchmark, flavor_id: big.flavor }, { n: 1 });
+  assert.is(res.status, 201, res.text);
+  const config = t.server.context.orm.config;
+  const original = config.get('onQuery');
+  let counts = 0;
+  config.set('onQuery', (sql: string, params: readonly unknown[]) => {
+    if (sql.startsWith('select count(*)::int as total from result r')) counts++;
+    return original(sql, params as unknown[]);
+  });
+  const flights = t.server.context.totals.counting.counts;
+  const joined = flights.joined;
+  // A session of the test's own holds the result table, so that all eight lists arrive while the first count waits for it.
+  const locker = new pg.Client({ connectionString: t.databaseUrl });
+  await locker.connect();
+  await locker.query('begin');
+  await locker.query('lock table result in access exclusive mode');
+  let pages: Promise<number>[] = [];
+  try {
+    pages = Array.from({ length: 8 }, (_, i) => totalOf(big.benchmark, { page: i + 1 }));
+    const deadline = Date.now() + 10_000;
+    while (counts + flights.joined - joined < 8) {
+      if (Date.now() > deadline)
+        throw new Error(`8 lists counting or awaiting a count: ${counts} counting, ${flights.joined - joined} awaiting`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  } finally {
+    await locker.query('rollback');
+    await locker.end();
+  }
+  const totals = await Promise.all(pages);
+  config.set('onQuery', original);
+  assert.equal(totals, Array(8).fill(1_513), 'every page has the total with the upload');
+  assert.is(counts, 1, 'counted once');
 });
 
 test('TOTALS_CACHE_SECONDS is checked', async () => {

@@ -10,8 +10,12 @@
  * - A total asked for in the second half of its life is answered at once and counted again in the
  *   background (refresh ahead), so a list that is in use never makes a request wait for its count.
  * - A count that was running while a write finished is not kept (generation check).
+ * - Identical lists arriving while their total is counted await that count (of any size,
+ *   services/single-flight.ts); after a write, they count anew.
  * (docs/querying.md, "Totals")
  */
+import { SingleFlight } from './single-flight.ts';
+
 export interface TotalCacheOptions {
   ttlMs: number;
   minTotal: number;
@@ -24,6 +28,8 @@ export class TotalCache {
   private readonly entries = new Map<string, { total: number; refresh: number; expires: number }>();
   private readonly refreshing = new Set<string>();
   private generation = 0;
+  /** Totals being counted on a miss, by key. */
+  readonly counting = new SingleFlight<number>();
   readonly options: TotalCacheOptions;
 
   constructor(options: Partial<TotalCacheOptions> = {}) {
@@ -49,7 +55,7 @@ export class TotalCache {
       return hit.total;
     }
     if (hit) this.entries.delete(key);
-    return this.count(key, count);
+    return this.counting.run(key, () => this.count(key, count));
   }
 
   private async count(key: string, count: () => Promise<number>): Promise<number> {
@@ -68,6 +74,7 @@ export class TotalCache {
   invalidate(): void {
     this.generation++;
     this.entries.clear();
+    this.counting.forget();
   }
 
   get size(): number {

@@ -87,7 +87,8 @@ export async function startTestServer(overrides: RawConfig = {}, label = 'test',
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
     // Tests send many writes from one identity; rate-limit.test.ts turns the limit on.
     rateLimit: '0',
-    // On, but far above what a test reads from its one address; bounded-work.test.ts tests the default.
+    // Off by default; on here, far above what a test reads from its one address, so that every read
+    // passes through the limiter. bounded-work.test.ts tests a limit that refuses.
     readRateLimit: '100000/60s',
     ...overrides,
   });
