@@ -56,7 +56,11 @@ export function queryString(query: RequestOptions['query']): string {
  * A real server on a fresh database of the test cluster, trusting a real OpenID provider that runs
  * in this process. Nothing is mocked.
  */
-export async function startTestServer(overrides: RawConfig = {}, label = 'test', options: { logger?: Logger } = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: RawConfig = {},
+  label = 'test',
+  options: { logger?: Logger; schemaBudgetMs?: number } = {},
+): Promise<TestServer> {
   const issuer = await startIssuer();
   const databaseUrl = await createTestDatabase(label);
   const config = buildConfig({
@@ -72,7 +76,7 @@ export async function startTestServer(overrides: RawConfig = {}, label = 'test',
     readRateLimit: '100000/60s',
     ...overrides,
   });
-  const server = await startServer(config, { logger: options.logger });
+  const server = await startServer(config, { logger: options.logger, schemaBudgetMs: options.schemaBudgetMs });
   const api = `${server.url}/api/v1`;
 
   const accounts = new Set<string>();
