@@ -133,6 +133,11 @@ export class ExportAdmission {
     return this.#active;
   }
 
+  /** Exports waiting for a place now. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
   #busy(): AppError {
     return new AppError(
       503,
