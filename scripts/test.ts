@@ -28,7 +28,13 @@ function parseTimeout(text: string): number {
   return ms;
 }
 const fileTimeout = process.env.TEST_FILE_TIMEOUT || '30m';
-const fileTimeoutMs = parseTimeout(fileTimeout);
+let fileTimeoutMs: number;
+try {
+  fileTimeoutMs = parseTimeout(fileTimeout);
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
 
 function findTests(dir: string): string[] {
   const out: string[] = [];
