@@ -296,6 +296,8 @@ export interface StartOptions {
   onClose?: () => Promise<void>;
   /** This process's id among the workers of `--workers`: sent back on every answer as `X-Worker`. */
   worker?: number;
+  /** The schema compiler's time budget per schema (default 10 s), for an embedding application or a test. */
+  schemaBudgetMs?: number;
 }
 
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
@@ -319,7 +321,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const metrics = new MetricIndexes(logger, { maxIndexes: config.maxMetricIndexes, sessionUrl: db.sessionUrl });
     const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
     const compares = new CompareCache({ ttlMs: config.totalsCacheSeconds * 1000 });
-    const schemas = new SchemaCompiler({ maxBytes: config.maxSchemaBytes, maxNodes: config.maxSchemaNodes });
+    const schemas = new SchemaCompiler({
+      maxBytes: config.maxSchemaBytes,
+      maxNodes: config.maxSchemaNodes,
+      ...(options.schemaBudgetMs === undefined ? {} : { budgetMs: options.schemaBudgetMs }),
+    });
     const context: AppContext = {
       config,
       orm,

@@ -115,7 +115,7 @@ test('--workers 2 --demo: one provider and one port for both workers, a killed w
     ]);
     // Log lines are written asynchronously (pino): wait for the six requests' lines to arrive.
     const requestLines = () => s.logLines().filter((l) => l.msg === 'request');
-    for (const until = Date.now() + 10_000; requestLines().length < 6 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+    for (const until = Date.now() + 60_000; requestLines().length < 6 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
     const requests = requestLines();
     assert.ok(requests.length >= 6, `request lines logged: ${JSON.stringify(s.logLines().slice(-8))}`);
     assert.ok(

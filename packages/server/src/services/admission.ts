@@ -263,6 +263,11 @@ export class ExportAdmission {
     return this.#places.load.active;
   }
 
+  /** Exports waiting for a place now. */
+  get waiting(): number {
+    return this.#places.load.waiting;
+  }
+
   /** Takes a place, waiting for one if need be (503 EXPORT_BUSY); the returned function gives it back, once. */
   enter(signal?: AbortSignal): Promise<() => void> {
     return this.#places.enter(signal);

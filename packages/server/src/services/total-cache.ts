@@ -20,6 +20,8 @@ export interface TotalCacheOptions {
   ttlMs: number;
   minTotal: number;
   maxEntries: number;
+  /** The clock, in ms (default Date.now; tests pass their own). */
+  now?: () => number;
 }
 
 export const TOTAL_CACHE_DEFAULTS: TotalCacheOptions = { ttlMs: 30_000, minTotal: 1_000, maxEntries: 1_000 };
@@ -31,16 +33,18 @@ export class TotalCache {
   /** Totals being counted on a miss, by key. */
   readonly counting = new SingleFlight<number>();
   readonly options: TotalCacheOptions;
+  readonly #now: () => number;
 
   constructor(options: Partial<TotalCacheOptions> = {}) {
     this.options = { ...TOTAL_CACHE_DEFAULTS, ...options };
+    this.#now = options.now ?? Date.now;
   }
 
   /** The total for this statement and its values, computed by `count` when not remembered. */
   async total(sql: string, params: readonly unknown[], count: () => Promise<number>): Promise<number> {
     if (this.options.ttlMs <= 0) return count();
     const key = `${sql}\u0000${JSON.stringify(params)}`;
-    const now = Date.now();
+    const now = this.#now();
     const hit = this.entries.get(key);
     if (hit && hit.expires > now) {
       // Least recently used last: Map keeps insertion order.
@@ -60,7 +64,7 @@ export class TotalCache {
 
   private async count(key: string, count: () => Promise<number>): Promise<number> {
     const generation = this.generation;
-    const started = Date.now();
+    const started = this.#now();
     const total = await count();
     if (total >= this.options.minTotal && generation === this.generation) {
       this.entries.delete(key);

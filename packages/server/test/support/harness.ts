@@ -63,6 +63,8 @@ export interface TestServerOptions {
    * PostgreSQL logs. Without it, the server gets a fresh database of the test cluster.
    */
   databaseLogger?: Logger;
+  /** The schema compile budget of this server (SCHEMA_COMPILE budget chosen by the test). */
+  schemaBudgetMs?: number;
 }
 
 /**
@@ -92,7 +94,11 @@ export async function startTestServer(overrides: RawConfig = {}, label = 'test',
     readRateLimit: '100000/60s',
     ...overrides,
   });
-  const server = await startServer(config, { logger: options.logger, databaseLogger: options.databaseLogger });
+  const server = await startServer(config, {
+    logger: options.logger,
+    databaseLogger: options.databaseLogger,
+    schemaBudgetMs: options.schemaBudgetMs,
+  });
   const api = `${server.url}/api/v1`;
 
   const accounts = new Set<string>();

@@ -44,7 +44,11 @@ export function runServer(args: string[], env: Record<string, string> = {}): Ser
   };
 }
 
-export async function waitFor(check: () => boolean, what: string | (() => string), ms = 60_000): Promise<void> {
+/**
+ * Polls `check` until it holds; fails after `ms`. The limit only ends a wait that would never end: a
+ * server process started from its sources takes over 10 s to start on a loaded machine.
+ */
+export async function waitFor(check: () => boolean, what: string | (() => string), ms = 120_000): Promise<void> {
   const until = Date.now() + ms;
   while (!check()) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
