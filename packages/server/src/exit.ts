@@ -43,8 +43,8 @@ const PARENT_POLL_MS = 1000;
 /**
  * Started by a package manager's script (`npm start`, `npx`, which set npm_lifecycle_event; yarn
  * and pnpm do too): calls `shutdown` once the parent process has ended. npm runs the command under
- * a shell and passes SIGTERM and SIGINT to that shell only, which ends and leaves this process
- * running on its own. Elsewhere a parent ending is no reason to stop (`nohup`, `&` in a script).
+ * a shell and passes SIGTERM on to that shell only, which ends and leaves this process running on
+ * its own. Elsewhere a parent ending is no reason to stop (`nohup`, `&` in a script).
  */
 export function stopWithParent(shutdown: () => void): void {
   const parent = process.ppid;

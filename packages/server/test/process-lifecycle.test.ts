@@ -224,35 +224,64 @@ async function ready(url: string): Promise<{ status: number; code?: string }> {
   return { status: res.status, code: body.code };
 }
 
+/** The answers of GET /ready until one satisfies `done` (or 30 s passed: the last one). */
+async function readyUntil(url: string, done: (answer: { status: number; code?: string }) => boolean) {
+  let answer = await ready(url);
+  for (const until = Date.now() + 30_000; !done(answer) && Date.now() < until; answer = await ready(url)) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return answer;
+}
+
+/**
+ * Kills the postmaster of `dataDir` while its directory is unreadable to PostgreSQL, so that starting
+ * it again fails and is tried again until the directory is readable again: what /ready answers
+ * meanwhile, and once it runs again.
+ */
+async function killPostmaster(url: string, dataDir: string) {
+  const databaseDir = join(dataDir, 'postgres');
+  await chmod(databaseDir, 0o000);
+  try {
+    process.kill(recordedPostmasterPid(dataDir)!, 'SIGKILL');
+    const during = await readyUntil(url, (a) => a.code === 'DATABASE_RESTARTING');
+    await chmod(databaseDir, 0o700);
+    return { during, after: await readyUntil(url, (a) => a.status === 200) };
+  } finally {
+    await chmod(databaseDir, 0o700);
+  }
+}
+
 test('the postmaster killed under a running server: /ready says DATABASE_RESTARTING, then it runs again', async () => {
   const dataDir = join(dir, 'restart');
   const s = start(dataDir);
-  const databaseDir = join(dataDir, 'postgres');
   try {
     const url = await serving(s);
     const postmaster = recordedPostmasterPid(dataDir)!;
-    // Unreadable to PostgreSQL: the restart fails and is tried again, until the directory is back.
-    await chmod(databaseDir, 0o000);
-    process.kill(postmaster, 'SIGKILL');
-    let answer = await ready(url);
-    for (const until = Date.now() + 30_000; answer.code !== 'DATABASE_RESTARTING' && Date.now() < until; answer = await ready(url)) {
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await chmod(databaseDir, 0o700);
-    assert.equal(answer, { status: 503, code: 'DATABASE_RESTARTING' });
+    const { during, after } = await killPostmaster(url, dataDir);
+    assert.equal(during, { status: 503, code: 'DATABASE_RESTARTING' });
+    assert.is(after.status, 200, 'ready again');
     await waitFor(
       () => s.logLines().some((l) => l.msg === 'the embedded PostgreSQL runs again'),
       () => `the restart (stderr: ${s.stderr().slice(-3000)})`,
     );
-    for (const until = Date.now() + 30_000; answer.status !== 200 && Date.now() < until; answer = await ready(url)) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.is(answer.status, 200, 'ready again');
     const ended = s.logLines().find((l) => l.msg === 'the embedded PostgreSQL ended unexpectedly: starting it again');
     assert.equal(ended && [ended.level, ended.ended], ['error', 'signal SIGKILL']);
     assert.is.not(recordedPostmasterPid(dataDir), postmaster);
   } finally {
-    await chmod(databaseDir, 0o700);
+    s.child.kill('SIGTERM');
+  }
+  assert.is(await s.exited, 0, s.stderr());
+  await postgresGone(dataDir, GONE_MS, true);
+});
+
+test("--workers 2, the postmaster killed: the primary starts it again, the workers' /ready says so meanwhile", async () => {
+  const dataDir = join(dir, 'restart-workers');
+  const s = start(dataDir, ['--workers', '2']);
+  try {
+    const { during, after } = await killPostmaster(await serving(s), dataDir);
+    assert.equal(during, { status: 503, code: 'DATABASE_RESTARTING' });
+    assert.is(after.status, 200, 'ready again');
+  } finally {
     s.child.kill('SIGTERM');
   }
   assert.is(await s.exited, 0, s.stderr());

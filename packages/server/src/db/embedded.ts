@@ -2,7 +2,6 @@ import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
@@ -15,11 +14,13 @@ import { ConfigurationError } from '../core/configuration-error.ts';
 import { ClusterLog, describeLines, oneLine } from './cluster-log.ts';
 import { ensureDataDir } from './data-dir.ts';
 import { settleLeftover, type Leftover } from './leftover.ts';
+import { checkDatabasePort, freePort } from './ports.ts';
 import { describeExit, spawnPostmaster, type Postmaster } from './postmaster.ts';
 import type { PostgresLogLine } from './postgres-log.ts';
 import { superviseRestarts, type RestartEvent } from './restarts.ts';
 
 export { ConfigurationError, describeLines };
+export { freePort } from './ports.ts';
 
 /** `running`; `restarting` after its postmaster ended unexpectedly (db/restarts.ts); `failed` once given up; `stopped`. */
 export type EmbeddedState = 'running' | 'restarting' | 'failed' | 'stopped';
@@ -37,39 +38,6 @@ export interface EmbeddedDatabase {
   state(): EmbeddedState;
   /** Fast shutdown (sessions rolled back); killed when it has not ended within 30 s. */
   stop(): Promise<void>;
-}
-
-/** A free TCP port on loopback, chosen by the OS. */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Whether `port` can be listened on at `host` now: the error code (EADDRINUSE, EACCES…) when not. */
-export async function portUnavailable(host: string, port: number): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-    server.listen(port, host, () => server.close(() => resolve(undefined)));
-  });
-}
-
-/** One clear ConfigurationError when the embedded PostgreSQL cannot listen on `port` (`--database-port`). */
-export async function checkDatabasePort(port: number): Promise<void> {
-  const why = await portUnavailable('127.0.0.1', port);
-  if (!why) return;
-  throw new ConfigurationError(
-    `Port ${port} on 127.0.0.1 for the embedded PostgreSQL cannot be used (${why === 'EADDRINUSE' ? 'already in use' : why}): ` +
-      'choose another with --database-port (DATABASE_PORT), or leave it out for any free port.',
-  );
 }
 
 export type EmbeddedEvent = RestartEvent | { type: 'leftover stopped'; pid: number };
