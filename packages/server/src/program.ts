@@ -2,10 +2,11 @@ import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
 import { runPrimary } from './cluster.ts';
 import { buildConfig, DEFAULTS, MAX_WORKERS, type RawConfig, type ServerConfig } from './config.ts';
-import { createLogger } from './core/logger.ts';
+import { createLogger, useLogFormat } from './core/logger.ts';
 import { ConfigurationError } from './db/embedded.ts';
 import { loadDemo, trustDemo, type DemoModule, type RunningDemo } from './demo-module.ts';
-import { fail, logging, takeOverSignals } from './exit.ts';
+import { fail, logging, stopWithParent, takeOverSignals } from './exit.ts';
+import { preflight } from './preflight.ts';
 import { importOriginCommand } from './import-origin/command.ts';
 import { prepareDatabase, startServer, VERSION, type RunningServer } from './server.ts';
 import { runWorker } from './worker.ts';
@@ -43,6 +44,15 @@ function serverOptions(cmd: Command): Command {
       new Option('--data-dir <dir>', 'where the embedded database and demo keys live').env('BENCHMARKS_DATA_DIR').default(DEFAULTS.dataDir),
     )
     .addOption(new Option('--log-level <level>', 'debug, info, warn, error or silent').env('LOG_LEVEL').default(DEFAULTS.logLevel))
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        `pretty (one readable line per event), json (one JSON object per line) or auto: pretty on a terminal, else json (default ${DEFAULTS.logFormat})`,
+      ).env('LOG_FORMAT'),
+    )
+    .addOption(
+      new Option('--database-port <port>', 'port of the embedded PostgreSQL on 127.0.0.1 (default: any free port)').env('DATABASE_PORT'),
+    )
     .addOption(
       new Option(
         '--database-log-level <level>',
@@ -90,9 +100,11 @@ export interface ProgramOptions {
 
 async function start(opts: Record<string, unknown>, options: ProgramOptions): Promise<void> {
   const cfg = config(opts);
+  await useLogFormat(cfg.logFormat);
   const logger = logging(createLogger(cfg.logLevel));
   if (cluster.isWorker) return runWorker(cfg, logger);
   const databaseLogger = logging(createLogger(cfg.databaseLogLevel));
+  await preflight(cfg, logger);
   if (cfg.workers > 1) return runPrimary(cfg, { logger, databaseLogger, demo: options.demo });
   let demo: RunningDemo | undefined;
   let server: RunningServer;
@@ -106,19 +118,22 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
       databaseLogger,
       extraIssuers: demo ? [demo.issuer] : [],
       onClose: () => demo?.close() ?? Promise.resolve(),
+      onDatabaseEvent: (event) => {
+        if (event.type === 'failed') fail(event.error);
+      },
     });
   } catch (err) {
     await demo?.close();
     throw err;
   }
   let stopping = false;
-  takeOverSignals((signal) => {
+  const stop = (cause: { signal: string } | { parent: 'ended' }) => {
     if (stopping) {
       process.stderr.write('benchmarks-server: forced exit\n');
       process.exit(1);
     }
     stopping = true;
-    logger.info('stopping: finishing requests in flight', { signal });
+    logger.info('stopping: finishing requests in flight', cause);
     server.close().then(
       () => {
         logger.info('stopped');
@@ -127,13 +142,16 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
       },
       (err) => fail(err),
     );
-  });
+  };
+  takeOverSignals((signal) => stop({ signal }));
+  stopWithParent(() => stop({ parent: 'ended' }));
   logger.info(`serving on ${server.url}`, { url: server.url, swaggerUi: `${server.url}/`, api: `${server.url}/api/v1` });
   await demo?.ready(server);
 }
 
 async function migrateOnly(opts: Record<string, unknown>): Promise<void> {
   const cfg = config(opts);
+  await useLogFormat(cfg.logFormat);
   const logger = logging(createLogger(cfg.logLevel));
   const { db, orm, applied } = await prepareDatabase(cfg, logger, { databaseLogger: logging(createLogger(cfg.databaseLogLevel)) });
   try {
@@ -285,6 +303,12 @@ export function program(options: ProgramOptions = {}): Command {
       .addOption(new Option('--terms-version <v>', 'version of the terms of use users accept').env('TERMS_VERSION'))
       .addOption(new Option('--terms-url <url>', 'where the terms of use are published').env('TERMS_URL'))
       .addOption(new Option('--demo', 'embedded database + built-in OpenID provider + demo data (loopback only)').env('BENCHMARKS_DEMO'))
+      .addOption(
+        new Option(
+          '--demo-issuer-port <port>',
+          'with --demo: port of the built-in OpenID provider (default: the one it used last time, else a free one; the tokens it printed name it)',
+        ).env('BENCHMARKS_DEMO_ISSUER_PORT'),
+      )
       .addOption(
         new Option(
           '--demo-seed <bool>',

@@ -7,7 +7,6 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -17,7 +16,7 @@ import { restartDelay } from '../src/cluster.ts';
 import { buildConfig, MAX_WORKERS } from '../src/config.ts';
 import { freePort } from '../src/db/embedded.ts';
 import { program } from '../src/program.ts';
-import { alive, demoTokens, postgresProcessesFor, runServer, waitFor, type ServerProcess } from './support/process.ts';
+import { alive, demoTokens, postgresProcessesFor, processesNaming, runServer, waitFor, type ServerProcess } from './support/process.ts';
 
 let dir: string;
 
@@ -68,12 +67,6 @@ async function fromEach(port: number, path: string, workers: number[], token?: s
     seen.set(worker, status);
   }
   return seen;
-}
-
-/** The processes whose command line names `dataDir`: the server's (primary and workers) and the embedded cluster's. */
-function processesNaming(dataDir: string): string[] {
-  const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
-  return ps.split('\n').filter((line) => line.includes(dataDir) && !line.includes('ps -eo'));
 }
 
 /** Worker id → pid, from the primary's `worker started` lines. */
