@@ -44,7 +44,8 @@ function terminalLines(s: ServerProcess): string[] {
 
 test('auto on a terminal: one readable, coloured line per event, and the last line before the exit', async () => {
   const { args, env } = await unreachable();
-  const s = onTerminal(`${process.execPath} ${BIN} ${args.join(' ')}`, { env });
+  // The test runner sets NO_COLOR for its files: a terminal without it is what this test is about.
+  const s = onTerminal(`${process.execPath} ${BIN} ${args.join(' ')}`, { env: { ...env, NO_COLOR: '', FORCE_COLOR: '' } });
   assert.is(await s.exited, 1, s.stdout());
   assert.ok(s.stdout().includes(ESCAPE), 'coloured');
   const lines = terminalLines(s);
