@@ -87,18 +87,22 @@ export async function startDemo(config: ServerConfig, logger: Logger): Promise<R
     adminEntitlement: DEMO_ADMIN_ENTITLEMENT,
     cliClientId: issuer.cliClientId,
     close: () => issuer.close(),
-    async ready(server) {
+    async ready(server, stopping) {
+      if (stopping?.aborted) return;
       const em = server.context.orm.em.fork();
       const admin = { iss: issuer.issuer, sub: DEMO_ADMIN.sub, email: DEMO_ADMIN.email, entitlements: DEMO_ADMIN.entitlements };
       await registerUser(em, admin, config.termsVersion);
+      if (stopping?.aborted) return;
       if (config.demoSeed) {
         const outcome = await em.transactional((tx) => seedOnce(tx, { iss: issuer.issuer, sub: DEMO_ADMIN.sub }));
         logger.info(SEED_MESSAGES[outcome], { outcome });
       } else {
         logger.info('demo catalogue not seeded: --demo-seed false');
       }
+      if (stopping?.aborted) return;
       const userToken = await issuer.mintAccessToken({ sub: DEMO_USER.sub, ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
       const adminToken = await issuer.mintAccessToken({ sub: DEMO_ADMIN.sub, ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
+      if (stopping?.aborted) return;
       process.stdout.write(
         [
           '',

@@ -193,6 +193,9 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
     await db.embedded?.stop();
   };
   let stopping = false;
+  // A stop during the demo's seeding lets the seeding finish (one short transaction), and skips its banner.
+  const stopped = new AbortController();
+  let readying: Promise<void> = Promise.resolve();
   const stop = (cause: { signal: string } | { parent: 'ended' }) => {
     if (stopping) {
       workers.kill();
@@ -200,8 +203,10 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
       process.exit(1);
     }
     stopping = true;
+    stopped.abort();
     logger.info('stopping: the workers finish their requests in flight', cause);
     void (async () => {
+      await readying.catch(() => {});
       const clean = await workers.stop();
       await closeRest();
       logger.info(clean ? 'stopped' : 'stopped: not every worker stopped cleanly', { clean });
@@ -232,7 +237,12 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
   }
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info(`serving on ${url}`, { url, swaggerUi: `${url}/`, api: `${url}/api/v1`, workers: config.workers });
-  await demo?.ready({ url, context: { orm } });
+  if (demo) {
+    readying = demo.ready({ url, context: { orm } }, stopped.signal);
+    await readying.catch((err) => {
+      if (!stopped.signal.aborted) throw err;
+    });
+  }
 }
 
 /** What the workers find in their environment: the database this process opened, the demo it runs. */

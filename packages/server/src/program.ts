@@ -127,26 +127,38 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
     throw err;
   }
   let stopping = false;
+  // A stop during the demo's seeding lets the seeding finish (one short transaction), and skips its banner.
+  const stopped = new AbortController();
+  let readying: Promise<void> = Promise.resolve();
   const stop = (cause: { signal: string } | { parent: 'ended' }) => {
     if (stopping) {
       process.stderr.write('benchmarks-server: forced exit\n');
       process.exit(1);
     }
     stopping = true;
+    stopped.abort();
     logger.info('stopping: finishing requests in flight', cause);
-    server.close().then(
-      () => {
-        logger.info('stopped');
-        logger.flush();
-        process.exit(0);
-      },
-      (err) => fail(err),
-    );
+    readying
+      .catch(() => {})
+      .then(() => server.close())
+      .then(
+        () => {
+          logger.info('stopped');
+          logger.flush();
+          process.exit(0);
+        },
+        (err) => fail(err),
+      );
   };
   takeOverSignals((signal) => stop({ signal }));
   stopWithParent(() => stop({ parent: 'ended' }));
   logger.info(`serving on ${server.url}`, { url: server.url, swaggerUi: `${server.url}/`, api: `${server.url}/api/v1` });
-  await demo?.ready(server);
+  if (demo) {
+    readying = demo.ready(server, stopped.signal);
+    await readying.catch((err) => {
+      if (!stopped.signal.aborted) throw err;
+    });
+  }
 }
 
 async function migrateOnly(opts: Record<string, unknown>): Promise<void> {
