@@ -32,7 +32,8 @@ function withSettings(cmd: Command, command: CommandName): Command {
   return cmd;
 }
 
-function config(opts: Record<string, unknown>): ServerConfig {
+/** The `ServerConfig` of the options commander parsed; a wrong value is a `ConfigurationError` (one line, exit 1). */
+export function configOf(opts: Record<string, unknown>): ServerConfig {
   const raw: RawConfig = {};
   for (const [k, v] of Object.entries(opts)) if (typeof v === 'string') (raw as Record<string, string>)[k] = v;
   raw.demo = Boolean(opts.demo);
@@ -50,7 +51,7 @@ export interface ProgramOptions {
 }
 
 async function start(opts: Record<string, unknown>, options: ProgramOptions): Promise<void> {
-  const cfg = config(opts);
+  const cfg = configOf(opts);
   await useLogFormat(cfg.logFormat);
   const logger = logging(createLogger(cfg.logLevel));
   if (cluster.isWorker) return runWorker(cfg, logger);
@@ -113,7 +114,7 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
 }
 
 async function migrateOnly(opts: Record<string, unknown>): Promise<void> {
-  const cfg = config(opts);
+  const cfg = configOf(opts);
   await useLogFormat(cfg.logFormat);
   const logger = logging(createLogger(cfg.logLevel));
   const { db, orm, applied } = await prepareDatabase(cfg, logger, { databaseLogger: logging(createLogger(cfg.databaseLogLevel)) });
@@ -134,7 +135,7 @@ export function program(options: ProgramOptions = {}): Command {
   withSettings(cmd.command('migrate').description('Apply pending database migrations and exit'), 'migrate').action((opts) =>
     migrateOnly(opts).catch(fail),
   );
-  importOriginCommand(withSettings(cmd.command('import-origin'), 'import-origin'), config);
+  importOriginCommand(withSettings(cmd.command('import-origin'), 'import-origin'), configOf);
   return cmd;
 }
 

@@ -471,7 +471,7 @@ export const SETTINGS = {
     flag: '--rate-limit-store',
     arg: '<store>',
     env: 'RATE_LIMIT_STORE',
-    help: "where rate limits keep their buckets: database (shared by every process) or memory (the process's own)",
+    help: 'where rate limits keep their buckets: database (shared by every process) or memory (per process)',
     commands: START,
     default: 'database',
     values: ['database', 'memory'],
@@ -617,6 +617,7 @@ export const SETTINGS = {
     commands: START,
     default: '/terms-of-use',
     kind: 'url' as const,
+    protocols: WEB,
     // The default is the service's own page, a path; a user's value is an absolute URL.
     parse: (t: string) => (t === '/terms-of-use' ? t : parseUrl(t, 'TERMS_URL', WEB)),
   },
