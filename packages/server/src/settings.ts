@@ -139,10 +139,12 @@ const choice = <const O extends SettingBase & { values: readonly string[] }>(o: 
   },
 });
 
-const url = <const O extends SettingBase & { protocols: readonly string[]; trimSlash?: boolean }>(o: O) => ({
+/** `own`: the path of a page the service serves itself, accepted as it is (the terms of use). */
+const url = <const O extends SettingBase & { protocols: readonly string[]; trimSlash?: boolean; own?: string }>(o: O) => ({
   ...o,
   kind: 'url' as const,
-  parse: (t: string) => {
+  parse: (t: string): string => {
+    if (t === o.own) return t;
     const checked = parseUrl(t, o.env, o.protocols);
     return o.trimSlash ? checked.replace(/\/+$/, '') : checked;
   },
@@ -609,18 +611,16 @@ export const SETTINGS = {
     default: '2024-01',
   }),
   /** Served by the service itself from packages/server/assets/terms-of-use.md. */
-  termsUrl: {
+  termsUrl: url({
     flag: '--terms-url',
     arg: '<url>',
     env: 'TERMS_URL',
     help: 'where the terms of use are published',
     commands: START,
     default: '/terms-of-use',
-    kind: 'url' as const,
     protocols: WEB,
-    // The default is the service's own page, a path; a user's value is an absolute URL.
-    parse: (t: string) => (t === '/terms-of-use' ? t : parseUrl(t, 'TERMS_URL', WEB)),
-  },
+    own: '/terms-of-use',
+  }),
 
   // Logs.
   logLevel: choice({
