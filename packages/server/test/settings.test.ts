@@ -379,7 +379,11 @@ test('docs/configuration.md: its settings table is what the declarations give (n
   assert.is.not(doc.replace('| `8080` |', '| `8081` |'), withSettingsTable(doc.replace('| `8080` |', '| `8081` |')));
   const explained = [...doc.matchAll(/^- \*\*`(--[a-z-]+)/gm)].map((m) => m[1]);
   assert.ok(explained.length >= 40, `${explained.length} settings explained`);
-  for (const flag of explained) assert.ok(entries.some(([, s]) => s.flag === flag), `docs/configuration.md explains ${flag}, which is no setting`);
+  for (const flag of explained)
+    assert.ok(
+      entries.some(([, s]) => s.flag === flag),
+      `docs/configuration.md explains ${flag}, which is no setting`,
+    );
 });
 
 test.run();
