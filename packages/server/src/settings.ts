@@ -156,8 +156,11 @@ const urls = <const O extends SettingBase & { protocols: readonly string[] }>(o:
   parse: (t: string) => splitList(t).map((u) => parseUrl(u, o.env, o.protocols)),
 });
 
-/** A flag without a value (`--demo`): on when given, or when its environment variable is set at all. */
-const toggle = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'switch' as const, parse: (t: string) => t !== 'false' });
+/**
+ * A flag without a value (`--demo`): on when given, or when its environment variable is set at all
+ * (commander's rule for switches); `RawConfig` holds it as a boolean.
+ */
+const toggle = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'switch' as const, parse: (t: string) => parseBool(t, o.env) });
 
 /** Most workers `--workers` accepts. */
 export const MAX_WORKERS = 256;
@@ -668,6 +671,7 @@ export const SETTINGS = {
     env: 'BENCHMARKS_DEMO',
     help: 'embedded database, built-in OpenID provider and demo data (loopback only)',
     commands: START,
+    default: 'false',
     shown: 'off',
   }),
   /** With `demo`: the port of its OpenID provider; absent: the one it used last time, else a free one. */
