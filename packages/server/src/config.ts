@@ -1,4 +1,13 @@
-import { MAX_WORKERS, parseDuration, readSettings, type RawSettings, SETTINGS, type SettingValues, splitList } from './settings.ts';
+import {
+  defaultsOf,
+  MAX_WORKERS,
+  parseDuration,
+  readSettings,
+  type RawSettings,
+  SETTINGS,
+  type SettingValues,
+  splitList,
+} from './settings.ts';
 
 export { MAX_WORKERS, parseDuration, splitList };
 
@@ -15,43 +24,7 @@ export type RawConfig = RawSettings;
  * The defaults by key, as code outside config.ts reads them: numbers for counts, booleans for
  * switches, the text a user would write for durations, rates and the rest.
  */
-export const DEFAULTS = {
-  host: SETTINGS.host.default,
-  port: SETTINGS.port.parse(SETTINGS.port.default),
-  dataDir: SETTINGS.dataDir.default,
-  logLevel: SETTINGS.logLevel.parse(SETTINGS.logLevel.default),
-  databaseLogLevel: SETTINGS.databaseLogLevel.parse(SETTINGS.databaseLogLevel.default),
-  logFormat: SETTINGS.logFormat.parse(SETTINGS.logFormat.default),
-  demoSeed: SETTINGS.demoSeed.parse(SETTINGS.demoSeed.default),
-  databaseStartTimeout: SETTINGS.databaseStartTimeout.default,
-  databaseConnectTimeout: SETTINGS.databaseConnectTimeout.default,
-  migrationTimeout: SETTINGS.migrationTimeout.default,
-  bodyLimitBytes: SETTINGS.bodyLimit.parse(SETTINGS.bodyLimit.default),
-  maxSchemaBytes: SETTINGS.maxSchemaBytes.parse(SETTINGS.maxSchemaBytes.default),
-  maxSchemaNodes: SETTINGS.maxSchemaNodes.parse(SETTINGS.maxSchemaNodes.default),
-  termsVersion: SETTINGS.termsVersion.default,
-  termsUrl: SETTINGS.termsUrl.default,
-  rateLimit: SETTINGS.rateLimit.default,
-  totalsCacheSeconds: SETTINGS.totalsCacheSeconds.parse(SETTINGS.totalsCacheSeconds.default),
-  largeBodyConcurrency: SETTINGS.largeBodyConcurrency.parse(SETTINGS.largeBodyConcurrency.default),
-  maxOpenClaims: SETTINGS.maxOpenClaims.parse(SETTINGS.maxOpenClaims.default),
-  maxMetricIndexes: SETTINGS.maxMetricIndexes.parse(SETTINGS.maxMetricIndexes.default),
-  statementTimeout: SETTINGS.statementTimeout.default,
-  dbPoolSize: SETTINGS.dbPoolSize.parse(SETTINGS.dbPoolSize.default),
-  maxPageDepth: SETTINGS.maxPageDepth.parse(SETTINGS.maxPageDepth.default),
-  expensiveListConcurrency: SETTINGS.expensiveListConcurrency.parse(SETTINGS.expensiveListConcurrency.default),
-  expensiveListWait: SETTINGS.expensiveListWait.default,
-  exportConcurrency: SETTINGS.exportConcurrency.parse(SETTINGS.exportConcurrency.default),
-  exportStallTimeout: SETTINGS.exportStallTimeout.default,
-  exportMaxDuration: SETTINGS.exportMaxDuration.default,
-  rateLimitStore: SETTINGS.rateLimitStore.parse(SETTINGS.rateLimitStore.default),
-  readRateLimit: SETTINGS.readRateLimit.default,
-  migrate: SETTINGS.migrate.parse(SETTINGS.migrate.default),
-  maxReplicaLag: SETTINGS.maxReplicaLag.default,
-  workers: SETTINGS.workers.parse(SETTINGS.workers.default),
-  reviewTags: SETTINGS.reviewTags.parse(SETTINGS.reviewTags.default),
-  accessLog: SETTINGS.accessLog.parse(SETTINGS.accessLog.default),
-};
+export const DEFAULTS = defaultsOf();
 
 /** `--workers`/WORKERS: a number of processes, or `auto` (one per core, os.availableParallelism()). */
 export function parseWorkers(value: string | undefined): number {

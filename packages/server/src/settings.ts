@@ -710,6 +710,21 @@ export type SettingValues = {
   [K in keyof Settings as Defaulted<Settings[K]> extends true ? never : FieldOf<K, Settings[K]>]?: Parsed<Settings[K]>;
 };
 
+/** Kinds whose defaults code reads as values (counts, switches, names); the others' as the text users write. */
+const VALUE_DEFAULTS = new Set(['integer', 'workers', 'boolean', 'switch', 'choice']);
+type DefaultOf<S> = S extends { kind: 'integer' | 'workers' | 'boolean' | 'switch' | 'choice' } ? Parsed<S> : string;
+
+/** The defaults by key: numbers for counts, booleans for switches, the text a user would write for durations, rates and the rest. */
+export type Defaults = { [K in keyof Settings as Defaulted<Settings[K]> extends true ? K : never]: DefaultOf<Settings[K]> };
+
+export function defaultsOf(): Defaults {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as [SettingKey, Setting][]) {
+    if (s.default !== undefined) out[key] = VALUE_DEFAULTS.has(s.kind) ? s.parse(s.default) : s.default;
+  }
+  return out as Defaults;
+}
+
 /** What users give, by key (commander's attribute names): text from a flag or the environment. */
 export type RawSettings = Partial<Record<Exclude<SettingKey, 'demo'>, string>> & { demo?: boolean };
 
