@@ -14,15 +14,15 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
 /**
  * Lower first. A module may import its own layer and those before it. `core` is what every layer
- * shares (errors, replies, the caller, dates, rate limits, the logger; config.ts and version.ts read
- * the environment and the package); `http` adapts services to Koa; `routes` bind operations to
+ * shares (errors, replies, the caller, dates, rate limits, the logger; settings.ts declares the
+ * settings, config.ts builds the configuration from them, version.ts reads the package); `http` adapts services to Koa; `routes` bind operations to
  * services; the composition root builds the app and starts it.
  */
 const LAYERS = ['entities', 'core', 'db', 'auth', 'services', 'http', 'routes', 'composition'] as const;
 type Layer = (typeof LAYERS)[number];
 
 /** Modules at the top of src/ that belong to a layer below the composition root. */
-const CORE_FILES = new Set(['config.ts', 'version.ts']);
+const CORE_FILES = new Set(['config.ts', 'settings.ts', 'settings-docs.ts', 'version.ts']);
 /** db and auth sit side by side: neither imports the other. */
 const SIDE_BY_SIDE: [Layer, Layer][] = [['db', 'auth']];
 

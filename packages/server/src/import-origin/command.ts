@@ -26,7 +26,7 @@ interface CommandOptions {
   report?: string;
 }
 
-/** Adds the command's own options and its action to `cmd` (which carries the server's database options). */
+/** Adds the command's own options and its action to `cmd` (which carries the server's settings for import-origin, settings.ts). */
 export function importOriginCommand(cmd: Command, configOf: (opts: Record<string, unknown>) => ServerConfig): Command {
   return cmd
     .description("Import a database of the original service (its PostgreSQL schema) into this service's database, keeping ids")
@@ -44,8 +44,6 @@ export function importOriginCommand(cmd: Command, configOf: (opts: Record<string
     )
     .addOption(new Option('--json', 'print the summary as JSON'))
     .addOption(new Option('--report <file>', 'write every refused or flagged row to FILE, one JSON object per line'))
-    .addOption(new Option('--max-schema-bytes <bytes>', 'largest benchmark json_schema this service accepts').env('MAX_SCHEMA_BYTES'))
-    .addOption(new Option('--max-schema-nodes <n>', 'most values in a benchmark json_schema this service accepts').env('MAX_SCHEMA_NODES'))
     .action((opts: Record<string, unknown>) =>
       Promise.resolve()
         .then(() => runImportOrigin(configOf(opts), opts as CommandOptions))

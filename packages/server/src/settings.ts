@@ -1,0 +1,755 @@
+/**
+ * Every setting of `benchmarks-server`, declared once: its flag, environment variable, type, bounds,
+ * default, one-line help and the commands that take it. The commander options (program.ts), the
+ * parsing and validation of what users give (config.ts), `ServerConfig`'s type and the table of
+ * docs/configuration.md (scripts/gen-settings.ts) are derived from `SETTINGS`.
+ *
+ * A value is taken from the flag, else the environment variable (commander), else the default. An
+ * empty value counts as not given. Defaults are written as a user would write them and parsed the same
+ * way, so a default cannot escape the checks.
+ */
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import { LOG_FORMATS, LOG_LEVELS } from './core/logger.ts';
+import { parseRateLimit } from './core/rate-limit.ts';
+
+/** The commands of `benchmarks-server` that take settings. */
+export type CommandName = 'start' | 'migrate' | 'import-origin';
+
+const START = ['start'] as const;
+/** The settings every command that opens the database takes. */
+const DATABASE = ['start', 'migrate', 'import-origin'] as const;
+
+/** What every declaration holds, whatever its type. */
+export interface SettingBase {
+  /** The long flag, e.g. `--port`; commander's name of its value (camel case) is the setting's key. */
+  flag: string;
+  /** The value's placeholder in `--help` (`<port>`); absent for a switch, which takes no value. */
+  arg?: string;
+  /** The environment variable read when the flag is not given. */
+  env: string;
+  /** One short line for `--help` and the docs' table; explanations belong to docs/configuration.md. */
+  help: string;
+  commands: readonly CommandName[];
+  /** The default, as a user would write it; absent: the setting is optional (its value `undefined`). */
+  default?: string;
+  /** The default as `--help` and the docs show it, where it is absent or depends on the host. */
+  shown?: string;
+  /** The field of `ServerConfig` it fills; absent: its key. */
+  field?: string;
+}
+
+/** A declaration with its parser: `parse` gets a non-empty value (given or default) and throws one clear sentence. */
+export interface Setting<T = unknown> extends SettingBase {
+  kind: string;
+  parse(text: string): T;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsers: one per type; every message names the environment variable and quotes the value.
+
+export function splitList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** Decimal digits only (no sign, exponent, fraction or hexadecimal), from `min` to `max`. */
+export function parseInteger(text: string, name: string, bounds: { min: number; max?: number; noun?: string; auto?: string }): number {
+  const n = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
+  if (Number.isSafeInteger(n) && n >= bounds.min && (bounds.max === undefined || n <= bounds.max)) return n;
+  const range = bounds.max === undefined ? `>= ${bounds.min}` : `from ${bounds.min} to ${bounds.max}`;
+  const auto = bounds.auto ? `, or auto (${bounds.auto})` : '';
+  throw new Error(`${name} must be ${bounds.noun ?? 'an integer'} ${range}${auto}, not '${text}'.`);
+}
+
+export function parseBool(value: string, name: string): boolean {
+  if (/^(1|true|yes|on)$/i.test(value)) return true;
+  if (/^(0|false|no|off)$/i.test(value)) return false;
+  throw new Error(`${name} must be true or false, not '${value}'.`);
+}
+
+export function parseUrl(value: string, name: string, protocols: readonly string[]): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`${name} is not a valid URL: '${value}'.`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new Error(`${name} must use ${protocols.join(' or ')}, not '${url.protocol}'.`);
+  }
+  return value;
+}
+
+/** `15000`, `15000ms`, `15s`, `2m` → milliseconds; `0` disables. */
+export function parseDuration(text: string, name: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/i.exec(text);
+  const ms = match ? Math.round(Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[(match[2] ?? 'ms').toLowerCase() as 'ms']) : NaN;
+  if (!Number.isSafeInteger(ms) || ms > 86_400_000) {
+    throw new Error(
+      `${name} must be a duration such as 15s, 500ms, 2m or 15000 (milliseconds), at most 24h, or 0 for no limit; not '${text}'.`,
+    );
+  }
+  return ms;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One builder per type: each keeps the declaration's literal type, so `ServerConfig` is derived.
+
+const text = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'text' as const, parse: (t: string) => t });
+
+const path = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'path' as const, parse: (t: string) => resolve(t) });
+
+const list = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'list' as const, parse: (t: string) => splitList(t) });
+
+const integer = <const O extends SettingBase & { min: number; max?: number; noun?: string }>(o: O) => ({
+  ...o,
+  kind: 'integer' as const,
+  parse: (t: string) => parseInteger(t, o.env, o),
+});
+
+const bool = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'boolean' as const, parse: (t: string) => parseBool(t, o.env) });
+
+const duration = <const O extends SettingBase>(o: O) => ({
+  ...o,
+  kind: 'duration' as const,
+  parse: (t: string) => parseDuration(t, o.env),
+});
+
+const rate = <const O extends SettingBase>(o: O) => ({
+  ...o,
+  kind: 'rate' as const,
+  parse: (t: string) => {
+    try {
+      return parseRateLimit(t);
+    } catch (err) {
+      throw new Error((err as Error).message.replace(/^RATE_LIMIT/, o.env));
+    }
+  },
+});
+
+const choice = <const O extends SettingBase & { values: readonly string[] }>(o: O) => ({
+  ...o,
+  kind: 'choice' as const,
+  parse: (t: string): O['values'][number] => {
+    if (!(o.values as readonly string[]).includes(t)) throw new Error(`${o.env} must be one of ${o.values.join(', ')}, not '${t}'.`);
+    return t as O['values'][number];
+  },
+});
+
+/** `own`: the path of a page the service serves itself, accepted as it is (the terms of use). */
+const url = <const O extends SettingBase & { protocols: readonly string[]; trimSlash?: boolean; own?: string }>(o: O) => ({
+  ...o,
+  kind: 'url' as const,
+  parse: (t: string): string => {
+    if (t === o.own) return t;
+    const checked = parseUrl(t, o.env, o.protocols);
+    return o.trimSlash ? checked.replace(/\/+$/, '') : checked;
+  },
+});
+
+const urls = <const O extends SettingBase & { protocols: readonly string[] }>(o: O) => ({
+  ...o,
+  kind: 'urls' as const,
+  parse: (t: string) => splitList(t).map((u) => parseUrl(u, o.env, o.protocols)),
+});
+
+/**
+ * A flag without a value (`--demo`): on when given, or when its environment variable is set at all
+ * (commander's rule for switches); `RawConfig` holds it as a boolean.
+ */
+const toggle = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'switch' as const, parse: (t: string) => parseBool(t, o.env) });
+
+/** Most workers `--workers` accepts. */
+export const MAX_WORKERS = 256;
+
+const WEB = ['https:', 'http:'] as const;
+const POSTGRES = ['postgres:', 'postgresql:'] as const;
+/** One per core, at least 2 (the default of the concurrency limits). */
+const perCore = String(Math.max(2, availableParallelism()));
+const PER_CORE = 'one per core, at least 2';
+
+/** Every setting, in the order of `--help` and of the docs' table. */
+export const SETTINGS = {
+  // The listener.
+  host: text({ flag: '--host', arg: '<host>', env: 'HOST', help: 'address to listen on', commands: START, default: '127.0.0.1' }),
+  port: integer({
+    flag: '--port',
+    arg: '<port>',
+    env: 'PORT',
+    help: 'port to listen on; 0: any free port',
+    commands: START,
+    default: '8080',
+    min: 0,
+    max: 65535,
+  }),
+  publicUrl: url({
+    flag: '--public-url',
+    arg: '<url>',
+    env: 'PUBLIC_URL',
+    help: 'public base URL (scheme, host, optional path prefix) behind a reverse proxy',
+    commands: START,
+    shown: 'request origin',
+    protocols: WEB,
+    trimSlash: true,
+  }),
+  trustProxy: bool({
+    flag: '--trust-proxy',
+    arg: '<bool>',
+    env: 'TRUST_PROXY',
+    help: 'honour X-Forwarded-Proto/Host/Prefix/For from the reverse proxy',
+    commands: START,
+    default: 'false',
+  }),
+  corsOrigins: list({
+    flag: '--cors-origins',
+    arg: '<list>',
+    env: 'CORS_ORIGINS',
+    help: "comma-separated browser origins allowed by CORS, or '*'",
+    commands: START,
+    default: '',
+    shown: 'none (CORS off)',
+  }),
+  workers: {
+    flag: '--workers',
+    arg: '<n>',
+    env: 'WORKERS',
+    help: `processes serving the port (node:cluster), 1 to ${MAX_WORKERS}, or auto: one per core`,
+    commands: START,
+    /** One process, as before workers existed. */
+    default: '1',
+    kind: 'workers' as const,
+    parse: (t: string): number =>
+      t.trim().toLowerCase() === 'auto'
+        ? Math.min(MAX_WORKERS, availableParallelism())
+        : parseInteger(t, 'WORKERS', { min: 1, max: MAX_WORKERS, auto: 'one per core' }),
+  },
+
+  // The database.
+  databaseUrl: url({
+    flag: '--database-url',
+    arg: '<url>',
+    env: 'DATABASE_URL',
+    help: 'external PostgreSQL; without it an embedded PostgreSQL runs under the data directory',
+    commands: DATABASE,
+    shown: 'embedded',
+    protocols: POSTGRES,
+  }),
+  /**
+   * The database of `databaseUrl` reached directly (or through a session-mode PgBouncer pool), for
+   * the connections that need a session of their own: the migration lock, metric index builds and
+   * their locks, the change listener. Needed when `databaseUrl` is PgBouncer in transaction mode.
+   */
+  databaseDirectUrl: url({
+    flag: '--database-direct-url',
+    arg: '<url>',
+    env: 'DATABASE_DIRECT_URL',
+    help: 'the database of --database-url without PgBouncer, for what needs a session of its own',
+    commands: DATABASE,
+    shown: '--database-url',
+    protocols: POSTGRES,
+  }),
+  databaseReadUrl: urls({
+    flag: '--database-read-url',
+    arg: '<urls>',
+    env: 'DATABASE_READ_URL',
+    help: 'comma-separated read replicas (streaming standbys of the primary) that serve reads',
+    commands: DATABASE,
+    default: '',
+    shown: 'none',
+    field: 'databaseReadUrls',
+    protocols: POSTGRES,
+  }),
+  /** Long enough for a replica catching up after a burst of uploads; short enough that a stuck one is left soon. */
+  maxReplicaLag: duration({
+    flag: '--max-replica-lag',
+    arg: '<duration>',
+    env: 'MAX_REPLICA_LAG',
+    help: 'a replica further behind the primary than this gets no reads',
+    commands: DATABASE,
+    default: '10s',
+    field: 'maxReplicaLagMs',
+  }),
+  preparedStatements: bool({
+    flag: '--prepared-statements',
+    arg: '<bool>',
+    env: 'PREPARED_STATEMENTS',
+    help: 'prepare frequent statements by name on each connection; false behind PgBouncer in transaction mode',
+    commands: DATABASE,
+    default: 'true',
+  }),
+  dataDir: path({
+    flag: '--data-dir',
+    arg: '<dir>',
+    env: 'BENCHMARKS_DATA_DIR',
+    help: "where the embedded database and the demo provider's keys live",
+    commands: DATABASE,
+    default: '.benchmarks',
+  }),
+  /** The embedded PostgreSQL's port on 127.0.0.1; 0: any free port. */
+  databasePort: integer({
+    flag: '--database-port',
+    arg: '<port>',
+    env: 'DATABASE_PORT',
+    help: 'port of the embedded PostgreSQL on 127.0.0.1; 0: any free port',
+    commands: DATABASE,
+    default: '0',
+    min: 0,
+    max: 65535,
+  }),
+  /** initdb and a start take 1-3 s; a cluster recovering after a crash replays its WAL first. */
+  databaseStartTimeout: duration({
+    flag: '--database-start-timeout',
+    arg: '<duration>',
+    env: 'DATABASE_START_TIMEOUT',
+    help: 'longest the embedded PostgreSQL may take to be created and started; 0: no limit',
+    commands: DATABASE,
+    default: '60s',
+    field: 'databaseStartTimeoutMs',
+  }),
+  /** Long enough for a database container started alongside the server to come up. */
+  databaseConnectTimeout: duration({
+    flag: '--database-connect-timeout',
+    arg: '<duration>',
+    env: 'DATABASE_CONNECT_TIMEOUT',
+    help: 'how long the first connection is retried while the database is unreachable; 0: no limit',
+    commands: DATABASE,
+    default: '30s',
+    field: 'databaseConnectTimeoutMs',
+  }),
+  /** The migrations of an empty database take under a second; a migration rewriting a large table takes longer. */
+  migrationTimeout: duration({
+    flag: '--migration-timeout',
+    arg: '<duration>',
+    env: 'MIGRATION_TIMEOUT',
+    help: "longest the migrations may take, another process's turn included; 0: no limit",
+    commands: DATABASE,
+    default: '5m',
+    field: 'migrationTimeoutMs',
+  }),
+  /**
+   * Whether `start` applies pending migrations (under a lock, once for all processes sharing the
+   * database); false: it waits up to `migrationTimeoutMs` for another process to apply them, then fails.
+   */
+  migrate: bool({
+    flag: '--migrate',
+    arg: '<bool>',
+    env: 'MIGRATE',
+    help: 'apply pending migrations at start; false (or --no-migrate): wait for another process to',
+    commands: START,
+    default: 'true',
+  }),
+  dbPoolSize: integer({
+    flag: '--db-pool-size',
+    arg: '<n>',
+    env: 'DB_POOL_SIZE',
+    help: 'connections of the application pool',
+    commands: START,
+    default: '10',
+    min: 2,
+    max: 1000,
+  }),
+  /** About twice the slowest statement the benchmark measured at a million results (p99 8.5 s: a search, 32 connections on 2 cores). */
+  statementTimeout: duration({
+    flag: '--statement-timeout',
+    arg: '<duration>',
+    env: 'STATEMENT_TIMEOUT',
+    help: "longest a request's database statement may run; 0: no limit",
+    commands: START,
+    default: '15s',
+    field: 'statementTimeoutMs',
+  }),
+
+  // Identity.
+  oidcIssuer: urls({
+    flag: '--oidc-issuer',
+    arg: '<urls>',
+    env: 'OIDC_ISSUERS',
+    help: 'comma-separated trusted OpenID issuers; none: every token is refused',
+    commands: START,
+    default: '',
+    shown: 'none',
+    field: 'oidcIssuers',
+    protocols: WEB,
+  }),
+  oidcAudience: text({
+    flag: '--oidc-audience',
+    arg: '<aud>',
+    env: 'OIDC_AUDIENCE',
+    help: 'required audience (aud) of JWT access tokens',
+    commands: START,
+    shown: 'none',
+  }),
+  /**
+   * The trusted issuer whose userinfo endpoint checks opaque (non-JWT) tokens; opaque tokens are
+   * never sent to another. Defaults to the only trusted issuer; with several and none named,
+   * opaque tokens are refused (auth/verifier.ts).
+   */
+  oidcOpaqueIssuer: url({
+    flag: '--oidc-opaque-issuer',
+    arg: '<url>',
+    env: 'OIDC_OPAQUE_ISSUER',
+    help: 'the trusted issuer whose userinfo endpoint checks opaque (non-JWT) tokens',
+    commands: START,
+    shown: 'the only trusted issuer',
+    protocols: WEB,
+  }),
+  /** Public client id for the device authorization grant, advertised to the CLI by GET /auth/config. */
+  oidcDeviceClientId: text({
+    flag: '--oidc-device-client-id',
+    arg: '<id>',
+    env: 'OIDC_DEVICE_CLIENT_ID',
+    help: 'public client id the CLI logs in with (device authorization grant)',
+    commands: START,
+    shown: 'none',
+  }),
+  adminEntitlement: list({
+    flag: '--admin-entitlement',
+    arg: '<list>',
+    env: 'ADMIN_ENTITLEMENTS',
+    help: 'comma-separated entitlements that make a registered user an administrator',
+    commands: START,
+    default: '',
+    shown: 'none',
+    field: 'adminEntitlements',
+  }),
+
+  // What a request may cost.
+  bodyLimit: integer({
+    flag: '--body-limit',
+    arg: '<bytes>',
+    env: 'BODY_LIMIT',
+    help: 'largest request body, in bytes',
+    commands: START,
+    default: '1048576',
+    field: 'bodyLimitBytes',
+    min: 1024,
+    noun: 'a number of bytes',
+  }),
+  /** 270 and 90 times the demo's c-ray schema (969 bytes, 54 values); at both limits a schema compiles in about 1 s (in a worker). */
+  maxSchemaBytes: integer({
+    flag: '--max-schema-bytes',
+    arg: '<bytes>',
+    env: 'MAX_SCHEMA_BYTES',
+    help: 'largest benchmark json_schema, in bytes of JSON',
+    commands: ['start', 'import-origin'],
+    default: String(256 * 1024),
+    min: 1024,
+    max: 64 * 1024 * 1024,
+    noun: 'a number of bytes',
+  }),
+  maxSchemaNodes: integer({
+    flag: '--max-schema-nodes',
+    arg: '<n>',
+    env: 'MAX_SCHEMA_NODES',
+    help: 'most values (object members and array elements) in a benchmark json_schema',
+    commands: ['start', 'import-origin'],
+    default: '5000',
+    min: 10,
+    max: 1_000_000,
+  }),
+  /** Per client: a burst of 1200 writes, then 20 a second (a CI job uploading a thousand results is never slowed). */
+  rateLimit: rate({
+    flag: '--rate-limit',
+    arg: '<rate>',
+    env: 'RATE_LIMIT',
+    help: 'writes (POST, PUT, DELETE) per client, as <requests>/<window>; 0: no limit',
+    commands: START,
+    default: '1200/60s',
+  }),
+  /**
+   * None: a limit per address throttles every user behind one proxy or NAT, and load tests; the work a
+   * read can cause is bounded otherwise (docs/decisions.md, "Reads are not rate limited by default").
+   */
+  readRateLimit: rate({
+    flag: '--read-rate-limit',
+    arg: '<rate>',
+    env: 'READ_RATE_LIMIT',
+    help: 'reads (GET) per client, as <requests>/<window>, e.g. 600/60s; 0: no limit',
+    commands: START,
+    default: '0',
+  }),
+  /** Shared: N processes give each client one budget, not N. */
+  rateLimitStore: choice({
+    flag: '--rate-limit-store',
+    arg: '<store>',
+    env: 'RATE_LIMIT_STORE',
+    help: 'where rate limits keep their buckets: database (shared by every process) or memory (per process)',
+    commands: START,
+    default: 'database',
+    values: ['database', 'memory'],
+  }),
+  totalsCacheSeconds: integer({
+    flag: '--totals-cache-seconds',
+    arg: '<s>',
+    env: 'TOTALS_CACHE_SECONDS',
+    help: 'how long totals of large result lists and comparisons are remembered; 0: never',
+    commands: START,
+    default: '30',
+    min: 0,
+    max: 3600,
+    noun: 'a number of seconds',
+  }),
+  /** One per core, at least 2: enough to keep the CPU and PostgreSQL busy with batches. */
+  largeBodyConcurrency: integer({
+    flag: '--large-body-concurrency',
+    arg: '<n>',
+    env: 'LARGE_BODY_CONCURRENCY',
+    help: 'requests with a body of 64 KB or more (batches) handled at once; the others wait',
+    commands: START,
+    default: perCore,
+    shown: PER_CORE,
+    min: 1,
+    max: 1000,
+  }),
+  /** Enough for anyone reporting real problems; a flood of claims cannot hide much of the catalogue. */
+  maxOpenClaims: integer({
+    flag: '--max-open-claims',
+    arg: '<n>',
+    env: 'MAX_OPEN_CLAIMS',
+    help: 'claims one user may have waiting for review at once; 0: no limit',
+    commands: START,
+    default: '50',
+    min: 0,
+    max: 1_000_000,
+  }),
+  /** 100 metrics (two indexes each): planning a list and an upload cost less than 20 benchmarks of 8 metrics did uncapped (docs/security.md, "Metric indexes"). */
+  maxMetricIndexes: integer({
+    flag: '--max-metric-indexes',
+    arg: '<n>',
+    env: 'MAX_METRIC_INDEXES',
+    help: "most indexes for sorting by benchmarks' suggested metrics, two per metric; 0: none",
+    commands: START,
+    default: '200',
+    min: 0,
+    max: 10_000,
+  }),
+  /** Elasticsearch's max_result_window: 100 pages of 100. */
+  maxPageDepth: integer({
+    flag: '--max-page-depth',
+    arg: '<n>',
+    env: 'MAX_PAGE_DEPTH',
+    help: 'how deep paging by number may reach: page × per_page at most this; cursors go deeper',
+    commands: START,
+    default: '10000',
+    min: 100,
+    max: 100_000_000,
+  }),
+  /** One per core, at least 2: each holds one connection and most of a core of PostgreSQL. */
+  expensiveListConcurrency: integer({
+    flag: '--expensive-list-concurrency',
+    arg: '<n>',
+    env: 'EXPENSIVE_LIST_CONCURRENCY',
+    help: 'expensive result lists and comparisons run at once per process; the others wait their turn',
+    commands: START,
+    default: perCore,
+    shown: PER_CORE,
+    min: 1,
+    max: 1000,
+  }),
+  /**
+   * Long enough for 32 connections of comparisons (about 0.5 s each at a million results) to be
+   * served two at a time; with the statement timeout, within the SDK's 30 s request timeout.
+   */
+  expensiveListWait: duration({
+    flag: '--expensive-list-wait',
+    arg: '<duration>',
+    env: 'EXPENSIVE_LIST_WAIT',
+    help: 'how long an expensive list waits for its turn before 503, at most --statement-timeout; 0: not at all',
+    commands: START,
+    default: '10s',
+    field: 'expensiveListWaitMs',
+  }),
+  /** One per core, at least 2: each holds a database connection of its own for as long as its client reads. */
+  exportConcurrency: integer({
+    flag: '--export-concurrency',
+    arg: '<n>',
+    env: 'EXPORT_CONCURRENCY',
+    help: 'exports streaming at once per process, each on a connection of its own; one more gets 503',
+    commands: START,
+    default: perCore,
+    shown: PER_CORE,
+    min: 1,
+    max: 1000,
+  }),
+  /** A reader must take 64 KB in this time (2 KB/s); one that stops frees its place and connection within it. */
+  exportStallTimeout: duration({
+    flag: '--export-stall-timeout',
+    arg: '<duration>',
+    env: 'EXPORT_STALL_TIMEOUT',
+    help: 'an export whose client accepts no data for this long is cut off; 0: never',
+    commands: START,
+    default: '30s',
+    field: 'exportStallTimeoutMs',
+  }),
+  /** A million results export in about a minute (docs/performance.md); a snapshot held longer holds back vacuum. */
+  exportMaxDuration: duration({
+    flag: '--export-max-duration',
+    arg: '<duration>',
+    env: 'EXPORT_MAX_DURATION',
+    help: 'the longest an export may stream before it is cut off; 0: no limit',
+    commands: START,
+    default: '60m',
+    field: 'exportMaxDurationMs',
+  }),
+
+  // The catalogue.
+  /** CONTRACT.md: tags are reviewed like the rest of the catalogue. */
+  reviewTags: bool({
+    flag: '--review-tags',
+    arg: '<bool>',
+    env: 'REVIEW_TAGS',
+    help: "tags users create wait for an administrator's review; false: approved at once",
+    commands: START,
+    default: 'true',
+  }),
+  termsVersion: text({
+    flag: '--terms-version',
+    arg: '<v>',
+    env: 'TERMS_VERSION',
+    help: 'version of the terms of use users accept at registration',
+    commands: START,
+    default: '2024-01',
+  }),
+  /** Served by the service itself from packages/server/assets/terms-of-use.md. */
+  termsUrl: url({
+    flag: '--terms-url',
+    arg: '<url>',
+    env: 'TERMS_URL',
+    help: 'where the terms of use are published',
+    commands: START,
+    default: '/terms-of-use',
+    protocols: WEB,
+    own: '/terms-of-use',
+  }),
+
+  // Logs.
+  logLevel: choice({
+    flag: '--log-level',
+    arg: '<level>',
+    env: 'LOG_LEVEL',
+    help: 'the least level logged: debug, info, warn, error or silent',
+    commands: DATABASE,
+    default: 'info',
+    values: LOG_LEVELS,
+  }),
+  /** Readable on a terminal, JSON lines for log collectors. */
+  logFormat: choice({
+    flag: '--log-format',
+    arg: '<format>',
+    env: 'LOG_FORMAT',
+    help: 'pretty (readable lines), json (one object per line) or auto: pretty on a terminal only',
+    commands: DATABASE,
+    default: 'auto',
+    values: LOG_FORMATS,
+  }),
+  /** Operators see each request at the default level. */
+  accessLog: bool({
+    flag: '--access-log',
+    arg: '<bool>',
+    env: 'ACCESS_LOG',
+    help: 'one line per request at info; false: at debug',
+    commands: START,
+    default: 'true',
+  }),
+  /** PostgreSQL's warnings, errors and fatal messages; its routine LOG lines (checkpoints, start and stop) at `info`. */
+  databaseLogLevel: choice({
+    flag: '--database-log-level',
+    arg: '<level>',
+    env: 'DATABASE_LOG_LEVEL',
+    help: "the least level of the embedded PostgreSQL's own log lines: debug, info, warn, error or silent",
+    commands: DATABASE,
+    default: 'warn',
+    values: LOG_LEVELS,
+  }),
+
+  // The demo.
+  demo: toggle({
+    flag: '--demo',
+    env: 'BENCHMARKS_DEMO',
+    help: 'embedded database, built-in OpenID provider and demo data (loopback only)',
+    commands: START,
+    default: 'false',
+    shown: 'off',
+  }),
+  /** With `demo`: the port of its OpenID provider; absent: the one it used last time, else a free one. */
+  demoIssuerPort: integer({
+    flag: '--demo-issuer-port',
+    arg: '<port>',
+    env: 'BENCHMARKS_DEMO_ISSUER_PORT',
+    help: 'with --demo: port of the built-in OpenID provider, which the tokens it prints name',
+    commands: START,
+    shown: 'the last one, else a free one',
+    min: 1,
+    max: 65535,
+  }),
+  /** With `demo`: seed the sample catalogue into a database that was never seeded (and holds no catalogue). */
+  demoSeed: bool({
+    flag: '--demo-seed',
+    arg: '<bool>',
+    env: 'BENCHMARKS_DEMO_SEED',
+    help: 'with --demo: seed the sample catalogue into a database never seeded; false: start empty',
+    commands: START,
+    default: 'true',
+  }),
+} satisfies Record<string, Setting>;
+
+export type Settings = typeof SETTINGS;
+export type SettingKey = keyof Settings;
+
+type Parsed<S> = S extends { parse(text: string): infer T } ? T : never;
+type FieldOf<K, S> = S extends { field: infer F extends string } ? F : K;
+type Defaulted<S> = S extends { default: string } ? true : false;
+
+/** The values of the settings, by field: optional where the setting has no default. */
+export type SettingValues = {
+  [K in keyof Settings as Defaulted<Settings[K]> extends true ? FieldOf<K, Settings[K]> : never]: Parsed<Settings[K]>;
+} & {
+  [K in keyof Settings as Defaulted<Settings[K]> extends true ? never : FieldOf<K, Settings[K]>]?: Parsed<Settings[K]>;
+};
+
+/** Kinds whose defaults code reads as values (counts, switches, names); the others' as the text users write. */
+const VALUE_DEFAULTS = new Set(['integer', 'workers', 'boolean', 'switch', 'choice']);
+type DefaultOf<S> = S extends { kind: 'integer' | 'workers' | 'boolean' | 'switch' | 'choice' } ? Parsed<S> : string;
+
+/** The defaults by key: numbers for counts, booleans for switches, the text a user would write for durations, rates and the rest. */
+export type Defaults = { [K in keyof Settings as Defaulted<Settings[K]> extends true ? K : never]: DefaultOf<Settings[K]> };
+
+export function defaultsOf(): Defaults {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as [SettingKey, Setting][]) {
+    if (s.default !== undefined) out[key] = VALUE_DEFAULTS.has(s.kind) ? s.parse(s.default) : s.default;
+  }
+  return out as Defaults;
+}
+
+/** What users give, by key (commander's attribute names): text from a flag or the environment. */
+export type RawSettings = Partial<Record<Exclude<SettingKey, 'demo'>, string>> & { demo?: boolean };
+
+/** The settings `command` takes, in declaration order. */
+export function settingsOf(command: CommandName): [SettingKey, Setting][] {
+  return (Object.entries(SETTINGS) as [SettingKey, Setting][]).filter(([, s]) => s.commands.includes(command));
+}
+
+/** The default as help and docs show it. */
+export function shownDefault(s: SettingBase): string {
+  return s.shown ?? (s.default === undefined || s.default === '' ? 'none' : s.default);
+}
+
+/** Parses every setting from `raw`: the given value, else the default, else absent. */
+export function readSettings(raw: RawSettings): SettingValues {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(SETTINGS) as [SettingKey, Setting][]) {
+    const field = s.field ?? key;
+    if (key === 'demo') {
+      out[field] = Boolean(raw.demo);
+      continue;
+    }
+    const given = raw[key];
+    const value = given === undefined || given === '' ? s.default : given;
+    if (value !== undefined) out[field] = s.parse(value);
+  }
+  return out as SettingValues;
+}
