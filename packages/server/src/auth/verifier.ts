@@ -22,6 +22,7 @@ import {
   type JWTVerifyGetKey,
 } from 'jose';
 import * as oidc from 'openid-client';
+import { LRUCache } from 'lru-cache';
 
 import { AppError, errors, unauthorized } from '../core/errors.ts';
 import type { Identity } from '../core/caller.ts';
@@ -94,16 +95,6 @@ interface TrustedIssuer {
   pending?: Promise<IssuerMetadata>;
 }
 
-interface CacheEntry {
-  identity: Identity;
-  expiresAt: number;
-}
-
-interface FailureEntry {
-  error: AppError;
-  expiresAt: number;
-}
-
 /** Errors from the network or from a bad HTTP answer when fetching a JWKS (as opposed to verification errors). */
 function isJwksFetchFailure(err: unknown): boolean {
   if (err instanceof TypeError) return true; // fetch failed
@@ -151,8 +142,10 @@ export class TokenVerifier {
   readonly #audience?: string;
   readonly #cacheTtlMs: number;
   readonly #clockTolerance: number;
-  readonly #cache = new Map<string, CacheEntry>();
-  readonly #failures = new Map<string, FailureEntry>();
+  /** Verified tokens' identities, each until the earlier of `cacheTtlMs` and the token's `exp`. */
+  readonly #cache: LRUCache<string, Identity>;
+  /** Opaque tokens their issuer refused, for `failureTtlMs`. */
+  readonly #failures: LRUCache<string, AppError>;
   readonly #failureTtlMs: number;
   readonly #opaqueIssuer: TrustedIssuer | null;
   readonly #inflight = new Map<string, Promise<Identity>>();
@@ -180,6 +173,8 @@ export class TokenVerifier {
     this.#cacheTtlMs = Math.max(0, options.cacheTtlMs ?? 60_000);
     this.#failureTtlMs = Math.max(0, options.failureTtlMs ?? 60_000);
     this.#clockTolerance = Math.max(0, options.clockToleranceSec ?? 30);
+    this.#cache = new LRUCache({ max: MAX_CACHE_ENTRIES, ttl: Math.max(1, this.#cacheTtlMs) });
+    this.#failures = new LRUCache({ max: MAX_CACHE_ENTRIES, ttl: Math.max(1, this.#failureTtlMs) });
     if (options.opaqueIssuer) {
       const found = this.#findIssuer(options.opaqueIssuer);
       if (!found) throw new Error(`The issuer for opaque tokens "${options.opaqueIssuer}" is not one of the trusted issuers.`);
@@ -199,7 +194,7 @@ export class TokenVerifier {
    * any provider): the rate limiter charges the others to their address before they are verified.
    */
   isVerified(token: string): boolean {
-    return (this.#cache.get(tokenKey(token.trim()))?.expiresAt ?? 0) > Date.now();
+    return this.#cache.has(tokenKey(token.trim()));
   }
 
   async verify(token: string): Promise<Identity> {
@@ -210,15 +205,9 @@ export class TokenVerifier {
     }
     const key = tokenKey(token);
     const cached = this.#cache.get(key);
-    if (cached) {
-      if (cached.expiresAt > Date.now()) return { ...cached.identity, entitlements: [...cached.identity.entitlements] };
-      this.#cache.delete(key);
-    }
+    if (cached) return { ...cached, entitlements: [...cached.entitlements] };
     const failed = this.#failures.get(key);
-    if (failed) {
-      if (failed.expiresAt > Date.now()) throw unauthorized(failed.error.code, failed.error.detail, true);
-      this.#failures.delete(key);
-    }
+    if (failed) throw unauthorized(failed.code, failed.detail, true);
     let pending = this.#inflight.get(key);
     if (!pending) {
       pending = this.#verifyUncached(token, key).finally(() => this.#inflight.delete(key));
@@ -250,21 +239,14 @@ export class TokenVerifier {
 
   #rememberFailure(key: string, error: AppError): void {
     if (this.#failureTtlMs <= 0) return;
-    this.#failures.delete(key);
-    while (this.#failures.size >= MAX_CACHE_ENTRIES) this.#failures.delete(this.#failures.keys().next().value!);
-    this.#failures.set(key, { error, expiresAt: Date.now() + this.#failureTtlMs });
+    this.#failures.set(key, error);
   }
 
   #remember(key: string, identity: Identity, exp: number | undefined): void {
     let ttl = this.#cacheTtlMs;
-    if (exp !== undefined) ttl = Math.min(ttl, exp * 1000 - Date.now());
+    if (exp !== undefined) ttl = Math.min(ttl, Math.floor(exp * 1000 - Date.now()));
     if (ttl <= 0) return;
-    while (this.#cache.size >= MAX_CACHE_ENTRIES) {
-      const oldest = this.#cache.keys().next().value;
-      if (oldest === undefined) break;
-      this.#cache.delete(oldest);
-    }
-    this.#cache.set(key, { identity, expiresAt: Date.now() + ttl });
+    this.#cache.set(key, identity, { ttl });
   }
 
   #findIssuer(iss: string): TrustedIssuer | undefined {

@@ -14,6 +14,7 @@
  * - Identical requests arriving while a comparison is computed await that computation (of any size,
  *   services/single-flight.ts); after a write, requests compute anew.
  */
+import { LRUCache } from 'lru-cache';
 import type { CompareAnswer, CompareParams } from './compare.ts';
 import { SingleFlight } from './single-flight.ts';
 
@@ -26,7 +27,7 @@ export interface CompareCacheOptions {
 type Computed = { answer: CompareAnswer; benchmarkName: string };
 
 export class CompareCache {
-  private readonly entries = new Map<string, Computed & { expires: number }>();
+  private readonly entries: LRUCache<string, Computed>;
   private generation = 0;
   /** Comparisons being computed, by key. */
   readonly computing = new SingleFlight<Computed>();
@@ -34,6 +35,7 @@ export class CompareCache {
 
   constructor(options: Partial<CompareCacheOptions> = {}) {
     this.options = { ttlMs: 30_000, minMatched: 1_000, maxEntries: 200, ...options };
+    this.entries = new LRUCache({ max: Math.max(1, this.options.maxEntries), ttl: Math.max(1, this.options.ttlMs) });
   }
 
   /** The comparison for `query`, computed by `compute` when not remembered. */
@@ -41,17 +43,14 @@ export class CompareCache {
     if (this.options.ttlMs <= 0) return compute();
     const { format: _format, ...rest } = query;
     const key = JSON.stringify(Object.entries(rest).sort(([a], [b]) => (a < b ? -1 : 1)));
-    const now = Date.now();
     const hit = this.entries.get(key);
-    if (hit && hit.expires > now) return hit;
-    if (hit) this.entries.delete(key);
+    if (hit) return hit;
     return this.computing.run(key, async () => {
       const generation = this.generation;
-      const started = Date.now();
+      const started = this.entries.perf.now();
       const computed = await compute();
       if (computed.answer.matched >= this.options.minMatched && generation === this.generation) {
-        this.entries.set(key, { ...computed, expires: started + this.options.ttlMs });
-        while (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+        this.entries.set(key, computed, { start: started });
       }
       return computed;
     });

@@ -7,6 +7,7 @@
  * what is in use.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { LRUCache } from 'lru-cache';
 import type { BenchmarkRow, FlavorRow, SiteRow, TagRow } from '../entities/index.ts';
 import { benchmarkView, flavorView, siteView, tagView } from './views.ts';
 
@@ -35,12 +36,11 @@ export interface EmbedRef {
 }
 
 export class EmbedCache {
-  private readonly entries = new Map<string, { version: string; text: string; expires: number }>();
+  private readonly entries: LRUCache<string, { version: string; text: string }>;
 
-  constructor(
-    private readonly ttlMs = 60_000,
-    private readonly maxEntries = 5_000,
-  ) {}
+  constructor(ttlMs = 60_000, maxEntries = 5_000) {
+    this.entries = new LRUCache({ max: maxEntries, ttl: ttlMs });
+  }
 
   /**
    * The JSON text of each reference, reading the rows not remembered at their version. A row deleted
@@ -49,12 +49,11 @@ export class EmbedCache {
   async texts(em: EntityManager, refs: Iterable<EmbedRef>): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     const missing = new Map<EmbedKind, Set<string>>();
-    const now = Date.now();
     for (const ref of refs) {
       const key = `${ref.kind}:${ref.id}`;
       if (out.has(key)) continue;
       const hit = this.entries.get(key);
-      if (hit && hit.version === ref.version && hit.expires > now) {
+      if (hit && hit.version === ref.version) {
         out.set(key, hit.text);
       } else {
         if (!missing.has(ref.kind)) missing.set(ref.kind, new Set());
@@ -74,10 +73,8 @@ export class EmbedCache {
     );
     for (const { key, version, text } of read.flat()) {
       out.set(key, text);
-      this.entries.delete(key);
-      this.entries.set(key, { version, text, expires: now + this.ttlMs });
+      this.entries.set(key, { version, text });
     }
-    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     return out;
   }
 

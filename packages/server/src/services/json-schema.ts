@@ -6,6 +6,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import addFormatsModule from 'ajv-formats';
+import { LRUCache } from 'lru-cache';
 import type { ErrorDetail } from '../core/errors.ts';
 
 // Both packages are CommonJS modules whose `module.exports` is the function itself, with a `default`
@@ -201,8 +202,7 @@ export function loadValidator(script: Script): ResultValidator {
   return reporting(runScript(script));
 }
 
-const cache = new Map<string, ResultValidator>();
-const CACHE_LIMIT = 1000;
+const cache = new LRUCache<string, ResultValidator>({ max: 1000 });
 
 /**
  * The validator of a benchmark's results, compiled on the calling thread once per (benchmark,
@@ -213,7 +213,6 @@ export function resultValidator(benchmarkId: string, schema: unknown): ResultVal
   let validator = cache.get(key);
   if (validator) return validator;
   validator = reporting(newAjv(draftOf(schema) ?? '2020-12', { validateSchema: true }).compile(schema as AnySchema));
-  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   cache.set(key, validator);
   return validator;
 }

@@ -5,6 +5,7 @@
  * header (http/warnings.ts) name the path and the nearest described one.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { LRUCache } from 'lru-cache';
 import type { Static } from '@sinclair/typebox';
 import { UNDESCRIBED_PATH, type Warning } from '@benchmarks/sdk/contract/warnings';
 import { parseFilters } from './json-filter.ts';
@@ -32,7 +33,7 @@ const MAX_SCHEMAS = 256;
  * primary key; the schema itself is read only when its version is new to this process.
  */
 export class SchemaPathsCache {
-  private readonly entries = new Map<string, { version: string; paths: DescribedPaths }>();
+  private readonly entries = new LRUCache<string, { version: string; paths: DescribedPaths }>({ max: MAX_SCHEMAS });
 
   /** The benchmark's described paths; null when there is no such benchmark. */
   async of(em: EntityManager, benchmarkId: string): Promise<DescribedPaths | null> {
@@ -42,11 +43,8 @@ export class SchemaPathsCache {
       [known?.version ?? '', benchmarkId],
     );
     if (!row) return null;
-    this.entries.delete(benchmarkId);
     const paths = known && known.version === row.version ? known.paths : new DescribedPaths(row.json_schema);
-    // Least recently used first in the Map's order.
     this.entries.set(benchmarkId, { version: row.version, paths });
-    if (this.entries.size > MAX_SCHEMAS) this.entries.delete(this.entries.keys().next().value!);
     return paths;
   }
 }

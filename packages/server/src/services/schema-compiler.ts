@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { LRUCache } from 'lru-cache';
 import { AppError, errors, type ErrorDetail } from '../core/errors.ts';
 import { countNodes, loadValidator, validatorScript, type ResultValidator } from './json-schema.ts';
 import type { SchemaAnswer, SchemaJob } from './schema-worker.ts';
@@ -85,10 +86,13 @@ export class SchemaCompiler {
   readonly #checks: Job[] = [];
   #nextId = 1;
   #closed = false;
-  readonly #validators = new Map<string, Cached>();
-  #cachedBytes = 0;
+  readonly #validators = new LRUCache<string, Cached>({
+    max: VALIDATOR_CACHE_ENTRIES,
+    maxSize: VALIDATOR_CACHE_BYTES,
+    sizeCalculation: (entry) => Math.max(1, entry.bytes),
+  });
   readonly #compiling = new Map<string, Promise<ResultValidator>>();
-  readonly #failures = new Map<string, { error: unknown; until: number }>();
+  readonly #failures = new LRUCache<string, { error: unknown }>({ max: VALIDATOR_CACHE_ENTRIES, ttl: FAILURE_TTL_MS });
   readonly #keys = new WeakMap<object, string>();
 
   constructor(options: SchemaCompilerOptions) {
@@ -159,14 +163,9 @@ export class SchemaCompiler {
   validator(schema: unknown): Promise<ResultValidator> {
     const key = this.#keyOf(schema);
     const cached = this.#validators.get(key);
-    if (cached) {
-      // Least recently used first in the Map's order.
-      this.#validators.delete(key);
-      this.#validators.set(key, cached);
-      return Promise.resolve(cached.validator);
-    }
+    if (cached) return Promise.resolve(cached.validator);
     const failed = this.#failures.get(key);
-    if (failed && failed.until > Date.now()) return Promise.reject(failed.error);
+    if (failed) return Promise.reject(failed.error);
     let compiling = this.#compiling.get(key);
     if (!compiling) {
       compiling = this.#compile(key, JSON.stringify(schema)).finally(() => this.#compiling.delete(key));
@@ -191,20 +190,12 @@ export class SchemaCompiler {
       if ('error' in answer) throw new SchemaNotCompiled(answer.error);
     } catch (err) {
       if (!(err instanceof SchemaNotCompiled)) throw err;
-      this.#failures.set(key, { error: err, until: Date.now() + FAILURE_TTL_MS });
-      while (this.#failures.size > VALIDATOR_CACHE_ENTRIES) this.#failures.delete(this.#failures.keys().next().value!);
+      this.#failures.set(key, { error: err });
       throw err;
     }
     if (!('source' in answer)) throw new Error('the schema worker answered a code job without code');
     const validator = loadValidator(validatorScript(answer.source, answer.cache));
     this.#validators.set(key, { validator, bytes: answer.source.length });
-    this.#cachedBytes += answer.source.length;
-    for (const [oldest, entry] of this.#validators) {
-      if (this.#validators.size <= VALIDATOR_CACHE_ENTRIES && this.#cachedBytes <= VALIDATOR_CACHE_BYTES) break;
-      if (oldest === key) break;
-      this.#validators.delete(oldest);
-      this.#cachedBytes -= entry.bytes;
-    }
     return validator;
   }
 

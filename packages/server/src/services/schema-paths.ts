@@ -13,6 +13,7 @@
  * Everything is bounded (nodes indexed, nodes one step stands for, leaf paths listed), whatever the
  * schema: a schema of 5,000 values is walked in milliseconds, and a recursive one ends.
  */
+import { LRUCache } from 'lru-cache';
 import { MAX_PATH_SEGMENTS } from './json-path.ts';
 
 type Node = Record<string, unknown>;
@@ -62,7 +63,7 @@ export class DescribedPaths {
   readonly #ids = new Map<string, Node>();
   readonly #anchors = new Map<string, Node>();
   readonly #patterns = new Map<string, RegExp | null>();
-  readonly #suggestions = new Map<string, string[] | null>();
+  readonly #suggestions = new LRUCache<string, { found: string[] | null }>({ max: MAX_REMEMBERED });
   #leaves: LeafSegment[][] | undefined;
 
   constructor(schema: unknown) {
@@ -94,10 +95,10 @@ export class DescribedPaths {
    */
   suggest(path: readonly string[]): string[] | null {
     const key = path.join('.');
-    if (this.#suggestions.has(key)) return this.#suggestions.get(key)!;
+    const known = this.#suggestions.get(key);
+    if (known) return known.found;
     const found = this.#nearest(path);
-    if (this.#suggestions.size >= MAX_REMEMBERED) this.#suggestions.delete(this.#suggestions.keys().next().value!);
-    this.#suggestions.set(key, found);
+    this.#suggestions.set(key, { found });
     return found;
   }
 

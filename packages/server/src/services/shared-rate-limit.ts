@@ -17,6 +17,7 @@
  *
  * When the database cannot be reached, each process keeps limiting on its own and reports later.
  */
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../core/logger.ts';
 import { RateLimiter, type RateDecision, type RateLimit } from '../core/rate-limit.ts';
 
@@ -63,15 +64,14 @@ export class SharedRateLimiter extends RateLimiter {
     private readonly syncMs = RATE_SYNC_MS,
   ) {
     super(limit);
+    this.#learned = new LRUCache({ max: MAX_LEARNED, ttl: Math.max(1, syncMs) });
   }
 
-  /** When this process last learned each client's shared bucket. */
-  #learned = new Map<string, number>();
+  /** The clients whose shared bucket this process learned within the last `syncMs`. */
+  readonly #learned: LRUCache<string, true>;
 
   override charge(client: string): RateDecision | Promise<RateDecision> {
-    const learned = this.#learned.get(client);
-    const now = Date.now();
-    if (this.#closed || now < this.#storeDownUntil || (learned !== undefined && now - learned < this.syncMs)) return this.take(client);
+    if (this.#closed || Date.now() < this.#storeDownUntil || this.#learned.has(client)) return this.take(client);
     return this.#learn(client).then(
       () => this.take(client),
       () => this.take(client),
@@ -81,8 +81,7 @@ export class SharedRateLimiter extends RateLimiter {
   /** Reports (and so reads) `client`'s shared bucket, after any report already on its way. */
   async #learn(client: string): Promise<void> {
     await this.#syncing;
-    const learned = this.#learned.get(client);
-    if (learned !== undefined && Date.now() - learned < this.syncMs) return; // learned meanwhile
+    if (this.#learned.has(client)) return; // learned meanwhile
     if (!this.#pending.has(client)) this.#pending.set(client, 0);
     await this.sync();
   }
@@ -127,13 +126,10 @@ export class SharedRateLimiter extends RateLimiter {
         max,
       ]);
       // What is left everywhere, less what was taken here while the statement ran.
-      const now = Date.now();
       for (const row of rows) {
         this.adopt(row.client, Number(row.tokens) - (this.#pending.get(row.client) ?? 0));
-        this.#learned.delete(row.client);
-        this.#learned.set(row.client, now);
+        this.#learned.set(row.client, true);
       }
-      while (this.#learned.size > MAX_LEARNED) this.#learned.delete(this.#learned.keys().next().value!);
       if (Date.now() - this.#lastSweep > SWEEP_EVERY_MS) {
         this.#lastSweep = Date.now();
         await this.query(SWEEP_SQL, [this.name, windowMs]);

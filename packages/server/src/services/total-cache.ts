@@ -14,20 +14,22 @@
  *   services/single-flight.ts); after a write, they count anew.
  * (docs/querying.md, "Totals")
  */
+import { LRUCache } from 'lru-cache';
 import { SingleFlight } from './single-flight.ts';
 
 export interface TotalCacheOptions {
   ttlMs: number;
   minTotal: number;
   maxEntries: number;
-  /** The clock, in ms (default Date.now; tests pass their own). */
+  /** The clock, in ms, above 0 (default performance.now; tests pass their own). */
   now?: () => number;
 }
 
 export const TOTAL_CACHE_DEFAULTS: TotalCacheOptions = { ttlMs: 30_000, minTotal: 1_000, maxEntries: 1_000 };
 
 export class TotalCache {
-  private readonly entries = new Map<string, { total: number; refresh: number; expires: number }>();
+  /** Each total, with the time from which it is counted again in the background. */
+  private readonly entries: LRUCache<string, { total: number; refresh: number }>;
   private readonly refreshing = new Set<string>();
   private generation = 0;
   /** Totals being counted on a miss, by key. */
@@ -37,7 +39,13 @@ export class TotalCache {
 
   constructor(options: Partial<TotalCacheOptions> = {}) {
     this.options = { ...TOTAL_CACHE_DEFAULTS, ...options };
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now ?? (() => performance.now());
+    this.entries = new LRUCache({
+      max: Math.max(1, this.options.maxEntries),
+      ttl: Math.max(1, this.options.ttlMs),
+      perf: { now: this.#now },
+      ttlResolution: 0,
+    });
   }
 
   /** The total for this statement and its values, computed by `count` when not remembered. */
@@ -46,10 +54,7 @@ export class TotalCache {
     const key = `${sql}\u0000${JSON.stringify(params)}`;
     const now = this.#now();
     const hit = this.entries.get(key);
-    if (hit && hit.expires > now) {
-      // Least recently used last: Map keeps insertion order.
-      this.entries.delete(key);
-      this.entries.set(key, hit);
+    if (hit) {
       if (hit.refresh <= now && !this.refreshing.has(key)) {
         this.refreshing.add(key);
         void this.count(key, count)
@@ -58,7 +63,6 @@ export class TotalCache {
       }
       return hit.total;
     }
-    if (hit) this.entries.delete(key);
     return this.counting.run(key, () => this.count(key, count));
   }
 
@@ -67,9 +71,7 @@ export class TotalCache {
     const started = this.#now();
     const total = await count();
     if (total >= this.options.minTotal && generation === this.generation) {
-      this.entries.delete(key);
-      this.entries.set(key, { total, refresh: started + this.options.ttlMs / 2, expires: started + this.options.ttlMs });
-      while (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(key, { total, refresh: started + this.options.ttlMs / 2 }, { start: started });
     }
     return total;
   }

@@ -6,6 +6,7 @@
  * read again.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { LRUCache } from 'lru-cache';
 import type { BenchmarkRow, FlavorRow, SiteRow, TagRow } from '../entities/index.ts';
 import { AppError } from '../core/errors.ts';
 import type { SchemaCompiler } from './schema-compiler.ts';
@@ -49,20 +50,19 @@ export function targetKey(benchmarkId: string, flavorId: string, tagIds: readonl
  * thread, then cached).
  */
 export class UploadTargets {
-  private readonly entries = new Map<string, { target: UploadTarget; expires: number }>();
+  private readonly entries: LRUCache<string, UploadTarget>;
   constructor(
     readonly validators: SchemaCompiler,
-    private readonly ttlMs = 60_000,
-    private readonly maxEntries = 1_000,
-  ) {}
+    ttlMs = 60_000,
+    maxEntries = 1_000,
+  ) {
+    this.entries = new LRUCache({ max: maxEntries, ttl: ttlMs });
+  }
   get(key: string): UploadTarget | undefined {
-    const hit = this.entries.get(key);
-    return hit && hit.expires > Date.now() ? hit.target : undefined;
+    return this.entries.get(key);
   }
   set(key: string, target: UploadTarget): void {
-    this.entries.delete(key);
-    this.entries.set(key, { target, expires: Date.now() + this.ttlMs });
-    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, target);
   }
   forget(key: string): void {
     this.entries.delete(key);

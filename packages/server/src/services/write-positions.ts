@@ -6,31 +6,24 @@
  * position is forgotten after `ttlMs` (the replicas' lag bound): by then every replica in use has
  * replayed it.
  */
-export class WritePositions {
-  readonly #positions = new Map<string, { lsn: bigint; at: number }>();
+import { LRUCache } from 'lru-cache';
 
-  constructor(
-    private readonly ttlMs: number,
-    private readonly maxEntries = 100_000,
-  ) {}
+export class WritePositions {
+  readonly #positions: LRUCache<string, bigint>;
+
+  constructor(ttlMs: number, maxEntries = 100_000) {
+    this.#positions = new LRUCache({ max: maxEntries, ttl: Math.max(1, ttlMs) });
+  }
 
   /** `identity` (`iss sub`) wrote; the primary was at `lsn` after it. */
   record(identity: string, lsn: bigint): void {
     const known = this.#positions.get(identity);
-    this.#positions.delete(identity);
-    this.#positions.set(identity, { lsn: known && known.lsn > lsn ? known.lsn : lsn, at: Date.now() });
-    while (this.#positions.size > this.maxEntries) this.#positions.delete(this.#positions.keys().next().value!);
+    this.#positions.set(identity, known !== undefined && known > lsn ? known : lsn);
   }
 
   /** The position a replica must have replayed for `identity` to read there; null: any will do. */
   required(identity: string): bigint | null {
-    const known = this.#positions.get(identity);
-    if (!known) return null;
-    if (Date.now() - known.at > this.ttlMs) {
-      this.#positions.delete(identity);
-      return null;
-    }
-    return known.lsn;
+    return this.#positions.get(identity, { updateAgeOnGet: false }) ?? null;
   }
 
   get size(): number {
