@@ -3,40 +3,23 @@
  * (draft 2020-12 unless `$schema` names another; unknown keywords such as suggestToUser allowed).
  */
 import type { Client } from '@benchmarks/sdk';
+import type { AnySchema, ValidateFunction } from 'ajv';
 import type { Prepared } from './items.ts';
 import { itemReport, type ItemReport } from './report.ts';
 
 export type Check = (json: unknown) => string[] | null;
 
-const DRAFTS: Record<string, '2020-12' | '2019-09' | 'draft-07' | 'draft-06'> = {
-  'https://json-schema.org/draft/2020-12/schema': '2020-12',
-  'https://json-schema.org/draft/2019-09/schema': '2019-09',
-  'http://json-schema.org/draft-07/schema': 'draft-07',
-  'http://json-schema.org/draft-06/schema': 'draft-06',
-};
+/**
+ * The validator of a benchmark's schema, from the factory the server uses (@benchmarks/sdk/json-schema):
+ * the same drafts, formats and settings, `inlineRefs: false` among them. Loaded when first needed.
+ */
+export async function compileSchema(schema: unknown): Promise<ValidateFunction> {
+  const { createAjv, draftOf } = await import('@benchmarks/sdk/json-schema');
+  return createAjv(draftOf(schema) ?? '2020-12', { validateSchema: false }).compile(schema as AnySchema);
+}
 
 async function compile(schema: unknown): Promise<Check> {
-  const [{ Ajv }, { Ajv2019 }, { Ajv2020 }, formats] = await Promise.all([
-    import('ajv'),
-    import('ajv/dist/2019.js'),
-    import('ajv/dist/2020.js'),
-    import('ajv-formats'),
-  ]);
-  const addFormats = ((formats as { default?: unknown }).default ?? formats) as (ajv: InstanceType<typeof Ajv>) => unknown;
-  const declared = schema && typeof schema === 'object' ? (schema as { $schema?: unknown }).$schema : undefined;
-  const draft = typeof declared === 'string' ? (DRAFTS[declared.replace(/#$/, '')] ?? '2020-12') : '2020-12';
-  const options = { strict: false, allErrors: true, validateFormats: true } as const;
-  let ajv: InstanceType<typeof Ajv>;
-  if (draft === '2020-12') ajv = new Ajv2020(options) as unknown as InstanceType<typeof Ajv>;
-  else if (draft === '2019-09') ajv = new Ajv2019(options) as unknown as InstanceType<typeof Ajv>;
-  else {
-    ajv = new Ajv(options);
-    // Imported, not required by path, so that the bundled CLI carries it.
-    if (draft === 'draft-06')
-      ajv.addMetaSchema((await import('ajv/dist/refs/json-schema-draft-06.json', { with: { type: 'json' } })).default);
-  }
-  addFormats(ajv);
-  const validate = ajv.compile(schema as object | boolean);
+  const validate = await compileSchema(schema);
   return (json) => {
     if (validate(json)) return null;
     return (validate.errors ?? []).slice(0, 20).map((e) => {

@@ -1,72 +1,23 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Script } from 'node:vm';
-import { Ajv, type AnySchema, type ErrorObject, type ValidateFunction } from 'ajv';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { type AnyAjv, createAjv, type Draft, draftOf, SUPPORTED_DRAFTS } from '@benchmarks/sdk/json-schema';
+import type { AnySchema, ErrorObject, ValidateFunction } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
-import addFormatsModule from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
 import type { ErrorDetail } from '../core/errors.ts';
 
-// Both packages are CommonJS modules whose `module.exports` is the function itself, with a `default`
-// property naming it again: TypeScript types the default import as that module, so take `.default`.
-const addFormats = addFormatsModule.default;
+// A CommonJS module whose `module.exports` is the function itself, with a `default` property naming
+// it again: TypeScript types the default import as that module, so take `.default`.
 const standaloneCode = standaloneModule.default;
+/** Loads the runtime modules of ajv that standalone validator code names (`ajv/dist/runtime/…`). */
 const require = createRequire(import.meta.url);
-const draft06 = require('ajv/dist/refs/json-schema-draft-06.json') as Record<string, unknown>;
 
 /** The most violations reported for one result: enough to fix a document, bounded against abuse. */
 export const MAX_REPORTED_ERRORS = 50;
 
-type Draft = '2020-12' | '2019-09' | 'draft-07' | 'draft-06';
-
-/** A validator instance of any supported draft (each class extends ajv's core). */
-type AnyAjv = Ajv | Ajv2019 | Ajv2020;
-
-const DRAFTS: Record<string, Draft> = {
-  'https://json-schema.org/draft/2020-12/schema': '2020-12',
-  'https://json-schema.org/draft/2019-09/schema': '2019-09',
-  'http://json-schema.org/draft-07/schema': 'draft-07',
-  'http://json-schema.org/draft-06/schema': 'draft-06',
-};
-
-export const SUPPORTED_DRAFTS = Object.keys(DRAFTS);
-
-/** The draft a schema names in `$schema` (2020-12 when it names none), or null when unsupported. */
-export function draftOf(schema: unknown): Draft | null {
-  if (typeof schema === 'boolean' || !schema || typeof schema !== 'object') return '2020-12';
-  const declared = (schema as { $schema?: unknown }).$schema;
-  if (declared === undefined) return '2020-12';
-  if (typeof declared !== 'string') return null;
-  return DRAFTS[declared.replace(/#$/, '')] ?? null;
-}
-
-/**
- * A new validator instance for one schema: schemas of different benchmarks may share an `$id`, and
- * unknown annotation keywords (such as `suggestToUser`) are allowed (strict off). A referenced
- * schema is compiled once and called (`inlineRefs: false`): inlined at each reference, a 12 KB
- * schema referring 200 times to a definition of 200 properties took 18 s and 940 MB to compile.
- */
-function newAjv(draft: Draft, options: { validateSchema: boolean; standalone?: boolean }): AnyAjv {
-  const settings = {
-    strict: false,
-    allErrors: true,
-    validateFormats: true,
-    validateSchema: options.validateSchema,
-    inlineRefs: false,
-    code: { source: options.standalone ?? false },
-  } as const;
-  let ajv: AnyAjv;
-  if (draft === '2020-12') ajv = new Ajv2020(settings);
-  else if (draft === '2019-09') ajv = new Ajv2019(settings);
-  else {
-    ajv = new Ajv(settings);
-    if (draft === 'draft-06') ajv.addMetaSchema(draft06);
-  }
-  addFormats(ajv);
-  return ajv;
-}
+// Validator instances come from the one factory the CLI's `--dry-run` uses too
+// (@benchmarks/sdk/json-schema, `createAjv`): a new instance per schema, `inlineRefs: false`.
 
 /** One instance per draft checks schemas against the meta-schema, which it compiles only once. */
 const metaCheckers = new Map<Draft, AnyAjv>();
@@ -75,7 +26,7 @@ const metaCheckers = new Map<Draft, AnyAjv>();
 function metaSchemaProblems(schema: unknown, draft: Draft): ErrorDetail[] | null {
   let ajv = metaCheckers.get(draft);
   if (!ajv) {
-    ajv = newAjv(draft, { validateSchema: true });
+    ajv = createAjv(draft, { validateSchema: true });
     metaCheckers.set(draft, ajv);
   }
   if (ajv.validateSchema(schema as AnySchema)) return null;
@@ -113,7 +64,7 @@ export function checkJsonSchema(schema: unknown): ErrorDetail[] | null {
   const problems = metaSchemaProblems(schema, draft);
   if (problems) return problems;
   try {
-    newAjv(draft, { validateSchema: false }).compile(schema as AnySchema);
+    createAjv(draft, { validateSchema: false }).compile(schema as AnySchema);
   } catch (err) {
     return [{ in: 'body', path: '/json_schema', message: `does not compile: ${(err as Error).message}` }];
   }
@@ -162,7 +113,7 @@ export function validatorSource(schema: unknown): string {
   if (!draft) throw new Error(`unsupported $schema; use one of ${SUPPORTED_DRAFTS.join(', ')}`);
   const problems = metaSchemaProblems(schema, draft);
   if (problems) throw new Error(problems.map((p) => `${p.path}: ${p.message}`).join('; '));
-  const ajv = newAjv(draft, { validateSchema: false, standalone: true });
+  const ajv = createAjv(draft, { validateSchema: false, standalone: true });
   const code = standaloneCode(ajv, ajv.compile(schema as AnySchema));
   const functions = [...code.matchAll(/function (validate\d+)\(/g)].map((m) => m[1]);
   return `(function (require, module) {${code}\nmodule.exports.functions = [${functions.join(', ')}];\n})`;
@@ -212,7 +163,7 @@ export function resultValidator(benchmarkId: string, schema: unknown): ResultVal
   const key = `${benchmarkId}:${createHash('sha256').update(JSON.stringify(schema)).digest('base64url')}`;
   let validator = cache.get(key);
   if (validator) return validator;
-  validator = reporting(newAjv(draftOf(schema) ?? '2020-12', { validateSchema: true }).compile(schema as AnySchema));
+  validator = reporting(createAjv(draftOf(schema) ?? '2020-12', { validateSchema: true }).compile(schema as AnySchema));
   cache.set(key, validator);
   return validator;
 }

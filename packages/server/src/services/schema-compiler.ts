@@ -66,15 +66,23 @@ const VALIDATOR_CACHE_BYTES = 64 * 1024 * 1024;
 /** How long a schema that failed to compile is not tried again (each upload would pay its cost). */
 const FAILURE_TTL_MS = 60_000;
 
+/** Resolves workspace packages (`@benchmarks/sdk/…`) to their sources, as scripts/dev/source-condition.js. */
+const SOURCE_CONDITION_HOOK = `export async function resolve(specifier, context, next) {
+  const conditions = context.conditions.includes('@benchmarks/source') ? context.conditions : [...context.conditions, '@benchmarks/source'];
+  return next(specifier, { ...context, conditions });
+}`;
+
 /** The worker's module: TypeScript when the server runs from its sources (tsx), JavaScript from dist. */
 function startWorker(heapMb: number): Worker {
   const fromSources = import.meta.url.endsWith('.ts');
   const url = new URL(`./schema-worker.${fromSources ? 'ts' : 'js'}`, import.meta.url);
   const resourceLimits = { maxOldGenerationSizeMb: heapMb };
   if (!fromSources) return new Worker(url, { resourceLimits });
-  // On Node 20, tsx's hooks registered by `--import` do not reach worker threads: register them there.
+  // On Node 20, the hooks registered by `--import` do not reach worker threads: register them there,
+  // tsx's and the one that resolves workspace packages to their sources (scripts/dev/register.js).
   const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => api.register()).then(() => import(${JSON.stringify(url.href)}))`;
+  const sourceCondition = `data:text/javascript,${encodeURIComponent(SOURCE_CONDITION_HOOK)}`;
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => api.register()).then(() => import('node:module')).then((m) => m.register(${JSON.stringify(sourceCondition)})).then(() => import(${JSON.stringify(url.href)}))`;
   return new Worker(bootstrap, { eval: true, resourceLimits });
 }
 
