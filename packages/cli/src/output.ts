@@ -3,6 +3,7 @@
  * value a line, for streams), CSV with a header (for spreadsheets). Lists print an array in JSON;
  * one item prints an object.
  */
+import { csvField as sharedCsvField, csvText } from '@benchmarks/sdk/csv';
 import type { OutputFormat } from './config.ts';
 import { renderTable, text, type Column, type TableLayout } from './table.ts';
 
@@ -15,22 +16,18 @@ export function renderRecord<T>(item: T, columns: readonly Column<T>[]): string 
 }
 
 /**
- * Cells a spreadsheet would run as a formula (CSV injection, OWASP): text starting with `=`, `+`,
- * `-`, `@`, a tab or a carriage return gets a leading `'`, which spreadsheets show as text. Typed
- * numbers are left as they are: `-3` is read as a number, never as a formula, and stays one.
+ * A cell as CSV text, through the service's one CSV rule (@benchmarks/sdk/csv): text a spreadsheet
+ * would run as a formula (CSV injection, OWASP: a leading `=`, `+`, `-`, `@`, tab or carriage
+ * return) gets a leading `'`; typed numbers are left as they are (`-3` stays a number).
  */
-const FORMULA_START = /^[=+\-@\t\r]/;
-
 export function csvCell(value: unknown): string {
   const s = text(value);
-  if (typeof value === 'number') return s;
-  return FORMULA_START.test(s) ? `'${s}` : s;
+  return typeof value === 'number' ? s : csvText(s);
 }
 
-/** RFC 4180: quote a field holding a comma, a quote or a line break, doubling quotes (after the formula guard). */
+/** RFC 4180: a field holding a comma, a quote or a line break is quoted, quotes doubled (after the formula guard). */
 export function csvField(value: unknown): string {
-  const s = csvCell(value);
-  return /[",\r\n]/.test(s) || /^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  return sharedCsvField(csvCell(value));
 }
 
 /** One CSV record, with its line break. */

@@ -5,7 +5,7 @@
  * return) are prefixed with `'`, so opening the file never runs anything.
  */
 import type { CompareAnswer, CompareGroupAnswer } from './compare.ts';
-import { csvField, csvText as text, type CsvCell as Cell } from './csv.ts';
+import { csvField, csvText as text, type CsvCell as Cell } from '@benchmarks/sdk/csv';
 
 const COLUMNS: [string, (g: CompareGroupAnswer) => Cell][] = [
   ['site_name', (g) => text(g.site.name)],

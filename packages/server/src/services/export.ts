@@ -21,7 +21,7 @@ import type { Static } from '@sinclair/typebox';
 import { EXPORT_FIELDS, type ExportQuery } from '@benchmarks/sdk/contract/export';
 import { AppError, errors } from '../core/errors.ts';
 import { numbered } from '../db/bound-driver.ts';
-import { csvField, csvText, type CsvCell } from './csv.ts';
+import { csvField, csvText, type CsvCell } from '@benchmarks/sdk/csv';
 import type { EmbedCache } from './embeds.ts';
 import { formatTimestamp } from './format.ts';
 import { prefixedJsonPath } from './json-path.ts';

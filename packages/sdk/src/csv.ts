@@ -1,6 +1,6 @@
 /**
- * CSV cells of the service's CSV answers (RFC 4180: fields with a comma, a quote or a line break
- * quoted, quotes doubled). User text that a spreadsheet would read as a formula (a leading `=`,
+ * CSV cells, one rule for the service's CSV answers (exports, comparisons) and the CLI's
+ * `--output csv` (RFC 4180: fields with a comma, a quote or a line break quoted, quotes doubled). User text that a spreadsheet would read as a formula (a leading `=`,
  * `+`, `-`, `@`, tab or carriage return; OWASP's CSV injection list) is prefixed with `'`, so
  * opening the file never runs anything. Numbers are never prefixed: `-3` stays a number.
  */
