@@ -54,14 +54,14 @@ test.after(async () => {
   await releaseTestDatabase();
 });
 
-/** The sessions open on the test database, by application_name (this query's own excluded). */
-async function sessions(): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'lifecycle-test' });
+/** The sessions open on a database of the test cluster (default: the test database), by application_name (this query's own excluded). */
+async function sessions(url = databaseUrl): Promise<string[]> {
+  const client = new pg.Client({ connectionString: url, application_name: 'lifecycle-test' });
   await client.connect();
   try {
     const { rows } = await client.query<{ name: string }>(
       'select application_name as name from pg_stat_activity where datname = $1 and pid <> pg_backend_pid() order by 1',
-      [databaseName],
+      [new URL(url).pathname.slice(1)],
     );
     return rows.map((r) => r.name);
   } finally {
@@ -70,11 +70,11 @@ async function sessions(): Promise<string[]> {
 }
 
 /** The session count once it settles at `expected` (a backend leaves pg_stat_activity shortly after its client ends). */
-async function sessionsSettled(expected: number): Promise<string[]> {
-  let now = await sessions();
+async function sessionsSettled(expected: number, url = databaseUrl): Promise<string[]> {
+  let now = await sessions(url);
   for (let i = 0; i < 30 && now.length !== expected; i++) {
     await new Promise((r) => setTimeout(r, 100));
-    now = await sessions();
+    now = await sessions(url);
   }
   return now;
 }
@@ -108,6 +108,13 @@ function occupyPort(): Promise<{ server: Server; port: number }> {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => resolve({ server, port: (server.address() as { port: number }).port }));
   });
+}
+
+/** A port nothing listens on (one that was free a moment ago). */
+async function closedPort(): Promise<number> {
+  const { server, port } = await occupyPort();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 function config(raw: RawConfig) {
@@ -167,6 +174,41 @@ test('DisposalStack: a release that fails does not skip the others; every failur
 
 // A start that fails leaves nothing open.
 
+test('a start whose database refuses connections opens nothing and leaves nothing', async () => {
+  const before = handles();
+  const port = await closedPort();
+  const logger = recorder();
+  const failure = await startServer(config({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/none`, databaseConnectTimeout: '1s' }), {
+    logger,
+  }).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  assert.instance(failure, ConfigurationError);
+  assert.match((failure as Error).message, /^Cannot reach the database at postgres:\/\/postgres@127\.0\.0\.1:\d+\/none within 1s/);
+  assert.equal(logger.released(), []);
+  assert.equal(await handlesSettled(before), before);
+});
+
+test('--no-migrate with migrations pending: the start fails and releases the pool it had opened', async () => {
+  const unmigrated = await createTestDatabase('unmigrated');
+  try {
+    const before = handles();
+    const logger = recorder();
+    const failure = await startServer(config({ databaseUrl: unmigrated, migrate: 'false', migrationTimeout: '1s' }), { logger }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    assert.instance(failure, ConfigurationError);
+    assert.match((failure as Error).message, /migrations are not applied to the database at .* this process must not apply them/);
+    assert.equal(logger.released(), ['database pool']);
+    assert.equal(await sessionsSettled(0, unmigrated), []);
+    assert.equal(await handlesSettled(before), before);
+  } finally {
+    await releaseTestDatabase();
+  }
+});
+
 test('a start that fails on a port in use releases every resource it had opened, last first', async () => {
   const before = { sessions: await sessionsSettled(0), handles: handles() };
   const { server: occupant, port } = await occupyPort();
@@ -197,9 +239,8 @@ test('a start that fails on a port in use releases every resource it had opened,
 });
 
 test('a start that fails after the migrations (a read replica unreachable) releases what it had opened', async () => {
-  const { server: closed, port } = await occupyPort();
-  await new Promise((resolve) => closed.close(resolve));
   const before = { sessions: await sessionsSettled(0), handles: handles() };
+  const port = await closedPort();
   const logger = recorder();
   const unreachable = `postgres://postgres@127.0.0.1:${port}/replica`;
   const failure = await startServer(config({ databaseReadUrl: unreachable, databaseConnectTimeout: '1s' }), { logger }).then(
@@ -260,6 +301,9 @@ test('stop releases everything in reverse order even when one release fails, and
   });
   const ready = await fetch(`${server.url}/api/v1/ready`);
   assert.is(ready.status, 200, 'the control connection is open');
+  // A schema worker thread runs once a schema is checked; the stop terminates it.
+  assert.equal(await server.context.schemas.check({ type: 'object' }), null);
+  assert.ok(server.context.schemas.threads >= 1, 'a schema worker thread runs');
   const open = await sessions();
   assert.ok(open.includes('benchmarks-server listener') && open.includes('benchmarks-server control'), open.join());
   // The release of the control connection closes it, then fails: the releases after it still run.
@@ -293,6 +337,7 @@ test('stop releases everything in reverse order even when one release fails, and
     'onClose',
   ]);
   assert.ok(closedCaller, "the caller's own resource was released last");
+  assert.is(server.context.schemas.threads, 0, 'no schema worker thread left');
   assert.is(server.close(), server.close(), 'a second stop is the same');
   assert.equal(await sessionsSettled(0), before);
   assert.equal(await handlesSettled(handlesBefore), handlesBefore);
