@@ -187,7 +187,11 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
   let orm: MikroORM;
   let demo: RunningDemo | undefined;
   let clean = true;
-  let port: number;
+  const failedStart = async (err: unknown) => {
+    stopping = true;
+    await stack.dispose().catch((e) => logger.error('the failed start did not release everything', { error: (e as Error).message }));
+    throw err;
+  };
   try {
     if (config.demo) {
       const running = await (await loadDemo(options.demo)).startDemo(config, logger);
@@ -203,11 +207,8 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
     workers = stack.use('workers', new Workers(config.workers, logger, workerEnv(prepared.db.url, demo)), async (w) => {
       clean = await w.stop();
     });
-    ({ port } = await workers.start());
   } catch (err) {
-    stopping = true;
-    await stack.dispose().catch((e) => logger.error('the failed start did not release everything', { error: (e as Error).message }));
-    throw err;
+    return failedStart(err);
   }
   // A stop during the demo's seeding lets the seeding finish (one short transaction), and skips its banner.
   const stopped = new AbortController();
@@ -241,6 +242,12 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
       .catch(() => {})
       .then(() => fail(event.error), fail);
   };
+  let port: number;
+  try {
+    ({ port } = await workers.start());
+  } catch (err) {
+    return failedStart(err);
+  }
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info(`serving on ${url}`, { url, swaggerUi: `${url}/`, api: `${url}/api/v1`, workers: config.workers });
   if (demo) {
