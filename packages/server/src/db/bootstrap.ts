@@ -50,7 +50,7 @@ export async function openDatabase(
   return { url: embedded.url, sessionUrl: embedded.url, embedded };
 }
 
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }
 
@@ -92,10 +92,10 @@ function transientConnectFailure(err: unknown): boolean {
   return /\btimeout\b|timed out|terminated/i.test(String(e?.message ?? ''));
 }
 
-export const EXPIRED = Symbol('expired');
+const EXPIRED = Symbol('expired');
 
 /** `work`'s outcome, or EXPIRED when it takes longer than `ms` (Infinity: no limit). */
-export async function within<T>(work: Promise<T>, ms: number): Promise<T | typeof EXPIRED> {
+async function within<T>(work: Promise<T>, ms: number): Promise<T | typeof EXPIRED> {
   if (!Number.isFinite(ms)) return work;
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<typeof EXPIRED>((resolve) => (timer = setTimeout(() => resolve(EXPIRED), Math.max(0, ms))));
