@@ -124,8 +124,11 @@ interface StatsRow {
   low_x: (number | string)[] | null;
   high_from: number;
   high_x: (number | string)[] | null;
-  /** The group's values in order, with `baseline` only, and only for a group it can be compared with (n ≥ min_samples, min > 0). */
-  xs: (number | string)[] | null;
+  /**
+   * The group's values in order, separated by commas (read several times faster than an array),
+   * with `baseline` only, and only for a group it can be compared with (n ≥ min_samples, min > 0).
+   */
+  xs: string | null;
   site_id: string | null;
   site_name: string | null;
   flavor_id: string | null;
@@ -200,7 +203,7 @@ function compareSql(query: CompareParams, path: string[], z: number, window: num
     // The mean lies within [min, max]: least/greatest only guard the rounding of the numeric.
     `${toDouble(`least(greatest(s.mean, -${MAX_DOUBLE}), ${MAX_DOUBLE})`)} as mean, ${STDDEV} as stddev, s.min, s.max, ${AROUND} as around, ` +
     'greatest(1, s.a) as low_from, s.xs[s.a : s.b] as low_x, greatest(1, s.n + 1 - s.b) as high_from, s.xs[s.n + 1 - s.b : s.n + 1 - s.a] as high_x, ' +
-    'case when ?::boolean and s.n >= ?::int and s.min > 0 then s.xs end as xs, ' +
+    "case when ?::boolean and s.n >= ?::int and s.min > 0 then array_to_string(s.xs, ',') end as xs, " +
     `si.id::text as site_id, si.name as site_name, ${flavorColumns} ` +
     `from (${around}) s ${names}`;
   const orderStats =
@@ -354,7 +357,7 @@ function againstBaseline(
       { errors: [{ in: 'query', path: 'baseline', message: `must be the id of a ${groupBy} among the groups` }] },
     );
   }
-  const sorted = (xs: (number | string)[] | null) => (xs ? Float64Array.from(xs, Number) : null);
+  const sorted = (xs: string | null) => (xs ? Float64Array.from(xs.split(','), Number) : null);
   const y = sorted(rows[at]!.xs);
   rows.forEach((row, i) => {
     const group = groups[i]!;
