@@ -7,6 +7,9 @@
  * only, compare-stats.ts) are picked among them. Should one fall outside (never seen: the
  * approximation is within 1), a second statement reads it, in the same read-only snapshot.
  *
+ * With `baseline`, the groups that can be compared with it also return their sorted values, from
+ * which each group's ratio to the baseline is computed in Node (compare-baseline.ts).
+ *
  * Any finite double is a value, and no value makes the answer an error (docs/compare.md, "Extreme
  * values"): the mean and the spread are summed exactly, in PostgreSQL numeric (a double's `avg`
  * and `stddev_samp` overflow from about 1e154: one uploaded 1e155 made every comparison including
