@@ -67,6 +67,30 @@ test('the ratio and its interval equal the brute-force ones, at any confidence, 
   );
 });
 
+test('a small group against a large baseline and the other way round: the same as brute force (fast-check)', () => {
+  fc.assert(
+    fc.property(
+      positives(4),
+      fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 100, maxLength: 400 }),
+      fc.boolean(),
+      (few, many, swap) => {
+        const [xs, ys] = swap ? [many, few] : [few, many];
+        xs.sort(ascending);
+        ys.sort(ascending);
+        const got = vsBaseline(xs, ys, 0.9);
+        const want = bruteForce(xs, ys, 0.9);
+        if (!got) return assert.ok(!Number.isFinite(want.ratio) || !want.ratio_ci?.every(Number.isFinite));
+        assert.is(got.ratio, want.ratio);
+        assert.equal(got.ratio_ci, want.ratio_ci);
+        const a = Float64Array.from(xs, Math.log);
+        const b = Float64Array.from(ys, Math.log);
+        for (const k of [1, Math.ceil(want.d.length / 3), want.d.length]) assert.is(kthDifference(a, b, k), want.d[k - 1]);
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
 test('known cases: a constant factor, equal groups, ties throughout, too few values for an interval', () => {
   const y = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
   const x = y.map((v) => v * 1.35);

@@ -8,14 +8,16 @@
  *   continuity correction of ½.
  *
  * The k-th difference is selected without forming the n·m differences: the differences at most t
- * are counted in O(n + m) (for each xᵢ in order, those yⱼ far enough up form a suffix of y that
- * only shrinks); a range of values known to hold the k-th is narrowed (halved, or cut where the
- * counts place the k-th, in turns) until it holds few enough differences to gather and sort (O(n +
- * m) of them): at most 128 steps (64 halvings of the doubles between the bounds, by their order),
- * about 10 on ordinary data. The k-th difference is the very double sorting all n·m differences would give
- * (floating-point subtraction is monotone, so counting with it is consistent). O((n + m) · log
- * range) time and O(n + m) memory: two groups of 100,000 values take a fraction of a second, where
- * the differences would be 10¹⁰ doubles. Pure functions.
+ * are counted by walking the smaller group in order (for each of its values, those of the other
+ * far enough up form a suffix that only shrinks, found by galloping: O(n + m) for groups of a
+ * size, O(n log(m/n)) for a small group against a large one); a range of values known to hold the
+ * k-th is narrowed (halved, or cut where the counts place the k-th, in turns) until it holds few
+ * enough differences to gather and sort (about twice the smaller group): at most 128 steps (64
+ * halvings of the doubles between the bounds, by their order), about 10 on ordinary data. The k-th
+ * difference is the very double sorting all n·m differences would give (floating-point
+ * subtraction is monotone, so counting with it is consistent). O(n + m) memory: two groups of
+ * 100,000 values take a fraction of a second, where the differences would be 10¹⁰ doubles. Pure
+ * functions.
  */
 import { normalCdf, normalQuantile } from './compare-stats.ts';
 
@@ -25,14 +27,39 @@ export interface VsBaseline {
   pvalue: number;
 }
 
+/**
+ * The first index from `j` on whose difference `ai − b[index]` is at most t (b.length when none):
+ * those at most t follow those above it, as b is ascending. Galloping (1, 2, 4, … ahead, then
+ * halving back), so that a small group against a large baseline costs O(n log(m/n)), not O(m),
+ * while walking every a[i] in order still costs O(n + m) in all.
+ */
+function firstAtMost(ai: number, b: Float64Array, t: number, j: number): number {
+  const m = b.length;
+  if (j >= m || ai - b[j]! <= t) return j;
+  let above = j; // ai − b[above] > t
+  let step = 1;
+  let at = j + 1;
+  while (at < m && ai - b[at]! > t) {
+    above = at;
+    step *= 2;
+    at = above + step;
+  }
+  let atMost = Math.min(at, m); // ai − b[atMost] ≤ t, or the end
+  while (atMost - above > 1) {
+    const mid = (above + atMost) >> 1;
+    if (ai - b[mid]! > t) above = mid;
+    else atMost = mid;
+  }
+  return atMost;
+}
+
 /** The number of differences a[i] − b[j] (as doubles) at most t; a and b sorted ascending. */
 export function countAtMost(a: Float64Array, b: Float64Array, t: number): number {
   const m = b.length;
   let count = 0;
   let j = 0; // for a[i], the differences a[i] − b[j'] with j' ≥ j are at most t
   for (let i = 0; i < a.length; i++) {
-    const ai = a[i]!;
-    while (j < m && ai - b[j]! > t) j++;
+    j = firstAtMost(a[i]!, b, t, j);
     if (j === m) break; // a larger a[i] has no difference at most t either
     count += m - j;
   }
@@ -41,12 +68,11 @@ export function countAtMost(a: Float64Array, b: Float64Array, t: number): number
 
 /** The smallest difference a[i] − b[j] greater than t (Infinity when none); a and b sorted. */
 export function smallestAbove(a: Float64Array, b: Float64Array, t: number): number {
-  const m = b.length;
   let best = Number.POSITIVE_INFINITY;
   let j = 0;
   for (let i = 0; i < a.length; i++) {
     const ai = a[i]!;
-    while (j < m && ai - b[j]! > t) j++;
+    j = firstAtMost(ai, b, t, j);
     // b[j − 1] is the largest with a difference above t: the smallest such difference for a[i].
     if (j > 0) best = Math.min(best, ai - b[j - 1]!);
   }
@@ -74,9 +100,12 @@ function fromOrderKey(key: bigint): number {
  * narrowed (by value) until it holds at most `cap` differences, which are then gathered and
  * sorted; or until lo and hi are neighbouring doubles (ties), when hi is the one.
  */
-export function kthDifference(a: Float64Array, b: Float64Array, k: number, cap = a.length + b.length): number {
+export function kthDifference(a: Float64Array, b: Float64Array, k: number, cap = 64 + 2 * Math.min(a.length, b.length)): number {
   const n = a.length;
   const m = b.length;
+  // Walk the smaller of the two (a − b as doubles is exactly −(b − a)): the k-th of a − b is minus
+  // the (n·m + 1 − k)-th of b − a.
+  if (n > m) return 0 - kthDifference(b, a, n * m + 1 - k, cap) || 0;
   // Every difference lies in [min, max]: none at most min − 1 (|min| < 1500 for logarithms of doubles).
   let lo = a[0]! - b[m - 1]! - 1;
   let hi = a[n - 1]! - b[0]!;
@@ -108,9 +137,8 @@ export function kthDifference(a: Float64Array, b: Float64Array, k: number, cap =
   let toJ = 0;
   for (let i = 0; i < n; i++) {
     const ai = a[i]!;
-    while (fromJ < m && ai - b[fromJ]! > hi) fromJ++;
-    if (toJ < fromJ) toJ = fromJ;
-    while (toJ < m && ai - b[toJ]! > lo) toJ++;
+    fromJ = firstAtMost(ai, b, hi, fromJ);
+    toJ = firstAtMost(ai, b, lo, Math.max(toJ, fromJ));
     for (let j = fromJ; j < toJ; j++) within[size++] = ai - b[j]!;
   }
   within.sort();
@@ -152,7 +180,8 @@ export function mannWhitneyPValue(x: ArrayLike<number>, y: ArrayLike<number>): n
   return Math.min(1, 2 * normalCdf(-z));
 }
 
-function logarithms(values: ArrayLike<number>): Float64Array {
+/** The natural logarithms of the values, in their order. */
+export function logarithms(values: ArrayLike<number>): Float64Array {
   const out = new Float64Array(values.length);
   for (let i = 0; i < values.length; i++) out[i] = Math.log(values[i]!);
   return out;
@@ -163,9 +192,14 @@ function logarithms(values: ArrayLike<number>): Float64Array {
  * at `confidence` and the Mann–Whitney p-value; null when the ratio or a bound of its interval lies
  * beyond the range of a double (1e300 against 1e-300: the caller names it in `out_of_range`).
  */
-export function vsBaseline(x: ArrayLike<number>, y: ArrayLike<number>, confidence: number): VsBaseline | null {
+export function vsBaseline(
+  x: ArrayLike<number>,
+  y: ArrayLike<number>,
+  confidence: number,
+  /** The logarithms of y, when already computed (y is the baseline of every group). */
+  b = logarithms(y),
+): VsBaseline | null {
   const a = logarithms(x);
-  const b = logarithms(y);
   const n = a.length;
   const m = b.length;
   const nm = n * m;

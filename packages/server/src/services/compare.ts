@@ -20,6 +20,7 @@
  * results of a benchmark (one heap page each, as results are stored in upload order) is most of
  * it; the statistics add about 30 ms (a window over every value, as before, cost 120 ms).
  */
+import { setImmediate } from 'node:timers/promises';
 import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Static } from '@sinclair/typebox';
@@ -40,7 +41,7 @@ import {
   rankIntervals,
   type Better,
 } from './compare-stats.ts';
-import { vsBaseline } from './compare-baseline.ts';
+import { logarithms, vsBaseline } from './compare-baseline.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from './path-warnings.ts';
 
 export type CompareParams = Static<typeof CompareQuery>;
@@ -283,7 +284,7 @@ export async function compareResults(
   );
 
   const groups = rows.map((row) => groupAnswer(row, confidence, better, groupBy, (i) => at.get(`${row.g} ${i}`)));
-  if (baseline) againstBaseline(rows, groups, baseline, groupBy, confidence);
+  if (baseline) await againstBaseline(rows, groups, baseline, groupBy, confidence);
   rank(groups, better, minSamples, rankBy, query.currency);
   const answer: CompareAnswer = {
     benchmark_id: benchmark.id,
@@ -343,13 +344,13 @@ function groupAnswer(
  * where either side has no values returned (fewer than min_samples, or a value ≤ 0), and where the
  * ratio lies beyond a double (named in `out_of_range`). 422 when the baseline is not a group.
  */
-function againstBaseline(
+async function againstBaseline(
   rows: StatsRow[],
   groups: CompareGroupAnswer[],
   baseline: string,
   groupBy: 'flavor' | 'site',
   confidence: number,
-): void {
+): Promise<void> {
   const at = rows.findIndex((row) => row.g === baseline);
   if (at < 0) {
     throw new AppError(
@@ -362,16 +363,23 @@ function againstBaseline(
   }
   const sorted = (xs: string | null) => (xs ? Float64Array.from(xs.split(','), Number) : null);
   const y = sorted(rows[at]!.xs);
-  rows.forEach((row, i) => {
+  const logY = y ? logarithms(y) : null;
+  let since = performance.now();
+  for (const [i, row] of rows.entries()) {
     const group = groups[i]!;
     const x = i === at ? null : sorted(row.xs);
-    if (!x || !y) {
+    if (!x || !y || !logY) {
       group.vs_baseline = null;
-      return;
+      continue;
     }
-    group.vs_baseline = vsBaseline(x, y, confidence);
+    group.vs_baseline = vsBaseline(x, y, confidence, logY);
     if (group.vs_baseline === null) group.out_of_range.push('vs_baseline');
-  });
+    // Many large groups take a while: let the other requests in every 20 ms or so.
+    if (performance.now() - since > 20) {
+      await setImmediate();
+      since = performance.now();
+    }
+  }
 }
 
 /** Sets `rank` on the groups that qualify: enough values and, ranking by price, a price in the currency. */
