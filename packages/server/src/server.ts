@@ -4,6 +4,7 @@ import { DEFAULTS, parseDuration, type ServerConfig } from './config.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { TotalCache } from './services/total-cache.ts';
 import { CompareCache } from './services/compare-cache.ts';
+import { ChangesCache } from './services/changes.ts';
 import { EmbedCache } from './services/embeds.ts';
 import { SchemaPathsCache } from './services/path-warnings.ts';
 import { UploadTargets } from './services/upload-targets.ts';
@@ -348,6 +349,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const metrics = new MetricIndexes(logger, { maxIndexes: config.maxMetricIndexes, sessionUrl: db.sessionUrl });
     const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
     const compares = new CompareCache({ ttlMs: config.totalsCacheSeconds * 1000 });
+    const changes = new ChangesCache({ ttlMs: config.totalsCacheSeconds * 1000 });
     const schemas = new SchemaCompiler({
       maxBytes: config.maxSchemaBytes,
       maxNodes: config.maxSchemaNodes,
@@ -361,6 +363,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       version: VERSION,
       totals,
       compares,
+      changes,
       embeds: new EmbedCache(),
       schemaPaths: new SchemaPathsCache(),
       uploads: new UploadTargets(schemas),
@@ -394,6 +397,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       change: () => {
         totals.invalidate();
         compares.invalidate();
+        changes.invalidate();
       },
       ...(positions ? { write: (payload: string) => recordWritePosition(positions, payload) } : {}),
     });

@@ -1,0 +1,208 @@
+/**
+ * GET /results:changes (docs/spec/CHANGES.md): change points in the time series of one metric of
+ * one benchmark's visible results, one series per flavor or site. One statement reads every
+ * series in time order (`readSeries`, the one place that knows where the values come from); the
+ * segmentation runs in Node (services/changes-stats.ts).
+ */
+import { IsolationLevel } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Static } from '@sinclair/typebox';
+import type { Changes, ChangesQuery } from '@benchmarks/sdk/contract/changes';
+import { AppError } from '../core/errors.ts';
+import { isDateBound, parseDateBound } from '../core/dates.ts';
+import { getItem } from './catalogue.ts';
+import { benchmarks } from './benchmarks.ts';
+import { valueAt } from './json-filter.ts';
+import { resultWhere } from './result-query.ts';
+import { metricPath } from './compare.ts';
+import { betterFromSchema } from './compare-stats.ts';
+import { changePoints, summarise } from './changes-stats.ts';
+import { comparePaths, pathWarnings, type SchemaPathsCache } from './path-warnings.ts';
+import { formatTimestamp } from './format.ts';
+import { CompareCache } from './compare-cache.ts';
+import { type Sketch, sketchSeries } from '@benchmarks/sdk/changes-chart';
+
+export type ChangesParams = Static<typeof ChangesQuery>;
+export type ChangesAnswer = Static<typeof Changes>;
+export type ChangesGroupAnswer = ChangesAnswer['groups'][number];
+
+/** Remembered like comparisons (services/compare-cache.ts): forgotten at every write. */
+export class ChangesCache extends CompareCache<ChangesParams, ComputedChanges> {}
+
+/** The answer, the benchmark's name (`image:tag`) for the chart's title and the sketch of the series it draws. */
+export interface ComputedChanges {
+  answer: ChangesAnswer;
+  benchmarkName: string;
+  sketch: Sketch;
+}
+
+const MAX_DOUBLE = '1.7976931348623157e308';
+const HALF_MIN_DOUBLE = '2.4703282292062328e-324';
+
+/** One group's series: its values, result ids and execution times (epoch milliseconds), in time order. */
+export interface Series {
+  g: string;
+  values: number[];
+  ids: string[];
+  times: number[];
+  site: { id: string; name: string };
+  flavor: { id: string; name: string } | null;
+}
+
+interface SeriesRow {
+  matched: number;
+  numbers: number;
+  g: string;
+  n: number;
+  /** `value id milliseconds` of each point, joined by commas, in (execution_datetime, id) order. */
+  points: string | null;
+  site_id: string | null;
+  site_name: string | null;
+  flavor_id: string | null;
+  flavor_name: string | null;
+}
+
+/**
+ * Every group's series of the results the query matches (GET /results' WHERE, visible results
+ * only), in one statement: a value is the JSON number at the path as the API shows it (the nearest
+ * double; one beyond the largest double, possible only in a document stored outside the API,
+ * counts as excluded, one that rounds to zero is 0). Each group's points come as one text, sorted
+ * once by (execution_datetime, id): parsing it is several times cheaper than a row per point.
+ */
+export async function readSeries(
+  em: EntityManager,
+  query: ChangesParams,
+  path: string[],
+): Promise<{ matched: number; numbers: number; series: Series[] }> {
+  const { where } = resultWhere(query, { visible: true });
+  const bySite = query.group_by === 'site';
+  const group = bySite ? 'r.site_id' : 'r.flavor_id';
+  const value = valueAt('r.json', path);
+  const number =
+    `case when jsonb_typeof(v) = 'number' and v <= '${MAX_DOUBLE}'::jsonb and v >= '-${MAX_DOUBLE}'::jsonb then ` +
+    `case when v < '${HALF_MIN_DOUBLE}'::jsonb and v > '-${HALF_MIN_DOUBLE}'::jsonb then 0::float8 else v::numeric::float8 end end`;
+  const points =
+    `select g, id, t, ${number} as x from (select ${group} as g, r.id, r.execution_datetime as t, ${value.sql} as v ` +
+    `from result r ${where.toSql()} offset 0) r offset 0`;
+  const aggregates =
+    'select g, count(*)::int as matched, count(x)::int as n, ' +
+    "string_agg(x::text || ' ' || id::text || ' ' || floor(extract(epoch from t) * 1000)::bigint::text, ',' order by t, id) " +
+    `filter (where x is not null) as points from (${points}) p group by g`;
+  const names = bySite ? 'left join site si on si.id = s.g' : 'left join flavor f on f.id = s.g left join site si on si.id = f.site_id';
+  const flavorColumns = bySite ? 'null::text as flavor_id, null::text as flavor_name' : 'f.id::text as flavor_id, f.name as flavor_name';
+  const sql =
+    'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, s.points, ' +
+    `si.id::text as site_id, si.name as site_name, ${flavorColumns} from (${aggregates}) s ${names}`;
+  const rows = await em.transactional((tx) => tx.execute<SeriesRow[]>(sql, [...value.params, ...where.params]), {
+    readOnly: true,
+    isolationLevel: IsolationLevel.REPEATABLE_READ,
+  });
+  const series = rows
+    .filter((row) => row.n > 0 && row.points)
+    .map((row): Series => {
+      const values: number[] = [];
+      const ids: string[] = [];
+      const times: number[] = [];
+      for (const point of row.points!.split(',')) {
+        const first = point.indexOf(' ');
+        const second = point.indexOf(' ', first + 1);
+        values.push(Number(point.slice(0, first)));
+        ids.push(point.slice(first + 1, second));
+        times.push(Number(point.slice(second + 1)));
+      }
+      return {
+        g: row.g,
+        values,
+        ids,
+        times,
+        site: { id: row.site_id!, name: row.site_name! },
+        flavor: bySite ? null : { id: row.flavor_id!, name: row.flavor_name! },
+      };
+    });
+  return { matched: rows[0]?.matched ?? 0, numbers: rows[0]?.numbers ?? 0, series };
+}
+
+function changedAfter(query: ChangesParams): number | null {
+  if (query.changed_after === undefined) return null;
+  if (!isDateBound(query.changed_after)) {
+    throw new AppError(
+      422,
+      'INVALID_QUERY',
+      `changed_after '${query.changed_after}' is not a date (2026-01-31) or a date-time with a zone (2026-01-31T12:00:00Z).`,
+      { errors: [{ in: 'query', path: 'changed_after', message: 'must be a date or a date-time with a zone' }] },
+    );
+  }
+  return parseDateBound(query.changed_after).getTime();
+}
+
+const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The change points of one series, as the answer shows them. */
+export function seriesChanges(
+  series: Series,
+  options: { maxPvalue: number; minMagnitude: number; minSize: number; better: 'higher' | 'lower'; after: number | null },
+): ChangesGroupAnswer {
+  const { values, ids, times } = series;
+  const points = changePoints(values, options);
+  const { segments, changes } = summarise(values, points);
+  const time = (i: number) => formatTimestamp(new Date(times[i]!));
+  return {
+    site: series.site,
+    flavor: series.flavor,
+    n: values.length,
+    first: time(0),
+    last: time(values.length - 1),
+    segments: segments.map((s) => ({ from: time(s.from), to: time(s.to - 1), n: s.n, mean: s.mean, median: s.median, stddev: s.stddev })),
+    changes: changes
+      .filter((c) => options.after === null || times[c.index]! >= options.after)
+      .map((c) => ({
+        at: time(c.index),
+        result_id: ids[c.index]!,
+        index: c.index,
+        before: { n: c.before.n, mean: c.before.mean, median: c.before.median },
+        after: { n: c.after.n, mean: c.after.mean, median: c.after.median },
+        magnitude: c.magnitude,
+        pvalue: c.pvalue,
+        direction: c.after.mean > c.before.mean === (options.better === 'higher') ? 'improvement' : 'regression',
+      })),
+  };
+}
+
+export async function findChanges(
+  em: EntityManager,
+  query: ChangesParams,
+  options: { schemaPaths?: SchemaPathsCache } = {},
+): Promise<ComputedChanges> {
+  const path = metricPath(query.metric);
+  const after = changedAfter(query);
+  const groupBy = query.group_by ?? 'flavor';
+  const maxPvalue = query.max_pvalue ?? 0.001;
+  const minMagnitude = query.min_magnitude ?? 0.02;
+  const minSize = query.min_size ?? 5;
+  const benchmark = await getItem(em, benchmarks, query.benchmark_id);
+  const warnings = await pathWarnings(em, options.schemaPaths, benchmark.id, comparePaths(path, query));
+  const better = query.better ?? betterFromSchema(benchmark.json_schema, path) ?? 'higher';
+  const { matched, numbers, series } = await readSeries(em, { ...query, group_by: groupBy }, path);
+  series.sort(
+    (a, b) =>
+      byCodePoint(a.site.name, b.site.name) ||
+      byCodePoint(a.flavor?.name ?? '', b.flavor?.name ?? '') ||
+      byCodePoint(a.site.id, b.site.id) ||
+      byCodePoint(a.flavor?.id ?? '', b.flavor?.id ?? ''),
+  );
+  const groups = series.map((s) => seriesChanges(s, { maxPvalue, minMagnitude, minSize, better, after }));
+  const answer: ChangesAnswer = {
+    benchmark_id: benchmark.id,
+    metric: query.metric,
+    group_by: groupBy,
+    better,
+    max_pvalue: maxPvalue,
+    min_magnitude: minMagnitude,
+    min_size: minSize,
+    matched,
+    excluded: matched - numbers,
+    groups,
+    ...(warnings.length ? { warnings } : {}),
+  };
+  return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}`, sketch: sketchSeries(series) };
+}
