@@ -231,6 +231,11 @@ test('changePoints: flat noise, a change below min_magnitude and one that is not
 
 test('changePoints: constant series, constant steps, and fewer than 2 × min_size points', () => {
   assert.equal(changePoints(Array(100).fill(7), OPTIONS), []);
+  // n·v / n is not always v: equal values must still be one segment with no spread.
+  for (const v of [0.1, 1 / 3, 1.7e308, 5e-324, -2.2e-308]) {
+    assert.equal(changePoints(Array(37).fill(v), { ...OPTIONS, minMagnitude: 0 }), [], String(v));
+    assert.equal(summarise(Array(37).fill(v), []).segments[0]!, { from: 0, to: 37, n: 37, mean: v, median: v, stddev: 0 });
+  }
   assert.equal(changePoints([...Array(30).fill(7), ...Array(30).fill(8)], OPTIONS), [30]);
   assert.equal(changePoints([1, 1, 1, 1, 9, 9, 9, 9, 9], OPTIONS), []);
   assert.equal(changePoints([], OPTIONS), []);

@@ -11,8 +11,9 @@
  *   which no split could pass (a bound from prefix sums, O(L)) is not searched. Every window's proposals are then re-tested on the whole series, in O(1) per test: each
  *   segment's count, mean and sum of squared deviations merge exactly (Chan et al.) when a change
  *   point between them is dropped.
- * - Any finite doubles: the series is divided by its largest magnitude (the tests and the divergence
- *   are scale-free) so that no sum overflows, from 5e-324 to ±1.7e308.
+ * - Any finite doubles: the series is scaled by a power of two that brings its largest magnitude
+ *   near 1 (the tests and the divergence are scale-free; the scaling is exact) so that no sum
+ *   overflows, from 5e-324 to ±1.7e308.
  * - Deterministic: the same series gives the same answer (ties go to the earliest position).
  */
 import tCdf from '@stdlib/stats-base-dists-t-cdf';
@@ -69,12 +70,28 @@ export function windowLength(minSize: number): number {
   return Math.max(1024, 4 * minSize);
 }
 
-/** The values divided by their largest magnitude (unchanged when every value is 0). */
-export function scaled(values: readonly number[]): Float64Array {
+/**
+ * The power of two that brings the values' largest magnitude near 1 (0 when every value is 0):
+ * multiplying by a power of two is exact (short of the subnormal range), so segment means scale back
+ * to exactly what they were.
+ */
+export function scaleExponent(values: readonly number[]): number {
   let max = 0;
   for (const v of values) max = Math.max(max, Math.abs(v));
+  return max === 0 ? 0 : Math.floor(Math.log2(max));
+}
+
+/** v × 2^k, in two steps so that neither factor leaves the range of normal doubles (k from −1074 to 1023). */
+export function timesPowerOfTwo(v: number, k: number): number {
+  const half = Math.trunc(k / 2);
+  return v * 2 ** half * 2 ** (k - half);
+}
+
+/** The values times 2^−scaleExponent: within (−2, 2). */
+export function scaled(values: readonly number[]): Float64Array {
+  const k = -scaleExponent(values);
   const y = new Float64Array(values.length);
-  for (let i = 0; i < values.length; i++) y[i] = max === 0 ? 0 : values[i]! / max;
+  for (let i = 0; i < values.length; i++) y[i] = timesPowerOfTwo(values[i]!, k);
   return y;
 }
 
@@ -204,12 +221,22 @@ function prefixDistances(y: Float64Array, s: number, rank: Int32Array, fromEnd: 
   return d;
 }
 
-/** Count, mean and sum of squared deviations of y[from, to), in two passes. */
+/** Count, mean and sum of squared deviations of y[from, to), in two passes (the sum compensated: Neumaier). */
 export function moments(y: ArrayLike<number>, from: number, to: number): Moments {
   const n = to - from;
   let total = 0;
-  for (let i = from; i < to; i++) total += y[i]!;
-  const mean = total / n;
+  let lost = 0;
+  let constant = true;
+  for (let i = from; i < to; i++) {
+    const v = y[i]!;
+    const next = total + v;
+    lost += Math.abs(total) >= Math.abs(v) ? total - next + v : v - next + total;
+    total = next;
+    constant &&= v === y[from];
+  }
+  // Equal values: their mean exactly, no spread (n·v / n need not round back to v).
+  if (constant) return { n, mean: y[from]!, m2: 0 };
+  const mean = (total + lost) / n;
   let m2 = 0;
   for (let i = from; i < to; i++) m2 += (y[i]! - mean) ** 2;
   return { n, mean, m2 };
@@ -357,14 +384,12 @@ export interface ChangeSummary {
 /**
  * The segments [from, to) the change points cut the series into, and each change point's
  * statistics against its neighbouring segments, in the values' own scale: the mean within the
- * segment's range (the scaled mean times the scale), the median between its two middle values
+ * segment's range (the scaled mean scaled back, exactly), the median between its two middle values
  * (halves added, never overflowing), the standard deviation null beyond the largest double.
  */
 export function summarise(values: readonly number[], points: readonly number[]): { segments: SegmentSummary[]; changes: ChangeSummary[] } {
   const y = scaled(values);
-  let max = 0;
-  for (const v of values) max = Math.max(max, Math.abs(v));
-  const scale = max === 0 ? 1 : max;
+  const k = scaleExponent(values);
   const bounds = [0, ...points, values.length];
   const segments: SegmentSummary[] = [];
   const moment: Moments[] = [];
@@ -376,8 +401,8 @@ export function summarise(values: readonly number[], points: readonly number[]):
     const sorted = values.slice(from, to).sort((a, b) => a - b);
     const n = to - from;
     const median = n % 2 ? sorted[(n - 1) / 2]! : sorted[n / 2 - 1]! / 2 + sorted[n / 2]! / 2;
-    const mean = Math.min(sorted[n - 1]!, Math.max(sorted[0]!, m.mean * scale));
-    const stddev = n > 1 ? Math.sqrt(m.m2 / (n - 1)) * scale : null;
+    const mean = Math.min(sorted[n - 1]!, Math.max(sorted[0]!, timesPowerOfTwo(m.mean, k)));
+    const stddev = n > 1 ? timesPowerOfTwo(Math.sqrt(m.m2 / (n - 1)), k) : null;
     segments.push({ from, to, n, mean, median, stddev: stddev !== null && Number.isFinite(stddev) ? stddev : null });
   }
   const changes = points.map((index, i): ChangeSummary => {
