@@ -64,7 +64,7 @@ export type { BenchmarksNamespace } from './namespaces/benchmarks.ts';
 export type { SitesNamespace } from './namespaces/sites.ts';
 export type { FlavorsNamespace } from './namespaces/flavors.ts';
 export type { TagsNamespace } from './namespaces/tags.ts';
-export type { ResultsNamespace, CompareQuery, ExportQuery, ExportCsvQuery, ExportedResult } from './namespaces/results.ts';
+export type { ResultsNamespace, CompareQuery, ChangesQuery, ExportQuery, ExportCsvQuery, ExportedResult } from './namespaces/results.ts';
 export type { StreamedResponse } from './stream.ts';
 export { renderCompareSvg } from './chart.ts';
 export type { ClaimsNamespace, SubmissionsNamespace } from './namespaces/reports.ts';
