@@ -79,7 +79,9 @@ const shorten = (text: string, max = MAX_LABEL) => {
   const chars = [...text];
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
 };
-const fmt = (v: number) => (Number.isInteger(v) && Math.abs(v) < 1e15 ? String(v) : v.toPrecision(4));
+const fmt = (v: number) => String(Number(v.toPrecision(4)));
+/** A time axis' label: the UTC date. */
+const dateOf = (t: number) => (Number.isFinite(t) && Math.abs(t) <= 8.64e15 ? new Date(t).toISOString().slice(0, 10) : '');
 /** A timestamp of the answer (UTC, with or without the zone designator) as epoch milliseconds. */
 const timeOf = (text: string) => Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(text) ? text : `${text}Z`);
 
@@ -113,8 +115,9 @@ export function renderChangesSvg(answer: ChangesAnswer, benchmarkName: string, s
   const to = sketch?.to ?? Math.max(...times);
   const atTime = scaleOf(...drawableRange(from, to, 0.02));
   const tx = (t: number) => PLOT_LEFT + atTime(t) * COLUMNS;
+  const axis = { tx, from, to };
   groups.forEach((g, i) => {
-    out.push(...panel(g, TOP + i * PANEL, tx, sketch?.groups[i], sketch?.columns ?? COLUMNS));
+    out.push(...panel(g, TOP + i * PANEL, axis, sketch?.groups[i], sketch?.columns ?? COLUMNS));
   });
   out.push('</svg>');
   return `${out.join('\n')}\n`;
@@ -123,7 +126,7 @@ export function renderChangesSvg(answer: ChangesAnswer, benchmarkName: string, s
 function panel(
   g: ChangesGroupAnswer,
   top: number,
-  tx: (t: number) => number,
+  { tx, from, to }: { tx: (t: number) => number; from: number; to: number },
   columns: SketchColumn[] | undefined,
   columnCount: number,
 ): string[] {
@@ -152,9 +155,10 @@ function panel(
       `<text x="${PLOT_LEFT - 6}" y="${Number(y) + 4}" text-anchor="end" fill="#555555">${xmlEscape(axis.labels[axis.values.indexOf(v)]!)}</text>`,
     );
   }
+  // The time axis is the same in every panel: its first and last dates under its ends.
   out.push(
-    `<text x="${PLOT_LEFT}" y="${plotBottom + 14}" fill="#555555">${xmlEscape(g.first.slice(0, 10))}</text>`,
-    `<text x="${PLOT_RIGHT}" y="${plotBottom + 14}" text-anchor="end" fill="#555555">${xmlEscape(g.last.slice(0, 10))}</text>`,
+    `<text x="${tx(from).toFixed(1)}" y="${plotBottom + 14}" text-anchor="middle" fill="#555555">${dateOf(from)}</text>`,
+    `<text x="${tx(to).toFixed(1)}" y="${plotBottom + 14}" text-anchor="middle" fill="#555555">${dateOf(to)}</text>`,
   );
   const columnWidth = COLUMNS / columnCount;
   for (const c of columns ?? []) {

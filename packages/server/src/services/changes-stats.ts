@@ -364,6 +364,12 @@ class Heap {
   }
 }
 
+/** (a + b) / 2, or a / 2 + b / 2 where the sum overflows (−1.7e308 and 1.7e308 give 0). */
+const midpoint = (a: number, b: number) => {
+  const m = (a + b) / 2;
+  return Number.isFinite(m) ? m : a / 2 + b / 2;
+};
+
 export interface SegmentSummary {
   from: number;
   to: number;
@@ -385,7 +391,7 @@ export interface ChangeSummary {
  * The segments [from, to) the change points cut the series into, and each change point's
  * statistics against its neighbouring segments, in the values' own scale: the mean within the
  * segment's range (the scaled mean scaled back, exactly), the median between its two middle values
- * (halves added, never overflowing), the standard deviation null beyond the largest double.
+ * (never overflowing), the standard deviation null beyond the largest double.
  */
 export function summarise(values: readonly number[], points: readonly number[]): { segments: SegmentSummary[]; changes: ChangeSummary[] } {
   const y = scaled(values);
@@ -400,7 +406,7 @@ export function summarise(values: readonly number[], points: readonly number[]):
     moment.push(m);
     const sorted = values.slice(from, to).sort((a, b) => a - b);
     const n = to - from;
-    const median = n % 2 ? sorted[(n - 1) / 2]! : sorted[n / 2 - 1]! / 2 + sorted[n / 2]! / 2;
+    const median = n % 2 ? sorted[(n - 1) / 2]! : midpoint(sorted[n / 2 - 1]!, sorted[n / 2]!);
     const mean = Math.min(sorted[n - 1]!, Math.max(sorted[0]!, timesPowerOfTwo(m.mean, k)));
     const stddev = n > 1 ? timesPowerOfTwo(Math.sqrt(m.m2 / (n - 1)), k) : null;
     segments.push({ from, to, n, mean, median, stddev: stddev !== null && Number.isFinite(stddev) ? stddev : null });
