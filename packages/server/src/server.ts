@@ -5,6 +5,7 @@ import { createLogger, type Logger } from './core/logger.ts';
 import { TotalCache } from './services/total-cache.ts';
 import { CompareCache } from './services/compare-cache.ts';
 import { ChangesCache } from './services/changes.ts';
+import { ChangesSegmenter } from './services/changes-segmenter.ts';
 import { EmbedCache } from './services/embeds.ts';
 import { SchemaPathsCache } from './services/path-warnings.ts';
 import { UploadTargets } from './services/upload-targets.ts';
@@ -364,6 +365,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       totals,
       compares,
       changes,
+      changeSegmenter: new ChangesSegmenter(),
       embeds: new EmbedCache(),
       schemaPaths: new SchemaPathsCache(),
       uploads: new UploadTargets(schemas),
@@ -452,6 +454,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
           );
           await context.metrics.close();
           await context.schemas.close();
+          await context.changeSegmenter.close();
           await context.control.close();
           await ormRef.close(true);
           await options.onClose?.();

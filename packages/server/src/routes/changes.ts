@@ -21,7 +21,7 @@ export const changesHandlers: Handlers<typeof changesOperations> = {
     if (!query.format) koa.vary('Accept');
     // It reads every matching result of a benchmark, as compare does: admitted with the expensive lists, unless remembered.
     const { answer, benchmarkName, sketch } = await services.changes.answer(query, () =>
-      services.expensiveLists.run(() => findChanges(em, query, { schemaPaths: services.schemaPaths })),
+      services.expensiveLists.run(() => findChanges(em, query, { schemaPaths: services.schemaPaths, segmenter: services.changeSegmenter })),
     );
     setWarnings(koa, answer.warnings);
     if (format === 'csv') return reply(200, changesCsv(answer), { 'Content-Type': 'text/csv; charset=utf-8; header=present' });

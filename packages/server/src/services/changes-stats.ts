@@ -42,7 +42,10 @@ export interface WelchTest {
 }
 
 /** The change points found: positions of the first point after each change, in increasing order. */
-export function changePoints(values: readonly number[], options: ChangeOptions): number[] {
+/** A series: numbers in time order. */
+export type Values = readonly number[] | Float64Array;
+
+export function changePoints(values: Values, options: ChangeOptions): number[] {
   const n = values.length;
   if (n < 2 * options.minSize) return [];
   const y = scaled(values);
@@ -75,9 +78,9 @@ export function windowLength(minSize: number): number {
  * multiplying by a power of two is exact (short of the subnormal range), so segment means scale back
  * to exactly what they were.
  */
-export function scaleExponent(values: readonly number[]): number {
+export function scaleExponent(values: Values): number {
   let max = 0;
-  for (const v of values) max = Math.max(max, Math.abs(v));
+  for (let i = 0; i < values.length; i++) max = Math.max(max, Math.abs(values[i]!));
   return max === 0 ? 0 : Math.floor(Math.log2(max));
 }
 
@@ -88,7 +91,7 @@ export function timesPowerOfTwo(v: number, k: number): number {
 }
 
 /** The values times 2^−scaleExponent: within (−2, 2). */
-export function scaled(values: readonly number[]): Float64Array {
+export function scaled(values: Values): Float64Array {
   const k = -scaleExponent(values);
   const y = new Float64Array(values.length);
   for (let i = 0; i < values.length; i++) y[i] = timesPowerOfTwo(values[i]!, k);
@@ -393,7 +396,7 @@ export interface ChangeSummary {
  * segment's range (the scaled mean scaled back, exactly), the median between its two middle values
  * (never overflowing), the standard deviation null beyond the largest double.
  */
-export function summarise(values: readonly number[], points: readonly number[]): { segments: SegmentSummary[]; changes: ChangeSummary[] } {
+export function summarise(values: Values, points: readonly number[]): { segments: SegmentSummary[]; changes: ChangeSummary[] } {
   const y = scaled(values);
   const k = scaleExponent(values);
   const bounds = [0, ...points, values.length];
@@ -404,7 +407,7 @@ export function summarise(values: readonly number[], points: readonly number[]):
     const to = bounds[i + 1]!;
     const m = moments(y, from, to);
     moment.push(m);
-    const sorted = values.slice(from, to).sort((a, b) => a - b);
+    const sorted = Float64Array.from(values.slice(from, to)).sort();
     const n = to - from;
     const median = n % 2 ? sorted[(n - 1) / 2]! : midpoint(sorted[n / 2 - 1]!, sorted[n / 2]!);
     const mean = Math.min(sorted[n - 1]!, Math.max(sorted[0]!, timesPowerOfTwo(m.mean, k)));
