@@ -57,23 +57,38 @@ export function sketchSeries(series: readonly { times: ArrayLike<number>; values
     to = Math.max(to, s.times[s.times.length - 1]!);
   }
   [from, to] = Number.isFinite(from) ? [from, to] : [0, 0];
-  const at = scaleOf(...drawableRange(from, to, 0.02));
-  const groups = series.map((s) => {
-    const out: SketchColumn[] = [];
-    for (let i = 0; i < s.times.length; i++) {
-      const column = Math.min(columns - 1, Math.floor(at(s.times[i]!) * columns));
-      const v = s.values[i]!;
-      const last = out[out.length - 1];
-      if (last?.column === column) {
-        last.lo = Math.min(last.lo, v);
-        last.hi = Math.max(last.hi, v);
-        last.count++;
-      } else out.push({ column, lo: v, hi: v, count: 1 });
-    }
-    return out;
-  });
-  return { from, to, columns, groups };
+  return { from, to, columns, groups: series.map((s) => sketchColumns(s.times, s.values, from, to, columns)) };
 }
+
+/**
+ * One series' columns on the time axis [from, to] (the axis every panel shares, `sketchSeries`).
+ * @example
+ * const columns = sketchColumns(times, values, Date.parse('2026-01-01'), Date.parse('2026-02-01'));
+ */
+export function sketchColumns(
+  times: ArrayLike<number>,
+  values: ArrayLike<number>,
+  from: number,
+  to: number,
+  columns = COLUMNS,
+): SketchColumn[] {
+  const at = scaleOf(...drawableRange(from, to, 0.02));
+  const out: SketchColumn[] = [];
+  for (let i = 0; i < times.length; i++) {
+    const column = Math.min(columns - 1, Math.floor(at(times[i]!) * columns));
+    const v = values[i]!;
+    const last = out[out.length - 1];
+    if (last?.column === column) {
+      last.lo = Math.min(last.lo, v);
+      last.hi = Math.max(last.hi, v);
+      last.count++;
+    } else out.push({ column, lo: v, hi: v, count: 1 });
+  }
+  return out;
+}
+
+/** The columns of the chart's time axis (its plot's width in pixels). */
+export const SKETCH_COLUMNS = COLUMNS;
 
 const shorten = (text: string, max = MAX_LABEL) => {
   const chars = [...text];

@@ -417,8 +417,9 @@ test('GET /results:changes: a long series is segmented in a worker thread, with 
     group.changes.map((c: any) => c.index),
     [1500, 2700],
   );
+  const points = values.map((v, i) => `${v} id-${i} ${START + i * 60_000}`).join(',');
   const inPlace = seriesChanges(
-    { g: flavor.id, values, ids: group.changes.map(() => ''), times: values.map((_, i) => START + i * 60_000), site, flavor },
+    { g: flavor.id, n: values.length, points, first: START, last: START + (values.length - 1) * 60_000, site, flavor },
     { maxPvalue: 0.001, minMagnitude: 0.02, minSize: 5, better: 'higher', after: null },
   );
   assert.equal(group.segments, inPlace.segments);

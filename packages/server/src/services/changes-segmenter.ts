@@ -1,16 +1,15 @@
 /**
- * Segmentation of series (GET /results:changes) in a worker thread when they are long: a series of
- * 25,000 points takes 10–30 ms of CPU (docs/performance.md, "Changes over time"), which would hold
- * every other request of the process; short ones (most) are segmented in place, where sending them
- * would cost more than the work. One worker, started on the first long series and ended after
+ * Series of GET /results:changes parsed, segmented and sketched (changes-series.ts) in a worker
+ * thread when they are long: a series of 25,000 points takes 10–40 ms of CPU (docs/performance.md,
+ * "Changes over time"), which would hold every other request of the process; short ones (most) are
+ * handled in place, where sending them would cost more than the work. One worker, started on the first long series and ended after
  * `idleMs` without work; it never keeps the process alive. Should it fail, the series is segmented
  * in place.
  */
 import { Worker } from 'node:worker_threads';
-import { type ChangeOptions, changePoints, summarise } from './changes-stats.ts';
+import type { ChangeOptions } from './changes-stats.ts';
+import { type SeriesSummary, summariseSeries, type TimeAxis } from './changes-series.ts';
 import type { SegmentAnswer, SegmentJob } from './changes-worker.ts';
-
-export type Segmented = ReturnType<typeof summarise>;
 
 /** The worker's module: TypeScript when the server runs from its sources (tsx), JavaScript from dist. */
 function startWorker(): Worker {
@@ -26,7 +25,7 @@ function startWorker(): Worker {
 export class ChangesSegmenter {
   #worker: Worker | null = null;
   #next = 0;
-  readonly #pending = new Map<number, { resolve: (s: Segmented) => void; reject: (e: Error) => void }>();
+  readonly #pending = new Map<number, { resolve: (s: SeriesSummary) => void; reject: (e: Error) => void }>();
   #idle: NodeJS.Timeout | null = null;
   /** Series segmented in the worker (for tests and measurements). */
   segmentedInWorker = 0;
@@ -36,27 +35,26 @@ export class ChangesSegmenter {
     this.options = { minPoints: 2_000, idleMs: 10_000, ...options };
   }
 
-  /** The change points of a series and its segments' statistics. */
-  async segment(values: readonly number[], options: ChangeOptions): Promise<Segmented> {
-    const inPlace = () => summarise(values, changePoints(values, options));
-    if (values.length < this.options.minPoints) return inPlace();
+  /** A series of `n` points (its text as the statement returns it) summarised: segments, change points, sketch. */
+  async segment(text: string, n: number, options: ChangeOptions, axis: TimeAxis): Promise<SeriesSummary> {
+    if (n < this.options.minPoints) return summariseSeries(text, options, axis);
     try {
-      const segmented = await this.#run(Float64Array.from(values), options);
+      const summary = await this.#run({ text, options, axis });
       this.segmentedInWorker++;
-      return segmented;
+      return summary;
     } catch {
-      return inPlace();
+      return summariseSeries(text, options, axis);
     }
   }
 
-  #run(values: Float64Array, options: ChangeOptions): Promise<Segmented> {
+  #run(job: Omit<SegmentJob, 'id'>): Promise<SeriesSummary> {
     const worker = this.#start();
     if (this.#idle) clearTimeout(this.#idle);
     const id = ++this.#next;
-    return new Promise<Segmented>((resolve, reject) => {
+    return new Promise<SeriesSummary>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       worker.ref();
-      worker.postMessage({ id, values, options } satisfies SegmentJob, [values.buffer as ArrayBuffer]);
+      worker.postMessage({ id, ...job } satisfies SegmentJob);
     });
   }
 
@@ -67,7 +65,7 @@ export class ChangesSegmenter {
       const job = this.#pending.get(answer.id);
       this.#pending.delete(answer.id);
       if ('error' in answer) job?.reject(new Error(answer.error));
-      else job?.resolve(answer.segmented);
+      else job?.resolve(answer.summary);
       if (this.#pending.size === 0) this.#rest(worker);
     });
     const fail = (err: Error) => {

@@ -16,12 +16,12 @@ import { valueAt } from './json-filter.ts';
 import { resultWhere } from './result-query.ts';
 import { metricPath } from './compare.ts';
 import { betterFromSchema } from './compare-stats.ts';
-import { changePoints, summarise } from './changes-stats.ts';
-import type { ChangesSegmenter, Segmented } from './changes-segmenter.ts';
+import type { ChangesSegmenter } from './changes-segmenter.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from './path-warnings.ts';
 import { formatTimestamp } from './format.ts';
 import { CompareCache } from './compare-cache.ts';
-import { type Sketch, sketchSeries } from '@benchmarks/sdk/changes-chart';
+import { SKETCH_COLUMNS, type Sketch } from '@benchmarks/sdk/changes-chart';
+import { type SeriesSummary, summariseSeries, type TimeAxis } from './changes-series.ts';
 
 export type ChangesParams = Static<typeof ChangesQuery>;
 export type ChangesAnswer = Static<typeof Changes>;
@@ -39,12 +39,14 @@ export interface ComputedChanges {
 
 const MAX_DOUBLE = '1.7976931348623157e308';
 
-/** One group's series: its values, result ids and execution times (epoch milliseconds), in time order. */
+/** One group's series as the statement returns it: `value id milliseconds` of each point, comma-separated, in time order. */
 export interface Series {
   g: string;
-  values: number[];
-  ids: string[];
-  times: number[];
+  n: number;
+  points: string;
+  /** Its first and last execution times, epoch milliseconds. */
+  first: number;
+  last: number;
   site: { id: string; name: string };
   flavor: { id: string; name: string } | null;
 }
@@ -56,6 +58,8 @@ interface SeriesRow {
   n: number;
   /** `value id milliseconds` of each point, joined by commas, in (execution_datetime, id) order. */
   points: string | null;
+  first: number | string | null;
+  last: number | string | null;
   site_id: string | null;
   site_name: string | null;
   flavor_id: string | null;
@@ -87,11 +91,12 @@ export async function readSeries(
   const aggregates =
     'select g, count(*)::int as matched, count(x)::int as n, ' +
     "string_agg(x || ' ' || id::text || ' ' || floor(date_part('epoch', t) * 1000)::int8::text, ',' order by t, id) " +
-    `filter (where x is not null) as points from (${points}) p group by g`;
+    `filter (where x is not null) as points, floor(date_part('epoch', min(t) filter (where x is not null)) * 1000)::float8 as first, ` +
+    `floor(date_part('epoch', max(t) filter (where x is not null)) * 1000)::float8 as last from (${points}) p group by g`;
   const names = bySite ? 'left join site si on si.id = s.g' : 'left join flavor f on f.id = s.g left join site si on si.id = f.site_id';
   const flavorColumns = bySite ? 'null::text as flavor_id, null::text as flavor_name' : 'f.id::text as flavor_id, f.name as flavor_name';
   const sql =
-    'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, s.points, ' +
+    'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, s.points, s.first, s.last, ' +
     `si.id::text as site_id, si.name as site_name, ${flavorColumns} from (${aggregates}) s ${names}`;
   const rows = await em.transactional((tx) => tx.execute<SeriesRow[]>(sql, [...value.params, ...where.params]), {
     readOnly: true,
@@ -100,27 +105,17 @@ export async function readSeries(
 
   const series = rows
     .filter((row) => row.n > 0 && row.points)
-    .map((row): Series => {
-      const values: number[] = [];
-      const ids: string[] = [];
-      const times: number[] = [];
-      for (const point of row.points!.split(',')) {
-        const first = point.indexOf(' ');
-        const second = point.indexOf(' ', first + 1);
-        // + 0: a negative number that rounds to zero is 0, as elsewhere in the API.
-        values.push(Number(point.slice(0, first)) + 0);
-        ids.push(point.slice(first + 1, second));
-        times.push(Number(point.slice(second + 1)));
-      }
-      return {
+    .map(
+      (row): Series => ({
         g: row.g,
-        values,
-        ids,
-        times,
+        n: row.n,
+        points: row.points!,
+        first: Number(row.first),
+        last: Number(row.last),
         site: { id: row.site_id!, name: row.site_name! },
         flavor: bySite ? null : { id: row.flavor_id!, name: row.flavor_name! },
-      };
-    });
+      }),
+    );
   return { matched: rows[0]?.matched ?? 0, numbers: rows[0]?.numbers ?? 0, series };
 }
 
@@ -141,29 +136,41 @@ const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 type SeriesOptions = { maxPvalue: number; minMagnitude: number; minSize: number; better: 'higher' | 'lower'; after: number | null };
 
-/** The change points of one series, as the answer shows them (segmented in place). */
-export function seriesChanges(series: Series, options: SeriesOptions): ChangesGroupAnswer {
-  return groupAnswer(series, summarise(series.values, changePoints(series.values, options)), options);
+/** The shared time axis of the chart's panels: from the first point of any series to the last. */
+export function timeAxis(series: readonly Series[]): TimeAxis {
+  if (series.length === 0) return { from: 0, to: 0, columns: SKETCH_COLUMNS };
+  return { from: Math.min(...series.map((s) => s.first)), to: Math.max(...series.map((s) => s.last)), columns: SKETCH_COLUMNS };
 }
 
-function groupAnswer(series: Series, { segments, changes }: Segmented, options: SeriesOptions): ChangesGroupAnswer {
-  const { values, ids, times } = series;
-  const time = (i: number) => formatTimestamp(new Date(times[i]!));
+/** The change points of one series, as the answer shows them (computed in place). */
+export function seriesChanges(series: Series, options: SeriesOptions, axis = timeAxis([series])): ChangesGroupAnswer {
+  return groupAnswer(series, summariseSeries(series.points, options, axis), options);
+}
+
+function groupAnswer(series: Series, summary: SeriesSummary, options: SeriesOptions): ChangesGroupAnswer {
+  const time = (ms: number) => formatTimestamp(new Date(ms));
   return {
     site: series.site,
     flavor: series.flavor,
-    n: values.length,
-    first: time(0),
-    last: time(values.length - 1),
-    segments: segments.map((s) => ({ from: time(s.from), to: time(s.to - 1), n: s.n, mean: s.mean, median: s.median, stddev: s.stddev })),
-    changes: changes
-      .filter((c) => options.after === null || times[c.index]! >= options.after)
+    n: summary.n,
+    first: time(summary.first),
+    last: time(summary.last),
+    segments: summary.segments.map((s) => ({
+      from: time(s.from),
+      to: time(s.to),
+      n: s.n,
+      mean: s.mean,
+      median: s.median,
+      stddev: s.stddev,
+    })),
+    changes: summary.changes
+      .filter((c) => options.after === null || c.at >= options.after)
       .map((c) => ({
-        at: time(c.index),
-        result_id: ids[c.index]!,
+        at: time(c.at),
+        result_id: c.result_id,
         index: c.index,
-        before: { n: c.before.n, mean: c.before.mean, median: c.before.median },
-        after: { n: c.after.n, mean: c.after.mean, median: c.after.median },
+        before: c.before,
+        after: c.after,
         magnitude: c.magnitude,
         pvalue: c.pvalue,
         direction: c.after.mean > c.before.mean === (options.better === 'higher') ? 'improvement' : 'regression',
@@ -194,10 +201,15 @@ export async function findChanges(
       byCodePoint(a.flavor?.id ?? '', b.flavor?.id ?? ''),
   );
   const seriesOptions = { maxPvalue, minMagnitude, minSize, better, after };
+  const axis = timeAxis(series);
   const groups: ChangesGroupAnswer[] = [];
+  const sketch: Sketch = { ...axis, groups: [] };
   for (const s of series) {
-    if (!options.segmenter) groups.push(seriesChanges(s, seriesOptions));
-    else groups.push(groupAnswer(s, await options.segmenter.segment(s.values, seriesOptions), seriesOptions));
+    const summary = options.segmenter
+      ? await options.segmenter.segment(s.points, s.n, seriesOptions, axis)
+      : summariseSeries(s.points, seriesOptions, axis);
+    groups.push(groupAnswer(s, summary, seriesOptions));
+    sketch.groups.push(summary.sketch);
   }
   const answer: ChangesAnswer = {
     benchmark_id: benchmark.id,
@@ -212,5 +224,5 @@ export async function findChanges(
     groups,
     ...(warnings.length ? { warnings } : {}),
   };
-  return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}`, sketch: sketchSeries(series) };
+  return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}`, sketch };
 }
