@@ -67,6 +67,7 @@ export type { TagsNamespace } from './namespaces/tags.ts';
 export type { ResultsNamespace, CompareQuery, ChangesQuery, ExportQuery, ExportCsvQuery, ExportedResult } from './namespaces/results.ts';
 export type { StreamedResponse } from './stream.ts';
 export { renderCompareSvg } from './chart.ts';
+export { renderChangesSvg } from './changes-chart.ts';
 export type { ClaimsNamespace, SubmissionsNamespace } from './namespaces/reports.ts';
 export type { UsersNamespace } from './namespaces/users.ts';
 export type { SelfNamespace } from './namespaces/self.ts';
