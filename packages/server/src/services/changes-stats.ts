@@ -4,13 +4,14 @@
  * drops the change points that no longer pass against their final neighbouring segments.
  *
  * - Cost: the divergence statistic of every split of a segment is computed in O(L log L) (the sums
- *   of pairwise distances of each prefix and suffix, with Fenwick trees over the values' ranks), and
- *   the search runs in windows of `windowLength(minSize)` points overlapping by a quarter (each
- *   point lies at least an eighth of a window, and minSize points, from the edges of one of them), each keeping at most
- *   `MAX_SPLITS_PER_WINDOW` splits, so a series' cost grows linearly with its length. A segment in
- *   which no split could pass (a bound from prefix sums, O(L)) is not searched. Every window's proposals are then re-tested on the whole series, in O(1) per test: each
- *   segment's count, mean and sum of squared deviations merge exactly (Chan et al.) when a change
- *   point between them is dropped.
+ *   of pairwise distances of each prefix and suffix, with Fenwick trees over the values' ranks).
+ *   The search runs in windows of `windowLength(minSize)` points overlapping by a quarter, and by
+ *   2 × minSize at least (every position has minSize points on either side in one of them), each
+ *   keeping at most `MAX_SPLITS_PER_WINDOW` splits, so a series' cost grows linearly with its
+ *   length. A segment in which no split could pass (a bound from prefix sums, O(L)) is not
+ *   searched. The windows' proposals are then re-tested on the whole series, in O(1) per test: the
+ *   segments' counts, means and sums of squared deviations merge exactly (Chan et al.) when a
+ *   change point between them is dropped.
  * - Any finite doubles: the series is scaled by a power of two that brings its largest magnitude
  *   near 1 (the tests and the divergence are scale-free; the scaling is exact) so that no sum
  *   overflows, from 5e-324 to ±1.7e308.
@@ -41,10 +42,10 @@ export interface WelchTest {
   pvalue: number;
 }
 
-/** The change points found: positions of the first point after each change, in increasing order. */
 /** A series: numbers in time order. */
 export type Values = readonly number[] | Float64Array;
 
+/** The change points found: positions of the first point after each change, in increasing order. */
 export function changePoints(values: Values, options: ChangeOptions): number[] {
   const n = values.length;
   if (n < 2 * options.minSize) return [];
