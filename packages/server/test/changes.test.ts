@@ -427,6 +427,10 @@ test('GET /results:changes: a long series is segmented in a worker thread, with 
     group.changes.map(({ result_id: _r, ...c }: any) => c),
     inPlace.changes.map(({ result_id: _r, ...c }) => c),
   );
+  // The chart draws a sketch of the points: at most one mark per pixel column, however long the series.
+  const svg = await t.request('GET', '/results:changes', { query: { benchmark_id: benchmark.id, metric: 'json.score', format: 'svg' } });
+  const marks = svg.text.match(/class="point"/g)?.length ?? 0;
+  assert.ok(marks > 100 && marks <= 750, `${marks} marks for ${values.length} points`);
 });
 
 test('GET /results:changes: remembered, and forgotten when anything is written', async () => {
