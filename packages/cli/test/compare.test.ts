@@ -280,7 +280,7 @@ test('compare: bad options are usage errors (exit 2) with one clear line; an unk
   assert.match(runs[3]!.stderr, /^Error: --currency must be an ISO 4217 code/);
   assert.match(runs[4]!.stderr, /argument 'region' is invalid/);
   assert.match(runs[5]!.stderr, /^Error: Invalid option: 422 INVALID_METRIC/);
-  assert.match(runs[6]!.stderr, /^Error: --output svg draws a chart: only `benchmarks compare` has one/);
+  assert.match(runs[6]!.stderr, /^Error: --output svg draws a chart: only `benchmarks compare` and `benchmarks changes` have one/);
   const unknown = await box.run(['compare', '--benchmark', 'ghcr.io/nothing/here:1', '--metric', 'seconds']);
   assert.is(unknown.code, 1);
   assert.is(unknown.stderr, 'Error: No benchmark ghcr.io/nothing/here:1: see `benchmarks benchmarks list`.\n');

@@ -16,6 +16,8 @@ import { answerClientErrors } from './http/client-error.ts';
 import { ExpensiveListAdmission, ExportAdmission, LargeBodyAdmission } from './services/admission.ts';
 import type { AppContext } from './services/app-context.ts';
 import { CompareCache } from './services/compare-cache.ts';
+import { ChangesCache } from './services/changes.ts';
+import { ChangesSegmenter } from './services/changes-segmenter.ts';
 import { EmbedCache } from './services/embeds.ts';
 import { MetricIndexes } from './services/metric-indexes.ts';
 import { SchemaPathsCache } from './services/path-warnings.ts';
@@ -128,6 +130,8 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
   }
   const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
   const compares = new CompareCache({ ttlMs: config.totalsCacheSeconds * 1000 });
+  const changes = new ChangesCache({ ttlMs: config.totalsCacheSeconds * 1000 });
+  const changeSegmenter = stack.use('changes segmenter', new ChangesSegmenter(), (c) => c.close());
   const context: AppContext = {
     config,
     orm,
@@ -136,6 +140,8 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     version: VERSION,
     totals,
     compares,
+    changes,
+    changeSegmenter,
     embeds: new EmbedCache(),
     schemaPaths: new SchemaPathsCache(),
     uploads: new UploadTargets(schemas),
@@ -168,6 +174,7 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
       change: () => {
         totals.invalidate();
         compares.invalidate();
+        changes.invalidate();
       },
       ...(positions ? { write: (payload: string) => recordWritePosition(positions, payload) } : {}),
     }),
