@@ -168,6 +168,7 @@ export const CONTEXTS: Record<string, DocContext> = {
       env.substitutions.push(
         [`-H 'Accept: text/csv' ...`, `-H 'Accept: text/csv' ${same}`],
         [`"$API/results:compare" ... --data-urlencode`, `"$API/results:compare" ${same} --data-urlencode`],
+        [`"$API/results:changes" ... --data-urlencode`, `"$API/results:changes" ${same} --data-urlencode`],
       );
     },
   },

@@ -95,7 +95,10 @@ export async function resolveSettings(options: GlobalOptions, io: Io, defaults: 
   const server = set(options.server) ?? set(io.env.BENCHMARKS_SERVER) ?? set(stored.server);
   const chosen = set(options.output) ?? set(io.env.BENCHMARKS_OUTPUT) ?? stored.output;
   const output = chosen ?? defaults.output ?? (io.isTTY.stdout ? 'table' : 'json');
-  if (output === 'svg') throw new UsageError('--output svg draws a chart: only `benchmarks compare` has one; use table, json or csv here.');
+  if (output === 'svg')
+    throw new UsageError(
+      '--output svg draws a chart: only `benchmarks compare` and `benchmarks changes` have one; use table, json or csv here.',
+    );
   if (!(OUTPUT_FORMATS as readonly string[]).includes(output)) {
     throw new UsageError(`Unknown output format '${output}': use one of ${OUTPUT_FORMATS.join(', ')}.`);
   }

@@ -42,6 +42,7 @@ import * as resultsTags from './commands/results/tags.ts';
 import * as resultsClaim from './commands/results/claim.ts';
 import * as resultsExport from './commands/results/export.ts';
 import * as compare from './commands/compare.ts';
+import * as changes from './commands/changes.ts';
 import * as reviewList from './commands/review/list.ts';
 import * as reviewApprove from './commands/review/approve.ts';
 import * as reviewReject from './commands/review/reject.ts';
@@ -97,6 +98,7 @@ const COMMANDS: { register(program: Command): void }[] = [
   resultsClaim,
   resultsExport,
   compare,
+  changes,
   reviewList,
   reviewApprove,
   reviewReject,

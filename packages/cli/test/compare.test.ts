@@ -209,6 +209,57 @@ test('compare: a metric or filter path the schema does not describe is warned ab
   assert.is(JSON.parse(json.stdout).warnings[0].suggestion, 'json.cores', 'the JSON answer carries them too');
 });
 
+test('compare --baseline: a ratio column "0.148x [..]" from the server\'s vs_baseline; by name or id, by flavor or site', async () => {
+  const slow = (await sdk.flavors.list((await sdk.sites.list({ name: 'CESGA' })).items[0]!.id, { name: 'hpc.slow' })).items[0]!;
+  const answer = await sdk.results.compare({ ...query(), baseline: slow.id });
+  assert.is(answer.baseline, slow.id);
+  const fast = answer.groups.find((g) => g.flavor?.name === 'hpc.fast')!.vs_baseline!;
+  assert.ok(fast.ratio > 0.1 && fast.ratio < 0.2 && fast.ratio_ci !== null, JSON.stringify(fast));
+  const r = (v: number) => v.toPrecision(3);
+  for (const ref of ['CESGA/hpc.slow', slow.id]) {
+    const res = await box.run([...base, '--baseline', ref], { env: { COLUMNS: '160' } });
+    assert.is(res.code, 0, res.stderr);
+    const out = lines(res.stdout);
+    // The column after the median's interval, before the prices.
+    assert.match(out[1]!, /MEDIAN 95% CI +P5-P95 +RATIO TO BASELINE \[95% CI\] +PRICE/);
+    assert.ok(out[2]!.includes(`  ${r(fast.ratio)}x [${r(fast.ratio_ci![0])}, ${r(fast.ratio_ci![1])}]  `), out[2]);
+    assert.match(out[3]!, /hpc\.slow .* baseline$/);
+    assert.match(out[4]!, /cpu\.tiny \(2\)/);
+    assert.not.match(out[4]!, /x \[|baseline/, 'two values: no ratio');
+    assert.ok(out.some((l) => l.startsWith("Ratio: how many times the baseline's values")));
+  }
+  // On a terminal, the times sign.
+  let stdout = '';
+  const io: Io = {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: () => true },
+    stdin: process.stdin,
+    isTTY: { stdin: false, stdout: true, stderr: true },
+    env: { ...box.env, NO_COLOR: '1' },
+    columns: 160,
+  };
+  await compare({ benchmark: NAME, metric: 'seconds', baseline: 'CESGA/hpc.slow' } as Options, io);
+  assert.ok(stdout.includes(`${r(fast.ratio)}× [`), stdout);
+  // JSON and CSV carry the p-value; the SVG marks the baseline.
+  const json = JSON.parse((await box.run([...base, '--baseline', 'CESGA/hpc.slow', '-o', 'json'])).stdout);
+  assert.equal(json.groups.find((g: any) => g.flavor.name === 'hpc.fast').vs_baseline, fast);
+  const csv = lines((await box.run([...base, '--baseline', 'CESGA/hpc.slow', '-o', 'csv'])).stdout);
+  assert.ok(csv[0]!.endsWith(',ratio,ratio_ci_low,ratio_ci_high,ratio_pvalue'));
+  const svg = (await box.run([...base, '--baseline', 'CESGA/hpc.slow', '-o', 'svg'])).stdout;
+  assert.match(svg, /<g class="row baseline"/);
+  // By site: the site's name.
+  const sites = await box.run([...base, '--by', 'site', '--baseline', 'IFCA', '--min-samples', '2', '-o', 'json']);
+  assert.is(sites.code, 0, sites.stderr);
+  assert.ok(JSON.parse(sites.stdout).groups.find((g: any) => g.site.name === 'CESGA').vs_baseline.ratio < 1);
+  // Unknown names, and a baseline the filters leave out.
+  const unknown = await box.run([...base, '--baseline', 'CESGA/hpc.none']);
+  assert.is(unknown.code, 1);
+  assert.match(unknown.stderr, /^Error: No flavor 'hpc\.none' at site 'CESGA'/);
+  const filtered = await box.run([...base, '--flavor', 'CESGA/hpc.fast', '--baseline', 'CESGA/hpc.slow']);
+  assert.is(filtered.code, 2, filtered.stderr);
+  assert.match(filtered.stderr, /is not among the groups/);
+});
+
 test('compare: bad options are usage errors (exit 2) with one clear line; an unknown benchmark exits 1', async () => {
   const runs = await Promise.all([
     box.run(['compare', '--benchmark', NAME]),
@@ -229,7 +280,7 @@ test('compare: bad options are usage errors (exit 2) with one clear line; an unk
   assert.match(runs[3]!.stderr, /^Error: --currency must be an ISO 4217 code/);
   assert.match(runs[4]!.stderr, /argument 'region' is invalid/);
   assert.match(runs[5]!.stderr, /^Error: Invalid option: 422 INVALID_METRIC/);
-  assert.match(runs[6]!.stderr, /^Error: --output svg draws a chart: only `benchmarks compare` has one/);
+  assert.match(runs[6]!.stderr, /^Error: --output svg draws a chart: only `benchmarks compare` and `benchmarks changes` have one/);
   const unknown = await box.run(['compare', '--benchmark', 'ghcr.io/nothing/here:1', '--metric', 'seconds']);
   assert.is(unknown.code, 1);
   assert.is(unknown.stderr, 'Error: No benchmark ghcr.io/nothing/here:1: see `benchmarks benchmarks list`.\n');

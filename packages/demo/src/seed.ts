@@ -59,7 +59,12 @@ const FLAVORS: Record<string, { name: string; cpus: number; brand: string; price
   'CESNET-MCC': [{ name: 'svc1.s', cpus: 4, brand: 'Intel(R) Xeon(R) Silver 4214 CPU @ 2.20GHz', price: [2.5, 'CZK'] }],
 };
 /** Runs per flavor: more than compare's default min_samples (5), so the demo's flavors are ranked. */
-const RUNS_PER_FLAVOR = 8;
+const RUNS_PER_FLAVOR = 6;
+/**
+ * One flavor has a longer history whose 8 latest runs are a quarter slower (a regression, lower
+ * being better): GET /results:changes finds the step. 16 + 4 × 6 = 40 results, as before.
+ */
+const STEPPED = { flavor: 'hpc.8core-16ram', runs: 16, latest: 8, slower: 1.25 };
 const TAGS = [
   { name: 'cpu-intensive', description: 'Bound by CPU throughput' },
   { name: 'baseline', description: 'Reference run with default settings' },
@@ -128,9 +133,12 @@ export async function seedDemo(em: EntityManager, owner: { iss: string; sub: str
         ...reviewed,
       });
       await em.flush();
-      for (let run = 0; run < RUNS_PER_FLAVOR; run++) {
+      const stepped = f.name === STEPPED.flavor;
+      for (let run = 0; run < (stepped ? STEPPED.runs : RUNS_PER_FLAVOR); run++) {
         n++;
-        const score = Math.round((2400 / Math.sqrt(f.cpus)) * (0.9 + ((n * 37) % 20) / 100) * 100) / 100;
+        // Lower runs are later (execution_datetime below).
+        const step = stepped && run < STEPPED.latest ? STEPPED.slower : 1;
+        const score = Math.round((2400 / Math.sqrt(f.cpus)) * (0.9 + ((n * 37) % 20) / 100) * step * 100) / 100;
         const result = em.create(Result, {
           id: randomUUID(),
           benchmark_id: benchmark.id,

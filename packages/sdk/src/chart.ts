@@ -3,7 +3,9 @@
  * drawn the same way by the server (`format=svg`) and by clients (the CLI). One row per group in
  * answer order, labelled "site / flavor (n)" (with its rank), a thin line from p5 to p95, a bar for
  * the median's interval and a mark at the median, on a value axis with ticks, under a title naming
- * the benchmark, the metric and the direction. Pure functions; every text is escaped and the
+ * the benchmark, the metric and the direction. With a baseline (`baseline` in the answer), its row
+ * is marked ("baseline", in bold), its median drawn as a dashed line across the plot, and every
+ * other row's label ends with its ratio to it ("1.35×"). Pure functions; every text is escaped and the
  * document holds no script, no link and no external reference.
  */
 import type { Static } from '@sinclair/typebox';
@@ -57,6 +59,24 @@ export function groupLabel(group: CompareGroupAnswer): string {
 const fmt = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4))));
 
 /**
+ * A ratio to the baseline as a text: three significant digits and ×, its interval when known.
+ * @example
+ * ratioText({ ratio: 1.3512, ratio_ci: [1.3, 1.41], pvalue: 0.00002 }) // '1.35× [1.30, 1.41]'
+ */
+export function ratioText(vs: { ratio: number; ratio_ci: [number, number] | null }, withInterval = true): string {
+  const r = (v: number) =>
+    v === 0 ? '0' : Math.abs(v) >= 1e6 || Math.abs(v) < 1e-3 ? v.toExponential(2) : Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3);
+  const interval = withInterval && vs.ratio_ci ? ` [${r(vs.ratio_ci[0])}, ${r(vs.ratio_ci[1])}]` : '';
+  return `${r(vs.ratio)}×${interval}`;
+}
+
+/** Whether `group` is the answer's baseline (by flavor or by site, as grouped). */
+export function isBaseline(answer: CompareAnswer, group: CompareGroupAnswer): boolean {
+  if (!answer.baseline) return false;
+  return (answer.group_by === 'site' ? group.site.id : group.flavor?.id) === answer.baseline;
+}
+
+/**
  * The SVG document of a comparison; `benchmarkName` (`image:tag`) goes in the title.
  * @example
  * const comparison = await client.results.compare({ benchmark_id, metric: 'json.result.score' });
@@ -66,9 +86,11 @@ export function renderCompareSvg(answer: CompareAnswer, benchmarkName: string): 
   const groups = answer.groups;
   const height = TOP + Math.max(groups.length, 1) * ROW + AXIS_HEIGHT;
   const title = `${benchmarkName}: ${answer.metric} (${answer.better} is better)`;
+  const base = groups.find((g) => isBaseline(answer, g));
   const subtitle =
     `Median (mark) and its ${fmt(answer.confidence * 100)}% interval (bar); thin line: p5–p95. ` +
-    `${answer.matched} results, ${answer.excluded} without a number. Grey: not ranked.`;
+    `${answer.matched} results, ${answer.excluded} without a number. Grey: not ranked.` +
+    (base ? " Dashed: the baseline's median; × its ratio." : '');
   const out: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" role="img" aria-labelledby="title" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
     `<title id="title">${xmlEscape(title)}</title>`,
@@ -96,14 +118,22 @@ export function renderCompareSvg(answer: CompareAnswer, benchmarkName: string): 
   out.push(
     `<text x="${(PLOT_LEFT + PLOT_RIGHT) / 2}" y="${axisY + 34}" text-anchor="middle" fill="#333333">${xmlEscape(answer.metric)}</text>`,
   );
+  if (base) {
+    const baseX = x(base.median);
+    out.push(
+      `<line class="baseline" x1="${baseX}" y1="${TOP - 4}" x2="${baseX}" y2="${axisY}" stroke="#b35900" stroke-width="1.5" stroke-dasharray="5 3"/>`,
+    );
+  }
   groups.forEach((g, i) => {
     const y = TOP + i * ROW + ROW / 2;
     const ranked = g.rank !== null;
     const color = ranked ? '#2f5d8c' : '#9a9a9a';
     const rank = ranked ? `#${g.rank} ` : '– ';
+    const isBase = g === base;
+    const suffix = isBase ? ' baseline' : g.vs_baseline ? ` ${ratioText(g.vs_baseline, false)}` : '';
     out.push(
-      `<g class="row" data-rank="${g.rank ?? ''}">`,
-      `<text x="${LABEL_WIDTH}" y="${y + 4}" text-anchor="end" fill="${ranked ? '#111111' : '#777777'}">${xmlEscape(rank + groupLabel(g))}</text>`,
+      `<g class="row${isBase ? ' baseline' : ''}" data-rank="${g.rank ?? ''}">`,
+      `<text x="${LABEL_WIDTH}" y="${y + 4}" text-anchor="end" fill="${ranked ? '#111111' : '#777777'}"${isBase ? ' font-weight="bold"' : ''}>${xmlEscape(rank + groupLabel(g) + suffix)}</text>`,
       `<line x1="${x(g.p5)}" y1="${y}" x2="${x(g.p95)}" y2="${y}" stroke="${color}" stroke-width="1"/>`,
       `<rect x="${x(g.median_ci[0])}" y="${y - 6}" width="${Math.max(1, Number(x(g.median_ci[1])) - Number(x(g.median_ci[0]))).toFixed(1)}" height="12" fill="${color}" fill-opacity="0.35"/>`,
       `<rect x="${(Number(x(g.median)) - 1.5).toFixed(1)}" y="${y - 8}" width="3" height="16" fill="${color}"/>`,

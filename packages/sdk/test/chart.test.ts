@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { drawableRange, MAX_TICKS, type Ticks } from '../src/axis.ts';
+import { isBaseline, ratioText, renderCompareSvg } from '../src/chart.ts';
 import type { Reply } from '../src/index.ts';
 import { boundedModule, type BoundedModule } from './support/bounded.ts';
 
@@ -125,6 +126,36 @@ const EXACT: [number, number][] = [
   [1, 1 + 2e-9],
   [1e20, 1e20 + 1e11],
 ];
+
+test('ratioText and a baseline: "1.35× [1.30, 1.41]"; the SVG marks the baseline row and draws its median dashed', () => {
+  assert.is(ratioText({ ratio: 1.3512, ratio_ci: [1.3, 1.41] }), '1.35× [1.30, 1.41]');
+  assert.is(ratioText({ ratio: 0.148, ratio_ci: null }), '0.148×');
+  assert.is(ratioText({ ratio: 1234.4, ratio_ci: [2e-5, 3e7] }), '1234× [2.00e-5, 3.00e+7]');
+  assert.is(ratioText({ ratio: 2, ratio_ci: [1.5, 2.5] }, false), '2.00×');
+  const answer = comparison([
+    [10, 11, 12],
+    [20, 21, 22],
+    [30, 31, 32],
+  ]);
+  const base = answer.groups[1]!;
+  answer.baseline = base.site.id;
+  answer.groups[0]!.vs_baseline = { ratio: 0.5, ratio_ci: [0.45, 0.55], pvalue: 0.01 };
+  base.vs_baseline = null;
+  answer.groups[2]!.vs_baseline = null;
+  assert.equal(
+    answer.groups.map((g) => isBaseline(answer, g)),
+    [false, true, false],
+  );
+  const svg = renderCompareSvg(answer, 'b:1');
+  const rows = svg.split('<g class="row').slice(1);
+  assert.match(rows[0]!, /site 0 \(3\) 0\.500×<\/text>/);
+  assert.match(rows[1]!, /^ baseline".*font-weight="bold">#2 site 1 \(3\) baseline<\/text>/s);
+  assert.match(rows[2]!, /site 2 \(3\)<\/text>/);
+  assert.match(svg, /<line class="baseline" [^>]*stroke-dasharray="5 3"\/>/);
+  assert.match(svg, /Dashed: the baseline&apos;s median/);
+  // Without a baseline, none of it.
+  assert.not.match(renderCompareSvg(comparison([[1, 2, 3]]), 'b:1'), /baseline|×/);
+});
 
 test('ticks: two values one float step apart (1815.85, 1815.8500000000001; 2^53, 2^53 + 2) give a few round ticks', async () => {
   await withChart(async (chart) => {

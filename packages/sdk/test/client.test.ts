@@ -403,6 +403,7 @@ test('every operation of the contract is reachable through a namespace method', 
     () => c.results.claims(id),
     () => c.results.uploader(id),
     () => c.results.compare({ benchmark_id: id, metric: 'json.score' }),
+    () => c.results.changes({ benchmark_id: id, metric: 'json.score' }),
     // The recorded answer is no NDJSON: the export is sent, then refused as cut short.
     () =>
       c.results

@@ -86,4 +86,32 @@ test('results.compare: ValidationError for a malformed metric, NotFoundError for
   );
 });
 
+test('results.compare with baseline: a typed vs_baseline; compareCsv and compareSvg carry it; 422 when not a group', async () => {
+  const answer = await anonymous.results.compare({ benchmark_id, metric: 'json.seconds', baseline: slow });
+  assert.is(answer.baseline, slow);
+  const [first, second] = answer.groups;
+  assert.is(second!.flavor?.id, slow);
+  assert.is(second!.vs_baseline, null);
+  // Every difference ln xᵢ − ln yⱼ of fast (11..16) against slow (101..106), sorted: the median's exp.
+  const d = [11, 12, 13, 14, 15, 16]
+    .flatMap((x) => [101, 102, 103, 104, 105, 106].map((y) => Math.log(x) - Math.log(y)))
+    .sort((a, b) => a - b);
+  const vs = first!.vs_baseline!;
+  assert.ok(Math.abs(vs.ratio - Math.exp((d[17]! + d[18]!) / 2)) < 1e-12, String(vs.ratio));
+  // k = ⌊18 − 1.96·√(36·13/12)⌋ = 5: the 5th and the 32nd differences.
+  assert.equal(vs.ratio_ci, [Math.exp(d[4]!), Math.exp(d[31]!)]);
+  // Every fast value below every slow one: U = 0, σ² = 36·13/12, z = 17.5/√39.
+  assert.ok(Math.abs(vs.pvalue - 0.00512) < 1e-4, String(vs.pvalue));
+  const csv = await anonymous.results.compareCsv({ benchmark_id, metric: 'json.seconds', baseline: slow });
+  assert.ok(csv.split('\r\n')[0]!.endsWith(',ratio,ratio_ci_low,ratio_ci_high,ratio_pvalue'));
+  const svg = await anonymous.results.compareSvg({ benchmark_id, metric: 'json.seconds', baseline: slow });
+  assert.is(svg, renderCompareSvg(answer, 'ghcr.io/sdk-test/compare:1'));
+  assert.match(svg, /<g class="row baseline"/);
+  const missing = await rejects(
+    () => anonymous.results.compare({ benchmark_id, metric: 'json.seconds', baseline: benchmark_id }),
+    ValidationError,
+  );
+  assert.match(missing.message, /is not among the groups/);
+});
+
 test.run();

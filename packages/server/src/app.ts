@@ -112,6 +112,7 @@ export function createApp(app: AppContext): Koa {
       if (!SAFE_METHODS.has(ctx.method)) {
         app.totals.invalidate();
         app.compares.invalidate();
+        app.changes.invalidate();
         await recordWrite(ctx);
       }
     }

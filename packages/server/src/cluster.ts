@@ -9,12 +9,16 @@
  * one from node:cluster.
  */
 import cluster, { type Worker } from 'node:cluster';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ServerConfig } from './config.ts';
+import { DisposalStack } from './core/disposal.ts';
 import type { Logger } from './core/logger.ts';
-import { ConfigurationError, type EmbeddedEvent } from './db/embedded.ts';
+import { ConfigurationError } from './core/errors.ts';
+import { bootstrapDatabase } from './db/bootstrap.ts';
+import type { EmbeddedEvent } from './db/embedded.ts';
 import { loadDemo, type DemoModule, type DemoTrust, type RunningDemo } from './demo-module.ts';
 import { fail, flushLogs, stopWithParent, takeOverSignals } from './exit.ts';
-import { prepareDatabase, SHUTDOWN_GRACE_MS } from './server.ts';
+import { SHUTDOWN_GRACE_MS } from './server.ts';
 import { isWorkerFailure, WORKER_DEMO_ENV, type DatabaseStateMessage } from './worker.ts';
 
 /** A worker that served at least this long before it died is forked again at once. */
@@ -167,32 +171,45 @@ export interface PrimaryOptions {
   demo?: DemoModule;
 }
 
-/** Runs the primary of `--workers`: returns once every worker serves; the process ends on SIGTERM or SIGINT. */
+/**
+ * Runs the primary of `--workers`: returns once every worker serves; the process ends on SIGTERM or
+ * SIGINT. What it opens (the demo, the database, the workers) goes on one disposal stack as it is
+ * opened, released in reverse when the start fails, at a stop, and when the embedded PostgreSQL is
+ * given up.
+ */
 export async function runPrimary(config: ServerConfig, options: PrimaryOptions): Promise<void> {
   const { logger } = options;
-  const demo = config.demo ? await (await loadDemo(options.demo)).startDemo(config, logger) : undefined;
-  let prepared: Awaited<ReturnType<typeof prepareDatabase>>;
+  const stack = new DisposalStack(logger);
+  let stopping = false;
   // The embedded PostgreSQL's restarts, told to the workers; given up, everything stops and the process exits 1.
   let databaseEvent = (_: EmbeddedEvent) => {};
+  let workers: Workers;
+  let orm: MikroORM;
+  let demo: RunningDemo | undefined;
+  let clean = true;
+  const failedStart = async (err: unknown) => {
+    stopping = true;
+    await stack.dispose().catch((e) => logger.error('the failed start did not release everything', { error: (e as Error).message }));
+    throw err;
+  };
   try {
-    prepared = await prepareDatabase(config, logger, {
+    if (config.demo) {
+      const running = await (await loadDemo(options.demo)).startDemo(config, logger);
+      demo = stack.use('demo', running, (d) => d.close());
+    }
+    const prepared = await bootstrapDatabase(config, logger, stack, {
       databaseLogger: options.databaseLogger,
       pool: { poolSize: 2 },
       onDatabaseEvent: (event) => databaseEvent(event),
     });
+    orm = prepared.orm;
+    if (prepared.applied.length) logger.info('migrations applied', { applied: prepared.applied });
+    workers = stack.use('workers', new Workers(config.workers, logger, workerEnv(prepared.db.url, demo)), async (w) => {
+      clean = await w.stop();
+    });
   } catch (err) {
-    await demo?.close();
-    throw err;
+    return failedStart(err);
   }
-  const { db, orm, applied } = prepared;
-  if (applied.length) logger.info('migrations applied', { applied });
-  const workers = new Workers(config.workers, logger, workerEnv(db.url, demo));
-  const closeRest = async () => {
-    await orm.close(true);
-    await demo?.close();
-    await db.embedded?.stop();
-  };
-  let stopping = false;
   // A stop during the demo's seeding lets the seeding finish (one short transaction), and skips its banner.
   const stopped = new AbortController();
   let readying: Promise<void> = Promise.resolve();
@@ -207,8 +224,7 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
     logger.info('stopping: the workers finish their requests in flight', cause);
     void (async () => {
       await readying.catch(() => {});
-      const clean = await workers.stop();
-      await closeRest();
+      await stack.dispose();
       logger.info(clean ? 'stopped' : 'stopped: not every worker stopped cleanly', { clean });
       flushLogs();
       process.exit(clean ? 0 : 1);
@@ -221,19 +237,16 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
     if (event.type === 'restarted') workers.databaseState({ type: 'benchmarks-database-state', state: 'running' });
     if (event.type !== 'failed' || stopping) return;
     stopping = true;
-    void workers
-      .stop()
-      .then(() => closeRest().catch(() => {}))
+    void stack
+      .dispose()
+      .catch(() => {})
       .then(() => fail(event.error), fail);
   };
   let port: number;
   try {
     ({ port } = await workers.start());
   } catch (err) {
-    stopping = true;
-    await workers.stop();
-    await closeRest().catch(() => {});
-    throw err;
+    return failedStart(err);
   }
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info(`serving on ${url}`, { url, swaggerUi: `${url}/`, api: `${url}/api/v1`, workers: config.workers });

@@ -6,7 +6,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ServerConfig } from './config.ts';
 import type { Logger } from './core/logger.ts';
-import { ConfigurationError } from './db/embedded.ts';
+import { ConfigurationError } from './core/errors.ts';
 
 export interface DemoModule {
   startDemo(config: ServerConfig, logger: Logger): Promise<RunningDemo>;

@@ -2,7 +2,7 @@
  * How a `benchmarks-server` process ends: a known failure is one clear line on stderr and exit
  * code 1, after the lines its loggers still buffer; SIGINT and SIGTERM are its own to handle.
  */
-import { ConfigurationError } from './db/embedded.ts';
+import { ConfigurationError } from './core/errors.ts';
 import type { Logger } from './core/logger.ts';
 
 /** The loggers of this process: their buffered lines go out before the last line of `fail`. */

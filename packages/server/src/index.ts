@@ -8,18 +8,12 @@
  * await server.close();
  */
 export { main, program, type DemoModule, type RunningDemo, type ProgramOptions } from './program.ts';
-export {
-  startServer,
-  openDatabase,
-  connectDatabase,
-  VERSION,
-  type RunningServer,
-  type StartOptions,
-  type DatabaseHandle,
-} from './server.ts';
+export { startServer, VERSION, type RunningServer, type StartOptions } from './server.ts';
+export { openDatabase, connectDatabase, type DatabaseHandle } from './db/bootstrap.ts';
 export { buildConfig, DEFAULTS, type ServerConfig, type RawConfig } from './config.ts';
 export { createLogger, LOG_LEVELS, type Logger, type LogLevel } from './core/logger.ts';
-export { ConfigurationError, freePort } from './db/embedded.ts';
+export { ConfigurationError } from './core/errors.ts';
+export { freePort } from './db/embedded.ts';
 export { migrate } from './db/orm.ts';
 export { register as registerUser } from './services/users.ts';
 export * from './entities/index.ts';

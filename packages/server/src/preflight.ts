@@ -9,7 +9,8 @@
 import type { ServerConfig } from './config.ts';
 import type { Logger } from './core/logger.ts';
 import { ensureDataDir } from './db/data-dir.ts';
-import { claimDataDir, ConfigurationError } from './db/embedded.ts';
+import { ConfigurationError } from './core/errors.ts';
+import { claimDataDir } from './db/embedded.ts';
 import { checkDatabasePort, portUnavailable } from './db/ports.ts';
 import { logEmbeddedEvent } from './db/embedded-events.ts';
 import { listenFailure } from './server.ts';

@@ -3,12 +3,13 @@ import { Command, Option } from 'commander';
 import { runPrimary } from './cluster.ts';
 import { buildConfig, type RawConfig, type ServerConfig } from './config.ts';
 import { createLogger, useLogFormat } from './core/logger.ts';
-import { ConfigurationError } from './db/embedded.ts';
+import { ConfigurationError } from './core/errors.ts';
 import { loadDemo, trustDemo, type DemoModule, type RunningDemo } from './demo-module.ts';
 import { fail, logging, stopWithParent, takeOverSignals } from './exit.ts';
 import { preflight } from './preflight.ts';
 import { importOriginCommand } from './import-origin/command.ts';
-import { prepareDatabase, startServer, VERSION, type RunningServer } from './server.ts';
+import { prepareDatabase } from './db/bootstrap.ts';
+import { startServer, VERSION, type RunningServer } from './server.ts';
 import { runWorker } from './worker.ts';
 import { type CommandName, SETTINGS, settingsOf, shownDefault } from './settings.ts';
 
@@ -117,12 +118,11 @@ async function migrateOnly(opts: Record<string, unknown>): Promise<void> {
   const cfg = configOf(opts);
   await useLogFormat(cfg.logFormat);
   const logger = logging(createLogger(cfg.logLevel));
-  const { db, orm, applied } = await prepareDatabase(cfg, logger, { databaseLogger: logging(createLogger(cfg.databaseLogLevel)) });
+  const { applied, close } = await prepareDatabase(cfg, logger, { databaseLogger: logging(createLogger(cfg.databaseLogLevel)) });
   try {
-    await orm.close(true);
     process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n');
   } finally {
-    await db.embedded?.stop();
+    await close();
   }
 }
 

@@ -191,6 +191,10 @@ const rows: Record<string, Row> = {
     expect: PUBLIC(200),
     prepare: async () => ({ path: '/results:compare', query: { benchmark_id: c.benchmark, metric: 'json.score' } }),
   },
+  findChanges: {
+    expect: PUBLIC(200),
+    prepare: async () => ({ path: '/results:changes', query: { benchmark_id: c.benchmark, metric: 'json.score' } }),
+  },
   exportResults: { expect: PUBLIC(200), prepare: async () => ({ path: '/results:export', query: { benchmark_id: c.benchmark } }) },
   getResult: { expect: PUBLIC(200), prepare: async () => ({ path: `/results/${seeded.result}` }) },
   createResult: {

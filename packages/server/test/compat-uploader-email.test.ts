@@ -119,6 +119,7 @@ const CALLER: Record<string, () => string> = {
 };
 const QUERY: Record<string, () => Record<string, string>> = {
   compareResults: () => ({ benchmark_id: made.benchmark, metric: 'json.score' }),
+  findChanges: () => ({ benchmark_id: made.benchmark, metric: 'json.score' }),
 };
 /** Answers about the caller itself, which show the caller's own email by design. */
 const OWN_USER = new Set(['getSelf']);

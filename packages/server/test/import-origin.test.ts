@@ -16,7 +16,7 @@ import { createLogger } from '../src/core/logger.ts';
 import { importOrigin, type ImportSummary, type ReportLine } from '../src/import-origin/import.ts';
 import { resultVisibility, reviewStatus } from '../src/import-origin/mapping.ts';
 import { ProgressView, progressLine } from '../src/import-origin/render.ts';
-import { prepareDatabase } from '../src/server.ts';
+import { prepareDatabase } from '../src/db/bootstrap.ts';
 import { createTestDatabase as createDatabase, releaseTestDatabase } from './support/database.ts';
 import { changedTables, fingerprint } from './support/hardening.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
@@ -60,8 +60,8 @@ test.after(async () => {
 /** A fresh database of the test cluster with this service's schema. */
 async function migratedDatabase(label: string): Promise<string> {
   const url = await createTestDatabase(label);
-  const { orm } = await prepareDatabase(buildConfig({ databaseUrl: url, logLevel: 'silent' }), createLogger('silent'));
-  await orm.close(true);
+  const { close } = await prepareDatabase(buildConfig({ databaseUrl: url, logLevel: 'silent' }), createLogger('silent'));
+  await close();
   return url;
 }
 

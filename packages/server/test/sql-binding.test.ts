@@ -3,12 +3,12 @@ import * as assert from 'uvu/assert';
 import pg from 'pg';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { randomUUID } from 'node:crypto';
-import { bindValues, prepared, usePreparedStatements } from '../src/db/bound-driver.ts';
+import { bindValues, prepared } from '../src/db/bound-driver.ts';
 import { buildConfig } from '../src/config.ts';
 import { AppError } from '../src/core/errors.ts';
 
 let t: TestServer;
-const sent: { text: string; values: unknown[]; name?: string }[] = [];
+const sent: { text: string; values: unknown[]; name?: string; database?: string }[] = [];
 const original = pg.Client.prototype.query;
 
 test.before(async () => {
@@ -16,9 +16,10 @@ test.before(async () => {
   // Record what the pg client really sends (the queries still run against the real database).
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const [config, values] = args as [string | { text: string; values?: unknown[]; name?: string }, unknown[] | undefined];
-    if (typeof config === 'string') sent.push({ text: config, values: values ?? [] });
+    const { database } = this;
+    if (typeof config === 'string') sent.push({ text: config, values: values ?? [], database });
     else if (config && typeof config === 'object' && 'text' in config)
-      sent.push({ text: config.text, values: config.values ?? values ?? [], name: config.name });
+      sent.push({ text: config.text, values: config.values ?? values ?? [], name: config.name, database });
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
 });
@@ -203,24 +204,40 @@ test('the frequent fixed statements are prepared once per connection and give ea
   assert.is(searches[0]!.name, undefined);
 });
 
-test('PREPARED_STATEMENTS=false (PgBouncer in transaction mode): the same statements run unnamed', async () => {
+test('PREPARED_STATEMENTS is per server: one with it off beside one with it on, in one process', async () => {
   assert.is(buildConfig({ preparedStatements: 'false' }).preparedStatements, false);
   assert.is(buildConfig({}).preparedStatements, true);
   assert.throws(() => buildConfig({ preparedStatements: 'sometimes' }), /PREPARED_STATEMENTS must be true or false/);
-  usePreparedStatements(false); // what startServer does with that setting
+  // PgBouncer in transaction mode: this server runs the same statements unnamed, while `t` keeps preparing them.
+  const unprepared = await startTestServer({ preparedStatements: 'false' }, 'unprepared');
   try {
+    const token = await unprepared.user('unpreparer');
+    assert.is((await unprepared.request('POST', '/sites', { token, body: { name: 'prepared-a', address: 'somewhere' } })).status, 201);
     sent.length = 0;
-    const listed = await t.request('GET', '/sites', { query: { name: 'prepared-a', status: 'on_review' } });
-    assert.is(listed.status, 200);
-    assert.is((await t.request('GET', '/results/00000000-0000-4000-8000-000000000000')).status, 404);
-    const fixed = sent.filter((q) => /count\(\*\) over \(\)::int as total from site t|from result r where r\.id = \$1/.test(q.text));
-    assert.is(fixed.length, 2);
+    for (const server of [unprepared, t, unprepared, t]) {
+      const listed = await server.request('GET', '/sites', { query: { name: 'prepared-a', status: 'on_review' } });
+      assert.is(listed.status, 200);
+      assert.is(listed.body.items.length, 1);
+      assert.is((await server.request('GET', '/results/00000000-0000-4000-8000-000000000000')).status, 404);
+    }
+    const fixed = (server: TestServer) =>
+      sent.filter(
+        (q) =>
+          q.database === new URL(server.databaseUrl).pathname.slice(1) &&
+          /count\(\*\) over \(\)::int as total from site t|from result r where r\.id = \$1/.test(q.text),
+      );
+    assert.is(fixed(unprepared).length, 4);
     assert.ok(
-      fixed.every((q) => q.name === undefined),
-      'unnamed',
+      fixed(unprepared).every((q) => q.name === undefined),
+      'unnamed on the server with PREPARED_STATEMENTS=false',
+    );
+    assert.is(fixed(t).length, 4);
+    assert.ok(
+      fixed(t).every((q) => q.name?.startsWith('p_')),
+      'named on the server with the default',
     );
   } finally {
-    usePreparedStatements(true);
+    await unprepared.close();
   }
 });
 

@@ -23,6 +23,7 @@ export type Options = WithGlobals<
     minSamples?: number;
     rankBy?: 'metric' | 'price';
     currency?: string;
+    baseline?: string;
     out?: string;
   }
 >;
@@ -63,6 +64,10 @@ export function register(program: Command): void {
       new Option('--rank-by <what>', 'rank by the metric (default) or by value for money (needs --currency)').choices(['metric', 'price']),
     )
     .option('--currency <code>', 'ISO 4217 code (EUR): with --rank-by price, flavors priced in it are ranked')
+    .option(
+      '--baseline <group>',
+      'flavor id or site/flavor (with --by site: site id or name) that every other group is compared with: a column of ratios, "1.35× [1.30, 1.41]"',
+    )
     .option('--out <file>', 'write the output to this file instead of stdout')
     .addHelpText(
       'after',
@@ -70,12 +75,14 @@ export function register(program: Command): void {
 --output: table (the default, also when piped: a ranked table and a chart drawn in text), json (the
 server's answer), csv (one row per group) or svg (the chart as an SVG image, drawn like the server's).
 Ranks: groups whose medians' intervals overlap share a rank; groups with fewer than --min-samples values
-are listed last, unranked.
+are listed last, unranked. --baseline adds how many times the baseline's values each group's are (the
+Hodges-Lehmann ratio and its interval; the Mann-Whitney p-value in json and csv).
 
 Examples:
   benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score
   benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric result.seconds --better lower --by site --filter 'machine.cpu.count >= 4'
   benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --rank-by price --currency EUR
+  benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --baseline CESGA/hpc.2core-4ram
   benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --output svg --out compare.svg`,
     );
   command.action(runs(run));
@@ -102,7 +109,14 @@ async function benchmarkName(ctx: Context, ref: string, id: string): Promise<str
 
 async function compare(ctx: Context, options: Options, format: string, checked: ReturnType<typeof checkOptions>): Promise<void> {
   const { metric, currency } = checked;
-  const benchmark_id = await new Resolver(ctx.client, { anyStatus: true }).benchmark(options.benchmark);
+  const resolver = new Resolver(ctx.client, { anyStatus: true });
+  const benchmark_id = await resolver.benchmark(options.benchmark);
+  const baseline =
+    options.baseline === undefined
+      ? undefined
+      : options.by === 'site'
+        ? await resolver.site(options.baseline)
+        : await resolver.flavor(options.baseline);
   const query: CompareQuery = {
     ...(await filterQuery(ctx.client, { ...options, benchmark: benchmark_id })),
     benchmark_id,
@@ -113,6 +127,7 @@ async function compare(ctx: Context, options: Options, format: string, checked: 
     min_samples: options.minSamples,
     rank_by: options.rankBy,
     currency,
+    baseline,
   };
   let text: string;
   if (format === 'csv') {

@@ -2,6 +2,7 @@
  * `compare`'s table output: a title, the ranked table (rank, group, median, its interval, p5–p95,
  * and price columns when a group has a price), the terminal chart, and what the marks mean.
  */
+import { isBaseline, ratioText } from '@benchmarks/sdk/chart';
 import { compareChart } from './chart.ts';
 import { groupLabel, interval, num, paint, rankText, type Comparison, type Group, type Look, type Paint } from './look.ts';
 
@@ -23,6 +24,13 @@ function columns(answer: Comparison, look: Look): Column[] {
     { header: `MEDIAN ${percent}% CI`, cell: (g) => interval(g.median_ci) },
     { header: `P5${dash}P95`, cell: (g) => interval([g.p5, g.p95]), drop: 1 },
   ];
+  if (answer.baseline) {
+    const times = look.unicode ? '×' : 'x';
+    out.push({
+      header: `RATIO TO BASELINE [${percent}% CI]`,
+      cell: (g) => (isBaseline(answer, g) ? 'baseline' : g.vs_baseline ? ratioText(g.vs_baseline).replace('×', times) : ''),
+    });
+  }
   if (answer.groups.some((g) => g.price !== null)) {
     const per = answer.better === 'higher' ? 'MEDIAN PER PRICE' : look.unicode ? 'MEDIAN × PRICE' : 'MEDIAN x PRICE';
     out.push(
@@ -100,5 +108,11 @@ export function compareText(
   const tie = 'Groups whose median intervals overlap share a rank.';
   const lines = [paint(look, 'bold', title), '', ...table(answer, look), '', ...compareChart(answer, look), '', counts, tie];
   if (note) lines.push(note);
+  if (answer.baseline) {
+    lines.push(
+      "Ratio: how many times the baseline's values this group's are (Hodges-Lehmann), with its interval; " +
+        `empty with fewer than ${options.minSamples} values or a value <= 0 on either side.`,
+    );
+  }
   return `${lines.join('\n')}\n`;
 }

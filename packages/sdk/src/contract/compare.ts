@@ -61,6 +61,15 @@ export const CompareQuery = Type.Object(
         description: 'ISO 4217 code (`EUR`). With rank_by=price: only flavors priced in this currency are ranked.',
       }),
     ),
+    baseline: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description:
+          'The id of a flavor (group_by=flavor) or site (group_by=site) among the groups: every other group gains `vs_baseline`, ' +
+          'how many times the baseline its values are (Hodges–Lehmann ratio, its distribution-free interval and the ' +
+          'Mann–Whitney p-value). 422 when it is not among the groups.',
+      }),
+    ),
     format: Type.Optional(
       Type.Union([Type.Literal('json'), Type.Literal('csv'), Type.Literal('svg')], {
         description:
@@ -74,6 +83,25 @@ export const CompareQuery = Type.Object(
 
 const Interval = (description = '[low, high]') => Type.Tuple([Type.Number(), Type.Number()], { description });
 const NamedRef = Type.Object({ id: Uuid, name: Type.String() });
+
+export const VsBaseline = Type.Object(
+  {
+    ratio: Type.Number({
+      description:
+        "How many times the baseline's values this group's are: exp of the median of the n·m differences ln xᵢ − ln yⱼ " +
+        '(the Hodges–Lehmann estimate on the log scale).',
+    }),
+    ratio_ci: Type.Union([Interval(), Type.Null()], {
+      description:
+        "The ratio's distribution-free interval at `confidence`: [exp d₍ₖ₎, exp d₍ₙₘ₊₁₋ₖ₎], k = ⌊n·m/2 − z·√(n·m·(n+m+1)/12)⌋; " +
+        'null when k < 1 (too few values).',
+    }),
+    pvalue: Type.Number({
+      description: 'Two-sided Mann–Whitney U test (normal approximation, tie correction, continuity correction ½).',
+    }),
+  },
+  { $id: 'VsBaseline' },
+);
 
 export const CompareGroup = Type.Object(
   {
@@ -108,11 +136,22 @@ export const CompareGroup = Type.Object(
         'Value for money: higher is better, the median (and interval) per unit of money per hour; lower is better, times the price. ' +
         'null without a price, for a free flavor when higher is better, or when a value is beyond the largest double.',
     }),
-    out_of_range: Type.Array(Type.Union([Type.Literal('stddev'), Type.Literal('mean_ci'), Type.Literal('per_price')]), {
-      description:
-        'The statistics of this group that are null because their value lies beyond the range of a double (±1.8e308): values near ' +
-        'the limits spread too widely for a standard deviation, or a median near the limit divided by a small price. Usually empty.',
-    }),
+    out_of_range: Type.Array(
+      Type.Union([Type.Literal('stddev'), Type.Literal('mean_ci'), Type.Literal('per_price'), Type.Literal('vs_baseline')]),
+      {
+        description:
+          'The statistics of this group that are null because their value lies beyond the range of a double (±1.8e308): values near ' +
+          'the limits spread too widely for a standard deviation, a median near the limit divided by a small price, or a ratio ' +
+          'to the baseline beyond it (1e300 against 1e-300). Usually empty.',
+      },
+    ),
+    vs_baseline: Type.Optional(
+      Type.Union([VsBaseline, Type.Null()], {
+        description:
+          'With `baseline`: this group against the baseline group. null for the baseline itself, when either group has a value ≤ 0 ' +
+          'or fewer than min_samples values, or when the ratio or a bound is beyond the largest double (then named in `out_of_range`).',
+      }),
+    ),
   },
   { $id: 'CompareGroup' },
 );
@@ -127,6 +166,9 @@ export const Comparison = Type.Object(
     rank_by: Type.Union([Type.Literal('metric'), Type.Literal('price')]),
     matched: Type.Integer({ description: 'Visible results matching the filters.' }),
     excluded: Type.Integer({ description: 'Of those, the ones without a JSON number at `metric`.' }),
+    baseline: Type.Optional(
+      Type.String({ format: 'uuid', description: 'With `baseline`: the flavor or site the other groups are compared against.' }),
+    ),
     groups: Type.Array(CompareGroup, {
       description: 'Ordered by rank (unranked last), then median (better first), then site and flavor name.',
     }),
@@ -221,7 +263,9 @@ export const compareResults = defineOperation({
     "Statistics of one numeric metric of one benchmark's visible results, grouped by flavor (default) or site, with " +
     'every filter of GET /results: n, mean, sample stddev, min, p5, p25, median, p75, p95, max, the order-statistic ' +
     'interval of the median and the t interval of the mean. Groups with at least min_samples values are ranked by ' +
-    "their median's interval: groups whose intervals overlap share a rank. With prices, value for money. " +
+    "their median's interval: groups whose intervals overlap share a rank. With prices, value for money. With " +
+    '`baseline` (a flavor or site among the groups), every other group gains `vs_baseline`: the Hodges–Lehmann ratio to ' +
+    'the baseline, its interval and the Mann–Whitney p-value (422 INVALID_QUERY when the baseline is not among the groups). ' +
     "A metric or filter path the benchmark's json_schema does not describe is used all the same and warned about " +
     '(`warnings`; the Warning header in every format). ' +
     'Unknown benchmark: 404; malformed metric: 422 INVALID_METRIC; rank_by=price without currency: 422. ' +
@@ -237,7 +281,7 @@ export const compareResults = defineOperation({
         description:
           'One header line and one row per group, in answer order: site_name, flavor_name, n, mean, stddev, min, p5, p25, median, p75, p95, max, ' +
           'median_ci_low, median_ci_high, mean_ci_low, mean_ci_high, rank, price_per_hour, currency, per_price_median, per_price_ci_low, per_price_ci_high, ' +
-          'out_of_range (names joined by `;`).',
+          'out_of_range (names joined by `;`); with `baseline`, also ratio, ratio_ci_low, ratio_ci_high, ratio_pvalue.',
       }),
       'image/svg+xml': Type.String({ description: 'A standalone SVG chart of the groups in answer order.' }),
     },

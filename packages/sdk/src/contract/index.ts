@@ -36,6 +36,7 @@ export const operations = {
   // results operations (results, claims, the caller's own)
   ...resultOperations,
   ...compareOperations,
+  ...changesOperations,
   ...exportOperations,
   ...claimOperations,
 } satisfies Record<string, OperationDef>;
@@ -58,8 +59,10 @@ export { Submit, UserAdmin } from './admin.ts';
 import { resultOperations } from './results.ts';
 import { claimOperations } from './claims.ts';
 import { compareOperations } from './compare.ts';
+import { changesOperations } from './changes.ts';
 import { exportOperations } from './export.ts';
 export { Comparison, CompareGroup } from './compare.ts';
+export { Changes, ChangesGroup } from './changes.ts';
 export { Result, ResultJson } from './results.ts';
 export { Claim, ClaimInput } from './claims.ts';
 export { Warning, UNDESCRIBED_PATH } from './warnings.ts';

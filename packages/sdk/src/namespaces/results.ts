@@ -77,6 +77,30 @@ export function resultsNamespace(core: Core) {
     compareSvg: (query: CompareQuery) =>
       core.request('compareResults', { query: { ...(query as Query<'compareResults'>), format: 'svg' } }) as unknown as Promise<string>,
     /**
+     * Change points over time in one metric of a benchmark's visible results, one series per flavor
+     * (or site): E-divisive means with Welch's t-test. Each change comes with its before and after
+     * segments, magnitude, p-value and direction. `changesCsv` and `changesSvg` return the same
+     * answer as CSV text (one row per change point) or an SVG of small multiples.
+     * @example
+     * const { groups } = await client.results.changes({ benchmark_id, metric: 'json.result.score', changed_after: '2026-05-01' });
+     * for (const g of groups) for (const c of g.changes) console.log(g.flavor?.name, c.at, c.direction, c.magnitude, c.pvalue);
+     */
+    changes: (query: ChangesQuery) => core.request('findChanges', { query: { ...(query as Query<'findChanges'>), format: 'json' } }),
+    /**
+     * The change points as CSV text: a header and one row per change point.
+     * @example
+     * await writeFile('changes.csv', await client.results.changesCsv({ benchmark_id, metric: 'json.result.score' }));
+     */
+    changesCsv: (query: ChangesQuery) =>
+      core.request('findChanges', { query: { ...(query as Query<'findChanges'>), format: 'csv' } }) as unknown as Promise<string>,
+    /**
+     * The change points as a standalone SVG of small multiples (text), for a README or a page.
+     * @example
+     * await writeFile('changes.svg', await client.results.changesSvg({ benchmark_id, metric: 'json.result.score' }));
+     */
+    changesSvg: (query: ChangesQuery) =>
+      core.request('findChanges', { query: { ...(query as Query<'findChanges'>), format: 'svg' } }) as unknown as Promise<string>,
+    /**
      * Every visible result matching the list filters (`filters` from `where()`), no pages, in
      * `execution_datetime, id` order, as each arrives: the answer is streamed and parsed a line at a
      * time, so memory stays constant whatever the count. Nothing is sent until the loop starts; an
@@ -196,6 +220,9 @@ export function resultsNamespace(core: Core) {
  * const q: CompareQuery = { benchmark_id, metric: 'json.result.score', group_by: 'site', better: 'lower' };
  */
 export type CompareQuery = Omit<ListQuery<'compareResults'>, 'format'>;
+
+/** The query of `results.changes`: the contract's, with `filters` from `where()` allowed and the format set by the method. */
+export type ChangesQuery = Omit<ListQuery<'findChanges'>, 'format'>;
 
 /**
  * The query of `results.export`: every filter of `results.list` (`filters` from `where()` allowed),

@@ -56,6 +56,11 @@ export class AppError extends Error {
   }
 }
 
+/** A start that cannot go on for a reason the operator can fix: printed as one line, exit code 1 (exit.ts). */
+export class ConfigurationError extends Error {
+  override name = 'ConfigurationError';
+}
+
 /** RFC 6750: a 401 names the scheme, and the error when a token was sent but refused. */
 export function unauthorized(code: string, detail: string, tokenSent: boolean): AppError {
   // The detail may quote a token's claims: only printable ASCII goes into a header (RFC 6750 §3).

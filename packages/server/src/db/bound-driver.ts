@@ -93,16 +93,6 @@ export function prepared(sql: string): string {
 
 const MAX_PREPARED = 500;
 const preparedNames = new Map<string, string>();
-let preparing = true;
-
-/**
- * Turns named prepared statements on or off for the process (PREPARED_STATEMENTS). Behind PgBouncer
- * in transaction mode a connection changes between statements, so a statement prepared on one is
- * unknown on the next: every statement then runs unnamed (parsed and planned each time).
- */
-export function usePreparedStatements(enabled: boolean): void {
-  preparing = enabled;
-}
 
 /**
  * The name under which a marked statement is prepared on each pooled connection (pg prepares a
@@ -111,7 +101,7 @@ export function usePreparedStatements(enabled: boolean): void {
  * MAX_PREPARED distinct texts, new ones run unnamed: a connection never holds more than that.
  */
 export function preparedName(sql: string): string | undefined {
-  if (!preparing || !sql.startsWith(PREPARED_MARK)) return undefined;
+  if (!sql.startsWith(PREPARED_MARK)) return undefined;
   let name = preparedNames.get(sql);
   if (!name && preparedNames.size < MAX_PREPARED) {
     name = `p_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
@@ -135,6 +125,9 @@ type ExecuteResult = QueryResult | EntityData<AnyEntity> | EntityData<AnyEntity>
 
 /** PostgreSQL with bound parameters: the connection of `BoundParametersDriver`. */
 export class BoundParametersConnection extends PostgreSqlConnection {
+  /** Whether marked statements are prepared by name (the driver's setting, per ORM). */
+  protected readonly prepares: boolean = true;
+
   /** The pool's connections are recorded per request, so that an abandoned request's statements can be cancelled. */
   override createKnex(): void {
     super.createKnex();
@@ -163,7 +156,7 @@ export class BoundParametersConnection extends PostgreSqlConnection {
     }
     sql = this.config.get('onQuery')(sql, params);
     const values = bindValues(sql, params);
-    const name = preparedName(sql);
+    const name = this.prepares ? preparedName(sql) : undefined;
     // Logged with placeholders, without values: values may carry user data.
     return this.executeQuery(
       sql,
@@ -181,7 +174,31 @@ export class BoundParametersConnection extends PostgreSqlConnection {
 
 /** The PostgreSQL driver with bound parameters: MikroORM's PostgreSqlDriver with the connection above. */
 export class BoundParametersDriver extends AbstractSqlDriver<BoundParametersConnection, PostgreSqlPlatform> {
-  constructor(config: Configuration) {
-    super(config, new PostgreSqlPlatform(), BoundParametersConnection, ['knex', 'pg']);
+  constructor(config: Configuration, connection: typeof BoundParametersConnection = BoundParametersConnection) {
+    super(config, new PostgreSqlPlatform(), connection, ['knex', 'pg']);
   }
+}
+
+/** Settings of the seam that belong to one ORM (one pool), never to the process. */
+export interface SeamOptions {
+  /**
+   * Whether marked statements are prepared by name on each connection (PREPARED_STATEMENTS,
+   * default true). Behind PgBouncer in transaction mode a connection changes between statements,
+   * so a statement prepared on one is unknown on the next: every statement then runs unnamed
+   * (parsed and planned each time).
+   */
+  preparedStatements?: boolean;
+}
+
+/** The driver class for MikroORM's `driver` option, with `options` for every connection of that ORM. */
+export function boundParametersDriver(options: SeamOptions = {}): new (config: Configuration) => BoundParametersDriver {
+  if (options.preparedStatements ?? true) return BoundParametersDriver;
+  class UnpreparedConnection extends BoundParametersConnection {
+    protected override readonly prepares = false;
+  }
+  return class UnpreparedDriver extends BoundParametersDriver {
+    constructor(config: Configuration) {
+      super(config, UnpreparedConnection);
+    }
+  };
 }

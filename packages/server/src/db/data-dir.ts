@@ -5,7 +5,7 @@
  */
 import { mkdir, open, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { ConfigurationError } from '../core/configuration-error.ts';
+import { ConfigurationError } from '../core/errors.ts';
 
 const REASONS: Record<string, string> = {
   EACCES: 'permission denied',

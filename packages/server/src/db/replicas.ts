@@ -174,13 +174,11 @@ export class ReadReplicas {
     return this.#primaryUp;
   }
 
+  /** Stops checking and closes the control connections; the replicas' ORMs are their opener's to close. */
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
     await this.#checking?.catch(() => {});
-    for (const replica of this.#replicas) {
-      await replica.control.close();
-      await replica.orm.close(true);
-    }
+    await Promise.all(this.#replicas.map((replica) => replica.control.close()));
   }
 }

@@ -5,7 +5,7 @@
  * When it cannot be started again, or ends a fourth time within five minutes, it is given up:
  * `failed`, for the server to exit non-zero and leave the rest to its supervisor.
  */
-import { ConfigurationError } from '../core/configuration-error.ts';
+import { ConfigurationError } from '../core/errors.ts';
 import { describeLines } from './cluster-log.ts';
 import { describeExit, type Postmaster, type PostmasterExit } from './postmaster.ts';
 

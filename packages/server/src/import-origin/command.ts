@@ -9,9 +9,9 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import type { ServerConfig } from '../config.ts';
 import { createLogger, useLogFormat } from '../core/logger.ts';
-import { ConfigurationError } from '../db/embedded.ts';
+import { ConfigurationError } from '../core/errors.ts';
 import { fail, flushLogs, logging, takeOverSignals } from '../exit.ts';
-import { prepareDatabase } from '../server.ts';
+import { prepareDatabase } from '../db/bootstrap.ts';
 import { DEFAULT_BATCH_SIZE, importOrigin } from './import.ts';
 import { formatSummary, ProgressView } from './render.ts';
 import { anyRefused, type ImportSummary, KINDS } from './summary.ts';
@@ -70,9 +70,8 @@ export async function runImportOrigin(config: ServerConfig, options: CommandOpti
   const batchSize = batchSizeOf(options.batchSize);
   await useLogFormat(config.logFormat);
   const logger = logging(createLogger(config.logLevel));
-  const { db, orm, applied } = await prepareDatabase(config, logger, { databaseLogger: logging(createLogger(config.databaseLogLevel)) });
+  const { db, applied, close } = await prepareDatabase(config, logger, { databaseLogger: logging(createLogger(config.databaseLogLevel)) });
   if (applied.length) logger.info('migrations applied', { applied });
-  await orm.close(true);
   const report = options.report ? openSync(options.report, 'w') : undefined;
   const stop = new AbortController();
   takeOverSignals(() => {
@@ -97,7 +96,7 @@ export async function runImportOrigin(config: ServerConfig, options: CommandOpti
   } finally {
     view.end();
     if (report !== undefined) closeSync(report);
-    await db.embedded?.stop();
+    await close();
   }
   const text = options.json ? `${JSON.stringify(summary, null, 2)}\n` : formatSummary(summary);
   await new Promise((resolve) => process.stdout.write(text, resolve));

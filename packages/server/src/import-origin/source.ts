@@ -6,7 +6,7 @@
  * handed on as text with their offset, microseconds included.
  */
 import pg from 'pg';
-import { ConfigurationError } from '../db/embedded.ts';
+import { ConfigurationError } from '../core/errors.ts';
 import { redactUrl } from './mapping.ts';
 
 export interface SourceUser {

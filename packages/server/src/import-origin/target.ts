@@ -8,7 +8,7 @@
  */
 import pg from 'pg';
 import { lockKeyOf, tryLock } from '../db/advisory-lock.ts';
-import { ConfigurationError } from '../db/embedded.ts';
+import { ConfigurationError } from '../core/errors.ts';
 import { redactUrl, type ReviewStatus } from './mapping.ts';
 
 const IMPORT_LOCK = lockKeyOf('import-origin');

@@ -11,6 +11,7 @@ import { adminHandlers } from './admin.ts';
 import { resultHandlers } from './results.ts';
 import { claimHandlers } from './claims.ts';
 import { compareHandlers } from './compare.ts';
+import { changesHandlers } from './changes.ts';
 import { exportHandlers } from './export.ts';
 
 /**
@@ -30,6 +31,7 @@ export function allHandlers(spec: (ctx: Koa.Context) => Record<string, unknown>)
     ...resultHandlers,
     ...claimHandlers,
     ...compareHandlers,
+    ...changesHandlers,
     ...exportHandlers,
   };
   return handlers;

@@ -4,6 +4,8 @@ import type { Logger } from '../core/logger.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
 import type { TotalCache } from './total-cache.ts';
 import type { CompareCache } from './compare-cache.ts';
+import type { ChangesCache } from './changes.ts';
+import type { ChangesSegmenter } from './changes-segmenter.ts';
 import type { EmbedCache } from './embeds.ts';
 import type { SchemaPathsCache } from './path-warnings.ts';
 import type { UploadTargets } from './upload-targets.ts';
@@ -28,6 +30,10 @@ export interface AppContext {
   totals: TotalCache;
   /** Comparisons of large groups (GET /results:compare), cleared as the totals are. */
   compares: CompareCache;
+  /** Change points of large series (GET /results:changes), cleared as the comparisons are. */
+  changes: ChangesCache;
+  /** Segments long series (GET /results:changes) in a worker thread. */
+  changeSegmenter: ChangesSegmenter;
   /** JSON text of the catalogue rows results embed, per row version. */
   embeds: EmbedCache;
   /** The paths each benchmark's schema describes, per row version (warnings about the others). */

@@ -26,11 +26,15 @@ export interface CompareCacheOptions {
 
 type Computed = { answer: CompareAnswer; benchmarkName: string };
 
-export class CompareCache {
-  private readonly entries: LRUCache<string, Computed>;
+/**
+ * Also the cache of GET /results:changes (services/changes.ts), which reads as much: `Q` and `C`
+ * are the operation's query and what it computes.
+ */
+export class CompareCache<Q extends { format?: string } = CompareParams, C extends { answer: { matched: number } } = Computed> {
+  private readonly entries: LRUCache<string, C>;
   private generation = 0;
   /** Comparisons being computed, by key. */
-  readonly computing = new SingleFlight<Computed>();
+  readonly computing = new SingleFlight<C>();
   readonly options: CompareCacheOptions;
 
   constructor(options: Partial<CompareCacheOptions> = {}) {
@@ -39,7 +43,7 @@ export class CompareCache {
   }
 
   /** The comparison for `query`, computed by `compute` when not remembered. */
-  async answer(query: CompareParams, compute: () => Promise<Computed>): Promise<Computed> {
+  async answer(query: Q, compute: () => Promise<C>): Promise<C> {
     if (this.options.ttlMs <= 0) return compute();
     const { format: _format, ...rest } = query;
     const key = JSON.stringify(Object.entries(rest).sort(([a], [b]) => (a < b ? -1 : 1)));

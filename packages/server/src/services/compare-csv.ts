@@ -2,7 +2,8 @@
  * The CSV answer of GET /results:compare: a header and one row per group, in answer order
  * (RFC 4180: CRLF line ends, fields with a comma, a quote or a line break quoted, quotes doubled).
  * Names that a spreadsheet would read as a formula (a leading `=`, `+`, `-`, `@`, tab or carriage
- * return) are prefixed with `'`, so opening the file never runs anything.
+ * return) are prefixed with `'`, so opening the file never runs anything. With `baseline`, four
+ * more columns: the ratio to the baseline, its interval and the p-value (empty where null).
  */
 import type { CompareAnswer, CompareGroupAnswer } from './compare.ts';
 import { csvField, csvText as text, type CsvCell as Cell } from '@benchmarks/sdk/csv';
@@ -33,10 +34,18 @@ const COLUMNS: [string, (g: CompareGroupAnswer) => Cell][] = [
   ['out_of_range', (g) => g.out_of_range.join(';')],
 ];
 
+const BASELINE_COLUMNS: [string, (g: CompareGroupAnswer) => Cell][] = [
+  ['ratio', (g) => g.vs_baseline?.ratio ?? null],
+  ['ratio_ci_low', (g) => g.vs_baseline?.ratio_ci?.[0] ?? null],
+  ['ratio_ci_high', (g) => g.vs_baseline?.ratio_ci?.[1] ?? null],
+  ['ratio_pvalue', (g) => g.vs_baseline?.pvalue ?? null],
+];
+
 export const COMPARE_CSV_COLUMNS = COLUMNS.map(([name]) => name);
 
 export function compareCsv(answer: CompareAnswer): string {
-  const lines = [COMPARE_CSV_COLUMNS.join(',')];
-  for (const group of answer.groups) lines.push(COLUMNS.map(([, cell]) => csvField(cell(group))).join(','));
+  const columns = answer.baseline ? [...COLUMNS, ...BASELINE_COLUMNS] : COLUMNS;
+  const lines = [columns.map(([name]) => name).join(',')];
+  for (const group of answer.groups) lines.push(columns.map(([, cell]) => csvField(cell(group))).join(','));
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -6,69 +6,25 @@
  * order statistics, the mean's interval, the value for money) for any finite doubles: a result
  * beyond the range of a double is `null` and named in `out_of_range`, never an error, never
  * Infinity or NaN. Pure functions.
+ *
+ * The distributions' special functions (Student's t and the normal quantile and CDF, ln Γ) are
+ * @stdlib's; what is kept here is the search for the median interval's exact rank, which no library
+ * gives (docs/decisions.md, "Statistics: @stdlib's distributions, our own rank search").
  */
+import gammaln from '@stdlib/math-base-special-gammaln';
+import normCdf from '@stdlib/stats-base-dists-normal-cdf';
+import normQuantile from '@stdlib/stats-base-dists-normal-quantile';
+import tCdf from '@stdlib/stats-base-dists-t-cdf';
+import tQuantile from '@stdlib/stats-base-dists-t-quantile';
 
-const LANCZOS = [
-  676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012,
-  9.9843695780195716e-6, 1.5056327351493116e-7,
-];
-
-/** ln Γ(x) for x > 0 (Lanczos, g = 7: about 15 significant digits). */
-export function logGamma(x: number): number {
-  if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
-  const z = x - 1;
-  let a = 0.99999999999980993;
-  const t = z + 7.5;
-  LANCZOS.forEach((c, i) => {
-    a += c / (z + i + 1);
-  });
-  return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(a);
-}
-
-/** The continued fraction of the incomplete beta function (modified Lentz). */
-function betaContinuedFraction(a: number, b: number, x: number): number {
-  const tiny = 1e-300;
-  let c = 1;
-  let d = 1 - ((a + b) * x) / (a + 1);
-  if (Math.abs(d) < tiny) d = tiny;
-  d = 1 / d;
-  let h = d;
-  for (let m = 1; m <= 1000; m++) {
-    const m2 = 2 * m;
-    let aa = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
-    d = 1 + aa * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    h *= d * c;
-    aa = (-(a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
-    d = 1 + aa * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + aa / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    const delta = d * c;
-    h *= delta;
-    if (Math.abs(delta - 1) < 1e-15) break;
-  }
-  return h;
-}
-
-/** The regularized incomplete beta function I_x(a, b). */
-export function regularizedBeta(x: number, a: number, b: number): number {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  const front = Math.exp(logGamma(a + b) - logGamma(a) - logGamma(b) + a * Math.log(x) + b * Math.log(1 - x));
-  // The continued fraction converges fast for x < (a + 1) / (a + b + 2); use the symmetry otherwise.
-  if (x < (a + 1) / (a + b + 2)) return (front * betaContinuedFraction(a, b, x)) / a;
-  return 1 - (front * betaContinuedFraction(b, a, 1 - x)) / b;
-}
-
-/** P(T ≤ t) for Student's t with `df` degrees of freedom. */
+/** P(T ≤ t) for Student's t with `df` degrees of freedom (@stdlib: the incomplete beta function). */
 export function studentTCdf(t: number, df: number): number {
-  const tail = 0.5 * regularizedBeta(df / (df + t * t), df / 2, 0.5);
-  return t >= 0 ? 1 - tail : tail;
+  return tCdf(t, df);
+}
+
+/** P(Z ≤ z) for the standard normal distribution (@stdlib). */
+export function normalCdf(z: number): number {
+  return normCdf(z, 0, 1);
 }
 
 /** Results remembered per function below (all forgotten when full): many times what one answer needs. */
@@ -93,25 +49,13 @@ function memoized(fn: (a: number, b: number) => number): (a: number, b: number) 
 }
 
 /**
- * The p-quantile of Student's t with `df` degrees of freedom (p in (0, 1)): the CDF inverted by
- * bisection, to a relative precision far below what an interval shows. Remembered.
+ * The p-quantile of Student's t with `df` degrees of freedom (p in (0, 1)), by @stdlib (the inverse
+ * of the incomplete beta function). Remembered: a comparison asks for the same few.
  */
-export const studentTQuantile: (p: number, df: number) => number = memoized(tQuantile);
-
-function tQuantile(p: number, df: number): number {
+export const studentTQuantile: (p: number, df: number) => number = memoized((p, df) => {
   if (!(p > 0 && p < 1) || !(df > 0)) throw new RangeError(`studentTQuantile(${p}, ${df})`);
-  if (p < 0.5) return -tQuantile(1 - p, df);
-  if (p === 0.5) return 0;
-  let lo = 0;
-  let hi = 1;
-  while (studentTCdf(hi, df) < p) hi *= 2;
-  for (let i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
-    const mid = (lo + hi) / 2;
-    if (studentTCdf(mid, df) < p) lo = mid;
-    else hi = mid;
-  }
-  return (lo + hi) / 2;
-}
+  return tQuantile(p, df);
+});
 
 /**
  * The rank k of the median's distribution-free interval [x(k), x(n + 1 − k)]: the largest k with
@@ -126,7 +70,7 @@ function intervalRank(n: number, confidence: number): number {
   const limit = alpha / 2 + 1e-12;
   // P(B ≤ n/2 − 10·√n) < 1e-80: start there (its terms could not reach α/2) instead of at 0.
   const start = Math.max(0, Math.floor(n / 2 - 10 * Math.sqrt(n)));
-  let logPmf = logGamma(n + 1) - logGamma(start + 1) - logGamma(n - start + 1) - n * Math.LN2; // P(B = start)
+  let logPmf = gammaln(n + 1) - gammaln(start + 1) - gammaln(n - start + 1) - n * Math.LN2; // P(B = start)
   let cdf = 0;
   let k = start;
   for (let i = start; i < n; i++) {
@@ -138,30 +82,10 @@ function intervalRank(n: number, confidence: number): number {
   return k;
 }
 
-/**
- * The p-quantile of the standard normal distribution (Acklam's rational approximation, relative
- * error below 1.2e-9): enough to centre the search for the median interval's ranks.
- */
+/** The p-quantile of the standard normal distribution (p in (0, 1)), by @stdlib. */
 export function normalQuantile(p: number): number {
   if (!(p > 0 && p < 1)) throw new RangeError(`normalQuantile(${p})`);
-  const a = [-39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239];
-  const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
-  const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
-  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
-  if (p > 1 - 0.02425) return -normalQuantile(1 - p);
-  if (p < 0.02425) {
-    const q = Math.sqrt(-2 * Math.log(p));
-    return (
-      (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) /
-      ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1)
-    );
-  }
-  const q = p - 0.5;
-  const r = q * q;
-  return (
-    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
-    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
-  );
+  return normQuantile(p, 0, 1);
 }
 
 /**

@@ -7,6 +7,9 @@
  * only, compare-stats.ts) are picked among them. Should one fall outside (never seen: the
  * approximation is within 1), a second statement reads it, in the same read-only snapshot.
  *
+ * With `baseline`, the groups that can be compared with it also return their sorted values, from
+ * which each group's ratio to the baseline is computed in Node (compare-baseline.ts).
+ *
  * Any finite double is a value, and no value makes the answer an error (docs/compare.md, "Extreme
  * values"): the mean and the spread are summed exactly, in PostgreSQL numeric (a double's `avg`
  * and `stddev_samp` overflow from about 1e154: one uploaded 1e155 made every comparison including
@@ -17,6 +20,7 @@
  * results of a benchmark (one heap page each, as results are stored in upload order) is most of
  * it; the statistics add about 30 ms (a window over every value, as before, cost 120 ms).
  */
+import { setImmediate } from 'node:timers/promises';
 import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Static } from '@sinclair/typebox';
@@ -37,6 +41,7 @@ import {
   rankIntervals,
   type Better,
 } from './compare-stats.ts';
+import { logarithms, vsBaseline } from './compare-baseline.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from './path-warnings.ts';
 
 export type CompareParams = Static<typeof CompareQuery>;
@@ -123,6 +128,11 @@ interface StatsRow {
   low_x: (number | string)[] | null;
   high_from: number;
   high_x: (number | string)[] | null;
+  /**
+   * The group's values in order, separated by commas (read several times faster than an array),
+   * with `baseline` only, and only for a group it can be compared with (n ≥ min_samples, min > 0).
+   */
+  xs: string | null;
   site_id: string | null;
   site_name: string | null;
   flavor_id: string | null;
@@ -171,9 +181,11 @@ function valuesSql(query: CompareParams, path: string[]): { sql: string; params:
  * each percentile and the few within `window` ranks of ⌊n/2 + 1/2 − z·√n/2⌋ and of its mirror
  * n + 1 − that: both bounds of the median's interval, whose exact ranks (compare-stats.ts) are
  * picked among them in Node. Should an exact rank fall outside (never seen), the second statement
- * reads the wanted order statistics, (group, rank) pairs given as one JSON value.
+ * reads the wanted order statistics, (group, rank) pairs given as one JSON value. `valuesFrom`
+ * (with `baseline`): the groups of at least that many values, all positive, also return their
+ * values in order, from which the ratios to the baseline are computed in Node (compare-baseline.ts).
  */
-function compareSql(query: CompareParams, path: string[], z: number, window: number) {
+function compareSql(query: CompareParams, path: string[], z: number, window: number, valuesFrom: number | null) {
   const values = valuesSql(query, path);
   const names =
     query.group_by === 'site'
@@ -195,6 +207,7 @@ function compareSql(query: CompareParams, path: string[], z: number, window: num
     // The mean lies within [min, max]: least/greatest only guard the rounding of the numeric.
     `${toDouble(`least(greatest(s.mean, -${MAX_DOUBLE}), ${MAX_DOUBLE})`)} as mean, ${STDDEV} as stddev, s.min, s.max, ${AROUND} as around, ` +
     'greatest(1, s.a) as low_from, s.xs[s.a : s.b] as low_x, greatest(1, s.n + 1 - s.b) as high_from, s.xs[s.n + 1 - s.b : s.n + 1 - s.a] as high_x, ' +
+    "case when ?::boolean and s.n >= ?::int and s.min > 0 then array_to_string(s.xs, ',') end as xs, " +
     `si.id::text as site_id, si.name as site_name, ${flavorColumns} ` +
     `from (${around}) s ${names}`;
   const orderStats =
@@ -202,7 +215,7 @@ function compareSql(query: CompareParams, path: string[], z: number, window: num
     `from (${values.sql}) m join jsonb_to_recordset(?::jsonb) as want(g uuid, i int) on want.g = m.g ` +
     'where m.x is not null group by m.g, want.i';
   return {
-    stats: { sql: stats, params: [window, window, z, ...values.params] },
+    stats: { sql: stats, params: [valuesFrom !== null, valuesFrom ?? 0, window, window, z, ...values.params] },
     orderStats: { sql: orderStats, params: values.params },
   };
 }
@@ -242,7 +255,8 @@ export async function compareResults(
   const warnings = await pathWarnings(em, options.schemaPaths, benchmark.id, comparePaths(path, query));
   const better = direction(query, benchmark.json_schema, path);
   const z = normalQuantile(1 - (1 - confidence) / 2);
-  const sql = compareSql({ ...query, group_by: groupBy }, path, z, options.pickWindow ?? PICK_WINDOW);
+  const baseline = query.baseline?.toLowerCase();
+  const sql = compareSql({ ...query, group_by: groupBy }, path, z, options.pickWindow ?? PICK_WINDOW, baseline ? minSamples : null);
 
   const { rows, totals, at } = await em.transactional(
     async (tx) => {
@@ -270,6 +284,7 @@ export async function compareResults(
   );
 
   const groups = rows.map((row) => groupAnswer(row, confidence, better, groupBy, (i) => at.get(`${row.g} ${i}`)));
+  if (baseline) await againstBaseline(rows, groups, baseline, groupBy, confidence);
   rank(groups, better, minSamples, rankBy, query.currency);
   const answer: CompareAnswer = {
     benchmark_id: benchmark.id,
@@ -280,6 +295,7 @@ export async function compareResults(
     rank_by: rankBy,
     matched: totals?.matched ?? 0,
     excluded: (totals?.matched ?? 0) - (totals?.numbers ?? 0),
+    ...(baseline ? { baseline } : {}),
     groups: order_(groups, better, rankBy),
     ...(warnings.length ? { warnings } : {}),
   };
@@ -321,6 +337,49 @@ function groupAnswer(
     per_price,
     out_of_range,
   };
+}
+
+/**
+ * Sets `vs_baseline` on every group (`groups[i]` is `rows[i]`'s): null for the baseline itself and
+ * where either side has no values returned (fewer than min_samples, or a value ≤ 0), and where the
+ * ratio lies beyond a double (named in `out_of_range`). 422 when the baseline is not a group.
+ */
+async function againstBaseline(
+  rows: StatsRow[],
+  groups: CompareGroupAnswer[],
+  baseline: string,
+  groupBy: 'flavor' | 'site',
+  confidence: number,
+): Promise<void> {
+  const at = rows.findIndex((row) => row.g === baseline);
+  if (at < 0) {
+    throw new AppError(
+      422,
+      'INVALID_QUERY',
+      `baseline ${baseline} is not among the groups: no ${groupBy} with that id has a visible result matching the filters ` +
+        `with a number at the metric (with group_by=${groupBy}, baseline is the id of a ${groupBy}).`,
+      { errors: [{ in: 'query', path: 'baseline', message: `must be the id of a ${groupBy} among the groups` }] },
+    );
+  }
+  const sorted = (xs: string | null) => (xs ? Float64Array.from(xs.split(','), Number) : null);
+  const y = sorted(rows[at]!.xs);
+  const logY = y ? logarithms(y) : null;
+  let since = performance.now();
+  for (const [i, row] of rows.entries()) {
+    const group = groups[i]!;
+    const x = i === at ? null : sorted(row.xs);
+    if (!x || !y || !logY) {
+      group.vs_baseline = null;
+      continue;
+    }
+    group.vs_baseline = vsBaseline(x, y, confidence, logY);
+    if (group.vs_baseline === null) group.out_of_range.push('vs_baseline');
+    // Many large groups take a while: let the other requests in every 20 ms or so.
+    if (performance.now() - since > 20) {
+      await setImmediate();
+      since = performance.now();
+    }
+  }
 }
 
 /** Sets `rank` on the groups that qualify: enough values and, ranking by price, a price in the currency. */

@@ -31,7 +31,8 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const PURGE_BATCH = 1_000;
 /** How often a process purges expired keys, unless the last purge found more than a batch. */
 const PURGE_INTERVAL_MS = 60_000;
-let nextPurge = 0;
+/** When each server (each ORM's connection) purges next: two servers in one process purge each its own database. */
+const nextPurges = new WeakMap<object, number>();
 
 const LOCK_SQL = prepared('select pg_try_advisory_xact_lock(?::bigint) as locked');
 const FIND_SQL = prepared(
@@ -108,19 +109,20 @@ export async function purgeExpiredKeys(em: EntityManager, limit = PURGE_BATCH): 
 }
 
 /**
- * Keyed requests purge expired keys lazily: a batch at most once a minute per process (at once
+ * Keyed requests purge expired keys lazily: a batch at most once a minute per server (at once
  * again when the last batch was full, so the purge keeps up with any rate of keys). Expired rows are
  * never answered from (the lookup bounds their age), so a late purge only costs space.
  */
 async function purgeExpired(em: EntityManager): Promise<void> {
+  const server = em.getConnection();
   const now = Date.now();
-  if (now < nextPurge) return;
-  nextPurge = now + PURGE_INTERVAL_MS;
+  if (now < (nextPurges.get(server) ?? 0)) return;
+  nextPurges.set(server, now + PURGE_INTERVAL_MS);
   try {
-    if ((await purgeExpiredKeys(em)) >= PURGE_BATCH) nextPurge = 0;
+    if ((await purgeExpiredKeys(em)) >= PURGE_BATCH) nextPurges.delete(server);
   } catch {
     // The request does not depend on it; the next keyed request tries again.
-    nextPurge = 0;
+    nextPurges.delete(server);
   }
 }
 

@@ -12,7 +12,7 @@
 import { buildConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/core/logger.ts';
 import { importOrigin, type ProgressEvent } from '../../src/import-origin/import.ts';
-import { prepareDatabase } from '../../src/server.ts';
+import { prepareDatabase } from '../../src/db/bootstrap.ts';
 import { createTestDatabase, releaseTestDatabase } from './database.ts';
 import { createOriginDatabase, generateCatalogue, generateResults, withClient } from './origin-database.ts';
 
@@ -47,8 +47,8 @@ await withClient(source, async (c) => {
 });
 console.log(`generated ${count} results in ${Math.round(performance.now() - generating) / 1000} s`);
 const target = await createTestDatabase('import_measure');
-const { orm } = await prepareDatabase(buildConfig({ databaseUrl: target, logLevel: 'silent' }), createLogger('silent'));
-await orm.close(true);
+const { close } = await prepareDatabase(buildConfig({ databaseUrl: target, logLevel: 'silent' }), createLogger('silent'));
+await close();
 await run(source, target, 'first run');
 await run(source, target, 'second run');
 await releaseTestDatabase();

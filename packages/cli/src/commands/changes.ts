@@ -1,0 +1,190 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import type { ChangesQuery, Reply } from '@benchmarks/sdk';
+import { renderChangesSvg } from '@benchmarks/sdk/changes-chart';
+import { lookOf, num, paint, shorten, type Look } from '../compare/look.ts';
+import { withContext, type Context } from '../context.ts';
+import { CliError, UsageError } from '../errors.ts';
+import { positiveInteger } from '../global-options.ts';
+import type { Io } from '../io.ts';
+import { renderJson, renderNdjson } from '../output.ts';
+import { isUuid, Resolver } from '../resolve.ts';
+import { Sink } from '../sink.ts';
+import { runs, type WithGlobals } from './shared.ts';
+import { addFilterOptions, filterQuery, type FilterOptions } from './results/filters.ts';
+
+type Changes = Reply<'findChanges'>;
+type Group = Changes['groups'][number];
+
+export type Options = WithGlobals<
+  FilterOptions & {
+    benchmark: string;
+    metric: string;
+    by?: 'flavor' | 'site';
+    better?: 'higher' | 'lower';
+    since?: string;
+    failOn?: 'regression' | 'any';
+    maxPvalue?: number;
+    minMagnitude?: number;
+    minSize?: number;
+    out?: string;
+  }
+>;
+
+const DAY_MS = 86_400_000;
+
+/** `30d` (days before now) or a date / date-time with a zone, as the server's `changed_after`. */
+export function sinceOf(value: string, now = Date.now()): string {
+  const days = /^(\d{1,5})d$/.exec(value);
+  if (days) return new Date(now - Number(days[1]) * DAY_MS).toISOString();
+  const date = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value;
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(date) || Number.isNaN(Date.parse(date))) {
+    throw new InvalidArgumentError('--since must be a number of days (30d), a date (2026-05-01) or a date-time with a zone.');
+  }
+  return value;
+}
+
+function fraction(name: string, low: number, high: number, inclusiveLow: boolean) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n) || (inclusiveLow ? n < low : n <= low) || n >= high) {
+      throw new InvalidArgumentError(
+        `${name} must be a number ${inclusiveLow ? 'from' : 'above'} ${low} ${high === 1e300 ? 'up' : `below ${high}`}.`,
+      );
+    }
+    return n;
+  };
+}
+
+export function register(program: Command): void {
+  const command = program
+    .command('changes')
+    .description("Find change points over time in one metric of a benchmark's results, per flavor (or site): regressions and improvements")
+    .requiredOption('--benchmark <benchmark>', 'benchmark id or image:tag')
+    .requiredOption('--metric <path>', 'the number followed, a JSON path such as json.result.score (the json. may be left out)')
+    .addOption(new Option('--by <group>', 'one series per flavor (default) or per site').choices(['flavor', 'site']));
+  addFilterOptions(command)
+    .addOption(
+      new Option('--better <direction>', "which direction is better (default: the metric's x-better in the schema, else higher)").choices([
+        'higher',
+        'lower',
+      ]),
+    )
+    .option('--since <when>', 'report only changes since then: a number of days (30d), a date or a date-time', (v) => sinceOf(v))
+    .addOption(
+      new Option('--fail-on <kind>', 'exit 1 when a reported change is a regression (or any change), naming it: for CI jobs').choices([
+        'regression',
+        'any',
+      ]),
+    )
+    .option('--max-pvalue <p>', "Welch's p-value a change needs at most (default 0.001)", fraction('--max-pvalue', 0, 0.5, false))
+    .option('--min-magnitude <x>', 'the least relative change of the mean (default 0.02)', fraction('--min-magnitude', 0, 1e300, true))
+    .option('--min-size <n>', 'the fewest points of a segment, 2 at least (default 5)', positiveInteger('--min-size', 1_000_000))
+    .option('--out <file>', 'write the output to this file instead of stdout')
+    .addHelpText(
+      'after',
+      `
+--output: table (the default, also when piped: the change points of each group, with a sparkline of its
+segments' means on a terminal), json (the server's answer), csv (one row per change point) or svg (small
+multiples, as the server draws them).
+
+Examples:
+  benchmarks changes --benchmark ghcr.io/org/bench:1.0 --metric json.result.score
+  benchmarks changes --benchmark ghcr.io/org/bench:1.0 --metric result.seconds --since 30d --fail-on regression
+  benchmarks changes --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --output svg --out changes.svg`,
+    );
+  command.action(runs(run));
+}
+
+const SPARKS = '▁▂▃▄▅▆▇█';
+
+/** The series' segment means over its time span, one character per column (on a terminal only). */
+export function sparkline(group: Group, width: number): string {
+  const means = group.segments.map((s) => s.mean);
+  const lo = Math.min(...means);
+  const hi = Math.max(...means);
+  const first = Date.parse(`${group.first}Z`);
+  const last = Date.parse(`${group.last}Z`);
+  let out = '';
+  for (let i = 0; i < width; i++) {
+    const t = first + ((last - first) * (i + 0.5)) / width;
+    const segment = group.segments.find((s) => Date.parse(`${s.to}Z`) >= t) ?? group.segments.at(-1)!;
+    const at = hi > lo ? (segment.mean / 2 - lo / 2) / (hi / 2 - lo / 2) : 0.5;
+    out += SPARKS[Math.min(SPARKS.length - 1, Math.max(0, Math.round(at * (SPARKS.length - 1))))];
+  }
+  return out;
+}
+
+const percent = (m: number | null) => (m === null ? 'n/a' : `${m > 0 ? '+' : ''}${num(m * 100)}%`);
+
+/** The table: a line per group, then one per change point. */
+export function changesText(answer: Changes, name: string, look: Look): string {
+  const lines = [`${name}: ${answer.metric} over time (${answer.better} is better), by ${answer.group_by}`, ''];
+  for (const g of answer.groups) {
+    const label = shorten(g.flavor ? `${g.site.name} / ${g.flavor.name}` : g.site.name, 50, look);
+    const spark = look.unicode ? `  ${sparkline(g, 24)}` : '';
+    const count = g.changes.length === 0 ? 'no change' : `${g.changes.length} change${g.changes.length === 1 ? '' : 's'}`;
+    lines.push(`${paint(look, 'bold', label)} (${g.n})${spark}  ${count}`);
+    for (const c of g.changes) {
+      const how = c.direction === 'regression' ? paint(look, 'red', 'regression ') : paint(look, 'green', 'improvement');
+      lines.push(
+        `  ${c.at.slice(0, 16).replace('T', ' ')}  ${how}  ${percent(c.magnitude).padStart(8)}  ${num(c.before.mean)} -> ${num(c.after.mean)}  p=${c.pvalue.toPrecision(2)}`,
+      );
+    }
+  }
+  lines.push('', `${answer.matched} results matched, ${answer.excluded} without a number at ${answer.metric}.`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The change points `--fail-on` fails on, as lines naming them. */
+function failing(answer: Changes, failOn: 'regression' | 'any'): string[] {
+  return answer.groups.flatMap((g) =>
+    g.changes
+      .filter((c) => failOn === 'any' || c.direction === 'regression')
+      .map(
+        (c) =>
+          `${g.flavor ? `${g.site.name} / ${g.flavor.name}` : g.site.name}: ${c.direction} at ${c.at} (${percent(c.magnitude)}, p=${c.pvalue.toPrecision(2)}, result ${c.result_id})`,
+      ),
+  );
+}
+
+async function changes(ctx: Context, options: Options, format: string): Promise<void> {
+  const metric = options.metric === 'json' || options.metric.startsWith('json.') ? options.metric : `json.${options.metric}`;
+  const benchmark_id = await new Resolver(ctx.client, { anyStatus: true }).benchmark(options.benchmark);
+  const query: ChangesQuery = {
+    ...(await filterQuery(ctx.client, { ...options, benchmark: benchmark_id })),
+    benchmark_id,
+    metric,
+    group_by: options.by,
+    better: options.better,
+    changed_after: options.since,
+    max_pvalue: options.maxPvalue,
+    min_magnitude: options.minMagnitude,
+    min_size: options.minSize,
+  };
+  const answer = await ctx.client.results.changes(query);
+  const name = isUuid(options.benchmark) ? (await ctx.client.benchmarks.get(benchmark_id)).name : options.benchmark;
+  let text: string;
+  if (format === 'csv') text = await ctx.client.results.changesCsv(query);
+  else if (format === 'json') text = renderJson(answer);
+  else if (format === 'ndjson') text = renderNdjson([answer]);
+  else if (format === 'svg') text = renderChangesSvg(answer, name);
+  else text = changesText(answer, name, lookOf(ctx.io, options.out !== undefined));
+  const sink = await Sink.open(ctx.io, options.out);
+  await sink.write(text);
+  await sink.commit();
+  if (sink.path) ctx.info(`Wrote ${sink.path}.`);
+  if (options.failOn) {
+    const found = failing(answer, options.failOn);
+    if (found.length) {
+      const what = options.failOn === 'any' ? 'change' : 'regression';
+      throw new CliError(`${found.length} ${what}${found.length === 1 ? '' : 's'} found:\n${found.join('\n')}`);
+    }
+  }
+}
+
+export async function run(options: Options, io: Io): Promise<void> {
+  if (options.minSize !== undefined && options.minSize < 2) throw new UsageError('--min-size must be 2 or more.');
+  const svg = options.output === 'svg';
+  const settingsOptions = svg ? { ...options, output: undefined } : options;
+  await withContext(settingsOptions, io, (ctx) => changes(ctx, options, svg ? 'svg' : ctx.settings.output), { output: 'table' });
+}
