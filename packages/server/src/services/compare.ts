@@ -22,6 +22,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Static } from '@sinclair/typebox';
 import type { CompareQuery, Comparison } from '@benchmarks/sdk/contract/compare';
 import { AppError } from '../core/errors.ts';
+import { parseDateBound } from '../core/dates.ts';
 import { getItem } from './catalogue.ts';
 import { benchmarks } from './benchmarks.ts';
 import { valueAt } from './json-filter.ts';
@@ -38,6 +39,8 @@ import {
   type Better,
 } from './compare-stats.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from './path-warnings.ts';
+import { completeMetricPath } from './metric-values.ts';
+import { Where } from './sql.ts';
 
 export type CompareParams = Static<typeof CompareQuery>;
 export type CompareAnswer = Static<typeof Comparison>;
@@ -148,7 +151,9 @@ export const PICK_WINDOW = 3;
  * above: merged, PostgreSQL would repeat the expressions at every use, reading the path four times
  * per result and computing x once per aggregate.
  */
-function valuesSql(query: CompareParams, path: string[]): { sql: string; params: unknown[] } {
+type Values = { sql: string; params: unknown[] };
+
+function valuesSql(query: CompareParams, path: string[]): Values {
   const { where } = resultWhere(query, { visible: true });
   const group = query.group_by === 'site' ? 'r.site_id' : 'r.flavor_id';
   const value = valueAt('r.json', path); // the path as GET /results filters and sorts read it
@@ -165,6 +170,42 @@ function valuesSql(query: CompareParams, path: string[]): { sql: string; params:
 }
 
 /**
+ * Whether the table of metric values (services/metric-values.ts) holds what the query filters by:
+ * site, flavor and execution time are there; tags, upload times and JSON filters need the result.
+ */
+function answerableFromTable(query: CompareParams): boolean {
+  return !query.filters?.length && !query.tags_ids?.length && !query.upload_before && !query.upload_after;
+}
+
+/** The WHERE of `valuesSql`'s results, on the table's rows of one path (the same bounds, resultWhere's). */
+function tableWhere(query: CompareParams, pathId: number): Where {
+  const where = new Where().add('v.path_id = ?', pathId).add('not v.hidden');
+  if (query.site_id) where.add('v.site_id = ?', query.site_id);
+  if (query.flavor_id) where.add('v.flavor_id = ?', query.flavor_id);
+  const bound = (value: string) => parseDateBound(value).toISOString();
+  if (query.execution_before) where.add('v.execution_datetime < ?::timestamptz', bound(query.execution_before));
+  if (query.execution_after) where.add('v.execution_datetime > ?::timestamptz', bound(query.execution_after));
+  return where;
+}
+
+/**
+ * `valuesSql` from the table: the rows of the path are the results holding a number there, with
+ * the value as stored in the document (numeric), so `xn` and `x` are those valuesSql computes.
+ * Results without a number there have no row; `matched` counts them from the result's own rows.
+ */
+function tableValuesSql(query: CompareParams, pathId: number): Values {
+  const where = tableWhere(query, pathId);
+  const group = query.group_by === 'site' ? 'v.site_id' : 'v.flavor_id';
+  const number =
+    `case when v.value <= ${MAX_DOUBLE} and v.value >= -${MAX_DOUBLE} then ` +
+    `case when v.value < ${HALF_MIN_DOUBLE} and v.value > -${HALF_MIN_DOUBLE} then 0::numeric else v.value end end`;
+  return {
+    sql: `select g, xn::float8 as x, xn from (select ${group} as g, ${number} as xn from metric_value v ${where.toSql()} offset 0) r offset 0`,
+    params: where.params,
+  };
+}
+
+/**
  * The two statements. The first reads the values once and aggregates each group in one pass: the
  * counts, the exact mean and variance (numeric), and the group's values in order (`array_agg(x
  * order by x)`, sorted once with the grouping), from which it returns the order statistics around
@@ -173,8 +214,7 @@ function valuesSql(query: CompareParams, path: string[]): { sql: string; params:
  * picked among them in Node. Should an exact rank fall outside (never seen), the second statement
  * reads the wanted order statistics, (group, rank) pairs given as one JSON value.
  */
-function compareSql(query: CompareParams, path: string[], z: number, window: number) {
-  const values = valuesSql(query, path);
+function compareSql(query: CompareParams, values: Values, z: number, window: number) {
   const names =
     query.group_by === 'site'
       ? 'left join site si on si.id = s.g'
@@ -224,13 +264,14 @@ function direction(query: CompareParams, schema: unknown, path: string[]): Bette
 
 /**
  * The comparison, and the benchmark's name (`image:tag`) for the chart's title. `pickWindow` is
- * for tests (a negative one makes every order statistic come from the second statement);
+ * for tests (a negative one makes every order statistic come from the second statement), and so
+ * is `documents` (read the documents even when the table of metric values could answer);
  * `schemaPaths`: warn about metric and filter paths the benchmark's schema does not describe.
  */
 export async function compareResults(
   em: EntityManager,
   query: CompareParams,
-  options: { pickWindow?: number; schemaPaths?: SchemaPathsCache } = {},
+  options: { pickWindow?: number; schemaPaths?: SchemaPathsCache; documents?: boolean } = {},
 ): Promise<{ answer: CompareAnswer; benchmarkName: string }> {
   const path = metricPath(query.metric);
   checkRankBy(query);
@@ -242,10 +283,15 @@ export async function compareResults(
   const warnings = await pathWarnings(em, options.schemaPaths, benchmark.id, comparePaths(path, query));
   const better = direction(query, benchmark.json_schema, path);
   const z = normalQuantile(1 - (1 - confidence) / 2);
-  const sql = compareSql({ ...query, group_by: groupBy }, path, z, options.pickWindow ?? PICK_WINDOW);
+  const grouped = { ...query, group_by: groupBy };
+  const window = options.pickWindow ?? PICK_WINDOW;
+  const documentValues = valuesSql(grouped, path); // also checks the filters (422) before any statement
 
   const { rows, totals, at } = await em.transactional(
     async (tx) => {
+      // From the table of metric values when it holds the path and is complete in this snapshot.
+      const ids = options.documents || !answerableFromTable(grouped) ? null : await completeMetricPath(tx, benchmark.id, path);
+      const sql = compareSql(grouped, ids ? tableValuesSql(grouped, ids.path) : documentValues, z, window);
       const all = await tx.execute<StatsRow[]>(sql.stats.sql, sql.stats.params);
       // No row when nothing matched; a row with n = 0 for a group none of whose results has a number.
       const rows = all.filter((row) => row.n > 0);
@@ -264,7 +310,16 @@ export async function compareResults(
         ]);
         for (const o of more) at.set(`${o.g} ${Number(o.i)}`, Number(o.x));
       }
-      return { rows, totals: all[0], at };
+      if (!ids) return { rows, totals: all[0], at };
+      // The table's rows of the path are only the results with a number there: every matched
+      // result has a row of its own (path `{}`), counted under the same bounds.
+      const root = tableWhere(grouped, ids.root);
+      const [count] = await tx.execute<{ matched: number }[]>(
+        `select count(*)::int as matched from metric_value v ${root.toSql()}`,
+        root.params,
+      );
+      const numbers = all.reduce((sum, row) => sum + row.n, 0);
+      return { rows, totals: { matched: count?.matched ?? 0, numbers }, at };
     },
     { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ },
   );

@@ -1,0 +1,308 @@
+/**
+ * The metric values table (migration 20261126000000; docs/decisions.md, "Metric values"): for each
+ * result, the JSON numbers at the numeric paths its benchmark's schema describes, so that a
+ * comparison reads an index of a few megabytes instead of one heap page per result.
+ *
+ * Triggers on `result` write the rows of every result inserted, updated or deleted, in the same
+ * transaction, for the paths chosen at that time (`metric_path`). This module chooses those paths
+ * (`metricValuePaths`) whenever a benchmark's schema changes, and fills in, in the background, the
+ * values of results stored before their benchmark's paths were chosen (the first start after the
+ * migration, a schema changed since): one pass over the result table by heap block ranges, a
+ * batch per transaction, its position kept in `metric_backfill` so that a stop resumes where it
+ * left off. A benchmark is `complete` once a pass that began after its paths were chosen has
+ * ended; until then comparisons read the documents as before (services/compare.ts).
+ *
+ * Why it is right while results change:
+ * - The paths of a benchmark are replaced under `lock table result in share mode`: every write
+ *   in flight ends first, and every later write sees the new paths. The pass begins after that
+ *   commit; whatever it has not reached yet, the triggers write.
+ * - Updates and deletes of results take a shared transaction-level advisory lock (CHANGE_LOCK) in
+ *   their trigger, and every batch takes it exclusively before it reads: a batch never reads a
+ *   result whose change is uncommitted, and a change after the batch sees the batch's rows. An
+ *   updated result gets its rows written again from its new version, wherever the update moved it.
+ * - Inserts by the batch are `on conflict do nothing`: a row is only ever written from the
+ *   result's current version.
+ * Several processes may share the database: one pass runs at a time (BACKFILL_LOCK), and paths
+ * are replaced under CHANGE_LOCK taken exclusively.
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from '../core/logger.ts';
+import { tryLock, unlock, type LockKey, type Run } from '../db/advisory-lock.ts';
+import { withOwnConnection } from '../db/own-connection.ts';
+import { DescribedPaths } from './schema-paths.ts';
+
+/**
+ * At most this many paths per benchmark (besides the result's own row). Each costs a row of about
+ * 120 bytes (heap and index) per result holding a number there; docs/decisions.md gives the sizes.
+ */
+export const MAX_METRIC_PATHS = 32;
+/** Part of each benchmark's digest: a change of how paths are chosen chooses them again. */
+const CHOICE_VERSION = `v1:${MAX_METRIC_PATHS}`;
+/** Shared by the triggers' updates and deletes, exclusive for a backfill batch (literal in the migration). */
+export const CHANGE_LOCK: LockKey = [0x62656e63, 2];
+/** Held by the process running the backfill pass. */
+const BACKFILL_LOCK: LockKey = [0x62656e63, 3];
+/** Heap blocks per backfill batch (about three results each at a million results). */
+const BATCH_BLOCKS = 256;
+
+type SchemaNode = Record<string, unknown>;
+
+const isNumericType = (type: unknown) =>
+  type === 'number' || type === 'integer' || (Array.isArray(type) && type.some((t) => t === 'number' || t === 'integer'));
+const isHeadline = (node: SchemaNode) => node.suggestToUser === true || node['x-better'] === 'higher' || node['x-better'] === 'lower';
+
+/**
+ * The paths whose numbers are kept: the described leaf paths without array elements that some
+ * subschema types as a number or an integer (services/schema-paths.ts), those suggested to users
+ * or with an `x-better` first, then the others, each in the schema's order; at most MAX_METRIC_PATHS.
+ */
+export function metricValuePaths(schema: unknown): string[][] {
+  const described = new DescribedPaths(schema);
+  const headline: string[][] = [];
+  const others: string[][] = [];
+  for (const leaf of described.leaves()) {
+    if (!leaf.every((segment): segment is string => typeof segment === 'string')) continue;
+    const nodes = described.nodesAt(leaf);
+    if (!nodes?.some((n) => isNumericType(n.type))) continue;
+    (nodes.some(isHeadline) ? headline : others).push(leaf);
+  }
+  return [...headline, ...others].slice(0, MAX_METRIC_PATHS);
+}
+
+/**
+ * The ids of the path and of the result's own row when the benchmark's values are complete and
+ * the path is one of its paths; null otherwise (read the documents). Called in the comparison's
+ * snapshot: complete there means every row of that snapshot is there.
+ */
+export async function completeMetricPath(
+  em: EntityManager,
+  benchmarkId: string,
+  path: readonly string[],
+): Promise<{ path: number; root: number } | null> {
+  const [row] = await em.execute<{ path: number; root: number }[]>(
+    'select p.id as path, r.id as root from metric_benchmark m ' +
+      'join metric_path p on p.benchmark_id = m.benchmark_id and p.path = ?::text[] ' +
+      "join metric_path r on r.benchmark_id = m.benchmark_id and r.path = '{}' " +
+      'where m.benchmark_id = ? and m.complete',
+    [[...path], benchmarkId],
+  );
+  return row ?? null;
+}
+
+const BATCH_SQL =
+  'insert into metric_value (path_id, result_id, flavor_id, site_id, execution_datetime, value, hidden) ' +
+  'select p.id, n.id, n.flavor_id, n.site_id, n.execution_datetime, ' +
+  "case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end, n.hidden " +
+  'from result n join metric_path p on p.benchmark_id = n.benchmark_id ' +
+  'where n.ctid >= $1::tid and n.ctid < $2::tid and n.benchmark_id = any((select benchmarks from metric_backfill)::uuid[]) ' +
+  "and (cardinality(p.path) = 0 or jsonb_typeof(n.json #> p.path) = 'number') " +
+  'on conflict do nothing';
+const lockSql = (key: LockKey) => `select pg_advisory_xact_lock(${key[0]}, ${key[1]})`;
+
+/** The upkeep of the table: paths chosen again when schemas change, values filled in. */
+export class MetricValues {
+  private queue: Promise<void> = Promise.resolve();
+  private pending = false;
+  private closed = false;
+  private retry: NodeJS.Timeout | undefined;
+  private readonly retryMs: number;
+  private readonly batchBlocks: number;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly options: { sessionUrl?: string; retryMs?: number; batchBlocks?: number } = {},
+  ) {
+    this.retryMs = options.retryMs ?? 5_000;
+    this.batchBlocks = options.batchBlocks ?? BATCH_BLOCKS;
+  }
+
+  /** Chooses the paths of changed benchmarks, then fills in what is missing; after the work queued. Never throws. */
+  reconcile(em: EntityManager): Promise<void> {
+    if (this.pending) return this.queue;
+    this.pending = true;
+    this.queue = this.queue.then(async () => {
+      this.pending = false;
+      if (this.closed) return;
+      try {
+        await this.choosePaths(em);
+        await this.backfill(em);
+      } catch (err) {
+        if (!this.closed) {
+          this.logger.warn('metric values not brought up to date', { error: (err as Error).message });
+          this.retryLater(em);
+        }
+      }
+    });
+    return this.queue;
+  }
+
+  /** Resolves when the work queued so far is done. */
+  idle(): Promise<void> {
+    return this.queue;
+  }
+
+  /** Stops after the batch in flight (the pass resumes at the next start). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    await this.queue;
+  }
+
+  private retryLater(em: EntityManager): void {
+    if (this.closed || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.reconcile(em);
+    }, this.retryMs);
+    this.retry.unref();
+  }
+
+  /** Replaces the paths of every benchmark whose schema changed since they were chosen. */
+  private async choosePaths(em: EntityManager): Promise<void> {
+    const stale = await em.execute<{ id: string }[]>(
+      'select b.id from benchmark b left join metric_benchmark m on m.benchmark_id = b.id ' +
+        "where m.digest is distinct from md5(b.json_schema::text) || ':' || ? order by b.id",
+      [CHOICE_VERSION],
+    );
+    for (const { id } of stale) {
+      if (this.closed) return;
+      const [row] = await em.execute<{ digest: string; json_schema: unknown }[]>(
+        "select md5(json_schema::text) || ':' || ? as digest, json_schema from benchmark where id = ?",
+        [CHOICE_VERSION, id],
+      );
+      if (!row) continue; // deleted meanwhile
+      await this.replacePaths(em, id, row.digest, metricValuePaths(row.json_schema));
+    }
+  }
+
+  private async replacePaths(em: EntityManager, benchmarkId: string, digest: string, paths: string[][]): Promise<void> {
+    await em.transactional(async (tx) => {
+      await tx.execute("set local lock_timeout = '5s'");
+      // Every write to results in flight ends first; every later one sees the new paths.
+      await tx.execute('lock table result in share mode');
+      await tx.execute(lockSql(CHANGE_LOCK));
+      const [current] = await tx.execute<{ digest: string; stored: string | null; complete: boolean | null }[]>(
+        "select md5(b.json_schema::text) || ':' || ? as digest, m.digest as stored, m.complete from benchmark b " +
+          'left join metric_benchmark m on m.benchmark_id = b.id where b.id = ?',
+        [CHOICE_VERSION, benchmarkId],
+      );
+      // Deleted, changed again (the next reconcile chooses) or done by another process meanwhile.
+      if (!current || current.digest !== digest || current.stored === digest) return;
+      const wanted = [[], ...paths].map((p) => JSON.stringify(p));
+      const existing = await tx.execute<{ id: number; path: string[] }[]>('select id, path from metric_path where benchmark_id = ?', [
+        benchmarkId,
+      ]);
+      const removed = existing.filter((e) => !wanted.includes(JSON.stringify(e.path))).map((e) => e.id);
+      const kept = new Set(existing.map((e) => JSON.stringify(e.path)));
+      const added = wanted.filter((p) => !kept.has(p));
+      if (removed.length) {
+        await tx.execute('delete from metric_value where path_id = any(?::int[])', [removed]);
+        await tx.execute('delete from metric_path where id = any(?::int[])', [removed]);
+      }
+      if (added.length) {
+        await tx.execute(
+          'insert into metric_path (benchmark_id, path) select ?::uuid, array(select jsonb_array_elements_text(e)) from jsonb_array_elements(?::jsonb) e',
+          [benchmarkId, `[${added.join(',')}]`],
+        );
+      }
+      // A benchmark without results (a new one) is complete at once: every result from now on
+      // is written by the triggers. Otherwise, with new paths, it waits for a pass that begins later.
+      const complete = added.length === 0 ? current.complete === true : !(await hasResults(tx, benchmarkId));
+      await tx.execute(
+        'insert into metric_benchmark (benchmark_id, digest, complete) values (?, ?, ?) ' +
+          'on conflict (benchmark_id) do update set digest = excluded.digest, complete = excluded.complete',
+        [benchmarkId, digest, complete],
+      );
+      if (added.length) await tx.execute('update metric_backfill set benchmarks = array_remove(benchmarks, ?::uuid)', [benchmarkId]);
+      this.logger.debug('metric value paths chosen', { benchmark: benchmarkId, paths: paths.length, complete });
+    });
+  }
+
+  /** Runs the pass (or the rest of it) and the next ones, on a connection of its own; another process may be at it. */
+  private async backfill(em: EntityManager): Promise<void> {
+    const [pending] = await em.execute<{ n: number }[]>(
+      'select (select count(*) from metric_benchmark where not complete)::int + cardinality(benchmarks) as n from metric_backfill',
+    );
+    if (!pending?.n) return;
+    const url = this.options.sessionUrl ?? em.config.get('clientUrl')!;
+    await withOwnConnection(
+      url,
+      async (run) => {
+        if (!(await tryLock(run, BACKFILL_LOCK))) {
+          this.retryLater(em);
+          return;
+        }
+        try {
+          while (!this.closed && (await this.step(run))) {}
+        } finally {
+          await unlock(run, BACKFILL_LOCK).catch(() => {});
+        }
+      },
+      'benchmarks-server metric values',
+    );
+  }
+
+  /** One step of the pass: begin it, a batch, or its end. False when there is nothing left to do. */
+  private async step(run: Run): Promise<boolean> {
+    const [state] = (await run('select benchmarks::text[] as benchmarks, next_block, end_block from metric_backfill')) as {
+      benchmarks: string[];
+      next_block: string;
+      end_block: string;
+    }[];
+    if (!state) return false;
+    if (state.benchmarks.length === 0) {
+      // Blocks past the table's end now hold only results written since: the triggers wrote theirs.
+      let begun = 0;
+      await inTransaction(run, async () => {
+        await run(lockSql(CHANGE_LOCK));
+        const [row] = await run(
+          "update metric_backfill set benchmarks = coalesce((select array_agg(benchmark_id order by benchmark_id) from metric_benchmark where not complete), '{}'), " +
+            "next_block = 0, end_block = pg_relation_size('result') / current_setting('block_size')::int returning cardinality(benchmarks) as n",
+        );
+        begun = Number(row?.n ?? 0);
+      });
+      return begun > 0;
+    }
+    const from = Number(state.next_block);
+    const end = Number(state.end_block);
+    await inTransaction(run, async () => {
+      await run(lockSql(CHANGE_LOCK));
+      if (from >= end) {
+        await run('update metric_benchmark set complete = true where benchmark_id = any((select benchmarks from metric_backfill)::uuid[])');
+        await run("update metric_backfill set benchmarks = '{}', next_block = 0, end_block = 0");
+        return;
+      }
+      const to = Math.min(end, from + this.batchBlocks);
+      await run(BATCH_SQL, [`(${from},0)`, `(${to},0)`]);
+      await run('update metric_backfill set next_block = $1', [to]);
+    });
+    if (from >= end) {
+      this.logger.info('metric values complete', { benchmarks: state.benchmarks.length });
+      // The planner's statistics, and the visibility map that index-only scans need.
+      await run('vacuum (analyze) metric_value');
+    }
+    return true;
+  }
+}
+
+async function hasResults(tx: EntityManager, benchmarkId: string): Promise<boolean> {
+  // Two partial indexes: the visible results, and the hidden ones.
+  for (const sql of [
+    'select 1 from result where benchmark_id = ? and not hidden limit 1',
+    'select 1 from result where benchmark_id = ? and hidden limit 1',
+  ]) {
+    if ((await tx.execute(sql, [benchmarkId])).length) return true;
+  }
+  return false;
+}
+
+async function inTransaction(run: Run, work: () => Promise<void>): Promise<void> {
+  await run('begin');
+  try {
+    await work();
+    await run('commit');
+  } catch (err) {
+    await run('rollback').catch(() => {});
+    throw err;
+  }
+}
