@@ -277,7 +277,7 @@ export class MetricValues {
       await run('update metric_backfill set next_block = $1', [to]);
     });
     if (from >= end) {
-      this.logger.info('metric values complete', { benchmarks: state.benchmarks.length });
+      this.logger.debug('metric values complete', { benchmarks: state.benchmarks.length });
       // The planner's statistics, and the visibility map that index-only scans need.
       await run('vacuum (analyze) metric_value');
     }
