@@ -79,7 +79,7 @@ export function statementRole(sql: string): string {
   if (/^\s*(with \w+ as \(\s*)?insert\b|\binsert into result\b/i.test(sql)) return 'insert';
   if (/\bxmin::text as version\b/i.test(sql)) return 'embedded rows (until cached)';
   if (/\bapp_user\b/i.test(sql)) return 'caller lookup';
-  if (/\bpercentile_cont\(/i.test(sql)) return 'compare';
+  if (/\bvar_samp\(/i.test(sql)) return 'compare';
   if (/\bjsonb_to_recordset\(/i.test(sql) && /\barray_agg\(/i.test(sql)) return 'compare order statistics';
   if (/^\s*declare\s+\w+\s+no\s+scroll\s+cursor\b/i.test(sql)) return 'export cursor';
   if (/^\s*fetch\b/i.test(sql)) return 'export fetch';

@@ -52,6 +52,8 @@ export interface BenchOptions {
   variants: number;
   /** Before each measured run, wait up to this many seconds for the machine to be quiet. */
   quietWait: number;
+  /** Run the server with its default admission of expensive lists, as deployed, instead of 64 places. */
+  defaultAdmission: boolean;
   log: (message: string) => void;
 }
 
@@ -72,6 +74,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   baseline: 'auto',
   variants: 20,
   quietWait: 60,
+  defaultAdmission: false,
   log: (m) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`),
 };
 
@@ -208,8 +211,9 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
 
     // ---------------------------------------------------------------- server
     issuer = await startIssuer({ accounts: [{ sub: INGEST_SUB, email: `${INGEST_SUB}@bench.example.org`, email_verified: true }] });
-    // The load comes from one address at up to 32 connections: the per-client limits and the
-    // admission of expensive lists (docs/security.md) would refuse part of it, so they are off here.
+    // The load comes from one address at up to 32 connections: the per-client limits would refuse
+    // part of it, so they are off here; the admission of expensive lists too (64 places), unless
+    // --default-admission measures it.
     server = await startServerProcess(
       {
         host: '127.0.0.1',
@@ -219,7 +223,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         logLevel: 'warn',
         rateLimit: '0',
         readRateLimit: '0',
-        expensiveListConcurrency: '64',
+        ...(o.defaultAdmission ? {} : { expensiveListConcurrency: '64' }),
       },
       log,
     );

@@ -16,6 +16,7 @@
  *   --docs <file>        the Markdown file whose generated section is rewritten (default docs/performance.md)
  *   --no-docs            do not rewrite any Markdown file
  *   --render             run nothing: rewrite the Markdown section from <out>/latest.json
+ *   --default-admission  the server's default admission of expensive lists (EXPENSIVE_LIST_*), not 64 places
  */
 import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
@@ -85,6 +86,9 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
         break;
       case '--keep':
         out.keep = true;
+        break;
+      case '--default-admission':
+        out.defaultAdmission = true;
         break;
       case '--docs':
         out.docs = resolve(value() ?? '');

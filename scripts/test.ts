@@ -6,6 +6,10 @@
  *   npm test                       # everything
  *   npm test -- packages/server    # only files whose path contains one of the arguments
  *   npm test -- packaging          # test/packaging.test.ts: build, pack, install and use the tarballs
+ *
+ * A file still running after TEST_FILE_TIMEOUT (default 30m; `90s`, `45m`, or milliseconds) is
+ * killed and counted as failed, its name and the timeout printed. The limit only ends a hung file: on
+ * a loaded machine a healthy file can take several times what it takes alone.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -15,6 +19,22 @@ import { startTemporaryCluster } from '../packages/server/test/support/database.
 
 const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2);
+
+/** `30m`, `90s`, `500ms` or a number of milliseconds. */
+function parseTimeout(text: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$/i.exec(text);
+  const ms = match ? Number(match[1]) * { ms: 1, s: 1000, m: 60_000 }[(match[2] ?? 'ms').toLowerCase() as 'ms'] : NaN;
+  if (!(ms > 0)) throw new Error(`TEST_FILE_TIMEOUT must be a duration such as 30m, 90s or 600000, not '${text}'.`);
+  return ms;
+}
+const fileTimeout = process.env.TEST_FILE_TIMEOUT || '30m';
+let fileTimeoutMs: number;
+try {
+  fileTimeoutMs = parseTimeout(fileTimeout);
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(2);
+}
 
 function findTests(dir: string): string[] {
   const out: string[] = [];
@@ -47,6 +67,7 @@ interface Outcome {
   code: number | null;
   output: string;
   ms: number;
+  timedOut: boolean;
 }
 
 function run(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
@@ -60,10 +81,12 @@ function run(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
+    let timedOut = false;
     const timer = setTimeout(() => {
-      output += '\n[test runner] killed after 5 minutes\n';
+      timedOut = true;
+      output += `\n[test runner] ${relative(root, file)} killed: still running after TEST_FILE_TIMEOUT (${fileTimeout})\n`;
       child.kill('SIGKILL');
-    }, 300_000);
+    }, fileTimeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
       // uvu's summary: "Total: N", "Passed: N", "Skipped: N" (summed over the file's suites).
@@ -73,7 +96,7 @@ function run(file: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
       const skipped = sum('Skipped');
       let failed = total - passed - skipped;
       if (code !== 0 && failed === 0) failed = 1; // crashed before or after its tests
-      resolve({ file, passed, failed, skipped, code, output, ms: Date.now() - started });
+      resolve({ file, passed, failed, skipped, code, output, ms: Date.now() - started, timedOut });
     });
   });
 }
@@ -98,8 +121,9 @@ async function main(): Promise<number> {
       const outcome = await run(file, env);
       outcomes.push(outcome);
       const mark = outcome.failed ? 'FAIL' : 'ok  ';
+      const timedOut = outcome.timedOut ? `; timed out after TEST_FILE_TIMEOUT (${fileTimeout})` : '';
       console.log(
-        `${mark} ${relative(root, file)}  ${outcome.passed} passed, ${outcome.failed} failed (${(outcome.ms / 1000).toFixed(1)}s)`,
+        `${mark} ${relative(root, file)}  ${outcome.passed} passed, ${outcome.failed} failed (${(outcome.ms / 1000).toFixed(1)}s${timedOut})`,
       );
       if (outcome.failed || process.env.TEST_VERBOSE) console.log(outcome.output.replace(/^/gm, '     | '));
     }
@@ -113,6 +137,7 @@ async function main(): Promise<number> {
   const failed = outcomes.reduce((n, o) => n + o.failed, 0);
   const skipped = outcomes.reduce((n, o) => n + o.skipped, 0);
   if (skipped) console.log(`${skipped} tests were skipped: a skipped test proves nothing`);
+  for (const o of outcomes) if (o.timedOut) console.log(`timed out (TEST_FILE_TIMEOUT ${fileTimeout}): ${relative(root, o.file)}`);
   console.log(`${passed} passed, ${failed + skipped} failed`);
   return failed + skipped > 0 ? 1 : 0;
 }

@@ -28,8 +28,8 @@ const SEED_MESSAGES: Record<SeedOutcome, string> = {
 };
 
 /**
- * The demo's built-in OpenID provider on loopback, on the port it used last time; with a web client
- * for the frontends at the CORS origins (web-client.ts).
+ * The demo's built-in OpenID provider on loopback, on `--demo-issuer-port` (remembered), else on the
+ * port it used last time; with a web client for the frontends at the CORS origins (web-client.ts).
  */
 export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssuer> {
   if (!isLoopbackHost(config.host)) {
@@ -41,15 +41,16 @@ export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssu
   const webClient = demoWebClient(config.corsOrigins);
   await mkdir(config.dataDir, { recursive: true });
   const stateFile = join(config.dataDir, 'demo-issuer.json');
-  let port: number;
+  let remembered: number | undefined;
   try {
-    port = (JSON.parse(await readFile(stateFile, 'utf8')) as { port: number }).port;
+    remembered = (JSON.parse(await readFile(stateFile, 'utf8')) as { port: number }).port;
   } catch {
-    port = await freePort();
-    await writeFile(stateFile, `${JSON.stringify({ port })}\n`);
+    // first start: none
   }
+  const port = config.demoIssuerPort ?? remembered ?? (await freePort());
+  let issuer: RunningIssuer;
   try {
-    return await startIssuer({
+    issuer = await startIssuer({
       host: '127.0.0.1',
       port,
       keyFile: join(config.dataDir, 'demo-issuer-key.json'),
@@ -58,8 +59,17 @@ export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssu
       webClient,
     });
   } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      const which = config.demoIssuerPort === undefined ? ', the one it used last time (the demo tokens printed then name it),' : '';
+      throw new ConfigurationError(
+        `Port ${port} on 127.0.0.1${which} for the demo OpenID provider is already in use: ` +
+          'stop what holds it, or choose another with --demo-issuer-port (BENCHMARKS_DEMO_ISSUER_PORT).',
+      );
+    }
     throw new ConfigurationError(`The demo OpenID provider cannot start on 127.0.0.1:${port}: ${(err as Error).message}`);
   }
+  if (port !== remembered) await writeFile(stateFile, `${JSON.stringify({ port })}\n`);
+  return issuer;
 }
 
 /**
@@ -77,18 +87,22 @@ export async function startDemo(config: ServerConfig, logger: Logger): Promise<R
     adminEntitlement: DEMO_ADMIN_ENTITLEMENT,
     cliClientId: issuer.cliClientId,
     close: () => issuer.close(),
-    async ready(server) {
+    async ready(server, stopping) {
+      if (stopping?.aborted) return;
       const em = server.context.orm.em.fork();
       const admin = { iss: issuer.issuer, sub: DEMO_ADMIN.sub, email: DEMO_ADMIN.email, entitlements: DEMO_ADMIN.entitlements };
       await registerUser(em, admin, config.termsVersion);
+      if (stopping?.aborted) return;
       if (config.demoSeed) {
         const outcome = await em.transactional((tx) => seedOnce(tx, { iss: issuer.issuer, sub: DEMO_ADMIN.sub }));
         logger.info(SEED_MESSAGES[outcome], { outcome });
       } else {
         logger.info('demo catalogue not seeded: --demo-seed false');
       }
+      if (stopping?.aborted) return;
       const userToken = await issuer.mintAccessToken({ sub: DEMO_USER.sub, ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
       const adminToken = await issuer.mintAccessToken({ sub: DEMO_ADMIN.sub, ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
+      if (stopping?.aborted) return;
       process.stdout.write(
         [
           '',

@@ -113,8 +113,9 @@ test('POST /results:batch: a 503 (or 502) after the server stored it is retried 
 
 test('a creating POST whose answer never comes: TimeoutError is retried with the key; stored once', async () => {
   const { fetch, sent } = lossy(never);
-  // The timeout only cuts the lost attempt short: the retry is answered by the real server.
-  const client = createClient({ baseUrl: t.url, token, fetch, timeoutMs: 2_000 });
+  // The timeout only cuts the lost attempt short: the retry is answered by the real server, within
+  // the same timeout (5 s: a real upload takes milliseconds, more on a loaded machine).
+  const client = createClient({ baseUrl: t.url, token, fetch, timeoutMs: 5_000 });
   const run = newRun();
   const created = await client.results.create({ benchmark_id, flavor_id, execution_datetime: at }, { run });
   assert.is(sent.filter((s) => s.method === 'POST').length, 2);

@@ -11,11 +11,11 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { ServerConfig } from './config.ts';
 import type { Logger } from './core/logger.ts';
-import { ConfigurationError } from './db/embedded.ts';
+import { ConfigurationError, type EmbeddedEvent } from './db/embedded.ts';
 import { loadDemo, type DemoModule, type DemoTrust, type RunningDemo } from './demo-module.ts';
-import { fail, flushLogs, takeOverSignals } from './exit.ts';
+import { fail, flushLogs, stopWithParent, takeOverSignals } from './exit.ts';
 import { prepareDatabase, SHUTDOWN_GRACE_MS } from './server.ts';
-import { isWorkerFailure, WORKER_DEMO_ENV } from './worker.ts';
+import { isWorkerFailure, WORKER_DEMO_ENV, type DatabaseStateMessage } from './worker.ts';
 
 /** A worker that served at least this long before it died is forked again at once. */
 export const STABLE_MS = 10_000;
@@ -54,6 +54,7 @@ class Workers {
   #started = deferred<{ port: number }>();
   #listening = 0;
   #serving = false;
+  #database: DatabaseStateMessage = { type: 'benchmarks-database-state', state: 'running' };
 
   constructor(
     count: number,
@@ -69,9 +70,18 @@ class Workers {
     return this.#started.promise;
   }
 
+  /** Tells every worker, and those forked later, the state of the embedded PostgreSQL. */
+  databaseState(message: DatabaseStateMessage): void {
+    this.#database = message;
+    for (const slot of this.#slots) if (slot.worker?.isConnected()) slot.worker.send(message);
+  }
+
   #fork(slot: Slot): void {
     const worker = cluster.fork(this.env);
     slot.worker = worker;
+    worker.once('online', () => {
+      if (this.#database.state !== 'running' && worker.isConnected()) worker.send(this.#database);
+    });
     slot.listeningSince = undefined;
     let failure: string | undefined;
     worker.on('message', (message) => {
@@ -162,8 +172,14 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
   const { logger } = options;
   const demo = config.demo ? await (await loadDemo(options.demo)).startDemo(config, logger) : undefined;
   let prepared: Awaited<ReturnType<typeof prepareDatabase>>;
+  // The embedded PostgreSQL's restarts, told to the workers; given up, everything stops and the process exits 1.
+  let databaseEvent = (_: EmbeddedEvent) => {};
   try {
-    prepared = await prepareDatabase(config, logger, { databaseLogger: options.databaseLogger, pool: { poolSize: 2 } });
+    prepared = await prepareDatabase(config, logger, {
+      databaseLogger: options.databaseLogger,
+      pool: { poolSize: 2 },
+      onDatabaseEvent: (event) => databaseEvent(event),
+    });
   } catch (err) {
     await demo?.close();
     throw err;
@@ -177,22 +193,39 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
     await db.embedded?.stop();
   };
   let stopping = false;
-  takeOverSignals((signal) => {
+  // A stop during the demo's seeding lets the seeding finish (one short transaction), and skips its banner.
+  const stopped = new AbortController();
+  let readying: Promise<void> = Promise.resolve();
+  const stop = (cause: { signal: string } | { parent: 'ended' }) => {
     if (stopping) {
       workers.kill();
       process.stderr.write('benchmarks-server: forced exit\n');
       process.exit(1);
     }
     stopping = true;
-    logger.info('stopping: the workers finish their requests in flight', { signal });
+    stopped.abort();
+    logger.info('stopping: the workers finish their requests in flight', cause);
     void (async () => {
+      await readying.catch(() => {});
       const clean = await workers.stop();
       await closeRest();
       logger.info(clean ? 'stopped' : 'stopped: not every worker stopped cleanly', { clean });
       flushLogs();
       process.exit(clean ? 0 : 1);
     })().catch(fail);
-  });
+  };
+  takeOverSignals((signal) => stop({ signal }));
+  stopWithParent(() => stop({ parent: 'ended' }));
+  databaseEvent = (event) => {
+    if (event.type === 'ended') workers.databaseState({ type: 'benchmarks-database-state', state: 'restarting' });
+    if (event.type === 'restarted') workers.databaseState({ type: 'benchmarks-database-state', state: 'running' });
+    if (event.type !== 'failed' || stopping) return;
+    stopping = true;
+    void workers
+      .stop()
+      .then(() => closeRest().catch(() => {}))
+      .then(() => fail(event.error), fail);
+  };
   let port: number;
   try {
     ({ port } = await workers.start());
@@ -204,7 +237,12 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
   }
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   logger.info(`serving on ${url}`, { url, swaggerUi: `${url}/`, api: `${url}/api/v1`, workers: config.workers });
-  await demo?.ready({ url, context: { orm } });
+  if (demo) {
+    readying = demo.ready({ url, context: { orm } }, stopped.signal);
+    await readying.catch((err) => {
+      if (!stopped.signal.aborted) throw err;
+    });
+  }
 }
 
 /** What the workers find in their environment: the database this process opened, the demo it runs. */

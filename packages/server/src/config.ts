@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
-import { LOG_LEVELS, type LogLevel } from './core/logger.ts';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './core/logger.ts';
 import { parseRateLimit, type RateLimit } from './core/rate-limit.ts';
 
 /** Everything the server needs to run; built from flags and environment by the CLI. */
@@ -16,6 +16,8 @@ export interface ServerConfig {
    * absent: `databaseUrl`.
    */
   databaseDirectUrl?: string;
+  /** The embedded PostgreSQL's port on 127.0.0.1; 0: any free port. */
+  databasePort: number;
   /** Read replicas (streaming standbys of `databaseUrl`) that serve reads; empty: none. */
   databaseReadUrls: string[];
   /** A replica further behind the primary than this gets no reads, in ms. */
@@ -40,9 +42,13 @@ export interface ServerConfig {
   logLevel: LogLevel;
   /** The least level at which the embedded PostgreSQL's own log lines are logged (db/postgres-log.ts maps its severities). */
   databaseLogLevel: LogLevel;
+  /** How log lines look on stderr: readable (`pretty`), JSON (`json`), or pretty on a terminal only (`auto`). */
+  logFormat: LogFormat;
   demo: boolean;
   /** With `demo`: seed the sample catalogue into a database that was never seeded (and holds no catalogue). */
   demoSeed: boolean;
+  /** With `demo`: the port of its OpenID provider; absent: the one it used last time, else a free one. */
+  demoIssuerPort?: number;
   /** Deadline for creating (first use) and starting the embedded PostgreSQL, in ms; 0: none. */
   databaseStartTimeoutMs: number;
   /** Deadline for the first connection to the database, retried meanwhile, in ms; 0: none. */
@@ -82,6 +88,11 @@ export interface ServerConfig {
   maxPageDepth: number;
   /** Expensive result lists (search terms, JSON filters, unindexed sorts) run at once per process (services/admission.ts). */
   expensiveListConcurrency: number;
+  /**
+   * How long an expensive list waits for a place before 503 EXPENSIVE_LIST_BUSY, in ms, at most
+   * `statementTimeoutMs` (services/admission.ts); 0: refused at once when every place is taken.
+   */
+  expensiveListWaitMs: number;
   /** Reads (GET) allowed per client and window; null: no limit. */
   readRateLimit: RateLimit | null;
   /** Exports (GET /results:export) streaming at once per process; one more gets 503 EXPORT_BUSY. */
@@ -105,6 +116,8 @@ export const DEFAULTS = {
   logLevel: 'info' as LogLevel,
   /** PostgreSQL's warnings, errors and fatal messages; its routine LOG lines (checkpoints, start and stop) at `info`. */
   databaseLogLevel: 'warn' as LogLevel,
+  /** Readable on a terminal, JSON lines for log collectors. */
+  logFormat: 'auto' as LogFormat,
   demoSeed: true,
   /** initdb and a start take 1-3 s; a cluster recovering after a crash replays its WAL first. */
   databaseStartTimeout: '60s',
@@ -135,6 +148,11 @@ export const DEFAULTS = {
   maxPageDepth: 10_000,
   /** One per core, at least 2: each holds one connection and most of a core of PostgreSQL. */
   expensiveListConcurrency: Math.max(2, availableParallelism()),
+  /**
+   * Long enough for 32 connections of comparisons (about 0.5 s each at a million results) to be
+   * served two at a time; with the statement timeout, within the SDK's 30 s request timeout.
+   */
+  expensiveListWait: '10s',
   /** One per core, at least 2: each holds a database connection of its own for as long as its client reads. */
   exportConcurrency: Math.max(2, availableParallelism()),
   /** A reader must take 64 KB in this time (2 KB/s); one that stops frees its place and connection within it. */
@@ -143,8 +161,11 @@ export const DEFAULTS = {
   exportMaxDuration: '60m',
   /** Shared: N processes give each client one budget, not N. */
   rateLimitStore: 'database' as 'database' | 'memory',
-  /** Per client: a burst of 600 reads, then 10 a second (a browsing person makes a few a second at most). */
-  readRateLimit: '600/60s',
+  /**
+   * None: a limit per address throttles every user behind one proxy or NAT, and load tests; the work a
+   * read can cause is bounded otherwise (docs/decisions.md, "Reads are not rate limited by default").
+   */
+  readRateLimit: '0',
   migrate: true,
   /** Long enough for a replica catching up after a burst of uploads; short enough that a stuck one is left soon. */
   maxReplicaLag: '10s',
@@ -225,12 +246,16 @@ export type RawConfig = Partial<
     | 'dbPoolSize'
     | 'maxPageDepth'
     | 'expensiveListConcurrency'
+    | 'expensiveListWait'
     | 'readRateLimit'
     | 'exportConcurrency'
     | 'exportStallTimeout'
     | 'exportMaxDuration'
     | 'rateLimitStore'
     | 'databaseLogLevel'
+    | 'logFormat'
+    | 'databasePort'
+    | 'demoIssuerPort'
     | 'demoSeed'
     | 'databaseStartTimeout'
     | 'databaseConnectTimeout'
@@ -311,6 +336,7 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     databaseLogLevel,
     demo: Boolean(raw.demo),
     demoSeed: raw.demoSeed === undefined || raw.demoSeed === '' ? DEFAULTS.demoSeed : parseBool(raw.demoSeed, 'BENCHMARKS_DEMO_SEED'),
+    ...processOptions(raw, port),
     databaseStartTimeoutMs: parseDuration(raw.databaseStartTimeout || DEFAULTS.databaseStartTimeout, 'DATABASE_START_TIMEOUT'),
     databaseConnectTimeoutMs: parseDuration(raw.databaseConnectTimeout || DEFAULTS.databaseConnectTimeout, 'DATABASE_CONNECT_TIMEOUT'),
     migrationTimeoutMs: parseDuration(raw.migrationTimeout || DEFAULTS.migrationTimeout, 'MIGRATION_TIMEOUT'),
@@ -331,6 +357,30 @@ export function buildConfig(raw: RawConfig): ServerConfig {
     maxMetricIndexes: integerIn(raw.maxMetricIndexes, DEFAULTS.maxMetricIndexes, 'MAX_METRIC_INDEXES', 0, 10_000),
     ...boundedWork(raw),
   };
+}
+
+/**
+ * How the process shows itself: the log format, and the ports of the embedded PostgreSQL and of
+ * the demo's provider, which must differ from the HTTP port and each other (a start checks they are
+ * free before it starts anything).
+ */
+function processOptions(raw: RawConfig, httpPort: number) {
+  const logFormat = oneOf(raw.logFormat, DEFAULTS.logFormat, 'LOG_FORMAT', LOG_FORMATS);
+  const databasePort = integerIn(raw.databasePort, 0, 'DATABASE_PORT', 0, 65535);
+  if (databasePort && raw.databaseUrl) {
+    throw new Error('DATABASE_PORT is the port of the embedded PostgreSQL: leave it out with DATABASE_URL.');
+  }
+  const demoIssuerPort = raw.demoIssuerPort ? integerIn(raw.demoIssuerPort, 0, 'BENCHMARKS_DEMO_ISSUER_PORT', 1, 65535) : undefined;
+  const taken = [
+    ['PORT', httpPort],
+    ['DATABASE_PORT', databasePort],
+    ['BENCHMARKS_DEMO_ISSUER_PORT', raw.demo ? (demoIssuerPort ?? 0) : 0],
+  ] as const;
+  for (const [i, [name, port]] of taken.entries()) {
+    const same = taken.slice(i + 1).find(([, other]) => port !== 0 && other === port);
+    if (same) throw new Error(`${name} and ${same[0]} must differ, not both ${port}.`);
+  }
+  return { logFormat, databasePort, ...(demoIssuerPort === undefined ? {} : { demoIssuerPort }) };
 }
 
 /** `15000`, `15000ms`, `15s`, `2m` → milliseconds; `0` disables. */
@@ -381,10 +431,18 @@ function boundedWork(raw: RawConfig) {
       1,
       1000,
     ),
+    expensiveListWaitMs: expensiveListWait(raw),
     exportConcurrency: integerIn(raw.exportConcurrency, DEFAULTS.exportConcurrency, 'EXPORT_CONCURRENCY', 1, 1000),
     exportStallTimeoutMs: parseDuration(raw.exportStallTimeout || DEFAULTS.exportStallTimeout, 'EXPORT_STALL_TIMEOUT'),
     exportMaxDurationMs: parseDuration(raw.exportMaxDuration || DEFAULTS.exportMaxDuration, 'EXPORT_MAX_DURATION'),
     rateLimitStore: oneOf(raw.rateLimitStore, DEFAULTS.rateLimitStore, 'RATE_LIMIT_STORE', ['database', 'memory'] as const),
     readRateLimit,
   };
+}
+
+/** EXPENSIVE_LIST_WAIT, at most STATEMENT_TIMEOUT: waiting longer for a place than any statement may run is not worth a client's time. */
+function expensiveListWait(raw: RawConfig): number {
+  const waitMs = parseDuration(raw.expensiveListWait || DEFAULTS.expensiveListWait, 'EXPENSIVE_LIST_WAIT');
+  const statementTimeoutMs = parseDuration(raw.statementTimeout || DEFAULTS.statementTimeout, 'STATEMENT_TIMEOUT');
+  return statementTimeoutMs > 0 ? Math.min(waitMs, statementTimeoutMs) : waitMs;
 }

@@ -25,8 +25,11 @@ export interface RunningDemo {
   adminEntitlement: string;
   /** The public client the CLI logs in with (device grant). */
   cliClientId: string;
-  /** Called once the server listens (with `--workers`, once every worker does). */
-  ready(server: DemoServer): Promise<void>;
+  /**
+   * Called once the server listens (with `--workers`, once every worker does). `stopping` aborts
+   * when the server begins to stop: what has begun finishes, nothing more is done or printed.
+   */
+  ready(server: DemoServer, stopping?: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
 

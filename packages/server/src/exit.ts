@@ -36,3 +36,27 @@ export function takeOverSignals(shutdown: (signal: 'SIGINT' | 'SIGTERM') => void
     process.on(signal, () => shutdown(signal));
   }
 }
+
+/** How often a process started by npm looks whether its parent still runs. */
+const PARENT_POLL_MS = 1000;
+
+/**
+ * Started by a package manager's script (`npm start`, `npx`, which set npm_lifecycle_event; yarn
+ * and pnpm do too): calls `shutdown` once the parent process has ended. npm runs the command under
+ * a shell and passes SIGTERM on to that shell only, which ends and leaves this process running on
+ * its own. Elsewhere a parent ending is no reason to stop (`nohup`, `&` in a script).
+ */
+export function stopWithParent(shutdown: () => void): void {
+  const parent = process.ppid;
+  if (!process.env.npm_lifecycle_event || parent <= 1) return;
+  const timer = setInterval(() => {
+    try {
+      process.kill(parent, 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') return;
+      clearInterval(timer);
+      shutdown();
+    }
+  }, PARENT_POLL_MS);
+  timer.unref();
+}

@@ -2,10 +2,11 @@ import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
 import { runPrimary } from './cluster.ts';
 import { buildConfig, DEFAULTS, MAX_WORKERS, type RawConfig, type ServerConfig } from './config.ts';
-import { createLogger } from './core/logger.ts';
+import { createLogger, useLogFormat } from './core/logger.ts';
 import { ConfigurationError } from './db/embedded.ts';
 import { loadDemo, trustDemo, type DemoModule, type RunningDemo } from './demo-module.ts';
-import { fail, logging, takeOverSignals } from './exit.ts';
+import { fail, logging, stopWithParent, takeOverSignals } from './exit.ts';
+import { preflight } from './preflight.ts';
 import { importOriginCommand } from './import-origin/command.ts';
 import { prepareDatabase, startServer, VERSION, type RunningServer } from './server.ts';
 import { runWorker } from './worker.ts';
@@ -43,6 +44,15 @@ function serverOptions(cmd: Command): Command {
       new Option('--data-dir <dir>', 'where the embedded database and demo keys live').env('BENCHMARKS_DATA_DIR').default(DEFAULTS.dataDir),
     )
     .addOption(new Option('--log-level <level>', 'debug, info, warn, error or silent').env('LOG_LEVEL').default(DEFAULTS.logLevel))
+    .addOption(
+      new Option(
+        '--log-format <format>',
+        `pretty (one readable line per event), json (one JSON object per line) or auto: pretty on a terminal, else json (default ${DEFAULTS.logFormat})`,
+      ).env('LOG_FORMAT'),
+    )
+    .addOption(
+      new Option('--database-port <port>', 'port of the embedded PostgreSQL on 127.0.0.1 (default: any free port)').env('DATABASE_PORT'),
+    )
     .addOption(
       new Option(
         '--database-log-level <level>',
@@ -90,9 +100,11 @@ export interface ProgramOptions {
 
 async function start(opts: Record<string, unknown>, options: ProgramOptions): Promise<void> {
   const cfg = config(opts);
+  await useLogFormat(cfg.logFormat);
   const logger = logging(createLogger(cfg.logLevel));
   if (cluster.isWorker) return runWorker(cfg, logger);
   const databaseLogger = logging(createLogger(cfg.databaseLogLevel));
+  await preflight(cfg, logger);
   if (cfg.workers > 1) return runPrimary(cfg, { logger, databaseLogger, demo: options.demo });
   let demo: RunningDemo | undefined;
   let server: RunningServer;
@@ -106,34 +118,52 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
       databaseLogger,
       extraIssuers: demo ? [demo.issuer] : [],
       onClose: () => demo?.close() ?? Promise.resolve(),
+      onDatabaseEvent: (event) => {
+        if (event.type === 'failed') fail(event.error);
+      },
     });
   } catch (err) {
     await demo?.close();
     throw err;
   }
   let stopping = false;
-  takeOverSignals((signal) => {
+  // A stop during the demo's seeding lets the seeding finish (one short transaction), and skips its banner.
+  const stopped = new AbortController();
+  let readying: Promise<void> = Promise.resolve();
+  const stop = (cause: { signal: string } | { parent: 'ended' }) => {
     if (stopping) {
       process.stderr.write('benchmarks-server: forced exit\n');
       process.exit(1);
     }
     stopping = true;
-    logger.info('stopping: finishing requests in flight', { signal });
-    server.close().then(
-      () => {
-        logger.info('stopped');
-        logger.flush();
-        process.exit(0);
-      },
-      (err) => fail(err),
-    );
-  });
+    stopped.abort();
+    logger.info('stopping: finishing requests in flight', cause);
+    readying
+      .catch(() => {})
+      .then(() => server.close())
+      .then(
+        () => {
+          logger.info('stopped');
+          logger.flush();
+          process.exit(0);
+        },
+        (err) => fail(err),
+      );
+  };
+  takeOverSignals((signal) => stop({ signal }));
+  stopWithParent(() => stop({ parent: 'ended' }));
   logger.info(`serving on ${server.url}`, { url: server.url, swaggerUi: `${server.url}/`, api: `${server.url}/api/v1` });
-  await demo?.ready(server);
+  if (demo) {
+    readying = demo.ready(server, stopped.signal);
+    await readying.catch((err) => {
+      if (!stopped.signal.aborted) throw err;
+    });
+  }
 }
 
 async function migrateOnly(opts: Record<string, unknown>): Promise<void> {
   const cfg = config(opts);
+  await useLogFormat(cfg.logFormat);
   const logger = logging(createLogger(cfg.logLevel));
   const { db, orm, applied } = await prepareDatabase(cfg, logger, { databaseLogger: logging(createLogger(cfg.databaseLogLevel)) });
   try {
@@ -239,8 +269,14 @@ export function program(options: ProgramOptions = {}): Command {
       .addOption(
         new Option(
           '--expensive-list-concurrency <n>',
-          `result lists with search terms, JSON filters or unindexed sorts run at once; 4 per place wait, more get 503 (default: one per core, at least 2; here ${DEFAULTS.expensiveListConcurrency})`,
+          `result lists with search terms, JSON filters or unindexed sorts, and comparisons, run at once; the others wait their turn (default: one per core, at least 2; here ${DEFAULTS.expensiveListConcurrency})`,
         ).env('EXPENSIVE_LIST_CONCURRENCY'),
+      )
+      .addOption(
+        new Option(
+          '--expensive-list-wait <duration>',
+          `how long an expensive list or comparison waits for its turn before 503, at most --statement-timeout (default ${DEFAULTS.expensiveListWait}; 0: refused at once when every place is taken)`,
+        ).env('EXPENSIVE_LIST_WAIT'),
       )
       .addOption(
         new Option(
@@ -267,7 +303,7 @@ export function program(options: ProgramOptions = {}): Command {
         ).env('RATE_LIMIT_STORE'),
       )
       .addOption(
-        new Option('--read-rate-limit <rate>', `reads (GET) per client, e.g. ${DEFAULTS.readRateLimit}; 0 disables`).env('READ_RATE_LIMIT'),
+        new Option('--read-rate-limit <rate>', 'reads (GET) per client, e.g. 600/60s (default 0: no limit)').env('READ_RATE_LIMIT'),
       )
       .addOption(
         new Option(
@@ -279,6 +315,12 @@ export function program(options: ProgramOptions = {}): Command {
       .addOption(new Option('--terms-version <v>', 'version of the terms of use users accept').env('TERMS_VERSION'))
       .addOption(new Option('--terms-url <url>', 'where the terms of use are published').env('TERMS_URL'))
       .addOption(new Option('--demo', 'embedded database + built-in OpenID provider + demo data (loopback only)').env('BENCHMARKS_DEMO'))
+      .addOption(
+        new Option(
+          '--demo-issuer-port <port>',
+          'with --demo: port of the built-in OpenID provider (default: the one it used last time, else a free one; the tokens it printed name it)',
+        ).env('BENCHMARKS_DEMO_ISSUER_PORT'),
+      )
       .addOption(
         new Option(
           '--demo-seed <bool>',

@@ -16,7 +16,16 @@ import { parseLsn, ReadReplicas, REPLICA_DEFAULTS } from './db/replicas.ts';
 import { WritePositions } from './services/write-positions.ts';
 import { RateLimiter, type RateLimit } from './core/rate-limit.ts';
 import { SharedRateLimiter } from './services/shared-rate-limit.ts';
-import { ConfigurationError, describeLines, formatDuration, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
+import {
+  ConfigurationError,
+  describeLines,
+  formatDuration,
+  startEmbeddedPostgres,
+  type EmbeddedDatabase,
+  type EmbeddedEvent,
+  type EmbeddedState,
+} from './db/embedded.ts';
+import { logEmbeddedEvent } from './db/embedded-events.ts';
 import { logPostgresLine } from './db/postgres-log.ts';
 import { TokenVerifier } from './auth/verifier.ts';
 import { createApp } from './app.ts';
@@ -41,15 +50,25 @@ export interface DatabaseHandle {
 
 /**
  * The external database, or an embedded PostgreSQL under the data directory (started within
- * `databaseStartTimeoutMs`). The embedded cluster's own log lines go to `databaseLogger` at the
+ * `databaseStartTimeoutMs`, on `databasePort`). The embedded cluster's own log lines go to `databaseLogger` at the
  * level of their severity (default: a logger at `databaseLogLevel`).
  */
-export async function openDatabase(config: ServerConfig, logger: Logger, databaseLogger?: Logger): Promise<DatabaseHandle> {
+export async function openDatabase(
+  config: ServerConfig,
+  logger: Logger,
+  databaseLogger?: Logger,
+  onEvent?: (event: EmbeddedEvent) => void,
+): Promise<DatabaseHandle> {
   if (config.databaseUrl) return { url: config.databaseUrl, sessionUrl: config.databaseDirectUrl ?? config.databaseUrl, embedded: null };
   logger.info('starting the embedded PostgreSQL', { dataDir: config.dataDir });
   const postgresLogger = databaseLogger ?? createLogger(config.databaseLogLevel);
   const embedded = await startEmbeddedPostgres(config.dataDir, (line) => logPostgresLine(postgresLogger, line), {
     startTimeoutMs: config.databaseStartTimeoutMs,
+    port: config.databasePort,
+    onEvent: (event) => {
+      logEmbeddedEvent(logger, event);
+      onEvent?.(event);
+    },
   });
   return { url: embedded.url, sessionUrl: embedded.url, embedded };
 }
@@ -250,9 +269,9 @@ export interface PreparedDatabase {
 export async function prepareDatabase(
   config: ServerConfig,
   logger: Logger,
-  options: { databaseLogger?: Logger; pool?: PoolOptions } = {},
+  options: { databaseLogger?: Logger; pool?: PoolOptions; onDatabaseEvent?: (event: EmbeddedEvent) => void } = {},
 ): Promise<PreparedDatabase> {
-  const db = await openDatabase(config, logger, options.databaseLogger);
+  const db = await openDatabase(config, logger, options.databaseLogger, options.onDatabaseEvent);
   let orm: MikroORM | undefined;
   try {
     const describe = () => describeDatabase(db);
@@ -296,6 +315,15 @@ export interface StartOptions {
   onClose?: () => Promise<void>;
   /** This process's id among the workers of `--workers`: sent back on every answer as `X-Worker`. */
   worker?: number;
+  /** The schema compiler's time budget per schema (default 10 s), for an embedding application or a test. */
+  schemaBudgetMs?: number;
+  /**
+   * Told of the embedded cluster's unexpected ends and restarts (db/restarts.ts); `failed`: it was
+   * given up, and the caller decides (the command exits 1). Default: logged only.
+   */
+  onDatabaseEvent?: (event: EmbeddedEvent) => void;
+  /** The state of the database `/ready` reports (default: the embedded cluster's, else running); a worker's comes from its primary. */
+  databaseState?: () => EmbeddedState;
 }
 
 export async function startServer(config: ServerConfig, options: StartOptions = {}): Promise<RunningServer> {
@@ -303,6 +331,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
   const logger = options.logger ?? createLogger(config.logLevel);
   const { db, orm, applied } = await prepareDatabase(config, logger, {
     databaseLogger: options.databaseLogger,
+    onDatabaseEvent: options.onDatabaseEvent,
     pool: { poolSize: config.dbPoolSize, statementTimeoutMs: config.statementTimeoutMs },
   });
   try {
@@ -319,7 +348,11 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
     const metrics = new MetricIndexes(logger, { maxIndexes: config.maxMetricIndexes, sessionUrl: db.sessionUrl });
     const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
     const compares = new CompareCache({ ttlMs: config.totalsCacheSeconds * 1000 });
-    const schemas = new SchemaCompiler({ maxBytes: config.maxSchemaBytes, maxNodes: config.maxSchemaNodes });
+    const schemas = new SchemaCompiler({
+      maxBytes: config.maxSchemaBytes,
+      maxNodes: config.maxSchemaNodes,
+      ...(options.schemaBudgetMs === undefined ? {} : { budgetMs: options.schemaBudgetMs }),
+    });
     const context: AppContext = {
       config,
       orm,
@@ -335,9 +368,10 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency),
       schemas,
       control: new DatabaseControl(db.url),
-      expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency),
+      expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency, config.expensiveListWaitMs),
       exports: new ExportAdmission(config.exportConcurrency),
       rateLimiters: rateLimiters(config, orm, logger),
+      databaseState: options.databaseState ?? (() => db.embedded?.state() ?? 'running'),
     };
     if (config.databaseReadUrls.length) {
       const replicaOrms = await Promise.all(
@@ -451,16 +485,17 @@ function rateLimiters(config: ServerConfig, orm: MikroORM, logger: Logger): AppC
   return { writes: limiter(config.rateLimit, 'writes'), reads: limiter(config.readRateLimit, 'reads') };
 }
 
+/** The one line of a failure to listen on `host`:`port` (code: EADDRINUSE…); undefined for an unknown failure. */
+export function listenFailure(code: string | undefined, host: string, port: number): ConfigurationError | undefined {
+  if (code === 'EADDRINUSE') return new ConfigurationError(`Port ${port} on ${host} is already in use: choose another with --port.`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new ConfigurationError(`Cannot listen on host ${host}: ${code}.`);
+  if (code === 'EACCES') return new ConfigurationError(`Not allowed to listen on ${host}:${port}.`);
+  return undefined;
+}
+
 function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE')
-        reject(new ConfigurationError(`Port ${port} on ${host} is already in use: choose another with --port.`));
-      else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND')
-        reject(new ConfigurationError(`Cannot listen on host ${host}: ${err.code}.`));
-      else if (err.code === 'EACCES') reject(new ConfigurationError(`Not allowed to listen on ${host}:${port}.`));
-      else reject(err);
-    };
+    const onError = (err: NodeJS.ErrnoException) => reject(listenFailure(err.code, host, port) ?? err);
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);

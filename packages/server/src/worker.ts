@@ -13,6 +13,7 @@ import { withFields } from './core/log-fields.ts';
 import { trustDemo, type DemoTrust } from './demo-module.ts';
 import { describeFailure, fail, flushLogs, takeOverSignals } from './exit.ts';
 import { startServer } from './server.ts';
+import type { EmbeddedState } from './db/embedded.ts';
 
 /** The environment variable in which the primary tells its workers what to trust of the demo it runs. */
 export const WORKER_DEMO_ENV = 'BENCHMARKS_WORKER_DEMO';
@@ -25,6 +26,16 @@ export interface WorkerFailure {
 
 export function isWorkerFailure(message: unknown): message is WorkerFailure {
   return (message as WorkerFailure | null)?.type === 'benchmarks-worker-failed';
+}
+
+/** What the primary tells its workers of the embedded PostgreSQL it runs, for their `/ready`. */
+export interface DatabaseStateMessage {
+  type: 'benchmarks-database-state';
+  state: EmbeddedState;
+}
+
+function isDatabaseState(message: unknown): message is DatabaseStateMessage {
+  return (message as DatabaseStateMessage | null)?.type === 'benchmarks-database-state';
 }
 
 function demoOfPrimary(): DemoTrust | undefined {
@@ -50,7 +61,14 @@ export async function runWorker(config: ServerConfig, baseLogger: Logger): Promi
   const logger = withFields(baseLogger, { worker: id });
   const demo = demoOfPrimary();
   if (demo) trustDemo(config, demo);
-  const starting = startServer({ ...config, migrate: false }, { logger, extraIssuers: demo ? [demo.issuer] : [], worker: id });
+  let databaseState: EmbeddedState = 'running';
+  process.on('message', (message) => {
+    if (isDatabaseState(message)) databaseState = message.state;
+  });
+  const starting = startServer(
+    { ...config, migrate: false },
+    { logger, extraIssuers: demo ? [demo.issuer] : [], worker: id, databaseState: () => databaseState },
+  );
   let stopping = false;
   takeOverSignals((signal) => {
     if (signal !== 'SIGTERM' || stopping) return;

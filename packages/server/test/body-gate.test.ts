@@ -13,6 +13,12 @@ import { assertProblem } from './support/problem.ts';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
+/** Polls `check` until it holds, for at most a minute: it only ends waits that would never end. */
+async function eventually(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!check() && Date.now() < deadline) await tick();
+}
+
 test('the gate runs at most `limit` at once, first come first served, and frees a place however work ends', async () => {
   const gate = new Semaphore(2);
   const started: number[] = [];
@@ -119,10 +125,11 @@ test('a client sending its large body slowly holds only a reading place: other b
   });
   slow.write(text.slice(0, text.length / 2));
   const admission = t.server.context.largeBodies;
-  for (let i = 0; i < 100 && admission.reading.load.active === 0; i++) await tick();
+  await eventually(() => admission.reading.load.active !== 0);
   assert.is(admission.reading.load.active, 1, 'the slow body is being read');
 
-  const blocked = new Promise<'blocked'>((resolve) => setTimeout(() => resolve('blocked'), 10_000).unref());
+  // Held up, it would wait for the slow body, which comes only after it: a minute ends that wait.
+  const blocked = new Promise<'blocked'>((resolve) => setTimeout(() => resolve('blocked'), 60_000).unref());
   const fast = await Promise.race([t.request('POST', '/results:batch', { token: alice, body: { items: items.slice(0, 80) } }), blocked]);
   assert.ok(fast !== 'blocked', 'another batch is not held up by the slow body');
   assert.is(fast.status, 201, fast.text);
@@ -153,10 +160,10 @@ test('a client that goes away in the middle of its large body frees its place, a
   gone.on('error', () => {});
   gone.write(text.slice(0, 1000));
   const admission = t.server.context.largeBodies;
-  for (let i = 0; i < 100 && admission.reading.load.active === 0; i++) await tick();
+  await eventually(() => admission.reading.load.active !== 0);
   assert.is(admission.reading.load.active, 1);
   gone.destroy();
-  for (let i = 0; i < 200 && admission.reading.load.active !== 0; i++) await tick();
+  await eventually(() => admission.reading.load.active === 0);
   assert.equal(admission.reading.load, { active: 0, waiting: 0 });
   const [{ n }] = await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ?', [benchmark]);
   assert.is(n, 0);

@@ -2,12 +2,15 @@
  * Comparisons of large groups are remembered (services/compare-cache.ts) and forgotten at every
  * write: one served by this process, and one made anywhere else (PostgreSQL notifies); one whose
  * notification was missed shows after the lifetime. Small comparisons are always computed.
+ * Identical comparisons asked while one is computed share it (services/single-flight.ts).
  */
+import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTestServer, type TestServer } from './support/harness.ts';
-import { createSeeder, type Seeder } from './support/seed.ts';
+import { startTestServer, type HttpResponse, type TestServer } from './support/harness.ts';
+import { createSeeder, upload, type Seeder } from './support/seed.ts';
 import { CompareCache } from '../src/services/compare-cache.ts';
+import { RequestAbandonedError } from '../src/db/request-scope.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -32,8 +35,63 @@ const matched = async () => {
   return res.body.matched as number;
 };
 
+/** A promise settled from outside, and whether it was asked for. */
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+const answerOf = (matched: number) => ({ answer: { matched } as never, benchmarkName: 'b' });
+
+/** Counts the comparison statements the server sends (the statistics statement, one per computation). */
+function countCompareStatements(): { readonly sent: number; stop(): void } {
+  const config = t.server.context.orm.config;
+  const original = config.get('onQuery');
+  let sent = 0;
+  config.set('onQuery', (sql: string, params: readonly unknown[]) => {
+    if (sql.includes('sum(s.matched) over ()')) sent++;
+    return original(sql, params as unknown[]);
+  });
+  return {
+    get sent() {
+      return sent;
+    },
+    stop: () => config.set('onQuery', original),
+  };
+}
+
+async function until(label: string, probe: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for: ${label}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A session of the test's own that holds the result table: every statement reading it waits until `release`. */
+async function holdResults(): Promise<{ release(): Promise<void> }> {
+  const locker = new pg.Client({ connectionString: t.databaseUrl });
+  await locker.connect();
+  await locker.query('begin');
+  await locker.query('lock table result in access exclusive mode');
+  return {
+    release: async () => {
+      await locker.query('rollback');
+      await locker.end();
+    },
+  };
+}
+
+/** The cache's lifetime here: long enough that a comparison read a few requests later is still remembered on a loaded machine. */
+const TTL_SECONDS = 10;
+
 test.before(async () => {
-  t = await startTestServer({ totalsCacheSeconds: '2' }, 'compare_cache');
+  t = await startTestServer({ totalsCacheSeconds: String(TTL_SECONDS) }, 'compare_cache');
   seed = await createSeeder(t);
   benchmarkId = (await seed.benchmark()).id;
   const site = await seed.site();
@@ -73,14 +131,169 @@ test('a comparison of 1,000 results is remembered; a write made anywhere shows a
   await insertBehind(5, { silent: true });
   assert.is(await matched(), 1_000, 'remembered (the write was not notified)');
   await insertBehind(1); // notified: every server forgets its comparisons
-  const deadline = Date.now() + 500;
+  // Delivered in milliseconds, more on a loaded machine; awaited for well under the lifetime, after
+  // which the comparison would be computed again anyway.
+  const deadline = Date.now() + (TTL_SECONDS * 1000) / 2;
   let now = await matched();
   while (now !== 1_006 && Date.now() < deadline) now = await matched();
   assert.is(now, 1_006);
   await insertBehind(2, { silent: true });
   assert.is(await matched(), 1_006);
-  await new Promise((r) => setTimeout(r, 2_100));
+  await new Promise((r) => setTimeout(r, TTL_SECONDS * 1000 + 100));
   assert.is(await matched(), 1_008, 'after TOTALS_CACHE_SECONDS');
+});
+
+test('the cache: identical comparisons asked while one is computed await it; a write lets later ones compute anew, and the earlier answer is not kept', async () => {
+  const cache = new CompareCache({ ttlMs: 60_000, minMatched: 10 });
+  const q = { benchmark_id: 'x', metric: 'json.a' } as const;
+  const first = deferred<ReturnType<typeof answerOf>>();
+  let calls = 0;
+  const compute = (d: { promise: Promise<ReturnType<typeof answerOf>> }) => () => {
+    calls++;
+    return d.promise;
+  };
+  const before = [cache.answer(q, compute(first)), cache.answer({ ...q, format: 'csv' }, compute(first)), cache.answer(q, compute(first))];
+  assert.is(calls, 1, 'one computation for three requests, whatever their format');
+  cache.invalidate(); // a write finished while it ran
+  const second = deferred<ReturnType<typeof answerOf>>();
+  const after = [cache.answer(q, compute(second)), cache.answer({ ...q, format: 'svg' }, compute(second))];
+  assert.is(calls, 2, 'requests after the write do not await the computation that began before it');
+  first.resolve(answerOf(50));
+  assert.equal(
+    (await Promise.all(before)).map((c) => c.answer.matched),
+    [50, 50, 50],
+    'those that asked before the write get its answer',
+  );
+  second.resolve(answerOf(60));
+  assert.equal(
+    (await Promise.all(after)).map((c) => c.answer.matched),
+    [60, 60],
+  );
+  assert.is(
+    (await cache.answer(q, compute(deferred()))).answer.matched,
+    60,
+    'the answer begun after the write is kept, not the earlier one',
+  );
+  assert.is(calls, 2);
+  assert.equal(cache.computing.counts, { started: 2, joined: 3 });
+});
+
+test('the cache: an error goes to the requests that awaited that computation only; small comparisons are shared too', async () => {
+  const cache = new CompareCache({ ttlMs: 60_000, minMatched: 10 });
+  const q = { benchmark_id: 'x', metric: 'json.a' } as const;
+  const failing = deferred<ReturnType<typeof answerOf>>();
+  let calls = 0;
+  const both = [0, 1].map(() =>
+    cache.answer(q, () => {
+      calls++;
+      return failing.promise;
+    }),
+  );
+  failing.reject(new Error('statement timeout'));
+  for (const r of await Promise.allSettled(both)) assert.is(r.status === 'rejected' && (r.reason as Error).message, 'statement timeout');
+  assert.is(calls, 1);
+  assert.is((await cache.answer(q, async () => answerOf(5))).answer.matched, 5, 'the next request computes again');
+  const small = deferred<ReturnType<typeof answerOf>>();
+  const pair = [0, 1].map(() =>
+    cache.answer(q, () => {
+      calls++;
+      return small.promise;
+    }),
+  );
+  small.resolve(answerOf(6));
+  assert.equal(
+    (await Promise.all(pair)).map((c) => c.answer.matched),
+    [6, 6],
+  );
+  assert.is(calls, 2, 'a small comparison is not remembered, but shared while it runs');
+});
+
+test('the cache: when the client that started a computation goes away, the others compute it; one that goes away stops waiting', async () => {
+  const cache = new CompareCache({ ttlMs: 60_000, minMatched: 10 });
+  const leader = new AbortController();
+  const follower = new AbortController();
+  const leaving = new AbortController();
+  const abandoned = deferred<ReturnType<typeof answerOf>>();
+  let calls = 0;
+  const first = cache.computing.run(
+    'k',
+    () => {
+      calls++;
+      return abandoned.promise;
+    },
+    leader.signal,
+  );
+  const second = cache.computing.run(
+    'k',
+    async () => {
+      calls++;
+      return answerOf(70);
+    },
+    follower.signal,
+  );
+  const third = cache.computing.run('k', async () => answerOf(0), leaving.signal);
+  leaving.abort(new RequestAbandonedError());
+  assert.instance(
+    await third.then(
+      () => null,
+      (err) => err,
+    ),
+    RequestAbandonedError,
+  );
+  // The leader's client goes away: its statement is cancelled, its computation fails.
+  leader.abort(new RequestAbandonedError());
+  abandoned.reject(new Error('canceling statement due to user request'));
+  assert.match(
+    String(
+      await first.then(
+        () => null,
+        (err) => err,
+      ),
+    ),
+    /user request/,
+  );
+  assert.is((await second).answer.matched, 70, 'the follower computed it itself');
+  assert.is(calls, 2);
+  assert.is(cache.computing.size, 0, 'nothing left running');
+});
+
+test('8 identical comparisons at once after a write: one statement computes them, in JSON, CSV and SVG alike', async () => {
+  const writer = await t.user('compare-writer');
+  const wrote = await upload(t, writer, { benchmark_id: benchmarkId, flavor_id: flavor.id }, { score: 5 });
+  assert.is(wrote.status, 201, wrote.text);
+  const [{ n: stored }] = await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ? and not hidden', [
+    benchmarkId,
+  ]);
+  const flights = t.server.context.compares.computing.counts;
+  const joined = flights.joined;
+  const statements = countCompareStatements();
+  // The first comparison's statement waits for the test's lock, so that all eight arrive while it runs.
+  const lock = await holdResults();
+  const formats = ['json', 'csv', 'svg', 'json', 'csv', 'svg', 'json', 'json'] as const;
+  let answers: Promise<HttpResponse>[] = [];
+  try {
+    answers = formats.map((format) =>
+      t.request('GET', '/results:compare', { query: { benchmark_id: benchmarkId, metric: 'json.score', format } }),
+    );
+    // Each request has sent its statement, awaits one already sent, or waits for a place to send one.
+    const admission = t.server.context.expensiveLists;
+    await until(
+      'all eight requests computing or waiting',
+      () => statements.sent + flights.joined - joined + admission.load.waiting >= formats.length,
+    );
+  } finally {
+    await lock.release();
+  }
+  const done = await Promise.all(answers);
+  statements.stop();
+  console.log(`8 identical comparisons after a write: ${statements.sent} statement, ${flights.joined - joined} requests awaited it`);
+  for (const [i, res] of done.entries()) assert.is(res.status, 200, `${formats[i]}: ${res.text}`);
+  assert.is(statements.sent, 1, 'the comparison was computed once');
+  for (const [i, res] of done.entries()) {
+    if (formats[i] === 'json') assert.is(res.body.matched, stored, 'the answer includes the write');
+    if (formats[i] === 'csv') assert.match(res.headers.get('content-type') ?? '', /^text\/csv/);
+    if (formats[i] === 'svg') assert.match(res.text, /^<svg/);
+  }
 });
 
 test.run();

@@ -70,10 +70,12 @@ test('medianIntervalRank: the order statistics of the median interval, as tabula
     for (let n = 1; n <= 300; n += 7)
       assert.is(medianIntervalRank(n, confidence), exactK(n, confidence), `n = ${n}, confidence ${confidence}`);
   }
-  // Large n: near the normal approximation n/2 − z·√n/2, and fast.
+  // Large n: near the normal approximation n/2 − z·√n/2, and fast. It takes milliseconds; the sum of
+  // exact binomial coefficients (exactK above) would take hours at this n. 10 s tells them apart on
+  // any machine, however loaded.
   const started = performance.now();
   const k = medianIntervalRank(1_000_000, 0.95);
-  assert.ok(performance.now() - started < 200);
+  assert.ok(performance.now() - started < 10_000);
   close(k, 500_000 - 1.96 * 500, 2, 'k(1e6)');
 });
 

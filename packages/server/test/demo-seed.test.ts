@@ -8,8 +8,7 @@ import * as assert from 'uvu/assert';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../src/db/embedded.ts';
-import { demoTokens, postgresProcessesFor, runServer, type ServerProcess } from './support/process.ts';
+import { demoTokens, postgresProcessesFor, runServer, serving, type ServerProcess } from './support/process.ts';
 
 let dir: string;
 /** Demos still running: a failed assertion leaves none behind. */
@@ -37,11 +36,12 @@ interface Demo {
 }
 
 async function startDemo(dataDir: string, args: string[] = [], env: Record<string, string> = {}): Promise<Demo> {
-  const port = await freePort();
-  const server = runServer(['start', '--demo', '--port', String(port), '--data-dir', dataDir, ...args], env);
+  // Port 0 and the URL the server prints: a port picked free beforehand may be taken by then (another
+  // test run beside this one, or the demo provider's port remembered in the data directory).
+  const server = runServer(['start', '--demo', '--port', '0', '--data-dir', dataDir, ...args], env);
   running.add(server);
   const { admin } = await demoTokens(server);
-  return { process: server, api: `http://127.0.0.1:${port}/api/v1`, admin };
+  return { process: server, api: `${await serving(server)}/api/v1`, admin };
 }
 
 async function stop(demo: Demo): Promise<void> {

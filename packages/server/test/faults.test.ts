@@ -5,12 +5,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { buildConfig } from '../src/config.ts';
-import { startServer } from '../src/server.ts';
+import { SHUTDOWN_GRACE_MS, startServer } from '../src/server.ts';
 import { freePort, startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { ADMIN_ENTITLEMENT, startTestServer } from './support/harness.ts';
@@ -36,7 +37,7 @@ async function call(url: string, init: RequestInit & { token?: string; json?: un
     ...init,
     headers,
     body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
-    signal: AbortSignal.timeout(30_000),
+    signal: AbortSignal.timeout(120_000),
   });
   const text = await res.text();
   return {
@@ -104,16 +105,19 @@ test('the database stops while the server runs: 503 within seconds, /health 200,
       call(`${api}/users/self`, { token: await tokenOf(issuer, 'fault-newcomer') }),
       ...Array.from({ length: 20 }, () => call(`${api}/benchmarks`)),
     ]);
+    // Answered at all means not queued for the database, which comes back only after these
+    // answers. The bound, 6 times the 5 s a connection attempt may take (db/orm.ts), only catches
+    // attempts repeated one after another; the machine's speed is not measured.
     for (const [i, res] of checks.entries()) {
       assertUnavailable(res, 'DATABASE_UNAVAILABLE', `request ${i} while the database is down`);
-      assert.ok(res.ms < 6_000, `request ${i} failed fast (${res.ms} ms)`);
+      assert.ok(res.ms < 30_000, `request ${i} failed without waiting for the database (${res.ms} ms)`);
     }
     assert.is((await call(`${api}/health`)).status, 200, 'liveness does not need the database');
     assertUnavailable(await call(`${api}/ready`), 'DATABASE_UNAVAILABLE', '/ready');
     const downFor = Date.now() - stoppedAt;
 
     db = await startEmbeddedPostgres(dir, () => {}, { port: db.port });
-    const recoveredIn = await until('recovery', 30_000, async () => {
+    const recoveredIn = await until('recovery', 120_000, async () => {
       const res = await call(`${api}/ready`);
       return res.status === 200 ? Date.now() - stoppedAt - downFor : undefined;
     });
@@ -196,7 +200,7 @@ test('SIGTERM during a burst of uploads: requests in flight finish, every acknow
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const api = `http://127.0.0.1:${port}/api/v1`;
   try {
-    await until('the server', 60_000, async () => ((await call(`${api}/health`)).status === 200 ? true : undefined));
+    await until('the server', 120_000, async () => ((await call(`${api}/health`)).status === 200 ? true : undefined));
     const admin = await tokenOf(issuer, 'sigterm-admin', true);
     const user = await tokenOf(issuer, 'sigterm-user');
     for (const token of [admin, user]) assert.is((await call(`${api}/users/self`, { method: 'POST', token })).status, 201);
@@ -278,10 +282,19 @@ test('stopping is not held open by a kept-alive connection whose request was in 
   const t = await startTestServer({}, 'faults_keepalive');
   const { Agent, request } = await import('node:http');
   const agent = new Agent({ keepAlive: true });
+  // The server has the request (its headers are parsed) before the test stops it: seen, not slept on.
+  let arrived!: () => void;
+  const inFlight = new Promise<void>((resolve) => (arrived = resolve));
+  const onRequest = (message: unknown) => {
+    const { request: req } = message as { request: { method?: string; url?: string } };
+    if (req.method === 'POST' && req.url?.endsWith('/sites')) arrived();
+  };
+  subscribe('http.server.request.start', onRequest);
   try {
     const token = await t.user('keepalive-user');
     const body = JSON.stringify(inputs.site());
     let sendRest!: () => void;
+    let socketClosed!: Promise<number>;
     const answered = new Promise<number>((resolve, reject) => {
       const req = request(
         `${t.api}/sites`,
@@ -296,17 +309,24 @@ test('stopping is not held open by a kept-alive connection whose request was in 
         },
       );
       req.on('error', reject);
+      req.on('socket', (socket) => {
+        socketClosed = new Promise((closed) => socket.once('close', () => closed(Date.now())));
+      });
       req.write(body.slice(0, 5)); // the server has the request and waits for the rest of the body
       sendRest = () => req.end(body.slice(5));
     });
-    await new Promise((r) => setTimeout(r, 300));
+    await inFlight;
     const started = Date.now();
     const closed = t.server.close();
     sendRest();
     assert.is(await answered, 201, 'the request in flight is answered');
     await closed;
-    assert.ok(Date.now() - started < 3_000, `closed in ${Date.now() - started} ms, not after the keep-alive timeout`);
+    // Left to the keep-alive timeout (65 s), the connection would be cut at the end of the grace
+    // period (SHUTDOWN_GRACE_MS, 25 s); closed once idle, it ends as soon as it is answered.
+    const ms = (await socketClosed) - started;
+    assert.ok(ms < SHUTDOWN_GRACE_MS, `the kept-alive connection closed ${ms} ms after the stop began, before the grace period ended`);
   } finally {
+    unsubscribe('http.server.request.start', onRequest);
     agent.destroy();
     await t.close();
   }

@@ -279,7 +279,7 @@ test('two processes reconciling at once: each index built once by one of them, a
         [id, 'b'],
       ]),
     );
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 120_000; // a hang guard: the builds take seconds, more on a loaded machine
     while ((await metricIndexes(s)).length < expected.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     await first.idle();
     await second.idle();
@@ -314,7 +314,7 @@ test('a metric whose lock another process holds is left to it, then built once t
     await indexes.ensureAll(quiet.server.context.orm.em.fork());
     assert.equal(await metricIndexes(s), namesOf([free, 'a']), 'the other metric is built, the held one left alone');
     await other.query('select pg_advisory_unlock($1::int, $2::int)', [k1, k2]);
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000; // a hang guard: looked at again every 200 ms
     while ((await metricIndexes(s)).length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     await indexes.idle();
     assert.equal(await metricIndexes(s), namesOf([held, 'a'], [free, 'a']), 'built when looked at again');
@@ -349,18 +349,19 @@ test('an index another session is still building is not dropped, even when no be
     // Under way, and its catalogue entry committed (the build's first step): the index is listed.
     const underWay = async () =>
       (await s.sql('select 1 from pg_stat_progress_create_index')).length > 0 && (await metricIndexes(s)).includes(orphan);
-    const until = Date.now() + 10_000;
+    const until = Date.now() + 60_000;
     while (!(await underWay()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     assert.ok(await underWay(), 'the build is under way');
     const checked = await Promise.race([
       indexes.ensureAll(quiet.server.context.orm.em.fork()).then(() => 'done'),
-      new Promise((r) => setTimeout(() => r('still waiting'), 15_000)),
+      // Waiting for the build, it would wait until the snapshot below ends, after this: a minute ends that wait.
+      new Promise((r) => setTimeout(() => r('still waiting'), 60_000)),
     ]);
     assert.is(checked, 'done', 'the reconciliation does not wait for the build');
     assert.equal(await metricIndexes(s), [orphan], 'not dropped while being built');
     await snapshot.query('commit');
     await building;
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000;
     while ((await metricIndexes(s)).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     await indexes.idle();
     assert.equal(await metricIndexes(s), [], 'dropped when looked at again, once built');

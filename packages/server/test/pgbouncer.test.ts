@@ -189,7 +189,7 @@ test('PgBouncer runs in transaction mode, and the servers’ statements reach th
   const list = await a.request('GET', '/results', { query: { benchmark_id: bulkId, per_page: 1 } });
   assert.is(list.status, 200, list.text);
   assert.is(list.body.total, BULK);
-  await until('PgBouncer to count the transactions', 10_000, async () =>
+  await until('PgBouncer to count the transactions', 60_000, async () =>
     (await transactionsThroughBouncer()) > before ? true : undefined,
   );
 });
@@ -325,8 +325,9 @@ test('export: a reader stalled past the idle timeout ends the cursor’s transac
   );
   const chunks = stream[Symbol.asyncIterator]();
   assert.not.ok((await chunks.next()).done);
-  // Without the timeout the transaction would wait for its reader for 60 s.
-  await until('the stalled export to end', 20_000, async () => ((await exporting())[0]!.n === 0 ? true : undefined));
+  // Without the timeout the transaction would wait for its reader for 60 s: 40 s leaves a loaded
+  // machine time for the 500 ms timeout and still tells the two apart.
+  await until('the stalled export to end', 40_000, async () => ((await exporting())[0]!.n === 0 ? true : undefined));
   let failed: unknown;
   try {
     while (!(await chunks.next()).done);
@@ -350,7 +351,7 @@ test('change notifications (DATABASE_DIRECT_URL): a result uploaded through one 
     body: { i: -1 },
   });
   assert.is(created.status, 201, created.text);
-  await until('the other process to count the upload', 10_000, async () => ((await totalAtB()) === BULK + 1 ? true : undefined));
+  await until('the other process to count the upload', 60_000, async () => ((await totalAtB()) === BULK + 1 ? true : undefined));
 });
 
 test('without ignore_startup_parameters = statement_timeout the server does not start, and says why at once', async () => {

@@ -19,6 +19,9 @@ let token: string;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How long a wait below may last: it only ends waits that would never end. */
+const HANG_MS = 60_000;
+
 async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -32,7 +35,7 @@ async function until<T>(what: string, ms: number, probe: () => Promise<T | undef
 /** Waits until the standby has replayed everything the primary has written so far. */
 async function caughtUp(): Promise<void> {
   const [{ lsn }] = (await rep.primary.sql<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')) as [{ lsn: string }];
-  await until('the standby to catch up', 20_000, async () => {
+  await until('the standby to catch up', HANG_MS, async () => {
     const [row] = await rep.standby.sql<{ ok: boolean }>('select pg_last_wal_replay_lsn() >= $1::pg_lsn as ok', [lsn]);
     return row?.ok ? true : undefined;
   });
@@ -51,7 +54,8 @@ const anonymous = (server: TestServer, path: string) =>
 test.before(async () => {
   rep = await startReplication();
   const common = { databaseUrl: rep.primary.url, databaseReadUrl: rep.standby.url };
-  t = await startTestServer({ ...common, maxReplicaLag: '60s' }, 'replicas');
+  // Lenient: 5 minutes, far longer than any test here keeps the replica paused, however slow the machine.
+  t = await startTestServer({ ...common, maxReplicaLag: '5m' }, 'replicas');
   strict = await startTestServer({ ...common, maxReplicaLag: '1s' }, 'replicas_strict');
   const seed = await createSeeder(t);
   benchmarkId = (await seed.benchmark()).id;
@@ -59,8 +63,21 @@ test.before(async () => {
   flavorId = (await seed.flavor(site.id)).id;
   token = await t.user('writer');
   await caughtUp();
-  await sleep(1500); // both servers have checked the standby since
+  await checked(); // both servers have checked the standby since
 });
+
+/**
+ * Each server checks its replica (and the primary) as it does every second: awaited, not slept on.
+ * Twice: a check already under way began before the caller's change; the second begins after it.
+ */
+async function checked(): Promise<void> {
+  await Promise.all(
+    [t, strict].map(async (s) => {
+      await s.server.context.replicas!.check();
+      await s.server.context.replicas!.check();
+    }),
+  );
+}
 
 test.after(async () => {
   await strict?.close();
@@ -79,7 +96,7 @@ test('reads go to the replica; a caller reads its own writes at once (from the p
   // …while an anonymous reader is served by the paused replica, which does not have it yet.
   assert.is((await anonymous(t, `/results/${id}`)).status, 404);
   await rep.standby.sql('select pg_wal_replay_resume()');
-  await until('the replica to serve the result', 10_000, async () =>
+  await until('the replica to serve the result', HANG_MS, async () =>
     (await anonymous(t, `/results/${id}`)).status === 200 ? true : undefined,
   );
 });
@@ -92,10 +109,10 @@ test('a replica further behind than MAX_REPLICA_LAG gets no reads: they go to th
     assert.is(created.status, 201, created.text);
     const id = created.body.id as string;
     // Within a second or two the replica counts as lagging (1 s bound): anonymous reads move to the primary.
-    await until('reads to leave the lagging replica', 8_000, async () =>
+    await until('reads to leave the lagging replica', HANG_MS, async () =>
       (await anonymous(strict, `/results/${id}`)).status === 200 ? true : undefined,
     );
-    // The lenient server (60 s bound) still reads from the paused replica.
+    // The lenient server (5 minute bound) still reads from the paused replica.
     assert.is((await anonymous(t, `/results/${id}`)).status, 404);
   } finally {
     await rep.standby.sql('select pg_wal_replay_resume()');
@@ -109,7 +126,8 @@ test('with the primary stopped, reads keep working from the replica and writes a
   const total = JSON.parse(before.text).total as number;
   assert.ok(total >= 2, before.text);
   await rep.primary.stop('fast');
-  await sleep(1500); // a check has found the primary gone
+  await checked(); // a check has found the primary gone
+  assert.is(t.server.context.replicas!.primaryUp, false, 'the check found the primary gone');
   const list = await anonymous(t, `/results?benchmark_id=${benchmarkId}`);
   assert.is(list.status, 200, list.text);
   assert.is(JSON.parse(list.text).total, total);

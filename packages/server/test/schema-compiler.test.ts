@@ -3,7 +3,6 @@
  * (services/schema-compiler.ts), so that no client can stall the event loop with one.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildConfig, DEFAULTS } from '../src/config.ts';
@@ -17,7 +16,9 @@ let c: Catalogue;
 let admin: string;
 
 test.before(async () => {
-  t = await startTestServer({}, 'schema_compiler');
+  // The largest schema compiles in about 1 s on an idle machine, several times that on a loaded one:
+  // the budget is this test's choice (generous), not the default's 10 s measured against the clock.
+  t = await startTestServer({}, 'schema_compiler', { schemaBudgetMs: 10 * 60_000 });
   admin = await t.admin('schema-admin');
   c = await seedCatalogue(t, admin);
 });
@@ -52,35 +53,30 @@ function refused(res: { status: number; headers: Headers; text: string; body: an
   assert.match(`${res.body.detail} ${JSON.stringify(res.body.errors ?? [])}`, mention);
 }
 
-/** Polls `url` from another thread on a fixed schedule (not one after another), so a stall delays every poll sent during it. */
-function pollFromAnotherThread(url: string, everyMs: number): { stop(): Promise<number[]> } {
-  const worker = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads');
-     const latencies = []; const inflight = new Set(); let stopped = false;
-     parentPort.on('message', () => { stopped = true; });
-     const tick = () => {
-       if (stopped) return void Promise.all(inflight).then(() => parentPort.postMessage(latencies));
-       const started = performance.now();
-       const poll = fetch(workerData.url).then((r) => r.arrayBuffer()).then(
-         () => latencies.push(performance.now() - started), () => latencies.push(Infinity)).finally(() => inflight.delete(poll));
-       inflight.add(poll);
-       setTimeout(tick, workerData.everyMs);
-     };
-     tick();`,
-    { eval: true, workerData: { url, everyMs } },
+/**
+ * Sends GET /health one request after another until `work` settles. Returns how many were sent and
+ * answered while a worker thread was working on a schema (the compiler's `compiling` count), and how
+ * many polls there were in all. On the event loop a compile answers none of them: they would wait
+ * for it to end.
+ */
+async function healthPollsDuring(work: Promise<unknown>): Promise<{ during: number; polls: number }> {
+  let settled = false;
+  void work.then(
+    () => (settled = true),
+    () => (settled = true),
   );
-  return {
-    stop: async () => {
-      const done = new Promise<number[]>((resolve) => worker.once('message', resolve));
-      worker.postMessage('stop');
-      const latencies = await done;
-      await worker.terminate();
-      return latencies;
-    },
-  };
+  let during = 0;
+  let polls = 0;
+  while (!settled) {
+    const sentDuring = t.server.context.schemas.compiling > 0;
+    const res = await fetch(`${t.api}/health`);
+    await res.arrayBuffer();
+    assert.is(res.status, 200);
+    polls++;
+    if (sentDuring && t.server.context.schemas.compiling > 0) during++;
+  }
+  return { during, polls };
 }
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!;
 
 test('MAX_SCHEMA_BYTES and MAX_SCHEMA_NODES: defaults 256 KiB and 5,000; other values parsed; nonsense refused', () => {
   assert.is(buildConfig({}).maxSchemaBytes, 256 * 1024);
@@ -123,7 +119,7 @@ test('POST and PUT /benchmarks: json_schema at the limits accepted; one byte or 
   refused(await create({ $ref: '#/$defs/missing' }), 422, 'INVALID_JSON_SCHEMA', /does not compile/);
 });
 
-test('GET /health answers within 100 ms while the largest allowed json_schema is uploaded, compiled and used', async () => {
+test('GET /health answers while the largest allowed json_schema is checked, compiled and used: the work is in a worker thread', async () => {
   const schema = largestSchema();
   const bytes = Buffer.byteLength(JSON.stringify(schema));
   const nodes = countNodes(schema, MAX_NODES);
@@ -131,19 +127,18 @@ test('GET /health answers within 100 ms while the largest allowed json_schema is
   assert.ok(nodes > MAX_NODES - 10 && nodes <= MAX_NODES, `at the value limit (${nodes})`);
   const query = { flavor_id: c.flavor, execution_datetime: '2024-05-01T12:00:00Z' };
 
-  // The same polls while the server does nothing: how noisy the machine is.
-  const idlePoller = pollFromAnotherThread(`${t.api}/health`, 10);
-  await new Promise((resolve) => setTimeout(resolve, 1500));
-  const idle = (await idlePoller.stop()).sort((a, b) => a - b);
-
-  const poller = pollFromAnotherThread(`${t.api}/health`, 10);
-  const started = performance.now();
-  const created = await t.request('POST', '/benchmarks', { token: admin, body: inputs.benchmark(schema) });
+  // An ordering, not a duration: /health polls sent and answered while a worker thread works on the
+  // schema (its check at creation, its compile at the first upload) show the event loop free during
+  // that work, however slow the machine. A compile on the event loop would let none through.
+  const creating = t.request('POST', '/benchmarks', { token: admin, body: inputs.benchmark(schema) });
+  const checked = await healthPollsDuring(creating);
+  const created = await creating;
   assert.is(created.status, 201, created.text.slice(0, 300));
-  const createdMs = performance.now() - started;
   const upload = (json: unknown) =>
     t.request('POST', '/results', { token: admin, query: { ...query, benchmark_id: created.body.id }, body: json });
-  const good = await upload({ metric_1: '2024-05-01T12:00:00Z', metric_2: '2024-05-01T13:00:00+02:00' });
+  const uploading = upload({ metric_1: '2024-05-01T12:00:00Z', metric_2: '2024-05-01T13:00:00+02:00' });
+  const compiled = await healthPollsDuring(uploading);
+  const good = await uploading;
   assert.is(good.status, 201, good.text.slice(0, 300));
   const bad = await upload({ metric_1: '2024-13-01T12:00:00Z', metric_2: 'soon', metric_3: 3 });
   refused(bad, 422, 'SCHEMA_VIOLATION', /\/metric_2.*pattern/);
@@ -152,22 +147,13 @@ test('GET /health answers within 100 ms while the largest allowed json_schema is
     ['/metric_1 must match', '/metric_2 must match', '/metric_2 must match', '/metric_3 must be'],
     'every violation reported: format of metric_1, pattern and format of metric_2, type of metric_3',
   );
-  const totalMs = performance.now() - started;
-  const latencies = (await poller.stop()).sort((a, b) => a - b);
-
-  const [median, p95, max] = [percentile(latencies, 50), percentile(latencies, 95), latencies.at(-1)!];
   console.log(
-    `largest schema (${bytes} bytes, ${nodes} values): created in ${createdMs.toFixed(0)} ms, two uploads by ${totalMs.toFixed(0)} ms; ` +
-      `${latencies.length} polls of /health: median ${median.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, max ${max.toFixed(1)} ms ` +
-      `(idle: ${idle.length} polls, median ${percentile(idle, 50).toFixed(1)} ms, p95 ${percentile(idle, 95).toFixed(1)} ms, max ${idle.at(-1)!.toFixed(1)} ms)`,
+    `largest schema (${bytes} bytes, ${nodes} values): /health answered ${checked.during} of ${checked.polls} polls during its check, ` +
+      `${compiled.during} of ${compiled.polls} during its compile`,
   );
-  assert.ok(latencies.length >= 50, `${latencies.length} polls`);
-  // The bound holds for p95, not max: on a loaded 2-core machine an idle Node process sees timer
-  // stalls of 100-140 ms now and then, unrelated to this server. Polls are sent on a fixed schedule,
-  // so a stall of the event loop delays every poll sent during it and shows in p95: compiling this
-  // schema on the event loop (before: about 0.4 s for the check, again for the first upload) gave
-  // p95 385-801 ms.
-  assert.ok(p95 < 100, `p95 of /health ${p95.toFixed(1)} ms (max ${max.toFixed(1)} ms)`);
+  assert.ok(checked.during >= 1, `/health answered while a worker checked the schema (${checked.during} of ${checked.polls} polls)`);
+  assert.ok(compiled.during >= 1, `/health answered while a worker compiled the schema (${compiled.during} of ${compiled.polls} polls)`);
+  assert.is(t.server.context.schemas.compiling, 0, 'no job left');
 });
 
 test('a schema that takes longer than the time budget to compile: 422 JSON_SCHEMA_TOO_COMPLEX, and its worker is replaced', async () => {
@@ -191,24 +177,42 @@ test('a schema that takes longer than the time budget to compile: 422 JSON_SCHEM
   assert.is(compiler.threads, 0);
 });
 
-test('a worker without work stops after idleMs, and the next schema starts a new one', async () => {
-  const compiler = new SchemaCompiler({ maxBytes: MAX_BYTES, maxNodes: MAX_NODES, idleMs: 200 });
-  try {
-    assert.is(await compiler.check({ type: 'object' }), null);
-    assert.is(compiler.threads, 1);
-    await new Promise((r) => setTimeout(r, 100));
-    assert.is(await compiler.check({ type: 'array' }), null);
-    await new Promise((r) => setTimeout(r, 150));
-    assert.is(compiler.threads, 1, 'a job restarts the idle clock');
-    const deadline = Date.now() + 3000;
-    while (compiler.threads && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.is(compiler.threads, 0, 'the idle worker is gone');
-    const validate = await compiler.validator({ type: 'object', required: ['x'] });
-    assert.is(validate({ x: 1 }), null, 'a new worker compiled it');
-    assert.is(validate({})?.[0]?.message.includes('x'), true);
-    assert.is(compiler.threads, 1);
-  } finally {
-    await compiler.close();
+test('a worker without work stops after idleMs, a job meanwhile restarts its idle clock, and the next schema starts a new one', async () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+  // The idle clock runs on wall-clock time, and a loaded machine oversleeps. So each round checks
+  // when its steps actually ran; a round whose steps did not fall where they prove something is run
+  // again with a longer idleMs, rather than misread.
+  for (let idleMs = 400; ; idleMs *= 2) {
+    assert.ok(idleMs <= 60_000, 'no round ran its steps in time');
+    const compiler = new SchemaCompiler({ maxBytes: MAX_BYTES, maxNodes: MAX_NODES, idleMs });
+    try {
+      const firstSent = performance.now();
+      assert.is(await compiler.check({ type: 'object' }), null);
+      const firstDone = performance.now();
+      assert.is(compiler.threads, 1);
+      await sleep(idleMs / 2);
+      const secondSent = performance.now();
+      assert.is(await compiler.check({ type: 'array' }), null);
+      // The first idle clock started after the first job was sent: the worker was there for the second
+      // (10 ms: timers count whole milliseconds of the event loop's clock).
+      if (secondSent >= firstSent + idleMs - 10) continue;
+      // Past the first job's idle time, before the second's ends: only a restarted clock keeps the worker.
+      await sleep(firstDone + idleMs * 1.25 - performance.now());
+      const at = performance.now();
+      const threads = compiler.threads;
+      if (at <= firstDone + idleMs || at >= secondSent + idleMs - 10) continue;
+      assert.is(threads, 1, 'a job restarts the idle clock');
+      const deadline = Date.now() + idleMs + 60_000;
+      while (compiler.threads && Date.now() < deadline) await sleep(20);
+      assert.is(compiler.threads, 0, 'the idle worker is gone');
+      const validate = await compiler.validator({ type: 'object', required: ['x'] });
+      assert.is(validate({ x: 1 }), null, 'a new worker compiled it');
+      assert.is(validate({})?.[0]?.message.includes('x'), true);
+      assert.is(compiler.threads, 1);
+      return;
+    } finally {
+      await compiler.close();
+    }
   }
 });
 

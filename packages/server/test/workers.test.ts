@@ -7,7 +7,6 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
@@ -17,7 +16,7 @@ import { restartDelay } from '../src/cluster.ts';
 import { buildConfig, MAX_WORKERS } from '../src/config.ts';
 import { freePort } from '../src/db/embedded.ts';
 import { program } from '../src/program.ts';
-import { alive, demoTokens, postgresProcessesFor, runServer, waitFor, type ServerProcess } from './support/process.ts';
+import { alive, demoTokens, postgresProcessesFor, processesNaming, runServer, waitFor, type ServerProcess } from './support/process.ts';
 
 let dir: string;
 
@@ -70,12 +69,6 @@ async function fromEach(port: number, path: string, workers: number[], token?: s
   return seen;
 }
 
-/** The processes whose command line names `dataDir`: the server's (primary and workers) and the embedded cluster's. */
-function processesNaming(dataDir: string): string[] {
-  const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
-  return ps.split('\n').filter((line) => line.includes(dataDir) && !line.includes('ps -eo'));
-}
-
 /** Worker id → pid, from the primary's `worker started` lines. */
 function started(s: ServerProcess): Map<number, number> {
   return new Map(s.logLines().flatMap((l) => (l.msg === 'worker started' ? [[l.worker as number, l.pid as number]] : [])));
@@ -115,7 +108,7 @@ test('--workers 2 --demo: one provider and one port for both workers, a killed w
     ]);
     // Log lines are written asynchronously (pino): wait for the six requests' lines to arrive.
     const requestLines = () => s.logLines().filter((l) => l.msg === 'request');
-    for (const until = Date.now() + 10_000; requestLines().length < 6 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+    for (const until = Date.now() + 60_000; requestLines().length < 6 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
     const requests = requestLines();
     assert.ok(requests.length >= 6, `request lines logged: ${JSON.stringify(s.logLines().slice(-8))}`);
     assert.ok(

@@ -78,7 +78,8 @@ function launch(args: string[], env: Record<string, string | undefined>, options
     child,
     stderr: () => stderr,
     exited,
-    waitForStderr: (pattern, timeoutMs = 15_000) =>
+    // A hang guard: the CLI starts from its sources (tsx), over 10 s on a loaded machine.
+    waitForStderr: (pattern, timeoutMs = 120_000) =>
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`stderr never matched ${pattern}; got:\n${stderr}`)), timeoutMs);
         const check = () => {

@@ -225,7 +225,7 @@ export const compareResults = defineOperation({
     "A metric or filter path the benchmark's json_schema does not describe is used all the same and warned about " +
     '(`warnings`; the Warning header in every format). ' +
     'Unknown benchmark: 404; malformed metric: 422 INVALID_METRIC; rank_by=price without currency: 422. ' +
-    'Also `format=csv` (text/csv) and `format=svg` (image/svg+xml). Runs with the expensive lists (503 EXPENSIVE_LIST_BUSY).',
+    'Also `format=csv` (text/csv) and `format=svg` (image/svg+xml). Runs with the expensive lists (it waits its turn; 503 EXPENSIVE_LIST_BUSY past EXPENSIVE_LIST_WAIT).',
   auth: 'none',
   query: CompareQuery,
   response: {

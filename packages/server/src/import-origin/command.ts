@@ -8,7 +8,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import type { ServerConfig } from '../config.ts';
-import { createLogger } from '../core/logger.ts';
+import { createLogger, useLogFormat } from '../core/logger.ts';
 import { ConfigurationError } from '../db/embedded.ts';
 import { fail, flushLogs, logging, takeOverSignals } from '../exit.ts';
 import { prepareDatabase } from '../server.ts';
@@ -70,6 +70,7 @@ function batchSizeOf(text: string | undefined): number {
 export async function runImportOrigin(config: ServerConfig, options: CommandOptions): Promise<number> {
   if (!options.from) throw new ConfigurationError("--from (ORIGIN_DATABASE_URL) is required: the URL of the original service's database.");
   const batchSize = batchSizeOf(options.batchSize);
+  await useLogFormat(config.logFormat);
   const logger = logging(createLogger(config.logLevel));
   const { db, orm, applied } = await prepareDatabase(config, logger, { databaseLogger: logging(createLogger(config.databaseLogLevel)) });
   if (applied.length) logger.info('migrations applied', { applied });

@@ -10,6 +10,11 @@ export function systemHandlers(spec: (ctx: import('koa').Context) => Record<stri
       return { status: 'ok' as const, version: services.version };
     },
     async getReady({ services }) {
+      if (services.databaseState?.() === 'restarting') {
+        throw new AppError(503, 'DATABASE_RESTARTING', 'The embedded PostgreSQL ended unexpectedly and is being started again.', {
+          headers: { 'Retry-After': '5' },
+        });
+      }
       let pending: string[];
       try {
         // On a connection of its own, not the pool: ready answers within about a second even

@@ -77,39 +77,156 @@ export class LargeBodyAdmission {
   }
 }
 
+/** Why a request got no place: the line was at its cap, or it waited as long as it may. */
+export type Refusal = 'full' | 'waited';
+
+/** What a {@link TimedPlaces} did since it was made (read by the tests; a request counts once). */
+export interface PlaceCounts {
+  /** Requests that got a place, at once or after waiting. */
+  admitted: number;
+  /** Requests that had to wait for one. */
+  waited: number;
+  /** Waiting requests whose client went away: they left the line at once. */
+  abandoned: number;
+  /** Requests refused after waiting `maxWaitMs` (or at once when none may wait). */
+  timedOut: number;
+  /** Requests refused at once because `maxWaiting` others were waiting. */
+  full: number;
+}
+
 /**
- * Admission of expensive result lists (search terms, JSON filters, sorts no index serves): at most
- * `limit` run at once in this process, at most `maxWaiting` wait for a place (first come, first
- * served); one more is refused at once with 503 EXPENSIVE_LIST_BUSY and Retry-After. A waiting
- * request whose client goes away (`signal`) leaves the queue. Cheap lists never pass through it, so
- * they keep answering while expensive ones queue.
+ * At most `limit` holders at once. The others wait in line, first come, first served, each for at
+ * most `maxWaitMs` (0: none waits) and at most `maxWaiting` at once; past either, `refuse` says how
+ * to fail. A waiter whose `signal` aborts (its client went away) leaves the line at once.
  */
-export class ExpensiveListAdmission {
-  readonly #places: Semaphore;
+export class TimedPlaces {
+  #active = 0;
+  /** In arrival order (a Set keeps insertion order, and leaving it is O(1)). */
+  readonly #line = new Set<{ admit(): void }>();
+  readonly counts: PlaceCounts = { admitted: 0, waited: 0, abandoned: 0, timedOut: 0, full: 0 };
+
   constructor(
     readonly limit: number,
-    readonly maxWaiting = 4 * limit,
+    readonly maxWaiting: number,
+    readonly maxWaitMs: number,
+    private readonly refuse: (why: Refusal) => Error,
+  ) {}
+
+  /** Requests holding a place and requests waiting for one. */
+  get load(): { active: number; waiting: number } {
+    return { active: this.#active, waiting: this.#line.size };
+  }
+
+  /** Takes a place, waiting for one if need be; the returned function gives it back, once. */
+  async enter(signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) throw signal.reason;
+    if (this.#active < this.limit) this.#active++;
+    else await this.#wait(signal);
+    this.counts.admitted++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      // The place passes straight to the next in line: `active` counts it already.
+      const next = this.#line.values().next().value;
+      if (next) next.admit();
+      else this.#active--;
+    };
+  }
+
+  #wait(signal: AbortSignal | undefined): Promise<void> {
+    if (this.maxWaitMs <= 0) {
+      this.counts.timedOut++;
+      return Promise.reject(this.refuse('waited'));
+    }
+    if (this.#line.size >= this.maxWaiting) {
+      this.counts.full++;
+      return Promise.reject(this.refuse('full'));
+    }
+    this.counts.waited++;
+    return new Promise<void>((resolve, reject) => {
+      const settle = () => {
+        clearTimeout(timer);
+        this.#line.delete(waiter);
+        signal?.removeEventListener('abort', leave);
+      };
+      const waiter = {
+        admit: () => {
+          settle();
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        settle();
+        this.counts.timedOut++;
+        reject(this.refuse('waited'));
+      }, this.maxWaitMs);
+      const leave = () => {
+        settle();
+        this.counts.abandoned++;
+        reject(signal!.reason);
+      };
+      this.#line.add(waiter);
+      signal?.addEventListener('abort', leave, { once: true });
+    });
+  }
+}
+
+/**
+ * Most expensive lists that may wait for a place in one process: a cap for memory's sake only (a
+ * waiting request holds its socket, its context and parsed query: about 30 KB, so 30 MB at the
+ * cap), far above any line the wait lets form at the speeds measured (docs/performance.md,
+ * "Admission of expensive lists"). The wait, not this cap, is what refuses requests under load.
+ */
+export const EXPENSIVE_LIST_MAX_WAITING = 1000;
+
+/**
+ * Admission of expensive result lists (search terms, JSON filters, sorts no index serves) and of
+ * comparisons: at most `limit` run at once in this process; the others wait their turn (first come,
+ * first served) for at most `maxWaitMs`, and only a request still waiting then is refused with 503
+ * EXPENSIVE_LIST_BUSY and Retry-After. A waiting request whose client goes away leaves the line at
+ * once. Cheap lists never pass through it, so they keep answering while expensive ones wait.
+ */
+export class ExpensiveListAdmission {
+  readonly #places: TimedPlaces;
+
+  constructor(
+    readonly limit: number,
+    readonly maxWaitMs: number,
+    readonly maxWaiting = EXPENSIVE_LIST_MAX_WAITING,
   ) {
-    this.#places = new Semaphore(limit);
+    const retryAfter = String(Math.min(60, Math.max(1, Math.ceil(maxWaitMs / 1000))));
+    this.#places = new TimedPlaces(limit, maxWaiting, maxWaitMs, (why) => {
+      const wait =
+        why === 'full'
+          ? `${maxWaiting} are already waiting for one of ${limit} places`
+          : `none of ${limit} places came free within ${maxWaitMs / 1000} s`;
+      return new AppError(
+        503,
+        'EXPENSIVE_LIST_BUSY',
+        `Too many searches, JSON filters, JSON sorts or comparisons at once: ${wait}. ` +
+          'Try again shortly, or narrow the request (benchmark_id, dates) and sort by execution_datetime.',
+        { headers: { 'Retry-After': retryAfter } },
+      );
+    });
   }
 
   get load(): { active: number; waiting: number } {
     return this.#places.load;
   }
 
-  async run<T>(work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const { active, waiting } = this.#places.load;
-    if (active >= this.limit && waiting >= this.maxWaiting) {
-      throw new AppError(
-        503,
-        'EXPENSIVE_LIST_BUSY',
-        `Too many searches, JSON filters or JSON sorts are running (${this.limit} at once, ${this.maxWaiting} waiting). ` +
-          'Try again shortly, or narrow the request (benchmark_id, dates) and sort by execution_datetime.',
-        { headers: { 'Retry-After': '2' } },
-      );
+  get counts(): PlaceCounts {
+    return this.#places.counts;
+  }
+
+  /** Runs `work` once it has a place; a request whose client goes away (db/request-scope.ts aborts its signal) leaves the line. */
+  async run<T>(work: () => Promise<T>, signal = currentScope()?.signal): Promise<T> {
+    const leave = await this.#places.enter(signal);
+    try {
+      return await work();
+    } finally {
+      leave();
     }
-    // A request whose client goes away leaves the line (db/request-scope.ts aborts its signal).
-    return this.#places.run(work, signal ?? currentScope()?.signal);
   }
 }
 
@@ -120,69 +237,39 @@ export class ExpensiveListAdmission {
  * until the export's stream ends or its client goes away (the returned function gives it back).
  */
 export class ExportAdmission {
-  #active = 0;
-  readonly #waiting: { admit: () => void; timer: NodeJS.Timeout }[] = [];
+  readonly #places: TimedPlaces;
 
   constructor(
     readonly limit: number,
     readonly maxWaiting = 4 * limit,
     readonly maxWaitMs = 10_000,
-  ) {}
-
-  get active(): number {
-    return this.#active;
-  }
-
-  #busy(): AppError {
-    return new AppError(
-      503,
-      'EXPORT_BUSY',
-      `Too many exports are streaming (${this.limit} at once, ${this.maxWaiting} waiting up to ${this.maxWaitMs / 1000} s). ` +
-        'Try again shortly, or narrow the export (benchmark_id, dates, filters).',
-      { headers: { 'Retry-After': '5' } },
+  ) {
+    this.#places = new TimedPlaces(
+      limit,
+      maxWaiting,
+      maxWaitMs,
+      () =>
+        new AppError(
+          503,
+          'EXPORT_BUSY',
+          `Too many exports are streaming (${limit} at once, ${maxWaiting} waiting up to ${maxWaitMs / 1000} s). ` +
+            'Try again shortly, or narrow the export (benchmark_id, dates, filters).',
+          { headers: { 'Retry-After': '5' } },
+        ),
     );
   }
 
+  get active(): number {
+    return this.#places.load.active;
+  }
+
+  /** Exports waiting for a place now. */
+  get waiting(): number {
+    return this.#places.load.waiting;
+  }
+
   /** Takes a place, waiting for one if need be (503 EXPORT_BUSY); the returned function gives it back, once. */
-  async enter(signal?: AbortSignal): Promise<() => void> {
-    if (this.#active >= this.limit) {
-      if (this.#waiting.length >= this.maxWaiting) throw this.#busy();
-      await new Promise<void>((resolve, reject) => {
-        const entry = {
-          admit: () => {
-            clearTimeout(entry.timer);
-            signal?.removeEventListener('abort', leave);
-            resolve();
-          },
-          timer: setTimeout(() => {
-            drop();
-            reject(this.#busy());
-          }, this.maxWaitMs),
-        };
-        const drop = () => {
-          const at = this.#waiting.indexOf(entry);
-          if (at >= 0) this.#waiting.splice(at, 1);
-          signal?.removeEventListener('abort', leave);
-        };
-        const leave = () => {
-          clearTimeout(entry.timer);
-          drop();
-          reject(signal!.reason);
-        };
-        this.#waiting.push(entry);
-        signal?.addEventListener('abort', leave, { once: true });
-      });
-    } else {
-      this.#active++;
-    }
-    let left = false;
-    return () => {
-      if (left) return;
-      left = true;
-      // The place passes straight to the next in line: `active` counts it already.
-      const next = this.#waiting.shift();
-      if (next) next.admit();
-      else this.#active--;
-    };
+  enter(signal?: AbortSignal): Promise<() => void> {
+    return this.#places.enter(signal);
   }
 }

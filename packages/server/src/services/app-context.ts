@@ -15,6 +15,7 @@ import type { ExpensiveListAdmission, ExportAdmission } from './admission.ts';
 import type { RateLimiter } from '../core/rate-limit.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
 import type { WritePositions } from './write-positions.ts';
+import type { EmbeddedState } from '../db/embedded.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -51,4 +52,6 @@ export interface AppContext {
   replicas?: ReadReplicas;
   /** Each caller's last write position, for reading one's own writes from replicas. */
   writePositions?: WritePositions;
+  /** The embedded PostgreSQL's state (`restarting` after it ended unexpectedly), for `/ready`; absent: running. */
+  databaseState?: () => EmbeddedState;
 }

@@ -11,8 +11,11 @@
  *   at most when a notification was missed.
  * - A comparison that was running while a write finished is not kept (generation check).
  * - The key is every parameter but `format`: one computation serves JSON, CSV and SVG.
+ * - Identical requests arriving while a comparison is computed await that computation (of any size,
+ *   services/single-flight.ts); after a write, requests compute anew.
  */
 import type { CompareAnswer, CompareParams } from './compare.ts';
+import { SingleFlight } from './single-flight.ts';
 
 export interface CompareCacheOptions {
   ttlMs: number;
@@ -25,6 +28,8 @@ type Computed = { answer: CompareAnswer; benchmarkName: string };
 export class CompareCache {
   private readonly entries = new Map<string, Computed & { expires: number }>();
   private generation = 0;
+  /** Comparisons being computed, by key. */
+  readonly computing = new SingleFlight<Computed>();
   readonly options: CompareCacheOptions;
 
   constructor(options: Partial<CompareCacheOptions> = {}) {
@@ -40,19 +45,23 @@ export class CompareCache {
     const hit = this.entries.get(key);
     if (hit && hit.expires > now) return hit;
     if (hit) this.entries.delete(key);
-    const generation = this.generation;
-    const computed = await compute();
-    if (computed.answer.matched >= this.options.minMatched && generation === this.generation) {
-      this.entries.set(key, { ...computed, expires: now + this.options.ttlMs });
-      while (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    }
-    return computed;
+    return this.computing.run(key, async () => {
+      const generation = this.generation;
+      const started = Date.now();
+      const computed = await compute();
+      if (computed.answer.matched >= this.options.minMatched && generation === this.generation) {
+        this.entries.set(key, { ...computed, expires: started + this.options.ttlMs });
+        while (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+      }
+      return computed;
+    });
   }
 
   /** Forget every comparison: something may have changed. */
   invalidate(): void {
     this.generation++;
     this.entries.clear();
+    this.computing.forget();
   }
 
   get size(): number {

@@ -108,6 +108,11 @@ export class SchemaCompiler {
     return this.#slots.filter((slot) => slot.worker).length;
   }
 
+  /** Jobs a worker thread is working on now (its time budget running). */
+  get compiling(): number {
+    return this.#slots.filter((slot) => slot.job?.timer).length;
+  }
+
   /**
    * Checks a json_schema (POST and PUT /benchmarks): its size here, the rest in a worker.
    * Returns its problems, or null when it is valid; throws 422 JSON_SCHEMA_TOO_LARGE or

@@ -10,12 +10,18 @@
  * - A total asked for in the second half of its life is answered at once and counted again in the
  *   background (refresh ahead), so a list that is in use never makes a request wait for its count.
  * - A count that was running while a write finished is not kept (generation check).
+ * - Identical lists arriving while their total is counted await that count (of any size,
+ *   services/single-flight.ts); after a write, they count anew.
  * (docs/querying.md, "Totals")
  */
+import { SingleFlight } from './single-flight.ts';
+
 export interface TotalCacheOptions {
   ttlMs: number;
   minTotal: number;
   maxEntries: number;
+  /** The clock, in ms (default Date.now; tests pass their own). */
+  now?: () => number;
 }
 
 export const TOTAL_CACHE_DEFAULTS: TotalCacheOptions = { ttlMs: 30_000, minTotal: 1_000, maxEntries: 1_000 };
@@ -24,17 +30,21 @@ export class TotalCache {
   private readonly entries = new Map<string, { total: number; refresh: number; expires: number }>();
   private readonly refreshing = new Set<string>();
   private generation = 0;
+  /** Totals being counted on a miss, by key. */
+  readonly counting = new SingleFlight<number>();
   readonly options: TotalCacheOptions;
+  readonly #now: () => number;
 
   constructor(options: Partial<TotalCacheOptions> = {}) {
     this.options = { ...TOTAL_CACHE_DEFAULTS, ...options };
+    this.#now = options.now ?? Date.now;
   }
 
   /** The total for this statement and its values, computed by `count` when not remembered. */
   async total(sql: string, params: readonly unknown[], count: () => Promise<number>): Promise<number> {
     if (this.options.ttlMs <= 0) return count();
     const key = `${sql}\u0000${JSON.stringify(params)}`;
-    const now = Date.now();
+    const now = this.#now();
     const hit = this.entries.get(key);
     if (hit && hit.expires > now) {
       // Least recently used last: Map keeps insertion order.
@@ -49,12 +59,12 @@ export class TotalCache {
       return hit.total;
     }
     if (hit) this.entries.delete(key);
-    return this.count(key, count);
+    return this.counting.run(key, () => this.count(key, count));
   }
 
   private async count(key: string, count: () => Promise<number>): Promise<number> {
     const generation = this.generation;
-    const started = Date.now();
+    const started = this.#now();
     const total = await count();
     if (total >= this.options.minTotal && generation === this.generation) {
       this.entries.delete(key);
@@ -68,6 +78,7 @@ export class TotalCache {
   invalidate(): void {
     this.generation++;
     this.entries.clear();
+    this.counting.forget();
   }
 
   get size(): number {

@@ -63,6 +63,8 @@ export interface TestServerOptions {
    * PostgreSQL logs. Without it, the server gets a fresh database of the test cluster.
    */
   databaseLogger?: Logger;
+  /** The schema compile budget of this server (SCHEMA_COMPILE budget chosen by the test). */
+  schemaBudgetMs?: number;
 }
 
 /**
@@ -87,11 +89,16 @@ export async function startTestServer(overrides: RawConfig = {}, label = 'test',
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
     // Tests send many writes from one identity; rate-limit.test.ts turns the limit on.
     rateLimit: '0',
-    // On, but far above what a test reads from its one address; bounded-work.test.ts tests the default.
+    // Off by default; on here, far above what a test reads from its one address, so that every read
+    // passes through the limiter. bounded-work.test.ts tests a limit that refuses.
     readRateLimit: '100000/60s',
     ...overrides,
   });
-  const server = await startServer(config, { logger: options.logger, databaseLogger: options.databaseLogger });
+  const server = await startServer(config, {
+    logger: options.logger,
+    databaseLogger: options.databaseLogger,
+    schemaBudgetMs: options.schemaBudgetMs,
+  });
   const api = `${server.url}/api/v1`;
 
   const accounts = new Set<string>();

@@ -6,7 +6,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const BIN = new URL('../../../../bin/benchmarks-server.js', import.meta.url).pathname;
+export const BIN = new URL('../../../../bin/benchmarks-server.js', import.meta.url).pathname;
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -14,28 +14,38 @@ export interface ServerProcess {
   stderr: () => string;
   /** The exit code (null when killed by a signal). */
   exited: Promise<number | null>;
+  /** Settles once it exited and its stdout and stderr are closed: every process that held them (its children too) ended, and all they wrote was read. */
+  closed: Promise<void>;
   /** The stderr lines that are not JSON log lines. */
   plainErrorLines: () => string[];
   /** The JSON log lines of stderr, parsed. */
   logLines: () => Record<string, unknown>[];
 }
 
+/** The environment a server started by a test runs in: none of the settings the test runner may have. */
+export function serverEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { ...process.env, DATABASE_URL: '', OIDC_ISSUERS: '', BENCHMARKS_DEMO_SEED: '', LOG_FORMAT: '', ...env };
+}
+
 export function runServer(args: string[], env: Record<string, string> = {}): ServerProcess {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...process.env, DATABASE_URL: '', OIDC_ISSUERS: '', BENCHMARKS_DEMO_SEED: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return watch(spawn(process.execPath, [BIN, ...args], { env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+/** A ServerProcess of a child started otherwise (npm, a terminal), its stdout and stderr piped. */
+export function watch(child: ChildProcess): ServerProcess {
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
   const lines = () => err.split('\n').filter((l) => l.trim());
   return {
     child,
     stdout: () => out,
     stderr: () => err,
     exited,
+    closed,
     plainErrorLines: () => lines().filter((l) => !l.startsWith('{')),
     logLines: () =>
       lines()
@@ -44,7 +54,11 @@ export function runServer(args: string[], env: Record<string, string> = {}): Ser
   };
 }
 
-export async function waitFor(check: () => boolean, what: string | (() => string), ms = 60_000): Promise<void> {
+/**
+ * Polls `check` until it holds; fails after `ms`. The limit only ends a wait that would never end: a
+ * server process started from its sources takes over 10 s to start on a loaded machine.
+ */
+export async function waitFor(check: () => boolean, what: string | (() => string), ms = 120_000): Promise<void> {
   const until = Date.now() + ms;
   while (!check()) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
@@ -92,4 +106,55 @@ export async function demoTokens(s: ServerProcess): Promise<{ user: string; admi
   const user = /Demo user token[^\n]*\n(\S+)/.exec(s.stdout())![1]!;
   const admin = /Demo admin token[^\n]*\n(\S+)/.exec(s.stdout())![1]!;
   return { user, admin };
+}
+
+/**
+ * `command` run by a shell on a terminal of its own (util-linux `script`), as a user runs it: its
+ * stdout and stderr both arrive as the ServerProcess's stdout (with CRLF line ends), and `type`
+ * writes to the terminal (`\x03` is Ctrl-C: SIGINT to the terminal's foreground process group).
+ * The exit code is the command's.
+ */
+export function onTerminal(
+  command: string,
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): ServerProcess & { type(text: string): void } {
+  const child = spawn('script', ['-qefc', command, '/dev/null'], {
+    cwd: options.cwd,
+    env: serverEnv(options.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  return { ...watch(child), type: (text) => child.stdin!.write(text) };
+}
+
+/** Waits until the server serves (its "serving on" line, on stderr or on a terminal); returns its URL. Fails when it exits first. */
+export async function serving(s: ServerProcess, ms = 120_000): Promise<string> {
+  const url = () => /serving on (http:\/\/\S+?)["\s]/.exec(s.stderr() + s.stdout())?.[1];
+  await waitFor(
+    () => url() !== undefined || s.child.exitCode !== null,
+    () => `the server to serve (stderr: ${s.stderr().slice(-3000)})`,
+    ms,
+  );
+  if (!url()) throw new Error(`the server ended before it served (code ${s.child.exitCode}): ${s.stderr().slice(-3000)}`);
+  return url()!;
+}
+
+/** The processes whose command line names `dataDir`: the server's (`--data-dir`) and its cluster's (postmaster, watchdog). */
+export function processesNaming(dataDir: string): string[] {
+  const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
+  return ps.split('\n').filter((line) => line.includes(dataDir) && !line.includes('ps -eo'));
+}
+
+/**
+ * Waits until no process names the cluster of `dataDir` (postmaster, watchdog), or with `all`
+ * none names `dataDir` at all (the server too); returns how long that took, in ms.
+ */
+export async function postgresGone(dataDir: string, ms: number, all = false): Promise<number> {
+  const started = Date.now();
+  const left = () => (all ? processesNaming(dataDir) : postgresProcessesFor(dataDir));
+  await waitFor(
+    () => left().length === 0,
+    () => `no process of ${dataDir} (left: ${left().join(' | ')})`,
+    ms,
+  );
+  return Date.now() - started;
 }

@@ -1,0 +1,95 @@
+/**
+ * What a start finds of an earlier embedded PostgreSQL in its data directory, and what it does:
+ *
+ * - no `postmaster.pid`, or one naming a process that is not this cluster's postmaster (it ended,
+ *   or its id now belongs to another process, as after a container restart): nothing runs; a file
+ *   naming another process is removed (PostgreSQL would refuse to start, taking it for a live one);
+ * - the postmaster runs under a watchdog (db/postmaster.ts) whose server runs: the data directory
+ *   is in use, and the start ends with one clear line;
+ * - the postmaster runs under a watchdog whose server has ended: the watchdog is stopping it; the
+ *   start waits for that;
+ * - the postmaster runs under a Node process (a server that predates the watchdog): in use too;
+ * - the postmaster runs under anything else (init, after the server and the watchdog were both
+ *   killed): it is left over, and is stopped (fast shutdown, then harder) before the start goes on.
+ */
+import { readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { WATCHDOG_NAME } from './postmaster.ts';
+import { processInfo, type ProcessInfo } from './processes.ts';
+
+export type Leftover =
+  | { state: 'none' }
+  | { state: 'stale'; pid: number }
+  | { state: 'in use'; pid: number; owner: number }
+  | { state: 'stopping'; pid: number }
+  | { state: 'orphan'; pid: number };
+
+/** Looks at `databaseDir`'s postmaster.pid and the processes it leads to; changes nothing. */
+export async function findLeftover(databaseDir: string): Promise<Leftover> {
+  const pid = Number((await readFile(join(databaseDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+  if (!pid) return { state: 'none' };
+  const postmaster = processInfo(pid);
+  if (!postmaster || !isPostmasterOf(postmaster, databaseDir)) return { state: 'stale', pid };
+  const parent = processInfo(postmaster.ppid);
+  if (parent && postmaster.ppid > 1 && parent.command.includes(WATCHDOG_NAME)) {
+    const server = processInfo(parent.ppid);
+    return server && parent.ppid > 1 ? { state: 'in use', pid, owner: server.pid } : { state: 'stopping', pid };
+  }
+  if (parent && postmaster.ppid > 1 && isNode(parent)) return { state: 'in use', pid, owner: parent.pid };
+  return { state: 'orphan', pid };
+}
+
+function isPostmasterOf(info: ProcessInfo, databaseDir: string): boolean {
+  return / -D /.test(info.command) && info.command.includes(` -D ${databaseDir} `) && !info.command.includes(WATCHDOG_NAME);
+}
+
+function isNode(info: ProcessInfo): boolean {
+  const program = info.command.split(' ')[0]!.split('/').pop()!;
+  return /^(node|nodejs|benchmarks-server)(\.exe)?$/.test(program);
+}
+
+export interface SettleOptions {
+  /** Told what was done, for the log. */
+  onStopped?(pid: number): void;
+  /** How long the postmaster may take to stop before it is killed (default 30 s). */
+  graceMs?: number;
+}
+
+/**
+ * Clears the way for a new postmaster in `databaseDir`: removes a stale postmaster.pid, waits for a
+ * cluster whose server ended, stops a left-over one. Returns what it found; a cluster of a live
+ * server is left alone (the caller refuses to start).
+ */
+export async function settleLeftover(databaseDir: string, options: SettleOptions = {}): Promise<Leftover> {
+  const found = await findLeftover(databaseDir);
+  const graceMs = options.graceMs ?? 30_000;
+  if (found.state === 'stale') {
+    await unlink(join(databaseDir, 'postmaster.pid')).catch(() => {});
+  } else if (found.state === 'stopping') {
+    await ended(found.pid, graceMs + 5_000);
+  } else if (found.state === 'orphan') {
+    // PostgreSQL's fast shutdown, then its immediate shutdown, then a kill.
+    for (const [signal, ms] of [
+      ['SIGINT', graceMs],
+      ['SIGQUIT', 5_000],
+      ['SIGKILL', 5_000],
+    ] as const) {
+      try {
+        process.kill(found.pid, signal);
+      } catch {
+        break;
+      }
+      if (await ended(found.pid, ms)) break;
+    }
+    options.onStopped?.(found.pid);
+  }
+  return found;
+}
+
+/** Whether `pid` ended (or stopped being a process) within `ms`. */
+async function ended(pid: number, ms: number): Promise<boolean> {
+  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+    if (!processInfo(pid)) return true;
+  }
+  return !processInfo(pid);
+}

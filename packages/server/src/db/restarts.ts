@@ -1,0 +1,97 @@
+/**
+ * Keeps the embedded cluster running: when its postmaster ends without being asked (killed, a
+ * crash, the OOM killer), it is started again at once, on the same port with the same password, so
+ * that the pools reconnect by themselves. A start that fails is tried again after 1, 2 and 4 s.
+ * When it cannot be started again, or ends a fourth time within five minutes, it is given up:
+ * `failed`, for the server to exit non-zero and leave the rest to its supervisor.
+ */
+import { ConfigurationError } from '../core/configuration-error.ts';
+import { describeLines } from './cluster-log.ts';
+import { describeExit, type Postmaster, type PostmasterExit } from './postmaster.ts';
+
+export type RestartEvent =
+  | { type: 'ended'; exit: PostmasterExit; lines: string[] }
+  | { type: 'retrying'; error: string; inMs: number }
+  | { type: 'restarted'; ms: number }
+  | { type: 'failed'; error: ConfigurationError };
+
+export const RETRY_DELAYS_MS = [1000, 2000, 4000];
+const WINDOW_MS = 5 * 60_000;
+const MOST_ENDS = 3;
+
+export interface RestartOptions {
+  /** The postmaster running now. */
+  current(): Postmaster;
+  /** Starts it again; a ConfigurationError when it cannot. */
+  launch(): Promise<void>;
+  /** Whether the cluster is being stopped (its end is then expected). */
+  stopping(): boolean;
+  lastLogLines(): Promise<string[]>;
+  onEvent(event: RestartEvent): void;
+}
+
+export interface Restarts {
+  state(): 'running' | 'restarting' | 'failed';
+  /** Resolves once no restart is under way. */
+  settled(): Promise<void>;
+}
+
+export function superviseRestarts(options: RestartOptions): Restarts {
+  let state: 'running' | 'restarting' | 'failed' = 'running';
+  let restarting: Promise<void> = Promise.resolve();
+  const ends: number[] = [];
+
+  const giveUp = (error: ConfigurationError) => {
+    state = 'failed';
+    options.onEvent({ type: 'failed', error });
+  };
+
+  const restart = async (exit: PostmasterExit): Promise<void> => {
+    state = 'restarting';
+    const now = Date.now();
+    ends.push(now);
+    while (ends[0]! <= now - WINDOW_MS) ends.shift();
+    const lines = await options.lastLogLines();
+    if (ends.length > MOST_ENDS) {
+      return giveUp(
+        new ConfigurationError(
+          `The embedded PostgreSQL ended unexpectedly ${ends.length} times within 5 minutes, the last time with ${describeExit(exit)}; ${describeLines(lines)}`,
+        ),
+      );
+    }
+    options.onEvent({ type: 'ended', exit, lines });
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      if (options.stopping()) return;
+      try {
+        await options.launch();
+        break;
+      } catch (err) {
+        const message = (err as Error).message;
+        const delay = RETRY_DELAYS_MS[attempt];
+        if (delay === undefined || options.stopping()) {
+          return giveUp(
+            new ConfigurationError(
+              `The embedded PostgreSQL ended unexpectedly (${describeExit(exit)}) and could not be started again: ${message}`,
+            ),
+          );
+        }
+        options.onEvent({ type: 'retrying', error: message, inMs: delay });
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+    if (options.stopping()) return;
+    state = 'running';
+    options.onEvent({ type: 'restarted', ms: Date.now() - started });
+    watch(options.current());
+  };
+
+  const watch = (postmaster: Postmaster) => {
+    void postmaster.exited.then((exit) => {
+      if (options.stopping() || options.current() !== postmaster) return;
+      restarting = restart(exit);
+    });
+  };
+  watch(options.current());
+  return { state: () => state, settled: () => restarting };
+}

@@ -1,0 +1,28 @@
+/**
+ * What `start` checks before it starts anything (the demo's provider, PostgreSQL, workers), so that
+ * a start that cannot serve fails at once with one clear line and leaves nothing behind: the data
+ * directory can be used and no live server runs its cluster (a cluster left by a server that ended
+ * is stopped, db/leftover.ts), and the HTTP port and `--database-port` are free. A port taken in
+ * the moment between this check and the listening is still reported, with the same line, once
+ * PostgreSQL has started (and it is stopped again).
+ */
+import type { ServerConfig } from './config.ts';
+import type { Logger } from './core/logger.ts';
+import { ensureDataDir } from './db/data-dir.ts';
+import { claimDataDir, ConfigurationError } from './db/embedded.ts';
+import { checkDatabasePort, portUnavailable } from './db/ports.ts';
+import { logEmbeddedEvent } from './db/embedded-events.ts';
+import { listenFailure } from './server.ts';
+
+export async function preflight(config: ServerConfig, logger: Logger): Promise<void> {
+  if (!config.databaseUrl) await claimDataDir(config.dataDir, (event) => logEmbeddedEvent(logger, event));
+  else if (config.demo) await ensureDataDir(config.dataDir);
+  if (config.port) {
+    const code = await portUnavailable(config.host, config.port);
+    if (code)
+      throw (
+        listenFailure(code, config.host, config.port) ?? new ConfigurationError(`Cannot listen on ${config.host}:${config.port}: ${code}.`)
+      );
+  }
+  if (!config.databaseUrl && config.databasePort) await checkDatabasePort(config.databasePort);
+}
