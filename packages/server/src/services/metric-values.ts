@@ -20,8 +20,8 @@
  *   their trigger, and every batch takes it exclusively before it reads: a batch never reads a
  *   result whose change is uncommitted, and a change after the batch sees the batch's rows. An
  *   updated result gets its rows written again from its new version, wherever the update moved it.
- * - Inserts by the batch are `on conflict do nothing`: a row is only ever written from the
- *   result's current version.
+ * - A batch writes only the rows a result lacks: a row is only ever written from the result's
+ *   current version.
  * Several processes may share the database: one pass runs at a time (BACKFILL_LOCK), and paths
  * are replaced under CHANGE_LOCK taken exclusively.
  */
@@ -70,33 +70,31 @@ export function metricValuePaths(schema: unknown): string[][] {
 }
 
 /**
- * The ids of the path and of the result's own row when the benchmark's values are complete and
- * the path is one of its paths; null otherwise (read the documents). Called in the comparison's
- * snapshot: complete there means every row of that snapshot is there.
+ * The id of the path when the benchmark's values are complete and the path is one of its paths;
+ * null otherwise (read the documents). Called in the comparison's snapshot: complete there means
+ * every row of that snapshot is there.
  */
-export async function completeMetricPath(
-  em: EntityManager,
-  benchmarkId: string,
-  path: readonly string[],
-): Promise<{ path: number; root: number } | null> {
-  const [row] = await em.execute<{ path: number; root: number }[]>(
-    'select p.id as path, r.id as root from metric_benchmark m ' +
-      'join metric_path p on p.benchmark_id = m.benchmark_id and p.path = ?::text[] ' +
-      "join metric_path r on r.benchmark_id = m.benchmark_id and r.path = '{}' " +
+export async function completeMetricPath(em: EntityManager, benchmarkId: string, path: readonly string[]): Promise<number | null> {
+  const [row] = await em.execute<{ id: number }[]>(
+    'select p.id from metric_benchmark m join metric_path p on p.benchmark_id = m.benchmark_id and p.path = ?::text[] ' +
       'where m.benchmark_id = ? and m.complete',
     [[...path], benchmarkId],
   );
-  return row ?? null;
+  return row?.id ?? null;
 }
 
+/**
+ * A batch of the pass: the rows of the results in a range of heap blocks, of the benchmarks the
+ * pass is for, that they do not have yet (a result written since its paths were chosen has them
+ * from the trigger; one of a benchmark whose schema gained a path lacks that path's only).
+ */
 const BATCH_SQL =
-  'insert into metric_value (path_id, result_id, flavor_id, site_id, execution_datetime, value, hidden) ' +
-  'select p.id, n.id, n.flavor_id, n.site_id, n.execution_datetime, ' +
-  "case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end, n.hidden " +
+  'insert into metric_value (result_id, flavor_id, site_id, execution_datetime, path_id, hidden, value) ' +
+  'select n.id, n.flavor_id, n.site_id, n.execution_datetime, p.id, n.hidden, ' +
+  "case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end " +
   'from result n join metric_path p on p.benchmark_id = n.benchmark_id ' +
   'where n.ctid >= $1::tid and n.ctid < $2::tid and n.benchmark_id = any((select benchmarks from metric_backfill)::uuid[]) ' +
-  "and (cardinality(p.path) = 0 or jsonb_typeof(n.json #> p.path) = 'number') " +
-  'on conflict do nothing';
+  'and not exists (select 1 from metric_value v where v.result_id = n.id and v.path_id = p.id)';
 const lockSql = (key: LockKey) => `select pg_advisory_xact_lock(${key[0]}, ${key[1]})`;
 
 /** The upkeep of the table: paths chosen again when schemas change, values filled in. */
@@ -176,6 +174,7 @@ export class MetricValues {
   }
 
   private async replacePaths(em: EntityManager, benchmarkId: string, digest: string, paths: string[][]): Promise<void> {
+    let removed: number[] = [];
     await em.transactional(async (tx) => {
       await tx.execute("set local lock_timeout = '5s'");
       // Every write to results in flight ends first; every later one sees the new paths.
@@ -188,17 +187,16 @@ export class MetricValues {
       );
       // Deleted, changed again (the next reconcile chooses) or done by another process meanwhile.
       if (!current || current.digest !== digest || current.stored === digest) return;
-      const wanted = [[], ...paths].map((p) => JSON.stringify(p));
+      const wanted = paths.map((p) => JSON.stringify(p));
       const existing = await tx.execute<{ id: number; path: string[] }[]>('select id, path from metric_path where benchmark_id = ?', [
         benchmarkId,
       ]);
-      const removed = existing.filter((e) => !wanted.includes(JSON.stringify(e.path))).map((e) => e.id);
+      removed = existing.filter((e) => !wanted.includes(JSON.stringify(e.path))).map((e) => e.id);
       const kept = new Set(existing.map((e) => JSON.stringify(e.path)));
       const added = wanted.filter((p) => !kept.has(p));
-      if (removed.length) {
-        await tx.execute('delete from metric_value where path_id = any(?::int[])', [removed]);
-        await tx.execute('delete from metric_path where id = any(?::int[])', [removed]);
-      }
+      // Their rows are deleted after the commit, outside the lock: nothing reads or writes them once
+      // their path is gone.
+      if (removed.length) await tx.execute('delete from metric_path where id = any(?::int[])', [removed]);
       if (added.length) {
         await tx.execute(
           'insert into metric_path (benchmark_id, path) select ?::uuid, array(select jsonb_array_elements_text(e)) from jsonb_array_elements(?::jsonb) e',
@@ -216,6 +214,7 @@ export class MetricValues {
       if (added.length) await tx.execute('update metric_backfill set benchmarks = array_remove(benchmarks, ?::uuid)', [benchmarkId]);
       this.logger.debug('metric value paths chosen', { benchmark: benchmarkId, paths: paths.length, complete });
     });
+    if (removed.length) await em.execute('delete from metric_value where path_id = any(?::int[])', [removed]);
   }
 
   /** Runs the pass (or the rest of it) and the next ones, on a connection of its own; another process may be at it. */
