@@ -235,7 +235,7 @@ test("importOrigin: the imported results' metric values are in their table, writ
   // The benchmarks' paths were chosen before their results came: complete, no pass needed.
   const benchmarks = await query<{ id: string; complete: boolean; paths: string[] }>(
     db,
-    'select m.benchmark_id as id, m.complete, array(select array_to_string(p.path, \'.\') from metric_path p where p.benchmark_id = m.benchmark_id) as paths from metric_benchmark m',
+    "select m.benchmark_id as id, m.complete, array(select array_to_string(p.path, '.') from metric_path p where p.benchmark_id = m.benchmark_id) as paths from metric_benchmark m",
   );
   const time = benchmarks.find((b) => b.id === F.benchmarks.time);
   assert.equal(time, { id: F.benchmarks.time, complete: true, paths: ['time'] });
