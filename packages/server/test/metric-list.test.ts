@@ -365,7 +365,7 @@ test('the plan of a filtered sort walks the table index in order and looks the f
     return tx.execute<{ 'QUERY PLAN': unknown }[]>(`explain (format json) ${table!.page.sql}`, table!.page.params);
   });
   const text = JSON.stringify(rows[0]!['QUERY PLAN']);
-  assert.match(text, /"Index Name":"metric_value_sort_idx"/);
+  assert.match(text, /"Index Name":"metric_value_path_idx"/);
   assert.match(text, /"Scan Direction":"Backward"/);
   assert.not.match(text, /"Node Type":"Sort"/);
   assert.match(text, /"Node Type":"Limit"/);

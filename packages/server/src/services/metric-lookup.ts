@@ -5,12 +5,12 @@
  * this module only.
  *
  * When a benchmark's values are complete, the table holds, for each of its results and each of
- * its chosen paths, a row exactly when the document holds a JSON number there, with that number.
+ * its chosen paths, a row with the JSON number the document holds there, or null when it holds none.
  * Hence:
  * - a numeric filter (`path op number`) on a chosen path is an EXISTS lookup of the table: the
  *   documents' filter matches numbers only, compared numerically, as the table's `numeric` values are;
  * - a sort by a chosen path reads the results holding a number there in the order of the table's
- *   (path, value, result) index; those without one come after them (missing or JSON null: last in
+ *   (path, value) index (ties by result id); those without one come after them (missing or JSON null: last in
  *   both directions) or, for another kind of value (a string, a boolean, an object), before them
  *   when descending. The table serves a sort only when no result of the benchmark holds such a value
  *   there (`sortable`): the schema forces a number there, and the documents were checked.
@@ -134,9 +134,9 @@ export function sortedFrom(): string {
   return 'metric_value s join result r on r.id = s.result_id';
 }
 
-/** The conditions of that FROM: the path's rows of visible results. */
+/** The conditions of that FROM: the path's rows of visible results holding a number (a row without one has value null). */
 export function sortedWhere(pathId: number): Fragment {
-  return { sql: 's.path_id = ? and not s.hidden', params: [pathId] };
+  return { sql: 's.path_id = ? and not s.hidden and s.value is not null', params: [pathId] };
 }
 
 /** The order of those rows: by number, ties by id, each in its direction (the index's order). */
@@ -182,7 +182,7 @@ export class MetricTable {
     return this.#cached(this.#paths, benchmarkId, this.#pathsMs, async () => {
       const rows = await em.execute<{ digest: string; id: number; path: string[] }[]>(
         'select m.digest, p.id, p.path from metric_benchmark m join metric_path p on p.benchmark_id = m.benchmark_id ' +
-          "where m.benchmark_id = ? and m.complete and p.path <> '{}'",
+          'where m.benchmark_id = ? and m.complete',
         [benchmarkId],
       );
       if (rows.length === 0) return null;
