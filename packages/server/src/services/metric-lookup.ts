@@ -123,10 +123,22 @@ function boundsSql(alias: string, bounds: CountBounds): Fragment {
   return { sql: clauses.map((c) => ` and ${c}`).join(''), params };
 }
 
-/** The filters as lookups for the result `idColumn`, each ` and …`. */
+/**
+ * The filters as sets of result ids, each ` and …`: uncorrelated, so PostgreSQL reads each filter's
+ * range of the index once into a hash table (a hashed SubPlan) and checks every row of `idColumn`
+ * against it, instead of looking the table up row by row. Its cost is bounded by the filter's range
+ * whatever order the sort's walk meets the matches in (a filter anti-correlated with the sort, as
+ * `machine.cpu.count > 4` with a score that falls with the CPU count, made the row-by-row plan,
+ * which the estimates favour, walk 17,000 rows with one lookup each: 1.4 s against 80 ms).
+ */
 function filtersSql(filters: readonly TableFilter[], idColumn: string): Fragment {
-  const parts = filters.map((f) => filterFragment(f.pathId, f.filter, idColumn));
-  return { sql: parts.map((p) => ` and ${p.sql}`).join(''), params: parts.flatMap((p) => p.params) };
+  const parts = filters.map((f) => ({
+    sql:
+      ` and (${idColumn} in (select f.result_id from metric_value f where f.path_id = ? and not f.hidden ` +
+      `and f.value ${SQL_OP[f.filter.op]} ?::numeric)) is true`,
+    params: [f.pathId, f.filter.value.kind === 'number' ? f.filter.value.json : null],
+  }));
+  return { sql: parts.map((p) => p.sql).join(''), params: parts.flatMap((p) => p.params) };
 }
 
 export interface TableFilter {
