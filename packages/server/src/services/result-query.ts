@@ -408,6 +408,15 @@ function tableOnly(query: ResultListQuery, scope: ResultScope, metric: MetricPla
   };
 }
 
+/**
+ * Whether the table alone answers a list (sorted by one of its paths, bounded only by what it
+ * holds): its page and total cost the filters' ranges and the walk of one path's index, not a read
+ * of the documents, and it is not admitted as an expensive list.
+ */
+export function tableAnswers(query: ResultListQuery, scope: ResultScope, plan: MetricPlan | null): boolean {
+  return plan?.sortPathId != null && tableOnly(query, scope, plan) !== null;
+}
+
 /** A list's total from the table alone (`tableOnly`, with at least one filter). Null otherwise. */
 function tableCount(query: ResultListQuery, scope: ResultScope, metric: MetricPlan): Fragment | null {
   const only = tableOnly(query, scope, metric);
