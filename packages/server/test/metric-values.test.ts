@@ -4,13 +4,15 @@
  * updates, claims, deletions), and GET /results:compare answering from it exactly as from the
  * documents, over generated data with missing, non-numeric, string, null, huge and tiny values.
  */
+import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, upload, type Seeder, type SeededResult } from './support/seed.ts';
 import { prng } from './support/hardening.ts';
 import { compareResults, type CompareParams } from '../src/services/compare.ts';
-import { MAX_METRIC_PATHS, MetricValues, metricValuePaths } from '../src/services/metric-values.ts';
+import { chooseMetricPaths, MAX_METRIC_PATHS, MetricValues, metricValuePaths } from '../src/services/metric-values.ts';
+import { withOwnConnection } from '../src/db/own-connection.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -351,6 +353,63 @@ test('backfill: resumes where it stopped, in batches, and a schema change choose
   );
   assert.equal(paths, { n: 1, complete: true });
   assert.is(await wrongRows(), 0);
+});
+
+test('a result written while its benchmark gets its paths is filled in: the pass waits for writers in flight', async () => {
+  const other = await seed.benchmark({ schema: { type: 'object', properties: { w: { type: 'number' } } } });
+  const writer = new pg.Client({ connectionString: t.databaseUrl });
+  await writer.connect();
+  try {
+    // Inserted before the paths exist: its trigger writes nothing, and it commits only after they are chosen.
+    await writer.query('begin');
+    const { rows } = await writer.query<{ id: string }>(
+      `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub)
+       values (gen_random_uuid(), $1, $2, $3, '{"w": 4.5}', now(), now(), $4, $5) returning id`,
+      [other.id, flavors[0]!.site_id, flavors[0]!.id, seed.owner.uploader_iss, seed.owner.uploader_sub],
+    );
+    const reconciling = reconcile();
+    for (let i = 0; i < 100; i++) {
+      const [chosen] = await seed.sql<{ n: number }>('select count(*)::int as n from metric_path where benchmark_id = ?', [other.id]);
+      if (chosen!.n > 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const [state] = await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [other.id]);
+    assert.is(state?.complete, false, 'not complete while a writer that may have missed the paths runs');
+    await writer.query('commit');
+    await reconciling;
+    assert.equal(
+      (await rowsOf(rows[0]!.id)).map((r) => r.value),
+      ['4.5'],
+    );
+    const [after] = await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [other.id]);
+    assert.is(after?.complete, true);
+    assert.is(await wrongRows(), 0);
+    await seed.sql('delete from result where benchmark_id = ?', [other.id]);
+    await seed.sql('delete from benchmark where id = ?', [other.id]);
+  } finally {
+    await writer.end();
+  }
+});
+
+test('a writer left open holds its benchmark back for a bounded time only: incomplete, then completed later', async () => {
+  const other = await seed.benchmark({ schema: { type: 'object', properties: { w: { type: 'number' } } } });
+  const writer = new pg.Client({ connectionString: t.databaseUrl });
+  await writer.connect();
+  try {
+    await writer.query('begin');
+    await writer.query('select txid_current()'); // an id assigned: a writer
+    const settled = await withOwnConnection(t.databaseUrl, (run) => chooseMetricPaths(run, t.server.context.logger, () => false, 300));
+    assert.is(settled, false);
+    const [state] = await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [other.id]);
+    assert.is(state?.complete, false);
+    await writer.query('commit');
+    await reconcile();
+    const [after] = await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [other.id]);
+    assert.is(after?.complete, true);
+    await seed.sql('delete from benchmark where id = ?', [other.id]);
+  } finally {
+    await writer.end();
+  }
 });
 
 test('a deleted benchmark takes its paths and its results their rows', async () => {

@@ -11,8 +11,9 @@ import { Migration } from '@mikro-orm/migrations';
  *   is rounded), null otherwise, so that the rows of one path are every result of the benchmark
  *   (a comparison counts the results it matched from them); and copies of what a comparison
  *   filters and groups by. The `hidden` copy keeps it hidden and deleted with its result.
- * - `metric_benchmark`: per benchmark, the schema digest its paths were chosen from and whether
- *   its values are complete; only then does a comparison read the table.
+ * - `metric_benchmark`: per benchmark, the schema digest its paths were chosen from, whether its
+ *   values are complete (only then does a comparison read the table), and the transaction ids
+ *   that may have written results without its current paths (`paths_xmax`: those below it).
  * - `metric_backfill`: the one pass that fills in the values of results stored before their
  *   benchmark's paths were chosen, walked by heap block ranges (resumable, in bounded batches).
  *
@@ -40,7 +41,8 @@ export class Migration20261126000000_metric_values extends Migration {
       create table metric_benchmark (
         benchmark_id uuid primary key references benchmark (id) on delete cascade,
         digest text not null,
-        complete boolean not null default false
+        complete boolean not null default false,
+        paths_xmax xid8 null
       );`);
     this.addSql(`
       create table metric_backfill (

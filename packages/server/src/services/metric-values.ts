@@ -13,9 +13,11 @@
  * ended; until then comparisons read the documents as before (services/compare.ts).
  *
  * Why it is right while results change:
- * - The paths of a benchmark are replaced under `lock table result in share mode`: every write
- *   in flight ends first, and every later write sees the new paths. The pass begins after that
- *   commit; whatever it has not reached yet, the triggers write.
+ * - The paths of a benchmark are replaced without a table lock: a write in flight may have read
+ *   the old ones. Once the new ones are committed, `paths_xmax` records the transaction ids that
+ *   were assigned by then; a pass includes the benchmark only once every transaction below it
+ *   has ended (`pg_snapshot_xmin`), so it sees every result written with the old paths, and every
+ *   later write sees the new ones; whatever the pass has not reached yet, the triggers write.
  * - Updates and deletes of results take a shared transaction-level advisory lock (CHANGE_LOCK) in
  *   their trigger, and every batch takes it exclusively before it reads: a batch never reads a
  *   result whose change is uncommitted, and a change after the batch sees the batch's rows. An
@@ -158,7 +160,14 @@ export class MetricValues {
   /** Replaces the paths of every benchmark whose schema changed since they were chosen. */
   private async choosePaths(em: EntityManager): Promise<void> {
     const url = this.options.sessionUrl ?? em.config.get('clientUrl')!;
-    await withOwnConnection(url, (run) => chooseMetricPaths(run, this.logger, () => this.closed), 'benchmarks-server metric values');
+    const settled = await withOwnConnection(
+      url,
+      (run) => chooseMetricPaths(run, this.logger, () => this.closed),
+      'benchmarks-server metric values',
+    );
+    // A writer still running (e.g. a session left idle in a transaction): the benchmarks it may
+    // concern wait for the next try.
+    if (!settled) this.retryLater(em);
   }
 
   /** Runs the pass (or the rest of it) and the next ones, on a connection of its own; another process may be at it. */
@@ -199,7 +208,8 @@ export class MetricValues {
       await inTransaction(run, async () => {
         await run(lockSql(CHANGE_LOCK));
         const [row] = await run(
-          "update metric_backfill set benchmarks = coalesce((select array_agg(benchmark_id order by benchmark_id) from metric_benchmark where not complete), '{}'), " +
+          'update metric_backfill set benchmarks = coalesce((select array_agg(benchmark_id order by benchmark_id) from metric_benchmark where not complete ' +
+            "and paths_xmax <= pg_snapshot_xmin(pg_current_snapshot())), '{}'), " +
             "next_block = 0, end_block = pg_relation_size('result') / current_setting('block_size')::int returning cardinality(benchmarks) as n",
         );
         begun = Number(row?.n ?? 0);
@@ -232,31 +242,71 @@ export class MetricValues {
  * Chooses the paths of every benchmark whose schema changed since its paths were chosen (or that
  * has none yet), on a connection of its own: the server after start and at every benchmark change,
  * and `import-origin` once it has imported the benchmarks, before their results (whose rows the
- * insert trigger then writes). `stop`: checked between benchmarks.
+ * insert trigger then writes). `stop`: checked between benchmarks and while waiting for writers.
+ * False when writers that may have missed new paths were still running after `waitMs`: their
+ * benchmarks stay incomplete (and out of a pass) until a later call finds them ended.
  */
-export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => boolean = () => false): Promise<void> {
+export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => boolean = () => false, waitMs = 30_000): Promise<boolean> {
   const stale = (await run(
     'select b.id from benchmark b left join metric_benchmark m on m.benchmark_id = b.id ' +
       "where m.digest is distinct from md5(b.json_schema::text) || ':' || $1 order by b.id",
     [CHOICE_VERSION],
   )) as { id: string }[];
+  const removed: number[] = [];
   for (const { id } of stale) {
-    if (stop()) return;
+    if (stop()) return false;
     const [row] = (await run("select md5(json_schema::text) || ':' || $1 as digest, json_schema from benchmark where id = $2", [
       CHOICE_VERSION,
       id,
     ])) as { digest: string; json_schema: unknown }[];
     if (!row) continue; // deleted meanwhile
-    await replacePaths(run, logger, id, row.digest, metricValuePaths(row.json_schema));
+    removed.push(...(await replacePaths(run, logger, id, row.digest, metricValuePaths(row.json_schema))));
+  }
+  // The writers that may have missed the new paths are those whose transaction id was assigned
+  // before they were committed: every id below the current snapshot's xmax. Set after the commit
+  // (here, and again at the next call should the process stop in between).
+  await run('update metric_benchmark set paths_xmax = pg_snapshot_xmax(pg_current_snapshot()) where paths_xmax is null');
+  const [waiting] = (await run('select max(paths_xmax)::text as xmax from metric_benchmark where not complete')) as {
+    xmax: string | null;
+  }[];
+  if (!(waiting?.xmax || removed.length)) return true;
+  if (!(await writersEnded(run, waiting?.xmax ?? null, stop, waitMs))) return false;
+  // Benchmarks without results are complete at once: every later result is written by the triggers.
+  await run(
+    'update metric_benchmark m set complete = true where not complete and paths_xmax <= pg_snapshot_xmin(pg_current_snapshot()) ' +
+      'and not exists (select 1 from result r where r.benchmark_id = m.benchmark_id and not r.hidden) ' +
+      'and not exists (select 1 from result r where r.benchmark_id = m.benchmark_id and r.hidden)',
+  );
+  // The rows of removed paths, which writers that had not seen their removal may have added to.
+  if (removed.length) await run('delete from metric_value where path_id = any($1::int[])', [removed]);
+  return true;
+}
+
+/**
+ * Waits until every transaction with an id below `xmax` has ended (none when null: the
+ * transactions running now); false when stopped or `waitMs` passed first.
+ */
+async function writersEnded(run: Run, xmax: string | null, stop: () => boolean, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
+  const [mark] = (await run('select coalesce($1::xid8, pg_snapshot_xmax(pg_current_snapshot()))::text as xmax', [xmax])) as {
+    xmax: string;
+  }[];
+  for (;;) {
+    const [now] = (await run('select pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 as ended', [mark!.xmax])) as { ended: boolean }[];
+    if (now?.ended) return true;
+    if (stop() || Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
-async function replacePaths(run: Run, logger: Logger, benchmarkId: string, digest: string, paths: string[][]): Promise<void> {
+/**
+ * Replaces a benchmark's paths; returns the ids of those removed. No table lock: a writer in
+ * flight may have read the old paths, so a benchmark that gained paths is not complete, and only
+ * a pass that begins once every such writer has ended (`paths_xmax`) fills it in.
+ */
+async function replacePaths(run: Run, logger: Logger, benchmarkId: string, digest: string, paths: string[][]): Promise<number[]> {
   let removed: number[] = [];
   await inTransaction(run, async () => {
-    await run("set local lock_timeout = '5s'");
-    // Every write to results in flight ends first; every later one sees the new paths.
-    await run('lock table result in share mode');
     await run(lockSql(CHANGE_LOCK));
     const [current] = (await run(
       "select md5(b.json_schema::text) || ':' || $1 as digest, m.digest as stored, m.complete from benchmark b " +
@@ -273,8 +323,7 @@ async function replacePaths(run: Run, logger: Logger, benchmarkId: string, diges
     removed = existing.filter((e) => !wanted.includes(JSON.stringify(e.path))).map((e) => e.id);
     const kept = new Set(existing.map((e) => JSON.stringify(e.path)));
     const added = wanted.filter((p) => !kept.has(p));
-    // Their rows are deleted after the commit, outside the lock: nothing reads or writes them once
-    // their path is gone.
+    // Their rows are deleted once no writer can add to them any more (chooseMetricPaths).
     if (removed.length) await run('delete from metric_path where id = any($1::int[])', [removed]);
     if (added.length) {
       await run(
@@ -282,29 +331,20 @@ async function replacePaths(run: Run, logger: Logger, benchmarkId: string, diges
         [benchmarkId, `[${added.join(',')}]`],
       );
     }
-    // A benchmark without results (a new one) is complete at once: every result from now on
-    // is written by the triggers. Otherwise, with new paths, it waits for a pass that begins later.
-    const complete = added.length === 0 ? current.complete === true : !(await hasResults(run, benchmarkId));
+    // Complete when nothing was added to complete values (or there is nothing to keep); a
+    // benchmark without results is marked complete by chooseMetricPaths once no writer can have
+    // missed its paths.
+    const complete = added.length === 0 && (current.complete === true || paths.length === 0);
     await run(
-      'insert into metric_benchmark (benchmark_id, digest, complete) values ($1, $2, $3) ' +
-        'on conflict (benchmark_id) do update set digest = excluded.digest, complete = excluded.complete',
+      'insert into metric_benchmark (benchmark_id, digest, complete, paths_xmax) values ($1, $2, $3, null) ' +
+        'on conflict (benchmark_id) do update set digest = excluded.digest, complete = excluded.complete, ' +
+        'paths_xmax = case when excluded.complete then metric_benchmark.paths_xmax end',
       [benchmarkId, digest, complete],
     );
     if (added.length) await run('update metric_backfill set benchmarks = array_remove(benchmarks, $1::uuid)', [benchmarkId]);
-    logger.debug('metric value paths chosen', { benchmark: benchmarkId, paths: paths.length, complete });
+    logger.debug('metric value paths chosen', { benchmark: benchmarkId, paths: paths.length });
   });
-  if (removed.length) await run('delete from metric_value where path_id = any($1::int[])', [removed]);
-}
-
-async function hasResults(run: Run, benchmarkId: string): Promise<boolean> {
-  // Two partial indexes: the visible results, and the hidden ones.
-  for (const sql of [
-    'select 1 from result where benchmark_id = $1 and not hidden limit 1',
-    'select 1 from result where benchmark_id = $1 and hidden limit 1',
-  ]) {
-    if ((await run(sql, [benchmarkId])).length) return true;
-  }
-  return false;
+  return removed;
 }
 
 async function inTransaction(run: Run, work: () => Promise<void>): Promise<void> {
