@@ -172,23 +172,50 @@ export function sortedKeysSql(
   bounds: CountBounds,
   after: Fragment | null,
   order: { descending: boolean; idDescending: boolean },
-): { keys: (limit: number, offset: number) => Fragment; count: Fragment; order: string } {
+): { keys: (limit: number, offset: number, few?: boolean) => Fragment; count: Fragment; order: string } {
   const b = boundsSql('s', bounds);
-  const f = filtersSql(filters, 's.result_id');
-  const where = `where s.path_id = ? and not s.hidden and s.value is not null${b.sql}${f.sql}`;
-  const params = [pathId, ...b.params, ...f.params];
+  const where = (few: boolean) => {
+    // `few`: the list has few results (FEW_MATCHES): the first filter's ids are read once, and the
+    // path's rows of just those results looked up by id and sorted, rather than the path walked.
+    const [first, ...others] = filters;
+    const f = filtersSql(few ? others : filters, 's.result_id');
+    const ids =
+      few && first
+        ? {
+            sql:
+              ' and s.result_id = any(array(select f.result_id from metric_value f where f.path_id = ? and not f.hidden ' +
+              `and f.value ${SQL_OP[first.filter.op]} ?::numeric))`,
+            params: [first.pathId, first.filter.value.kind === 'number' ? first.filter.value.json : null],
+          }
+        : { sql: '', params: [] };
+    return {
+      sql: `where s.path_id = ? and not s.hidden and s.value is not null${b.sql}${ids.sql}${f.sql}`,
+      params: [pathId, ...b.params, ...ids.params, ...f.params],
+    };
+  };
   const dir = (d: boolean) => (d ? 'desc' : 'asc');
+  const all = where(false);
   return {
-    keys: (limit, offset) => ({
-      sql:
-        `select s.result_id, s.value from metric_value s ${where}${after ? ` and ${after.sql}` : ''} ` +
-        `${sortedOrder(order.descending, order.idDescending)} limit ? offset ?`,
-      params: [...params, ...(after?.params ?? []), limit, offset],
-    }),
-    count: { sql: `select count(*)::int as n from metric_value s ${where}`, params },
+    keys: (limit, offset, few = false) => {
+      const w = where(few && filters.length > 0);
+      return {
+        sql:
+          `select s.result_id, s.value from metric_value s ${w.sql}${after ? ` and ${after.sql}` : ''} ` +
+          `${sortedOrder(order.descending, order.idDescending)} limit ? offset ?`,
+        params: [...w.params, ...(after?.params ?? []), limit, offset],
+      };
+    },
+    count: { sql: `select count(*)::int as n from metric_value s ${all.sql}`, params: all.params },
     order: `order by k.value ${dir(order.descending)}, k.result_id ${dir(order.idDescending)}`,
   };
 }
+
+/**
+ * A list of at most this many results (its total), sorted by the table and filtered, looks its
+ * matches up by id instead of walking the sorted path: a walk checks entries until the page is
+ * full, which for a selective filter means most of the path.
+ */
+export const FEW_MATCHES = 2_000;
 
 /** The FROM of a page of visible results that hold a number at the sorted path: its rows `s` joined to their results `r`. */
 export function sortedFrom(): string {
@@ -232,10 +259,13 @@ export class MetricTable {
   readonly #sortable = new Map<string, Entry<boolean>>();
   readonly #pathsMs: number;
   readonly #verifyMs: number;
+  /** Lists of at most this many results look their matches up by id (FEW_MATCHES; tests set 0 or more). */
+  readonly fewMatches: number;
 
-  constructor(options: { pathsMs?: number; verifyMs?: number } = {}) {
+  constructor(options: { pathsMs?: number; verifyMs?: number; fewMatches?: number } = {}) {
     this.#pathsMs = options.pathsMs ?? PATHS_MS;
     this.#verifyMs = options.verifyMs ?? VERIFY_MS;
+    this.fewMatches = options.fewMatches ?? FEW_MATCHES;
   }
 
   /** The benchmark's paths when its values are complete; null otherwise (read the documents). */
