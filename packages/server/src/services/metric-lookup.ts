@@ -151,12 +151,18 @@ export interface TableFilter {
  * passes the others (each on the table too), within the bounds: read from the table alone.
  */
 export function tableCountSql(filters: readonly TableFilter[], bounds: CountBounds): Fragment {
+  const matches = matchesSql(filters, bounds);
+  return { sql: `select count(*)::int as total from metric_value d ${matches.sql}`, params: matches.params };
+}
+
+/** The WHERE of the table's rows `d` of the visible results that pass every filter within the bounds (one row each). */
+function matchesSql(filters: readonly TableFilter[], bounds: CountBounds): Fragment {
   const [driver, ...others] = filters;
-  if (!driver) throw new Error('tableCountSql: no filter');
+  if (!driver) throw new Error('matchesSql: no filter');
   const b = boundsSql('d', bounds);
   const f = filtersSql(others, 'd.result_id');
   return {
-    sql: `select count(*)::int as total from metric_value d where d.path_id = ? and not d.hidden and d.value ${SQL_OP[driver.filter.op]} ?::numeric${b.sql}${f.sql}`,
+    sql: `where d.path_id = ? and not d.hidden and d.value ${SQL_OP[driver.filter.op]} ?::numeric${b.sql}${f.sql}`,
     params: [driver.pathId, driver.filter.value.kind === 'number' ? driver.filter.value.json : null, ...b.params, ...f.params],
   };
 }
@@ -175,22 +181,20 @@ export function sortedKeysSql(
 ): { keys: (limit: number, offset: number, few?: boolean) => Fragment; count: Fragment; order: string } {
   const b = boundsSql('s', bounds);
   const where = (few: boolean) => {
-    // `few`: the list has few results (FEW_MATCHES): the first filter's ids are read once, and the
-    // path's rows of just those results looked up by id and sorted, rather than the path walked.
-    const [first, ...others] = filters;
-    const f = filtersSql(few ? others : filters, 's.result_id');
-    const ids =
-      few && first
-        ? {
-            sql:
-              ' and s.result_id = any(array(select f.result_id from metric_value f where f.path_id = ? and not f.hidden ' +
-              `and f.value ${SQL_OP[first.filter.op]} ?::numeric))`,
-            params: [first.pathId, first.filter.value.kind === 'number' ? first.filter.value.json : null],
-          }
-        : { sql: '', params: [] };
+    // `few`: the list has few results (FEW_MATCHES): their ids are read once (the count's rows),
+    // and the path's rows of just those results looked up by id and sorted, rather than the path
+    // walked until a page is full.
+    if (few) {
+      const matches = matchesSql(filters, bounds);
+      return {
+        sql: `where s.path_id = ? and not s.hidden and s.value is not null and s.result_id = any(array(select d.result_id from metric_value d ${matches.sql}))`,
+        params: [pathId, ...matches.params],
+      };
+    }
+    const f = filtersSql(filters, 's.result_id');
     return {
-      sql: `where s.path_id = ? and not s.hidden and s.value is not null${b.sql}${ids.sql}${f.sql}`,
-      params: [pathId, ...b.params, ...ids.params, ...f.params],
+      sql: `where s.path_id = ? and not s.hidden and s.value is not null${b.sql}${f.sql}`,
+      params: [pathId, ...b.params, ...f.params],
     };
   };
   const dir = (d: boolean) => (d ? 'desc' : 'asc');
