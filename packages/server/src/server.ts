@@ -20,6 +20,7 @@ import { ChangesCache } from './services/changes.ts';
 import { ChangesSegmenter } from './services/changes-segmenter.ts';
 import { EmbedCache } from './services/embeds.ts';
 import { MetricIndexes } from './services/metric-indexes.ts';
+import { MetricTable } from './services/metric-lookup.ts';
 import { SchemaPathsCache } from './services/path-warnings.ts';
 import { SchemaCompiler } from './services/schema-compiler.ts';
 import { SharedRateLimiter } from './services/shared-rate-limit.ts';
@@ -146,6 +147,7 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     schemaPaths: new SchemaPathsCache(),
     uploads: new UploadTargets(schemas),
     metrics,
+    metricTable: new MetricTable(),
     largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency),
     schemas,
     control,

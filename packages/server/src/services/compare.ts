@@ -26,6 +26,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Static } from '@sinclair/typebox';
 import type { CompareQuery, Comparison } from '@benchmarks/sdk/contract/compare';
 import { AppError } from '../core/errors.ts';
+import { parseDateBound } from '../core/dates.ts';
 import { getItem } from './catalogue.ts';
 import { benchmarks } from './benchmarks.ts';
 import { valueAt } from './json-filter.ts';
@@ -43,6 +44,8 @@ import {
 } from './compare-stats.ts';
 import { logarithms, vsBaseline } from './compare-baseline.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from './path-warnings.ts';
+import { completeMetricPath } from './metric-values.ts';
+import { Where } from './sql.ts';
 
 export type CompareParams = Static<typeof CompareQuery>;
 export type CompareAnswer = Static<typeof Comparison>;
@@ -158,7 +161,9 @@ export const PICK_WINDOW = 3;
  * above: merged, PostgreSQL would repeat the expressions at every use, reading the path four times
  * per result and computing x once per aggregate.
  */
-function valuesSql(query: CompareParams, path: string[]): { sql: string; params: unknown[] } {
+type Values = { sql: string; params: unknown[] };
+
+function valuesSql(query: CompareParams, path: string[]): Values {
   const { where } = resultWhere(query, { visible: true });
   const group = query.group_by === 'site' ? 'r.site_id' : 'r.flavor_id';
   const value = valueAt('r.json', path); // the path as GET /results filters and sorts read it
@@ -175,6 +180,42 @@ function valuesSql(query: CompareParams, path: string[]): { sql: string; params:
 }
 
 /**
+ * Whether the table of metric values (services/metric-values.ts) holds what the query filters by:
+ * site, flavor and execution time are there; tags, upload times and JSON filters need the result.
+ */
+function answerableFromTable(query: CompareParams): boolean {
+  return !query.filters?.length && !query.tags_ids?.length && !query.upload_before && !query.upload_after;
+}
+
+/** The WHERE of `valuesSql`'s results, on the table's rows of one path (the same bounds, resultWhere's). */
+function tableWhere(query: CompareParams, pathId: number): Where {
+  const where = new Where().add('v.path_id = ?', pathId).add('not v.hidden');
+  if (query.site_id) where.add('v.site_id = ?', query.site_id);
+  if (query.flavor_id) where.add('v.flavor_id = ?', query.flavor_id);
+  const bound = (value: string) => parseDateBound(value).toISOString();
+  if (query.execution_before) where.add('v.execution_datetime < ?::timestamptz', bound(query.execution_before));
+  if (query.execution_after) where.add('v.execution_datetime > ?::timestamptz', bound(query.execution_after));
+  return where;
+}
+
+/**
+ * `valuesSql` from the table: one row per result, as there, with the value as stored in the
+ * document (numeric; null when there is no number there), so `xn` and `x` are those valuesSql
+ * computes. An index-only scan of the path's range of metric_value_path_idx.
+ */
+function tableValuesSql(query: CompareParams, pathId: number): Values {
+  const where = tableWhere(query, pathId);
+  const group = query.group_by === 'site' ? 'v.site_id' : 'v.flavor_id';
+  const number =
+    `case when v.value <= ${MAX_DOUBLE} and v.value >= -${MAX_DOUBLE} then ` +
+    `case when v.value < ${HALF_MIN_DOUBLE} and v.value > -${HALF_MIN_DOUBLE} then 0::numeric else v.value end end`;
+  return {
+    sql: `select g, xn::float8 as x, xn from (select ${group} as g, ${number} as xn from metric_value v ${where.toSql()} offset 0) r offset 0`,
+    params: where.params,
+  };
+}
+
+/**
  * The two statements. The first reads the values once and aggregates each group in one pass: the
  * counts, the exact mean and variance (numeric), and the group's values in order (`array_agg(x
  * order by x)`, sorted once with the grouping), from which it returns the order statistics around
@@ -185,8 +226,7 @@ function valuesSql(query: CompareParams, path: string[]): { sql: string; params:
  * (with `baseline`): the groups of at least that many values, all positive, also return their
  * values in order, from which the ratios to the baseline are computed in Node (compare-baseline.ts).
  */
-function compareSql(query: CompareParams, path: string[], z: number, window: number, valuesFrom: number | null) {
-  const values = valuesSql(query, path);
+function compareSql(query: CompareParams, values: Values, z: number, window: number, valuesFrom: number | null) {
   const names =
     query.group_by === 'site'
       ? 'left join site si on si.id = s.g'
@@ -237,13 +277,14 @@ function direction(query: CompareParams, schema: unknown, path: string[]): Bette
 
 /**
  * The comparison, and the benchmark's name (`image:tag`) for the chart's title. `pickWindow` is
- * for tests (a negative one makes every order statistic come from the second statement);
+ * for tests (a negative one makes every order statistic come from the second statement), and so
+ * is `documents` (read the documents even when the table of metric values could answer);
  * `schemaPaths`: warn about metric and filter paths the benchmark's schema does not describe.
  */
 export async function compareResults(
   em: EntityManager,
   query: CompareParams,
-  options: { pickWindow?: number; schemaPaths?: SchemaPathsCache } = {},
+  options: { pickWindow?: number; schemaPaths?: SchemaPathsCache; documents?: boolean } = {},
 ): Promise<{ answer: CompareAnswer; benchmarkName: string }> {
   const path = metricPath(query.metric);
   checkRankBy(query);
@@ -256,10 +297,16 @@ export async function compareResults(
   const better = direction(query, benchmark.json_schema, path);
   const z = normalQuantile(1 - (1 - confidence) / 2);
   const baseline = query.baseline?.toLowerCase();
-  const sql = compareSql({ ...query, group_by: groupBy }, path, z, options.pickWindow ?? PICK_WINDOW, baseline ? minSamples : null);
+  const grouped = { ...query, group_by: groupBy };
+  const window = options.pickWindow ?? PICK_WINDOW;
+  const documentValues = valuesSql(grouped, path); // also checks the filters (422) before any statement
 
   const { rows, totals, at } = await em.transactional(
     async (tx) => {
+      // From the table of metric values when it holds the path and is complete in this snapshot.
+      const pathId = options.documents || !answerableFromTable(grouped) ? null : await completeMetricPath(tx, benchmark.id, path);
+      const values = pathId === null ? documentValues : tableValuesSql(grouped, pathId);
+      const sql = compareSql(grouped, values, z, window, baseline ? minSamples : null);
       const all = await tx.execute<StatsRow[]>(sql.stats.sql, sql.stats.params);
       // No row when nothing matched; a row with n = 0 for a group none of whose results has a number.
       const rows = all.filter((row) => row.n > 0);

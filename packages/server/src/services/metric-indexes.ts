@@ -34,6 +34,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../core/logger.ts';
 import { lockKeyOf, lockWithin, tryLock, unlock, type LockKey, type Run } from '../db/advisory-lock.ts';
 import { withOwnConnection } from '../db/own-connection.ts';
+import { MetricValues } from './metric-values.ts';
 
 /** At most this many indexed metrics per benchmark (two indexes each). */
 export const MAX_METRICS_PER_BENCHMARK = 4;
@@ -145,6 +146,11 @@ export class MetricIndexes {
   private readonly retryMs: number;
   private readonly sessionUrl: string | undefined;
   private retry: NodeJS.Timeout | undefined;
+  /**
+   * The metric values table (services/metric-values.ts): kept up to date on the same occasions as
+   * these indexes (start, a benchmark approved, changed or deleted), but not bounded by their cap.
+   */
+  readonly values: MetricValues;
 
   constructor(
     private readonly logger: Logger,
@@ -163,6 +169,7 @@ export class MetricIndexes {
     this.recheckMs = options.recheckMs ?? 30_000;
     this.retryMs = options.retryMs ?? 5_000;
     this.sessionUrl = options.sessionUrl;
+    this.values = new MetricValues(logger, { sessionUrl: options.sessionUrl, retryMs: this.retryMs });
   }
 
   /**
@@ -190,6 +197,7 @@ export class MetricIndexes {
    * next change or start.
    */
   reconcile(em: EntityManager): Promise<void> {
+    void this.values.reconcile(em.fork());
     if (this.pending) return this.queue;
     this.pending = true;
     this.queue = this.queue.then(async () => {
@@ -209,16 +217,16 @@ export class MetricIndexes {
     return this.reconcile(em);
   }
 
-  /** Resolves when the work queued so far is done. */
-  idle(): Promise<void> {
-    return this.queue;
+  /** Resolves when the work queued so far is done (the metric values' too). */
+  async idle(): Promise<void> {
+    await Promise.all([this.queue, this.values.idle()]);
   }
 
   /** Stops after the statement in flight; resolves when nothing runs any more. */
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retry);
-    await this.queue;
+    await Promise.all([this.queue, this.values.close()]);
   }
 
   private async reconcileNow(em: EntityManager): Promise<void> {

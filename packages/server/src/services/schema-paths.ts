@@ -89,6 +89,21 @@ export class DescribedPaths {
   }
 
   /**
+   * The subschemas that describe `path` (references and combinators followed); null when it is not
+   * described, or only through a reference the walk cannot follow.
+   */
+  nodesAt(path: readonly string[]): Record<string, unknown>[] | null {
+    let at = this.#expand([this.#root]);
+    for (const segment of path) {
+      if (at.open) return null;
+      const children = this.#children(at.nodes, segment);
+      if (children.length === 0) return null;
+      at = this.#expand(children);
+    }
+    return at.open ? null : at.nodes;
+  }
+
+  /**
    * The described leaf path nearest to `path` by edit distance (over the dotted text, array
    * elements taking `path`'s index at that place), when near enough; else one ending with the same
    * key (`score` → `result.score`); else null.
