@@ -286,18 +286,24 @@ export class MetricTable {
   }
 
   /**
-   * Whether the table can serve a sort by `path`: its schema forces a number there, and no result
-   * of the benchmark (hidden ones too) holds another kind of value there than a number or null.
+   * Whether the table can serve a sort by `path`: its schema forces a number there, and no visible
+   * result of the benchmark holds another kind of value there than a number or null (sorts that
+   * include hidden results read the documents).
    */
   sortable(em: EntityManager, paths: MetricPaths, path: readonly string[]): Promise<boolean> {
     const key = `${paths.benchmarkId} ${paths.digest} ${keyOf(path)}`;
     return this.#cached(this.#sortable, key, this.#verifyMs, async () => {
       const [row] = await em.execute<{ json_schema: unknown }[]>('select json_schema from benchmark where id = ?', [paths.benchmarkId]);
       if (!row || !schemaForcesNumber(row.json_schema, path)) return false;
+      const pathId = paths.ids.get(keyOf(path));
+      if (pathId === undefined) return false;
+      // Only the visible results the table holds no number for can hold something else: their rows
+      // are the `value is null` range of the path's index, so only those documents are read.
       const [other] = await em.execute<{ found: boolean }[]>(
-        'select exists (select 1 from result r where r.benchmark_id = ? ' +
+        'select exists (select 1 from metric_value v join result r on r.id = v.result_id ' +
+          'where v.path_id = ? and v.value is null and not v.hidden ' +
           "and jsonb_typeof(r.json #> ?::text[]) not in ('number', 'null')) as found",
-        [paths.benchmarkId, [...path]],
+        [pathId, [...path]],
       );
       return other?.found === false;
     });
