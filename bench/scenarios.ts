@@ -85,7 +85,7 @@ const expectStatus = (expected: number) => (status: number) => (status === expec
 
 /** The page of a result list: one statement `… limit N offset M`; its total: `select count(*) …`. */
 const TOTAL = /^\s*select count\(\*\)/i;
-function pageAndTotal(issued: string[]): string[] {
+export function pageAndTotal(issued: string[]): string[] {
   const page = issued.find((s) => PAGE_STATEMENT.test(s));
   const total = issued.find((s) => TOTAL.test(s));
   // Catalogue lists count along with the page (`count(*) over ()`): one statement is both.
@@ -94,12 +94,24 @@ function pageAndTotal(issued: string[]): string[] {
   if (picked.length !== 2) throw new Error(`cannot find the page and total statements among:\n${issued.join('\n')}`);
   return picked;
 }
-const PAGE_AND_TOTAL =
+export const PAGE_AND_TOTAL =
   'the page statement (`… limit 100 offset 0`) and the total (`select count(*) …`, or `count(*) over ()` in the page statement) exactly as the server issued them';
 
 function sqlLiteral(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
+
+/** The check of a list of results: a page of at most 100 visible results (of `benchmark` when given), then `extra`. */
+export const listCheck =
+  (benchmark: BenchmarkRow | null, extra?: (items: Record<string, unknown>[]) => string | null) => (status: number, body: unknown) => {
+    if (status !== 200) return `status ${status}: ${JSON.stringify(body).slice(0, 400)}`;
+    if (!isPage(body)) return 'not a page';
+    if (body.items.length > 100) return `${body.items.length} items on a page of 100`;
+    if (body.total > 0 && body.items.length === 0) return 'no items although total > 0';
+    if (benchmark && body.items.some((r) => (r.benchmark as { id: string }).id !== benchmark.id)) return 'an item of another benchmark';
+    if (body.items.some((r) => r.hidden !== false)) return 'a hidden result in a default list';
+    return extra ? extra(body.items) : null;
+  };
 
 export function buildScenarios(input: ScenarioInputs): Scenario[] {
   const { catalogue, options } = input;
@@ -107,17 +119,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
   const benchmarks = catalogue.benchmarks;
   const cycle = <T>(items: readonly T[], count: number) =>
     Array.from({ length: Math.min(count, Math.max(items.length, 1)) }, (_, i) => items[i % items.length]!);
-
-  const listCheck =
-    (benchmark: BenchmarkRow | null, extra?: (items: Record<string, unknown>[]) => string | null) => (status: number, body: unknown) => {
-      if (status !== 200) return `status ${status}: ${JSON.stringify(body).slice(0, 400)}`;
-      if (!isPage(body)) return 'not a page';
-      if (body.items.length > 100) return `${body.items.length} items on a page of 100`;
-      if (body.total > 0 && body.items.length === 0) return 'no items although total > 0';
-      if (benchmark && body.items.some((r) => (r.benchmark as { id: string }).id !== benchmark.id)) return 'an item of another benchmark';
-      if (body.items.some((r) => r.hidden !== false)) return 'a hidden result in a default list';
-      return extra ? extra(body.items) : null;
-    };
 
   // 1. List by benchmark
   const s1: Scenario = {
