@@ -241,7 +241,7 @@ export async function measureSeries(input: {
     if (rows[0]) {
       table = {
         text:
-          'select v.flavor_id, v.execution_datetime, v.value from metric_value v where v.path_id = $1 and not v.hidden ' +
+          'select v.flavor_id, v.execution_datetime, v.value from metric_value v where v.path_id = $1 and not v.hidden and v.value is not null ' +
           'order by v.flavor_id, v.execution_datetime, v.result_id',
         values: [rows[0].id],
       };
