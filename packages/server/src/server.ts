@@ -7,6 +7,7 @@ import { CompareCache } from './services/compare-cache.ts';
 import { EmbedCache } from './services/embeds.ts';
 import { SchemaPathsCache } from './services/path-warnings.ts';
 import { UploadTargets } from './services/upload-targets.ts';
+import { MetricTable } from './services/metric-lookup.ts';
 import { MetricIndexes } from './services/metric-indexes.ts';
 import { connect, migrate, MigrationsBusyError, type PoolOptions } from './db/orm.ts';
 import { DatabaseControl } from './db/control.ts';
@@ -365,6 +366,7 @@ export async function startServer(config: ServerConfig, options: StartOptions = 
       schemaPaths: new SchemaPathsCache(),
       uploads: new UploadTargets(schemas),
       metrics,
+      metricTable: new MetricTable(),
       largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency),
       schemas,
       control: new DatabaseControl(db.url),

@@ -230,6 +230,34 @@ test('importOrigin: rows keep their ids; statuses, deleted and hidden follow the
   assert.is(plain!.at, PLAIN_EXECUTION);
 });
 
+test("importOrigin: the imported results' metric values are in their table, written as they were inserted", async () => {
+  const db = t.databaseUrl;
+  // The benchmarks' paths were chosen before their results came: complete, no pass needed.
+  const benchmarks = await query<{ id: string; complete: boolean; paths: string[] }>(
+    db,
+    "select m.benchmark_id as id, m.complete, array(select array_to_string(p.path, '.') from metric_path p where p.benchmark_id = m.benchmark_id) as paths from metric_benchmark m",
+  );
+  const time = benchmarks.find((b) => b.id === F.benchmarks.time);
+  assert.equal(time, { id: F.benchmarks.time, complete: true, paths: ['time'] });
+  const [pass] = await query<{ benchmarks: string[] }>(db, 'select benchmarks::text[] as benchmarks from metric_backfill');
+  assert.equal(pass!.benchmarks, []);
+  const rows = await query<{ result_id: string; value: string | null; hidden: boolean; document: string | null; result_hidden: boolean }>(
+    db,
+    `select r.id as result_id, v.value::text as value, v.hidden, case when jsonb_typeof(r.json #> p.path) = 'number' then (r.json #> p.path)::numeric::text end as document, r.hidden as result_hidden
+     from result r join metric_path p on p.benchmark_id = r.benchmark_id
+     left join metric_value v on v.result_id = r.id and v.path_id = p.id
+     where r.benchmark_id = $1 order by r.id`,
+    [F.benchmarks.time],
+  );
+  assert.ok(rows.length > 0);
+  for (const row of rows) {
+    assert.is(row.value, row.document, row.result_id);
+    assert.is(row.hidden, row.result_hidden, row.result_id);
+  }
+  assert.ok(rows.some((r) => r.value !== null && !r.hidden));
+  assert.is(rows.find((r) => r.result_id === F.results.violating)?.value, null, 'a string where the schema says integer: no number');
+});
+
 test('importOrigin: the API serves the imported rows as the original did (ids, aliases, hidden results, review queue)', async () => {
   const R = F.results;
   const bench = await t.request('GET', `/benchmarks/${F.benchmarks.time}`);

@@ -4,6 +4,7 @@
  * updates, claims, deletions), and GET /results:compare answering from it exactly as from the
  * documents, over generated data with missing, non-numeric, string, null, huge and tiny values.
  */
+import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
@@ -132,27 +133,38 @@ test('metricValuePaths: numeric leaves through $ref and allOf, headline paths fi
   assert.equal(metricValuePaths(true), []);
 });
 
-test('backfill: every stored result gets its own row and one per number, exactly as stored', async () => {
+/** Rows that are missing, extra, duplicated or differ from their result's document (0 when the table is right). */
+async function wrongRows(): Promise<number> {
+  const [wrong] = await seed.sql<{ n: number }>(
+    `select count(*)::int as n from (
+       select r.id, p.id as path_id, r.hidden, r.flavor_id, r.site_id, r.execution_datetime,
+              case when jsonb_typeof(r.json #> p.path) = 'number' then (r.json #> p.path)::numeric end as value
+       from result r join metric_path p on p.benchmark_id = r.benchmark_id
+       where r.benchmark_id in (select benchmark_id from metric_benchmark where complete)
+     ) w full join metric_value v on v.result_id = w.id and v.path_id = w.path_id
+     where w.id is null or v.result_id is null or v.hidden <> w.hidden or v.flavor_id <> w.flavor_id or v.site_id <> w.site_id
+        or v.execution_datetime <> w.execution_datetime or v.value is distinct from w.value`,
+  );
+  const [duplicated] = await seed.sql<{ n: number }>(
+    'select count(*)::int as n from (select 1 from metric_value group by result_id, path_id having count(*) > 1) d',
+  );
+  return wrong!.n + duplicated!.n;
+}
+
+test('backfill: every stored result gets one row per path, its number exactly as stored or null', async () => {
   const [state] = await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [benchmarkId]);
   assert.is(state?.complete, true);
-  const [counts] = await seed.sql<{ results: number; roots: number; numbers: number; wanted: number }>(
+  const [counts] = await seed.sql<{ results: number; rows: number; numbers: number; wanted: number }>(
     `select (select count(*)::int from result where benchmark_id = ?) as results,
-            (select count(*)::int from metric_value v join metric_path p on p.id = v.path_id where p.benchmark_id = ? and p.path = '{}') as roots,
-            (select count(*)::int from metric_value v join metric_path p on p.id = v.path_id where p.benchmark_id = ? and p.path = '{result,score}') as numbers,
+            (select count(*)::int from metric_value v join metric_path p on p.id = v.path_id where p.benchmark_id = ? and p.path = '{result,score}') as rows,
+            (select count(v.value)::int from metric_value v join metric_path p on p.id = v.path_id where p.benchmark_id = ? and p.path = '{result,score}') as numbers,
             (select count(*)::int from result where benchmark_id = ? and jsonb_typeof(json #> '{result,score}') = 'number') as wanted`,
     [benchmarkId, benchmarkId, benchmarkId, benchmarkId],
   );
-  assert.is(counts!.roots, counts!.results);
+  assert.is(counts!.rows, counts!.results);
   assert.is(counts!.numbers, counts!.wanted);
-  const [mismatch] = await seed.sql<{ n: number }>(
-    `select count(*)::int as n from result r join metric_path p on p.benchmark_id = r.benchmark_id
-     left join metric_value v on v.result_id = r.id and v.path_id = p.id
-     where r.benchmark_id = ? and (cardinality(p.path) = 0 or jsonb_typeof(r.json #> p.path) = 'number')
-       and (v.result_id is null or v.hidden <> r.hidden or v.flavor_id <> r.flavor_id or v.site_id <> r.site_id
-            or v.execution_datetime <> r.execution_datetime or v.value is distinct from (case when cardinality(p.path) > 0 then (r.json #> p.path)::numeric end))`,
-    [benchmarkId],
-  );
-  assert.is(mismatch!.n, 0);
+  assert.ok(counts!.wanted < counts!.results, 'some results have no number there');
+  assert.is(await wrongRows(), 0);
   const [extremes] = await seed.sql<{ values: string[] }>(
     `select array_agg(distinct v.value::text) as values from metric_value v join metric_path p on p.id = v.path_id
      where p.benchmark_id = ? and p.path = '{result,score}' and (v.value < -1e308 or (v.value > 0 and v.value < 1e-300))`,
@@ -172,7 +184,7 @@ test('every write path: single and batch uploads, SQL, claims, deletions and upd
   const single = await upload(t, alice, { benchmark_id: benchmarkId, flavor_id: flavors[0]!.id }, { result: { score: 7.25, time: 3 } });
   assert.is(single.status, 201, single.text);
   assert.equal(await rowsOf(single.body.id), [
-    { path: [], value: null, hidden: false },
+    { path: ['machine', 'cpu', 'count'], value: null, hidden: false },
     { path: ['result', 'score'], value: '7.25', hidden: false },
     { path: ['result', 'time'], value: '3', hidden: false },
   ]);
@@ -187,16 +199,16 @@ test('every write path: single and batch uploads, SQL, claims, deletions and upd
   const [a, b, c] = batch.body.ids as string[];
   assert.equal(
     (await rowsOf(a!)).map((r) => r.value),
-    [null, `1${'0'.repeat(155)}`],
+    [null, `1${'0'.repeat(155)}`, null],
   );
   assert.equal(
     (await rowsOf(b!)).map((r) => r.value),
-    [null],
+    [null, null, null],
     'a string is not a number',
   );
   assert.equal(
     (await rowsOf(c!)).map((r) => r.value),
-    [null, '-0.5'],
+    [null, '-0.5', null],
   );
 
   const claim = await t.request('POST', `/results/${c}:claim`, { token: admin, body: { message: 'mine' } });
@@ -221,7 +233,8 @@ test('every write path: single and batch uploads, SQL, claims, deletions and upd
   assert.equal(
     (await rowsOf(single.body.id)).map((r) => [r.path.join('.'), r.value]),
     [
-      ['', null],
+      ['machine.cpu.count', null],
+      ['result.score', null],
       ['result.time', '8'],
     ],
   );
@@ -230,8 +243,21 @@ test('every write path: single and batch uploads, SQL, claims, deletions and upd
     flavors[2]!.id,
   ]);
   assert.is(moved!.n, 0);
+  assert.is(await wrongRows(), 0);
+  // An update that changes nothing the rows hold leaves them as they are; one of `hidden` updates
+  // that column of the result's rows only.
+  const versions = () =>
+    seed.sql<{ xmin: string }>('select xmin::text from metric_value where result_id = ? order by path_id', [single.body.id]);
+  const before = await versions();
+  await seed.sql('update result set deleted = deleted, upload_datetime = upload_datetime where id = ?', [single.body.id]);
+  assert.equal(await versions(), before);
+  await seed.sql('update result set hidden = true where id = ?', [single.body.id]);
+  assert.ok((await rowsOf(single.body.id)).every((r) => r.hidden));
+  assert.not.equal(await versions(), before);
+  await seed.sql('update result set hidden = false where id = ?', [single.body.id]);
   await seed.sql('delete from result where id = ?', [single.body.id]);
   assert.equal(await rowsOf(single.body.id), []);
+  assert.is(await wrongRows(), 0);
 });
 
 /** The queries compared: both groupings, each filter the table answers, and some it does not. */
@@ -300,14 +326,11 @@ test('backfill: resumes where it stopped, in batches, and a schema change choose
   await seed.sql('update metric_benchmark set complete = false where benchmark_id = ?', [benchmarkId]);
   await seed.sql('update metric_backfill set benchmarks = array[?::uuid], next_block = ?, end_block = ?', [benchmarkId, half, blocks]);
   await seed.sql(`delete from metric_value v using result r where r.id = v.result_id and r.ctid >= ?::tid`, [`(${half},0)`]);
+  assert.ok((await wrongRows()) > 0);
   const values = new MetricValues(t.server.context.logger, { batchBlocks: 1 });
   await values.reconcile(fork());
   await values.close();
-  const [missing] = await seed.sql<{ n: number }>(
-    "select count(*)::int as n from result r where r.benchmark_id = ? and not exists (select 1 from metric_value v join metric_path p on p.id = v.path_id and p.path = '{}' where v.result_id = r.id)",
-    [benchmarkId],
-  );
-  assert.is(missing!.n, 0);
+  assert.is(await wrongRows(), 0);
   const [state] = await seed.sql<{ complete: boolean; benchmarks: string[] }>(
     'select complete, (select benchmarks::text[] from metric_backfill) as benchmarks from metric_benchmark where benchmark_id = ?',
     [benchmarkId],
@@ -328,6 +351,43 @@ test('backfill: resumes where it stopped, in batches, and a schema change choose
     [benchmarkId],
   );
   assert.equal(paths, { n: 1, complete: true });
+  assert.is(await wrongRows(), 0);
+});
+
+test('a result written while its benchmark gets its paths is filled in: the pass waits for writers in flight', async () => {
+  const other = await seed.benchmark({ schema: { type: 'object', properties: { w: { type: 'number' } } } });
+  const writer = new pg.Client({ connectionString: t.databaseUrl });
+  await writer.connect();
+  try {
+    // Inserted before the paths exist: its trigger writes nothing, and it commits only after they are chosen.
+    await writer.query('begin');
+    const { rows } = await writer.query<{ id: string }>(
+      `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub)
+       values (gen_random_uuid(), $1, $2, $3, '{"w": 4.5}', now(), now(), $4, $5) returning id`,
+      [other.id, flavors[0]!.site_id, flavors[0]!.id, seed.owner.uploader_iss, seed.owner.uploader_sub],
+    );
+    const reconciling = reconcile();
+    for (let i = 0; i < 100; i++) {
+      const [chosen] = await seed.sql<{ n: number }>('select count(*)::int as n from metric_path where benchmark_id = ?', [other.id]);
+      if (chosen!.n > 0) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const [state] = await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [other.id]);
+    assert.is(state?.complete, false, 'not complete while a writer that may have missed the paths runs');
+    await writer.query('commit');
+    await reconciling;
+    assert.equal(
+      (await rowsOf(rows[0]!.id)).map((r) => r.value),
+      ['4.5'],
+    );
+    const [after] = await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [other.id]);
+    assert.is(after?.complete, true);
+    assert.is(await wrongRows(), 0);
+    await seed.sql('delete from result where benchmark_id = ?', [other.id]);
+    await seed.sql('delete from benchmark where id = ?', [other.id]);
+  } finally {
+    await writer.end();
+  }
 });
 
 test('a deleted benchmark takes its paths and its results their rows', async () => {
@@ -336,7 +396,11 @@ test('a deleted benchmark takes its paths and its results their rows', async () 
   const [id] = await seed.results([
     { benchmark_id: other.id, flavor_id: flavors[0]!.id, site_id: flavors[0]!.site_id, json: { v: 1 }, execution_datetime: new Date() },
   ]);
-  assert.is((await rowsOf(id!)).length, 2, 'a new benchmark is complete at once: its results are written by the triggers');
+  assert.equal(
+    (await rowsOf(id!)).map((r) => r.value),
+    ['1'],
+    'a new benchmark is complete at once: its results are written by the triggers',
+  );
   await seed.sql('delete from result where benchmark_id = ?', [other.id]);
   await seed.sql('delete from benchmark where id = ?', [other.id]);
   const [left] = await seed.sql<{ paths: number; values: number }>(

@@ -3,9 +3,14 @@
  * (its PostgreSQL database) into this service's database, keeping every id (docs/migrating.md).
  * Idempotent (a row whose id is here is left alone: a second run writes nothing), resumable (an
  * interrupted run, run again, skips what is here and goes on), streaming (results a batch at a time
- * from a cursor: memory does not grow with their number).
+ * from a cursor: memory does not grow with their number). The metric value paths of the imported
+ * benchmarks are chosen before their results are imported, so that the insert trigger writes the
+ * results' metric values with them (services/metric-values.ts).
  */
 import { DEFAULTS } from '../config.ts';
+import { createLogger } from '../core/logger.ts';
+import { withOwnConnection } from '../db/own-connection.ts';
+import { chooseMetricPaths } from '../services/metric-values.ts';
 import { importCatalogue } from './catalogue.ts';
 import type { BatchInfo, ImportContext, ProgressEvent } from './context.ts';
 import { redactUrl } from './mapping.ts';
@@ -79,7 +84,11 @@ export async function importOrigin(options: ImportOptions): Promise<ImportSummar
       onProgress: options.onProgress,
       onBatch: options.onBatch,
     };
-    const complete = (await importCatalogue(ctx)) && (await importResults(ctx));
+    let complete = await importCatalogue(ctx);
+    if (complete) {
+      await withOwnConnection(options.to, (run) => chooseMetricPaths(run, createLogger('silent')), 'benchmarks-server import-origin');
+      complete = await importResults(ctx);
+    }
     return tally.summary({
       source: redactUrl(options.from),
       sourceTimezone,

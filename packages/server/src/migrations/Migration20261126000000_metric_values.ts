@@ -5,23 +5,28 @@ import { Migration } from '@mikro-orm/migrations';
  * describes (services/metric-values.ts; docs/decisions.md, "Metric values"), so that a comparison
  * reads an index instead of one heap page per result:
  *
- * - `metric_path`: each benchmark's chosen paths (at most MAX_METRIC_PATHS), with a small id; the
- *   empty path `{}` is the result itself, whose row (value null) every result gets, so that the
- *   results a comparison matched are counted from this table too.
- * - `metric_value`: one row per (result, path) where the result holds a JSON number there (or the
- *   path is `{}`), with the value exactly as stored (numeric: jsonb numbers are numerics, so no
- *   value fails the cast or is rounded), and copies of what a comparison filters and groups by.
- *   The `hidden` copy keeps it hidden and deleted with its result.
- * - `metric_benchmark`: per benchmark, the schema digest its paths were chosen from and whether
- *   its values are complete; only then does a comparison read the table.
+ * - `metric_path`: each benchmark's chosen paths (at most MAX_METRIC_PATHS), with a small id.
+ * - `metric_value`: one row per (result, path), with the value exactly as stored when the result
+ *   holds a JSON number there (numeric: jsonb numbers are numerics, so no value fails the cast or
+ *   is rounded), null otherwise, so that the rows of one path are every result of the benchmark
+ *   (a comparison counts the results it matched from them); and copies of what a comparison
+ *   filters and groups by. The `hidden` copy keeps it hidden and deleted with its result.
+ * - `metric_benchmark`: per benchmark, the schema digest its paths were chosen from, whether its
+ *   values are complete (only then does a comparison read the table), and the transaction ids
+ *   that may have written results without its current paths (`paths_xmax`: those below it).
  * - `metric_backfill`: the one pass that fills in the values of results stored before their
  *   benchmark's paths were chosen, walked by heap block ranges (resumable, in bounded batches).
  *
- * Written by triggers on `result`, in the writing transaction, so every insert path (single and
- * batch uploads, import-origin, SQL consoles) keeps the table right. Updates and deletes take a
- * shared transaction-level advisory lock that each backfill batch takes exclusively: a batch never
- * reads a result whose change is in flight. The table is filled in the background after start,
- * not here: a migration is one transaction (db/orm.ts).
+ * Two indexes, each for named queries: `(path_id, value) include (flavor_id, site_id,
+ * execution_datetime) where not hidden` (a sort is a walk of it, a numeric filter a range of it, a
+ * comparison an index-only scan of one path), and `(result_id)` (an update, a claim or a deletion
+ * finds the result's rows; not unique, so B-tree deduplication keeps one key per result).
+ *
+ * Written by statement-level triggers on `result`, in the writing transaction, so every insert path
+ * (single and batch uploads, import-origin, SQL consoles) keeps the table right. Updates and deletes
+ * take a shared transaction-level advisory lock that each backfill batch takes exclusively: a batch
+ * never reads a result whose change is in flight. The table is filled in the background after
+ * start, not here: a migration is one transaction (db/orm.ts).
  */
 export class Migration20261126000000_metric_values extends Migration {
   override async up(): Promise<void> {
@@ -36,7 +41,8 @@ export class Migration20261126000000_metric_values extends Migration {
       create table metric_benchmark (
         benchmark_id uuid primary key references benchmark (id) on delete cascade,
         digest text not null,
-        complete boolean not null default false
+        complete boolean not null default false,
+        paths_xmax xid8 null
       );`);
     this.addSql(`
       create table metric_backfill (
@@ -46,32 +52,39 @@ export class Migration20261126000000_metric_values extends Migration {
         end_block bigint not null default 0
       );`);
     this.addSql('insert into metric_backfill default values;');
-    // No foreign keys: the triggers below keep the rows in step with their result, and a foreign
-    // key would cost a lookup per row written (up to 33 per result).
+    // No foreign keys and no primary key: the triggers below keep the rows in step with their
+    // result, and a key would cost a lookup per row written (up to 32 per result). Columns in
+    // alignment order (no padding). Rows are only inserted and deleted, updated only when their
+    // result is hidden or shown (never HOT: `hidden` is in an index's predicate), so the pages are
+    // filled (fillfactor 100). Autovacuum runs after every 20,000 rows inserted (about 2,500
+    // results), not after a fifth of the table: the visibility map, which index-only scans need,
+    // stays set for all but the latest rows.
     this.addSql(`
       create table metric_value (
-        path_id integer not null,
         result_id uuid not null,
         flavor_id uuid not null,
         site_id uuid not null,
         execution_datetime timestamptz not null,
-        value numeric null,
+        path_id integer not null,
         hidden boolean not null,
-        primary key (result_id, path_id)
-      );`);
-    // A comparison by flavor reads (path, flavor, value) in order; by site, the same rows sorted.
-    // Filters by site and execution time are answered from the included columns: index-only.
+        value numeric null
+      ) with (fillfactor = 100, autovacuum_vacuum_insert_threshold = 20000, autovacuum_vacuum_insert_scale_factor = 0,
+              autovacuum_vacuum_threshold = 5000, autovacuum_vacuum_scale_factor = 0.01, autovacuum_analyze_threshold = 20000,
+              autovacuum_analyze_scale_factor = 0.02);`);
+    // Sort walk and numeric filter (GET /results), index-only scan of one path (compare); hidden
+    // results are in no default list or comparison.
     this.addSql(
-      'create index metric_value_compare_idx on metric_value (path_id, flavor_id, value) include (site_id, execution_datetime) where not hidden;',
+      'create index metric_value_path_idx on metric_value (path_id, value) include (flavor_id, site_id, execution_datetime) where not hidden;',
     );
+    // A result's rows: its update, claim, deletion.
+    this.addSql('create index metric_value_result_idx on metric_value (result_id);');
     // Whether a benchmark has hidden results, without reading the table (new results are seldom hidden).
     this.addSql('create index result_hidden_benchmark_idx on result (benchmark_id) where hidden;');
-    const rows = (from: string) => `
-        insert into metric_value (path_id, result_id, flavor_id, site_id, execution_datetime, value, hidden)
-        select p.id, n.id, n.flavor_id, n.site_id, n.execution_datetime,
-               case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end, n.hidden
-        from ${from} n join metric_path p on p.benchmark_id = n.benchmark_id
-        where cardinality(p.path) = 0 or jsonb_typeof(n.json #> p.path) = 'number';`;
+    const rows = (from: string, where = '') => `
+        insert into metric_value (result_id, flavor_id, site_id, execution_datetime, path_id, hidden, value)
+        select n.id, n.flavor_id, n.site_id, n.execution_datetime, p.id, n.hidden,
+               case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end
+        from ${from} n join metric_path p on p.benchmark_id = n.benchmark_id${where};`;
     // The shared lock of metric_value changes (services/metric-values.ts, CHANGE_LOCK).
     const lock = 'perform pg_advisory_xact_lock_shared(1650814563, 2);';
     this.addSql(`
@@ -79,11 +92,30 @@ export class Migration20261126000000_metric_values extends Migration {
       begin${rows('metric_new_results')}
         return null;
       end $$;`);
+    // An update writes the rows again only when what they hold changed (the document, the
+    // benchmark, the flavor, the site, the execution time); a claim or a deletion changes `hidden`
+    // only, and only those rows are updated; any other change (e.g. `deleted` alone) none.
     this.addSql(`
       create function metric_values_update() returns trigger language plpgsql as $$
+      declare
+        rewritten uuid[];
       begin
         ${lock}
-        delete from metric_value v using metric_old_results o where v.result_id = o.id;${rows('metric_new_results')}
+        select coalesce(array_agg(n.id), '{}') into rewritten
+        from metric_new_results n left join metric_old_results o on o.id = n.id
+        where o.id is null or n.json is distinct from o.json or n.benchmark_id is distinct from o.benchmark_id
+          or n.flavor_id is distinct from o.flavor_id or n.site_id is distinct from o.site_id
+          or n.execution_datetime is distinct from o.execution_datetime;
+        if cardinality(rewritten) > 0 or exists (select 1 from metric_old_results o where o.id not in (select id from metric_new_results)) then
+          delete from metric_value v using metric_old_results o
+          where v.result_id = o.id and (o.id in (select unnest(rewritten)) or o.id not in (select id from metric_new_results));${rows(
+            'metric_new_results',
+            ' where n.id in (select unnest(rewritten))',
+          )}
+        end if;
+        update metric_value v set hidden = n.hidden
+        from metric_new_results n join metric_old_results o on o.id = n.id
+        where v.result_id = n.id and n.hidden <> o.hidden and n.id not in (select unnest(rewritten));
         return null;
       end $$;`);
     this.addSql(`

@@ -6,6 +6,7 @@ import { Migration20261124100000_app_setting } from './Migration20261124100000_a
 import { Migration20261124200000_flavor_prices } from './Migration20261124200000_flavor_prices.ts';
 import { Migration20261125000000_shared_state } from './Migration20261125000000_shared_state.ts';
 import { Migration20261126000000_metric_values } from './Migration20261126000000_metric_values.ts';
+import { Migration20261126010000_metric_value_lists } from './Migration20261126010000_metric_value_lists.ts';
 
 /** Every migration, in order. A new migration file must be added here too. */
 export const migrationsList: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261124200000_flavor_prices', class: Migration20261124200000_flavor_prices },
   { name: 'Migration20261125000000_shared_state', class: Migration20261125000000_shared_state },
   { name: 'Migration20261126000000_metric_values', class: Migration20261126000000_metric_values },
+  { name: 'Migration20261126010000_metric_value_lists', class: Migration20261126010000_metric_value_lists },
 ];

@@ -8,6 +8,7 @@ import type { EmbedCache } from './embeds.ts';
 import type { SchemaPathsCache } from './path-warnings.ts';
 import type { UploadTargets } from './upload-targets.ts';
 import type { MetricIndexes } from './metric-indexes.ts';
+import type { MetricTable } from './metric-lookup.ts';
 import type { LargeBodyAdmission } from './admission.ts';
 import type { SchemaCompiler } from './schema-compiler.ts';
 import type { DatabaseControl } from '../db/control.ts';
@@ -36,6 +37,8 @@ export interface AppContext {
   uploads: UploadTargets;
   /** Indexes for sorting a benchmark's results by its suggested metrics. */
   metrics: MetricIndexes;
+  /** What result lists read from the metric values table (which paths, which sorts it serves). */
+  metricTable: MetricTable;
   /** Admission of requests with large bodies (batches). */
   largeBodies: LargeBodyAdmission;
   /** Checks and compiles benchmark JSON Schemas in worker threads; caches result validators. */

@@ -189,9 +189,9 @@ function tableWhere(query: CompareParams, pathId: number): Where {
 }
 
 /**
- * `valuesSql` from the table: the rows of the path are the results holding a number there, with
- * the value as stored in the document (numeric), so `xn` and `x` are those valuesSql computes.
- * Results without a number there have no row; `matched` counts them from the result's own rows.
+ * `valuesSql` from the table: one row per result, as there, with the value as stored in the
+ * document (numeric; null when there is no number there), so `xn` and `x` are those valuesSql
+ * computes. An index-only scan of the path's range of metric_value_path_idx.
  */
 function tableValuesSql(query: CompareParams, pathId: number): Values {
   const where = tableWhere(query, pathId);
@@ -290,8 +290,8 @@ export async function compareResults(
   const { rows, totals, at } = await em.transactional(
     async (tx) => {
       // From the table of metric values when it holds the path and is complete in this snapshot.
-      const ids = options.documents || !answerableFromTable(grouped) ? null : await completeMetricPath(tx, benchmark.id, path);
-      const sql = compareSql(grouped, ids ? tableValuesSql(grouped, ids.path) : documentValues, z, window);
+      const pathId = options.documents || !answerableFromTable(grouped) ? null : await completeMetricPath(tx, benchmark.id, path);
+      const sql = compareSql(grouped, pathId === null ? documentValues : tableValuesSql(grouped, pathId), z, window);
       const all = await tx.execute<StatsRow[]>(sql.stats.sql, sql.stats.params);
       // No row when nothing matched; a row with n = 0 for a group none of whose results has a number.
       const rows = all.filter((row) => row.n > 0);
@@ -310,16 +310,7 @@ export async function compareResults(
         ]);
         for (const o of more) at.set(`${o.g} ${Number(o.i)}`, Number(o.x));
       }
-      if (!ids) return { rows, totals: all[0], at };
-      // The table's rows of the path are only the results with a number there: every matched
-      // result has a row of its own (path `{}`), counted under the same bounds.
-      const root = tableWhere(grouped, ids.root);
-      const [count] = await tx.execute<{ matched: number }[]>(
-        `select count(*)::int as matched from metric_value v ${root.toSql()}`,
-        root.params,
-      );
-      const numbers = all.reduce((sum, row) => sum + row.n, 0);
-      return { rows, totals: { matched: count?.matched ?? 0, numbers }, at };
+      return { rows, totals: all[0], at };
     },
     { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ },
   );

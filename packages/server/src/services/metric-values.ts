@@ -13,15 +13,17 @@
  * ended; until then comparisons read the documents as before (services/compare.ts).
  *
  * Why it is right while results change:
- * - The paths of a benchmark are replaced under `lock table result in share mode`: every write
- *   in flight ends first, and every later write sees the new paths. The pass begins after that
- *   commit; whatever it has not reached yet, the triggers write.
+ * - The paths of a benchmark are replaced without a table lock: a write in flight may have read
+ *   the old ones. Once the new ones are committed, `paths_xmax` records the transaction ids that
+ *   were assigned by then; a pass includes the benchmark only once every transaction below it
+ *   has ended (`pg_snapshot_xmin`), so it sees every result written with the old paths, and every
+ *   later write sees the new ones; whatever the pass has not reached yet, the triggers write.
  * - Updates and deletes of results take a shared transaction-level advisory lock (CHANGE_LOCK) in
  *   their trigger, and every batch takes it exclusively before it reads: a batch never reads a
  *   result whose change is uncommitted, and a change after the batch sees the batch's rows. An
  *   updated result gets its rows written again from its new version, wherever the update moved it.
- * - Inserts by the batch are `on conflict do nothing`: a row is only ever written from the
- *   result's current version.
+ * - A batch writes only the rows a result lacks: a row is only ever written from the result's
+ *   current version.
  * Several processes may share the database: one pass runs at a time (BACKFILL_LOCK), and paths
  * are replaced under CHANGE_LOCK taken exclusively.
  */
@@ -70,33 +72,31 @@ export function metricValuePaths(schema: unknown): string[][] {
 }
 
 /**
- * The ids of the path and of the result's own row when the benchmark's values are complete and
- * the path is one of its paths; null otherwise (read the documents). Called in the comparison's
- * snapshot: complete there means every row of that snapshot is there.
+ * The id of the path when the benchmark's values are complete and the path is one of its paths;
+ * null otherwise (read the documents). Called in the comparison's snapshot: complete there means
+ * every row of that snapshot is there.
  */
-export async function completeMetricPath(
-  em: EntityManager,
-  benchmarkId: string,
-  path: readonly string[],
-): Promise<{ path: number; root: number } | null> {
-  const [row] = await em.execute<{ path: number; root: number }[]>(
-    'select p.id as path, r.id as root from metric_benchmark m ' +
-      'join metric_path p on p.benchmark_id = m.benchmark_id and p.path = ?::text[] ' +
-      "join metric_path r on r.benchmark_id = m.benchmark_id and r.path = '{}' " +
+export async function completeMetricPath(em: EntityManager, benchmarkId: string, path: readonly string[]): Promise<number | null> {
+  const [row] = await em.execute<{ id: number }[]>(
+    'select p.id from metric_benchmark m join metric_path p on p.benchmark_id = m.benchmark_id and p.path = ?::text[] ' +
       'where m.benchmark_id = ? and m.complete',
     [[...path], benchmarkId],
   );
-  return row ?? null;
+  return row?.id ?? null;
 }
 
+/**
+ * A batch of the pass: the rows of the results in a range of heap blocks, of the benchmarks the
+ * pass is for, that they do not have yet (a result written since its paths were chosen has them
+ * from the trigger; one of a benchmark whose schema gained a path lacks that path's only).
+ */
 const BATCH_SQL =
-  'insert into metric_value (path_id, result_id, flavor_id, site_id, execution_datetime, value, hidden) ' +
-  'select p.id, n.id, n.flavor_id, n.site_id, n.execution_datetime, ' +
-  "case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end, n.hidden " +
+  'insert into metric_value (result_id, flavor_id, site_id, execution_datetime, path_id, hidden, value) ' +
+  'select n.id, n.flavor_id, n.site_id, n.execution_datetime, p.id, n.hidden, ' +
+  "case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end " +
   'from result n join metric_path p on p.benchmark_id = n.benchmark_id ' +
   'where n.ctid >= $1::tid and n.ctid < $2::tid and n.benchmark_id = any((select benchmarks from metric_backfill)::uuid[]) ' +
-  "and (cardinality(p.path) = 0 or jsonb_typeof(n.json #> p.path) = 'number') " +
-  'on conflict do nothing';
+  'and not exists (select 1 from metric_value v where v.result_id = n.id and v.path_id = p.id)';
 const lockSql = (key: LockKey) => `select pg_advisory_xact_lock(${key[0]}, ${key[1]})`;
 
 /** The upkeep of the table: paths chosen again when schemas change, values filled in. */
@@ -159,63 +159,8 @@ export class MetricValues {
 
   /** Replaces the paths of every benchmark whose schema changed since they were chosen. */
   private async choosePaths(em: EntityManager): Promise<void> {
-    const stale = await em.execute<{ id: string }[]>(
-      'select b.id from benchmark b left join metric_benchmark m on m.benchmark_id = b.id ' +
-        "where m.digest is distinct from md5(b.json_schema::text) || ':' || ? order by b.id",
-      [CHOICE_VERSION],
-    );
-    for (const { id } of stale) {
-      if (this.closed) return;
-      const [row] = await em.execute<{ digest: string; json_schema: unknown }[]>(
-        "select md5(json_schema::text) || ':' || ? as digest, json_schema from benchmark where id = ?",
-        [CHOICE_VERSION, id],
-      );
-      if (!row) continue; // deleted meanwhile
-      await this.replacePaths(em, id, row.digest, metricValuePaths(row.json_schema));
-    }
-  }
-
-  private async replacePaths(em: EntityManager, benchmarkId: string, digest: string, paths: string[][]): Promise<void> {
-    await em.transactional(async (tx) => {
-      await tx.execute("set local lock_timeout = '5s'");
-      // Every write to results in flight ends first; every later one sees the new paths.
-      await tx.execute('lock table result in share mode');
-      await tx.execute(lockSql(CHANGE_LOCK));
-      const [current] = await tx.execute<{ digest: string; stored: string | null; complete: boolean | null }[]>(
-        "select md5(b.json_schema::text) || ':' || ? as digest, m.digest as stored, m.complete from benchmark b " +
-          'left join metric_benchmark m on m.benchmark_id = b.id where b.id = ?',
-        [CHOICE_VERSION, benchmarkId],
-      );
-      // Deleted, changed again (the next reconcile chooses) or done by another process meanwhile.
-      if (!current || current.digest !== digest || current.stored === digest) return;
-      const wanted = [[], ...paths].map((p) => JSON.stringify(p));
-      const existing = await tx.execute<{ id: number; path: string[] }[]>('select id, path from metric_path where benchmark_id = ?', [
-        benchmarkId,
-      ]);
-      const removed = existing.filter((e) => !wanted.includes(JSON.stringify(e.path))).map((e) => e.id);
-      const kept = new Set(existing.map((e) => JSON.stringify(e.path)));
-      const added = wanted.filter((p) => !kept.has(p));
-      if (removed.length) {
-        await tx.execute('delete from metric_value where path_id = any(?::int[])', [removed]);
-        await tx.execute('delete from metric_path where id = any(?::int[])', [removed]);
-      }
-      if (added.length) {
-        await tx.execute(
-          'insert into metric_path (benchmark_id, path) select ?::uuid, array(select jsonb_array_elements_text(e)) from jsonb_array_elements(?::jsonb) e',
-          [benchmarkId, `[${added.join(',')}]`],
-        );
-      }
-      // A benchmark without results (a new one) is complete at once: every result from now on
-      // is written by the triggers. Otherwise, with new paths, it waits for a pass that begins later.
-      const complete = added.length === 0 ? current.complete === true : !(await hasResults(tx, benchmarkId));
-      await tx.execute(
-        'insert into metric_benchmark (benchmark_id, digest, complete) values (?, ?, ?) ' +
-          'on conflict (benchmark_id) do update set digest = excluded.digest, complete = excluded.complete',
-        [benchmarkId, digest, complete],
-      );
-      if (added.length) await tx.execute('update metric_backfill set benchmarks = array_remove(benchmarks, ?::uuid)', [benchmarkId]);
-      this.logger.debug('metric value paths chosen', { benchmark: benchmarkId, paths: paths.length, complete });
-    });
+    const url = this.options.sessionUrl ?? em.config.get('clientUrl')!;
+    await withOwnConnection(url, (run) => chooseMetricPaths(run, this.logger, () => this.closed), 'benchmarks-server metric values');
   }
 
   /** Runs the pass (or the rest of it) and the next ones, on a connection of its own; another process may be at it. */
@@ -256,7 +201,8 @@ export class MetricValues {
       await inTransaction(run, async () => {
         await run(lockSql(CHANGE_LOCK));
         const [row] = await run(
-          "update metric_backfill set benchmarks = coalesce((select array_agg(benchmark_id order by benchmark_id) from metric_benchmark where not complete), '{}'), " +
+          'update metric_backfill set benchmarks = coalesce((select array_agg(benchmark_id order by benchmark_id) from metric_benchmark where not complete ' +
+            "and paths_xmax <= pg_snapshot_xmin(pg_current_snapshot())), '{}'), " +
             "next_block = 0, end_block = pg_relation_size('result') / current_setting('block_size')::int returning cardinality(benchmarks) as n",
         );
         begun = Number(row?.n ?? 0);
@@ -285,15 +231,108 @@ export class MetricValues {
   }
 }
 
-async function hasResults(tx: EntityManager, benchmarkId: string): Promise<boolean> {
-  // Two partial indexes: the visible results, and the hidden ones.
-  for (const sql of [
-    'select 1 from result where benchmark_id = ? and not hidden limit 1',
-    'select 1 from result where benchmark_id = ? and hidden limit 1',
-  ]) {
-    if ((await tx.execute(sql, [benchmarkId])).length) return true;
+/**
+ * Chooses the paths of every benchmark whose schema changed since its paths were chosen (or that
+ * has none yet), on a connection of its own: the server after start and at every benchmark change,
+ * and `import-origin` once it has imported the benchmarks, before their results (whose rows the
+ * insert trigger then writes). `stop`: checked between benchmarks.
+ */
+export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => boolean = () => false): Promise<void> {
+  const stale = (await run(
+    'select b.id from benchmark b left join metric_benchmark m on m.benchmark_id = b.id ' +
+      "where m.digest is distinct from md5(b.json_schema::text) || ':' || $1 order by b.id",
+    [CHOICE_VERSION],
+  )) as { id: string }[];
+  const removed: number[] = [];
+  for (const { id } of stale) {
+    if (stop()) break;
+    const [row] = (await run("select md5(json_schema::text) || ':' || $1 as digest, json_schema from benchmark where id = $2", [
+      CHOICE_VERSION,
+      id,
+    ])) as { digest: string; json_schema: unknown }[];
+    if (!row) continue; // deleted meanwhile
+    removed.push(...(await replacePaths(run, logger, id, row.digest, metricValuePaths(row.json_schema))));
   }
-  return false;
+  // The writers that may have missed the new paths are those whose transaction id was assigned
+  // before they were committed: every id below the current snapshot's xmax. Set after the commit
+  // (here, and again at the next call should the process stop in between).
+  await run('update metric_benchmark set paths_xmax = pg_snapshot_xmax(pg_current_snapshot()) where paths_xmax is null');
+  const [waiting] = (await run('select max(paths_xmax)::text as xmax from metric_benchmark where not complete')) as {
+    xmax: string | null;
+  }[];
+  if (!(waiting?.xmax || removed.length) || !(await writersEnded(run, waiting?.xmax ?? null, stop))) return;
+  // Benchmarks without results are complete at once: every later result is written by the triggers.
+  await run(
+    'update metric_benchmark m set complete = true where not complete and paths_xmax <= pg_snapshot_xmin(pg_current_snapshot()) ' +
+      'and not exists (select 1 from result r where r.benchmark_id = m.benchmark_id and not r.hidden) ' +
+      'and not exists (select 1 from result r where r.benchmark_id = m.benchmark_id and r.hidden)',
+  );
+  // The rows of removed paths, which writers that had not seen their removal may have added to.
+  if (removed.length) await run('delete from metric_value where path_id = any($1::int[])', [removed]);
+}
+
+/**
+ * Waits until every transaction with an id below `xmax` has ended (none when null: the
+ * transactions running now); false when stopped first.
+ */
+async function writersEnded(run: Run, xmax: string | null, stop: () => boolean): Promise<boolean> {
+  const [mark] = (await run('select coalesce($1::xid8, pg_snapshot_xmax(pg_current_snapshot()))::text as xmax', [xmax])) as {
+    xmax: string;
+  }[];
+  for (;;) {
+    const [now] = (await run('select pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 as ended', [mark!.xmax])) as { ended: boolean }[];
+    if (now?.ended) return true;
+    if (stop()) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Replaces a benchmark's paths; returns the ids of those removed. No table lock: a writer in
+ * flight may have read the old paths, so a benchmark that gained paths is not complete, and only
+ * a pass that begins once every such writer has ended (`paths_xmax`) fills it in.
+ */
+async function replacePaths(run: Run, logger: Logger, benchmarkId: string, digest: string, paths: string[][]): Promise<number[]> {
+  let removed: number[] = [];
+  await inTransaction(run, async () => {
+    await run(lockSql(CHANGE_LOCK));
+    const [current] = (await run(
+      "select md5(b.json_schema::text) || ':' || $1 as digest, m.digest as stored, m.complete from benchmark b " +
+        'left join metric_benchmark m on m.benchmark_id = b.id where b.id = $2',
+      [CHOICE_VERSION, benchmarkId],
+    )) as { digest: string; stored: string | null; complete: boolean | null }[];
+    // Deleted, changed again (the next reconcile chooses) or done by another process meanwhile.
+    if (!current || current.digest !== digest || current.stored === digest) return;
+    const wanted = paths.map((p) => JSON.stringify(p));
+    const existing = (await run('select id, path from metric_path where benchmark_id = $1', [benchmarkId])) as {
+      id: number;
+      path: string[];
+    }[];
+    removed = existing.filter((e) => !wanted.includes(JSON.stringify(e.path))).map((e) => e.id);
+    const kept = new Set(existing.map((e) => JSON.stringify(e.path)));
+    const added = wanted.filter((p) => !kept.has(p));
+    // Their rows are deleted once no writer can add to them any more (chooseMetricPaths).
+    if (removed.length) await run('delete from metric_path where id = any($1::int[])', [removed]);
+    if (added.length) {
+      await run(
+        'insert into metric_path (benchmark_id, path) select $1::uuid, array(select jsonb_array_elements_text(e)) from jsonb_array_elements($2::jsonb) e',
+        [benchmarkId, `[${added.join(',')}]`],
+      );
+    }
+    // Complete when nothing was added to complete values (or there is nothing to keep); a
+    // benchmark without results is marked complete by chooseMetricPaths once no writer can have
+    // missed its paths.
+    const complete = added.length === 0 && (current.complete === true || paths.length === 0);
+    await run(
+      'insert into metric_benchmark (benchmark_id, digest, complete, paths_xmax) values ($1, $2, $3, null) ' +
+        'on conflict (benchmark_id) do update set digest = excluded.digest, complete = excluded.complete, ' +
+        'paths_xmax = case when excluded.complete then metric_benchmark.paths_xmax end',
+      [benchmarkId, digest, complete],
+    );
+    if (added.length) await run('update metric_backfill set benchmarks = array_remove(benchmarks, $1::uuid)', [benchmarkId]);
+    logger.debug('metric value paths chosen', { benchmark: benchmarkId, paths: paths.length });
+  });
+  return removed;
 }
 
 async function inTransaction(run: Run, work: () => Promise<void>): Promise<void> {

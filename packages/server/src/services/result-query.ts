@@ -5,7 +5,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../core/errors.ts';
 import { parseDateBound } from '../core/dates.ts';
-import { filterSql, parseFilters, type Fragment } from './json-filter.ts';
+import { filterSql, parseFilters, type Fragment, type JsonFilter } from './json-filter.ts';
 import { prefixedJsonPath } from './json-path.ts';
 import type { PageRequest } from './pagination.ts';
 import { parseSort, type SortTerm } from './sort.ts';
@@ -17,6 +17,18 @@ import type { TotalCache } from './total-cache.ts';
 import type { MetricIndexes } from './metric-indexes.ts';
 import { prepared } from '../db/bound-driver.ts';
 import { poolIsQuiet } from '../db/pool.ts';
+import {
+  filterFragment,
+  pathIdOf,
+  sortedAfter,
+  sortedCountSql,
+  sortedFrom,
+  sortedOrder,
+  sortedWhere,
+  tableCountSql,
+  type MetricPaths,
+  type MetricTable,
+} from './metric-lookup.ts';
 
 /** The query parameters of /results, /results:search and /users/self/results. */
 export interface ResultListQuery {
@@ -95,11 +107,31 @@ export function parseResultSort(sortBy: string | undefined): SortTerm[] {
 
 const bound = (value: string) => parseDateBound(value).toISOString();
 
-/** The WHERE of a result list and the joins it needs. Throws 422 on a malformed filter. */
+/**
+ * How a list reads the metric values table (services/metric-lookup.ts), when it does: the
+ * benchmark's paths there, and the one its sort walks (null: the sort reads the documents).
+ */
+export interface MetricPlan {
+  paths: MetricPaths;
+  sortPathId: number | null;
+}
+
+/** The table's lookup for a numeric filter on one of the plan's paths; null: read the document. */
+function tableFilter(plan: MetricPlan | undefined, filter: JsonFilter, idColumn: string): Fragment | null {
+  if (!plan || filter.value.kind !== 'number') return null;
+  const id = pathIdOf(plan.paths, filter.path);
+  return id === undefined ? null : filterFragment(id, filter, idColumn);
+}
+
+/**
+ * The WHERE of a result list and the joins it needs. Throws 422 on a malformed filter. With
+ * `metric`, numeric filters on its paths look the table up for the result whose id is `idColumn`
+ * (default `r.id`): the same rows (services/metric-lookup.ts).
+ */
 export function resultWhere(
   query: ResultListQuery,
   scope: ResultScope,
-  options: { termsAsIdSets?: boolean } = {},
+  options: { termsAsIdSets?: boolean; metric?: MetricPlan; idColumn?: string } = {},
 ): { where: Where; joins: Set<Join> } {
   const where = new Where();
   const joins = new Set<Join>();
@@ -116,7 +148,7 @@ export function resultWhere(
   if (query.execution_before) where.add('r.execution_datetime < ?::timestamptz', bound(query.execution_before));
   if (query.execution_after) where.add('r.execution_datetime > ?::timestamptz', bound(query.execution_after));
   for (const filter of parseFilters(query.filters)) {
-    const { sql, params } = filterSql(filter, 'r.json');
+    const { sql, params } = tableFilter(options.metric, filter, options.idColumn ?? 'r.id') ?? filterSql(filter, 'r.json');
     where.add(sql, ...params);
   }
   for (const term of query.terms ?? []) {
@@ -240,12 +272,13 @@ export function resultKeysFrom(query: ResultListQuery): string {
 export function resultListSql(
   query: ResultListQuery,
   scope: ResultScope,
-  options: { metricIndexed?: boolean; walk?: ListWalk } = {},
-): { page: Fragment; count: Fragment; request: PageRequest } {
+  options: { metricIndexed?: boolean; walk?: ListWalk; metric?: MetricPlan } = {},
+): { page: Fragment; count: Fragment; request: PageRequest; table?: SortedByTable } {
   const walk = options.walk ?? resultWalk({ ...query, cursor: undefined }, scope);
-  const { where, joins } = resultWhere(query, scope);
-  const counted = query.terms?.some((t) => t !== '') ? resultWhere(query, scope, { termsAsIdSets: true }) : { where, joins };
-  const count = {
+  const metric = options.metric;
+  const { where, joins } = resultWhere(query, scope, { metric });
+  const counted = query.terms?.some((t) => t !== '') ? resultWhere(query, scope, { termsAsIdSets: true, metric }) : { where, joins };
+  const count = (metric && tableCount(query, scope, metric)) || {
     sql: `select count(*)::int as total from result r ${joinSql(counted.joins)} ${counted.where.toSql()}`,
     params: counted.where.params,
   };
@@ -257,6 +290,17 @@ export function resultListSql(
   const after = walk.after();
   const keyColumns = walk.keyColumns(true);
   const outputs = `${RESULT_OUTPUTS}, ${keyColumns.sql}`;
+  if (metric?.sortPathId != null) {
+    const table = sortedByTable(query, scope, metric, metric.sortPathId, walk, outputs, keyColumns.params);
+    // Rows after the numbers in the list's order (no number at the path: missing or null), from the documents.
+    const sortPath = metricSortPath(query, scope)!;
+    const rest = where.and(both({ sql: "jsonb_typeof(r.json #> ?::text[]) is distinct from 'number'", params: [sortPath] }, after));
+    table.tail = (tailOffset, tailLimit) => ({
+      sql: `select ${outputs} from (select ${RESULT_COLUMNS} from result r ${joinSql(joins)} ${rest.sql} ${order.sql} limit ? offset ?) p`,
+      params: [...keyColumns.params, ...rest.params, ...order.params, tailLimit, tailOffset],
+    });
+    return { page: table.page, count, request, table };
+  }
   const path = options.metricIndexed ? metricSortPath(query, scope) : null;
   if (path) {
     const descending = sorted.keys[0]!.descending;
@@ -318,6 +362,90 @@ export function resultListSql(
   };
 }
 
+/** A page of a list sorted by a path of the metric values table (resultListSql, findResultRows). */
+export interface SortedByTable {
+  /** The results holding a number at the path, in the list's order, from the page's offset (or after its cursor). */
+  page: Fragment;
+  /** Those results of the whole list, counted (for a page by number past them). */
+  numbers: Fragment;
+  /** Whether results without a number there can be in the list (no numeric filter on the path). */
+  tailPossible: boolean;
+  /** The results after the numbers, from `offset` of them, at most `limit`. */
+  tail: (offset: number, limit: number) => Fragment;
+}
+
+function both(a: Fragment | null, b: Fragment | null): Fragment | null {
+  if (!a || !b) return a ?? b;
+  return { sql: `(${a.sql}) and (${b.sql})`, params: [...a.params, ...b.params] };
+}
+
+const samePath = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((s, i) => s === b[i]);
+
+/**
+ * A list's total from the table alone, when everything it is bounded by is there: visible results
+ * of the benchmark, numeric filters on its paths, site, flavor, execution time. Null otherwise.
+ */
+function tableCount(query: ResultListQuery, scope: ResultScope, metric: MetricPlan): Fragment | null {
+  if (!('visible' in scope) || query.tags_ids?.length || query.upload_before || query.upload_after) return null;
+  if (query.terms?.some((t) => t !== '')) return null;
+  const filters = parseFilters(query.filters);
+  const onTable = filters.flatMap((filter) => {
+    const pathId = filter.value.kind === 'number' ? pathIdOf(metric.paths, filter.path) : undefined;
+    return pathId === undefined ? [] : [{ pathId, filter }];
+  });
+  if (onTable.length === 0 || onTable.length !== filters.length) return null;
+  return tableCountSql(onTable, {
+    site_id: query.site_id,
+    flavor_id: query.flavor_id,
+    execution_before: query.execution_before ? bound(query.execution_before) : undefined,
+    execution_after: query.execution_after ? bound(query.execution_after) : undefined,
+  });
+}
+
+/**
+ * The numbers part of a list sorted by a path of the table (`MetricPlan.sortPathId`): the path's
+ * rows of visible results walked in the index's order (number, then id), each checked against the
+ * list's WHERE (the table's filters looked up by the row's result id, before its result is read).
+ * After a cursor standing on a number, from that number and id; on another value, all of them
+ * (descending: such values come first) or none; on a missing value, none.
+ */
+function sortedByTable(
+  query: ResultListQuery,
+  scope: ResultScope,
+  metric: MetricPlan,
+  pathId: number,
+  walk: ListWalk,
+  outputs: string,
+  keyParams: unknown[],
+): SortedByTable {
+  const path = metricSortPath(query, scope)!;
+  const descending = walk.keys[0]!.descending;
+  const idKey = walk.keys.find((k) => k.unique)!;
+  const { where } = resultWhere(query, scope, { metric, idColumn: 's.result_id' });
+  const base = sortedWhere(pathId);
+  let after: Fragment | null = null;
+  const values = walk.values;
+  if (values) {
+    const rank = values[0];
+    const id = values[walk.keys.indexOf(idKey)]!;
+    if (rank === '0') after = sortedAfter(values[1]!, id, descending, idKey.descending);
+    else if (!(rank === '1' && descending)) after = { sql: 'false', params: [] };
+  }
+  const rows = where.and(both(base, after));
+  const all = where.and(base);
+  return {
+    page: {
+      sql: `select ${outputs} from (select ${RESULT_COLUMNS} from ${sortedFrom()} ${rows.sql} ${sortedOrder(descending, idKey.descending)} limit ? offset ?) p`,
+      params: [...keyParams, ...rows.params, walk.limit, walk.offset],
+    },
+    numbers: sortedCountSql(all),
+    tailPossible: !parseFilters(query.filters).some((f) => f.value.kind === 'number' && samePath(f.path, path)),
+    tail: () => {
+      throw new Error('resultListSql sets tail');
+    },
+  };
+}
+
 /**
  * The cursor's predicate on the numbers part of a metric-sorted page, in the terms its index
  * serves (`(value, id)`): after the cursor's number when it stands on a number; every number when
@@ -338,11 +466,49 @@ function numbersAfter(walk: ListWalk, path: string[], value: string, idKey: KeyT
 }
 
 /**
+ * Whether and how a list reads the metric values table (`table` given, services/metric-lookup.ts):
+ * when it is of one benchmark whose values are complete, with numeric filters on the table's
+ * paths, or sorted first by one of them that the table can sort by (visible results only). Null:
+ * the documents alone.
+ */
+export async function metricPlan(
+  em: EntityManager,
+  table: MetricTable | undefined,
+  query: ResultListQuery,
+  scope: ResultScope,
+): Promise<MetricPlan | null> {
+  if (!table || !query.benchmark_id) return null;
+  const numeric = parseFilters(query.filters).filter((f) => f.value.kind === 'number');
+  const terms = parseResultSort(query.sort_by);
+  const sortPath = metricSortPath(query, scope);
+  const sortsFirst = sortPath !== null && prefixedJsonPath(terms[0]!.field) !== null;
+  if (numeric.length === 0 && !sortsFirst) return null;
+  const paths = await table.paths(em, query.benchmark_id);
+  if (!paths) return null;
+  const sortId = sortsFirst ? pathIdOf(paths, sortPath) : undefined;
+  const sortPathId = sortId !== undefined && (await table.sortable(em, paths, sortPath!)) ? sortId : null;
+  if (sortPathId === null && !numeric.some((f) => pathIdOf(paths, f.path) !== undefined)) return null;
+  return { paths, sortPathId };
+}
+
+/** The path ids a plan's statements use. */
+function planIds(plan: MetricPlan, query: ResultListQuery): number[] {
+  const ids = parseFilters(query.filters).flatMap((f) => {
+    const id = f.value.kind === 'number' ? pathIdOf(plan.paths, f.path) : undefined;
+    return id === undefined ? [] : [id];
+  });
+  return plan.sortPathId === null ? ids : [...ids, plan.sortPathId];
+}
+
+/**
  * One page of result rows and the total of the list. The two statements run in parallel, on two
  * connections, unless `sequential` and the pool is busy (expensive lists then hold one connection
  * each, so that the few admitted at once leave the rest of the pool to everyone else; on a quiet
  * pool they take two, and answer in the time of the slower statement rather than of both). A page
  * after a cursor counts nothing: its total is the one the walk began with (services/cursor.ts).
+ * With `table` (services/metric-lookup.ts), what the metric values table can answer is read there
+ * (`metricPlan`); should a path it used be gone by the end (a schema change meanwhile), the page is
+ * read again from the documents.
  */
 export async function findResultRows(
   em: EntityManager,
@@ -350,24 +516,51 @@ export async function findResultRows(
   scope: ResultScope,
   totals?: TotalCache,
   metrics?: MetricIndexes,
-  options: { sequential?: boolean; walk?: ListWalk } = {},
+  options: { sequential?: boolean; walk?: ListWalk; table?: MetricTable } = {},
 ): Promise<{ rows: ResultTextRow[]; total: number | undefined; walk: ListWalk }> {
-  const metricIndexed = await metricIndexedList(em, query, scope, metrics);
   const walk = options.walk ?? resultWalk(query, scope);
+  const plan = await metricPlan(em, options.table, query, scope);
+  const metricIndexed = plan?.sortPathId != null ? false : await metricIndexedList(em, query, scope, metrics);
   await walk.resolve(em, resultKeysFrom(query));
-  const { page, count } = resultListSql(query, scope, { metricIndexed, walk });
+  const { page, count, table } = resultListSql(query, scope, { metricIndexed, walk, metric: plan ?? undefined });
   const counting = async () => (await em.execute<{ total: number }[]>(count.sql, count.params))[0]!.total;
-  const pageRows = () => em.execute<ResultTextRow[]>(page.sql, page.params);
-  if (walk.byCursor) return { rows: await pageRows(), total: undefined, walk };
   const total = () => (totals ? totals.total(count.sql, count.params, counting) : counting());
-  if (options.sequential && !poolIsQuiet(em)) {
-    const rows = await pageRows();
-    return { rows, total: await total(), walk };
+  const pageRows = table ? () => tablePage(em, walk, table) : () => em.execute<ResultTextRow[]>(page.sql, page.params);
+  const found = await run();
+  if (plan && options.table && !(await options.table.stillThere(em, planIds(plan, query)))) {
+    return findResultRows(em, query, scope, totals, metrics, { ...options, table: undefined });
   }
-  // Both settle before the answer: when one fails (a statement timeout, a cancellation), the other,
-  // with the same WHERE, is not left running on its connection after the client has its error.
-  const [rows, counted] = await Promise.allSettled([pageRows(), total()]);
-  if (rows.status === 'rejected') throw rows.reason;
-  if (counted.status === 'rejected') throw counted.reason;
-  return { rows: rows.value, total: counted.value, walk };
+  return found;
+
+  async function run(): Promise<{ rows: ResultTextRow[]; total: number | undefined; walk: ListWalk }> {
+    if (walk.byCursor) return { rows: await pageRows(), total: undefined, walk };
+    if (options.sequential && !poolIsQuiet(em)) {
+      const rows = await pageRows();
+      return { rows, total: await total(), walk };
+    }
+    // Both settle before the answer: when one fails (a statement timeout, a cancellation), the other,
+    // with the same WHERE, is not left running on its connection after the client has its error.
+    const [rows, counted] = await Promise.allSettled([pageRows(), total()]);
+    if (rows.status === 'rejected') throw rows.reason;
+    if (counted.status === 'rejected') throw counted.reason;
+    return { rows: rows.value, total: counted.value, walk };
+  }
+}
+
+/**
+ * A page of a list sorted by the table: its numbers part, then, when the page reaches past the
+ * numbers, the rows after them (read from the documents only then, not from a remembered total,
+ * which may be a few seconds old). By page number, the numbers before the page's offset are known
+ * when the numbers part returned some rows, and counted otherwise.
+ */
+async function tablePage(em: EntityManager, walk: ListWalk, table: SortedByTable): Promise<ResultTextRow[]> {
+  const rows = await em.execute<ResultTextRow[]>(table.page.sql, table.page.params);
+  if (rows.length >= walk.limit || !table.tailPossible) return rows;
+  let tailOffset = 0;
+  if (!walk.byCursor && rows.length === 0 && walk.offset > 0) {
+    const [counted] = await em.execute<{ n: number }[]>(table.numbers.sql, table.numbers.params);
+    tailOffset = Math.max(0, walk.offset - counted!.n);
+  }
+  const tail = table.tail(tailOffset, walk.limit - rows.length);
+  return [...rows, ...(await em.execute<ResultTextRow[]>(tail.sql, tail.params))];
 }

@@ -24,6 +24,7 @@ import {
 import type { TotalCache } from './total-cache.ts';
 import type { EmbedCache, EmbedRef } from './embeds.ts';
 import type { MetricIndexes } from './metric-indexes.ts';
+import type { MetricTable } from './metric-lookup.ts';
 import { lockResult, refreshHidden, requireUploaderOrAdmin } from './claims.ts';
 import { listPaths, pathWarnings, type PathWarning, type SchemaPathsCache } from './path-warnings.ts';
 
@@ -32,6 +33,8 @@ export interface ResultServices {
   totals: TotalCache;
   embeds: EmbedCache;
   metrics?: MetricIndexes;
+  /** Lists read numeric filters and sorts from the metric values table when it can answer (services/metric-lookup.ts); absent: the documents only. */
+  metricTable?: MetricTable;
   /** The paths benchmarks' schemas describe; absent: no warnings. */
   schemaPaths?: SchemaPathsCache;
   /** How deep paging may reach (page × per_page); absent: no limit. */
@@ -140,7 +143,11 @@ export async function listResults(
   const warnings = await pathWarnings(em, services.schemaPaths, query.benchmark_id, listPaths(query));
   const read = async () => {
     for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
-      const found = await findResultRows(em, query, scope, services.totals, services.metrics, { sequential: expensive, walk });
+      const found = await findResultRows(em, query, scope, services.totals, services.metrics, {
+        sequential: expensive,
+        walk,
+        table: services.metricTable,
+      });
       const { items: rows, fields } = walk.finish(found.rows, found.total);
       const items = await resultItemsJson(em, services.embeds, rows);
       if (items) return { body: pageJson(items, fields, warnings.length ? { warnings } : {}), warnings };
