@@ -5,8 +5,9 @@
  *   npm run bench -- --results 1000000 --scenarios 5 --keep --data-dir <dir>   # loads the data once
  *   node --import ./scripts/dev/register.js bench/metric-values-scale.ts --data-dir <dir> [--results 1000000] [--runs 9]
  *
- * 1. Backfill: the table emptied (as right after the migration: the loader skips triggers), the
- *    server started; it fills the table in the background. Stopped once about 40 % of the result
+ * 1. Backfill: the migration undone (the loader skips triggers, so the table is empty or partly
+ *    filled anyway), the server started: it applies the migration and fills the table in the
+ *    background. Stopped once about 40 % of the result
  *    table's blocks are done and started again: the pass goes on from its recorded block (it
  *    never starts over). Duration (both runs, start-ups excluded), the server's peak RSS, and the
  *    end of the `VACUUM (ANALYZE)` that follows.
@@ -40,6 +41,8 @@ const DATA_DIR = arg('data-dir');
 const RESULTS = Number(arg('results', '1000000'));
 const RUNS = Number(arg('runs', '9'));
 const ROUNDS = Number(arg('rounds', '10'));
+/** `--only compare`: the comparisons alone, on the table as the last run left it. */
+const ONLY = process.argv.includes('--only') ? arg('only') : 'all';
 const SUB = 'bench-ingest';
 const log = (message: string) => console.error(`[metric-values ${new Date().toISOString().slice(11, 19)}] ${message}`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -67,162 +70,35 @@ const startServer = () =>
     },
     log,
   );
+const api = async (method: string, path: string, body?: unknown) => {
+  const started = performance.now();
+  const res = await fetch(`${server!.url}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+  return { ms: performance.now() - started, body: text ? JSON.parse(text) : null };
+};
+const docs = ingestDocuments(catalogue, generate, ROUNDS * 2 * (100 + 20 + 100));
+let hour = 0;
+const executed = () => new Date(Date.UTC(2024, 0, 1) + hour++ * 3_600_000).toISOString();
 const out: Record<string, unknown> = { results: RESULTS };
 let server: ServerProcess | undefined;
 try {
   await sql('delete from result where uploader_sub = $1', [SUB]);
-  // ------------------------------------------------------------------ 1. backfill
-  await sql('truncate metric_value');
-  await sql('delete from metric_path');
-  await sql('delete from metric_benchmark');
-  await sql("update metric_backfill set benchmarks = '{}', next_block = 0, end_block = 0");
-  await sql('vacuum metric_value');
-  const state = async () =>
-    (
-      await sql<{ next: number; end: number; pending: number; chosen: number; incomplete: number; vacuumed: Date | null }>(
-        'select next_block::int as next, end_block::int as end, cardinality(benchmarks) as pending, ' +
-          '(select count(*)::int from metric_benchmark) as chosen, ' +
-          '(select count(*)::int from metric_benchmark where not complete) as incomplete, ' +
-          "(select greatest(last_vacuum, last_autovacuum) from pg_stat_user_tables where relname = 'metric_value') as vacuumed from metric_backfill",
-      )
-    )[0]!;
-  const vacuumedBefore = (await state()).vacuumed;
-  let backfillMs = 0;
-  let peakMb = 0;
-  let stoppedAt = 0;
-  let resumedAt = 0;
-  for (const part of ['first', 'second'] as const) {
-    server = await startServer();
-    const window = server.window();
-    const started = performance.now();
-    for (;;) {
-      await sleep(500);
-      const s = await state();
-      if (part === 'second' && !resumedAt && s.next > 0) resumedAt = s.next;
-      if (part === 'first' && s.end > 0 && s.next >= 0.4 * s.end) {
-        stoppedAt = s.next;
-        break;
-      }
-      if (s.chosen === catalogue.benchmarks.length && s.pending === 0 && s.incomplete === 0 && s.end === 0) break;
-    }
-    backfillMs += performance.now() - started;
-    peakMb = Math.max(peakMb, window.end().peakMb);
-    if (part === 'first') {
-      await server.stop();
-      server = undefined;
-      const s = await state();
-      log(`stopped at block ${s.next} of ${s.end}`);
-      stoppedAt = s.next;
-    }
-  }
-  const endState = await state();
-  let waitedVacuum = 0;
-  for (; waitedVacuum < 600; waitedVacuum++) {
-    const s = await state();
-    if (s.vacuumed && (!vacuumedBefore || s.vacuumed > vacuumedBefore)) break;
-    await sleep(1000);
-  }
-  out.backfill = {
-    seconds: round(backfillMs / 1000),
-    results_per_second: Math.round(RESULTS / (backfillMs / 1000)),
-    server_peak_rss_mb: peakMb,
-    stopped_at_block: stoppedAt,
-    first_block_seen_after_restart: resumedAt,
-    complete: endState.incomplete === 0,
-    vacuum_analyze_seconds_after: waitedVacuum,
-  };
-  log(`backfill: ${JSON.stringify(out.backfill)}`);
-
-  // ------------------------------------------------------------------ 2. size
-  const [size] = await sql<Record<string, number>>(
-    "select (select count(*) from result)::int as results, (select count(*) from metric_value)::int as rows, pg_relation_size('metric_value')::float8 as heap, " +
-      "pg_relation_size('metric_value_path_idx')::float8 as path_idx, pg_relation_size('metric_value_result_idx')::float8 as result_idx, " +
-      "pg_total_relation_size('result')::float8 as result_total",
-  );
-  const per = (bytes: number) => Math.round(bytes / size!.results);
-  out.bytes_per_result = {
-    rows_per_result: round(size!.rows / size!.results, 2),
-    heap: per(size!.heap),
-    path_idx: per(size!.path_idx),
-    result_idx: per(size!.result_idx),
-    total: per(size!.heap + size!.path_idx + size!.result_idx),
-    result_table_total: per(size!.result_total),
-  };
-  log(`size: ${JSON.stringify(out.bytes_per_result)}`);
-
-  // ------------------------------------------------------------------ 3. ingest
-  const api = async (method: string, path: string, body?: unknown) => {
-    const started = performance.now();
-    const res = await fetch(`${server!.url}/api/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
-    return { ms: performance.now() - started, body: text ? JSON.parse(text) : null };
-  };
-  await api('POST', '/users/self');
-  const docs = ingestDocuments(catalogue, generate, ROUNDS * 2 * (100 + 20 + 100));
-  let next = 0;
-  let hour = 0;
-  const executed = () => new Date(Date.UTC(2024, 0, 1) + hour++ * 3_600_000).toISOString();
-  const take = (n: number) => {
-    const from = next;
-    next += n;
-    return docs.slice(from, next);
-  };
-  const trigger = (on: boolean) => sql(`alter table result ${on ? 'enable' : 'disable'} trigger result_metric_values_insert`);
-  const ingest = { batch: { with: [] as number[], without: [] as number[] }, single: { with: [] as number[], without: [] as number[] } };
-  const sqlOnly = { with: [] as number[], without: [] as number[] };
-  for (let i = 0; i < ROUNDS * 2; i++) {
-    const on = i % 2 === 0;
-    const key = on ? 'with' : 'without';
-    await trigger(on);
-    const items = take(100).map((d) => ({
-      benchmark_id: d.benchmark.id,
-      flavor_id: d.flavor.id,
-      execution_datetime: executed(),
-      json: d.json,
-    }));
-    ingest.batch[key].push((await api('POST', '/results:batch', { items })).ms * 10); // µs per result
-    const singles: number[] = [];
-    for (const d of take(20)) {
-      const q = `benchmark_id=${d.benchmark.id}&flavor_id=${d.flavor.id}&execution_datetime=${encodeURIComponent(executed())}`;
-      singles.push((await api('POST', `/results?${q}`, d.json)).ms * 1000);
-    }
-    ingest.single[key].push(median(singles));
-    const rows = take(100).map((d) => ({
-      benchmark_id: d.benchmark.id,
-      site_id: d.flavor.site_id,
-      flavor_id: d.flavor.id,
-      json: d.json,
-      execution_datetime: executed(),
-    }));
-    const started = performance.now();
-    await sql(
-      'insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub) ' +
-        'select gen_random_uuid(), r.benchmark_id, r.site_id, r.flavor_id, r.json, r.execution_datetime, now(), $1, $2 ' +
-        'from jsonb_to_recordset($3::jsonb) as r(benchmark_id uuid, site_id uuid, flavor_id uuid, json jsonb, execution_datetime timestamptz)',
-      [issuer.issuer, SUB, JSON.stringify(rows)],
-    );
-    sqlOnly[key].push((performance.now() - started) * 10);
-  }
-  await trigger(true);
-  const pair = (x: { with: number[]; without: number[] }) => ({
-    with_trigger: Math.round(median(x.with)),
-    without: Math.round(median(x.without)),
-    ratio: round(median(x.with) / median(x.without), 2),
-  });
-  out.ingest_us_per_result = { batch_of_100_api: pair(ingest.batch), single_api: pair(ingest.single), batch_of_100_sql: pair(sqlOnly) };
-  log(`ingest: ${JSON.stringify(out.ingest_us_per_result)}`);
-  // The results stored without the trigger have no rows: removed (the table stays complete).
-  await sql('delete from result where uploader_sub = $1', [SUB]);
+  if (ONLY === 'compare') server = await startServer();
+  else await backfillSizeIngest();
 
   // ------------------------------------------------------------------ 4. compare cold
+  await api('POST', '/users/self');
   const typical = typicalBenchmarks(catalogue);
+  // Writes to the other benchmarks: each comparison's results stay the same, so both answers must be identical.
+  const others = docs.filter((d) => !typical.some((b) => b.id === d.benchmark.id));
+  let written = 0;
   const write = async () => {
-    const d = docs[next++ % docs.length]!;
+    const d = others[written++ % others.length]!;
     const q = `benchmark_id=${d.benchmark.id}&flavor_id=${d.flavor.id}&execution_datetime=${encodeURIComponent(executed())}`;
     await api('POST', `/results?${q}`, d.json);
   };
@@ -240,7 +116,15 @@ try {
     const fromTable = await compare(b);
     times.documents.push(fromDocuments.ms);
     times.table.push(fromTable.ms);
-    same &&= JSON.stringify(fromDocuments.body) === JSON.stringify(fromTable.body);
+    if (JSON.stringify(fromDocuments.body) !== JSON.stringify(fromTable.body)) {
+      same = false;
+      const d = fromDocuments.body as Record<string, unknown>;
+      const t = fromTable.body as Record<string, unknown>;
+      const keys = Object.keys(d).filter((k) => JSON.stringify(d[k]) !== JSON.stringify(t[k]));
+      log(
+        `${b.def.key}: answers differ in ${keys.join(', ')}: ${keys.map((k) => `${JSON.stringify(d[k]).slice(0, 300)} / ${JSON.stringify(t[k]).slice(0, 300)}`).join('; ')}`,
+      );
+    }
   }
   out.compare_cold_ms = {
     table_p50: round(median(times.table)),
@@ -295,4 +179,143 @@ try {
   await issuer.close();
   await client.end();
   await db.stop();
+}
+
+async function backfillSizeIngest() {
+  // ------------------------------------------------------------------ 1. backfill
+  // As before the migration: its objects dropped and its record removed, so that the server's
+  // start applies it (as on an upgrade) and then fills the table.
+  for (const what of ['insert', 'update', 'delete', 'truncate']) {
+    await sql(`drop trigger if exists result_metric_values_${what} on result`);
+    await sql(`drop function if exists metric_values_${what}()`);
+  }
+  await sql('drop index if exists result_hidden_benchmark_idx');
+  await sql('drop table if exists metric_value, metric_backfill, metric_benchmark, metric_path');
+  await sql("delete from mikro_orm_migrations where name = 'Migration20261126000000_metric_values'");
+  const state = async () =>
+    (
+      await sql<{ next: number; end: number; pending: number; chosen: number; incomplete: number; vacuumed: Date | null }>(
+        'select next_block::int as next, end_block::int as end, cardinality(benchmarks) as pending, ' +
+          '(select count(*)::int from metric_benchmark) as chosen, ' +
+          '(select count(*)::int from metric_benchmark where not complete) as incomplete, ' +
+          "(select last_vacuum from pg_stat_user_tables where relname = 'metric_value') as vacuumed from metric_backfill",
+      )
+    )[0]!;
+  let backfillMs = 0;
+  let peakMb = 0;
+  let stoppedAt = 0;
+  let resumedAt = 0;
+  for (const part of ['first', 'second'] as const) {
+    server = await startServer();
+    const window = server.window();
+    const started = performance.now();
+    for (;;) {
+      await sleep(500);
+      const s = await state();
+      if (part === 'second' && !resumedAt && s.next > 0) resumedAt = s.next;
+      if (part === 'first' && s.end > 0 && s.next >= 0.4 * s.end) {
+        stoppedAt = s.next;
+        break;
+      }
+      if (s.chosen === catalogue.benchmarks.length && s.pending === 0 && s.incomplete === 0 && s.end === 0) break;
+    }
+    backfillMs += performance.now() - started;
+    peakMb = Math.max(peakMb, window.end().peakMb);
+    if (part === 'first') {
+      await server.stop();
+      server = undefined;
+      const s = await state();
+      log(`stopped at block ${s.next} of ${s.end}`);
+      stoppedAt = s.next;
+    }
+  }
+  const endState = await state();
+  let waitedVacuum = 0;
+  for (; waitedVacuum < 600; waitedVacuum++) {
+    const s = await state();
+    if (s.vacuumed) break;
+    await sleep(1000);
+  }
+  out.backfill = {
+    seconds: round(backfillMs / 1000),
+    results_per_second: Math.round(RESULTS / (backfillMs / 1000)),
+    server_peak_rss_mb: peakMb,
+    stopped_at_block: stoppedAt,
+    first_block_seen_after_restart: resumedAt,
+    complete: endState.incomplete === 0,
+    vacuum_analyze_seconds_after: waitedVacuum,
+  };
+  log(`backfill: ${JSON.stringify(out.backfill)}`);
+
+  // ------------------------------------------------------------------ 2. size
+  const [size] = await sql<Record<string, number>>(
+    "select (select count(*) from result)::int as results, (select count(*) from metric_value)::int as rows, pg_relation_size('metric_value')::float8 as heap, " +
+      "pg_relation_size('metric_value_path_idx')::float8 as path_idx, pg_relation_size('metric_value_result_idx')::float8 as result_idx, " +
+      "pg_total_relation_size('result')::float8 as result_total",
+  );
+  const per = (bytes: number) => Math.round(bytes / size!.results);
+  out.bytes_per_result = {
+    rows_per_result: round(size!.rows / size!.results, 2),
+    heap: per(size!.heap),
+    path_idx: per(size!.path_idx),
+    result_idx: per(size!.result_idx),
+    total: per(size!.heap + size!.path_idx + size!.result_idx),
+    result_table_total: per(size!.result_total),
+  };
+  log(`size: ${JSON.stringify(out.bytes_per_result)}`);
+
+  // ------------------------------------------------------------------ 3. ingest
+  await api('POST', '/users/self');
+  let next = 0;
+  const take = (n: number) => {
+    const from = next;
+    next += n;
+    return docs.slice(from, next);
+  };
+  const trigger = (on: boolean) => sql(`alter table result ${on ? 'enable' : 'disable'} trigger result_metric_values_insert`);
+  const ingest = { batch: { with: [] as number[], without: [] as number[] }, single: { with: [] as number[], without: [] as number[] } };
+  const sqlOnly = { with: [] as number[], without: [] as number[] };
+  for (let i = 0; i < ROUNDS * 2; i++) {
+    const on = i % 2 === 0;
+    const key = on ? 'with' : 'without';
+    await trigger(on);
+    const items = take(100).map((d) => ({
+      benchmark_id: d.benchmark.id,
+      flavor_id: d.flavor.id,
+      execution_datetime: executed(),
+      json: d.json,
+    }));
+    ingest.batch[key].push((await api('POST', '/results:batch', { items })).ms * 10); // µs per result
+    const singles: number[] = [];
+    for (const d of take(20)) {
+      const q = `benchmark_id=${d.benchmark.id}&flavor_id=${d.flavor.id}&execution_datetime=${encodeURIComponent(executed())}`;
+      singles.push((await api('POST', `/results?${q}`, d.json)).ms * 1000);
+    }
+    ingest.single[key].push(median(singles));
+    const rows = take(100).map((d) => ({
+      benchmark_id: d.benchmark.id,
+      site_id: d.flavor.site_id,
+      flavor_id: d.flavor.id,
+      json: d.json,
+      execution_datetime: executed(),
+    }));
+    const started = performance.now();
+    await sql(
+      'insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub) ' +
+        'select gen_random_uuid(), r.benchmark_id, r.site_id, r.flavor_id, r.json, r.execution_datetime, now(), $1, $2 ' +
+        'from jsonb_to_recordset($3::jsonb) as r(benchmark_id uuid, site_id uuid, flavor_id uuid, json jsonb, execution_datetime timestamptz)',
+      [issuer.issuer, SUB, JSON.stringify(rows)],
+    );
+    sqlOnly[key].push((performance.now() - started) * 10);
+  }
+  await trigger(true);
+  const pair = (x: { with: number[]; without: number[] }) => ({
+    with_trigger: Math.round(median(x.with)),
+    without: Math.round(median(x.without)),
+    ratio: round(median(x.with) / median(x.without), 2),
+  });
+  out.ingest_us_per_result = { batch_of_100_api: pair(ingest.batch), single_api: pair(ingest.single), batch_of_100_sql: pair(sqlOnly) };
+  log(`ingest: ${JSON.stringify(out.ingest_us_per_result)}`);
+  // The results stored without the trigger have no rows: removed (the table stays complete).
+  await sql('delete from result where uploader_sub = $1', [SUB]);
 }

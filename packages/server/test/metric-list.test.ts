@@ -369,6 +369,8 @@ test('the plan of a filtered sort walks the table index in order and looks the f
   assert.match(text, /"Scan Direction":"Backward"/);
   assert.not.match(text, /"Node Type":"Sort"/);
   assert.match(text, /"Node Type":"Limit"/);
+  assert.match(text, /hashed SubPlan/, 'the filter read once into a hash table');
+  assert.match(text, /"Node Type":"Index Only Scan"/);
 });
 
 test.run();

@@ -11,7 +11,8 @@ import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, upload, type Seeder, type SeededResult } from './support/seed.ts';
 import { prng } from './support/hardening.ts';
 import { compareResults, type CompareParams } from '../src/services/compare.ts';
-import { MAX_METRIC_PATHS, MetricValues, metricValuePaths } from '../src/services/metric-values.ts';
+import { chooseMetricPaths, MAX_METRIC_PATHS, MetricValues, metricValuePaths } from '../src/services/metric-values.ts';
+import { withOwnConnection } from '../src/db/own-connection.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -384,6 +385,27 @@ test('a result written while its benchmark gets its paths is filled in: the pass
     assert.is(after?.complete, true);
     assert.is(await wrongRows(), 0);
     await seed.sql('delete from result where benchmark_id = ?', [other.id]);
+    await seed.sql('delete from benchmark where id = ?', [other.id]);
+  } finally {
+    await writer.end();
+  }
+});
+
+test('a writer left open holds its benchmark back for a bounded time only: incomplete, then completed later', async () => {
+  const other = await seed.benchmark({ schema: { type: 'object', properties: { w: { type: 'number' } } } });
+  const writer = new pg.Client({ connectionString: t.databaseUrl });
+  await writer.connect();
+  try {
+    await writer.query('begin');
+    await writer.query('select txid_current()'); // an id assigned: a writer
+    const settled = await withOwnConnection(t.databaseUrl, (run) => chooseMetricPaths(run, t.server.context.logger, () => false, 300));
+    assert.is(settled, false);
+    const [state] = await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [other.id]);
+    assert.is(state?.complete, false);
+    await writer.query('commit');
+    await reconcile();
+    const [after] = await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [other.id]);
+    assert.is(after?.complete, true);
     await seed.sql('delete from benchmark where id = ?', [other.id]);
   } finally {
     await writer.end();

@@ -86,6 +86,8 @@ export async function importOrigin(options: ImportOptions): Promise<ImportSummar
     };
     let complete = await importCatalogue(ctx);
     if (complete) {
+      // Should a writer elsewhere hold them up, the imported benchmarks stay incomplete: the
+      // server's pass completes them (their results' values are written all the same).
       await withOwnConnection(options.to, (run) => chooseMetricPaths(run, createLogger('silent')), 'benchmarks-server import-origin');
       complete = await importResults(ctx);
     }

@@ -160,7 +160,14 @@ export class MetricValues {
   /** Replaces the paths of every benchmark whose schema changed since they were chosen. */
   private async choosePaths(em: EntityManager): Promise<void> {
     const url = this.options.sessionUrl ?? em.config.get('clientUrl')!;
-    await withOwnConnection(url, (run) => chooseMetricPaths(run, this.logger, () => this.closed), 'benchmarks-server metric values');
+    const settled = await withOwnConnection(
+      url,
+      (run) => chooseMetricPaths(run, this.logger, () => this.closed),
+      'benchmarks-server metric values',
+    );
+    // A writer still running (e.g. a session left idle in a transaction): the benchmarks it may
+    // concern wait for the next try.
+    if (!settled) this.retryLater(em);
   }
 
   /** Runs the pass (or the rest of it) and the next ones, on a connection of its own; another process may be at it. */
@@ -235,9 +242,11 @@ export class MetricValues {
  * Chooses the paths of every benchmark whose schema changed since its paths were chosen (or that
  * has none yet), on a connection of its own: the server after start and at every benchmark change,
  * and `import-origin` once it has imported the benchmarks, before their results (whose rows the
- * insert trigger then writes). `stop`: checked between benchmarks.
+ * insert trigger then writes). `stop`: checked between benchmarks and while waiting for writers.
+ * False when writers that may have missed new paths were still running after `waitMs`: their
+ * benchmarks stay incomplete (and out of a pass) until a later call finds them ended.
  */
-export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => boolean = () => false): Promise<void> {
+export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => boolean = () => false, waitMs = 30_000): Promise<boolean> {
   const stale = (await run(
     'select b.id from benchmark b left join metric_benchmark m on m.benchmark_id = b.id ' +
       "where m.digest is distinct from md5(b.json_schema::text) || ':' || $1 order by b.id",
@@ -245,7 +254,7 @@ export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => bo
   )) as { id: string }[];
   const removed: number[] = [];
   for (const { id } of stale) {
-    if (stop()) break;
+    if (stop()) return false;
     const [row] = (await run("select md5(json_schema::text) || ':' || $1 as digest, json_schema from benchmark where id = $2", [
       CHOICE_VERSION,
       id,
@@ -260,7 +269,8 @@ export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => bo
   const [waiting] = (await run('select max(paths_xmax)::text as xmax from metric_benchmark where not complete')) as {
     xmax: string | null;
   }[];
-  if (!(waiting?.xmax || removed.length) || !(await writersEnded(run, waiting?.xmax ?? null, stop))) return;
+  if (!(waiting?.xmax || removed.length)) return true;
+  if (!(await writersEnded(run, waiting?.xmax ?? null, stop, waitMs))) return false;
   // Benchmarks without results are complete at once: every later result is written by the triggers.
   await run(
     'update metric_benchmark m set complete = true where not complete and paths_xmax <= pg_snapshot_xmin(pg_current_snapshot()) ' +
@@ -269,20 +279,22 @@ export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => bo
   );
   // The rows of removed paths, which writers that had not seen their removal may have added to.
   if (removed.length) await run('delete from metric_value where path_id = any($1::int[])', [removed]);
+  return true;
 }
 
 /**
  * Waits until every transaction with an id below `xmax` has ended (none when null: the
- * transactions running now); false when stopped first.
+ * transactions running now); false when stopped or `waitMs` passed first.
  */
-async function writersEnded(run: Run, xmax: string | null, stop: () => boolean): Promise<boolean> {
+async function writersEnded(run: Run, xmax: string | null, stop: () => boolean, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
   const [mark] = (await run('select coalesce($1::xid8, pg_snapshot_xmax(pg_current_snapshot()))::text as xmax', [xmax])) as {
     xmax: string;
   }[];
   for (;;) {
     const [now] = (await run('select pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 as ended', [mark!.xmax])) as { ended: boolean }[];
     if (now?.ended) return true;
-    if (stop()) return false;
+    if (stop() || Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

@@ -23,11 +23,14 @@ import {
   sortedAfter,
   sortedCountSql,
   sortedFrom,
+  sortedKeysSql,
   sortedOrder,
   sortedWhere,
   tableCountSql,
+  type CountBounds,
   type MetricPaths,
   type MetricTable,
+  type TableFilter,
 } from './metric-lookup.ts';
 
 /** The query parameters of /results, /results:search and /users/self/results. */
@@ -382,10 +385,10 @@ function both(a: Fragment | null, b: Fragment | null): Fragment | null {
 const samePath = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((s, i) => s === b[i]);
 
 /**
- * A list's total from the table alone, when everything it is bounded by is there: visible results
- * of the benchmark, numeric filters on its paths, site, flavor, execution time. Null otherwise.
+ * What a list is bounded by, when all of it is in the table: visible results of the benchmark,
+ * numeric filters on its paths, site, flavor, execution time. Null otherwise.
  */
-function tableCount(query: ResultListQuery, scope: ResultScope, metric: MetricPlan): Fragment | null {
+function tableOnly(query: ResultListQuery, scope: ResultScope, metric: MetricPlan): { filters: TableFilter[]; bounds: CountBounds } | null {
   if (!('visible' in scope) || query.tags_ids?.length || query.upload_before || query.upload_after) return null;
   if (query.terms?.some((t) => t !== '')) return null;
   const filters = parseFilters(query.filters);
@@ -393,13 +396,31 @@ function tableCount(query: ResultListQuery, scope: ResultScope, metric: MetricPl
     const pathId = filter.value.kind === 'number' ? pathIdOf(metric.paths, filter.path) : undefined;
     return pathId === undefined ? [] : [{ pathId, filter }];
   });
-  if (onTable.length === 0 || onTable.length !== filters.length) return null;
-  return tableCountSql(onTable, {
-    site_id: query.site_id,
-    flavor_id: query.flavor_id,
-    execution_before: query.execution_before ? bound(query.execution_before) : undefined,
-    execution_after: query.execution_after ? bound(query.execution_after) : undefined,
-  });
+  if (onTable.length !== filters.length) return null;
+  return {
+    filters: onTable,
+    bounds: {
+      site_id: query.site_id,
+      flavor_id: query.flavor_id,
+      execution_before: query.execution_before ? bound(query.execution_before) : undefined,
+      execution_after: query.execution_after ? bound(query.execution_after) : undefined,
+    },
+  };
+}
+
+/**
+ * Whether the table alone answers a list (sorted by one of its paths, bounded only by what it
+ * holds): its page and total cost the filters' ranges and the walk of one path's index, not a read
+ * of the documents, and it is not admitted as an expensive list.
+ */
+export function tableAnswers(query: ResultListQuery, scope: ResultScope, plan: MetricPlan | null): boolean {
+  return plan?.sortPathId != null && tableOnly(query, scope, plan) !== null;
+}
+
+/** A list's total from the table alone (`tableOnly`, with at least one filter). Null otherwise. */
+function tableCount(query: ResultListQuery, scope: ResultScope, metric: MetricPlan): Fragment | null {
+  const only = tableOnly(query, scope, metric);
+  return only && only.filters.length > 0 ? tableCountSql(only.filters, only.bounds) : null;
 }
 
 /**
@@ -431,6 +452,25 @@ function sortedByTable(
     if (rank === '0') after = sortedAfter(values[1]!, id, descending, idKey.descending);
     else if (!(rank === '1' && descending)) after = { sql: 'false', params: [] };
   }
+  const tailPossible = !parseFilters(query.filters).some((f) => f.value.kind === 'number' && samePath(f.path, path));
+  const tail = () => {
+    throw new Error('resultListSql sets tail');
+  };
+  const only = tableOnly(query, scope, metric);
+  if (only) {
+    // Nothing but the table decides which rows and in which order: only the page's results are read.
+    const sorted = sortedKeysSql(pathId, only.filters, only.bounds, after, { descending, idDescending: idKey.descending });
+    const keys = sorted.keys(walk.limit, walk.offset);
+    return {
+      page: {
+        sql: `select ${outputs} from (select ${RESULT_COLUMNS} from (${keys.sql}) k join result r on r.id = k.result_id ${sorted.order}) p`,
+        params: [...keyParams, ...keys.params],
+      },
+      numbers: sorted.count,
+      tailPossible,
+      tail,
+    };
+  }
   const rows = where.and(both(base, after));
   const all = where.and(base);
   return {
@@ -439,10 +479,8 @@ function sortedByTable(
       params: [...keyParams, ...rows.params, walk.limit, walk.offset],
     },
     numbers: sortedCountSql(all),
-    tailPossible: !parseFilters(query.filters).some((f) => f.value.kind === 'number' && samePath(f.path, path)),
-    tail: () => {
-      throw new Error('resultListSql sets tail');
-    },
+    tailPossible,
+    tail,
   };
 }
 

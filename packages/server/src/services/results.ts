@@ -15,6 +15,8 @@ import {
   findResultRows,
   isExpensiveList,
   metricIndexedList,
+  metricPlan,
+  tableAnswers,
   RESULT_BY_ID_SQL,
   resultWalk,
   type ResultListQuery,
@@ -139,7 +141,9 @@ export async function listResults(
   // A cursor reaches any depth at the cost of the first page: only page numbers are capped.
   const walk = resultWalk(query, scope);
   if (services.config && !walk.byCursor) checkPageDepth(pageRequest(query), services.config.maxPageDepth);
-  const expensive = isExpensiveList(query, await metricIndexedList(em, query, scope, services.metrics));
+  const expensive =
+    isExpensiveList(query, await metricIndexedList(em, query, scope, services.metrics)) &&
+    !tableAnswers(query, scope, await metricPlan(em, services.metricTable, query, scope));
   const warnings = await pathWarnings(em, services.schemaPaths, query.benchmark_id, listPaths(query));
   const read = async () => {
     for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
