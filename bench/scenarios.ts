@@ -83,8 +83,14 @@ function batchIds(body: unknown): string[] {
 
 const expectStatus = (expected: number) => (status: number) => (status === expected ? null : `status ${status}, expected ${expected}`);
 
-/** The page of a result list: one statement `… limit N offset M`; its total: `select count(*) …`. */
-const TOTAL = /^\s*select count\(\*\)/i;
+/**
+ * The page of a result list: one statement `… limit N offset M`; its total: `select count(*) … as
+ * total` (not the server's other counts: of metric index entries, of path ids); and, for a list
+ * sorted from the metric values table, the counts of its walk (`select count(*)::int as n from
+ * metric_value s …`), which answer the page too.
+ */
+const TOTAL = /^\s*select count\(\*\)(::int)? as total\b/i;
+const WALK_COUNT = /^\s*select count\(\*\)::int as n from metric_value s\b/i;
 export function pageAndTotal(issued: string[]): string[] {
   const page = issued.find((s) => PAGE_STATEMENT.test(s));
   const total = issued.find((s) => TOTAL.test(s));
@@ -92,10 +98,10 @@ export function pageAndTotal(issued: string[]): string[] {
   if (page && !total && /\bcount\(\*\) over \(\)/i.test(page)) return [page];
   const picked = [page, total].filter((s): s is string => !!s);
   if (picked.length !== 2) throw new Error(`cannot find the page and total statements among:\n${issued.join('\n')}`);
-  return picked;
+  return [...picked, ...issued.filter((s) => WALK_COUNT.test(s))];
 }
 export const PAGE_AND_TOTAL =
-  'the page statement (`… limit 100 offset 0`) and the total (`select count(*) …`, or `count(*) over ()` in the page statement) exactly as the server issued them';
+  'the page statement (`… limit 100 offset 0`) and the total (`select count(*) … as total`, or `count(*) over ()` in the page statement), with the counts of a walk of the metric values table when there are any, exactly as the server issued them';
 
 function sqlLiteral(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
