@@ -186,6 +186,11 @@ export class ListWalk {
     return new ListWalk(query, keys, fingerprintOf, payload);
   }
 
+  /** The total the walk began with (after a cursor; undefined without one). */
+  get startTotal(): number | undefined {
+    return this.#payload?.t;
+  }
+
   /** Whether the page is the one after a cursor. */
   get byCursor(): boolean {
     return this.#payload !== null;

@@ -151,12 +151,18 @@ export interface TableFilter {
  * passes the others (each on the table too), within the bounds: read from the table alone.
  */
 export function tableCountSql(filters: readonly TableFilter[], bounds: CountBounds): Fragment {
+  const matches = matchesSql(filters, bounds);
+  return { sql: `select count(*)::int as total from metric_value d ${matches.sql}`, params: matches.params };
+}
+
+/** The WHERE of the table's rows `d` of the visible results that pass every filter within the bounds (one row each). */
+function matchesSql(filters: readonly TableFilter[], bounds: CountBounds): Fragment {
   const [driver, ...others] = filters;
-  if (!driver) throw new Error('tableCountSql: no filter');
+  if (!driver) throw new Error('matchesSql: no filter');
   const b = boundsSql('d', bounds);
   const f = filtersSql(others, 'd.result_id');
   return {
-    sql: `select count(*)::int as total from metric_value d where d.path_id = ? and not d.hidden and d.value ${SQL_OP[driver.filter.op]} ?::numeric${b.sql}${f.sql}`,
+    sql: `where d.path_id = ? and not d.hidden and d.value ${SQL_OP[driver.filter.op]} ?::numeric${b.sql}${f.sql}`,
     params: [driver.pathId, driver.filter.value.kind === 'number' ? driver.filter.value.json : null, ...b.params, ...f.params],
   };
 }
@@ -172,23 +178,48 @@ export function sortedKeysSql(
   bounds: CountBounds,
   after: Fragment | null,
   order: { descending: boolean; idDescending: boolean },
-): { keys: (limit: number, offset: number) => Fragment; count: Fragment; order: string } {
+): { keys: (limit: number, offset: number, few?: boolean) => Fragment; count: Fragment; order: string } {
   const b = boundsSql('s', bounds);
-  const f = filtersSql(filters, 's.result_id');
-  const where = `where s.path_id = ? and not s.hidden and s.value is not null${b.sql}${f.sql}`;
-  const params = [pathId, ...b.params, ...f.params];
+  const where = (few: boolean) => {
+    // `few`: the list has few results (FEW_MATCHES): their ids are read once (the count's rows),
+    // and the path's rows of just those results looked up by id and sorted, rather than the path
+    // walked until a page is full.
+    if (few) {
+      const matches = matchesSql(filters, bounds);
+      return {
+        sql: `where s.path_id = ? and not s.hidden and s.value is not null and s.result_id = any(array(select d.result_id from metric_value d ${matches.sql}))`,
+        params: [pathId, ...matches.params],
+      };
+    }
+    const f = filtersSql(filters, 's.result_id');
+    return {
+      sql: `where s.path_id = ? and not s.hidden and s.value is not null${b.sql}${f.sql}`,
+      params: [pathId, ...b.params, ...f.params],
+    };
+  };
   const dir = (d: boolean) => (d ? 'desc' : 'asc');
+  const all = where(false);
   return {
-    keys: (limit, offset) => ({
-      sql:
-        `select s.result_id, s.value from metric_value s ${where}${after ? ` and ${after.sql}` : ''} ` +
-        `${sortedOrder(order.descending, order.idDescending)} limit ? offset ?`,
-      params: [...params, ...(after?.params ?? []), limit, offset],
-    }),
-    count: { sql: `select count(*)::int as n from metric_value s ${where}`, params },
+    keys: (limit, offset, few = false) => {
+      const w = where(few && filters.length > 0);
+      return {
+        sql:
+          `select s.result_id, s.value from metric_value s ${w.sql}${after ? ` and ${after.sql}` : ''} ` +
+          `${sortedOrder(order.descending, order.idDescending)} limit ? offset ?`,
+        params: [...w.params, ...(after?.params ?? []), limit, offset],
+      };
+    },
+    count: { sql: `select count(*)::int as n from metric_value s ${all.sql}`, params: all.params },
     order: `order by k.value ${dir(order.descending)}, k.result_id ${dir(order.idDescending)}`,
   };
 }
+
+/**
+ * A list of at most this many results (its total), sorted by the table and filtered, looks its
+ * matches up by id instead of walking the sorted path: a walk checks entries until the page is
+ * full, which for a selective filter means most of the path.
+ */
+export const FEW_MATCHES = 2_000;
 
 /** The FROM of a page of visible results that hold a number at the sorted path: its rows `s` joined to their results `r`. */
 export function sortedFrom(): string {
@@ -232,10 +263,13 @@ export class MetricTable {
   readonly #sortable = new Map<string, Entry<boolean>>();
   readonly #pathsMs: number;
   readonly #verifyMs: number;
+  /** Lists of at most this many results look their matches up by id (FEW_MATCHES; tests set 0 or more). */
+  readonly fewMatches: number;
 
-  constructor(options: { pathsMs?: number; verifyMs?: number } = {}) {
+  constructor(options: { pathsMs?: number; verifyMs?: number; fewMatches?: number } = {}) {
     this.#pathsMs = options.pathsMs ?? PATHS_MS;
     this.#verifyMs = options.verifyMs ?? VERIFY_MS;
+    this.fewMatches = options.fewMatches ?? FEW_MATCHES;
   }
 
   /** The benchmark's paths when its values are complete; null otherwise (read the documents). */

@@ -117,6 +117,8 @@ const bound = (value: string) => parseDateBound(value).toISOString();
 export interface MetricPlan {
   paths: MetricPaths;
   sortPathId: number | null;
+  /** Filtered lists sorted by the table with at most this many results look their matches up by id. */
+  fewMatches: number;
 }
 
 /** The table's lookup for a numeric filter on one of the plan's paths; null: read the document. */
@@ -369,6 +371,9 @@ export function resultListSql(
 export interface SortedByTable {
   /** The results holding a number at the path, in the list's order, from the page's offset (or after its cursor). */
   page: Fragment;
+  /** The same for a list of few results (`MetricPlan.fewMatches`), when the table alone bounds it and it is filtered. */
+  fewPage?: Fragment;
+  fewMatches: number;
   /** Those results of the whole list, counted (for a page by number past them). */
   numbers: Fragment;
   /** Whether results without a number there can be in the list (no numeric filter on the path). */
@@ -460,12 +465,17 @@ function sortedByTable(
   if (only) {
     // Nothing but the table decides which rows and in which order: only the page's results are read.
     const sorted = sortedKeysSql(pathId, only.filters, only.bounds, after, { descending, idDescending: idKey.descending });
-    const keys = sorted.keys(walk.limit, walk.offset);
-    return {
-      page: {
+    const pageOf = (few: boolean) => {
+      const keys = sorted.keys(walk.limit, walk.offset, few);
+      return {
         sql: `select ${outputs} from (select ${RESULT_COLUMNS} from (${keys.sql}) k join result r on r.id = k.result_id ${sorted.order}) p`,
         params: [...keyParams, ...keys.params],
-      },
+      };
+    };
+    return {
+      page: pageOf(false),
+      ...(only.filters.length > 0 ? { fewPage: pageOf(true) } : {}),
+      fewMatches: metric.fewMatches,
       numbers: sorted.count,
       tailPossible,
       tail,
@@ -479,6 +489,7 @@ function sortedByTable(
       params: [...keyParams, ...rows.params, walk.limit, walk.offset],
     },
     numbers: sortedCountSql(all),
+    fewMatches: metric.fewMatches,
     tailPossible,
     tail,
   };
@@ -526,7 +537,7 @@ export async function metricPlan(
   const sortId = sortsFirst ? pathIdOf(paths, sortPath) : undefined;
   const sortPathId = sortId !== undefined && (await table.sortable(em, paths, sortPath!)) ? sortId : null;
   if (sortPathId === null && !numeric.some((f) => pathIdOf(paths, f.path) !== undefined)) return null;
-  return { paths, sortPathId };
+  return { paths, sortPathId, fewMatches: table.fewMatches };
 }
 
 /** The path ids a plan's statements use. */
@@ -563,7 +574,7 @@ export async function findResultRows(
   const { page, count, table } = resultListSql(query, scope, { metricIndexed, walk, metric: plan ?? undefined });
   const counting = async () => (await em.execute<{ total: number }[]>(count.sql, count.params))[0]!.total;
   const total = () => (totals ? totals.total(count.sql, count.params, counting) : counting());
-  const pageRows = table ? () => tablePage(em, walk, table) : () => em.execute<ResultTextRow[]>(page.sql, page.params);
+  const pageRows = table ? () => tablePage(em, walk, table, total) : () => em.execute<ResultTextRow[]>(page.sql, page.params);
   const found = await run();
   if (plan && options.table && !(await options.table.stillThere(em, planIds(plan, query)))) {
     return findResultRows(em, query, scope, totals, metrics, { ...options, table: undefined });
@@ -591,8 +602,11 @@ export async function findResultRows(
  * which may be a few seconds old). By page number, the numbers before the page's offset are known
  * when the numbers part returned some rows, and counted otherwise.
  */
-async function tablePage(em: EntityManager, walk: ListWalk, table: SortedByTable): Promise<ResultTextRow[]> {
-  const rows = await em.execute<ResultTextRow[]>(table.page.sql, table.page.params);
+async function tablePage(em: EntityManager, walk: ListWalk, table: SortedByTable, total: () => Promise<number>): Promise<ResultTextRow[]> {
+  // The list's total (remembered, or counted from the table) says whether it has few results.
+  const matches = table.fewPage ? (walk.byCursor ? walk.startTotal : await total()) : undefined;
+  const page = table.fewPage && matches !== undefined && matches <= table.fewMatches ? table.fewPage : table.page;
+  const rows = await em.execute<ResultTextRow[]>(page.sql, page.params);
   if (rows.length >= walk.limit || !table.tailPossible) return rows;
   let tailOffset = 0;
   if (!walk.byCursor && rows.length === 0 && walk.offset > 0) {
