@@ -68,8 +68,12 @@ export function executableSql(statement: CapturedStatement): string {
   );
 }
 
-/** A list page: `… limit N offset M`, possibly inside the subquery `(…) p` that the outputs wrap. */
-export const PAGE_STATEMENT = /\blimit \d+ offset \d+(\s*\)\s*p)?\s*$/i;
+/**
+ * A list page: `… limit N offset M`, possibly inside the subquery `(…) p` that the outputs wrap, or
+ * the page of a sort walked in the metric values table: `(… limit N offset M) k join result r on
+ * r.id = k.result_id order by …) p`.
+ */
+export const PAGE_STATEMENT = /\blimit \d+ offset \d+(\s*\)\s*p|\) k join result r on r\.id = k\.result_id order by [^()]*\)\s*p)?\s*$/i;
 
 export function statementRole(sql: string): string {
   if (/^\s*(begin|commit|rollback|savepoint|release|start transaction)\b/i.test(sql)) return 'transaction';

@@ -85,14 +85,14 @@ const compareCheck =
     return comparisonProblem(b, benchmark, matched) ?? extra?.(b) ?? null;
   };
 
-/** The compare statement(s) the server issued: those that read the result table. */
+/** The compare statement(s) the server issued: those that read the result table, or the metric values table. */
 function compareStatements(issued: string[]): string[] {
-  const picked = issued.filter((s) => /\bfrom result r\b/i.test(s));
+  const picked = issued.filter((s) => /\bfrom (result r|metric_value v)\b/i.test(s));
   if (picked.length === 0) throw new Error(`cannot find the compare statement among:\n${issued.join('\n')}`);
   return picked;
 }
 const COMPARE_BASELINE =
-  'the compare statement exactly as the server issued it (and the order-statistics statement when it issued one), without the benchmark lookup and the read-only transaction around them';
+  'the compare statement exactly as the server issued it (and the order-statistics and count statements when it issued them), without the benchmark and path lookups and the read-only transaction around them';
 
 /** `declare export_rows no scroll cursor for <select>`: the select. */
 const DECLARE = /^\s*declare\s+\w+\s+no\s+scroll\s+cursor\s+for\s+/i;

@@ -3,6 +3,7 @@
  * under the harness data directory, given a few production-like settings, and the schema created by
  * the server's own migrations.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -113,4 +114,68 @@ async function migrateSchema(url: string): Promise<void> {
   } finally {
     await orm.close(true);
   }
+}
+
+/** What `seedSyntheticResults` writes: SQL expressions of `g`, the row number (1 to `results`). */
+export interface SyntheticResults {
+  results: number;
+  /** The JSON Schema of each benchmark, in order (`{}` for none); the benchmarks are approved, uploaded a second apart, oldest first. */
+  schemas: Record<string, unknown>[];
+  /** Container image name of benchmark i (default `ghcr.io/bench/b<i>`). */
+  image?: (i: number) => string;
+  /** The benchmark of row g: an expression of `g` and `ids` (the benchmark ids, a uuid[] indexed from 1). */
+  benchmark: string;
+  /** The document of row g (a jsonb expression). */
+  json: string;
+  /** The execution time of row g (a timestamptz expression). */
+  executed: string;
+}
+
+export interface SyntheticSeed {
+  /** The benchmark ids, in the order of `schemas`. */
+  benchmarks: string[];
+  site: string;
+  flavor: string;
+  owner: { iss: string; sub: string };
+}
+
+/**
+ * Synthetic results for the scripts that measure one feature at scale (bench/deep-pages.ts,
+ * bench/metric-indexes.ts): a user, one approved site and flavor, the given benchmarks, and
+ * `results` results made by one `insert … select from generate_series` (the server's triggers
+ * included), then `vacuum analyze result`. Everything but `g` is a bound parameter.
+ */
+export async function seedSyntheticResults(c: pg.Client, spec: SyntheticResults): Promise<SyntheticSeed> {
+  const owner = { iss: 'https://bench.example', sub: 'bench' };
+  await c.query(
+    "insert into app_user (iss, sub, email, registration_datetime, terms_version) values ($1, $2, 'bench@example.org', now(), '2024-01')",
+    [owner.iss, owner.sub],
+  );
+  const site = randomUUID();
+  const flavor = randomUUID();
+  await c.query(
+    "insert into site (id, name, address, status, upload_datetime, uploader_iss, uploader_sub) values ($1, 'site', 'here', 'approved', now(), $2, $3)",
+    [site, owner.iss, owner.sub],
+  );
+  await c.query(
+    "insert into flavor (id, site_id, name, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, 'flavor', 'approved', now(), $3, $4)",
+    [flavor, site, owner.iss, owner.sub],
+  );
+  const benchmarks: string[] = [];
+  for (const [i, schema] of spec.schemas.entries()) {
+    const id = randomUUID();
+    benchmarks.push(id);
+    await c.query(
+      "insert into benchmark (id, container_image, container_tag, json_schema, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, '1.0', $3, 'approved', now() + make_interval(secs => $4), $5, $6)",
+      [id, spec.image?.(i) ?? `ghcr.io/bench/b${i}`, schema, i, owner.iss, owner.sub],
+    );
+  }
+  await c.query(
+    `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
+     select gen_random_uuid(), ${spec.benchmark}, $2, $3, ${spec.json}, ${spec.executed}, now(), $4, $5, false, false
+     from generate_series(1, $6::int) g, (select $1::uuid[] as ids) b`,
+    [benchmarks, site, flavor, owner.iss, owner.sub, spec.results],
+  );
+  await c.query('vacuum analyze result');
+  return { benchmarks, site, flavor, owner };
 }

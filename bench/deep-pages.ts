@@ -21,13 +21,13 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { startIssuer } from '@benchmarks/demo/issuer';
 import { startEmbeddedPostgres } from '../packages/server/src/db/embedded.ts';
 import { connect, migrate } from '../packages/server/src/db/orm.ts';
 import { buildConfig } from '../packages/server/src/config.ts';
 import { startServer } from '../packages/server/src/server.ts';
+import { seedSyntheticResults } from './database.ts';
 
 const { values: args } = parseArgs({
   options: { results: { type: 'string', default: '200000' }, runs: { type: 'string', default: '5' } },
@@ -41,44 +41,21 @@ const log = (m: string) => process.stderr.write(`${m}\n`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function seed(c: pg.Client): Promise<string> {
-  const owner = ['https://bench.example', 'bench'];
-  await c.query(
-    "insert into app_user (iss, sub, email, registration_datetime, terms_version) values ($1, $2, 'bench@example.org', now(), '2024-01')",
-    owner,
-  );
-  const site = randomUUID();
-  const flavor = randomUUID();
-  await c.query(
-    "insert into site (id, name, address, status, upload_datetime, uploader_iss, uploader_sub) values ($1, 'site', 'here', 'approved', now(), $2, $3)",
-    [site, ...owner],
-  );
-  await c.query(
-    "insert into flavor (id, site_id, name, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, 'flavor', 'approved', now(), $3, $4)",
-    [flavor, site, ...owner],
-  );
   const schema = {
     type: 'object',
     properties: { result: { type: 'object', properties: { score: { type: 'number', suggestToUser: true } } } },
   };
-  const ids = Array.from({ length: BENCHMARKS }, () => randomUUID());
-  for (const [i, id] of ids.entries()) {
-    await c.query(
-      "insert into benchmark (id, container_image, container_tag, json_schema, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, '1.0', $3, 'approved', now(), $4, $5)",
-      [id, `ghcr.io/bench/deep${i}`, i === 0 ? schema : {}, ...owner],
-    );
-  }
   // Half the results are of the first benchmark; scores with ties; executions a second apart.
-  await c.query(
-    `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
-     select gen_random_uuid(), case when g % 2 = 0 then ($1::uuid[])[1] else ($1::uuid[])[2 + g % 3] end, $2, $3,
-       jsonb_build_object('result', jsonb_build_object('score', (g::bigint * 7919) % 100000 / 10.0), 'pad', md5(g::text)),
-       timestamptz '2024-01-01Z' + make_interval(secs => g), now(), $4, $5, false, false
-     from generate_series(1, $6::int) g`,
-    [ids, site, flavor, ...owner, RESULTS],
-  );
-  await c.query('vacuum analyze result');
+  const { benchmarks } = await seedSyntheticResults(c, {
+    results: RESULTS,
+    schemas: Array.from({ length: BENCHMARKS }, (_, i) => (i === 0 ? schema : {})),
+    image: (i) => `ghcr.io/bench/deep${i}`,
+    benchmark: 'case when g % 2 = 0 then ids[1] else ids[2 + g % 3] end',
+    json: "jsonb_build_object('result', jsonb_build_object('score', (g::bigint * 7919) % 100000 / 10.0), 'pad', md5(g::text))",
+    executed: "timestamptz '2024-01-01Z' + make_interval(secs => g)",
+  });
   log(`seeded ${RESULTS} results`);
-  return ids[0]!;
+  return benchmarks[0]!;
 }
 
 interface Row {

@@ -3,7 +3,7 @@
  * `runBench` is what `npm run bench` (bench/run.ts) and the smoke test call.
  */
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem, userInfo } from 'node:os';
+import { cpus, loadavg, totalmem, userInfo } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import type pg from 'pg';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
@@ -25,9 +25,12 @@ import {
   type RunReport,
   type ScenarioReport,
 } from './report.ts';
-import { buildCompareScenarios } from './compare-scenarios.ts';
+import { buildCompareScenarios, typicalBenchmarks } from './compare-scenarios.ts';
 import { measureExport } from './export-run.ts';
 import { buildScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
+import { buildMetricScenarios, MEASURED_ONCE } from './metric-scenarios.ts';
+import { measureCompareAfterWrite, measureSeries, metricTableSize } from './metric-runs.ts';
+import { judgeEveryMetric, type EveryMetricReport } from './every-metric.ts';
 import { serverNodeArgs, startServerProcess, type ServerProcess } from './server-process.ts';
 import { pgbenchVersion, runSqlLoad, type BaselineTool } from './sql-load.ts';
 
@@ -147,6 +150,10 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
   const o: BenchOptions = { ...BENCH_DEFAULTS, ...input };
   const log = o.log;
   const began = Date.now();
+  // The machine's 1-minute load average through the run (other engineers' programs share it).
+  const loads: number[] = [loadavg()[0]!];
+  const loadTimer = setInterval(() => loads.push(loadavg()[0]!), 10_000);
+  loadTimer.unref();
   const generate: GenerateOptions = { ...GENERATE_DEFAULTS, seed: o.seed, results: o.results };
   const catalogue = generateCatalogue(generate);
   const tool: BaselineTool = o.baseline === 'auto' ? (pgbenchVersion() ? 'pgbench' : 'node') : o.baseline;
@@ -206,8 +213,16 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     for (const [check, n] of Object.entries(load.checks)) if (n !== 0) throw new Error(`data check ${check} failed: ${n} rows`);
     // The indexes the server builds in the background for approved benchmarks (their suggested
     // metrics): built now, so that no build runs while the server is measured.
+    // The metric values table (when the schema has one) is filled in by the same call: the loader
+    // skips the server's triggers, so every loaded result is filled in here, not under load.
     const metricSeconds = await buildMetricIndexes(db.url, log);
-    if (metricSeconds > 0.5) log(`metric indexes built in ${metricSeconds.toFixed(1)} s`);
+    if (metricSeconds > 0.5) log(`metric indexes and values built in ${metricSeconds.toFixed(1)} s`);
+    const metricTable = await metricTableSize(client);
+    if (metricTable)
+      log(
+        `metric values: ${metricTable.rows.toLocaleString('en-US')} rows, ${metricTable.rowsPerResult} per result, ` +
+          `${metricTable.bytesPerResult} bytes per result (result table: ${metricTable.resultBytesPerResult})`,
+      );
 
     // ---------------------------------------------------------------- server
     issuer = await startIssuer({ accounts: [{ sub: INGEST_SUB, email: `${INGEST_SUB}@bench.example.org`, email_verified: true }] });
@@ -243,7 +258,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       variants: o.variants,
       visible: await countVisible(client, { total: 0, byBenchmark: new Map() }),
     };
-    const all = [...buildScenarios(inputs), ...buildCompareScenarios(inputs)];
+    const all = [...buildScenarios(inputs), ...buildCompareScenarios(inputs), ...buildMetricScenarios(inputs)];
     const scenarios = all.filter((s) => o.scenarios.includes(s.id));
 
     // ---------------------------------------------------------------- capture and EXPLAIN
@@ -324,13 +339,42 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         report.runs.push(run);
         log(
           `scenario ${scenario.id} @${connections}: API ${apiRate.toFixed(1)} 2xx/s${scenario.resultsPerRequest > 1 ? ` (${Math.round(apiRate * scenario.resultsPerRequest)} results/s)` : ''} p50 ${api.latencyMs.p50} p95 ${api.latencyMs.p95} p99 ${api.latencyMs.p99} ms, ` +
-            `errors ${api.errors + api.timeouts}, non-2xx ${api.non2xx}; SQL ${sql.tps}/s p99 ${sql.latencyMs.p99} ms${sql.errors ? ` (${sql.errors} errors: ${sql.firstError})` : ''}; ` +
+            `errors ${api.errors + api.timeouts}, non-2xx ${api.non2xx} (503 ${api.statusCodes['503'] ?? 0}, 429 ${api.statusCodes['429'] ?? 0}); SQL ${sql.tps}/s p99 ${sql.latencyMs.p99} ms${sql.errors ? ` (${sql.errors} errors: ${sql.firstError})` : ''}; ` +
             `ratio ${run.ratio === null ? '–' : `${Math.round(run.ratio * 100)}%`}; RSS peak ${memory.peakMb} MB` +
             (apiCpu
               ? `; CPU ms/request server ${(apiCpu.serverMs / Math.max(1, api.responses)).toFixed(2)} PostgreSQL ${(apiCpu.postgresMs / Math.max(1, api.responses)).toFixed(2)} client ${(apiCpu.clientMs / Math.max(1, api.responses)).toFixed(2)}, other load ${apiCpu.otherPercent}%/${sqlCpu?.otherPercent}%`
               : ''),
         );
       }
+    }
+
+    // ---------------------------------------------------------------- measured once (issue 26)
+    await waitForIdleDatabase(client, 300);
+    const once = {
+      compareAfterWrite: null as EveryMetricReport['compareAfterWrite'],
+      comparesAfterWrite: null as EveryMetricReport['comparesAfterWrite'],
+      series: null as EveryMetricReport['series'],
+    };
+    const visible = async () => (await countVisible(client!, inputs.visible)).byBenchmark;
+    const compareInput = async (concurrency: number) => ({
+      server: server!,
+      client: client!,
+      catalogue,
+      options: generate,
+      token,
+      visible: (await visible()).get(typicalBenchmarks(catalogue)[0]!.id) ?? 0,
+      concurrency,
+      rounds: Math.max(5, Math.min(15, Math.round(o.duration * 1.5))),
+      log,
+    });
+    for (const id of Object.keys(MEASURED_ONCE).map(Number)) {
+      if (!o.scenarios.includes(id)) continue;
+      log(`scenario ${id} (${MEASURED_ONCE[id]})`);
+      await client.query('checkpoint');
+      await waitForQuiet(o.quietWait);
+      if (id === 13) once.compareAfterWrite = await measureCompareAfterWrite(await compareInput(1));
+      if (id === 14) once.comparesAfterWrite = await measureCompareAfterWrite(await compareInput(8));
+      if (id === 15) once.series = await measureSeries({ client, catalogue, runs: Math.max(5, Math.min(15, o.duration)), explainDir, log });
     }
 
     // Requests autocannon abandoned at the end of the last run finish before the server stops.
@@ -372,11 +416,24 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       },
       scenarios: scenarios.map((s) => reports.get(s.id)!),
     };
-    const report: BenchReport = { ...partial, targets: judgeTargets(partial) };
+    clearInterval(loadTimer);
+    loads.push(loadavg()[0]!);
+    const everyMetric: EveryMetricReport = {
+      metricTable,
+      ...once,
+      loadAverage: { min: Math.min(...loads), median: median(loads), max: Math.max(...loads), samples: loads.length },
+      goals: [],
+    };
+    everyMetric.goals = judgeEveryMetric(partial, everyMetric);
+    const report: BenchReport = { ...partial, targets: judgeTargets(partial), everyMetric };
     writeJson(join(o.outDir, 'latest.json'), report);
     if (o.docs) writeMarkdown(o.docs, markdownSection(report));
     log(`report written to ${join(o.outDir, 'latest.json')}${o.docs ? ` and ${o.docs}` : ''}`);
     for (const t of report.targets) log(`target ${t.status.toUpperCase()}: ${t.target} — ${t.detail}`);
+    for (const t of everyMetric.goals) log(`issue 26 goal ${t.status.toUpperCase()}: ${t.target} — ${t.detail}`);
+    log(
+      `load average (1 min) during the run: ${everyMetric.loadAverage.min.toFixed(1)}–${everyMetric.loadAverage.max.toFixed(1)}, median ${everyMetric.loadAverage.median.toFixed(1)}`,
+    );
     return report;
   } finally {
     await server?.stop().catch((err: unknown) => log(`stopping the server: ${(err as Error).message}`));
@@ -433,6 +490,16 @@ async function explainScenario(client: pg.Client, scenario: Scenario, requests: 
   };
 }
 
+/** Benchmarks whose metric values are not complete (0 when the schema has no metric values table). */
+async function incompleteMetricValues(em: ReturnType<Awaited<ReturnType<typeof connect>>['em']['fork']>): Promise<number> {
+  const [table] = await em.execute<{ present: boolean }[]>("select to_regclass('metric_value') is not null as present");
+  if (!table?.present) return 0;
+  const [row] = await em.execute<{ n: number }[]>(
+    'select count(*)::int as n from benchmark b left join metric_benchmark m on m.benchmark_id = b.id where m.complete is not true',
+  );
+  return row?.n ?? 0;
+}
+
 /** Builds the metric indexes of every approved benchmark as the server would; returns the seconds taken. */
 async function buildMetricIndexes(url: string, log: (message: string) => void): Promise<number> {
   const started = Date.now();
@@ -441,6 +508,12 @@ async function buildMetricIndexes(url: string, log: (message: string) => void): 
     const metrics = new MetricIndexes(createLogger('warn'));
     await metrics.ensureAll(orm.em.fork());
     await metrics.idle();
+    // The metric values' pass gives way (and retries later) while an index build holds the table:
+    // it runs again until every benchmark's values are complete.
+    for (let round = 0; (await incompleteMetricValues(orm.em.fork())) > 0; round++) {
+      if (round > 0) await new Promise((r) => setTimeout(r, 1000));
+      await metrics.values.reconcile(orm.em.fork());
+    }
   } catch (err) {
     log(`metric indexes: ${(err as Error).message}`);
   } finally {

@@ -33,6 +33,7 @@ import { DEFAULTS } from '../packages/server/src/config.ts';
 import { createLogger } from '../packages/server/src/core/logger.ts';
 import { MetricIndexes, metricIndexName } from '../packages/server/src/services/metric-indexes.ts';
 import { resultListSql } from '../packages/server/src/services/result-query.ts';
+import { seedSyntheticResults } from './database.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -119,40 +120,17 @@ async function main() {
 
 /** 50 approved benchmarks of 8 suggested metrics, one site and flavor, RESULTS results; returns the benchmark ids, oldest first. */
 async function seed(c: pg.Client): Promise<string[]> {
-  const owner = ['https://bench.example', 'bench'];
-  await c.query(
-    "insert into app_user (iss, sub, email, registration_datetime, terms_version) values ($1, $2, 'bench@example.org', now(), '2024-01')",
-    owner,
-  );
-  const site = randomUUID();
-  const flavor = randomUUID();
-  await c.query(
-    "insert into site (id, name, address, status, upload_datetime, uploader_iss, uploader_sub) values ($1, 'site', 'here', 'approved', now(), $2, $3)",
-    [site, ...owner],
-  );
-  await c.query(
-    "insert into flavor (id, site_id, name, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, 'flavor', 'approved', now(), $3, $4)",
-    [flavor, site, ...owner],
-  );
-  const ids: string[] = [];
-  for (let i = 0; i < BENCHMARKS; i++) {
-    const id = randomUUID();
-    ids.push(id);
-    await c.query(
-      "insert into benchmark (id, container_image, container_tag, json_schema, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, '1.0', $3, 'approved', now() + make_interval(secs => $4), $5, $6)",
-      [id, `ghcr.io/bench/m${i}`, schema, i, ...owner],
-    );
-  }
   const json = `jsonb_build_object(${METRICS.map((m, i) => `'${m}', ((g::bigint * ${7919 + i * 104729}) % 100000) / 10.0`).join(', ')})`;
-  await c.query(
-    `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
-     select gen_random_uuid(), ($1::uuid[])[1 + g % ${BENCHMARKS}], $2, $3, ${json}, now() - make_interval(secs => g), now(), $4, $5, false, false
-     from generate_series(1, $6) g`,
-    [ids, site, flavor, ...owner, RESULTS],
-  );
-  await c.query('vacuum analyze result');
+  const { benchmarks } = await seedSyntheticResults(c, {
+    results: RESULTS,
+    schemas: Array.from({ length: BENCHMARKS }, () => schema),
+    image: (i) => `ghcr.io/bench/m${i}`,
+    benchmark: `ids[1 + g % ${BENCHMARKS}]`,
+    json,
+    executed: 'now() - make_interval(secs => g)',
+  });
   log(`seeded ${BENCHMARKS} benchmarks, ${RESULTS} results`);
-  return ids;
+  return benchmarks;
 }
 
 async function metricIndexCount(c: pg.Client): Promise<number> {

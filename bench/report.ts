@@ -9,6 +9,7 @@ import type { CpuUsage } from './cpu.ts';
 import type { HttpRunStats } from './http-load.ts';
 import type { LoadReport } from './load.ts';
 import type { SqlRunStats } from './sql-load.ts';
+import type { EveryMetricReport } from './every-metric.ts';
 
 /** The measured export of an export scenario (bench/export-run.ts). */
 export interface ExportReport {
@@ -108,6 +109,8 @@ export interface BenchReport {
   server: { idleRssMb: number; peakRssMb: number; finalRssMb: number; heapUsedMb: number; nodeArgs?: string[] };
   scenarios: ScenarioReport[];
   targets: TargetResult[];
+  /** Issue 26's measurements (bench/metric-runs.ts, bench/every-metric.ts); missing in reports made before them. */
+  everyMetric?: EveryMetricReport;
 }
 
 export const TARGETS = {

@@ -83,23 +83,41 @@ function batchIds(body: unknown): string[] {
 
 const expectStatus = (expected: number) => (status: number) => (status === expected ? null : `status ${status}, expected ${expected}`);
 
-/** The page of a result list: one statement `… limit N offset M`; its total: `select count(*) …`. */
-const TOTAL = /^\s*select count\(\*\)/i;
-function pageAndTotal(issued: string[]): string[] {
+/**
+ * The page of a result list: one statement `… limit N offset M`; its total: `select count(*) … as
+ * total` (not the server's other counts: of metric index entries, of path ids); and, for a list
+ * sorted from the metric values table, the counts of its walk (`select count(*)::int as n from
+ * metric_value s …`), which answer the page too.
+ */
+const TOTAL = /^\s*select count\(\*\)(::int)? as total\b/i;
+const WALK_COUNT = /^\s*select count\(\*\)::int as n from metric_value s\b/i;
+export function pageAndTotal(issued: string[]): string[] {
   const page = issued.find((s) => PAGE_STATEMENT.test(s));
   const total = issued.find((s) => TOTAL.test(s));
   // Catalogue lists count along with the page (`count(*) over ()`): one statement is both.
   if (page && !total && /\bcount\(\*\) over \(\)/i.test(page)) return [page];
   const picked = [page, total].filter((s): s is string => !!s);
   if (picked.length !== 2) throw new Error(`cannot find the page and total statements among:\n${issued.join('\n')}`);
-  return picked;
+  return [...picked, ...issued.filter((s) => WALK_COUNT.test(s))];
 }
-const PAGE_AND_TOTAL =
-  'the page statement (`… limit 100 offset 0`) and the total (`select count(*) …`, or `count(*) over ()` in the page statement) exactly as the server issued them';
+export const PAGE_AND_TOTAL =
+  'the page statement (`… limit 100 offset 0`) and the total (`select count(*) … as total`, or `count(*) over ()` in the page statement), with the counts of a walk of the metric values table when there are any, exactly as the server issued them';
 
 function sqlLiteral(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
+
+/** The check of a list of results: a page of at most 100 visible results (of `benchmark` when given), then `extra`. */
+export const listCheck =
+  (benchmark: BenchmarkRow | null, extra?: (items: Record<string, unknown>[]) => string | null) => (status: number, body: unknown) => {
+    if (status !== 200) return `status ${status}: ${JSON.stringify(body).slice(0, 400)}`;
+    if (!isPage(body)) return 'not a page';
+    if (body.items.length > 100) return `${body.items.length} items on a page of 100`;
+    if (body.total > 0 && body.items.length === 0) return 'no items although total > 0';
+    if (benchmark && body.items.some((r) => (r.benchmark as { id: string }).id !== benchmark.id)) return 'an item of another benchmark';
+    if (body.items.some((r) => r.hidden !== false)) return 'a hidden result in a default list';
+    return extra ? extra(body.items) : null;
+  };
 
 export function buildScenarios(input: ScenarioInputs): Scenario[] {
   const { catalogue, options } = input;
@@ -107,17 +125,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
   const benchmarks = catalogue.benchmarks;
   const cycle = <T>(items: readonly T[], count: number) =>
     Array.from({ length: Math.min(count, Math.max(items.length, 1)) }, (_, i) => items[i % items.length]!);
-
-  const listCheck =
-    (benchmark: BenchmarkRow | null, extra?: (items: Record<string, unknown>[]) => string | null) => (status: number, body: unknown) => {
-      if (status !== 200) return `status ${status}: ${JSON.stringify(body).slice(0, 400)}`;
-      if (!isPage(body)) return 'not a page';
-      if (body.items.length > 100) return `${body.items.length} items on a page of 100`;
-      if (body.total > 0 && body.items.length === 0) return 'no items although total > 0';
-      if (benchmark && body.items.some((r) => (r.benchmark as { id: string }).id !== benchmark.id)) return 'an item of another benchmark';
-      if (body.items.some((r) => r.hidden !== false)) return 'a hidden result in a default list';
-      return extra ? extra(body.items) : null;
-    };
 
   // 1. List by benchmark
   const s1: Scenario = {

@@ -2,10 +2,11 @@
  * The performance harness (bench/, `npm run bench`) in a tiny configuration: 2,000 results, one
  * connection, one second per run, its own temporary PostgreSQL cluster (the harness starts one in its
  * data directory: COPY reads files there), the Node baseline (CI has no pgbench). Checks correctness
- * only, never timing: every scenario (1 to 10) ran without an error or a non-2xx answer, the
+ * only, never timing: every scenario (1 to 12) ran without an error or a non-2xx answer, the
  * generated results satisfy their benchmark's JSON Schema, the loaded counts are the generated ones,
- * the export streamed every visible result, and the report, its Markdown section and the EXPLAIN
- * files are written.
+ * the export streamed every visible result, the measurements of issue 26 (13 to 15) ran from the
+ * metric values table with the same series as the documents give, and the report, its Markdown
+ * section and the EXPLAIN files are written.
  *
  * bench/ is its own TypeScript project, so it is reached the way users reach it: `bench/run.ts` in a
  * child process, and the generator through a dynamic import (typed here by what the test reads).
@@ -70,6 +71,23 @@ interface Report {
     }[];
   }[];
   targets: { target: string; status: string; detail: string }[];
+  everyMetric: {
+    metricTable: { results: number; rows: number; bytesPerResult: number; rowsPerResult: number } | null;
+    compareAfterWrite: CompareAfterWrite | null;
+    comparesAfterWrite: CompareAfterWrite | null;
+    series: { rows: number; tableMs: { count: number } | null; documentsMs: { count: number }; identical: boolean | null } | null;
+    loadAverage: { samples: number };
+    goals: { target: string; status: string }[];
+  };
+}
+interface CompareAfterWrite {
+  concurrency: number;
+  rounds: number;
+  apiMs: { count: number; p50: number };
+  sqlMs: { count: number; p50: number };
+  computations: number;
+  fromTable: boolean;
+  statuses: Record<string, number>;
 }
 
 let dir: string;
@@ -136,7 +154,7 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
     '--baseline',
     'node',
     '--scenarios',
-    '1,2,3,4,5,6,7,8,9,10',
+    '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15',
     '--variants',
     '2',
     '--quiet-wait',
@@ -160,7 +178,7 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   const report = JSON.parse(readFileSync(join(dir, 'out', 'latest.json'), 'utf8')) as Report;
   assert.equal(
     report.scenarios.map((s) => s.id),
-    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
   );
   const load = report.data.load;
   assert.equal(load.loaded, load.expected);
@@ -210,6 +228,31 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   assert.ok(e.rss.startMb > 0 && e.rss.peakMb >= e.rss.startMb && e.rss.endMb > 0);
   assert.ok(exported.statements.some((st) => st.role === 'export rows'));
   assert.is(report.targets.length, 6);
+
+  // Issue 26: the filtered and sorted lists ran above (11, 12); the measurements run once after them.
+  const m = report.everyMetric;
+  assert.ok(m.metricTable && m.metricTable.rows > m.metricTable.results && m.metricTable.bytesPerResult > 0, JSON.stringify(m.metricTable));
+  for (const [c, concurrency] of [
+    [m.compareAfterWrite, 1],
+    [m.comparesAfterWrite, 8],
+  ] as const) {
+    assert.ok(c, `compare after a write ×${concurrency} measured`);
+    assert.is(c.concurrency, concurrency);
+    assert.is(c.apiMs.count, c.rounds * concurrency);
+    assert.is(c.sqlMs.count, c.rounds);
+    assert.ok(c.apiMs.p50 > 0 && c.sqlMs.p50 > 0);
+    assert.equal(Object.keys(c.statuses), ['200']);
+    assert.ok(c.fromTable, 'the comparison read the metric values table');
+    assert.ok(c.computations >= 1 && c.computations <= concurrency, `${c.computations} computations`);
+  }
+  assert.ok(m.series && m.series.rows > 0 && m.series.tableMs && m.series.documentsMs.count > 0, JSON.stringify(m.series));
+  assert.is(m.series.identical, true, 'the series from the table and from the documents are the same');
+  assert.ok(m.loadAverage.samples >= 2);
+  // #11 and #12 against #1 (connections 1: neither 8 nor 32, so not judged), compare, 8 compares.
+  assert.equal(
+    m.goals.map((g) => g.target.slice(0, 5)),
+    ['first', '8 ide'],
+  );
   for (const t of report.targets) assert.ok(['met', 'missed', 'not applicable'].includes(t.status), t.target);
   assert.ok(!existsSync(join(dir, 'data')), 'the data directory is removed without --keep');
 

@@ -1,0 +1,78 @@
+/**
+ * Issue 26's goals ("Every metric fast"), judged from a run of the harness: scenario 11 (a JSON
+ * filter and sort on described, unsuggested paths) and 12 (on suggested paths) against scenario 1
+ * (the same benchmark's plain list) in successful answers per second at 8 and 32 connections, no
+ * 503 at 32; the first comparison after a write (13) under 150 ms at p50; 8 identical comparisons
+ * after a write (14) computed once. Ingest (6, 7) is reported: its goal (within 10 % of before the
+ * metric values table) compares two runs, not one.
+ */
+import type { CompareAfterWriteReport, MetricTableSize, SeriesReport } from './metric-runs.ts';
+import type { BenchReport, RunReport, ScenarioReport, TargetResult } from './report.ts';
+
+export interface EveryMetricReport {
+  metricTable: MetricTableSize | null;
+  compareAfterWrite: CompareAfterWriteReport | null;
+  comparesAfterWrite: CompareAfterWriteReport | null;
+  series: SeriesReport | null;
+  /** The machine's 1-minute load average, sampled every 10 s through the run. */
+  loadAverage: { min: number; median: number; max: number; samples: number };
+  goals: TargetResult[];
+}
+
+export const EVERY_METRIC_GOALS = {
+  /** (b) within this factor of (a) in requests per second. */
+  listFactor: 4,
+  listConnections: [8, 32],
+  compareColdP50Ms: 150,
+};
+
+const runAt = (s: ScenarioReport | undefined, connections: number): RunReport | undefined =>
+  s?.runs.find((r) => r.connections === connections);
+
+export function judgeEveryMetric(report: Omit<BenchReport, 'targets'>, measured: EveryMetricReport): TargetResult[] {
+  const out: TargetResult[] = [];
+  const at1M = report.options.results >= 1_000_000;
+  const scale = at1M ? '' : ` (at ${report.options.results.toLocaleString('en-US')} results, not 1M)`;
+  const plain = report.scenarios.find((s) => s.id === 1);
+  for (const id of [11, 12]) {
+    const filtered = report.scenarios.find((s) => s.id === id);
+    if (!filtered) continue;
+    for (const c of EVERY_METRIC_GOALS.listConnections) {
+      const a = runAt(plain, c);
+      const b = runAt(filtered, c);
+      if (!b) continue;
+      const refused = b.api.statusCodes['503'] ?? 0;
+      const limited = b.api.statusCodes['429'] ?? 0;
+      if (!a) {
+        out.push({ target: `#${id} vs #1 @${c}`, status: 'not applicable', detail: 'scenario 1 not run at these connections' });
+        continue;
+      }
+      const factor = b.api.okPerSecond > 0 ? a.api.okPerSecond / b.api.okPerSecond : Number.POSITIVE_INFINITY;
+      const met = factor <= EVERY_METRIC_GOALS.listFactor && (c < 32 || refused === 0);
+      out.push({
+        target: `#${id} within ${EVERY_METRIC_GOALS.listFactor}× of #1 in 2xx/s @${c}${c >= 32 ? ', no 503' : ''}${scale}`,
+        status: met ? 'met' : 'missed',
+        detail:
+          `#1 ${a.api.okPerSecond}/s, #${id} ${b.api.okPerSecond}/s: ${Number.isFinite(factor) ? factor.toFixed(2) : '∞'}× slower; ` +
+          `503 ${refused}, 429 ${limited}; #${id} p50 ${b.api.latencyMs.p50} ms, SQL ${b.sql?.tps ?? '–'} tx/s`,
+      });
+    }
+  }
+  const cold = measured.compareAfterWrite;
+  if (cold) {
+    out.push({
+      target: `first comparison after a write, p50 < ${EVERY_METRIC_GOALS.compareColdP50Ms} ms${scale}`,
+      status: cold.apiMs.p50 < EVERY_METRIC_GOALS.compareColdP50Ms ? 'met' : 'missed',
+      detail: `p50 ${cold.apiMs.p50} ms, p95 ${cold.apiMs.p95} ms over ${cold.rounds} writes; its SQL alone p50 ${cold.sqlMs.p50} ms (${cold.fromTable ? 'metric values table' : 'documents'})`,
+    });
+  }
+  const eight = measured.comparesAfterWrite;
+  if (eight) {
+    out.push({
+      target: '8 identical comparisons after a write share one computation',
+      status: eight.computations === 1 ? 'met' : 'missed',
+      detail: `${eight.computations} computation(s) for 8 requests; every request p50 ${eight.apiMs.p50} ms, slowest of a round p50 ${eight.roundMs.p50} ms; SQL alone p50 ${eight.sqlMs.p50} ms`,
+    });
+  }
+  return out;
+}
