@@ -1,5 +1,5 @@
 /**
- * Scenarios 8 to 10 (issue 16, "Compare and rank"): GET /results:compare of one benchmark of about
+ * Scenarios 8 to 10 ("Compare and rank"): GET /results:compare of one benchmark of about
  * 50,000 results at 1M, without and with a JSON filter, and GET /results:export of every visible
  * result as NDJSON, measured once as results per second with the server's RSS sampled throughout
  * (bench/export-run.ts). Each answer is checked before anything is measured.

@@ -1,5 +1,5 @@
 /**
- * Issue 26's goals ("Every metric fast"), judged from a run of the harness: scenario 11 (a JSON
+ * "Every metric fast"'s goals ("Every metric fast"), judged from a run of the harness: scenario 11 (a JSON
  * filter and sort on described, unsuggested paths) and 12 (on suggested paths) against scenario 1
  * (the same benchmark's plain list) in successful answers per second at 8 and 32 connections, no
  * 503 at 32; the first comparison after a write (13) under 150 ms at p50; 8 identical comparisons

@@ -68,7 +68,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   duration: 10,
   warmup: 2,
   connections: [1, 8, 32],
-  // Issue 7's scenarios: 8 to 10 (compare and export) add about 12 minutes at 1M, run when named.
+  // "Read and write load"'s scenarios: 8 to 10 (compare and export) add about 12 minutes at 1M, run when named.
   scenarios: [1, 2, 3, 4, 5, 6, 7],
   keep: false,
   dataDir: join(ROOT, 'bench', 'results', 'data'),
@@ -348,7 +348,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       }
     }
 
-    // ---------------------------------------------------------------- measured once (issue 26)
+    // ---------------------------------------------------------------- measured once
     await waitForIdleDatabase(client, 300);
     const once = {
       compareAfterWrite: null as EveryMetricReport['compareAfterWrite'],
@@ -430,7 +430,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     if (o.docs) writeMarkdown(o.docs, markdownSection(report));
     log(`report written to ${join(o.outDir, 'latest.json')}${o.docs ? ` and ${o.docs}` : ''}`);
     for (const t of report.targets) log(`target ${t.status.toUpperCase()}: ${t.target} — ${t.detail}`);
-    for (const t of everyMetric.goals) log(`issue 26 goal ${t.status.toUpperCase()}: ${t.target} — ${t.detail}`);
+    for (const t of everyMetric.goals) log(`goal ${t.status.toUpperCase()}: ${t.target} — ${t.detail}`);
     log(
       `load average (1 min) during the run: ${everyMetric.loadAverage.min.toFixed(1)}–${everyMetric.loadAverage.max.toFixed(1)}, median ${everyMetric.loadAverage.median.toFixed(1)}`,
     );

@@ -1,5 +1,5 @@
 /**
- * The measurements of issue 26 that are not load runs (bench/metric-scenarios.ts), each against
+ * The measurements of "Every metric fast" that are not load runs (bench/metric-scenarios.ts), each against
  * PostgreSQL's own time for the same statements in the same run:
  *
  * - 13, the first comparison after a write: rounds of one upload (POST /results, a result of the

@@ -1,5 +1,5 @@
 /**
- * Issue 26's scenarios ("Every metric fast"): a benchmark's results filtered and sorted by JSON
+ * "Every metric fast"'s scenarios ("Every metric fast"): a benchmark's results filtered and sorted by JSON
  * numbers at described paths (11: paths the schema describes but does not suggest; 12: suggested
  * paths, the issue's `machine.cpu.count > 4`, `-json.<metric>`), load runs like scenarios 1 to 7;
  * and the measurements run once each after the load runs (bench/metric-runs.ts): 13, the first

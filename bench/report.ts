@@ -1,7 +1,7 @@
 /**
  * The report: bench/results/latest.json (everything measured) and the generated section of
  * docs/performance.md (between `<!-- bench:start -->` and `<!-- bench:end -->`), with the targets of
- * issue 7 (scenarios 1 to 7) and issue 16 (compare and export, 8 to 10) judged met or missed.
+ * "Read and write load" (scenarios 1 to 7) and "Compare and export" (compare and export, 8 to 10) judged met or missed.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -109,7 +109,7 @@ export interface BenchReport {
   server: { idleRssMb: number; peakRssMb: number; finalRssMb: number; heapUsedMb: number; nodeArgs?: string[] };
   scenarios: ScenarioReport[];
   targets: TargetResult[];
-  /** Issue 26's measurements (bench/metric-runs.ts, bench/every-metric.ts); missing in reports made before them. */
+  /** "Every metric fast"'s measurements (bench/metric-runs.ts, bench/every-metric.ts); missing in reports made before them. */
   everyMetric?: EveryMetricReport;
 }
 
@@ -119,14 +119,14 @@ export const TARGETS = {
   p99AtResults: 1_000_000,
   ingestPerSecond: 1000,
   memoryMb: 250,
-  /** Issue 16: compare (scenarios 8 and 9) at one connection, at 1M results. */
+  /** "Compare and export": compare (scenarios 8 and 9) at one connection, at 1M results. */
   compareP50Ms: 150,
-  /** Issue 16: export (scenario 10) results per second, and how much the server's RSS may grow in its second half. */
+  /** "Compare and export": export (scenario 10) results per second, and how much the server's RSS may grow in its second half. */
   exportPerSecond: 20_000,
   exportRssGrowthMb: 16,
 };
 
-/** The read scenarios of issue 7, whose throughput is judged against their SQL baseline. */
+/** The read scenarios of "Read and write load", whose throughput is judged against their SQL baseline. */
 const ISSUE7_READS = [1, 2, 3, 4, 5];
 
 /** Results one successful request of the scenario stores (1 for reads and single uploads). */
@@ -196,7 +196,7 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetResult
   return out;
 }
 
-/** The targets of issue 16, for the scenarios of it that ran: compare latency, export rate and flat memory. */
+/** The targets of "Compare and export", for the scenarios of it that ran: compare latency, export rate and flat memory. */
 function issue16Targets(report: Omit<BenchReport, 'targets'>): TargetResult[] {
   const out: TargetResult[] = [];
   const applicable = report.options.results >= TARGETS.p99AtResults;

@@ -1,12 +1,12 @@
 /**
- * `npm run bench [-- options]`: the performance benchmark of issues 7 (scenarios 1 to 7) and 16
+ * `npm run bench [-- options]`: the performance benchmark of "Read and write load" (scenarios 1 to 7) and 16
  * (compare and export, 8 to 10).
  *
  *   --results <n>        results to generate and load (default 1000000)
  *   --duration <s>       seconds per measured run (default 10)
  *   --warmup <s>         seconds of API warm-up per scenario (default 2)
  *   --connections <list> concurrent connections, e.g. 1,8,32 (default)
- *   --scenarios <list>   which scenarios, 1 to 15, e.g. 1,2,4 or 8,9,10 (default 1,2,3,4,5,6,7); 11 to 15: issue 26
+ *   --scenarios <list>   which scenarios, 1 to 15, e.g. 1,2,4 or 8,9,10 (default 1,2,3,4,5,6,7); 11 to 15: "Every metric fast"
  *   --baseline <tool>    auto (pgbench when installed), pgbench or node
  *   --seed <n>           generator seed
  *   --quiet-wait <s>     before each run, wait up to s seconds for other programs to leave the CPU (default 60)

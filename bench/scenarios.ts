@@ -1,5 +1,5 @@
 /**
- * The scenarios of issue 7 (1 to 7; compare and export, 8 to 10, are in compare-scenarios.ts): what
+ * The scenarios of "Read and write load" (1 to 7; compare and export, 8 to 10, are in compare-scenarios.ts): what
  * each sends to the API (a list of request variants, so that benchmark ids, result ids, terms and
  * documents vary across requests), how a response is checked, and which of the statements the
  * server issued for a request make its raw SQL baseline.
