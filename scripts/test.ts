@@ -92,7 +92,7 @@ const reports = mkdtempSync(join(tmpdir(), 'benchmarks-test-reports-'));
  * Runs one file with scripts/dev/uvu-report.js loaded first, which writes what uvu counted to a file
  * of its own when the process exits: the counts never come from the output. A file that exits
  * non-zero with every test passed (a crash before or after its tests), or whose suites did not all
- * finish, counts one failure more.
+ * finish (or that wrote no report), counts one failure more.
  */
 function run(file: string, index: number, env: NodeJS.ProcessEnv): Promise<Outcome> {
   const started = Date.now();
@@ -118,19 +118,19 @@ function run(file: string, index: number, env: NodeJS.ProcessEnv): Promise<Outco
       const cpuNow = endedChildrenCpuMs();
       const cpuMs = cpuNow === undefined || childrenCpuMs === undefined ? undefined : cpuNow - childrenCpuMs;
       childrenCpuMs = cpuNow;
-      let report: Report = { suites: 0, finished: 0, passed: 0, failed: 0, skipped: 0 };
+      let report: Report | undefined;
       try {
         report = JSON.parse(readFileSync(reportFile, 'utf8')) as Report;
-      } catch {
-        output += `\n[test runner] ${file} wrote no report: it ended before its exit handlers ran\n`;
-      }
-      let { failed } = report;
-      if (report.finished < report.suites && failed === 0) {
-        output += `\n[test runner] ${file}: ${report.suites - report.finished} of ${report.suites} suites did not finish\n`;
-        failed = 1;
-      }
-      if (code !== 0 && failed === 0) failed = 1;
-      resolve({ ...report, failed, file, code, output, ms: Date.now() - started, cpuMs, timedOut });
+      } catch {}
+      const counts = report ?? { suites: 0, finished: 0, passed: 0, failed: 0, skipped: 0 };
+      const unfinished = !report
+        ? 'wrote no report: it ended before its exit handlers ran'
+        : report.finished < report.suites
+          ? `${report.suites - report.finished} of ${report.suites} suites did not finish`
+          : undefined;
+      if (unfinished) output += `\n[test runner] ${file} ${unfinished}\n`;
+      const failed = counts.failed || (unfinished || code !== 0 ? 1 : 0);
+      resolve({ ...counts, failed, file, code, output, ms: Date.now() - started, cpuMs, timedOut });
     });
   });
 }
