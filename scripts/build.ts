@@ -7,7 +7,9 @@
  *   inside (the SDK too), so that `benchmarks` starts about as fast as Node itself and installs with
  *   nothing else.
  *
- * Inside the monorepo nothing needs this: tests and `npm start` run the sources (scripts/dev/).
+ * Inside the monorepo nothing needs this: tests and `npm start` run the sources (scripts/dev/). The
+ * packaging test (test/packaging.test.ts) packs this build when it is the build of the sources in
+ * place (scripts/build-stamp.ts), and builds again otherwise.
  *
  * - with `--sea`, also the CLI as a standalone executable for runners without Node
  *   (`packages/cli/dist/benchmarks-<platform>-<arch>`: this Node binary with the CLI inside, a Node
@@ -22,6 +24,7 @@ import { copyFileSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
+import { writeStamp } from './build-stamp.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const COMPILED = ['sdk', 'server', 'demo'];
@@ -107,6 +110,8 @@ const started = Date.now();
 if (!onlyCli) compile();
 const cli = await bundleCli();
 const standalone = process.argv.includes('--sea') ? await buildStandalone() : undefined;
+// What this build read, for the steps that reuse it (scripts/build-stamp.ts).
+if (!onlyCli) writeStamp(ROOT);
 const size = (file: string) => `${Math.round(statSync(file).size / 1024)} KB`;
 process.stdout.write(
   `built ${onlyCli ? '' : `${COMPILED.map((n) => `packages/${n}/dist`).join(', ')}, `}packages/cli/dist/benchmarks.js (${size(cli)})` +

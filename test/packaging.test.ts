@@ -78,8 +78,8 @@ test.after(async () => {
   }
 });
 
-test('npm run build succeeds and npm pack makes a tarball of each package, none bloated', async () => {
-  await build();
+test('the build of these sources (npm run build, unless CI built them already) is packed by npm pack into a tarball per package, none bloated', async () => {
+  console.log(`  ${await build()}`);
   const destination = join(tmp, 'tarballs');
   await mkdir(destination);
   for (const name of PACKAGES) tarballs[name] = await pack(name, destination);

@@ -4,7 +4,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createTestDatabase, releaseTestDatabase } from '../../packages/server/test/support/database.ts';
+import { createMigratedTestDatabase, releaseTestDatabase } from '../../packages/server/test/support/database.ts';
 import { ROOT, cleanEnv, start } from './run.ts';
 
 export interface Demo {
@@ -32,7 +32,7 @@ export interface DemoOptions {
 }
 
 export async function startDemo(options: DemoOptions): Promise<Demo> {
-  const databaseUrl = await createTestDatabase(options.label);
+  const databaseUrl = await createMigratedTestDatabase(options.label);
   await mkdir(options.dataDir, { recursive: true });
   const args = [join(ROOT, 'bin', 'benchmarks-server.js'), 'start', '--demo', '--port', '0', '--data-dir', options.dataDir];
   args.push('--database-url', databaseUrl, '--demo-seed', String(options.seed), '--log-level', 'warn');

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { cliBundle } from '../../packages/cli/test/support/cli-bundle.ts';
 import { ROOT } from './run.ts';
 
 export interface Tools {
@@ -15,25 +15,6 @@ export interface Tools {
   bin: string;
   /** Where `curl` appends `<DOCEX_CMD> <status>` lines (DOCEX_CURL_LOG in the environment). */
   curlLog: string;
-}
-
-/**
- * The CLI as one file, bundled from its sources as `npm run build` bundles the published one
- * (scripts/build.ts). bin/benchmarks.js would run the same sources through tsx, which costs about
- * a second of CPU per command; the documents run about a hundred commands.
- */
-async function bundleCli(outfile: string): Promise<void> {
-  await build({
-    entryPoints: [join(ROOT, 'packages', 'cli', 'src', 'main.ts')],
-    bundle: true,
-    platform: 'node',
-    target: 'node20.19',
-    conditions: ['@benchmarks/source'],
-    format: 'esm',
-    outfile,
-    logLevel: 'warning',
-    banner: { js: "import { createRequire as __docexRequire } from 'node:module';\nconst require = __docexRequire(import.meta.url);" },
-  });
 }
 
 const sh = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
@@ -48,8 +29,8 @@ exit 127
 export async function createTools(dir: string): Promise<Tools> {
   const bin = join(dir, 'bin');
   await mkdir(bin, { recursive: true });
-  const cli = join(dir, 'benchmarks.mjs');
-  await bundleCli(cli);
+  // The CLI bundled from its sources: through tsx, a second of CPU for each of about a hundred commands.
+  const cli = await cliBundle();
   const which = (name: string) => {
     try {
       return execFileSync('bash', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();

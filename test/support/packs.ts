@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { staleBuild } from '../../scripts/build-stamp.ts';
 import { ROOT, cleanEnv, ok } from './run.ts';
 
 export const PACKAGES = ['sdk', 'server', 'demo', 'cli'] as const;
@@ -36,13 +37,20 @@ export function manifestOf(name: PackageName): Manifest {
   return JSON.parse(readFileSync(join(packageDir(name), 'package.json'), 'utf8')) as Manifest;
 }
 
-/** `npm run build`: compiles sdk, server and demo with tsc and bundles the CLI. */
-export async function build(): Promise<void> {
+/**
+ * `npm run build` (compiles sdk, server and demo with tsc and bundles the CLI), unless the build in
+ * place is the build of the sources in place (scripts/build-stamp.ts): CI builds once, before the
+ * tests. Says which it did.
+ */
+export async function build(): Promise<string> {
+  const stale = staleBuild(ROOT);
+  if (!stale) return 'the build in place is the build of these sources: reused';
   await ok(process.execPath, ['--import', join(ROOT, 'scripts/dev/register.js'), join(ROOT, 'scripts/build.ts')], {
     cwd: ROOT,
     env: cleanEnv(),
     timeoutMs: 150_000,
   });
+  return `built (${stale})`;
 }
 
 /** `npm pack --json` of one package into `destination`. */

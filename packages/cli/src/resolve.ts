@@ -38,9 +38,12 @@ export class Resolver {
     return found;
   }
 
-  /** Tries approved items first, then items on review (to say why one cannot be used). */
+  /**
+   * Tries approved items first, then items on review (to say why one cannot be used), then approved
+   * ones again: an item approved between the first two lists (by another administrator) is in neither.
+   */
   async #first<T>(list: (status: Status) => Promise<{ items: T[] }>): Promise<{ item: T; status: Status } | undefined> {
-    for (const status of ['approved', 'on_review'] as const) {
+    for (const status of ['approved', 'on_review', 'approved'] as const) {
       const page = await list(status);
       if (page.items.length > 0) return { item: page.items[0], status };
     }

@@ -3,14 +3,16 @@
  * an unreachable server (1, one line; the stack only with DEBUG=1). And every command's help, and
  * shell completion.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../../server/test/support/harness.ts';
 import { processIo } from '../src/io.ts';
 import { createProgram } from '../src/program.ts';
-import { closedPort, lines, sandbox, type Sandbox } from './support/cli.ts';
+import { ROOT, closedPort, lines, sandbox, type Sandbox } from './support/cli.ts';
 
 let t: TestServer;
 let box: Sandbox;
@@ -40,6 +42,18 @@ test('an unreachable server: exit 1 and one line saying what to check; the stack
   assert.is(plain.stdout, '');
   assert.is(debug.code, 1);
   assert.match(debug.stderr, /\n\s+at /, 'DEBUG=1 adds the stack');
+});
+
+test('bin/benchmarks.js, the benchmarks of a clone, runs the CLI from its sources: the same version, and exit 2 on a usage error', async () => {
+  const bin = join(ROOT, 'bin', 'benchmarks.js');
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, [bin, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, ...box.env }, encoding: 'utf8' });
+  const version = run(['--version']);
+  assert.is(version.status, 0, version.stderr);
+  assert.is(version.stdout.trim(), JSON.parse(readFileSync(join(ROOT, 'packages', 'cli', 'package.json'), 'utf8')).version);
+  const usage = run(['results', 'lst']);
+  assert.is(usage.status, 2, usage.stderr);
+  assert.match(usage.stderr, /unknown command 'lst'/);
 });
 
 test('usage errors exit 2 (commander errors, bad values, a group without its verb, no server); --help exits 0', async () => {

@@ -16,7 +16,7 @@ import { demoWebClient } from '@benchmarks/demo';
 import { WEB_CLIENT_ID } from '@benchmarks/demo/issuer';
 import { freePort } from '../src/db/embedded.ts';
 import { launchChromium } from './support/browser.ts';
-import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
+import { createMigratedTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { FRONTEND_SCOPES, startFrontend, type Frontend, type LoginResult } from './support/frontend.ts';
 import { demoTokens, runServer, type ServerProcess } from './support/process.ts';
 
@@ -36,7 +36,7 @@ test.before(async () => {
   await chmod(dir, 0o755);
   const port = await freePort();
   const args = ['start', '--demo', '--port', String(port), '--data-dir', dir, '--cors-origins', frontend.origin, '--demo-seed', 'false'];
-  demo = runServer(args, { DATABASE_URL: await createTestDatabase('compat-browser') });
+  demo = runServer(args, { DATABASE_URL: await createMigratedTestDatabase('compat-browser') });
   await demoTokens(demo);
   api = `http://127.0.0.1:${port}/api/v1`;
   issuer = /Built-in OpenID provider: (\S+)/.exec(demo.stdout())![1]!;

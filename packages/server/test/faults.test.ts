@@ -15,7 +15,7 @@ import { SHUTDOWN_GRACE_MS, startServer } from '../src/server.ts';
 import { freePort, startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { ADMIN_ENTITLEMENT, startTestServer } from './support/harness.ts';
-import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
+import { createMigratedTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { inputs, problemDefect } from './support/hardening.ts';
 
 const BIN = new URL('../../../bin/benchmarks-server.js', import.meta.url).pathname;
@@ -172,7 +172,7 @@ test("an issuer's keys unreachable: 503 ISSUER_UNAVAILABLE for a fresh issuer, c
 
 test('SIGTERM during a burst of uploads: requests in flight finish, every acknowledged upload is stored once, then connections are refused', async () => {
   const issuer = await startIssuer();
-  const databaseUrl = await createTestDatabase('sigterm');
+  const databaseUrl = await createMigratedTestDatabase('sigterm');
   const port = await freePort();
   const child = spawn(
     process.execPath,

@@ -11,13 +11,10 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { buildConfig } from '../src/config.ts';
-import { createLogger } from '../src/core/logger.ts';
 import { importOrigin, type ImportSummary, type ReportLine } from '../src/import-origin/import.ts';
 import { resultVisibility, reviewStatus } from '../src/import-origin/mapping.ts';
 import { ProgressView, progressLine } from '../src/import-origin/render.ts';
-import { prepareDatabase } from '../src/db/bootstrap.ts';
-import { createTestDatabase as createDatabase, releaseTestDatabase } from './support/database.ts';
+import { createMigratedTestDatabase, createTestDatabase as createDatabase, releaseTestDatabase } from './support/database.ts';
 import { changedTables, fingerprint } from './support/hardening.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createOriginDatabase, generateCatalogue, generateResults, ORIGIN_ISSUER, withClient } from './support/origin-database.ts';
@@ -58,12 +55,7 @@ test.after(async () => {
 });
 
 /** A fresh database of the test cluster with this service's schema. */
-async function migratedDatabase(label: string): Promise<string> {
-  const url = await createTestDatabase(label);
-  const { close } = await prepareDatabase(buildConfig({ databaseUrl: url, logLevel: 'silent' }), createLogger('silent'));
-  await close();
-  return url;
-}
+const migratedDatabase = (label: string) => counted(createMigratedTestDatabase(label));
 
 async function query<Row extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<Row[]> {
   return withClient(url, async (c) => (await c.query<Row>(sql, params)).rows);

@@ -14,7 +14,7 @@ import { buildConfig } from '../src/config.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { exportResults, type ExportParams } from '../src/services/export.ts';
 import { metricIndexName } from '../src/services/metric-indexes.ts';
-import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
+import { createMigratedTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { ADMIN_ENTITLEMENT, startTestServer, type TestServer } from './support/harness.ts';
 import { startPgBouncer, type PgBouncer } from './support/pgbouncer.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
@@ -43,7 +43,7 @@ const BULK = 3000;
 const at = '2024-05-01T12:00:00Z';
 
 async function setUp(): Promise<void> {
-  direct = await createTestDatabase('pgbouncer_direct');
+  direct = await createMigratedTestDatabase('pgbouncer_direct');
   bouncer = await startPgBouncer(direct);
   const common = { databaseUrl: bouncer.url, databaseDirectUrl: direct, preparedStatements: 'false' };
   a = await startTestServer(common, 'pgbouncer');

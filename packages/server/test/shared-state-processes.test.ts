@@ -10,7 +10,7 @@ import pg from 'pg';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { freePort } from '../src/db/embedded.ts';
 import { RATE_SYNC_MS } from '../src/services/shared-rate-limit.ts';
-import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
+import { createMigratedTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { runServer, waitFor, type ServerProcess } from './support/process.ts';
 
 let issuer: RunningIssuer;
@@ -67,7 +67,7 @@ test.before(async () => {
   issuer = await startIssuer();
   issuer.addAccount({ sub: 'writer', email: 'writer@test.example', email_verified: true, entitlements: [] });
   token = await issuer.mintAccessToken({ sub: 'writer' });
-  url = await createTestDatabase('shared_processes');
+  url = await createMigratedTestDatabase('shared_processes');
   const [p1, p2] = [await freePort(), await freePort()];
   a = await start(p1);
   b = await start(p2);

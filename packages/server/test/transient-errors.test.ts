@@ -9,7 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import pg from 'pg';
 import { startTestServer, type TestServer } from './support/harness.ts';
-import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
+import { createMigratedTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { createSeeder, expectProblem, upload, type Seeder } from './support/seed.ts';
 import { transaction, TRANSACTION_ATTEMPTS } from '../src/db/transaction.ts';
 import { mapDatabaseError } from '../src/db/errors.ts';
@@ -27,7 +27,7 @@ test.before(async () => {
   // The server's sessions look for a deadlock after waiting 3 s, the test's own sessions after 60 s:
   // with every cycle closed before the server's session starts its last wait, the server's
   // transaction is always the one PostgreSQL aborts, however slow the machine is.
-  databaseUrl = await createTestDatabase('transient');
+  databaseUrl = await createMigratedTestDatabase('transient');
   const setup = new pg.Client({ connectionString: databaseUrl });
   await setup.connect();
   const name = new URL(databaseUrl).pathname.slice(1);

@@ -1,5 +1,6 @@
 /**
- * Runs the real `benchmarks` executable (bin/benchmarks.js) as a subprocess, with a clean
+ * Runs the real `benchmarks` CLI as a subprocess, bundled from its sources (support/cli-bundle.ts;
+ * bin/benchmarks.js runs the same sources through tsx, ten times the CPU per command), with a clean
  * environment: its own HOME and config file, nothing inherited from the developer's shell.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -8,8 +9,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cliBundle } from './cli-bundle.ts';
 
-export const BIN = fileURLToPath(new URL('../../../../bin/benchmarks.js', import.meta.url));
+/** The CLI bundled from its current sources. */
+export const BIN = await cliBundle();
 export const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
 export interface CliResult {
@@ -78,7 +81,7 @@ function launch(args: string[], env: Record<string, string | undefined>, options
     child,
     stderr: () => stderr,
     exited,
-    // A hang guard: the CLI starts from its sources (tsx), over 10 s on a loaded machine.
+    // A hang guard: the CLI can take over 10 s to start on a loaded machine.
     waitForStderr: (pattern, timeoutMs = 120_000) =>
       new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`stderr never matched ${pattern}; got:\n${stderr}`)), timeoutMs);

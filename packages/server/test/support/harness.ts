@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { buildConfig, type RawConfig } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { startIssuer, type IssuerAccount, type RunningIssuer } from '@benchmarks/demo/issuer';
-import { createTestDatabase, releaseTestDatabase } from './database.ts';
+import { createMigratedTestDatabase, releaseTestDatabase } from './database.ts';
 import type { Logger } from '../../src/core/logger.ts';
 
 export const ADMIN_ENTITLEMENT = 'urn:test:group:benchmarks-admins#test';
@@ -78,7 +78,7 @@ export async function startTestServer(overrides: RawConfig = {}, label = 'test',
     dataDir = await mkdtemp(join(tmpdir(), 'benchmarks-pg-'));
     await chmod(dataDir, 0o755); // PostgreSQL runs as the postgres user when we are root
   }
-  const databaseUrl = dataDir ? undefined : await createTestDatabase(label);
+  const databaseUrl = dataDir ? undefined : await createMigratedTestDatabase(label);
   const config = buildConfig({
     host: '127.0.0.1',
     port: '0',

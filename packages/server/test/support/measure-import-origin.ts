@@ -13,7 +13,7 @@ import { buildConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/core/logger.ts';
 import { importOrigin, type ProgressEvent } from '../../src/import-origin/import.ts';
 import { prepareDatabase } from '../../src/db/bootstrap.ts';
-import { createTestDatabase, releaseTestDatabase } from './database.ts';
+import { createMigratedTestDatabase, releaseTestDatabase } from './database.ts';
 import { createOriginDatabase, generateCatalogue, generateResults, withClient } from './origin-database.ts';
 
 const count = Number(process.argv[2] ?? 100_000);
@@ -46,7 +46,7 @@ await withClient(source, async (c) => {
   await c.query('analyze');
 });
 console.log(`generated ${count} results in ${Math.round(performance.now() - generating) / 1000} s`);
-const target = await createTestDatabase('import_measure');
+const target = await createMigratedTestDatabase('import_measure');
 const { close } = await prepareDatabase(buildConfig({ databaseUrl: target, logLevel: 'silent' }), createLogger('silent'));
 await close();
 await run(source, target, 'first run');
