@@ -141,10 +141,21 @@ function postgresLines(s: ServerProcess): Record<string, unknown>[] {
 }
 
 async function startServing(dataDir: string, args: string[]): Promise<ServerProcess> {
-  const s = runServer(['start', '--port', String(await freePort()), '--data-dir', dataDir, ...args]);
-  // Either line is logged once the migrations are applied (--log-level warn hides the first).
+  const port = await freePort();
+  const s = runServer(['start', '--port', String(port), '--data-dir', dataDir, ...args]);
+  // --log-level warn hides "serving on": the server serves once it answers, and takes SIGTERM as
+  // its own from then on (before, a signal would end the start-up instead of stopping the server).
+  let answered = false;
+  const ask = () =>
+    fetch(`http://127.0.0.1:${port}/api/v1/benchmarks`).then(
+      () => (answered = true),
+      () => {},
+    );
   await waitFor(
-    () => /serving on|no OpenID issuer is trusted/.test(s.stderr()) && recordedPostmasterPid(dataDir) !== undefined,
+    () => {
+      if (!answered && s.child.exitCode === null) void ask();
+      return answered && recordedPostmasterPid(dataDir) !== undefined;
+    },
     () => `the server (stderr: ${s.stderr()})`,
   );
   return s;
