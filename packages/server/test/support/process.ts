@@ -112,13 +112,15 @@ export async function demoTokens(s: ServerProcess): Promise<{ user: string; admi
  * `command` run by a shell on a terminal of its own (util-linux `script`), as a user runs it: its
  * stdout and stderr both arrive as the ServerProcess's stdout (with CRLF line ends), and `type`
  * writes to the terminal (`\x03` is Ctrl-C: SIGINT to the terminal's foreground process group).
- * The exit code is the command's.
+ * The exit code is the command's. `exec`: an interactive shell leaves Ctrl-C to its foreground job,
+ * but a `sh -c` that does not replace itself (dash, when $SHELL is /bin/sh) dies of the SIGINT and
+ * `script` reports 130 whatever the command does.
  */
 export function onTerminal(
   command: string,
   options: { cwd?: string; env?: Record<string, string> } = {},
 ): ServerProcess & { type(text: string): void } {
-  const child = spawn('script', ['-qefc', command, '/dev/null'], {
+  const child = spawn('script', ['-qefc', `exec ${command}`, '/dev/null'], {
     cwd: options.cwd,
     env: serverEnv(options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
