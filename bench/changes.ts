@@ -26,7 +26,7 @@ import { startEmbeddedPostgres } from '../packages/server/src/db/embedded.ts';
 import { connect, migrate } from '../packages/server/src/db/orm.ts';
 import { buildConfig } from '../packages/server/src/config.ts';
 import { startServer } from '../packages/server/src/server.ts';
-import { readSeries, seriesChanges } from '../packages/server/src/services/changes.ts';
+import { readSeries, seriesChanges } from '../packages/server/src/services/compare/changes.ts';
 
 const { values: args } = parseArgs({
   options: {

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { cpuMeter, waitForQuiet, type CpuGroups } from './cpu.ts';
-import { EXPORT_BATCH_ROWS } from '../packages/server/src/services/export.ts';
+import { EXPORT_BATCH_ROWS } from '../packages/server/src/services/compare/export.ts';
 import type { ReaderResult } from './export-reader.ts';
 import type { ExportReport, RunReport } from './report.ts';
 import type { Scenario } from './scenarios.ts';

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { connect } from '../packages/server/src/db/orm.ts';
 import { createLogger } from '../packages/server/src/core/logger.ts';
-import { MetricIndexes } from '../packages/server/src/services/metric-indexes.ts';
+import { MetricIndexes } from '../packages/server/src/services/results/metric-indexes.ts';
 import { coreCount, cpuMeter, waitForQuiet } from './cpu.ts';
 import { captureScenario, explainStatements, explainText, type CapturedRequest } from './capture.ts';
 import { POSTGRES_SETTINGS, startBenchDatabase, type BenchDatabase } from './database.ts';

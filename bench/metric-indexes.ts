@@ -1,5 +1,5 @@
 /**
- * What the metric indexes (packages/server/src/services/metric-indexes.ts) cost every other
+ * What the metric indexes (packages/server/src/services/results/metric-indexes.ts) cost every other
  * statement on the result table, and what the cap (MAX_METRIC_INDEXES) saves. An embedded
  * PostgreSQL in a temporary directory, 50 benchmarks whose schemas suggest 8 numeric metrics each,
  * `--results` results spread over them (default 50,000); then, for each set of indexes:
@@ -31,8 +31,8 @@ import { connect, migrate } from '../packages/server/src/db/orm.ts';
 import { bindValues } from '../packages/server/src/db/bound-driver.ts';
 import { DEFAULTS } from '../packages/server/src/config.ts';
 import { createLogger } from '../packages/server/src/core/logger.ts';
-import { MetricIndexes, metricIndexName } from '../packages/server/src/services/metric-indexes.ts';
-import { resultListSql } from '../packages/server/src/services/result-query.ts';
+import { MetricIndexes, metricIndexName } from '../packages/server/src/services/results/metric-indexes.ts';
+import { resultListSql } from '../packages/server/src/services/results/result-query.ts';
 import { seedSyntheticResults } from './database.ts';
 
 const { values: args } = parseArgs({

@@ -1,5 +1,5 @@
 /**
- * What the metric values table gains result lists (services/metric-lookup.ts): `node --import
+ * What the metric values table gains result lists (services/results/metric-lookup.ts): `node --import
  * ./scripts/dev/register.js bench/metric-list.ts [--results N] [--share F] [--runs N] [--seconds S]`
  * (default 200,000 results, a share of 0.5 in the benchmark measured, the rest in a second one
  * interleaved with it on the heap, 15 runs, 5 s of concurrent load). An embedded PostgreSQL of the
@@ -19,11 +19,11 @@ import { BENCHMARKS, benchmarkSchema, resultDocument, siteSpecs } from './catalo
 import { Rng } from './random.ts';
 import { startTestServer } from '../packages/server/test/support/harness.ts';
 import { createSeeder } from '../packages/server/test/support/seed.ts';
-import { listResults, type ResultServices } from '../packages/server/src/services/results.ts';
-import { metricPlan, resultListSql, resultWalk, type ResultListQuery } from '../packages/server/src/services/result-query.ts';
-import { MetricTable } from '../packages/server/src/services/metric-lookup.ts';
-import { TotalCache } from '../packages/server/src/services/total-cache.ts';
-import { EmbedCache } from '../packages/server/src/services/embeds.ts';
+import { listResults, type ResultServices } from '../packages/server/src/services/results/results.ts';
+import { metricPlan, resultListSql, resultWalk, type ResultListQuery } from '../packages/server/src/services/results/result-query.ts';
+import { MetricTable } from '../packages/server/src/services/results/metric-lookup.ts';
+import { TotalCache } from '../packages/server/src/services/results/total-cache.ts';
+import { EmbedCache } from '../packages/server/src/services/catalogue/embeds.ts';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);

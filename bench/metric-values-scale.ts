@@ -1,5 +1,5 @@
 /**
- * The table of metric values (services/metric-values.ts) on the benchmark's data set, through the
+ * The table of metric values (services/results/metric-values.ts) on the benchmark's data set, through the
  * server as `npm run bench` starts it (a child process, production mode, the container's heap):
  *
  *   npm run bench -- --results 1000000 --scenarios 5 --keep --data-dir <dir>   # loads the data once

@@ -1,5 +1,5 @@
 /**
- * What the metric values table (services/metric-values.ts) costs and gains, on one benchmark of
+ * What the metric values table (services/results/metric-values.ts) costs and gains, on one benchmark of
  * the harness's catalogue: `node --import ./scripts/dev/register.js bench/metric-values.ts
  * [--results N] [--runs N]` (default 50,000 results, the size of a typical benchmark at a million,
  * and 7 runs). An embedded PostgreSQL of the test harness (its default settings), documents from
@@ -17,8 +17,8 @@ import { BENCHMARKS, benchmarkSchema, resultDocument, siteSpecs } from './catalo
 import { Rng } from './random.ts';
 import { startTestServer } from '../packages/server/test/support/harness.ts';
 import { createSeeder } from '../packages/server/test/support/seed.ts';
-import { compareResults, type CompareParams } from '../packages/server/src/services/compare.ts';
-import { metricValuePaths } from '../packages/server/src/services/metric-values.ts';
+import { compareResults, type CompareParams } from '../packages/server/src/services/compare/compare.ts';
+import { metricValuePaths } from '../packages/server/src/services/results/metric-values.ts';
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);

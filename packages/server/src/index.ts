@@ -15,6 +15,6 @@ export { createLogger, LOG_LEVELS, type Logger, type LogLevel } from './core/log
 export { ConfigurationError } from './core/errors.ts';
 export { freePort } from './db/embedded.ts';
 export { migrate } from './db/orm.ts';
-export { register as registerUser } from './services/users.ts';
+export { register as registerUser } from './services/catalogue/users.ts';
 export * from './entities/index.ts';
 export type { AppContext } from './services/app-context.ts';

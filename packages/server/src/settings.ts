@@ -11,7 +11,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { LOG_FORMATS, LOG_LEVELS } from './core/logger.ts';
-import { parseRateLimit } from './core/rate-limit.ts';
+import { parseRateLimit } from './rate-limit/limiter.ts';
 
 /** The commands of `benchmarks-server` that take settings. */
 export type CommandName = 'start' | 'migrate' | 'import-origin';

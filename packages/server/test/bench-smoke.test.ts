@@ -19,7 +19,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { checkJsonSchema, resultValidator } from '../src/services/json-schema.ts';
+import { checkJsonSchema, resultValidator } from '../src/services/schemas/json-schema.ts';
 
 const RESULTS = 2000;
 const ROOT = resolve(new URL('../../..', import.meta.url).pathname);

@@ -1,12 +1,12 @@
 /**
- * Requests with large bodies (batches of results) are admitted a few at a time (services/admission.ts):
+ * Requests with large bodies (batches of results) are admitted a few at a time (services/runtime/admission.ts):
  * the others wait, unread, and are then served in full. Unit checks of the gate, then a real server
  * with LARGE_BODY_CONCURRENCY=1 receiving several large batches at once.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { request as httpRequest } from 'node:http';
-import { Semaphore, LARGE_BODY_BYTES } from '../src/services/admission.ts';
+import { Semaphore, LARGE_BODY_BYTES } from '../src/services/runtime/admission.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
 import { assertProblem } from './support/problem.ts';

@@ -17,7 +17,7 @@ import { buildConfig, DEFAULTS, type RawConfig } from '../src/config.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { AppError } from '../src/core/errors.ts';
 import { RequestAbandonedError } from '../src/db/request-scope.ts';
-import { ExpensiveListAdmission } from '../src/services/admission.ts';
+import { ExpensiveListAdmission } from '../src/services/runtime/admission.ts';
 import { createLogger } from '../src/core/logger.ts';
 import { ADMIN_ENTITLEMENT, queryString, startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';

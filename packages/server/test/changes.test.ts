@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
-import { seriesChanges } from '../src/services/changes.ts';
+import { seriesChanges } from '../src/services/compare/changes.ts';
 
 let t: TestServer;
 let seed: Seeder;

@@ -1,5 +1,5 @@
 /**
- * The statistics of a group against a baseline (services/compare-baseline.ts), against independent
+ * The statistics of a group against a baseline (services/compare/compare-baseline.ts), against independent
  * computations: the Hodges–Lehmann ratio and its interval against all n·m differences formed and
  * sorted (fast-check, ties and all), the Mann–Whitney p-value against the permutation distribution
  * of U enumerated exhaustively for small groups, and two groups of 100,000 values.
@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { countAtMost, kthDifference, mannWhitneyPValue, vsBaseline } from '../src/services/compare-baseline.ts';
-import { normalCdf, normalQuantile } from '../src/services/compare-stats.ts';
+import { countAtMost, kthDifference, mannWhitneyPValue, vsBaseline } from '../src/services/compare/compare-baseline.ts';
+import { normalCdf, normalQuantile } from '../src/services/compare/compare-stats.ts';
 
 const ascending = (a: number, b: number) => a - b;
 

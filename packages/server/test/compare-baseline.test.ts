@@ -11,9 +11,9 @@ import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
-import { CompareCache } from '../src/services/compare-cache.ts';
-import type { CompareParams } from '../src/services/compare.ts';
-import { normalCdf, normalQuantile } from '../src/services/compare-stats.ts';
+import { CompareCache } from '../src/services/compare/compare-cache.ts';
+import type { CompareParams } from '../src/services/compare/compare.ts';
+import { normalCdf, normalQuantile } from '../src/services/compare/compare-stats.ts';
 
 let t: TestServer;
 let seed: Seeder;

@@ -1,15 +1,15 @@
 /**
- * Comparisons of large groups are remembered (services/compare-cache.ts) and forgotten at every
+ * Comparisons of large groups are remembered (services/compare/compare-cache.ts) and forgotten at every
  * write: one served by this process, and one made anywhere else (PostgreSQL notifies); one whose
  * notification was missed shows after the lifetime. Small comparisons are always computed.
- * Identical comparisons asked while one is computed share it (services/single-flight.ts).
+ * Identical comparisons asked while one is computed share it (services/runtime/single-flight.ts).
  */
 import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type HttpResponse, type TestServer } from './support/harness.ts';
 import { createSeeder, upload, type Seeder } from './support/seed.ts';
-import { CompareCache } from '../src/services/compare-cache.ts';
+import { CompareCache } from '../src/services/compare/compare-cache.ts';
 import { RequestAbandonedError } from '../src/db/request-scope.ts';
 
 let t: TestServer;

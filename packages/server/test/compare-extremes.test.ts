@@ -11,8 +11,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, upload, type Seeder } from './support/seed.ts';
-import { compareResults, type CompareGroupAnswer } from '../src/services/compare.ts';
-import { interpolate, PERCENTILES, percentilePosition } from '../src/services/compare-stats.ts';
+import { compareResults, type CompareGroupAnswer } from '../src/services/compare/compare.ts';
+import { interpolate, PERCENTILES, percentilePosition } from '../src/services/compare/compare-stats.ts';
 
 let t: TestServer;
 let seed: Seeder;

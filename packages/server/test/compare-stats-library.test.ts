@@ -1,5 +1,5 @@
 /**
- * The special functions of services/compare-stats.ts are @stdlib's since they replaced hand-written
+ * The special functions of services/compare/compare-stats.ts are @stdlib's since they replaced hand-written
  * ones (Lanczos ln Γ, the incomplete beta function by continued fraction, the t quantile by
  * bisection, Acklam's normal quantile). The hand-written ones are kept here, and only here, to show
  * that no answer changed beyond its last digits: on a grid of the inputs a comparison uses, on
@@ -16,7 +16,7 @@ import {
   normalQuantile,
   studentTCdf,
   studentTQuantile,
-} from '../src/services/compare-stats.ts';
+} from '../src/services/compare/compare-stats.ts';
 
 // ---- The hand-written functions as they were -------------------------------------------------
 

@@ -1,5 +1,5 @@
 /**
- * The statistics of GET /results:compare computed in Node (services/compare-stats.ts): against
+ * The statistics of GET /results:compare computed in Node (services/compare/compare-stats.ts): against
  * known values, and as properties over any finite doubles (fast-check), extremes included.
  */
 import fc from 'fast-check';
@@ -20,7 +20,7 @@ import {
   studentTQuantile,
   valuePerPrice,
   type Better,
-} from '../src/services/compare-stats.ts';
+} from '../src/services/compare/compare-stats.ts';
 
 const close = (actual: number, expected: number, tolerance: number, label = '') =>
   assert.ok(Math.abs(actual - expected) <= tolerance, `${label} ${actual} is not within ${tolerance} of ${expected}`);

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
-import { compareResults } from '../src/services/compare.ts';
+import { compareResults } from '../src/services/compare/compare.ts';
 
 let t: TestServer;
 let seed: Seeder;

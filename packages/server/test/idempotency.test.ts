@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, expectProblem, type Seeder } from './support/seed.ts';
-import { purgeExpiredKeys } from '../src/services/idempotency.ts';
+import { purgeExpiredKeys } from '../src/services/results/idempotency.ts';
 
 let t: TestServer;
 let seed: Seeder;

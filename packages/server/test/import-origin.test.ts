@@ -174,7 +174,7 @@ test('importOrigin: rows keep their ids; statuses, deleted and hidden follow the
     [R.wrongSite]: '- visible',
   });
   assert.is(results.find((r) => r.id === R.wrongSite)!.site_id, F.sites.cesga, "the flavor's site");
-  // The service's own rule of hiding (services/claims.ts, refreshHidden) holds for every row.
+  // The service's own rule of hiding (services/catalogue/claims.ts, refreshHidden) holds for every row.
   const [broken] = await query<{ n: number }>(
     db,
     'select count(*)::int as n from result where hidden <> (deleted or exists (select 1 from claim c where c.resource_id = result.id))',

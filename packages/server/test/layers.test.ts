@@ -14,7 +14,7 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
 /**
  * Lower first. A module may import its own layer and those before it. `core` is what every layer
- * shares (errors, replies, the caller, dates, rate limits, the logger; settings.ts declares the
+ * shares (errors, replies, the caller, dates, the logger, and rate-limit/; settings.ts declares the
  * settings, config.ts builds the configuration from them, version.ts reads the package); `http` adapts services to Koa; `routes` bind operations to
  * services; the composition root builds the app and starts it.
  */
@@ -30,6 +30,8 @@ function layerOf(file: string): Layer {
   const [first, ...rest] = file.split('/');
   if (!rest.length) return CORE_FILES.has(first!) ? 'core' : 'composition';
   if (first === 'migrations') return 'db';
+  // Rate limiting, in one folder: buckets, the shared store and the middleware use core only.
+  if (first === 'rate-limit') return 'core';
   // A command beside `start` and `migrate` (program.ts): it composes the server's parts.
   if (first === 'import-origin') return 'composition';
   if ((LAYERS as readonly string[]).includes(first!)) return first as Layer;

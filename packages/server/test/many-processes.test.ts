@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import pg from 'pg';
 import { freePort } from '../src/db/embedded.ts';
 import { migrationsList } from '../src/migrations/index.ts';
-import { metricIndexName } from '../src/services/metric-indexes.ts';
+import { metricIndexName } from '../src/services/results/metric-indexes.ts';
 import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { startTestServer } from './support/harness.ts';
 import { alive, runServer, waitFor, type ServerProcess } from './support/process.ts';

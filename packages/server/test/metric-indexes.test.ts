@@ -1,5 +1,5 @@
 /**
- * The metric indexes stay bounded (services/metric-indexes.ts, docs/security.md "Metric indexes"):
+ * The metric indexes stay bounded (services/results/metric-indexes.ts, docs/security.md "Metric indexes"):
  * dropped with their benchmark or with a metric its schema no longer suggests, at most
  * MAX_METRIC_INDEXES of them (a deterministic choice), leftovers cleaned at start, and the index
  * still used where one exists. Several processes on one database (two MetricIndexes, each with its
@@ -21,8 +21,8 @@ import {
   MetricIndexes,
   metricIndexName,
   suggestedMetrics,
-} from '../src/services/metric-indexes.ts';
-import { resultListSql, type ResultListQuery } from '../src/services/result-query.ts';
+} from '../src/services/results/metric-indexes.ts';
+import { resultListSql, type ResultListQuery } from '../src/services/results/result-query.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
 

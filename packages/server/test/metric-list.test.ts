@@ -1,6 +1,6 @@
 /**
  * Result lists reading numeric filters and sorts from the metric values table
- * (services/metric-lookup.ts): the same pages as from the documents alone (rows, order, total,
+ * (services/results/metric-lookup.ts): the same pages as from the documents alone (rows, order, total,
  * next_cursor, cursors usable across both) over generated data with missing, null, non-numeric and
  * extreme values, hidden results, tags, sites, flavors, both scopes, pages by number and by cursor;
  * when the table cannot sort (a string at the path), the documents answer; and the plan of a
@@ -12,11 +12,11 @@ import fc from 'fast-check';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder, type SeededResult } from './support/seed.ts';
 import { prng } from './support/hardening.ts';
-import { listResults, type ResultServices } from '../src/services/results.ts';
-import { metricPlan, resultListSql, resultWalk, type ResultListQuery, type ResultScope } from '../src/services/result-query.ts';
-import { MetricTable, schemaForcesNumber } from '../src/services/metric-lookup.ts';
-import { TotalCache } from '../src/services/total-cache.ts';
-import { EmbedCache } from '../src/services/embeds.ts';
+import { listResults, type ResultServices } from '../src/services/results/results.ts';
+import { metricPlan, resultListSql, resultWalk, type ResultListQuery, type ResultScope } from '../src/services/results/result-query.ts';
+import { MetricTable, schemaForcesNumber } from '../src/services/results/metric-lookup.ts';
+import { TotalCache } from '../src/services/results/total-cache.ts';
+import { EmbedCache } from '../src/services/catalogue/embeds.ts';
 
 let t: TestServer;
 let seed: Seeder;

@@ -1,6 +1,6 @@
 /**
  * Sorting a benchmark's results by a metric its schema suggests to users is served by two partial
- * indexes built when the benchmark is approved (services/metric-indexes.ts). The indexed plan must
+ * indexes built when the benchmark is approved (services/results/metric-indexes.ts). The indexed plan must
  * give exactly the rows and order of the plain one, for numbers, other values and missing ones,
  * both directions, with filters and on every page. Real server, real PostgreSQL.
  */
@@ -8,8 +8,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
-import { metricIndexName, suggestedMetrics } from '../src/services/metric-indexes.ts';
-import { resultListSql, type ResultListQuery } from '../src/services/result-query.ts';
+import { metricIndexName, suggestedMetrics } from '../src/services/results/metric-indexes.ts';
+import { resultListSql, type ResultListQuery } from '../src/services/results/result-query.ts';
 
 let t: TestServer;
 let seed: Seeder;

@@ -1,5 +1,5 @@
 /**
- * The metric values table (services/metric-values.ts): which paths a schema gets, the rows every
+ * The metric values table (services/results/metric-values.ts): which paths a schema gets, the rows every
  * write path leaves (backfill of older results, single and batch uploads, SQL inserts and
  * updates, claims, deletions), and GET /results:compare answering from it exactly as from the
  * documents, over generated data with missing, non-numeric, string, null, huge and tiny values.
@@ -10,8 +10,8 @@ import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, upload, type Seeder, type SeededResult } from './support/seed.ts';
 import { prng } from './support/hardening.ts';
-import { compareResults, type CompareParams } from '../src/services/compare.ts';
-import { chooseMetricPaths, MAX_METRIC_PATHS, MetricValues, metricValuePaths } from '../src/services/metric-values.ts';
+import { compareResults, type CompareParams } from '../src/services/compare/compare.ts';
+import { chooseMetricPaths, MAX_METRIC_PATHS, MetricValues, metricValuePaths } from '../src/services/results/metric-values.ts';
 import { withOwnConnection } from '../src/db/own-connection.ts';
 
 let t: TestServer;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildConfig } from '../src/config.ts';
-import { parseRateLimit, RateLimiter } from '../src/core/rate-limit.ts';
+import { parseRateLimit, RateLimiter } from '../src/rate-limit/limiter.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { inputs, problemDefect } from './support/hardening.ts';
 

@@ -1,6 +1,6 @@
 /**
  * Results embed their benchmark, site, flavor and tags from a per-process cache keyed by row
- * version (services/embeds.ts): a change to a catalogue row shows in the very next response, also
+ * version (services/catalogue/embeds.ts): a change to a catalogue row shows in the very next response, also
  * when it was made behind this server's back (another process; here plain SQL). Real server, real
  * PostgreSQL.
  */

@@ -260,7 +260,7 @@ test('POST /results: the empty schema {} accepts any object', async () => {
 });
 
 test('POST /results: uploads check the catalogue as it is now, also after changes made behind the server', async () => {
-  // Remembered by the first upload (services/upload-targets.ts UploadTargets), then changed with plain SQL,
+  // Remembered by the first upload (services/results/upload-targets.ts UploadTargets), then changed with plain SQL,
   // as another server process would.
   const bench = await seed.benchmark({ schema: { type: 'object', required: ['a'] } });
   const s2 = await seed.site();

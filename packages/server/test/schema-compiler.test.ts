@@ -1,13 +1,13 @@
 /**
  * Benchmark JSON Schemas: bounded in size, checked and compiled in worker threads
- * (services/schema-compiler.ts), so that no client can stall the event loop with one.
+ * (services/schemas/schema-compiler.ts), so that no client can stall the event loop with one.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildConfig, DEFAULTS } from '../src/config.ts';
-import { countNodes } from '../src/services/json-schema.ts';
-import { SchemaCompiler } from '../src/services/schema-compiler.ts';
+import { countNodes } from '../src/services/schemas/json-schema.ts';
+import { SchemaCompiler } from '../src/services/schemas/schema-compiler.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { inputs, problemDefect, seedCatalogue, type Catalogue } from './support/hardening.ts';
 

@@ -1,11 +1,11 @@
 /**
- * Which paths a JSON Schema describes (services/schema-paths.ts): properties through references and
+ * Which paths a JSON Schema describes (services/schemas/schema-paths.ts): properties through references and
  * combinators, arrays and tuples, pattern properties, what stays undecidable, recursive schemas,
  * and the nearest described path suggested for one that is not.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DescribedPaths, editDistance, MAX_LEAVES } from '../src/services/schema-paths.ts';
+import { DescribedPaths, editDistance, MAX_LEAVES } from '../src/services/schemas/schema-paths.ts';
 
 const path = (text: string) => text.split('.');
 const describes = (schema: unknown, text: string) => new DescribedPaths(schema).describes(path(text));

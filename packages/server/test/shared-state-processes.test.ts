@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import pg from 'pg';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { freePort } from '../src/db/embedded.ts';
-import { RATE_SYNC_MS } from '../src/services/shared-rate-limit.ts';
+import { RATE_SYNC_MS } from '../src/rate-limit/shared.ts';
 import { createMigratedTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { runServer, waitFor, type ServerProcess } from './support/process.ts';
 

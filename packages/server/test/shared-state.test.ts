@@ -10,7 +10,7 @@ import { buildConfig, type RawConfig } from '../src/config.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
 import { ADMIN_ENTITLEMENT, startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
-import { RATE_SYNC_MS } from '../src/services/shared-rate-limit.ts';
+import { RATE_SYNC_MS } from '../src/rate-limit/shared.ts';
 
 let a: TestServer;
 let b: RunningServer;

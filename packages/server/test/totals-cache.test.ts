@@ -1,5 +1,5 @@
 /**
- * Totals of large result lists are remembered for a few seconds (services/total-cache.ts): a write
+ * Totals of large result lists are remembered for a few seconds (services/results/total-cache.ts): a write
  * served by this process forgets them at once; so does a write made behind its back (another server
  * process sharing the database, here plain SQL), through PostgreSQL's change notifications; one whose
  * notification was missed shows after the cache's lifetime; small totals are always counted. Real
@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, upload, type Seeder } from './support/seed.ts';
-import { TotalCache } from '../src/services/total-cache.ts';
+import { TotalCache } from '../src/services/results/total-cache.ts';
 
 let t: TestServer;
 let seed: Seeder;

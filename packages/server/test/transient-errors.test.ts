@@ -13,7 +13,7 @@ import { createMigratedTestDatabase, releaseTestDatabase } from './support/datab
 import { createSeeder, expectProblem, upload, type Seeder } from './support/seed.ts';
 import { transaction, TRANSACTION_ATTEMPTS } from '../src/db/transaction.ts';
 import { mapDatabaseError } from '../src/db/errors.ts';
-import type { EmbedCache } from '../src/services/embeds.ts';
+import type { EmbedCache } from '../src/services/catalogue/embeds.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -181,7 +181,7 @@ test('PUT /results/{id}/tags: a deadlock on the retry too gives 503 DATABASE_BUS
 });
 
 // ---------------------------------------------------------------------------------------------
-// Rows deleted between a page and the read of their texts (services/embeds.ts)
+// Rows deleted between a page and the read of their texts (services/catalogue/embeds.ts)
 
 /** Runs `before` inside the server's embed read (after the page's statement), `times` times. */
 async function duringEmbedRead<T>(before: (call: number) => Promise<void>, times: number, request: () => Promise<T>): Promise<T> {

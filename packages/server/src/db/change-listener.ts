@@ -14,7 +14,7 @@ import pg from 'pg';
 import type { Logger } from '../core/logger.ts';
 
 export const CHANGES_CHANNEL = 'benchmarks_changes';
-/** Sent after each write request when read replicas are used: `<iss> <sub> <lsn>` (services/write-positions.ts). */
+/** Sent after each write request when read replicas are used: `<iss> <sub> <lsn>` (services/runtime/write-positions.ts). */
 export const WRITES_CHANNEL = 'benchmarks_writes';
 
 export interface ChangeHandlers {

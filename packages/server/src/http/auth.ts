@@ -3,7 +3,7 @@ import type { AuthLevel } from '@benchmarks/sdk/contract';
 import { AppError, unauthorized } from '../core/errors.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
 import type { Caller, RequestState } from './handler.ts';
-import { findUser } from '../services/users.ts';
+import { findUser } from '../services/catalogue/users.ts';
 
 export interface Authenticator {
   authenticate(ctx: Koa.Context, level: AuthLevel): Promise<Caller | null>;

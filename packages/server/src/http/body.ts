@@ -2,13 +2,13 @@
  * Request bodies, one way for all: the text is read by co-body (Content-Encoding, the declared
  * length, the size limit) and parsed by @hapi/bourne, which refuses `__proto__` keys. These are the
  * two halves of co-body's own JSON parser (what koa-body runs), called apart so that a large body can
- * be read while holding one place and parsed while holding another (services/admission.ts).
+ * be read while holding one place and parsed while holding another (services/runtime/admission.ts).
  */
 import type Koa from 'koa';
 import * as coBody from 'co-body';
 import Bourne from '@hapi/bourne';
 import { AppError } from '../core/errors.ts';
-import { LARGE_BODY_BYTES } from '../services/admission.ts';
+import { LARGE_BODY_BYTES } from '../services/runtime/admission.ts';
 
 /**
  * Checks what the headers say of the body (JSON, UTF-8) before anything is read, and tells whether

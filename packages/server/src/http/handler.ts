@@ -26,7 +26,7 @@ export interface RequestContext<O extends OperationDef> {
    * Runs `store`, the part of the operation that writes, and returns what it returns. When the
    * request carries an `Idempotency-Key` (operations that declare it), `store` runs in one
    * transaction with the key's record, at most once per key: a repeated request gets the first
-   * answer instead (services/idempotency.ts). Work that needs no database (checking a schema) goes
+   * answer instead (services/results/idempotency.ts). Work that needs no database (checking a schema) goes
    * before it, so that no connection is held meanwhile. Without a key it is `store(em)`.
    * An operation that declares the header must call it (the router checks).
    */

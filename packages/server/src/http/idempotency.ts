@@ -1,5 +1,5 @@
 /**
- * The `Idempotency-Key` header between Koa and services/idempotency.ts: the declared headers of a
+ * The `Idempotency-Key` header between Koa and services/results/idempotency.ts: the declared headers of a
  * request, and the `idempotent(store)` each handler of a creating operation stores through.
  */
 import type Koa from 'koa';
@@ -8,7 +8,7 @@ import type { OperationDef } from '@benchmarks/sdk/contract';
 import type { TObject } from '@sinclair/typebox';
 import type { Caller } from './handler.ts';
 import type { Reply } from '../core/reply.ts';
-import { requestHash, storeOnce } from '../services/idempotency.ts';
+import { requestHash, storeOnce } from '../services/results/idempotency.ts';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 

@@ -1,6 +1,6 @@
 import type { OperationDef } from '@benchmarks/sdk/contract';
 import { API_BASE_PATH, Problem } from '@benchmarks/sdk/contract';
-import { UNLIMITED_READS } from './rate-limit.ts';
+import { UNLIMITED_READS } from '../rate-limit/middleware.ts';
 
 export interface OpenApiOptions {
   /** Where clients reach the service, without /api/v1; '' for a relative server URL. */

@@ -6,10 +6,10 @@ import { compileValidator, type CompiledValidator } from './validation.ts';
 import { JsonText, Reply } from '../core/reply.ts';
 import type { Authenticator } from './auth.ts';
 import type { Caller, Handler, RequestState } from './handler.ts';
-import { chargeWrite, UNLIMITED_READS, WRITE_METHODS } from './rate-limit.ts';
-import type { RateLimiter } from '../core/rate-limit.ts';
+import { chargeWrite, UNLIMITED_READS, WRITE_METHODS } from '../rate-limit/middleware.ts';
+import type { RateLimiter } from '../rate-limit/limiter.ts';
 import { MAX_JSON_DEPTH, jsonDepthExceeds } from './limits.ts';
-import type { LargeBodyAdmission } from '../services/admission.ts';
+import type { LargeBodyAdmission } from '../services/runtime/admission.ts';
 import { checkBodyHeaders, parseJsonText, readBodyText } from './body.ts';
 import { declaredHeaders, idempotency } from './idempotency.ts';
 
@@ -68,7 +68,7 @@ export interface RouterOptions {
   rateLimiter?: RateLimiter | null;
   /** Reads per client; null: unlimited. */
   readRateLimiter?: RateLimiter | null;
-  /** Admission of requests with large bodies (services/admission.ts); absent: no limit. */
+  /** Admission of requests with large bodies (services/runtime/admission.ts); absent: no limit. */
   largeBodies?: LargeBodyAdmission;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The `Warning` response header (`299 - "<text>"`, the format of RFC 7234) of answers that carry
- * warnings (services/path-warnings.ts). The body, where it is JSON, carries them in full; the header
+ * warnings (services/results/path-warnings.ts). The body, where it is JSON, carries them in full; the header
  * also reaches CSV, SVG and NDJSON answers.
  */
 import type Koa from 'koa';

@@ -44,7 +44,7 @@ export interface Visibility {
 /**
  * A result's `deleted` and `hidden` flags from the original's `deleted` and whether a claim is
  * linked to it. The original marked a result `deleted` both when an administrator deleted it and
- * when a user claimed it; here the claim alone hides the result (services/claims.ts, refreshHidden:
+ * when a user claimed it; here the claim alone hides the result (services/catalogue/claims.ts, refreshHidden:
  * hidden = deleted or has a claim), so a claimed result is not `deleted`: rejecting its claim brings
  * it back, as SPEC.md's claim review says. A deleted result without a claim stays deleted and hidden.
  */
@@ -54,7 +54,7 @@ export function resultVisibility(sourceDeleted: boolean, claimed: boolean): Visi
 }
 
 /** The JSON pointer of the first string or key holding U+0000 (jsonb cannot store it), or null: as uploads check it. */
-export { nulPointer } from '../services/uploads.ts';
+export { nulPointer } from '../services/results/uploads.ts';
 
 /** A URL without its password, for messages and the summary. */
 export function redactUrl(url: string): string {

@@ -6,8 +6,8 @@
  * already here compiles nothing.
  */
 import { AppError } from '../core/errors.ts';
-import type { ResultValidator } from '../services/json-schema.ts';
-import { SchemaCompiler, SchemaNotCompiled } from '../services/schema-compiler.ts';
+import type { ResultValidator } from '../services/schemas/json-schema.ts';
+import { SchemaCompiler, SchemaNotCompiled } from '../services/schemas/schema-compiler.ts';
 
 /** Whether this service accepts a schema, and if not, why (one sentence). */
 export type SchemaVerdict = { accepted: true } | { accepted: false; reason: string };

@@ -3,7 +3,7 @@ import { Migration } from '@mikro-orm/migrations';
 /**
  * State shared by every server process of a deployment (docs/deploy.md, "Scaling out"):
  * - `rate_bucket`: the shared token bucket of each client per rate limit
- *   (services/shared-rate-limit.ts). Unlogged: nothing in it is worth a WAL record or surviving a
+ *   (rate-limit/shared.ts). Unlogged: nothing in it is worth a WAL record or surviving a
  *   crash (the buckets start full again), and it is written a few times a second per process.
  * - Change notifications: every statement that changes results, their tags or the catalogue
  *   notifies channel `benchmarks_changes` with the table's name (once per transaction and table:

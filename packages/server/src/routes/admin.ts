@@ -1,6 +1,6 @@
 import type { adminOperations } from '@benchmarks/sdk/contract/admin';
 import type { Handlers } from '../http/handler.ts';
-import { listSubmits, listUsers, removeUsers, restoreUsers, searchUsers } from '../services/admin.ts';
+import { listSubmits, listUsers, removeUsers, restoreUsers, searchUsers } from '../services/catalogue/admin.ts';
 
 export const adminHandlers: Handlers<typeof adminOperations> = {
   listSubmits: ({ em, query }) => listSubmits(em, query),

@@ -1,9 +1,9 @@
 import type { benchmarkOperations } from '@benchmarks/sdk/contract/benchmarks';
 import type { Handlers } from '../http/handler.ts';
-import { createItem, getItem, listItems, updateItem } from '../services/catalogue.ts';
-import { approveItem, removeItem } from '../services/review.ts';
-import { benchmarkFields, benchmarkFilters, benchmarks, benchmarkView } from '../services/benchmarks.ts';
-import { Where } from '../services/sql.ts';
+import { createItem, getItem, listItems, updateItem } from '../services/catalogue/catalogue.ts';
+import { approveItem, removeItem } from '../services/catalogue/review.ts';
+import { benchmarkFields, benchmarkFilters, benchmarks, benchmarkView } from '../services/catalogue/benchmarks.ts';
+import { Where } from '../db/sql.ts';
 
 export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {
   listBenchmarks: ({ em, services, query }) => listItems(em, services.embeds, benchmarks, benchmarkFilters(query), query),

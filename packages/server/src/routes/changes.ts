@@ -2,8 +2,8 @@ import type { changesOperations } from '@benchmarks/sdk/contract/changes';
 import type { Handlers } from '../http/handler.ts';
 import { reply } from '../core/reply.ts';
 import { setWarnings } from '../http/warnings.ts';
-import { findChanges } from '../services/changes.ts';
-import { changesCsv } from '../services/changes-csv.ts';
+import { findChanges } from '../services/compare/changes.ts';
+import { changesCsv } from '../services/compare/changes-csv.ts';
 import { renderChangesSvg } from '@benchmarks/sdk/changes-chart';
 
 type Format = 'json' | 'csv' | 'svg';

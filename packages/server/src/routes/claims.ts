@@ -1,6 +1,6 @@
 import type { claimOperations } from '@benchmarks/sdk/contract/claims';
 import type { Handlers } from '../http/handler.ts';
-import * as claims from '../services/claims.ts';
+import * as claims from '../services/catalogue/claims.ts';
 
 export const claimHandlers: Handlers<typeof claimOperations> = {
   claimResult: ({ params, body, caller, services, idempotent }) =>

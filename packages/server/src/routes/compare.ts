@@ -2,8 +2,8 @@ import type { compareOperations } from '@benchmarks/sdk/contract/compare';
 import type { Handlers } from '../http/handler.ts';
 import { reply } from '../core/reply.ts';
 import { setWarnings } from '../http/warnings.ts';
-import { compareResults } from '../services/compare.ts';
-import { compareCsv } from '../services/compare-csv.ts';
+import { compareResults } from '../services/compare/compare.ts';
+import { compareCsv } from '../services/compare/compare-csv.ts';
 import { renderCompareSvg } from '@benchmarks/sdk/chart';
 
 type Format = 'json' | 'csv' | 'svg';

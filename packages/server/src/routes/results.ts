@@ -3,9 +3,9 @@ import type { resultOperations } from '@benchmarks/sdk/contract/results';
 import type { Handlers } from '../http/handler.ts';
 import { setWarnings } from '../http/warnings.ts';
 import type { JsonText } from '../core/reply.ts';
-import type { PathWarning } from '../services/path-warnings.ts';
-import { deleteResult, getResult, listResults, replaceResultTags, resultUploader } from '../services/results.ts';
-import { createResult, createResults } from '../services/uploads.ts';
+import type { PathWarning } from '../services/results/path-warnings.ts';
+import { deleteResult, getResult, listResults, replaceResultTags, resultUploader } from '../services/results/results.ts';
+import { createResult, createResults } from '../services/results/uploads.ts';
 
 /** The page, its warnings (if any) also in the Warning header. */
 async function warned(koa: Koa.Context, list: Promise<{ body: JsonText; warnings: PathWarning[] }>): Promise<JsonText> {

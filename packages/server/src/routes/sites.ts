@@ -1,9 +1,9 @@
 import type { siteOperations } from '@benchmarks/sdk/contract/sites';
 import type { Handlers } from '../http/handler.ts';
-import { createItem, getItem, listItems, updateItem } from '../services/catalogue.ts';
-import { approveItem, removeItem } from '../services/review.ts';
-import { siteFields, siteFilters, sites, siteView } from '../services/sites.ts';
-import { Where } from '../services/sql.ts';
+import { createItem, getItem, listItems, updateItem } from '../services/catalogue/catalogue.ts';
+import { approveItem, removeItem } from '../services/catalogue/review.ts';
+import { siteFields, siteFilters, sites, siteView } from '../services/catalogue/sites.ts';
+import { Where } from '../db/sql.ts';
 
 export const siteHandlers: Handlers<typeof siteOperations> = {
   listSites: ({ em, services, query }) => listItems(em, services.embeds, sites, siteFilters(query), query),

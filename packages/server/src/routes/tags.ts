@@ -1,9 +1,9 @@
 import type { tagOperations } from '@benchmarks/sdk/contract/tags';
 import type { Handlers } from '../http/handler.ts';
-import { createItem, getItem, listItems, updateItem } from '../services/catalogue.ts';
-import { approveItem, removeItem } from '../services/review.ts';
-import { tagFields, tagFilters, tags, tagView } from '../services/tags.ts';
-import { Where } from '../services/sql.ts';
+import { createItem, getItem, listItems, updateItem } from '../services/catalogue/catalogue.ts';
+import { approveItem, removeItem } from '../services/catalogue/review.ts';
+import { tagFields, tagFilters, tags, tagView } from '../services/catalogue/tags.ts';
+import { Where } from '../db/sql.ts';
 
 export const tagHandlers: Handlers<typeof tagOperations> = {
   listTags: ({ em, services, query }) => listItems(em, services.embeds, tags, tagFilters(query), query),

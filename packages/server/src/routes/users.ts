@@ -2,7 +2,7 @@ import type * as users from '@benchmarks/sdk/contract/users';
 import type { Handlers } from '../http/handler.ts';
 import { AppError } from '../core/errors.ts';
 import { reply } from '../core/reply.ts';
-import { register, refreshEmail, userView } from '../services/users.ts';
+import { register, refreshEmail, userView } from '../services/catalogue/users.ts';
 
 type Ops = Pick<typeof users, 'registerSelf' | 'upsertSelf' | 'getSelf' | 'updateSelf' | 'tryAdmin'>;
 

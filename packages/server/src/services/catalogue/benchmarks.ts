@@ -1,0 +1,111 @@
+import type { Static } from '@sinclair/typebox';
+import { BENCHMARK_ALIASES, type BenchmarkInput, type BenchmarkSort, BenchmarkUpdate } from '@benchmarks/sdk/contract/benchmarks';
+import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
+import { Benchmark, type BenchmarkRow } from '../../entities/catalogue.ts';
+import { AppError } from '../../core/errors.ts';
+import type { CatalogueKind } from './catalogue.ts';
+import type { SchemaCompiler } from '../schemas/schema-compiler.ts';
+import { Where } from '../../db/sql.ts';
+
+type SortField = (typeof BenchmarkSort.fields)[number];
+
+import { benchmarkView } from './views.ts';
+
+export { benchmarkView };
+
+const RESULTS = 'from result where benchmark_id = ?';
+
+export const benchmarks: CatalogueKind<BenchmarkRow, ReturnType<typeof benchmarkView>> = {
+  type: 'benchmark',
+  label: 'Benchmark',
+  table: 'benchmark',
+  entity: Benchmark,
+  view: benchmarkView,
+  title: (row) => `${row.container_image}:${row.container_tag}`,
+  duplicate: (f) => `Benchmark ${f.container_image}:${f.container_tag} already exists.`,
+  sortColumns: {
+    id: ['id'],
+    name: ['container_image', 'container_tag'],
+    container_image: ['container_image'],
+    container_tag: ['container_tag'],
+    docker_image: ['container_image'],
+    docker_tag: ['container_tag'],
+    description: ['description'],
+    url: ['url'],
+    status: ['status'],
+    upload_datetime: ['upload_datetime'],
+  } satisfies Record<SortField, readonly string[]>,
+  defaultSort: '+container_image,+container_tag',
+  searchColumns: ['container_image', 'container_tag', 'description'],
+  readOnly: readOnlyFields(BenchmarkUpdate),
+  references: {
+    async count(em, id) {
+      const [row] = await em.execute<{ n: number }[]>(`select count(*)::int as n ${RESULTS}`, [id]);
+      return { count: row!.n };
+    },
+    async cascade(em, id) {
+      await em.execute(`delete ${RESULTS}`, [id]);
+    },
+    cascadeHint: 'delete them too',
+  },
+};
+
+/**
+ * The stored fields of a creation or update body: json_schema checked (its size here, the rest in a
+ * worker thread), optional text null when absent.
+ */
+export async function benchmarkFields(body: Static<typeof BenchmarkInput>, schemas: SchemaCompiler): Promise<Partial<BenchmarkRow>> {
+  const named = unaliased(body, 'body');
+  const problems = await schemas.check(body.json_schema);
+  if (problems) {
+    throw new AppError(422, 'INVALID_JSON_SCHEMA', 'json_schema is not a valid JSON Schema.', { errors: problems });
+  }
+  return {
+    // The contract requires each under one of its names.
+    container_image: named.container_image!,
+    container_tag: named.container_tag!,
+    json_schema: body.json_schema,
+    description: body.description ?? null,
+    url: body.url ?? null,
+  };
+}
+
+type Named = Partial<Record<(typeof BENCHMARK_ALIASES)[number][0] | (typeof BENCHMARK_ALIASES)[number][1], string>>;
+
+/**
+ * Image and tag from a body or a query that may name them as SPEC.md does or as the origin service
+ * did (docker_image, docker_tag; docs/decisions.md): the alias alone stands for the field; both
+ * given with different values is 422 naming both.
+ */
+export function unaliased(values: Named, where: 'body' | 'query'): Pick<Named, 'container_image' | 'container_tag'> {
+  const out: Pick<Named, 'container_image' | 'container_tag'> = {};
+  const conflicts: (typeof BENCHMARK_ALIASES)[number][] = [];
+  for (const pair of BENCHMARK_ALIASES) {
+    const [field, alias] = pair;
+    if (values[field] !== undefined && values[alias] !== undefined && values[field] !== values[alias]) conflicts.push(pair);
+    out[field] = values[field] ?? values[alias];
+  }
+  if (!conflicts.length) return out;
+  const names = conflicts.map((pair) => pair.join(' and ')).join('; ');
+  throw new AppError(
+    422,
+    where === 'body' ? 'INVALID_BODY' : 'INVALID_QUERY',
+    `${names} differ: each pair names one field (the second is its deprecated alias); give one of them, or both with the same value.`,
+    {
+      errors: conflicts.map(([field, alias]) => ({
+        in: where,
+        path: where === 'body' ? `/${alias}` : alias,
+        message: `differs from ${field}, of which it is a deprecated alias`,
+      })),
+    },
+  );
+}
+
+/** The exact filters of GET /benchmarks. */
+export function benchmarkFilters(query: Named): Where {
+  const where = new Where();
+  const named = unaliased(query, 'query');
+  if (named.container_image !== undefined) where.add('container_image = ?', named.container_image);
+  if (named.container_tag !== undefined) where.add('container_tag = ?', named.container_tag);
+  return where;
+}

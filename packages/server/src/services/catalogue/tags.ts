@@ -1,0 +1,53 @@
+import type { Static } from '@sinclair/typebox';
+import { type TagInput, type TagSort, TagUpdate } from '@benchmarks/sdk/contract/tags';
+import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
+import { Tag, type TagRow } from '../../entities/catalogue.ts';
+import { trimmed, type CatalogueKind } from './catalogue.ts';
+import { Where } from '../../db/sql.ts';
+
+type SortField = (typeof TagSort.fields)[number];
+
+import { tagView } from './views.ts';
+
+export { tagView };
+
+export const tags: CatalogueKind<TagRow, ReturnType<typeof tagView>> = {
+  type: 'tag',
+  label: 'Tag',
+  table: 'tag',
+  entity: Tag,
+  view: tagView,
+  title: (row) => row.name,
+  duplicate: (f) => `Tag ${f.name} already exists.`,
+  sortColumns: {
+    id: ['id'],
+    name: ['name'],
+    description: ['description'],
+    status: ['status'],
+  } satisfies Record<SortField, readonly string[]>,
+  defaultSort: '+name',
+  searchColumns: ['name', 'description'],
+  readOnly: readOnlyFields(TagUpdate),
+  references: {
+    async count(em, id) {
+      const [row] = await em.execute<{ n: number }[]>('select count(*)::int as n from result_tag where tag_id = ?', [id]);
+      return { count: row!.n };
+    },
+    // A tag's cascade unlinks it from its results; the results stay.
+    async cascade(em, id) {
+      await em.execute('delete from result_tag where tag_id = ?', [id]);
+    },
+    cascadeHint: 'remove the tag from them (the results stay)',
+  },
+};
+
+export function tagFields(body: Static<typeof TagInput>): Partial<TagRow> {
+  return { name: trimmed(body.name, 'name'), description: body.description ?? null };
+}
+
+/** The exact filter of GET /tags. */
+export function tagFilters(query: { name?: string }): Where {
+  const where = new Where();
+  if (query.name !== undefined) where.add('name = ?', query.name);
+  return where;
+}

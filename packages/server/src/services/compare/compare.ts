@@ -1,0 +1,476 @@
+/**
+ * GET /results:compare (COMPARE.md): one metric of one benchmark's visible results, grouped by
+ * flavor or site. The values never leave PostgreSQL: one statement reads the matching results once
+ * and, in one pass over each group's values in order, computes the counts and the aggregates, and
+ * returns the order statistics the percentiles lie between and the few around the normal
+ * approximation of the median interval's ranks; the exact ranks (which depend on the group's n
+ * only, compare-stats.ts) are picked among them. Should one fall outside (never seen: the
+ * approximation is within 1), a second statement reads it, in the same read-only snapshot.
+ *
+ * With `baseline`, the groups that can be compared with it also return their sorted values, from
+ * which each group's ratio to the baseline is computed in Node (compare-baseline.ts).
+ *
+ * Any finite double is a value, and no value makes the answer an error (docs/compare.md, "Extreme
+ * values"): the mean and the spread are summed exactly, in PostgreSQL numeric (a double's `avg`
+ * and `stddev_samp` overflow from about 1e154: one uploaded 1e155 made every comparison including
+ * it fail), and rounded once to a double; the rest is computed in Node (compare-stats.ts), where a
+ * statistic beyond the range of a double is null and named in the group's `out_of_range`.
+ *
+ * What it costs at a million results (docs/performance.md, scenarios 8 and 9): reading the ~50,000
+ * results of a benchmark (one heap page each, as results are stored in upload order) is most of
+ * it; the statistics add about 30 ms (a window over every value, as before, cost 120 ms).
+ */
+import { setImmediate } from 'node:timers/promises';
+import { IsolationLevel } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Static } from '@sinclair/typebox';
+import type { CompareQuery, Comparison } from '@benchmarks/sdk/contract/compare';
+import { AppError } from '../../core/errors.ts';
+import { parseDateBound } from '../../core/dates.ts';
+import { getItem } from '../catalogue/catalogue.ts';
+import { benchmarks } from '../catalogue/benchmarks.ts';
+import { valueAt } from '../results/json-filter.ts';
+import { parseJsonPath } from '../results/json-path.ts';
+import { resultWhere } from '../results/result-query.ts';
+import {
+  ascending,
+  betterFromSchema,
+  groupStatistics,
+  medianIntervalRank,
+  normalQuantile,
+  PERCENTILES,
+  rankIntervals,
+  type Better,
+} from './compare-stats.ts';
+import { logarithms, vsBaseline } from './compare-baseline.ts';
+import { comparePaths, pathWarnings, type SchemaPathsCache } from '../results/path-warnings.ts';
+import { completeMetricPath } from '../results/metric-values.ts';
+import { Where } from '../../db/sql.ts';
+
+export type CompareParams = Static<typeof CompareQuery>;
+export type CompareAnswer = Static<typeof Comparison>;
+export type CompareGroupAnswer = CompareAnswer['groups'][number];
+
+/** The largest finite double, and half the smallest positive one (less rounds to zero), as SQL numerics. */
+const MAX_DOUBLE = '1.7976931348623157e308';
+const HALF_MIN_DOUBLE = '2.4703282292062328e-324';
+
+/**
+ * A numeric as the nearest double (PostgreSQL's cast refuses what rounds to ±Infinity or to zero):
+ * zero when it rounds to zero, null beyond the largest double.
+ */
+const toDouble = (numeric: string) =>
+  `case when abs(${numeric}) < ${HALF_MIN_DOUBLE} then 0::float8 when abs(${numeric}) <= ${MAX_DOUBLE} then (${numeric})::float8 end`;
+
+/**
+ * The sample standard deviation from the exact variance (numeric): the square root of its double
+ * where that is exact to a double's precision (a numeric variance holds about 16 significant digits
+ * at least, its square root far fewer at large magnitudes), else the numeric square root (of a
+ * variance beyond a double's range or below 1e-300); null when even that is beyond the largest double.
+ */
+const STDDEV = `case when s.var between 1e-300 and 1e300 then sqrt(s.var::float8) else ${toDouble('sqrt(s.var)')} end`;
+
+/**
+ * For each of PERCENTILES, the two order statistics (1-based in `xs`) it lies between: an array of
+ * x(⌊f·(n − 1)⌋ + 1), x(⌈f·(n − 1)⌉ + 1) pairs, computed with the same double arithmetic as in
+ * Node (compare-stats.ts, percentilePosition), which interpolates between them.
+ */
+const AROUND = `array[${PERCENTILES.map(
+  (f) => `s.xs[floor(${f}::float8 * (s.n - 1))::int + 1], s.xs[ceil(${f}::float8 * (s.n - 1))::int + 1]`,
+).join(', ')}]`;
+
+/** The segments of `json.<dotted.path>`, as in `sort_by` (services/results/json-path.ts); 422 INVALID_METRIC otherwise. */
+export function metricPath(metric: string): string[] {
+  const path = parseJsonPath(metric, { bare: false });
+  if (!path.ok) {
+    throw new AppError(422, 'INVALID_METRIC', `metric '${metric}' is not a JSON path: ${path.reason}; e.g. json.result.score.`, {
+      errors: [{ in: 'query', path: 'metric', message: 'must be json.<dotted.path>' }],
+    });
+  }
+  return path.segments;
+}
+
+function checkRankBy(query: CompareParams): void {
+  if (query.rank_by !== 'price') return;
+  if (!query.currency) {
+    throw new AppError(
+      422,
+      'INVALID_QUERY',
+      'rank_by=price needs currency (e.g. currency=EUR): prices in different currencies cannot be ranked together.',
+      {
+        errors: [{ in: 'query', path: 'currency', message: 'is required with rank_by=price' }],
+      },
+    );
+  }
+  if (query.group_by === 'site') {
+    throw new AppError(422, 'INVALID_QUERY', 'rank_by=price needs group_by=flavor: prices belong to flavors, not sites.', {
+      errors: [{ in: 'query', path: 'rank_by', message: 'price needs group_by=flavor' }],
+    });
+  }
+}
+
+interface StatsRow {
+  /** Visible results matching the filters, and those of them with a number at the metric (every row the same). */
+  matched: number;
+  numbers: number;
+  g: string;
+  /** Values of the group (0 when its results have no number at the metric: not a group of the answer). */
+  n: number;
+  mean: number | null;
+  /** null when n = 1 or beyond the largest double. */
+  stddev: number | null;
+  min: number | null;
+  max: number | null;
+  /** PERCENTILES' order statistics, two per fraction (AROUND). */
+  around: (number | string)[] | null;
+  /**
+   * Order statistics around the estimated ranks of the median interval's bounds: `low_x` are
+   * x(low_from), x(low_from + 1), …; `high_x` likewise from `high_from`.
+   */
+  low_from: number;
+  low_x: (number | string)[] | null;
+  high_from: number;
+  high_x: (number | string)[] | null;
+  /**
+   * The group's values in order, separated by commas (read several times faster than an array),
+   * with `baseline` only, and only for a group it can be compared with (n ≥ min_samples, min > 0).
+   */
+  xs: string | null;
+  site_id: string | null;
+  site_name: string | null;
+  flavor_id: string | null;
+  flavor_name: string | null;
+  price_per_hour: number | null;
+  currency: string | null;
+}
+
+/**
+ * How far (in ranks) around the estimate the statement returns order statistics; the estimate is
+ * within 1 of the exact rank (compare-stats.test.ts).
+ */
+export const PICK_WINDOW = 3;
+
+/**
+ * `(g, x, xn)` of every result of the list's WHERE (services/results/result-query.ts, exactly as GET
+ * /results): its group and its number at the path, as the API shows it (the nearest double, `x`)
+ * and exactly as stored (`xn`, numeric: what the mean and the spread are summed from); both null
+ * when the value there is missing or not a JSON number. A number beyond the largest double (only
+ * possible in a document stored outside the API, which shows it as null) counts as excluded; one
+ * that rounds to zero (likewise: 1e-400) is 0, as the API shows it; neither fails the cast. The
+ * bounds compare jsonb with jsonb. `offset 0` keeps each level from being merged into the one
+ * above: merged, PostgreSQL would repeat the expressions at every use, reading the path four times
+ * per result and computing x once per aggregate.
+ */
+type Values = { sql: string; params: unknown[] };
+
+function valuesSql(query: CompareParams, path: string[]): Values {
+  const { where } = resultWhere(query, { visible: true });
+  const group = query.group_by === 'site' ? 'r.site_id' : 'r.flavor_id';
+  const value = valueAt('r.json', path); // the path as GET /results filters and sorts read it
+  const number =
+    `case when jsonb_typeof(v) = 'number' and v <= '${MAX_DOUBLE}'::jsonb and v >= '-${MAX_DOUBLE}'::jsonb then ` +
+    `case when v < '${HALF_MIN_DOUBLE}'::jsonb and v > '-${HALF_MIN_DOUBLE}'::jsonb then 0::numeric else v::numeric end end`;
+  return {
+    sql:
+      'select g, xn::float8 as x, xn from (' +
+      `select g, ${number} as xn from (select ${group} as g, ${value.sql} as v from result r ${where.toSql()} offset 0) r offset 0` +
+      ') r offset 0',
+    params: [...value.params, ...where.params],
+  };
+}
+
+/**
+ * Whether the table of metric values (services/results/metric-values.ts) holds what the query filters by:
+ * site, flavor and execution time are there; tags, upload times and JSON filters need the result.
+ */
+function answerableFromTable(query: CompareParams): boolean {
+  return !query.filters?.length && !query.tags_ids?.length && !query.upload_before && !query.upload_after;
+}
+
+/** The WHERE of `valuesSql`'s results, on the table's rows of one path (the same bounds, resultWhere's). */
+function tableWhere(query: CompareParams, pathId: number): Where {
+  const where = new Where().add('v.path_id = ?', pathId).add('not v.hidden');
+  if (query.site_id) where.add('v.site_id = ?', query.site_id);
+  if (query.flavor_id) where.add('v.flavor_id = ?', query.flavor_id);
+  const bound = (value: string) => parseDateBound(value).toISOString();
+  if (query.execution_before) where.add('v.execution_datetime < ?::timestamptz', bound(query.execution_before));
+  if (query.execution_after) where.add('v.execution_datetime > ?::timestamptz', bound(query.execution_after));
+  return where;
+}
+
+/**
+ * `valuesSql` from the table: one row per result, as there, with the value as stored in the
+ * document (numeric; null when there is no number there), so `xn` and `x` are those valuesSql
+ * computes. An index-only scan of the path's range of metric_value_path_idx.
+ */
+function tableValuesSql(query: CompareParams, pathId: number): Values {
+  const where = tableWhere(query, pathId);
+  const group = query.group_by === 'site' ? 'v.site_id' : 'v.flavor_id';
+  const number =
+    `case when v.value <= ${MAX_DOUBLE} and v.value >= -${MAX_DOUBLE} then ` +
+    `case when v.value < ${HALF_MIN_DOUBLE} and v.value > -${HALF_MIN_DOUBLE} then 0::numeric else v.value end end`;
+  return {
+    sql: `select g, xn::float8 as x, xn from (select ${group} as g, ${number} as xn from metric_value v ${where.toSql()} offset 0) r offset 0`,
+    params: where.params,
+  };
+}
+
+/**
+ * The two statements. The first reads the values once and aggregates each group in one pass: the
+ * counts, the exact mean and variance (numeric), and the group's values in order (`array_agg(x
+ * order by x)`, sorted once with the grouping), from which it returns the order statistics around
+ * each percentile and the few within `window` ranks of ⌊n/2 + 1/2 − z·√n/2⌋ and of its mirror
+ * n + 1 − that: both bounds of the median's interval, whose exact ranks (compare-stats.ts) are
+ * picked among them in Node. Should an exact rank fall outside (never seen), the second statement
+ * reads the wanted order statistics, (group, rank) pairs given as one JSON value. `valuesFrom`
+ * (with `baseline`): the groups of at least that many values, all positive, also return their
+ * values in order, from which the ratios to the baseline are computed in Node (compare-baseline.ts).
+ */
+function compareSql(query: CompareParams, values: Values, z: number, window: number, valuesFrom: number | null) {
+  const names =
+    query.group_by === 'site'
+      ? 'left join site si on si.id = s.g'
+      : 'left join flavor f on f.id = s.g left join site si on si.id = f.site_id';
+  const flavorColumns =
+    query.group_by === 'site'
+      ? 'null::text as flavor_id, null::text as flavor_name, null::float8 as price_per_hour, null::text as currency'
+      : 'f.id::text as flavor_id, f.name as flavor_name, f.price_per_hour::float8 as price_per_hour, f.currency';
+  const aggregates =
+    'select g, count(*)::int as matched, count(x)::int as n, avg(xn) as mean, var_samp(xn) as var, min(x) as min, max(x) as max, ' +
+    `array_agg(x order by x) filter (where x is not null) as xs from (${values.sql}) m group by g`;
+  // [a, b]: the ranks around the estimate of the lower bound's; [n + 1 − b, n + 1 − a] the upper's.
+  const around =
+    'select *, e - ?::int as a, e + ?::int as b from (' +
+    `select *, floor(n::float8 / 2 + 0.5 - ?::float8 * sqrt(n::float8) / 2)::int as e from (${aggregates}) s0) s1`;
+  const stats =
+    'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, ' +
+    // The mean lies within [min, max]: least/greatest only guard the rounding of the numeric.
+    `${toDouble(`least(greatest(s.mean, -${MAX_DOUBLE}), ${MAX_DOUBLE})`)} as mean, ${STDDEV} as stddev, s.min, s.max, ${AROUND} as around, ` +
+    'greatest(1, s.a) as low_from, s.xs[s.a : s.b] as low_x, greatest(1, s.n + 1 - s.b) as high_from, s.xs[s.n + 1 - s.b : s.n + 1 - s.a] as high_x, ' +
+    "case when ?::boolean and s.n >= ?::int and s.min > 0 then array_to_string(s.xs, ',') end as xs, " +
+    `si.id::text as site_id, si.name as site_name, ${flavorColumns} ` +
+    `from (${around}) s ${names}`;
+  const orderStats =
+    'select m.g::text as g, want.i, (array_agg(m.x order by m.x))[want.i] as x ' +
+    `from (${values.sql}) m join jsonb_to_recordset(?::jsonb) as want(g uuid, i int) on want.g = m.g ` +
+    'where m.x is not null group by m.g, want.i';
+  return {
+    stats: { sql: stats, params: [valuesFrom !== null, valuesFrom ?? 0, window, window, z, ...values.params] },
+    orderStats: { sql: orderStats, params: values.params },
+  };
+}
+
+/** The order statistics the statement returned, by `<group> <rank>`. */
+function pickedOrderStatistics(rows: StatsRow[]): Map<string, number> {
+  const at = new Map<string, number>();
+  for (const row of rows) {
+    for (const [j, x] of (row.low_x ?? []).entries()) at.set(`${row.g} ${row.low_from + j}`, Number(x));
+    for (const [j, x] of (row.high_x ?? []).entries()) at.set(`${row.g} ${row.high_from + j}`, Number(x));
+  }
+  return at;
+}
+
+/** `better` as asked, else the schema's `x-better` on the metric's property, else higher. */
+function direction(query: CompareParams, schema: unknown, path: string[]): Better {
+  return query.better ?? betterFromSchema(schema, path) ?? 'higher';
+}
+
+/**
+ * The comparison, and the benchmark's name (`image:tag`) for the chart's title. `pickWindow` is
+ * for tests (a negative one makes every order statistic come from the second statement), and so
+ * is `documents` (read the documents even when the table of metric values could answer);
+ * `schemaPaths`: warn about metric and filter paths the benchmark's schema does not describe.
+ */
+export async function compareResults(
+  em: EntityManager,
+  query: CompareParams,
+  options: { pickWindow?: number; schemaPaths?: SchemaPathsCache; documents?: boolean } = {},
+): Promise<{ answer: CompareAnswer; benchmarkName: string }> {
+  const path = metricPath(query.metric);
+  checkRankBy(query);
+  const confidence = query.confidence ?? 0.95;
+  const minSamples = query.min_samples ?? 5;
+  const groupBy = query.group_by ?? 'flavor';
+  const rankBy = query.rank_by ?? 'metric';
+  const benchmark = await getItem(em, benchmarks, query.benchmark_id);
+  const warnings = await pathWarnings(em, options.schemaPaths, benchmark.id, comparePaths(path, query));
+  const better = direction(query, benchmark.json_schema, path);
+  const z = normalQuantile(1 - (1 - confidence) / 2);
+  const baseline = query.baseline?.toLowerCase();
+  const grouped = { ...query, group_by: groupBy };
+  const window = options.pickWindow ?? PICK_WINDOW;
+  const documentValues = valuesSql(grouped, path); // also checks the filters (422) before any statement
+
+  const { rows, totals, at } = await em.transactional(
+    async (tx) => {
+      // From the table of metric values when it holds the path and is complete in this snapshot.
+      const pathId = options.documents || !answerableFromTable(grouped) ? null : await completeMetricPath(tx, benchmark.id, path);
+      const values = pathId === null ? documentValues : tableValuesSql(grouped, pathId);
+      const sql = compareSql(grouped, values, z, window, baseline ? minSamples : null);
+      const all = await tx.execute<StatsRow[]>(sql.stats.sql, sql.stats.params);
+      // No row when nothing matched; a row with n = 0 for a group none of whose results has a number.
+      const rows = all.filter((row) => row.n > 0);
+      const at = pickedOrderStatistics(rows);
+      // The ranks k and n + 1 − k of each group's median interval (none when k = 0: [min, max]).
+      const missing: { g: string; i: number }[] = [];
+      for (const row of rows) {
+        const k = medianIntervalRank(row.n, confidence);
+        if (k === 0) continue;
+        for (const i of [k, row.n + 1 - k]) if (!at.has(`${row.g} ${i}`)) missing.push({ g: row.g, i });
+      }
+      if (missing.length) {
+        const more = await tx.execute<{ g: string; i: number | string; x: number }[]>(sql.orderStats.sql, [
+          ...sql.orderStats.params,
+          JSON.stringify(missing),
+        ]);
+        for (const o of more) at.set(`${o.g} ${Number(o.i)}`, Number(o.x));
+      }
+      return { rows, totals: all[0], at };
+    },
+    { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ },
+  );
+
+  const groups = rows.map((row) => groupAnswer(row, confidence, better, groupBy, (i) => at.get(`${row.g} ${i}`)));
+  if (baseline) await againstBaseline(rows, groups, baseline, groupBy, confidence);
+  rank(groups, better, minSamples, rankBy, query.currency);
+  const answer: CompareAnswer = {
+    benchmark_id: benchmark.id,
+    metric: query.metric,
+    group_by: groupBy,
+    better,
+    confidence,
+    rank_by: rankBy,
+    matched: totals?.matched ?? 0,
+    excluded: (totals?.matched ?? 0) - (totals?.numbers ?? 0),
+    ...(baseline ? { baseline } : {}),
+    groups: order_(groups, better, rankBy),
+    ...(warnings.length ? { warnings } : {}),
+  };
+  return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}` };
+}
+
+function groupAnswer(
+  row: StatsRow,
+  confidence: number,
+  better: Better,
+  groupBy: 'flavor' | 'site',
+  orderStat: (i: number) => number | undefined,
+): CompareGroupAnswer {
+  const n = row.n;
+  const xs = row.around!.map(Number);
+  const k = medianIntervalRank(n, confidence);
+  const priced = groupBy === 'flavor' && row.price_per_hour !== null && row.currency !== null;
+  const { per_price, out_of_range, ...statistics } = groupStatistics(
+    {
+      n,
+      mean: row.mean!,
+      stddev: row.stddev,
+      min: row.min!,
+      max: row.max!,
+      around: PERCENTILES.map((_, i) => [xs[2 * i]!, xs[2 * i + 1]!] as const),
+      medianCi: k === 0 ? [row.min!, row.max!] : [orderStat(k)!, orderStat(n + 1 - k)!],
+      price: priced ? row.price_per_hour : null,
+    },
+    confidence,
+    better,
+  );
+  return {
+    site: { id: row.site_id!, name: row.site_name! },
+    flavor: groupBy === 'flavor' ? { id: row.flavor_id!, name: row.flavor_name! } : null,
+    n,
+    ...statistics,
+    rank: null,
+    price: priced ? { per_hour: row.price_per_hour!, currency: row.currency! } : null,
+    per_price,
+    out_of_range,
+  };
+}
+
+/**
+ * Sets `vs_baseline` on every group (`groups[i]` is `rows[i]`'s): null for the baseline itself and
+ * where either side has no values returned (fewer than min_samples, or a value ≤ 0), and where the
+ * ratio lies beyond a double (named in `out_of_range`). 422 when the baseline is not a group.
+ */
+async function againstBaseline(
+  rows: StatsRow[],
+  groups: CompareGroupAnswer[],
+  baseline: string,
+  groupBy: 'flavor' | 'site',
+  confidence: number,
+): Promise<void> {
+  const at = rows.findIndex((row) => row.g === baseline);
+  if (at < 0) {
+    throw new AppError(
+      422,
+      'INVALID_QUERY',
+      `baseline ${baseline} is not among the groups: no ${groupBy} with that id has a visible result matching the filters ` +
+        `with a number at the metric (with group_by=${groupBy}, baseline is the id of a ${groupBy}).`,
+      { errors: [{ in: 'query', path: 'baseline', message: `must be the id of a ${groupBy} among the groups` }] },
+    );
+  }
+  const sorted = (xs: string | null) => (xs ? Float64Array.from(xs.split(','), Number) : null);
+  const y = sorted(rows[at]!.xs);
+  const logY = y ? logarithms(y) : null;
+  let since = performance.now();
+  for (const [i, row] of rows.entries()) {
+    const group = groups[i]!;
+    const x = i === at ? null : sorted(row.xs);
+    if (!x || !y || !logY) {
+      group.vs_baseline = null;
+      continue;
+    }
+    group.vs_baseline = vsBaseline(x, y, confidence, logY);
+    if (group.vs_baseline === null) group.out_of_range.push('vs_baseline');
+    // Many large groups take a while: let the other requests in every 20 ms or so.
+    if (performance.now() - since > 20) {
+      await setImmediate();
+      since = performance.now();
+    }
+  }
+}
+
+/** Sets `rank` on the groups that qualify: enough values and, ranking by price, a price in the currency. */
+function rank(
+  groups: CompareGroupAnswer[],
+  better: Better,
+  minSamples: number,
+  rankBy: 'metric' | 'price',
+  currency: string | undefined,
+): void {
+  const intervals = groups.map((g) => {
+    if (g.n < minSamples) return null;
+    if (rankBy === 'metric') return g.median_ci;
+    return g.price?.currency === currency && g.per_price ? g.per_price.median_ci : null;
+  });
+  rankIntervals(intervals, better).forEach((r, i) => {
+    groups[i]!.rank = r;
+  });
+}
+
+const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Rank (unranked last), then the ranked quantity's median, better first (per_price's when ranking by
+ * price), then the metric's median, then site and flavor name, then ids: a total order.
+ */
+function order_(groups: CompareGroupAnswer[], better: Better, rankBy: 'metric' | 'price'): CompareGroupAnswer[] {
+  const sign = better === 'higher' ? -1 : 1;
+  const nullsLast = (a: number | null | undefined, b: number | null | undefined, cmp: (a: number, b: number) => number) =>
+    a == null ? (b == null ? 0 : 1) : b == null ? -1 : cmp(a, b);
+  return [...groups].sort(
+    (a, b) =>
+      nullsLast(a.rank, b.rank, ascending) ||
+      (rankBy === 'price'
+        ? nullsLast(
+            a.rank === null ? null : a.per_price?.median,
+            b.rank === null ? null : b.per_price?.median,
+            (x, y) => sign * ascending(x, y),
+          )
+        : 0) ||
+      sign * ascending(a.median, b.median) ||
+      byCodePoint(a.site.name, b.site.name) ||
+      byCodePoint(a.flavor?.name ?? '', b.flavor?.name ?? '') ||
+      byCodePoint(a.site.id, b.site.id) ||
+      byCodePoint(a.flavor?.id ?? '', b.flavor?.id ?? ''),
+  );
+}

@@ -1,0 +1,339 @@
+/**
+ * Result lists read from the metric values table (services/results/metric-values.ts; docs/querying.md,
+ * "Filters and sorts from the metric values table"): every SQL text that lists take from
+ * `metric_value` and `metric_path` is made here, so that a change of the table's storage changes
+ * this module only.
+ *
+ * When a benchmark's values are complete, the table holds, for each of its results and each of
+ * its chosen paths, a row with the JSON number the document holds there, or null when it holds none.
+ * Hence:
+ * - a numeric filter (`path op number`) on a chosen path is an EXISTS lookup of the table: the
+ *   documents' filter matches numbers only, compared numerically, as the table's `numeric` values are;
+ * - a sort by a chosen path reads the results holding a number there in the order of the table's
+ *   (path, value) index (ties by result id); those without one come after them (missing or JSON null: last in
+ *   both directions) or, for another kind of value (a string, a boolean, an object), before them
+ *   when descending. The table serves a sort only when no result of the benchmark holds such a value
+ *   there (`sortable`): the schema forces a number there, and the documents were checked.
+ *
+ * Correctness while paths change: a path's id is never reused, and its rows go with it in the
+ * transaction that removes it; the rows of a path that stays are kept up to date by the triggers
+ * whatever else happens to the benchmark's paths. So the ids read when the benchmark was complete
+ * stay right as long as they exist: `stillThere` checks it after the list's statements, and the list
+ * is read again from the documents when one has gone (a schema change at that moment).
+ */
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Fragment, JsonFilter } from './json-filter.ts';
+
+/** How long a benchmark's path ids are remembered (their use is checked by `stillThere`). */
+const PATHS_MS = 2_000;
+/**
+ * How long a verdict of `sortable` is remembered. The schema (its digest is part of the key) keeps
+ * uploads through the API right; this bounds how long results stored without validation (the import
+ * from the original service) can go unnoticed.
+ */
+const VERIFY_MS = 5 * 60_000;
+const MAX_ENTRIES = 1_000;
+
+export interface MetricPaths {
+  benchmarkId: string;
+  /** The digest of the schema the paths were chosen from (metric_benchmark.digest). */
+  digest: string;
+  /** Path (its segments as JSON text) → id. */
+  ids: Map<string, number>;
+}
+
+const keyOf = (path: readonly string[]) => JSON.stringify(path);
+
+/** The id of a path in the table, if it is one of the benchmark's. */
+export function pathIdOf(paths: MetricPaths, path: readonly string[]): number | undefined {
+  return paths.ids.get(keyOf(path));
+}
+
+type SchemaNode = Record<string, unknown>;
+const isNode = (v: unknown): v is SchemaNode => typeof v === 'object' && v !== null && !Array.isArray(v);
+const NUMERIC = new Set(['number', 'integer']);
+
+/** `type` admits numbers (and perhaps null) only. */
+function typeForcesNumber(type: unknown): boolean {
+  const types = Array.isArray(type) ? type : [type];
+  return types.length > 0 && types.some((t) => NUMERIC.has(t as string)) && types.every((t) => NUMERIC.has(t as string) || t === 'null');
+}
+
+/** A local JSON pointer reference (`#/$defs/x`), resolved from the root; undefined otherwise. */
+function resolveRef(root: unknown, ref: unknown): unknown {
+  if (typeof ref !== 'string' || !(ref === '#' || ref.startsWith('#/'))) return undefined;
+  let at = root;
+  for (const raw of ref === '#' ? [] : ref.slice(2).split('/')) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (isNode(at) && Object.hasOwn(at, key)) at = at[key];
+    else return undefined;
+  }
+  return at;
+}
+
+/**
+ * Whether every document valid against `schema` holds, at `path`, a number, JSON null or nothing:
+ * some subschema that always applies there (through `properties`, `allOf` and local `$ref`s; never
+ * a branch of `anyOf`, `oneOf` or `if`) has a `type` of numbers (and null) only.
+ */
+export function schemaForcesNumber(schema: unknown, path: readonly string[]): boolean {
+  let budget = 2_000;
+  const walk = (node: unknown, rest: readonly string[], depth: number): boolean => {
+    if (!isNode(node) || depth > 64 || --budget < 0) return false;
+    if (rest.length === 0 && typeForcesNumber(node.type)) return true;
+    if (rest.length > 0 && isNode(node.properties) && Object.hasOwn(node.properties, rest[0]!)) {
+      if (walk(node.properties[rest[0]!], rest.slice(1), depth + 1)) return true;
+    }
+    if (Array.isArray(node.allOf) && node.allOf.some((s) => walk(s, rest, depth + 1))) return true;
+    return node.$ref !== undefined && walk(resolveRef(schema, node.$ref), rest, depth + 1);
+  };
+  return walk(schema, path, 0);
+}
+
+const SQL_OP: Record<JsonFilter['op'], string> = { '==': '=', '>': '>', '<': '<', '>=': '>=', '<=': '<=' };
+
+/** The filter as a lookup of the table for the result whose id is `idColumn` (fixed SQL text). */
+export function filterFragment(pathId: number, filter: JsonFilter, idColumn: string): Fragment {
+  return {
+    sql: `exists (select 1 from metric_value v where v.path_id = ? and v.result_id = ${idColumn} and v.value ${SQL_OP[filter.op]} ?::numeric)`,
+    params: [pathId, filter.value.kind === 'number' ? filter.value.json : null],
+  };
+}
+
+/** What a table-only count bounds besides the filters (copies of the result's columns in the table). */
+export interface CountBounds {
+  site_id?: string;
+  flavor_id?: string;
+  execution_before?: string;
+  execution_after?: string;
+}
+
+/** The bounds on the table's rows `alias` (the same as resultWhere's on the result's columns). */
+function boundsSql(alias: string, bounds: CountBounds): Fragment {
+  const clauses: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: string, value: unknown) => {
+    clauses.push(sql);
+    params.push(value);
+  };
+  if (bounds.site_id) add(`${alias}.site_id = ?`, bounds.site_id);
+  if (bounds.flavor_id) add(`${alias}.flavor_id = ?`, bounds.flavor_id);
+  if (bounds.execution_before) add(`${alias}.execution_datetime < ?::timestamptz`, bounds.execution_before);
+  if (bounds.execution_after) add(`${alias}.execution_datetime > ?::timestamptz`, bounds.execution_after);
+  return { sql: clauses.map((c) => ` and ${c}`).join(''), params };
+}
+
+/**
+ * The filters as sets of result ids, each ` and …`: uncorrelated, so PostgreSQL reads each filter's
+ * range of the index once into a hash table (a hashed SubPlan) and checks every row of `idColumn`
+ * against it, instead of looking the table up row by row. Its cost is bounded by the filter's range
+ * whatever order the sort's walk meets the matches in (a filter anti-correlated with the sort, as
+ * `machine.cpu.count > 4` with a score that falls with the CPU count, made the row-by-row plan,
+ * which the estimates favour, walk 17,000 rows with one lookup each: 1.4 s against 80 ms).
+ */
+function filtersSql(filters: readonly TableFilter[], idColumn: string): Fragment {
+  const parts = filters.map((f) => ({
+    sql:
+      ` and (${idColumn} in (select f.result_id from metric_value f where f.path_id = ? and not f.hidden ` +
+      `and f.value ${SQL_OP[f.filter.op]} ?::numeric)) is true`,
+    params: [f.pathId, f.filter.value.kind === 'number' ? f.filter.value.json : null],
+  }));
+  return { sql: parts.map((p) => p.sql).join(''), params: parts.flatMap((p) => p.params) };
+}
+
+export interface TableFilter {
+  pathId: number;
+  filter: JsonFilter;
+}
+
+/**
+ * The number of visible results holding a number at the first filter's path that passes it and
+ * passes the others (each on the table too), within the bounds: read from the table alone.
+ */
+export function tableCountSql(filters: readonly TableFilter[], bounds: CountBounds): Fragment {
+  const matches = matchesSql(filters, bounds);
+  return { sql: `select count(*)::int as total from metric_value d ${matches.sql}`, params: matches.params };
+}
+
+/** The WHERE of the table's rows `d` of the visible results that pass every filter within the bounds (one row each). */
+function matchesSql(filters: readonly TableFilter[], bounds: CountBounds): Fragment {
+  const [driver, ...others] = filters;
+  if (!driver) throw new Error('matchesSql: no filter');
+  const b = boundsSql('d', bounds);
+  const f = filtersSql(others, 'd.result_id');
+  return {
+    sql: `where d.path_id = ? and not d.hidden and d.value ${SQL_OP[driver.filter.op]} ?::numeric${b.sql}${f.sql}`,
+    params: [driver.pathId, driver.filter.value.kind === 'number' ? driver.filter.value.json : null, ...b.params, ...f.params],
+  };
+}
+
+/**
+ * When everything a list sorted by the table is bounded by is in the table: the ids and numbers of
+ * one page of it (`k.result_id`, `k.value`) from the table alone, in order, so that only the page's
+ * results are read; `order` puts the page's rows (joined to their results) back in that order.
+ */
+export function sortedKeysSql(
+  pathId: number,
+  filters: readonly TableFilter[],
+  bounds: CountBounds,
+  after: Fragment | null,
+  order: { descending: boolean; idDescending: boolean },
+): { keys: (limit: number, offset: number, few?: boolean) => Fragment; count: Fragment; order: string } {
+  const b = boundsSql('s', bounds);
+  const where = (few: boolean) => {
+    // `few`: the list has few results (FEW_MATCHES): their ids are read once (the count's rows),
+    // and the path's rows of just those results looked up by id and sorted, rather than the path
+    // walked until a page is full.
+    if (few) {
+      const matches = matchesSql(filters, bounds);
+      return {
+        sql: `where s.path_id = ? and not s.hidden and s.value is not null and s.result_id = any(array(select d.result_id from metric_value d ${matches.sql}))`,
+        params: [pathId, ...matches.params],
+      };
+    }
+    const f = filtersSql(filters, 's.result_id');
+    return {
+      sql: `where s.path_id = ? and not s.hidden and s.value is not null${b.sql}${f.sql}`,
+      params: [pathId, ...b.params, ...f.params],
+    };
+  };
+  const dir = (d: boolean) => (d ? 'desc' : 'asc');
+  const all = where(false);
+  return {
+    keys: (limit, offset, few = false) => {
+      const w = where(few && filters.length > 0);
+      return {
+        sql:
+          `select s.result_id, s.value from metric_value s ${w.sql}${after ? ` and ${after.sql}` : ''} ` +
+          `${sortedOrder(order.descending, order.idDescending)} limit ? offset ?`,
+        params: [...w.params, ...(after?.params ?? []), limit, offset],
+      };
+    },
+    count: { sql: `select count(*)::int as n from metric_value s ${all.sql}`, params: all.params },
+    order: `order by k.value ${dir(order.descending)}, k.result_id ${dir(order.idDescending)}`,
+  };
+}
+
+/**
+ * A list of at most this many results (its total), sorted by the table and filtered, looks its
+ * matches up by id instead of walking the sorted path: a walk checks entries until the page is
+ * full, which for a selective filter means most of the path.
+ */
+export const FEW_MATCHES = 2_000;
+
+/** The FROM of a page of visible results that hold a number at the sorted path: its rows `s` joined to their results `r`. */
+export function sortedFrom(): string {
+  return 'metric_value s join result r on r.id = s.result_id';
+}
+
+/** The conditions of that FROM: the path's rows of visible results holding a number (a row without one has value null). */
+export function sortedWhere(pathId: number): Fragment {
+  return { sql: 's.path_id = ? and not s.hidden and s.value is not null', params: [pathId] };
+}
+
+/** The order of those rows: by number, ties by id, each in its direction (the index's order). */
+export function sortedOrder(descending: boolean, idDescending: boolean): string {
+  return `order by s.value ${descending ? 'desc' : 'asc'}, s.result_id ${idDescending ? 'desc' : 'asc'}`;
+}
+
+/** Those rows after the row holding `number` with id `id` (a cursor's keys), in that order. */
+export function sortedAfter(number: string, id: string, descending: boolean, idDescending: boolean): Fragment {
+  const op = descending ? '<' : '>';
+  if (descending === idDescending) return { sql: `(s.value, s.result_id) ${op} (?::numeric, ?::uuid)`, params: [number, id] };
+  const idOp = idDescending ? '<' : '>';
+  return {
+    sql: `s.value ${op}= ?::numeric and (s.value ${op} ?::numeric or s.result_id ${idOp} ?::uuid)`,
+    params: [number, number, id],
+  };
+}
+
+/** The number of visible results with a number at the path that pass `where` (a WHERE over `s` and `r`). */
+export function sortedCountSql(where: Fragment): Fragment {
+  return { sql: `select count(*)::int as n from ${sortedFrom()} ${where.sql}`, params: where.params };
+}
+
+interface Entry<T> {
+  at: number;
+  value: Promise<T>;
+}
+
+/** The table as lists use it: which paths a benchmark has there, and which it can sort by. */
+export class MetricTable {
+  readonly #paths = new Map<string, Entry<MetricPaths | null>>();
+  readonly #sortable = new Map<string, Entry<boolean>>();
+  readonly #pathsMs: number;
+  readonly #verifyMs: number;
+  /** Lists of at most this many results look their matches up by id (FEW_MATCHES; tests set 0 or more). */
+  readonly fewMatches: number;
+
+  constructor(options: { pathsMs?: number; verifyMs?: number; fewMatches?: number } = {}) {
+    this.#pathsMs = options.pathsMs ?? PATHS_MS;
+    this.#verifyMs = options.verifyMs ?? VERIFY_MS;
+    this.fewMatches = options.fewMatches ?? FEW_MATCHES;
+  }
+
+  /** The benchmark's paths when its values are complete; null otherwise (read the documents). */
+  paths(em: EntityManager, benchmarkId: string): Promise<MetricPaths | null> {
+    return this.#cached(this.#paths, benchmarkId, this.#pathsMs, async () => {
+      const rows = await em.execute<{ digest: string; id: number; path: string[] }[]>(
+        'select m.digest, p.id, p.path from metric_benchmark m join metric_path p on p.benchmark_id = m.benchmark_id ' +
+          'where m.benchmark_id = ? and m.complete',
+        [benchmarkId],
+      );
+      if (rows.length === 0) return null;
+      return { benchmarkId, digest: rows[0]!.digest, ids: new Map(rows.map((r) => [keyOf(r.path), r.id])) };
+    });
+  }
+
+  /**
+   * Whether the table can serve a sort by `path`: its schema forces a number there, and no visible
+   * result of the benchmark holds another kind of value there than a number or null (sorts that
+   * include hidden results read the documents).
+   */
+  sortable(em: EntityManager, paths: MetricPaths, path: readonly string[]): Promise<boolean> {
+    const key = `${paths.benchmarkId} ${paths.digest} ${keyOf(path)}`;
+    return this.#cached(this.#sortable, key, this.#verifyMs, async () => {
+      const [row] = await em.execute<{ json_schema: unknown }[]>('select json_schema from benchmark where id = ?', [paths.benchmarkId]);
+      if (!row || !schemaForcesNumber(row.json_schema, path)) return false;
+      const pathId = paths.ids.get(keyOf(path));
+      if (pathId === undefined) return false;
+      // Only the visible results the table holds no number for can hold something else: their rows
+      // are the `value is null` range of the path's index, so only those documents are read.
+      const [other] = await em.execute<{ found: boolean }[]>(
+        'select exists (select 1 from metric_value v join result r on r.id = v.result_id ' +
+          'where v.path_id = ? and v.value is null and not v.hidden ' +
+          "and jsonb_typeof(r.json #> ?::text[]) not in ('number', 'null')) as found",
+        [pathId, [...path]],
+      );
+      return other?.found === false;
+    });
+  }
+
+  /** Whether the path ids a list used all exist still (their rows were right throughout). */
+  async stillThere(em: EntityManager, ids: readonly number[]): Promise<boolean> {
+    if (ids.length === 0) return true;
+    const [row] = await em.execute<{ n: number }[]>('select count(*)::int as n from metric_path where id = any(?::int[])', [[...ids]]);
+    const there = row?.n === new Set(ids).size;
+    if (!there) this.#paths.clear();
+    return there;
+  }
+
+  /** Forgets what is remembered (tests; a schema changed). */
+  clear(): void {
+    this.#paths.clear();
+    this.#sortable.clear();
+  }
+
+  #cached<T>(map: Map<string, Entry<T>>, key: string, ttl: number, load: () => Promise<T>): Promise<T> {
+    const now = Date.now();
+    const hit = map.get(key);
+    if (hit && now - hit.at < ttl) return hit.value;
+    if (map.size >= MAX_ENTRIES) map.clear();
+    const value = load();
+    map.set(key, { at: now, value });
+    value.catch(() => {
+      if (map.get(key)?.value === value) map.delete(key);
+    });
+    return value;
+  }
+}
