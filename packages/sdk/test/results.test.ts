@@ -9,9 +9,9 @@ import {
   PermissionError,
   ValidationError,
   where,
-  type BatchUploadOutcome,
   type Client,
   type UploadItem,
+  type UploadOutcome,
   type UploadProgress,
 } from '../src/index.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
@@ -190,7 +190,7 @@ test('claims: claim hides a result; claims(), self.claims(), claims.list/get/app
   assert.is(gone.code, 'RESULT_DELETED');
 });
 
-test('results.uploadMany: parallel over reused connections, one outcome per item in order, failures do not stop the batch', async () => {
+test('results.upload, batchSize 1: one POST /results each, parallel over reused connections, outcomes in order, failures do not stop it', async () => {
   let inFlight = 0;
   let maxInFlight = 0;
   const recorder = await listen((req, res) => {
@@ -208,7 +208,8 @@ test('results.uploadMany: parallel over reused connections, one outcome per item
       json: i === 5 || i === 17 ? { cpu: 2 } : { score: 100 + i },
     }));
     const progress: UploadProgress[] = [];
-    const outcomes = await uploader.results.uploadMany(items, {
+    const { outcomes, stored: count } = await uploader.results.upload(items, {
+      batchSize: 1,
       concurrency: 4,
       onProgress: (p) => {
         progress.push(p);
@@ -225,8 +226,9 @@ test('results.uploadMany: parallel over reused connections, one outcome per item
       outcomes.filter((o) => !o.ok).map((o) => o.index),
       [5, 17],
     );
+    assert.is(count, 22);
     for (const o of outcomes) {
-      if (o.ok) assert.equal(o.result.json, items[o.index]!.json);
+      if (o.ok) assert.equal((await anonymous.results.get(o.id)).json, items[o.index]!.json);
       else assert.instance(o.error, ValidationError);
     }
     assert.is(progress.length, 24);
@@ -243,8 +245,8 @@ test('results.uploadMany: parallel over reused connections, one outcome per item
     await uploader.close();
     await recorder.close();
   }
-  assert.equal(await alice.results.uploadMany([]), []);
-  await rejects(() => alice.results.uploadMany([], { concurrency: 0 }), TypeError);
+  assert.equal((await alice.results.upload([], { batchSize: 1 })).outcomes, []);
+  await rejects(() => alice.results.upload([], { batchSize: 1, concurrency: 0 }), TypeError);
 });
 
 test('POST /results:batch: createMany stores all or none; a refused batch is a ValidationError naming each item', async () => {
@@ -273,7 +275,7 @@ test('POST /results:batch: createMany stores all or none; a refused batch is a V
   );
 });
 
-test('results.uploadInBatches: batches in order; a refused batch reports its bad items with their own details and resends the others', async () => {
+test('results.upload: batches in order; a refused batch reports its bad items with their own details and resends the others', async () => {
   const recorder = await listen((req, res) => proxy(t.url, req, res));
   const uploader = createClient({ baseUrl: recorder.url, token: await t.user('res-batches') });
   try {
@@ -286,7 +288,8 @@ test('results.uploadInBatches: batches in order; a refused batch reports its bad
       json: i === 5 || i === 17 ? { cpu: 0 } : { score: 500 + i },
     }));
     const progress: UploadProgress[] = [];
-    const outcomes = await uploader.results.uploadInBatches(items, { batchSize: 10, concurrency: 2, onProgress: (p) => progress.push(p) });
+    const outcomes = (await uploader.results.upload(items, { batchSize: 10, concurrency: 2, onProgress: (p) => progress.push(p) }))
+      .outcomes;
     assert.equal(
       outcomes.map((o) => o.index),
       items.map((_, i) => i),
@@ -296,7 +299,7 @@ test('results.uploadInBatches: batches in order; a refused batch reports its bad
       outcomes.filter((o) => !o.ok).map((o) => o.index),
       [5, 8, 17],
     );
-    const failure = (i: number) => (outcomes[i] as Extract<BatchUploadOutcome, { ok: false }>).error as ValidationError;
+    const failure = (i: number) => (outcomes[i] as Extract<UploadOutcome, { ok: false }>).error as ValidationError;
     assert.instance(failure(5), ValidationError);
     assert.is(failure(5).code, 'BATCH_REFUSED');
     assert.equal(
@@ -340,16 +343,16 @@ test('results.uploadInBatches: batches in order; a refused batch reports its bad
     await recorder.close();
   }
   // A failure of the whole batch (here 401) fails every item of it and is not retried.
-  const outcomes = await anonymous.results.uploadInBatches([{ benchmark_id, flavor_id, execution_datetime: at(1), json: { score: 1 } }]);
+  const outcomes = (await anonymous.results.upload([{ benchmark_id, flavor_id, execution_datetime: at(1), json: { score: 1 } }])).outcomes;
   assert.is(outcomes.length, 1);
-  assert.instance((outcomes[0] as Extract<BatchUploadOutcome, { ok: false }>).error, AuthenticationError);
-  assert.equal(await alice.results.uploadInBatches([]), []);
-  await rejects(() => alice.results.uploadInBatches([], { batchSize: 0 }), TypeError);
-  await rejects(() => alice.results.uploadInBatches([], { batchSize: 501 }), TypeError);
-  await rejects(() => alice.results.uploadInBatches([], { concurrency: 0 }), TypeError);
+  assert.instance((outcomes[0] as Extract<UploadOutcome, { ok: false }>).error, AuthenticationError);
+  assert.equal(await alice.results.upload([]), { total: 0, stored: 0, failed: 0, outcomes: [] });
+  await rejects(() => alice.results.upload([], { batchSize: 0 }), TypeError);
+  await rejects(() => alice.results.upload([], { batchSize: 501 }), TypeError);
+  await rejects(() => alice.results.upload([], { concurrency: 0 }), TypeError);
 });
 
-test('results.uploadInBatches: cut by body size, split on 413, one by one against a server without the batch operation', async () => {
+test('results.upload: cut by body size, split on 413, one by one against a server without the batch operation', async () => {
   const read = (req: import('node:http').IncomingMessage) =>
     new Promise<string>((done) => {
       let text = '';
@@ -383,17 +386,17 @@ test('results.uploadInBatches: cut by body size, split on 413, one by one agains
   const a = createClient({ baseUrl: small.url, token: 'x' });
   const b = createClient({ baseUrl: old.url, token: 'x' });
   try {
-    const outcomes = await a.results.uploadInBatches(items, { concurrency: 1 });
+    const outcomes = (await a.results.upload(items, { concurrency: 1 })).outcomes;
     assert.ok(outcomes.every((o) => o.ok));
     assert.equal(sizes, [7, 4, 2, 2, 3, 2, 1], 'halved until the server accepts');
     assert.equal(new Set(outcomes.map((o) => (o as { id: string }).id)).size, 7);
 
     sizes.length = 0;
-    const cut = await a.results.uploadInBatches(items, { concurrency: 1, maxBatchBytes: 2 * JSON.stringify(items[0]).length + 10 });
+    const cut = (await a.results.upload(items, { concurrency: 1, maxBatchBytes: 2 * JSON.stringify(items[0]).length + 10 })).outcomes;
     assert.ok(cut.every((o) => o.ok));
     assert.equal(sizes, [2, 2, 2, 1], 'batches cut by size, never over the limit');
 
-    const singles = await b.results.uploadInBatches(items, { batchSize: 3 });
+    const singles = (await b.results.upload(items, { batchSize: 3 })).outcomes;
     assert.equal(
       singles.map((o) => (o as { id: string }).id),
       items.map((_, i) => `single-${i}`),
@@ -405,18 +408,18 @@ test('results.uploadInBatches: cut by body size, split on 413, one by one agains
   }
 });
 
-test('results.uploadInBatches: an item the body validator refuses (INVALID_BODY) fails alone, the others are stored', async () => {
+test('results.upload: an item the body validator refuses (INVALID_BODY) fails alone, the others are stored', async () => {
   const items: UploadItem[] = [
     { benchmark_id, flavor_id, execution_datetime: at(50), json: { score: 50 } },
     { benchmark_id: 'not-a-uuid', flavor_id, execution_datetime: at(51), json: { score: 51 } },
     { benchmark_id, flavor_id, execution_datetime: at(52), json: { score: 52 } },
   ];
-  const outcomes = await alice.results.uploadInBatches(items);
+  const outcomes = (await alice.results.upload(items)).outcomes;
   assert.equal(
     outcomes.map((o) => o.ok),
     [true, false, true],
   );
-  const err = (outcomes[1] as Extract<BatchUploadOutcome, { ok: false }>).error as ValidationError;
+  const err = (outcomes[1] as Extract<UploadOutcome, { ok: false }>).error as ValidationError;
   assert.instance(err, ValidationError);
   assert.is(err.code, 'INVALID_BODY');
   assert.equal(
