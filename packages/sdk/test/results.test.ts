@@ -1,3 +1,7 @@
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -427,6 +431,119 @@ test('results.upload: an item the body validator refuses (INVALID_BODY) fails al
     [['body', 'benchmark_id']],
   );
   assert.is(err.detail, 'benchmark_id must be a UUID');
+});
+
+test('results.upload: from an iterable, an async iterable, a file stream of NDJSON and a web stream, read as it goes', async () => {
+  const item = (score: number): UploadItem => ({ benchmark_id, flavor_id, execution_datetime: at(score % 60), json: { score } });
+  const storedScores = async (from: number, to: number) =>
+    (await anonymous.results.list({ benchmark_id, filters: [where('score').gte(from), where('score').lt(to)] }).toArray({ max: 100 }))
+      .map((r) => r.json.score as number)
+      .sort((a, b) => a - b);
+
+  // A generator: its total is known once it has been read to the end.
+  function* generated() {
+    for (let i = 0; i < 5; i++) yield item(1000 + i);
+  }
+  const progress: UploadProgress[] = [];
+  const fromIterable = await alice.results.upload(generated(), { batchSize: 2, concurrency: 1, onProgress: (p) => progress.push(p) });
+  assert.equal([fromIterable.total, fromIterable.stored, fromIterable.failed], [5, 5, 0]);
+  assert.is(progress[0]!.total, undefined, 'not known before the end');
+  assert.equal(progress.at(-1), { done: 5, total: 5, failed: 0 });
+  assert.equal(await storedScores(1000, 1005), [1000, 1001, 1002, 1003, 1004]);
+
+  // An async generator, read only as fast as batches go out.
+  let read = 0;
+  async function* slow() {
+    for (let i = 0; i < 6; i++) {
+      read++;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      yield item(1100 + i);
+    }
+  }
+  const fromAsync = await alice.results.upload(slow(), { batchSize: 4 });
+  assert.equal([fromAsync.total, fromAsync.stored, read], [6, 6, 6]);
+  assert.equal(
+    fromAsync.outcomes.map((o) => o.index),
+    [0, 1, 2, 3, 4, 5],
+  );
+
+  // NDJSON in a file: blank lines skipped, a bad line fails alone, the last line needs no newline.
+  const dir = await mkdtemp(join(tmpdir(), 'sdk-upload-'));
+  try {
+    const file = join(dir, 'results.ndjson');
+    const lines = [
+      JSON.stringify(item(1200)),
+      '',
+      '{"benchmark_id": oops',
+      JSON.stringify(item(1201)),
+      '[1, 2]',
+      JSON.stringify(item(1202)),
+    ];
+    await writeFile(file, lines.join('\n'));
+    const fromFile = await alice.results.upload(createReadStream(file, { highWaterMark: 16 }));
+    assert.equal([fromFile.total, fromFile.stored, fromFile.failed], [5, 3, 2]);
+    assert.equal(
+      fromFile.outcomes.map((o) => o.ok),
+      [true, false, true, false, true],
+    );
+    const bad = fromFile.outcomes[1] as Extract<UploadOutcome, { ok: false }>;
+    assert.instance(bad.error, TypeError);
+    assert.match(String(bad.error), 'line 3 is not valid JSON');
+    assert.match(String((fromFile.outcomes[3] as Extract<UploadOutcome, { ok: false }>).error), 'line 5 is not a JSON object');
+    assert.equal(await storedScores(1200, 1203), [1200, 1201, 1202]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  // A web stream whose chunks cut lines and characters in two; a refused item fails with its details.
+  const text = `${JSON.stringify({ ...item(1300), json: { score: 1300, note: 'é€' } })}\n${JSON.stringify({ ...item(1301), json: { cpu: 0 } })}\n`;
+  const bytes = new TextEncoder().encode(text);
+  const web = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (let i = 0; i < bytes.length; i += 7) controller.enqueue(bytes.subarray(i, i + 7));
+      controller.close();
+    },
+  });
+  const fromWeb = await alice.results.upload(web, { batchSize: 1 });
+  assert.equal([fromWeb.total, fromWeb.stored], [2, 1]);
+  assert.instance((fromWeb.outcomes[1] as Extract<UploadOutcome, { ok: false }>).error, ValidationError);
+  const [stored] = await anonymous.results.list({ benchmark_id, filters: [where('score').eq(1300)] }).toArray({ max: 1 });
+  assert.is(stored?.json.note, 'é€');
+
+  // What is not a source, or mixes items with bytes, is refused.
+  await rejects(() => alice.results.upload('{}' as never), TypeError);
+  await rejects(() => alice.results.upload(42 as never), TypeError);
+  await rejects(
+    () =>
+      alice.results.upload(
+        (async function* () {
+          yield item(1400);
+          yield '{}\n';
+        })() as never,
+      ),
+    TypeError,
+  );
+});
+
+test('results.upload: aborting its signal stops reading and sending, and rejects with the reason', async () => {
+  const controller = new AbortController();
+  const reason = new Error('cancelled by the user');
+  let read = 0;
+  async function* endless() {
+    for (let i = 0; ; i++) {
+      read++;
+      if (read === 3) controller.abort(reason);
+      yield { benchmark_id, flavor_id, execution_datetime: at(0), json: { score: 2000 + i } } satisfies UploadItem;
+    }
+  }
+  try {
+    await alice.results.upload(endless(), { batchSize: 1, concurrency: 1, signal: controller.signal });
+    assert.unreachable('the upload resolved');
+  } catch (err) {
+    assert.is(err, reason);
+  }
+  assert.ok(read <= 4, `${read} items read`);
+  await rejects(() => alice.results.upload([], { signal: AbortSignal.abort(new TypeError('before')) }), TypeError);
 });
 
 test.run();
