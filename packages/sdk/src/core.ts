@@ -32,7 +32,7 @@ export interface ClientOptions {
   fetch?: FetchLike | undefined;
   /** Prepended to the SDK's own `User-Agent` (Node only; browsers set their own). */
   userAgent?: string | undefined;
-  /** Per attempt; default 30 000 ms; `0` disables it. */
+  /** Per attempt; default 30 000 ms; `0` disables it. A call's own `timeoutMs` replaces it for that call. */
   timeoutMs?: number | undefined;
   /**
    * Retries of safe requests (GET, HEAD, PUT, DELETE) on 429/502/503/504 and lost connections, of
