@@ -240,6 +240,13 @@ var items = files.map((f) => ({ benchmark_id, flavor_id, execution_datetime: f.s
         part: 1,
         files: crayItems(ids, 3).map((item) => ({ startedAt: item.execution_datetime, data: item.json })),
       });
+      // The NDJSON file `results.upload` reads from a stream.
+      await env.file(
+        'results.ndjson',
+        `${crayItems(ids, 2)
+          .map((item) => JSON.stringify(item))
+          .join('\n')}\n`,
+      );
     },
     // The example creates the tag gpu, which the demo has.
     before: [{ block: "client.call('createTag'", run: async (env) => deleteTag(env, 'gpu') }],

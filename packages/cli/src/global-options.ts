@@ -3,7 +3,7 @@
  * flag, then environment variable, then config file (profile), then default.
  */
 import { Option, type Command, InvalidArgumentError } from 'commander';
-import { apiBaseUrl } from '@benchmarks/sdk';
+import { apiBaseUrl } from '@benchmarks/sdk/url';
 import {
   configPath,
   DEFAULT_PROFILE,

@@ -1,4 +1,5 @@
 import { Core, type ClientOptions } from './core.ts';
+import type { RequestOptions } from './types.ts';
 import { benchmarksNamespace } from './namespaces/benchmarks.ts';
 import { sitesNamespace } from './namespaces/sites.ts';
 import { flavorsNamespace } from './namespaces/flavors.ts';
@@ -41,26 +42,26 @@ export function createClient(options: ClientOptions) {
      * @example
      * (await client.health()).version
      */
-    health: () => core.request('getHealth'),
+    health: (options?: RequestOptions) => core.request('getHealth', options),
     /**
      * Readiness: database reachable and migrations applied (503 `ServerError` otherwise).
      * @example
      * await client.ready()
      */
-    ready: () => core.request('getReady'),
+    ready: (options?: RequestOptions) => core.request('getReady', options),
     /**
      * The OpenAPI 3.1 document of the service.
      * @example
      * const doc = await client.spec(); doc.openapi
      */
-    spec: () => core.request('getApiSpec'),
+    spec: (options?: RequestOptions) => core.request('getApiSpec', options),
     /**
      * How to obtain a token: trusted issuers, audience, the CLI's device-flow client id, scopes, and
      * the terms of use (URL and version) that registering accepts.
      * @example
      * const { issuers, terms_url } = await client.authConfig();
      */
-    authConfig: () => core.request('getAuthConfig'),
+    authConfig: (options?: RequestOptions) => core.request('getAuthConfig', options),
     benchmarks: benchmarksNamespace(core),
     sites: sitesNamespace(core),
     flavors: flavorsNamespace(core),

@@ -10,7 +10,7 @@ import { PageRequest, type NextPage, type Page } from './pagination.ts';
 import { connectionError, headersOf, parseBody, parseSuccess } from './response.ts';
 import { bodyStream, Deadline, type StreamedResponse } from './stream.ts';
 import { IDEMPOTENT_METHODS, newIdempotencyKey, RETRY_STATUSES, retriesKeyed, retryDelayMs, sleep } from './retry.ts';
-import type { CallArgsTuple, Item, ListQuery, Params, Reply } from './types.ts';
+import type { CallArgsTuple, Item, ListQuery, Params, Reply, RequestOptions } from './types.ts';
 import { apiBaseUrl, encodeQuery, expandPath, type QueryValue } from './url.ts';
 import { SDK_VERSION } from './version.ts';
 import { parseWarningHeader } from './warnings.ts';
@@ -32,7 +32,7 @@ export interface ClientOptions {
   fetch?: FetchLike | undefined;
   /** Prepended to the SDK's own `User-Agent` (Node only; browsers set their own). */
   userAgent?: string | undefined;
-  /** Per attempt; default 30 000 ms; `0` disables it. */
+  /** Per attempt; default 30 000 ms; `0` disables it. A call's own `timeoutMs` replaces it for that call. */
   timeoutMs?: number | undefined;
   /**
    * Retries of safe requests (GET, HEAD, PUT, DELETE) on 429/502/503/504 and lost connections, of
@@ -53,21 +53,27 @@ const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 /** What the server accepts as a key (the contract's pattern). */
 const VALID_KEY = /^[\x20-\x7E]{1,255}$/;
 const DEFAULT_RETRIES = 2;
+/** The request id header: the server keeps a caller's own (a plain token) and answers with it. */
+const REQUEST_ID_HEADER = 'x-request-id';
+/** Headers the client sets itself: a call's `headers` may not replace them. */
+const RESERVED_HEADERS = new Set(['authorization', 'idempotency-key', 'content-type', 'content-length', 'accept', 'user-agent', 'host']);
+/** RFC 9110 field names (tokens), and values without control characters other than tab. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
+const HEADER_VALUE = /^[^\x00-\x08\x0a-\x1f\x7f]*$/;
 const registry = operations as Record<string, OperationDef>;
 const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
 
-type LooseArgs = {
+type LooseArgs = RequestOptions & {
   params?: Record<string, unknown> | undefined;
   query?: Record<string, unknown> | undefined;
   body?: unknown;
-  signal?: AbortSignal | undefined;
   idempotencyKey?: string | undefined;
 };
-/** The arguments of a list operation: its path parameters and its query, builders allowed. */
-type ListArgs<K extends OperationId> = {
+/** The arguments of a list operation: its path parameters and its query, builders allowed, and the {@link RequestOptions}. */
+type ListArgs<K extends OperationId> = RequestOptions & {
   params?: Params<K> | undefined;
   query?: ListQuery<K> | undefined;
-  signal?: AbortSignal | undefined;
 };
 type Outcome =
   | { response: FetchResponse; text: string }
@@ -98,11 +104,10 @@ export class Core {
     this.#transport = options.fetch ? { fetch: options.fetch, close: async () => {} } : defaultTransport();
     const fixed = options.token;
     this.#token = options.getToken ?? (() => fixed);
-    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#timeoutMs = checkTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
     this.#retries = options.retries ?? DEFAULT_RETRIES;
     this.#onWarning = options.onWarning;
     if (!Number.isInteger(this.#retries) || this.#retries < 0) throw new TypeError('retries must be a non-negative integer');
-    if (!(this.#timeoutMs >= 0)) throw new TypeError('timeoutMs must be a non-negative number');
     const sdk = `benchmarks-sdk/${SDK_VERSION}`;
     this.#userAgent = isNode ? (options.userAgent ? `${options.userAgent} ${sdk}` : sdk) : options.userAgent;
   }
@@ -150,27 +155,35 @@ export class Core {
     const { params, query, body, signal } = args;
     const def = registry[operationId];
     if (!def) throw new TypeError(`Unknown operation '${operationId}': this SDK's contract does not declare it`);
+    const timeoutMs = checkTimeout(args.timeoutMs ?? this.#timeoutMs);
+    const extra = callHeaders(args.headers);
     const url = this.baseUrl + expandPath(def.path, params) + encodeQuery(wireQuery(query));
     const info: RequestInfo = { method: def.method, url };
     const payload = body === undefined ? undefined : JSON.stringify(body);
     // Creating operations declare an Idempotency-Key: one per call, the same for each of its retries,
     // so the server applies the call once however often it is sent. Other POSTs are repeated only
     // after a 429: the server refuses it before doing any work.
-    const key = def.headers?.properties?.[IDEMPOTENCY_HEADER] ? (args.idempotencyKey ?? newIdempotencyKey()) : undefined;
+    const keyed = def.headers?.properties?.[IDEMPOTENCY_HEADER] !== undefined;
+    if (!keyed && args.idempotencyKey !== undefined)
+      throw new TypeError(`idempotencyKey: ${operationId} takes no Idempotency-Key (only creating calls do)`);
+    const key = keyed ? (args.idempotencyKey ?? newIdempotencyKey()) : undefined;
     if (key !== undefined && !VALID_KEY.test(key)) throw new TypeError('idempotencyKey must be 1 to 255 printable ASCII characters');
     const safe = IDEMPOTENT_METHODS.has(def.method);
     const maxRetries = this.#retries;
+    // The id the caller sent, if any: what a failure without an answer can still be traced by.
+    const sentId = extra[REQUEST_ID_HEADER];
 
     for (let attempt = 0; ; attempt++) {
       const token = def.auth === 'none' ? undefined : ((await this.#token?.()) ?? undefined);
       const redact = (text: string) => (token ? text.split(token).join('[REDACTED]') : text);
-      const headers = this.#headers(token, payload !== undefined);
+      const headers = { ...extra, ...this.#headers(token, payload !== undefined) };
       if (key !== undefined) headers['idempotency-key'] = key;
       if (streamed) headers.accept = acceptOf(def);
       const open: OpenBody | undefined = streamed
-        ? (response, deadline) => bodyStream(response, { request: info, deadline, signal, redact })
+        ? (response, deadline) =>
+            bodyStream(response, { request: info, deadline, signal, redact, requestId: response.headers.get(REQUEST_ID_HEADER) ?? sentId })
         : undefined;
-      const outcome = await this.#send(info, headers, payload, signal, open);
+      const outcome = await this.#send(info, headers, payload, signal, timeoutMs, open);
 
       if ('error' in outcome) {
         if (signal?.aborted) throw signal.reason;
@@ -180,8 +193,8 @@ export class Core {
           await sleep(retryDelayMs(attempt), signal);
           continue;
         }
-        if (timedOut) throw outcome.error;
-        throw connectionError(info, outcome.error, redact);
+        if (timedOut) throw new TimeoutError(info, timeoutMs, { requestId: sentId });
+        throw connectionError(info, outcome.error, redact, sentId);
       }
 
       if ('body' in outcome) {
@@ -190,9 +203,10 @@ export class Core {
       }
       const { response, text } = outcome;
       const status = response.status;
+      const requestId = response.headers.get(REQUEST_ID_HEADER) ?? sentId;
       if (status >= 200 && status < 300) {
         this.#warnings(response, info);
-        return parseSuccess(status, response, text, info, redact);
+        return parseSuccess(status, response, text, info, redact, requestId);
       }
       const retry =
         (RETRY_STATUSES.has(status) && (safe || status === 429)) ||
@@ -202,7 +216,7 @@ export class Core {
         await sleep(retryDelayMs(attempt, parseRetryAfter(response.headers.get('retry-after'))), signal);
         continue;
       }
-      throw errorFromResponse({ status, body: parseBody(response, text), headers: headersOf(response), request: info, redact });
+      throw errorFromResponse({ status, body: parseBody(response, text), headers: headersOf(response), request: info, redact, requestId });
     }
   }
 
@@ -257,9 +271,10 @@ export class Core {
     headers: Record<string, string>,
     body: string | undefined,
     signal: AbortSignal | undefined,
+    timeoutMs: number,
     open?: OpenBody,
   ): Promise<Outcome> {
-    const deadline = this.#timeoutMs > 0 ? new Deadline(this.#timeoutMs) : undefined;
+    const deadline = timeoutMs > 0 ? new Deadline(timeoutMs) : undefined;
     const signals = [deadline?.signal, signal].filter((s): s is AbortSignal => s !== undefined);
     const combined = signals.length > 1 ? anySignal(signals) : signals[0];
     deadline?.arm();
@@ -276,12 +291,42 @@ export class Core {
       }
       return { response, text: await response.text() };
     } catch (error) {
-      if (deadline?.expired && !signal?.aborted) return { error: new TimeoutError(info, this.#timeoutMs) };
+      if (deadline?.expired && !signal?.aborted) return { error: new TimeoutError(info, timeoutMs) };
       return { error };
     } finally {
       deadline?.disarm();
     }
   }
+}
+
+/** Longest timer `setTimeout` keeps (a longer one fires at once). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** A timeout in milliseconds, checked: `0` (none) up to about 24.8 days. */
+function checkTimeout(ms: number): number {
+  if (typeof ms !== 'number' || !(ms >= 0 && ms <= MAX_TIMEOUT_MS))
+    throw new TypeError(`timeoutMs must be a number from 0 (no timeout) to ${MAX_TIMEOUT_MS}`);
+  return ms;
+}
+
+/**
+ * A call's own headers, names in lower case, checked before anything is sent: a malformed one would
+ * fail in the transport with a less precise message, a reserved one would undo what the client sets.
+ */
+function callHeaders(given: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (given === undefined) return out;
+  if (given === null || typeof given !== 'object') throw new TypeError('headers must be an object of header names to values');
+  for (const [name, value] of Object.entries(given)) {
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    if (!HEADER_NAME.test(name)) throw new TypeError(`headers: '${name}' is not a valid header name`);
+    if (RESERVED_HEADERS.has(lower)) throw new TypeError(`headers: '${lower}' is set by the client; it cannot be given per call`);
+    if (typeof value !== 'string' || !HEADER_VALUE.test(value))
+      throw new TypeError(`headers: the value of '${lower}' must be a string without line breaks or control characters`);
+    out[lower] = value;
+  }
+  return out;
 }
 
 /** `AbortSignal.any`, or its equivalent where a browser lacks it (before 2024). */

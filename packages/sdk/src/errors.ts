@@ -42,12 +42,29 @@ export interface RequestInfo {
 export class BenchmarksError extends Error {
   /** The request that failed (method and URL, no headers). */
   readonly request: RequestInfo;
+  /**
+   * The request's id, to quote when asking the service's operators (their logs are keyed by it): the
+   * server's `X-Request-Id` answer header (or the id in the problem's `instance`) when it answered;
+   * otherwise the `x-request-id` the call sent in its `headers`, if it sent one; else `undefined`.
+   */
+  readonly requestId: string | undefined;
 
-  constructor(message: string, request: RequestInfo, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(message: string, request: RequestInfo, options?: BenchmarksErrorOptions) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.request = request;
+    this.requestId = options?.requestId;
   }
+}
+
+/**
+ * What an SDK error is built with besides its message and request: its cause and the request's id.
+ * @example
+ * new ConnectionError('Cannot reach the service', request, { cause: err, requestId: 'nightly-42' });
+ */
+export interface BenchmarksErrorOptions {
+  cause?: unknown;
+  requestId?: string | undefined;
 }
 
 /**
@@ -67,6 +84,8 @@ export interface ApiErrorInit {
   /** Problem members beyond the standard ones (e.g. `count` on a 409 that names dependants). */
   extensions?: Record<string, unknown> | undefined;
   request: RequestInfo;
+  /** The request's id (see {@link BenchmarksError.requestId}). */
+  requestId?: string | undefined;
 }
 
 /**
@@ -100,7 +119,9 @@ export class ApiError extends BenchmarksError {
     const title = init.title ?? `HTTP ${init.status}`;
     const code = init.code ?? `HTTP_${init.status}`;
     const detail = init.detail ?? title;
-    super(`${init.status} ${title}: ${detail} [${code}] (${init.request.method} ${init.request.url})`, init.request);
+    super(`${init.status} ${title}: ${detail} [${code}] (${init.request.method} ${init.request.url})`, init.request, {
+      requestId: init.requestId,
+    });
     this.status = init.status;
     this.code = code;
     this.type = init.type ?? 'about:blank';
@@ -217,7 +238,7 @@ export class IncompleteResponseError extends ConnectionError {
   /** How many bytes of the body arrived before it broke off. */
   readonly receivedBytes: number;
 
-  constructor(request: RequestInfo, receivedBytes: number, reason: string, options?: { cause?: unknown }) {
+  constructor(request: RequestInfo, receivedBytes: number, reason: string, options?: BenchmarksErrorOptions) {
     super(`The answer of ${request.method} ${request.url} broke off after ${receivedBytes} bytes: ${reason}`, request, options);
     this.receivedBytes = receivedBytes;
   }
@@ -237,8 +258,8 @@ export class TimeoutError extends BenchmarksError {
   /** The timeout that expired, in milliseconds. */
   readonly timeoutMs: number;
 
-  constructor(request: RequestInfo, timeoutMs: number) {
-    super(`No response within ${timeoutMs} ms (${request.method} ${request.url})`, request);
+  constructor(request: RequestInfo, timeoutMs: number, options?: BenchmarksErrorOptions) {
+    super(`No response within ${timeoutMs} ms (${request.method} ${request.url})`, request, options);
     this.timeoutMs = timeoutMs;
   }
 }
@@ -263,6 +284,8 @@ function asProblem(body: unknown): Partial<ApiErrorInit> & Record<string, unknow
 }
 
 const STANDARD = new Set(['type', 'title', 'status', 'detail', 'code', 'errors']);
+/** A problem's `instance` names its request: `urn:benchmarks:request:<id>`. */
+const INSTANCE = /^urn:benchmarks:request:([A-Za-z0-9._-]{1,64})$/;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
 /**
@@ -278,6 +301,8 @@ export function errorFromResponse(response: {
   headers: Record<string, string>;
   request: RequestInfo;
   redact?: ((text: string) => string) | undefined;
+  /** The request's id when known otherwise (the id the call sent); the answer's own wins. */
+  requestId?: string | undefined;
 }): ApiError {
   const { status, headers, request } = response;
   const redact = response.redact ?? ((s: string) => s);
@@ -288,6 +313,7 @@ export function errorFromResponse(response: {
     ? (p.errors as ProblemDetail[]).map((e) => ({ in: String(e.in), path: String(e.path), message: redact(String(e.message)) }))
     : undefined;
   const detail = str(p.detail) ?? text;
+  const requestId = headers['x-request-id'] ?? INSTANCE.exec(str(p.instance) ?? '')?.[1] ?? response.requestId;
   const init: ApiErrorInit = {
     status,
     type: str(p.type),
@@ -298,6 +324,7 @@ export function errorFromResponse(response: {
     headers,
     extensions,
     request,
+    requestId,
   };
   if (status === 400 || status === 413 || status === 415 || status === 422) return new ValidationError(init);
   if (status === 401) return new AuthenticationError(init);

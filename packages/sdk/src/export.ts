@@ -23,6 +23,7 @@ function parseLine<T>(line: string, number: number, response: StreamedResponse):
       title: 'Invalid response',
       detail: `Line ${number} of the answer is not valid JSON.`,
       request: response.request,
+      requestId: response.headers['x-request-id'],
     });
   }
 }
@@ -60,7 +61,12 @@ export async function* ndjsonRecords<T>(open: OpenExport, signal?: AbortSignal):
     }
     pending += decoder.decode();
     if (pending.trim() !== '') {
-      throw new IncompleteResponseError(response.request, received, `line ${line + 1} ends without its newline (the answer was cut short)`);
+      throw new IncompleteResponseError(
+        response.request,
+        received,
+        `line ${line + 1} ends without its newline (the answer was cut short)`,
+        { requestId: response.headers['x-request-id'] },
+      );
     }
   } finally {
     // Stops the transfer when the caller leaves early or a line failed; a no-op after the end.
@@ -102,6 +108,7 @@ export function lineStream(open: OpenExport, signal?: AbortSignal): ReadableStre
               response.request,
               received,
               'the last line ends without its newline (the answer was cut short)',
+              { requestId: response.headers['x-request-id'] },
             );
           }
           controller.close();

@@ -1,6 +1,9 @@
 /**
  * `@benchmarks/sdk`: the typed client of the benchmark results service. Every type comes from the
- * contract (`@benchmarks/sdk/contract`), which the server implements.
+ * contract (`@benchmarks/sdk/contract`), which the server implements. What users need is exported
+ * here; the rest is reached by its own path: `@benchmarks/sdk/contract` (the operations as data),
+ * `@benchmarks/sdk/chart` and `@benchmarks/sdk/changes-chart` (the SVG renderers),
+ * `@benchmarks/sdk/csv`, `@benchmarks/sdk/json-schema` and `@benchmarks/sdk/url`.
  * @example
  * import { createClient, where, asc } from '@benchmarks/sdk';
  * const client = createClient({ baseUrl: 'http://localhost:8080', token: process.env.BENCHMARKS_TOKEN });
@@ -9,21 +12,10 @@
  * }
  */
 export { createClient, type Client } from './client.ts';
-export { Core, type ClientOptions } from './core.ts';
-export {
-  where,
-  asc,
-  desc,
-  sortBy,
-  Filter,
-  SortTerm,
-  type FilterPath,
-  type FilterOperator,
-  type FilterValue,
-  type ResultSortField,
-} from './builders.ts';
-export { PageRequest, type Page } from './pagination.ts';
-export { parseWarningHeader, type Warning } from './warnings.ts';
+export type { ClientOptions } from './core.ts';
+export { where, asc, desc, sortBy, type Filter, type SortTerm, type ResultSortField } from './builders.ts';
+export type { PageRequest, Page } from './pagination.ts';
+export type { Warning } from './warnings.ts';
 export {
   BenchmarksError,
   ApiError,
@@ -37,40 +29,13 @@ export {
   ConnectionError,
   IncompleteResponseError,
   TimeoutError,
-  errorFromResponse,
-  parseRetryAfter,
   type ProblemDetail,
   type RequestInfo,
-  type ApiErrorInit,
 } from './errors.ts';
 export type { FetchLike, FetchResponse } from './fetch.ts';
-export type {
-  Params,
-  Query,
-  Body,
-  Reply,
-  Item,
-  ListQuery,
-  FieldsOf,
-  CallArgs,
-  CallArgsTuple,
-  CallOptions,
-  IdempotencyOptions,
-} from './types.ts';
-export { newIdempotencyKey } from './retry.ts';
-export type { UploadItem, UploadOutcome, UploadOptions, UploadProgress, BatchUploadOutcome, BatchUploadOptions } from './upload.ts';
-export { MAX_BATCH_ITEMS } from './contract/results.ts';
-export type { BenchmarksNamespace } from './namespaces/benchmarks.ts';
-export type { SitesNamespace } from './namespaces/sites.ts';
-export type { FlavorsNamespace } from './namespaces/flavors.ts';
-export type { TagsNamespace } from './namespaces/tags.ts';
-export type { ResultsNamespace, CompareQuery, ChangesQuery, ExportQuery, ExportCsvQuery, ExportedResult } from './namespaces/results.ts';
+export type { Params, Query, Body, Reply, Item, ListQuery, CallArgs, RequestOptions, IdempotencyOptions } from './types.ts';
+export type { UploadItem, UploadSource, UploadOptions, UploadProgress, UploadOutcome, UploadReport } from './upload.ts';
+export type { CompareQuery, ChangesQuery, ExportQuery, ExportCsvQuery, ExportedResult } from './namespaces/results.ts';
 export type { StreamedResponse } from './stream.ts';
-export { renderCompareSvg } from './chart.ts';
-export { renderChangesSvg } from './changes-chart.ts';
-export type { ClaimsNamespace, SubmissionsNamespace } from './namespaces/reports.ts';
-export type { UsersNamespace } from './namespaces/users.ts';
-export type { SelfNamespace } from './namespaces/self.ts';
-export { apiBaseUrl, encodeQuery, expandPath, type QueryValue } from './url.ts';
+export type { OperationId } from './contract/index.ts';
 export { SDK_VERSION } from './version.ts';
-export { operations, API_BASE_PATH, type Operations, type OperationId } from './contract/index.ts';

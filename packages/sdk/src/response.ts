@@ -45,6 +45,7 @@ export function parseSuccess(
   text: string,
   request: RequestInfo,
   redact: (s: string) => string,
+  requestId?: string | undefined,
 ): unknown {
   if (status === 204 || !text) return undefined;
   if (!isJson(response)) return text;
@@ -57,6 +58,7 @@ export function parseSuccess(
       title: 'Invalid response',
       detail: redact('The response body is not valid JSON.'),
       request,
+      requestId,
     });
   }
 }
@@ -83,7 +85,12 @@ export function failureReason(error: unknown, redact: (s: string) => string): { 
  * @example
  * throw connectionError({ method: 'GET', url }, err, (s) => s.split(token).join('[REDACTED]'));
  */
-export function connectionError(info: RequestInfo, error: unknown, redact: (s: string) => string): ConnectionError {
+export function connectionError(
+  info: RequestInfo,
+  error: unknown,
+  redact: (s: string) => string,
+  requestId?: string | undefined,
+): ConnectionError {
   const { reason, leaked } = failureReason(error, redact);
-  return new ConnectionError(`Cannot reach ${info.url}: ${reason}`, info, { cause: leaked ? new Error(reason) : error });
+  return new ConnectionError(`Cannot reach ${info.url}: ${reason}`, info, { cause: leaked ? new Error(reason) : error, requestId });
 }

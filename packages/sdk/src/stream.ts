@@ -74,6 +74,8 @@ export interface BodyStreamContext {
   signal: AbortSignal | undefined;
   /** Removes the token from text that could hold it. */
   redact: (text: string) => string;
+  /** The request's id (the answer's `X-Request-Id`), for the errors. */
+  requestId?: string | undefined;
 }
 
 /** A fetch that gives no stream: its text, read whole, as one chunk. */
@@ -95,14 +97,14 @@ function wholeText(response: FetchResponse): ReadableStream<Uint8Array> {
  * const body = bodyStream(response, { request, deadline, signal, redact });
  */
 export function bodyStream(response: FetchResponse, context: BodyStreamContext): ReadableStream<Uint8Array> {
-  const { request, deadline, signal, redact } = context;
+  const { request, deadline, signal, redact, requestId } = context;
   const reader = (response.body ?? wholeText(response)).getReader();
   let received = 0;
   const failure = (error: unknown): unknown => {
     if (signal?.aborted) return signal.reason;
-    if (deadline?.expired) return new TimeoutError(request, deadline.ms);
+    if (deadline?.expired) return new TimeoutError(request, deadline.ms, { requestId });
     const { reason, leaked } = failureReason(error, redact);
-    return new IncompleteResponseError(request, received, reason, { cause: leaked ? new Error(reason) : error });
+    return new IncompleteResponseError(request, received, reason, { cause: leaked ? new Error(reason) : error, requestId });
   };
   return new ReadableStream<Uint8Array>(
     {

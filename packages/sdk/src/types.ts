@@ -79,13 +79,26 @@ export type ListQuery<K extends OperationId, F extends string = string> = Simpli
 export type FieldsOf<S extends { fields: readonly string[] }> = S['fields'][number];
 
 /**
- * Per-call options.
+ * The options every SDK method takes as its last, optional argument (as stripe-node's
+ * `options?: RequestOptions`). Creating calls take {@link IdempotencyOptions}, these and a key.
  * @example
- * await client.core.request('getHealth', { signal: AbortSignal.timeout(1000) });
+ * const benchmark = await client.benchmarks.get(id, { signal: controller.signal, timeoutMs: 5_000, headers: { 'x-request-id': 'nightly-42' } });
  */
-export interface CallOptions {
-  /** Aborts the call (and its retries). */
+export interface RequestOptions {
+  /** Aborts the call (and its retries); the call then rejects with the signal's reason. */
   signal?: AbortSignal | undefined;
+  /**
+   * This call's timeout per attempt, in milliseconds, instead of the client's `timeoutMs`; `0`
+   * disables it. For a streamed answer (an export) it bounds each wait for more of the body.
+   */
+  timeoutMs?: number | undefined;
+  /**
+   * Headers sent with this call (and each of its retries), e.g. `x-request-id` to follow it in the
+   * server's logs. The ones the client sets itself (`authorization`, `idempotency-key`,
+   * `content-type`, `accept`, `user-agent`, `host`, `content-length`) are refused with a `TypeError`:
+   * use `token`/`getToken`, `idempotencyKey` and `userAgent` instead.
+   */
+  headers?: Record<string, string> | undefined;
 }
 
 type Def<K extends OperationId> = Operations[K];
@@ -99,17 +112,18 @@ type QueryPart<K extends OperationId> =
     : { query?: undefined };
 type BodyPart<K extends OperationId> = Def<K> extends { body: TSchema } ? { body: Body<K> } : { body?: undefined };
 /** Operations that declare an `Idempotency-Key` header (the creating POSTs) take `idempotencyKey`. */
-type KeyPart<K extends OperationId> = Def<K> extends { headers: TSchema } ? IdempotencyOptions : unknown;
+type KeyPart<K extends OperationId> = Def<K> extends { headers: TSchema } ? Pick<IdempotencyOptions, 'idempotencyKey'> : unknown;
 
 /**
- * The option of creating calls (POST of results, batches, benchmarks, sites, flavors, tags and
- * claims). The client sends an `Idempotency-Key` with each such call, the same for every retry of
- * it, so that the server applies the call once: by default a new random UUID per call.
+ * The options of creating calls (POST of results, batches, benchmarks, sites, flavors, tags and
+ * claims): {@link RequestOptions} and the call's `Idempotency-Key`. The client sends a key with each
+ * such call, the same for every retry of it, so that the server applies the call once: by default a
+ * new random UUID per call.
  * @example
  * const key = `nightly-${runId}`; // the same key if this script runs again
  * await client.results.createMany(items, { idempotencyKey: key });
  */
-export interface IdempotencyOptions {
+export interface IdempotencyOptions extends RequestOptions {
   /**
    * The key to send instead of a random one: 1 to 255 printable ASCII characters. Within 24 h the
    * server answers a call with a key it has seen (same caller) with the first call's answer and
@@ -120,11 +134,12 @@ export interface IdempotencyOptions {
 
 /**
  * The arguments of `client.call(operationId, args)`: `params`, `query` and `body`, each required
- * exactly when the operation declares it (a query only when it has a required field).
+ * exactly when the operation declares it (a query only when it has a required field), with the
+ * {@link RequestOptions} (and `idempotencyKey` for creating operations).
  * @example
  * const args: CallArgs<'getBenchmark'> = { params: { id } };
  */
-export type CallArgs<K extends OperationId> = Simplify<ParamsPart<K> & QueryPart<K> & BodyPart<K> & KeyPart<K> & CallOptions>;
+export type CallArgs<K extends OperationId> = Simplify<ParamsPart<K> & QueryPart<K> & BodyPart<K> & KeyPart<K> & RequestOptions>;
 
 /**
  * `[args]` when some argument is required, `[args?]` otherwise.

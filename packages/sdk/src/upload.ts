@@ -1,4 +1,4 @@
-import type { Body, Query, Reply } from './types.ts';
+import type { Body, Query, RequestOptions } from './types.ts';
 import { MAX_BATCH_ITEMS } from './contract/results.ts';
 
 /**
@@ -9,112 +9,93 @@ import { MAX_BATCH_ITEMS } from './contract/results.ts';
 export type UploadItem = Query<'createResult'> & { json: Body<'createResult'> };
 
 /**
- * The outcome of one item of {@link uploadMany}, at its `index` in the input.
+ * What `results.upload` reads: items in an array or any iterable, items from an async iterable (a
+ * generator, an object-mode stream), or NDJSON bytes, one item per line: a Node file stream
+ * (`createReadStream('results.ndjson')`), a web `ReadableStream<Uint8Array>`, or any async
+ * iterable of `Uint8Array` or string chunks.
  * @example
- * const failed = outcomes.filter((o) => !o.ok).map((o) => items[o.index]);
+ * const source: UploadSource = createReadStream('results.ndjson');
  */
-export type UploadOutcome = { index: number; ok: true; result: Reply<'createResult'> } | { index: number; ok: false; error: unknown };
+export type UploadSource =
+  | Iterable<UploadItem>
+  | AsyncIterable<UploadItem>
+  | AsyncIterable<Uint8Array | string>
+  | ReadableStream<Uint8Array>;
 
 /**
- * Progress after each finished item.
+ * The outcome of one item of an upload, at its `index` in the source (items counted from 0; blank
+ * lines of NDJSON are not items): the id of the stored result, or why it was not stored.
  * @example
- * const onProgress = ({ done, total, failed }: UploadProgress) => process.stderr.write(`\r${done}/${total} (${failed} failed)`);
+ * const failed = report.outcomes.filter((o) => !o.ok).map((o) => o.index);
+ */
+export type UploadOutcome = { index: number; ok: true; id: string } | { index: number; ok: false; error: unknown };
+
+/**
+ * What `results.upload` resolves to: how many items were read, stored and failed, and one outcome per
+ * item in source order.
+ * @example
+ * const { stored, failed, outcomes } = await client.results.upload(items);
+ */
+export interface UploadReport {
+  /** Items read from the source. */
+  total: number;
+  /** Items stored (or stored already under the same idempotency key: the server stores nothing twice). */
+  stored: number;
+  /** Items not stored: `total - stored`. */
+  failed: number;
+  /** One per item, in source order. */
+  outcomes: UploadOutcome[];
+}
+
+/**
+ * Progress after each answered request. `total` is the number of items when it is known: from the
+ * start for an array, once the source is read to its end for an iterable or a stream.
+ * @example
+ * const onProgress = ({ done, total, failed }: UploadProgress) => process.stderr.write(`\r${done}/${total ?? '?'} (${failed} failed)`);
  */
 export interface UploadProgress {
   done: number;
-  total: number;
+  total: number | undefined;
   failed: number;
 }
 
 /**
- * Options of `client.results.uploadMany`.
+ * Options of `client.results.upload`: how to send, and the {@link RequestOptions} of every request
+ * (`signal` stops the upload, `timeoutMs` and `headers` apply to each request).
  * @example
- * await client.results.uploadMany(items, { concurrency: 4, onProgress: (p) => console.error(p.done) });
+ * await client.results.upload(items, { batchSize: 100, concurrency: 4, onProgress: (p) => console.error(p.done) });
  */
-export interface UploadOptions {
-  /** Uploads in flight at once (default 8), over the client's reused connections. */
-  concurrency?: number | undefined;
-  /** Called after each item; an exception it throws is ignored, so it cannot stop the batch. */
-  onProgress?: ((progress: UploadProgress) => void) | undefined;
+export interface UploadOptions extends RequestOptions {
   /**
-   * The `Idempotency-Key` of each request, from what it sends: its items (one for `createResult`)
-   * and the operation. Default (or when it returns `undefined`): a random key per request. A key
-   * derived from the content makes running the same upload again within 24 h store nothing twice.
-   * An exception it throws fails the items of that request, which is then not sent.
+   * Results per request: 1 to 500, default 100 (`POST /results:batch`); `1` sends each result on its
+   * own (`POST /results`).
    */
-  idempotencyKey?: ((items: readonly UploadItem[], operation: 'createResult' | 'createResults') => string | undefined) | undefined;
-}
-
-/**
- * Runs `create` over every item with at most `concurrency` in flight, never stopping on a failure,
- * and resolves to one outcome per item, in input order. Each upload carries an `Idempotency-Key`, so
- * the client itself retries it after a lost answer, a timeout or a 5xx; what still fails can be sent
- * again with the same key (see `UploadOptions.idempotencyKey`) without storing it twice.
- * @example
- * const outcomes = await uploadMany(items, (item) => client.results.create(item, item.json), {});
- */
-export async function uploadMany<I, R>(
-  items: readonly I[],
-  create: (item: I) => Promise<R>,
-  options: UploadOptions = {},
-): Promise<Array<{ index: number; ok: true; result: R } | { index: number; ok: false; error: unknown }>> {
-  const concurrency = options.concurrency ?? 8;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError('concurrency must be a positive integer');
-  const outcomes: Array<{ index: number; ok: true; result: R } | { index: number; ok: false; error: unknown }> = new Array(items.length);
-  let next = 0;
-  let done = 0;
-  let failed = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      try {
-        outcomes[index] = { index, ok: true, result: await create(items[index]!) };
-      } catch (error) {
-        failed++;
-        outcomes[index] = { index, ok: false, error };
-      }
-      done++;
-      try {
-        options.onProgress?.({ done, total: items.length, failed });
-      } catch {
-        // A progress display must not decide the fate of the batch.
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  return outcomes;
-}
-
-/**
- * The outcome of one item of {@link uploadInBatches}, at its `index` in the input: the id of the
- * stored result, or why it was not stored.
- * @example
- * const ids = outcomes.filter((o) => o.ok).map((o) => o.id);
- */
-export type BatchUploadOutcome = { index: number; ok: true; id: string } | { index: number; ok: false; error: unknown };
-
-/**
- * Options of `client.results.uploadInBatches`.
- * @example
- * await client.results.uploadInBatches(items, { batchSize: 100, concurrency: 4 });
- */
-export interface BatchUploadOptions extends UploadOptions {
-  /** Results per request (default 100; 1 to 500, the server's bound). */
   batchSize?: number | undefined;
+  /** Requests in flight at once (default 4), over the client's reused connections. */
+  concurrency?: number | undefined;
   /**
    * Largest request body to build, in bytes (default 900,000, under the server's default limit of
    * 1 MiB): a batch that would be larger is cut shorter. A batch the server still finds too large
    * (413) is split in two and sent again.
    */
   maxBatchBytes?: number | undefined;
-  // `concurrency`: requests (batches) in flight at once, default 4.
+  /** Called after each answered request; an exception it throws is ignored, so it cannot stop the upload. */
+  onProgress?: ((progress: UploadProgress) => void) | undefined;
+  /**
+   * The `Idempotency-Key` of each request, from what it sends: its items and the operation
+   * (`'createResults'` for a batch, `'createResult'` for one result). Default (or when it returns
+   * `undefined`): a random key per request. A key derived from the content makes running the same
+   * upload again within 24 h store nothing twice. An exception it throws fails the items of that
+   * request, which is then not sent.
+   */
+  idempotencyKey?: ((items: readonly UploadItem[], operation: 'createResult' | 'createResults') => string | undefined) | undefined;
 }
 
 const DEFAULT_BATCH_SIZE = 100;
 const DEFAULT_BATCH_BYTES = 900_000;
-const DEFAULT_BATCH_CONCURRENCY = 4;
+const DEFAULT_CONCURRENCY = 4;
 
-/** What uploadInBatches needs of the client: the batch operation and, for servers without it, the single one. */
+/** What an upload needs of the client: the batch operation and the single one (`batchSize: 1`, servers without batches). */
 export interface BatchSender<I> {
   createBatch(items: I[]): Promise<{ ids: string[] }>;
   createOne(item: I): Promise<{ id: string }>;
@@ -189,82 +170,167 @@ function refusedItems(err: ProblemLike, size: number): Map<number, ProblemLike['
   return out;
 }
 
+/** One item with its place in the source. */
+interface Entry<I> {
+  index: number;
+  item: I;
+}
+
+/** A source's items, as they are read; NDJSON lines parsed on the way (a bad line is an item that fails). */
+async function* entriesOf<I>(source: UploadSource): AsyncGenerator<Entry<I> | { index: number; error: Error }, void, undefined> {
+  if (typeof source === 'string' || source instanceof Uint8Array)
+    throw new TypeError('upload takes items or a stream of NDJSON bytes, not a string or a buffer: wrap it, e.g. [buffer]');
+  let index = 0;
+  let decoder: TextDecoder | undefined;
+  let pending = '';
+  let line = 0;
+  /** The items of the complete lines of `text` (and of the rest, at the end). */
+  function* lines(text: string, end: boolean): Generator<Entry<I> | { index: number; error: Error }> {
+    pending += text;
+    let start = 0;
+    for (let nl = pending.indexOf('\n'); nl !== -1 || (end && start < pending.length); nl = pending.indexOf('\n', start)) {
+      const stop = nl === -1 ? pending.length : nl;
+      const raw = pending.slice(start, stop);
+      start = stop + 1;
+      line++;
+      if (raw.trim() === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch (err) {
+        yield { index: index++, error: new TypeError(`line ${line} is not valid JSON: ${(err as Error).message}`) };
+        continue;
+      }
+      if (value === null || typeof value !== 'object' || Array.isArray(value))
+        yield {
+          index: index++,
+          error: new TypeError(`line ${line} is not a JSON object (an item is { benchmark_id, flavor_id, execution_datetime, json })`),
+        };
+      else yield { index: index++, item: value as I };
+    }
+    pending = pending.slice(start);
+  }
+  const bytes = (chunk: unknown) => typeof chunk === 'string' || chunk instanceof Uint8Array;
+  let mode: 'items' | 'bytes' | undefined;
+  for await (const chunk of iterate(source)) {
+    mode ??= bytes(chunk) ? 'bytes' : 'items';
+    if ((mode === 'bytes') !== bytes(chunk))
+      throw new TypeError('upload source mixes items with bytes or strings: give items, or NDJSON bytes, not both');
+    if (mode === 'items') yield { index: index++, item: chunk as I };
+    else {
+      decoder ??= new TextDecoder();
+      yield* lines(typeof chunk === 'string' ? chunk : decoder.decode(chunk as Uint8Array, { stream: true }), false);
+    }
+  }
+  if (mode === 'bytes') yield* lines(decoder?.decode() ?? '', true);
+}
+
+/** Any source as an async iterable; a web stream read through its reader (browsers without stream iteration). */
+async function* iterate(source: UploadSource): AsyncGenerator<unknown, void, undefined> {
+  if (typeof (source as ReadableStream).getReader === 'function') {
+    const reader = (source as ReadableStream<Uint8Array>).getReader();
+    try {
+      for (;;) {
+        const chunk = await reader.read();
+        if (chunk.done) return;
+        yield chunk.value;
+      }
+    } finally {
+      await reader.cancel().catch(() => {});
+    }
+  }
+  if (typeof (source as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') return yield* source as AsyncIterable<unknown>;
+  if (typeof (source as Iterable<unknown>)[Symbol.iterator] === 'function') return yield* source as Iterable<unknown>;
+  throw new TypeError('upload takes an array or iterable of items, an async iterable, or a stream of NDJSON bytes');
+}
+
 /**
- * Uploads `items` in batches of `batchSize` (POST /results:batch, all or none per request), at most
- * `concurrency` requests in flight, and resolves to one outcome per item in input order, never
- * rejecting. A batch refused because of some of its items (422 or 404 naming them in
- * `errors[].path`) stores nothing: those items fail with their own details, and the others are sent
- * again without them. A batch too large for the server (413) is split in two. Each request carries an
- * `Idempotency-Key`, so the client retries a lost answer, a timeout or a 5xx without storing the
- * batch twice; any failure that remains (401, 403, a 5xx or lost connection after the retries) fails
- * every item of that batch. Against a server without the batch operation, items are sent one by one
- * (POST /results).
+ * Uploads the items of `source` in batches of `batchSize` (POST /results:batch, all or none per
+ * request; with `batchSize` 1 one POST /results per item), at most `concurrency` requests in flight,
+ * reading the source only as fast as requests are sent, and resolves to a report with one outcome per
+ * item in source order; a failure never stops the upload. A batch refused because of some of its
+ * items (422 or 404 naming them in `errors[].path`) stores nothing: those items fail with their own
+ * details, and the others are sent again without them. A batch too large for the server (413) is
+ * split in two. Each request carries an `Idempotency-Key`, so the client retries a lost answer, a
+ * timeout or a 5xx without storing the batch twice; any failure that remains (401, 403, a 5xx or lost
+ * connection after the retries) fails every item of that batch. Against a server without the batch
+ * operation, items are sent one by one (POST /results). Aborting `options.signal` stops reading and
+ * sending, and the upload rejects with its reason once the requests in flight are over.
  * @example
- * const outcomes = await uploadInBatches(items, { createBatch: (b) => client.results.createMany(b), createOne: ... }, {});
+ * const report = await upload(items, { createBatch: (b) => client.results.createMany(b), createOne: ... }, {});
  */
-export async function uploadInBatches<I>(
-  items: readonly I[],
-  sender: BatchSender<I>,
-  options: BatchUploadOptions = {},
-): Promise<BatchUploadOutcome[]> {
-  const concurrency = options.concurrency ?? DEFAULT_BATCH_CONCURRENCY;
+export async function upload<I>(source: UploadSource, sender: BatchSender<I>, options: UploadOptions = {}): Promise<UploadReport> {
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
   const maxBytes = options.maxBatchBytes ?? DEFAULT_BATCH_BYTES;
+  const { signal } = options;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError('concurrency must be a positive integer');
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > MAX_BATCH_ITEMS)
     throw new TypeError(`batchSize must be an integer from 1 to ${MAX_BATCH_ITEMS}`);
   if (!(maxBytes > 0)) throw new TypeError('maxBatchBytes must be a positive number');
+  signal?.throwIfAborted();
 
-  // Batches of consecutive items, cut by count and by the size of their JSON.
-  const encoder = new TextEncoder();
-  const batches: number[][] = [];
-  let current: number[] = [];
-  let bytes = 0;
-  items.forEach((item, index) => {
-    const size = encoder.encode(JSON.stringify(item)).byteLength + 1;
-    if (current.length && (current.length >= batchSize || bytes + size > maxBytes)) {
-      batches.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(index);
-    bytes += size;
-  });
-  if (current.length) batches.push(current);
-
-  const outcomes: BatchUploadOutcome[] = new Array(items.length);
+  const outcomes: UploadOutcome[] = [];
+  let total: number | undefined = Array.isArray(source) ? source.length : undefined;
+  let read = 0;
   let done = 0;
   let failed = 0;
-  let single = false;
-  const finish = (outcome: BatchUploadOutcome) => {
+  let single = batchSize === 1;
+  const finish = (outcome: UploadOutcome) => {
     outcomes[outcome.index] = outcome;
     done++;
     if (!outcome.ok) failed++;
   };
   const progress = () => {
     try {
-      options.onProgress?.({ done, total: items.length, failed });
+      options.onProgress?.({ done, total, failed });
     } catch {
       // A progress display must not decide the fate of the upload.
     }
   };
-  const oneByOne = async (indexes: number[]) => {
-    for (const index of indexes) {
+
+  // Batches of consecutive items, cut by count and by the size of their JSON, read as they are needed.
+  const encoder = new TextEncoder();
+  async function* batchesOf(): AsyncGenerator<Entry<I>[], void, undefined> {
+    let current: Entry<I>[] = [];
+    let bytes = 0;
+    for await (const entry of entriesOf<I>(source)) {
+      read++;
+      if ('error' in entry) {
+        finish({ index: entry.index, ok: false, error: entry.error });
+        progress();
+        continue;
+      }
+      const size = single ? 0 : encoder.encode(JSON.stringify(entry.item)).byteLength + 1;
+      if (current.length && (current.length >= batchSize || bytes + size > maxBytes)) {
+        yield current;
+        current = [];
+        bytes = 0;
+      }
+      current.push(entry);
+      bytes += size;
+    }
+    total = read;
+    if (current.length) yield current;
+  }
+
+  const oneByOne = async (entries: Entry<I>[]) => {
+    for (const { index, item } of entries) {
       try {
-        finish({ index, ok: true, id: (await sender.createOne(items[index]!)).id });
+        finish({ index, ok: true, id: (await sender.createOne(item)).id });
       } catch (error) {
         finish({ index, ok: false, error });
       }
       progress();
     }
   };
-  const send = async (indexes: number[]): Promise<void> => {
-    let pending = indexes;
+  const send = async (entries: Entry<I>[]): Promise<void> => {
+    let pending = entries;
     while (pending.length) {
       if (single) return oneByOne(pending);
       try {
-        const { ids } = await sender.createBatch(pending.map((i) => items[i]!));
-        pending.forEach((index, k) => {
+        const { ids } = await sender.createBatch(pending.map((e) => e.item));
+        pending.forEach(({ index }, k) => {
           finish({ index, ok: true, id: ids[k]! });
         });
         return progress();
@@ -282,21 +348,32 @@ export async function uploadInBatches<I>(
         const refused =
           isProblem(error) && (error.status === 422 || error.status === 404) ? refusedItems(error, pending.length) : new Map();
         if (refused.size === 0) {
-          for (const index of pending) finish({ index, ok: false, error });
+          for (const { index } of pending) finish({ index, ok: false, error });
           return progress();
         }
         // Nothing was stored: the refused items fail, the others go again in a smaller batch.
         for (const [k, details] of refused)
-          finish({ index: pending[k]!, ok: false, error: itemError(error as ProblemLike & Error, k, details) });
+          finish({ index: pending[k]!.index, ok: false, error: itemError(error as ProblemLike & Error, k, details) });
         progress();
         pending = pending.filter((_, k) => !refused.has(k));
       }
     }
   };
-  let next = 0;
+  // The workers share one reader of the source: each takes the next batch when it is free.
+  const batches = batchesOf();
   const worker = async () => {
-    while (next < batches.length) await send(batches[next++]!);
+    while (!signal?.aborted) {
+      const next = await batches.next();
+      if (next.done) return;
+      await send(next.value);
+    }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, batches.length) }, worker));
-  return outcomes;
+  // Settled, not raced: a source that fails (a file that cannot be read) rejects the upload only once
+  // the requests in flight are answered.
+  const settled = await Promise.allSettled(Array.from({ length: concurrency }, worker));
+  await batches.return();
+  const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failure) throw failure.reason;
+  signal?.throwIfAborted();
+  return { total: read, stored: done - failed, failed, outcomes };
 }

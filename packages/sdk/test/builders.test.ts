@@ -1,6 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { asc, createClient, desc, encodeQuery, expandPath, Filter, sortBy, SortTerm, where, type Client } from '../src/index.ts';
+import { asc, createClient, desc, sortBy, where, type Client } from '../src/index.ts';
+import { Filter, SortTerm } from '../src/builders.ts';
+import { encodeQuery, expandPath } from '../src/url.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { listen, proxy, type LocalServer } from './support/http.ts';
 

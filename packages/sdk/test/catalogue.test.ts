@@ -1,16 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  asc,
-  ConflictError,
-  createClient,
-  desc,
-  NotFoundError,
-  PageRequest,
-  PermissionError,
-  ValidationError,
-  type Client,
-} from '../src/index.ts';
+import { asc, ConflictError, createClient, desc, NotFoundError, PermissionError, ValidationError, type Client } from '../src/index.ts';
+import { PageRequest } from '../src/pagination.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { listen, proxy } from './support/http.ts';
 import { rejects } from './support/assert.ts';

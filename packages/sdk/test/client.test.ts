@@ -9,10 +9,7 @@ import {
   ConflictError,
   ConnectionError,
   createClient,
-  errorFromResponse,
   NotFoundError,
-  operations,
-  parseRetryAfter,
   PermissionError,
   RateLimitError,
   SDK_VERSION,
@@ -21,6 +18,8 @@ import {
   ValidationError,
   type Client,
 } from '../src/index.ts';
+import { errorFromResponse, parseRetryAfter } from '../src/errors.ts';
+import { operations } from '../src/contract/index.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { closedPort, listen, proxy } from './support/http.ts';
 import { rejects } from './support/assert.ts';

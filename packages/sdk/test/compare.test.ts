@@ -1,7 +1,8 @@
 /** client.results.compare / compareCsv / compareSvg against a real server, and flavor prices through the SDK. */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createClient, NotFoundError, renderCompareSvg, ValidationError, where, type Client } from '../src/index.ts';
+import { createClient, NotFoundError, ValidationError, where, type Client } from '../src/index.ts';
+import { renderCompareSvg } from '../src/chart.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { rejects } from './support/assert.ts';
 

@@ -166,7 +166,7 @@ test('POSTs without a key (registration, approval) are still not retried after a
   );
 });
 
-test('results.uploadInBatches with a content key: a lost batch answer is retried; running the same upload again stores nothing twice', async () => {
+test('results.upload with a content key: a lost batch answer is retried; running the same upload again stores nothing twice', async () => {
   const run = newRun();
   const items: UploadItem[] = Array.from({ length: 7 }, (_, i) => ({ benchmark_id, flavor_id, execution_datetime: at, json: { run, i } }));
   const keys: string[] = [];
@@ -177,9 +177,10 @@ test('results.uploadInBatches with a content key: a lost batch answer is retried
   };
   const { fetch, sent } = lossy(connectionLost);
   const client = createClient({ baseUrl: t.url, token, fetch });
-  const first = await client.results.uploadInBatches(items, { batchSize: 3, concurrency: 1, idempotencyKey });
+  const first = await client.results.upload(items, { batchSize: 3, concurrency: 1, idempotencyKey });
+  assert.is(first.stored, 7);
   assert.ok(
-    first.every((o) => o.ok),
+    first.outcomes.every((o) => o.ok),
     JSON.stringify(first),
   );
   assert.is(keys.length, 3, 'one key per batch');
@@ -188,16 +189,14 @@ test('results.uploadInBatches with a content key: a lost batch answer is retried
   // The same upload again (a CI job re-run): the same keys, the same ids, nothing new stored.
   const rerun = createClient({ baseUrl: t.url, token });
   try {
-    const again = await rerun.results.uploadInBatches(items, { batchSize: 3, idempotencyKey });
+    const again = await rerun.results.upload(items, { batchSize: 3, idempotencyKey });
     assert.equal(again, first);
     assert.is(await stored(run), 7);
     // One by one (POST /results), keyed per item.
-    const single = await rerun.results.uploadMany(items.slice(0, 2), { idempotencyKey });
-    const singleAgain = await rerun.results.uploadMany(items.slice(0, 2), { idempotencyKey });
-    assert.equal(
-      singleAgain.map((o) => o.ok && o.result.id),
-      single.map((o) => o.ok && o.result.id),
-    );
+    const single = await rerun.results.upload(items.slice(0, 2), { batchSize: 1, idempotencyKey });
+    const singleAgain = await rerun.results.upload(items.slice(0, 2), { batchSize: 1, idempotencyKey });
+    assert.is(single.stored, 2);
+    assert.equal(singleAgain, single);
     assert.is(await stored(run), 9);
   } finally {
     await rerun.close();

@@ -1,3 +1,7 @@
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
@@ -9,9 +13,9 @@ import {
   PermissionError,
   ValidationError,
   where,
-  type BatchUploadOutcome,
   type Client,
   type UploadItem,
+  type UploadOutcome,
   type UploadProgress,
 } from '../src/index.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
@@ -190,7 +194,7 @@ test('claims: claim hides a result; claims(), self.claims(), claims.list/get/app
   assert.is(gone.code, 'RESULT_DELETED');
 });
 
-test('results.uploadMany: parallel over reused connections, one outcome per item in order, failures do not stop the batch', async () => {
+test('results.upload, batchSize 1: one POST /results each, parallel over reused connections, outcomes in order, failures do not stop it', async () => {
   let inFlight = 0;
   let maxInFlight = 0;
   const recorder = await listen((req, res) => {
@@ -208,7 +212,8 @@ test('results.uploadMany: parallel over reused connections, one outcome per item
       json: i === 5 || i === 17 ? { cpu: 2 } : { score: 100 + i },
     }));
     const progress: UploadProgress[] = [];
-    const outcomes = await uploader.results.uploadMany(items, {
+    const { outcomes, stored: count } = await uploader.results.upload(items, {
+      batchSize: 1,
       concurrency: 4,
       onProgress: (p) => {
         progress.push(p);
@@ -225,8 +230,9 @@ test('results.uploadMany: parallel over reused connections, one outcome per item
       outcomes.filter((o) => !o.ok).map((o) => o.index),
       [5, 17],
     );
+    assert.is(count, 22);
     for (const o of outcomes) {
-      if (o.ok) assert.equal(o.result.json, items[o.index]!.json);
+      if (o.ok) assert.equal((await anonymous.results.get(o.id)).json, items[o.index]!.json);
       else assert.instance(o.error, ValidationError);
     }
     assert.is(progress.length, 24);
@@ -243,8 +249,8 @@ test('results.uploadMany: parallel over reused connections, one outcome per item
     await uploader.close();
     await recorder.close();
   }
-  assert.equal(await alice.results.uploadMany([]), []);
-  await rejects(() => alice.results.uploadMany([], { concurrency: 0 }), TypeError);
+  assert.equal((await alice.results.upload([], { batchSize: 1 })).outcomes, []);
+  await rejects(() => alice.results.upload([], { batchSize: 1, concurrency: 0 }), TypeError);
 });
 
 test('POST /results:batch: createMany stores all or none; a refused batch is a ValidationError naming each item', async () => {
@@ -273,7 +279,7 @@ test('POST /results:batch: createMany stores all or none; a refused batch is a V
   );
 });
 
-test('results.uploadInBatches: batches in order; a refused batch reports its bad items with their own details and resends the others', async () => {
+test('results.upload: batches in order; a refused batch reports its bad items with their own details and resends the others', async () => {
   const recorder = await listen((req, res) => proxy(t.url, req, res));
   const uploader = createClient({ baseUrl: recorder.url, token: await t.user('res-batches') });
   try {
@@ -286,7 +292,8 @@ test('results.uploadInBatches: batches in order; a refused batch reports its bad
       json: i === 5 || i === 17 ? { cpu: 0 } : { score: 500 + i },
     }));
     const progress: UploadProgress[] = [];
-    const outcomes = await uploader.results.uploadInBatches(items, { batchSize: 10, concurrency: 2, onProgress: (p) => progress.push(p) });
+    const outcomes = (await uploader.results.upload(items, { batchSize: 10, concurrency: 2, onProgress: (p) => progress.push(p) }))
+      .outcomes;
     assert.equal(
       outcomes.map((o) => o.index),
       items.map((_, i) => i),
@@ -296,7 +303,7 @@ test('results.uploadInBatches: batches in order; a refused batch reports its bad
       outcomes.filter((o) => !o.ok).map((o) => o.index),
       [5, 8, 17],
     );
-    const failure = (i: number) => (outcomes[i] as Extract<BatchUploadOutcome, { ok: false }>).error as ValidationError;
+    const failure = (i: number) => (outcomes[i] as Extract<UploadOutcome, { ok: false }>).error as ValidationError;
     assert.instance(failure(5), ValidationError);
     assert.is(failure(5).code, 'BATCH_REFUSED');
     assert.equal(
@@ -340,16 +347,16 @@ test('results.uploadInBatches: batches in order; a refused batch reports its bad
     await recorder.close();
   }
   // A failure of the whole batch (here 401) fails every item of it and is not retried.
-  const outcomes = await anonymous.results.uploadInBatches([{ benchmark_id, flavor_id, execution_datetime: at(1), json: { score: 1 } }]);
+  const outcomes = (await anonymous.results.upload([{ benchmark_id, flavor_id, execution_datetime: at(1), json: { score: 1 } }])).outcomes;
   assert.is(outcomes.length, 1);
-  assert.instance((outcomes[0] as Extract<BatchUploadOutcome, { ok: false }>).error, AuthenticationError);
-  assert.equal(await alice.results.uploadInBatches([]), []);
-  await rejects(() => alice.results.uploadInBatches([], { batchSize: 0 }), TypeError);
-  await rejects(() => alice.results.uploadInBatches([], { batchSize: 501 }), TypeError);
-  await rejects(() => alice.results.uploadInBatches([], { concurrency: 0 }), TypeError);
+  assert.instance((outcomes[0] as Extract<UploadOutcome, { ok: false }>).error, AuthenticationError);
+  assert.equal(await alice.results.upload([]), { total: 0, stored: 0, failed: 0, outcomes: [] });
+  await rejects(() => alice.results.upload([], { batchSize: 0 }), TypeError);
+  await rejects(() => alice.results.upload([], { batchSize: 501 }), TypeError);
+  await rejects(() => alice.results.upload([], { concurrency: 0 }), TypeError);
 });
 
-test('results.uploadInBatches: cut by body size, split on 413, one by one against a server without the batch operation', async () => {
+test('results.upload: cut by body size, split on 413, one by one against a server without the batch operation', async () => {
   const read = (req: import('node:http').IncomingMessage) =>
     new Promise<string>((done) => {
       let text = '';
@@ -383,17 +390,17 @@ test('results.uploadInBatches: cut by body size, split on 413, one by one agains
   const a = createClient({ baseUrl: small.url, token: 'x' });
   const b = createClient({ baseUrl: old.url, token: 'x' });
   try {
-    const outcomes = await a.results.uploadInBatches(items, { concurrency: 1 });
+    const outcomes = (await a.results.upload(items, { concurrency: 1 })).outcomes;
     assert.ok(outcomes.every((o) => o.ok));
     assert.equal(sizes, [7, 4, 2, 2, 3, 2, 1], 'halved until the server accepts');
     assert.equal(new Set(outcomes.map((o) => (o as { id: string }).id)).size, 7);
 
     sizes.length = 0;
-    const cut = await a.results.uploadInBatches(items, { concurrency: 1, maxBatchBytes: 2 * JSON.stringify(items[0]).length + 10 });
+    const cut = (await a.results.upload(items, { concurrency: 1, maxBatchBytes: 2 * JSON.stringify(items[0]).length + 10 })).outcomes;
     assert.ok(cut.every((o) => o.ok));
     assert.equal(sizes, [2, 2, 2, 1], 'batches cut by size, never over the limit');
 
-    const singles = await b.results.uploadInBatches(items, { batchSize: 3 });
+    const singles = (await b.results.upload(items, { batchSize: 3 })).outcomes;
     assert.equal(
       singles.map((o) => (o as { id: string }).id),
       items.map((_, i) => `single-${i}`),
@@ -405,18 +412,18 @@ test('results.uploadInBatches: cut by body size, split on 413, one by one agains
   }
 });
 
-test('results.uploadInBatches: an item the body validator refuses (INVALID_BODY) fails alone, the others are stored', async () => {
+test('results.upload: an item the body validator refuses (INVALID_BODY) fails alone, the others are stored', async () => {
   const items: UploadItem[] = [
     { benchmark_id, flavor_id, execution_datetime: at(50), json: { score: 50 } },
     { benchmark_id: 'not-a-uuid', flavor_id, execution_datetime: at(51), json: { score: 51 } },
     { benchmark_id, flavor_id, execution_datetime: at(52), json: { score: 52 } },
   ];
-  const outcomes = await alice.results.uploadInBatches(items);
+  const outcomes = (await alice.results.upload(items)).outcomes;
   assert.equal(
     outcomes.map((o) => o.ok),
     [true, false, true],
   );
-  const err = (outcomes[1] as Extract<BatchUploadOutcome, { ok: false }>).error as ValidationError;
+  const err = (outcomes[1] as Extract<UploadOutcome, { ok: false }>).error as ValidationError;
   assert.instance(err, ValidationError);
   assert.is(err.code, 'INVALID_BODY');
   assert.equal(
@@ -424,6 +431,119 @@ test('results.uploadInBatches: an item the body validator refuses (INVALID_BODY)
     [['body', 'benchmark_id']],
   );
   assert.is(err.detail, 'benchmark_id must be a UUID');
+});
+
+test('results.upload: from an iterable, an async iterable, a file stream of NDJSON and a web stream, read as it goes', async () => {
+  const item = (score: number): UploadItem => ({ benchmark_id, flavor_id, execution_datetime: at(score % 60), json: { score } });
+  const storedScores = async (from: number, to: number) =>
+    (await anonymous.results.list({ benchmark_id, filters: [where('score').gte(from), where('score').lt(to)] }).toArray({ max: 100 }))
+      .map((r) => r.json.score as number)
+      .sort((a, b) => a - b);
+
+  // A generator: its total is known once it has been read to the end.
+  function* generated() {
+    for (let i = 0; i < 5; i++) yield item(1000 + i);
+  }
+  const progress: UploadProgress[] = [];
+  const fromIterable = await alice.results.upload(generated(), { batchSize: 2, concurrency: 1, onProgress: (p) => progress.push(p) });
+  assert.equal([fromIterable.total, fromIterable.stored, fromIterable.failed], [5, 5, 0]);
+  assert.is(progress[0]!.total, undefined, 'not known before the end');
+  assert.equal(progress.at(-1), { done: 5, total: 5, failed: 0 });
+  assert.equal(await storedScores(1000, 1005), [1000, 1001, 1002, 1003, 1004]);
+
+  // An async generator, read only as fast as batches go out.
+  let read = 0;
+  async function* slow() {
+    for (let i = 0; i < 6; i++) {
+      read++;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      yield item(1100 + i);
+    }
+  }
+  const fromAsync = await alice.results.upload(slow(), { batchSize: 4 });
+  assert.equal([fromAsync.total, fromAsync.stored, read], [6, 6, 6]);
+  assert.equal(
+    fromAsync.outcomes.map((o) => o.index),
+    [0, 1, 2, 3, 4, 5],
+  );
+
+  // NDJSON in a file: blank lines skipped, a bad line fails alone, the last line needs no newline.
+  const dir = await mkdtemp(join(tmpdir(), 'sdk-upload-'));
+  try {
+    const file = join(dir, 'results.ndjson');
+    const lines = [
+      JSON.stringify(item(1200)),
+      '',
+      '{"benchmark_id": oops',
+      JSON.stringify(item(1201)),
+      '[1, 2]',
+      JSON.stringify(item(1202)),
+    ];
+    await writeFile(file, lines.join('\n'));
+    const fromFile = await alice.results.upload(createReadStream(file, { highWaterMark: 16 }));
+    assert.equal([fromFile.total, fromFile.stored, fromFile.failed], [5, 3, 2]);
+    assert.equal(
+      fromFile.outcomes.map((o) => o.ok),
+      [true, false, true, false, true],
+    );
+    const bad = fromFile.outcomes[1] as Extract<UploadOutcome, { ok: false }>;
+    assert.instance(bad.error, TypeError);
+    assert.match(String(bad.error), 'line 3 is not valid JSON');
+    assert.match(String((fromFile.outcomes[3] as Extract<UploadOutcome, { ok: false }>).error), 'line 5 is not a JSON object');
+    assert.equal(await storedScores(1200, 1203), [1200, 1201, 1202]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  // A web stream whose chunks cut lines and characters in two; a refused item fails with its details.
+  const text = `${JSON.stringify({ ...item(1300), json: { score: 1300, note: 'é€' } })}\n${JSON.stringify({ ...item(1301), json: { cpu: 0 } })}\n`;
+  const bytes = new TextEncoder().encode(text);
+  const web = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (let i = 0; i < bytes.length; i += 7) controller.enqueue(bytes.subarray(i, i + 7));
+      controller.close();
+    },
+  });
+  const fromWeb = await alice.results.upload(web, { batchSize: 1 });
+  assert.equal([fromWeb.total, fromWeb.stored], [2, 1]);
+  assert.instance((fromWeb.outcomes[1] as Extract<UploadOutcome, { ok: false }>).error, ValidationError);
+  const [stored] = await anonymous.results.list({ benchmark_id, filters: [where('score').eq(1300)] }).toArray({ max: 1 });
+  assert.is(stored?.json.note, 'é€');
+
+  // What is not a source, or mixes items with bytes, is refused.
+  await rejects(() => alice.results.upload('{}' as never), TypeError);
+  await rejects(() => alice.results.upload(42 as never), TypeError);
+  await rejects(
+    () =>
+      alice.results.upload(
+        (async function* () {
+          yield item(1400);
+          yield '{}\n';
+        })() as never,
+      ),
+    TypeError,
+  );
+});
+
+test('results.upload: aborting its signal stops reading and sending, and rejects with the reason', async () => {
+  const controller = new AbortController();
+  const reason = new Error('cancelled by the user');
+  let read = 0;
+  async function* endless() {
+    for (let i = 0; ; i++) {
+      read++;
+      if (read === 3) controller.abort(reason);
+      yield { benchmark_id, flavor_id, execution_datetime: at(0), json: { score: 2000 + i } } satisfies UploadItem;
+    }
+  }
+  try {
+    await alice.results.upload(endless(), { batchSize: 1, concurrency: 1, signal: controller.signal });
+    assert.unreachable('the upload resolved');
+  } catch (err) {
+    assert.is(err, reason);
+  }
+  assert.ok(read <= 4, `${read} items read`);
+  await rejects(() => alice.results.upload([], { signal: AbortSignal.abort(new TypeError('before')) }), TypeError);
 });
 
 test.run();

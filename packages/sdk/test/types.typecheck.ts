@@ -93,3 +93,35 @@ export async function exports(benchmark_id: string) {
   client.results.export({ columns: ['id'] });
   return csv;
 }
+
+export async function requestOptions(id: string, signal: AbortSignal) {
+  // Every method takes the per-call options last; creating calls also a key.
+  await client.benchmarks.get(id, { signal, timeoutMs: 5_000, headers: { 'x-request-id': 'r-1' } });
+  await client.benchmarks.delete(id, { cascade: true }, { signal });
+  await client.flavors.update(id, { name: 'x' }, { timeoutMs: 0 });
+  await client.claims.approve(id, { headers: { 'x-note': 'n' } });
+  await client.self.isAdmin({ signal });
+  await client.health({ timeoutMs: 1_000 });
+  await client.call('getBenchmark', { params: { id }, signal, timeoutMs: 1, headers: {} });
+  await client.results.upload([], { batchSize: 1, signal, headers: { 'x-note': 'n' } });
+  // @ts-expect-error a get takes no idempotency key
+  await client.benchmarks.get(id, { idempotencyKey: 'k' });
+  // @ts-expect-error header values are strings
+  await client.benchmarks.get(id, { headers: { 'x-count': 1 } });
+  // @ts-expect-error timeouts are numbers
+  await client.tags.list({}, { timeoutMs: '5s' });
+  const report = await client.results.upload(
+    (async function* () {
+      yield { benchmark_id: id, flavor_id: id, execution_datetime: '2025-01-01T00:00:00Z', json: {} };
+    })(),
+  );
+  const stored: number = report.stored;
+  const first = report.outcomes[0];
+  if (first?.ok) {
+    const outcomeId: string = first.id;
+    void outcomeId;
+  }
+  // @ts-expect-error a number is no source
+  await client.results.upload(42);
+  return stored;
+}

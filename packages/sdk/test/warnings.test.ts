@@ -5,7 +5,8 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createClient, parseWarningHeader, where, type Client } from '../src/index.ts';
+import { createClient, where, type Client } from '../src/index.ts';
+import { parseWarningHeader } from '../src/warnings.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 let t: TestServer;

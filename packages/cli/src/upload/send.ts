@@ -1,6 +1,6 @@
 /**
- * Sends the items of one segment through the SDK: a batch (POST /results:batch, refused items
- * reported and the rest sent again) or, with `--batch-size 1`, one request per result. Each request
+ * Sends the items of one segment through the SDK's `results.upload`: a batch (POST /results:batch,
+ * refused items reported and the rest sent again) or, with `--batch-size 1`, one request per result. Each request
  * carries an Idempotency-Key derived from its content and places (keys.ts). After a 401/403 or a
  * lost connection the upload stops: what is not sent yet is skipped, since it would fail the same way.
  */
@@ -69,12 +69,9 @@ export class Sender {
     const replayed = (outcome: Outcome, i: number): Outcome =>
       outcome.ok && this.#replayed.has(uploads[i]!) ? { ...outcome, replayed: true } : outcome;
     try {
-      if (this.batchSize === 1) {
-        const outcomes = await this.#client.results.uploadMany(uploads, { concurrency: 1, idempotencyKey });
-        return outcomes.map((o, i) => replayed(o.ok ? { ok: true, id: o.result.id } : { ok: false, error: o.error }, i));
-      }
-      const outcomes = await this.#client.results.uploadInBatches(uploads, { batchSize: this.batchSize, concurrency: 1, idempotencyKey });
-      return outcomes.map(replayed);
+      // One method whatever the batch size: `batchSize` 1 sends each result on its own (POST /results).
+      const report = await this.#client.results.upload(uploads, { batchSize: this.batchSize, concurrency: 1, idempotencyKey });
+      return report.outcomes.map((o, i) => replayed(o.ok ? { ok: true, id: o.id } : { ok: false, error: o.error }, i));
     } catch (error) {
       return uploads.map(() => ({ ok: false, error }));
     } finally {

@@ -1,6 +1,6 @@
 import type { Core } from '../core.ts';
 import type { BenchmarkSort } from '../contract/benchmarks.ts';
-import type { Body, ListQuery, Query, FieldsOf, IdempotencyOptions } from '../types.ts';
+import type { Body, ListQuery, Query, FieldsOf, IdempotencyOptions, RequestOptions } from '../types.ts';
 
 /**
  * `client.benchmarks`: benchmark definitions (one container image and tag, with the JSON Schema
@@ -17,19 +17,21 @@ export function benchmarksNamespace(core: Core) {
      * @example
      * await client.benchmarks.list({ container_image: 'ghcr.io/acme/hpl' })
      */
-    list: (query?: ListQuery<'listBenchmarks', FieldsOf<typeof BenchmarkSort>>) => core.list('listBenchmarks', { query }),
+    list: (query?: ListQuery<'listBenchmarks', FieldsOf<typeof BenchmarkSort>>, options?: RequestOptions) =>
+      core.list('listBenchmarks', { ...options, query }),
     /**
      * Benchmarks matching every term.
      * @example
      * client.benchmarks.search({ terms: ['hpl'] })
      */
-    search: (query?: ListQuery<'searchBenchmarks', FieldsOf<typeof BenchmarkSort>>) => core.list('searchBenchmarks', { query }),
+    search: (query?: ListQuery<'searchBenchmarks', FieldsOf<typeof BenchmarkSort>>, options?: RequestOptions) =>
+      core.list('searchBenchmarks', { ...options, query }),
     /**
      * One benchmark by id, whatever its status.
      * @example
      * await client.benchmarks.get(id)
      */
-    get: (id: string) => core.request('getBenchmark', { params: { id } }),
+    get: (id: string, options?: RequestOptions) => core.request('getBenchmark', { ...options, params: { id } }),
     /**
      * Uploads a benchmark (registered user); it starts on review unless an admin uploads it.
      * @example
@@ -41,25 +43,27 @@ export function benchmarksNamespace(core: Core) {
      * @example
      * await client.benchmarks.update(id, { ...fields, description: 'v2' })
      */
-    update: (id: string, body: Body<'updateBenchmark'>) => core.request('updateBenchmark', { params: { id }, body }),
+    update: (id: string, body: Body<'updateBenchmark'>, options?: RequestOptions) =>
+      core.request('updateBenchmark', { ...options, params: { id }, body }),
     /**
      * Deletes a benchmark (admin); `{ cascade: true }` when results refer to it.
      * @example
      * await client.benchmarks.delete(id, { cascade: true })
      */
-    delete: (id: string, query?: Query<'deleteBenchmark'>) => core.request('deleteBenchmark', { params: { id }, query }),
+    delete: (id: string, query?: Query<'deleteBenchmark'>, options?: RequestOptions) =>
+      core.request('deleteBenchmark', { ...options, params: { id }, query }),
     /**
      * Approves a benchmark on review (admin).
      * @example
      * await client.benchmarks.approve(id)
      */
-    approve: (id: string) => core.request('approveBenchmark', { params: { id } }),
+    approve: (id: string, options?: RequestOptions) => core.request('approveBenchmark', { ...options, params: { id } }),
     /**
      * Rejects (removes) a benchmark on review (admin).
      * @example
      * await client.benchmarks.reject(id)
      */
-    reject: (id: string) => core.request('rejectBenchmark', { params: { id } }),
+    reject: (id: string, options?: RequestOptions) => core.request('rejectBenchmark', { ...options, params: { id } }),
   };
 }
 

@@ -2,16 +2,8 @@ import type { Core } from '../core.ts';
 import type { ResultSortField } from '../builders.ts';
 import type { ClaimSort } from '../contract/claims.ts';
 import { lineStream, ndjsonRecords } from '../export.ts';
-import type { Body, CallOptions, FieldsOf, ListQuery, Query, IdempotencyOptions, Reply } from '../types.ts';
-import {
-  uploadInBatches,
-  uploadMany,
-  type BatchUploadOptions,
-  type BatchUploadOutcome,
-  type UploadItem,
-  type UploadOptions,
-  type UploadOutcome,
-} from '../upload.ts';
+import type { Body, FieldsOf, ListQuery, Query, IdempotencyOptions, Reply, RequestOptions } from '../types.ts';
+import { upload, type UploadItem, type UploadOptions, type UploadReport, type UploadSource } from '../upload.ts';
 
 /**
  * `client.results`: benchmark results. Results are never edited: upload a new one instead.
@@ -26,33 +18,33 @@ export function resultsNamespace(core: Core) {
     core.request('createResult', { ...options, query: meta, body: json });
   const createMany = (items: Body<'createResults'>['items'], options?: IdempotencyOptions) =>
     core.request('createResults', { ...options, body: { items } });
-  /** The key an upload option derives for a request (a random one when it gives none). */
-  const keyOf = (options: UploadOptions | undefined, items: readonly UploadItem[], operation: 'createResult' | 'createResults') => ({
+  /** The options of one request of an upload: its own, and the key derived from what it sends (random when none). */
+  const requestOf = (options: UploadOptions | undefined, items: readonly UploadItem[], operation: 'createResult' | 'createResults') => ({
+    signal: options?.signal,
+    timeoutMs: options?.timeoutMs,
+    headers: options?.headers,
     idempotencyKey: options?.idempotencyKey?.(items, operation),
   });
-  const createOne = async (item: UploadItem, options: UploadOptions | undefined) => {
-    const { json, ...meta } = item;
-    return create(meta as Query<'createResult'>, json, keyOf(options, [item], 'createResult'));
-  };
   return {
     /**
      * Visible results, filtered (`filters` from `where()`) and sorted (`asc()`/`desc()`).
      * @example
      * client.results.list({ benchmark_id, filters: [where('cpu.count').gte(4)] })
      */
-    list: (query?: ListQuery<'listResults', ResultSortField>) => core.list('listResults', { query }),
+    list: (query?: ListQuery<'listResults', ResultSortField>, options?: RequestOptions) => core.list('listResults', { ...options, query }),
     /**
      * Results matching every term, plus any list filter.
      * @example
      * client.results.search({ terms: ['hpl'] })
      */
-    search: (query?: ListQuery<'searchResults', ResultSortField>) => core.list('searchResults', { query }),
+    search: (query?: ListQuery<'searchResults', ResultSortField>, options?: RequestOptions) =>
+      core.list('searchResults', { ...options, query }),
     /**
      * One result, hidden ones included (marked `hidden`).
      * @example
      * await client.results.get(id)
      */
-    get: (id: string) => core.request('getResult', { params: { id } }),
+    get: (id: string, options?: RequestOptions) => core.request('getResult', { ...options, params: { id } }),
     /**
      * Statistics of one metric of a benchmark's visible results per flavor (or site), ranked with
      * declared ties: overlapping median intervals share a rank. Every list filter applies.
@@ -61,21 +53,28 @@ export function resultsNamespace(core: Core) {
      * const { groups } = await client.results.compare({ benchmark_id, metric: 'json.result.score', filters: [where('cpu.count').gte(4)] });
      * for (const g of groups) console.log(g.rank ?? '-', g.site.name, g.flavor?.name, g.median, g.median_ci);
      */
-    compare: (query: CompareQuery) => core.request('compareResults', { query: { ...(query as Query<'compareResults'>), format: 'json' } }),
+    compare: (query: CompareQuery, options?: RequestOptions) =>
+      core.request('compareResults', { ...options, query: { ...(query as Query<'compareResults'>), format: 'json' } }),
     /**
      * The comparison as CSV text: a header and one row per group, in ranking order.
      * @example
      * await writeFile('compare.csv', await client.results.compareCsv({ benchmark_id, metric: 'json.result.score' }));
      */
-    compareCsv: (query: CompareQuery) =>
-      core.request('compareResults', { query: { ...(query as Query<'compareResults'>), format: 'csv' } }) as unknown as Promise<string>,
+    compareCsv: (query: CompareQuery, options?: RequestOptions) =>
+      core.request('compareResults', {
+        ...options,
+        query: { ...(query as Query<'compareResults'>), format: 'csv' },
+      }) as unknown as Promise<string>,
     /**
      * The comparison as a standalone SVG chart (text), for a README or a page.
      * @example
      * await writeFile('compare.svg', await client.results.compareSvg({ benchmark_id, metric: 'json.result.score' }));
      */
-    compareSvg: (query: CompareQuery) =>
-      core.request('compareResults', { query: { ...(query as Query<'compareResults'>), format: 'svg' } }) as unknown as Promise<string>,
+    compareSvg: (query: CompareQuery, options?: RequestOptions) =>
+      core.request('compareResults', {
+        ...options,
+        query: { ...(query as Query<'compareResults'>), format: 'svg' },
+      }) as unknown as Promise<string>,
     /**
      * Change points over time in one metric of a benchmark's visible results, one series per flavor
      * (or site): E-divisive means with Welch's t-test. Each change comes with its before and after
@@ -85,21 +84,28 @@ export function resultsNamespace(core: Core) {
      * const { groups } = await client.results.changes({ benchmark_id, metric: 'json.result.score', changed_after: '2026-05-01' });
      * for (const g of groups) for (const c of g.changes) console.log(g.flavor?.name, c.at, c.direction, c.magnitude, c.pvalue);
      */
-    changes: (query: ChangesQuery) => core.request('findChanges', { query: { ...(query as Query<'findChanges'>), format: 'json' } }),
+    changes: (query: ChangesQuery, options?: RequestOptions) =>
+      core.request('findChanges', { ...options, query: { ...(query as Query<'findChanges'>), format: 'json' } }),
     /**
      * The change points as CSV text: a header and one row per change point.
      * @example
      * await writeFile('changes.csv', await client.results.changesCsv({ benchmark_id, metric: 'json.result.score' }));
      */
-    changesCsv: (query: ChangesQuery) =>
-      core.request('findChanges', { query: { ...(query as Query<'findChanges'>), format: 'csv' } }) as unknown as Promise<string>,
+    changesCsv: (query: ChangesQuery, options?: RequestOptions) =>
+      core.request('findChanges', {
+        ...options,
+        query: { ...(query as Query<'findChanges'>), format: 'csv' },
+      }) as unknown as Promise<string>,
     /**
      * The change points as a standalone SVG of small multiples (text), for a README or a page.
      * @example
      * await writeFile('changes.svg', await client.results.changesSvg({ benchmark_id, metric: 'json.result.score' }));
      */
-    changesSvg: (query: ChangesQuery) =>
-      core.request('findChanges', { query: { ...(query as Query<'findChanges'>), format: 'svg' } }) as unknown as Promise<string>,
+    changesSvg: (query: ChangesQuery, options?: RequestOptions) =>
+      core.request('findChanges', {
+        ...options,
+        query: { ...(query as Query<'findChanges'>), format: 'svg' },
+      }) as unknown as Promise<string>,
     /**
      * Every visible result matching the list filters (`filters` from `where()`), no pages, in
      * `execution_datetime, id` order, as each arrives: the answer is streamed and parsed a line at a
@@ -112,9 +118,9 @@ export function resultsNamespace(core: Core) {
      *   console.log(result.id, result.flavor.name, result.json);
      * }
      */
-    export: (query?: ExportQuery, options?: CallOptions): AsyncGenerator<ExportedResult, void, undefined> =>
+    export: (query?: ExportQuery, options?: RequestOptions): AsyncGenerator<ExportedResult, void, undefined> =>
       ndjsonRecords<ExportedResult>(
-        () => core.stream('exportResults', { query: { ...(query as Query<'exportResults'>), format: 'ndjson' }, signal: options?.signal }),
+        () => core.stream('exportResults', { ...options, query: { ...(query as Query<'exportResults'>), format: 'ndjson' } }),
         options?.signal,
       ),
     /**
@@ -129,9 +135,9 @@ export function resultsNamespace(core: Core) {
      * const csv = client.results.exportCsv({ benchmark_id, columns: ['id', 'flavor_name', 'json.result.score'] });
      * await pipeline(Readable.fromWeb(csv), createWriteStream('results.csv'));
      */
-    exportCsv: (query?: ExportCsvQuery, options?: CallOptions): ReadableStream<Uint8Array> =>
+    exportCsv: (query?: ExportCsvQuery, options?: RequestOptions): ReadableStream<Uint8Array> =>
       lineStream(
-        () => core.stream('exportResults', { query: { ...(query as Query<'exportResults'>), format: 'csv' }, signal: options?.signal }),
+        () => core.stream('exportResults', { ...options, query: { ...(query as Query<'exportResults'>), format: 'csv' } }),
         options?.signal,
       ),
     /**
@@ -154,14 +160,14 @@ export function resultsNamespace(core: Core) {
      * @example
      * await admin.results.delete(id)
      */
-    delete: (id: string) => core.request('deleteResult', { params: { id } }),
+    delete: (id: string, options?: RequestOptions) => core.request('deleteResult', { ...options, params: { id } }),
     /**
      * Replaces the tags of a result (its uploader or an admin); `[]` clears them.
      * @example
      * await client.results.setTags(id, [tagId])
      */
-    setTags: (id: string, tags_ids: Body<'updateResultTags'>['tags_ids']) =>
-      core.request('updateResultTags', { params: { id }, body: { tags_ids } }),
+    setTags: (id: string, tags_ids: Body<'updateResultTags'>['tags_ids'], options?: RequestOptions) =>
+      core.request('updateResultTags', { ...options, params: { id }, body: { tags_ids } }),
     /**
      * Files a claim against a result, which is hidden until reviewed.
      * @example
@@ -174,39 +180,36 @@ export function resultsNamespace(core: Core) {
      * @example
      * client.results.claims(id)
      */
-    claims: (id: string, query?: ListQuery<'listResultClaims', FieldsOf<typeof ClaimSort>>) =>
-      core.list('listResultClaims', { params: { id }, query }),
+    claims: (id: string, query?: ListQuery<'listResultClaims', FieldsOf<typeof ClaimSort>>, options?: RequestOptions) =>
+      core.list('listResultClaims', { ...options, params: { id }, query }),
     /**
      * Who uploaded a result, with email (admin).
      * @example
      * const user = await admin.results.uploader(id)
      */
-    uploader: (id: string) => core.request('getResultUploader', { params: { id } }),
+    uploader: (id: string, options?: RequestOptions) => core.request('getResultUploader', { ...options, params: { id } }),
     /**
-     * Uploads many results in parallel over the client's reused connections (default 8 at once) and
-     * resolves to one outcome per item in input order; one failure never stops the batch.
+     * Uploads many results: an array or iterable of items, an async iterable of them, or NDJSON bytes
+     * (a file stream, a web `ReadableStream`), read as requests go out. Sends batches (`createMany`,
+     * default 100 per request, 4 requests at once; `batchSize: 1` for one `create` per result) and
+     * resolves, never rejecting for an item, to a report: `{ total, stored, failed, outcomes }` with
+     * one outcome per item in source order, `{ index, ok: true, id }` or `{ index, ok: false, error }`.
+     * A batch refused because of some items stores nothing: those fail with their own details
+     * (`error.errors` relative to the item, as for `create`) and the others are sent again. Against a
+     * server without the batch operation, items are sent one by one.
      * @example
-     * const outcomes = await client.results.uploadMany(items, { concurrency: 8, onProgress: ({ done, total }) => console.error(`${done}/${total}`) });
-     * const failed = outcomes.filter((o) => !o.ok);
+     * const report = await client.results.upload(items, { onProgress: ({ done, total }) => console.error(`${done}/${total}`) });
+     * for (const o of report.outcomes) if (!o.ok) console.error(`item ${o.index}:`, o.error);
      */
-    uploadMany: (items: readonly UploadItem[], options?: UploadOptions): Promise<UploadOutcome[]> =>
-      uploadMany(items, (item) => createOne(item, options), options),
-    /**
-     * Uploads many results in batches (`createMany`, default 100 per request, 4 requests at once) and
-     * resolves to one outcome per item in input order: `{ index, ok: true, id }` or `{ index, ok: false,
-     * error }`. A batch refused because of some items stores nothing: those fail with their own
-     * details (`error.errors` relative to the item, as for `create`) and the others are sent again.
-     * Against a server without the batch operation, items are sent one by one.
-     * @example
-     * const outcomes = await client.results.uploadInBatches(items, { batchSize: 100, onProgress: ({ done, total }) => console.error(`${done}/${total}`) });
-     * for (const o of outcomes) if (!o.ok) console.error(`item ${o.index}:`, o.error);
-     */
-    uploadInBatches: (items: readonly UploadItem[], options?: BatchUploadOptions): Promise<BatchUploadOutcome[]> =>
-      uploadInBatches(
-        items,
+    upload: (source: UploadSource, options?: UploadOptions): Promise<UploadReport> =>
+      upload<UploadItem>(
+        source,
         {
-          createBatch: async (batch) => createMany(batch, keyOf(options, batch, 'createResults')),
-          createOne: (item) => createOne(item, options),
+          createBatch: (batch) => createMany(batch, requestOf(options, batch, 'createResults')),
+          createOne: (item) => {
+            const { json, ...meta } = item;
+            return create(meta as Query<'createResult'>, json, requestOf(options, [item], 'createResult'));
+          },
         },
         options,
       ),

@@ -2,7 +2,7 @@ import type { Core } from '../core.ts';
 import type { ResultSortField } from '../builders.ts';
 import type { ClaimSort } from '../contract/claims.ts';
 import { PermissionError } from '../errors.ts';
-import type { FieldsOf, ListQuery } from '../types.ts';
+import type { FieldsOf, ListQuery, RequestOptions } from '../types.ts';
 
 /**
  * `client.self`: the caller (the identity of the token).
@@ -18,38 +18,38 @@ export function selfNamespace(core: Core) {
      * @example
      * await client.self.register()
      */
-    register: () => core.request('registerSelf'),
+    register: (options?: RequestOptions) => core.request('registerSelf', options),
     /**
      * Registers the caller if needed and returns the stored user.
      * @example
      * const me = await client.self.upsert()
      */
-    upsert: () => core.request('upsertSelf'),
+    upsert: (options?: RequestOptions) => core.request('upsertSelf', options),
     /**
      * The caller as registered; `NotFoundError` when not registered.
      * @example
      * const me = await client.self.get()
      */
-    get: () => core.request('getSelf'),
+    get: (options?: RequestOptions) => core.request('getSelf', options),
     /**
      * Refreshes the stored email from the token.
      * @example
      * await client.self.update()
      */
-    update: () => core.request('updateSelf'),
+    update: (options?: RequestOptions) => core.request('updateSelf', options),
     /**
      * Resolves when the caller is an administrator, throws `PermissionError` otherwise.
      * @example
      * await client.self.tryAdmin()
      */
-    tryAdmin: () => core.request('tryAdmin'),
+    tryAdmin: (options?: RequestOptions) => core.request('tryAdmin', options),
     /**
      * Whether the caller is an administrator: `tryAdmin()` as a boolean (other errors still throw).
      * @example if (await client.self.isAdmin()) showAdminMenu();
      */
-    isAdmin: async (): Promise<boolean> => {
+    isAdmin: async (options?: RequestOptions): Promise<boolean> => {
       try {
-        await core.request('tryAdmin');
+        await core.request('tryAdmin', options);
         return true;
       } catch (err) {
         if (err instanceof PermissionError) return false;
@@ -61,13 +61,15 @@ export function selfNamespace(core: Core) {
      * @example
      * client.self.results({ per_page: 10 })
      */
-    results: (query?: ListQuery<'listSelfResults', ResultSortField>) => core.list('listSelfResults', { query }),
+    results: (query?: ListQuery<'listSelfResults', ResultSortField>, options?: RequestOptions) =>
+      core.list('listSelfResults', { ...options, query }),
     /**
      * The claims the caller filed.
      * @example
      * client.self.claims()
      */
-    claims: (query?: ListQuery<'listSelfClaims', FieldsOf<typeof ClaimSort>>) => core.list('listSelfClaims', { query }),
+    claims: (query?: ListQuery<'listSelfClaims', FieldsOf<typeof ClaimSort>>, options?: RequestOptions) =>
+      core.list('listSelfClaims', { ...options, query }),
   };
 }
 

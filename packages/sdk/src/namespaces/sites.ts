@@ -1,6 +1,6 @@
 import type { Core } from '../core.ts';
 import type { SiteSort } from '../contract/sites.ts';
-import type { Body, ListQuery, Query, FieldsOf, IdempotencyOptions } from '../types.ts';
+import type { Body, ListQuery, Query, FieldsOf, IdempotencyOptions, RequestOptions } from '../types.ts';
 
 /**
  * `client.sites`: deployment sites (institutions offering flavors).
@@ -16,19 +16,21 @@ export function sitesNamespace(core: Core) {
      * @example
      * await client.sites.list({ name: 'CESGA' })
      */
-    list: (query?: ListQuery<'listSites', FieldsOf<typeof SiteSort>>) => core.list('listSites', { query }),
+    list: (query?: ListQuery<'listSites', FieldsOf<typeof SiteSort>>, options?: RequestOptions) =>
+      core.list('listSites', { ...options, query }),
     /**
      * Sites matching every term.
      * @example
      * client.sites.search({ terms: ['galicia'] })
      */
-    search: (query?: ListQuery<'searchSites', FieldsOf<typeof SiteSort>>) => core.list('searchSites', { query }),
+    search: (query?: ListQuery<'searchSites', FieldsOf<typeof SiteSort>>, options?: RequestOptions) =>
+      core.list('searchSites', { ...options, query }),
     /**
      * One site by id, whatever its status.
      * @example
      * await client.sites.get(id)
      */
-    get: (id: string) => core.request('getSite', { params: { id } }),
+    get: (id: string, options?: RequestOptions) => core.request('getSite', { ...options, params: { id } }),
     /**
      * Uploads a site (registered user); it starts on review unless an admin uploads it.
      * @example
@@ -40,25 +42,27 @@ export function sitesNamespace(core: Core) {
      * @example
      * await client.sites.update(id, { ...fields, description: 'v2' })
      */
-    update: (id: string, body: Body<'updateSite'>) => core.request('updateSite', { params: { id }, body }),
+    update: (id: string, body: Body<'updateSite'>, options?: RequestOptions) =>
+      core.request('updateSite', { ...options, params: { id }, body }),
     /**
      * Deletes a site (admin); `{ cascade: true }` when results refer to it.
      * @example
      * await client.sites.delete(id, { cascade: true })
      */
-    delete: (id: string, query?: Query<'deleteSite'>) => core.request('deleteSite', { params: { id }, query }),
+    delete: (id: string, query?: Query<'deleteSite'>, options?: RequestOptions) =>
+      core.request('deleteSite', { ...options, params: { id }, query }),
     /**
      * Approves a site on review (admin).
      * @example
      * await client.sites.approve(id)
      */
-    approve: (id: string) => core.request('approveSite', { params: { id } }),
+    approve: (id: string, options?: RequestOptions) => core.request('approveSite', { ...options, params: { id } }),
     /**
      * Rejects (removes) a site on review (admin).
      * @example
      * await client.sites.reject(id)
      */
-    reject: (id: string) => core.request('rejectSite', { params: { id } }),
+    reject: (id: string, options?: RequestOptions) => core.request('rejectSite', { ...options, params: { id } }),
   };
 }
 

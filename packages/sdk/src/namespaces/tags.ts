@@ -1,6 +1,6 @@
 import type { Core } from '../core.ts';
 import type { TagSort } from '../contract/tags.ts';
-import type { Body, ListQuery, Query, FieldsOf, IdempotencyOptions } from '../types.ts';
+import type { Body, ListQuery, Query, FieldsOf, IdempotencyOptions, RequestOptions } from '../types.ts';
 
 /**
  * `client.tags`: labels attached to results (reviewed like the rest of the catalogue).
@@ -16,19 +16,21 @@ export function tagsNamespace(core: Core) {
      * @example
      * await client.tags.list({ name: 'gpu' })
      */
-    list: (query?: ListQuery<'listTags', FieldsOf<typeof TagSort>>) => core.list('listTags', { query }),
+    list: (query?: ListQuery<'listTags', FieldsOf<typeof TagSort>>, options?: RequestOptions) =>
+      core.list('listTags', { ...options, query }),
     /**
      * Tags matching every term.
      * @example
      * client.tags.search({ terms: ['gpu'] })
      */
-    search: (query?: ListQuery<'searchTags', FieldsOf<typeof TagSort>>) => core.list('searchTags', { query }),
+    search: (query?: ListQuery<'searchTags', FieldsOf<typeof TagSort>>, options?: RequestOptions) =>
+      core.list('searchTags', { ...options, query }),
     /**
      * One tag by id, whatever its status.
      * @example
      * await client.tags.get(id)
      */
-    get: (id: string) => core.request('getTag', { params: { id } }),
+    get: (id: string, options?: RequestOptions) => core.request('getTag', { ...options, params: { id } }),
     /**
      * Uploads a tag (registered user); it starts on review unless an admin uploads it.
      * @example
@@ -40,25 +42,27 @@ export function tagsNamespace(core: Core) {
      * @example
      * await client.tags.update(id, { ...fields, description: 'v2' })
      */
-    update: (id: string, body: Body<'updateTag'>) => core.request('updateTag', { params: { id }, body }),
+    update: (id: string, body: Body<'updateTag'>, options?: RequestOptions) =>
+      core.request('updateTag', { ...options, params: { id }, body }),
     /**
      * Deletes a tag (admin); `{ cascade: true }` when results refer to it.
      * @example
      * await client.tags.delete(id, { cascade: true })
      */
-    delete: (id: string, query?: Query<'deleteTag'>) => core.request('deleteTag', { params: { id }, query }),
+    delete: (id: string, query?: Query<'deleteTag'>, options?: RequestOptions) =>
+      core.request('deleteTag', { ...options, params: { id }, query }),
     /**
      * Approves a tag on review (admin).
      * @example
      * await client.tags.approve(id)
      */
-    approve: (id: string) => core.request('approveTag', { params: { id } }),
+    approve: (id: string, options?: RequestOptions) => core.request('approveTag', { ...options, params: { id } }),
     /**
      * Rejects (removes) a tag on review (admin).
      * @example
      * await client.tags.reject(id)
      */
-    reject: (id: string) => core.request('rejectTag', { params: { id } }),
+    reject: (id: string, options?: RequestOptions) => core.request('rejectTag', { ...options, params: { id } }),
   };
 }
 

@@ -1,5 +1,5 @@
 /** Parsing and showing the keys `config set/get/unset` handle. */
-import { apiBaseUrl } from '@benchmarks/sdk';
+import { apiBaseUrl } from '@benchmarks/sdk/url';
 import { OUTPUT_FORMATS, SETTABLE_KEYS, type Profile, type SettableKey } from '../../config.ts';
 import { UsageError } from '../../errors.ts';
 

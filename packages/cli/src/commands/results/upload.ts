@@ -1,7 +1,8 @@
 import { rename, stat, unlink } from 'node:fs/promises';
 import { setFlagsFromString } from 'node:v8';
 import type { Command } from 'commander';
-import { ApiError, MAX_BATCH_ITEMS } from '@benchmarks/sdk';
+import { ApiError } from '@benchmarks/sdk';
+import { MAX_BATCH_ITEMS } from '@benchmarks/sdk/contract/results';
 import { withContext, type Context } from '../../context.ts';
 import { AuthError, CliError, describeKnown, EXIT, UsageError } from '../../errors.ts';
 import { positiveInteger, repeatable } from '../../global-options.ts';
