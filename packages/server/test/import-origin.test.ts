@@ -1,6 +1,6 @@
 /**
  * `benchmarks-server import-origin`: a database of the original service, created here from its
- * schema as origin-service.md describes it (test/support/origin-database.ts) and filled with the
+ * schema (test/support/origin-database.ts; docs/migrating.md maps its tables) and filled with the
  * awkward cases (test/support/origin-fixture.ts), imported into a real server's database: every row
  * with its id, the right statuses and hidden flags, shown by the API; a second run changes nothing;
  * an interrupted run resumes to the same end state; the real command in a child process.
