@@ -88,7 +88,7 @@ test('Ctrl-C on the terminal of `start --demo`: readable lines, a clean stop wit
   await serving(s);
   s.type('\x03');
   assert.is(await s.exited, 0, s.stdout());
-  await postgresGone(dataDir, 10_000, true);
+  await postgresGone(dataDir, 30_000, true); // a hang guard
   const lines = terminalLines(s);
   const stop = lines.slice(lines.findIndex((l) => l.includes('INFO: serving on')));
   assert.ok(
