@@ -413,6 +413,9 @@ test('benchmarks-server import-origin: migrates the target, prints progress line
 
   const again = runServer(['import-origin', '--from', source], { DATABASE_URL: target, LOG_LEVEL: 'warn' });
   assert.is(await again.exited, 1);
+  // The lines of the summary docs/migrating.md shows.
+  assert.match(again.stdout(), /^Import from postgresql:\/\/[^:]+:\*\*\*@\S+ \(timestamps read as UTC\): complete in [\d.]+ s\n\n/);
+  assert.match(again.stdout(), /^kind {10}in source {3}imported {4}skipped {4}refused {4}flagged$/m);
   assert.match(again.stdout(), /^results\s+9\s+0\s+9\s+0\s+0$/m);
   assert.match(again.stdout(), /^Refused \(not imported\):$/m);
   assert.match(again.stdout(), new RegExp(`^ {2}claims CLAIM_UNLINKED: 1\n {4}${F.claims.replaced}: no result links to it`, 'm'));
