@@ -127,7 +127,7 @@ export const TARGETS = {
 };
 
 /** The read scenarios of "Read and write load", whose throughput is judged against their SQL baseline. */
-const ISSUE7_READS = [1, 2, 3, 4, 5];
+const LOAD_READS = [1, 2, 3, 4, 5];
 
 /** Results one successful request of the scenario stores (1 for reads and single uploads). */
 const perRequest = (s: ScenarioReport) => s.resultsPerRequest ?? 1;
@@ -141,7 +141,7 @@ const mb = (v: number | null) => (v === null ? '–' : fmt(v, 1));
 
 export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetResult[] {
   const out: TargetResult[] = [];
-  const reads = report.scenarios.filter((s) => s.kind === 'read' && ISSUE7_READS.includes(s.id));
+  const reads = report.scenarios.filter((s) => s.kind === 'read' && LOAD_READS.includes(s.id));
   const maxConn = Math.max(...report.options.connections);
   if (reads.length) {
     const at = report.options.connections.includes(32) ? 32 : maxConn;
@@ -187,7 +187,7 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetResult
           .join('; ') + (best ? `; best: #${best.s.id} at ${best.r.connections} connections, ${fmt(best.perSecond)} results/s` : ''),
     });
   }
-  out.push(...issue16Targets(report));
+  out.push(...compareExportTargets(report));
   out.push({
     target: `Server memory < ${TARGETS.memoryMb} MB at peak (RSS)`,
     status: report.server.peakRssMb < TARGETS.memoryMb ? 'met' : 'missed',
@@ -197,7 +197,7 @@ export function judgeTargets(report: Omit<BenchReport, 'targets'>): TargetResult
 }
 
 /** The targets of "Compare and export", for the scenarios of it that ran: compare latency, export rate and flat memory. */
-function issue16Targets(report: Omit<BenchReport, 'targets'>): TargetResult[] {
+function compareExportTargets(report: Omit<BenchReport, 'targets'>): TargetResult[] {
   const out: TargetResult[] = [];
   const applicable = report.options.results >= TARGETS.p99AtResults;
   const at = applicable ? '' : ` (measured at ${fmt(report.options.results)} results; the target is set at 1M)`;

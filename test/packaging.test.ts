@@ -246,7 +246,7 @@ test('the installed benchmarks-demo serves a seeded catalogue, prints tokens tha
   const demo = start(p.bin('benchmarks-demo'), ['--port', '0', '--data-dir', dataDir], { cwd: p.dir, timeoutMs: 120_000 });
   try {
     const [, adminToken] = await demo.waitFor('stdout', /Demo admin token[^\n]*\n(\S+)/, 60_000);
-    const [, url] = await demo.waitFor('stderr', /"msg":"serving on (http:\/\/[^"]+)"/, 1_000);
+    const [, url] = await demo.waitFor('stderr', /"msg":"serving on (http:\/\/[^"]+)"/, 60_000);
     const sites = await fetch(`${url}/api/v1/sites`);
     assert.is(sites.status, 200);
     assert.ok(((await sites.json()) as { items: unknown[] }).items.length > 0, 'the demo catalogue has sites');

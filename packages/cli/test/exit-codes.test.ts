@@ -3,8 +3,8 @@
  * an unreachable server (1, one line; the stack only with DEBUG=1). And every command's help, and
  * shell completion.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { test } from 'uvu';
@@ -128,16 +128,6 @@ test('benchmarks completion bash|zsh prints a script that knows the commands', a
   assert.match(zsh.stdout, /compdef _benchmarks benchmarks/);
 });
 
-/** Whether `fish` is on the PATH, to check the script's syntax with `fish --no-execute`. */
-function hasFish(): boolean {
-  try {
-    execFileSync('fish', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 test('benchmarks completion fish: a completion for every command path, files only where a command takes them', async () => {
   const fish = await box.run(['completion', 'fish']);
   assert.is(fish.code, 0, fish.stderr);
@@ -175,7 +165,51 @@ test('benchmarks completion fish: a completion for every command path, files onl
     const bare = line.replace(/\\[\\']/g, '');
     assert.is((bare.match(/'/g) ?? []).length % 2, 0, line);
   }
-  if (hasFish()) execFileSync('fish', ['--no-execute', '-c', script]);
+});
+
+/** What `shell` (bash or fish, as .ci/run installs them) prints, run with `args`; a clear error when it is missing. */
+function inShell(shell: 'bash' | 'fish', args: string[]): string {
+  const run = spawnSync(shell, args, { encoding: 'utf8' });
+  if (run.error) throw new Error(`${shell} is needed to load the completion script (.ci/run installs it): ${run.error.message}`);
+  assert.is(run.status, 0, run.stderr);
+  assert.is(run.stderr, '');
+  return run.stdout;
+}
+
+test('the completion scripts, loaded by bash and fish, complete commands, subcommands, options and their values', async () => {
+  const [bash, fish] = await Promise.all([box.run(['completion', 'bash']), box.run(['completion', 'fish'])]);
+  const bashFile = join(box.dir, 'benchmarks.bash');
+  const fishFile = join(box.dir, 'benchmarks.fish');
+  writeFileSync(bashFile, bash.stdout);
+  writeFileSync(fishFile, fish.stdout);
+  inShell('fish', ['--no-execute', fishFile]);
+  /** What bash offers after `line` (the last word is the one completed; '' after a space). */
+  const bashOffers = (line: string) => {
+    const words = line.split(' ');
+    const program = `source ${bashFile}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _benchmarks_complete; printf '%s\\n' "\${COMPREPLY[@]}"`;
+    return inShell('bash', ['--norc', '--noprofile', '-c', program]).split('\n').filter(Boolean).sort();
+  };
+  /** What fish offers after `line`, without the descriptions. */
+  const fishOffers = (line: string) =>
+    inShell('fish', ['--no-config', '-c', `source ${fishFile}; complete -C '${line}'`])
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split('\t')[0]!)
+      .sort();
+  for (const offers of [bashOffers, fishOffers]) {
+    assert.equal(offers('benchmarks res'), ['results']);
+    assert.equal(offers('benchmarks results up'), ['upload']);
+    // The kinds of item (fish offers options once a - is typed, bash with the rest).
+    assert.equal(
+      offers('benchmarks review approve ').filter((w) => !w.startsWith('-')),
+      ['benchmark', 'flavor', 'site', 'tag'],
+    );
+    assert.equal(offers('benchmarks results upload --rep'), ['--report']);
+    assert.ok(offers('benchmarks changes --').includes('--fail-on'), 'the options of the command');
+    assert.ok(offers('benchmarks changes --').includes('--server'), 'the global options too');
+  }
+  assert.equal(bashOffers('benchmarks -o '), ['csv', 'json', 'ndjson', 'table']);
+  assert.equal(fishOffers('benchmarks -o '), ['csv', 'json', 'ndjson', 'svg', 'table']);
 });
 
 test.run();

@@ -134,6 +134,23 @@ test('results export --out FILE: written whole to FILE (via FILE.partial), stdou
   );
 });
 
+test('results export --out FILE on a terminal: a progress line on stderr, erased before the summary; none in a pipe', async () => {
+  const file = join(box.dir, 'tty.ndjson');
+  const tty = await box.runInTerminal(['results', 'export', '--benchmark', benchmark, '--out', file], {
+    columns: 100,
+    env: { NO_COLOR: '1' },
+  });
+  assert.is(tty.code, 0, tty.output);
+  // Drawn at the first results (the total may come later, from a count asked alongside).
+  assert.match(tty.output, /\r(\[[#-]{20}\] \d+% {2})?[\d,]+ (of 1,100 )?results/);
+  // Erased (spaces over it, back to the start of the line), then the summary on a clean line.
+  assert.match(tty.output, /\r {10,}\rExported 1100 results \(\d+(\.\d)? [KM]iB\) to .*tty\.ndjson\.\n$/);
+  assert.is(scores(await readFile(file, 'utf8')).length, COUNT);
+  const piped = await box.run(['results', 'export', '--benchmark', benchmark, '--out', join(box.dir, 'piped.ndjson')]);
+  assert.is(piped.code, 0, piped.stderr);
+  assert.not.ok(piped.stderr.includes('\r'), 'no progress line in a pipe');
+});
+
 test('CsvRecords counts records, not lines: a line break inside a quoted cell, quotes doubled, chunks cut anywhere', () => {
   const csv = 'id,note\r\n1,"two\r\nlines"\r\n2,"say ""hi""\n"\r\n3,plain\r\n';
   for (let cut = 0; cut <= csv.length; cut++) {

@@ -4,7 +4,7 @@
  * data directory: COPY reads files there), the Node baseline (CI has no pgbench). Checks correctness
  * only, never timing: every scenario (1 to 12) ran without an error or a non-2xx answer, the
  * generated results satisfy their benchmark's JSON Schema, the loaded counts are the generated ones,
- * the export streamed every visible result, the measurements of issue 26 (13 to 15) ran from the
+ * the export streamed every visible result, the measurements of "Every metric fast" (13 to 15) ran from the
  * metric values table with the same series as the documents give, and the report, its Markdown
  * section and the EXPLAIN files are written.
  *
@@ -229,7 +229,7 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   assert.ok(exported.statements.some((st) => st.role === 'export rows'));
   assert.is(report.targets.length, 6);
 
-  // Issue 26: the filtered and sorted lists ran above (11, 12); the measurements run once after them.
+  // "Every metric fast": the filtered and sorted lists ran above (11, 12); the measurements run once after them.
   const m = report.everyMetric;
   assert.ok(m.metricTable && m.metricTable.rows > m.metricTable.results && m.metricTable.bytesPerResult > 0, JSON.stringify(m.metricTable));
   for (const [c, concurrency] of [

@@ -473,11 +473,11 @@ test('a waiting expensive list whose client goes away leaves the line at once (c
   try {
     const url = `${t.api}/results${queryString(quickExpensive())}`;
     holder = fetch(url);
-    await until('the first holds the place', 5000, async () => admission.load.active === 1 && (await running()) >= 1);
+    await until('the first holds the place', HANG_MS, async () => admission.load.active === 1 && (await running()) >= 1);
     gone = fetch(url, { signal: leaving.signal }).catch((err) => err);
-    await until('the second waits for the place', 5000, async () => admission.load.waiting === 1);
+    await until('the second waits for the place', HANG_MS, async () => admission.load.waiting === 1);
     leaving.abort();
-    await until('the abandoned request leaves the line', 5000, async () => admission.load.waiting === 0);
+    await until('the abandoned request leaves the line', HANG_MS, async () => admission.load.waiting === 0);
     assert.is(admission.counts.abandoned - before.abandoned, 1);
     assert.is(admission.load.active, 1, 'the first keeps its place');
   } finally {

@@ -1,8 +1,8 @@
 /**
- * Drop-in for the origin service's frontend (issue 18), in a real browser: Debian's Chromium drives
- * a page on an origin of its own (support/frontend.ts) that makes the HTTP calls the origin's
- * Next.js frontend makes (origin-service.md, sections 4 and 8) against `benchmarks-server start
- * --demo --cors-origins <that origin>`, as an operator runs it. Logging in is the authorization code
+ * Drop-in for the origin service's frontend, in a real browser: Debian's Chromium drives a page on
+ * an origin of its own (support/frontend.ts) that makes the HTTP calls the origin's Next.js frontend
+ * makes (docs/migrating.md, "The frontend's settings") against `benchmarks-server start --demo
+ * --cors-origins <that origin>`, as an operator runs it. Logging in is the authorization code
  * flow with PKCE against the demo's provider, its login and consent forms filled in the browser;
  * every API call then crosses origins with a bearer token (a CORS preflight each).
  */

@@ -1,6 +1,6 @@
 /**
  * `benchmarks-server import-origin`: a database of the original service, created here from its
- * schema as origin-service.md describes it (test/support/origin-database.ts) and filled with the
+ * schema (test/support/origin-database.ts; docs/migrating.md maps its tables) and filled with the
  * awkward cases (test/support/origin-fixture.ts), imported into a real server's database: every row
  * with its id, the right statuses and hidden flags, shown by the API; a second run changes nothing;
  * an interrupted run resumes to the same end state; the real command in a child process.
@@ -413,6 +413,9 @@ test('benchmarks-server import-origin: migrates the target, prints progress line
 
   const again = runServer(['import-origin', '--from', source], { DATABASE_URL: target, LOG_LEVEL: 'warn' });
   assert.is(await again.exited, 1);
+  // The lines of the summary docs/migrating.md shows.
+  assert.match(again.stdout(), /^Import from postgresql:\/\/[^:]+:\*\*\*@\S+ \(timestamps read as UTC\): complete in [\d.]+ s\n\n/);
+  assert.match(again.stdout(), /^kind {10}in source {3}imported {4}skipped {4}refused {4}flagged$/m);
   assert.match(again.stdout(), /^results\s+9\s+0\s+9\s+0\s+0$/m);
   assert.match(again.stdout(), /^Refused \(not imported\):$/m);
   assert.match(again.stdout(), new RegExp(`^ {2}claims CLAIM_UNLINKED: 1\n {4}${F.claims.replaced}: no result links to it`, 'm'));

@@ -1,13 +1,16 @@
 /**
  * `--log-format` (LOG_FORMAT, src/core/logger.ts): on a terminal (`auto`, the default) one readable
  * line per event (pino-pretty), JSON lines on a pipe; either chosen explicitly; the lines written
- * just before an exit are there; a stop with Ctrl-C on a terminal logs nothing above info. Real
+ * just before an exit are there; a stop with Ctrl-C on a terminal logs nothing above info; a start
+ * refused (a port in use, an unusable data directory) shows one line on a terminal too. Real
  * processes on a real pseudo-terminal (util-linux `script`) and on pipes.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
@@ -88,7 +91,7 @@ test('Ctrl-C on the terminal of `start --demo`: readable lines, a clean stop wit
   await serving(s);
   s.type('\x03');
   assert.is(await s.exited, 0, s.stdout());
-  await postgresGone(dataDir, 10_000, true);
+  await postgresGone(dataDir, 30_000, true); // a hang guard
   const lines = terminalLines(s);
   const stop = lines.slice(lines.findIndex((l) => l.includes('INFO: serving on')));
   assert.ok(
@@ -101,6 +104,39 @@ test('Ctrl-C on the terminal of `start --demo`: readable lines, a clean stop wit
     [],
     'nothing above info',
   );
+});
+
+test('on a terminal, a port in use and an unusable data directory end with one line and start no PostgreSQL', async () => {
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+  const busy = (blocker.address() as AddressInfo).port;
+  const dataDir = join(dir, 'busy');
+  try {
+    const cases: [string, RegExp][] = [
+      [
+        `--port ${busy} --data-dir ${dataDir}`,
+        new RegExp(`^benchmarks-server: Port ${busy} on 127\\.0\\.0\\.1 is already in use: choose another with --port\\.$`),
+      ],
+      [
+        `--port 0 --database-port ${busy} --data-dir ${dataDir}`,
+        /^benchmarks-server: Port \d+ on 127\.0\.0\.1 for the embedded PostgreSQL cannot be used/,
+      ],
+      [
+        '--port 0 --data-dir /proc/nope',
+        /^benchmarks-server: The data directory \/proc\/nope cannot be created or written: nothing can be created there/,
+      ],
+    ];
+    for (const [args, line] of cases) {
+      const s = onTerminal(`${process.execPath} ${BIN} start ${args}`, { env: { NO_COLOR: '1' } });
+      assert.is(await s.exited, 1, s.stdout());
+      const lines = terminalLines(s);
+      assert.is(lines.length, 1, `one line, got:\n${s.stdout()}`);
+      assert.match(lines[0]!, line);
+      assert.not.ok(existsSync(join(dataDir, 'postgres')), 'no PostgreSQL was created, let alone started');
+    }
+  } finally {
+    blocker.close();
+  }
 });
 
 test('pretty: the lines logged just before process.exit are all written out, the last one included', async () => {

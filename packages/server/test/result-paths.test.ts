@@ -316,4 +316,35 @@ test('GET /results:compare and :export: undescribed metric, filter and column pa
   assert.is(plain.headers.get('warning'), null);
 });
 
+test('GET /results:changes: the same path forms as compare (metric json.<path>, filters with or without json.), warnings included', async () => {
+  const changes = (query: Query) => t.request('GET', '/results:changes', { query: { benchmark_id: bench.id, ...query } });
+  const prefixed = await changes({ metric: 'json.result.score', filters: 'json.machine.cpu.count >= 4' });
+  const bare = await changes({ metric: 'json.result.score', filters: 'machine.cpu.count >= 4' });
+  assert.is(prefixed.status, 200, prefixed.text);
+  // A (8 CPUs), B (4), D (16), E (8) and F (4) carry a number at result.score; C's is text and has 2 CPUs.
+  assert.is(prefixed.body.matched, 5);
+  assert.equal(bare.body, prefixed.body, 'a filter reads the same with or without json.');
+  assert.is(prefixed.body.warnings, undefined, 'described paths: no warnings');
+  assert.is(prefixed.headers.get('warning'), null);
+
+  const typo = await changes({ metric: 'json.result.scor', filters: 'machine.cpu.cont >= 4' });
+  assert.is(typo.status, 200, typo.text);
+  assert.is(typo.body.matched, 0, 'still answered: nothing has those paths');
+  assert.equal(
+    typo.body.warnings.map((w: { parameter: string; path: string; suggestion: string }) => [w.parameter, w.path, w.suggestion]),
+    [
+      ['metric', 'json.result.scor', 'json.result.score'],
+      ['filters', 'json.machine.cpu.cont', 'json.machine.cpu.count'],
+    ],
+  );
+  assert.is(
+    typo.headers.get('warning'),
+    `299 - "${warningOf('json.result.scor', 'json.result.score')}", 299 - "${warningOf('json.machine.cpu.cont', 'json.machine.cpu.count')}"`,
+  );
+  const csv = await changes({ metric: 'json.result.scor', format: 'csv' });
+  assert.is(csv.status, 200, csv.text);
+  assert.is(csv.headers.get('warning'), `299 - "${warningOf('json.result.scor', 'json.result.score')}"`);
+  expectProblem(await changes({ metric: 'json' }), 422, 'INVALID_METRIC');
+});
+
 test.run();

@@ -1,7 +1,7 @@
 /**
- * The original service's database (origin-service.md, section 6), read-only: one repeatable-read,
- * read-only transaction, so that every table is read from the same snapshot, and each table
- * streamed through a cursor a batch at a time (constant memory at any size). Its naive timestamps
+ * The original service's database (its tables: docs/migrating.md, "What maps to what"), read-only:
+ * one repeatable-read, read-only transaction, so that every table is read from the same snapshot,
+ * and each table streamed through a cursor a batch at a time (constant memory at any size). Its naive timestamps
  * are read in the time zone they were written in (the original wrote its server's local time) and
  * handed on as text with their offset, microseconds included.
  */

@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** The scopes the origin frontend asks for (origin-service.md, section 5). */
+/** The scopes the origin frontend asks for (docs/migrating.md, "Trying the frontend against the demo"). */
 export const FRONTEND_SCOPES = 'openid email profile eduperson_entitlement offline_access';
 
 /** What `/oidc-redirect` leaves in `window.loginResult`. */

@@ -1,9 +1,10 @@
 /**
  * A database of the original service (the public service this server re-implements), for the
- * tests of `benchmarks-server import-origin` and the measurement of its speed. The DDL is written
- * from the description of its alembic migrations in origin-service.md, section 6 (not copied from
- * its code): the enum `resourcestatus`, naive timestamps, a nullable status, `deleted` results, the
- * claim linked from its result (`_claim_report_id`) and the review queue's `submit` rows.
+ * tests of `benchmarks-server import-origin` and the measurement of its speed. The DDL below is this
+ * project's record of the original's schema, written from a description of its alembic migrations
+ * (not copied from its code; docs/migrating.md maps each table): the enum `resourcestatus`, naive
+ * timestamps, a nullable status, `deleted` results, the claim linked from its result
+ * (`_claim_report_id`) and the review queue's `submit` rows.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';

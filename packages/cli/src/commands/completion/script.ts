@@ -16,14 +16,18 @@ interface Node {
   words: string[];
 }
 
-/** Every command path with the words that may follow it: subcommands, then its options. */
+/** Every command path with the words that may follow it: subcommands, its first argument's choices, then its options. */
 export function commandTree(program: Command): Node[] {
   const globals = program.options.map((o) => o.long).filter((l): l is string => Boolean(l) && l !== '--version');
   const nodes: Node[] = [];
   const visit = (command: Command, path: string) => {
     const subcommands = command.commands.map((c) => c.name()).filter((n) => n !== 'help');
     const options = command === program ? [] : command.options.map((o) => o.long).filter((l): l is string => Boolean(l));
-    nodes.push({ path, words: [...subcommands, ...options, ...globals, ...(command === program ? ['--version'] : []), '--help'] });
+    const choices = command.registeredArguments[0]?.argChoices ?? [];
+    nodes.push({
+      path,
+      words: [...subcommands, ...choices, ...options, ...globals, ...(command === program ? ['--version'] : []), '--help'],
+    });
     for (const sub of command.commands) visit(sub, path ? `${path} ${sub.name()}` : sub.name());
   };
   visit(program, '');
