@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, upload, type Seeder, type SeededResult } from './support/seed.ts';
 import { prng } from './support/hardening.ts';
-import { compareResults, type CompareParams } from '../src/services/compare/compare.ts';
+import { compareResults, plainValues, tableAggregates, type CompareParams } from '../src/services/compare/compare.ts';
 import { chooseMetricPaths, MAX_METRIC_PATHS, MetricValues, metricValuePaths } from '../src/services/results/metric-values.ts';
 import { withOwnConnection } from '../src/db/own-connection.ts';
 
@@ -261,11 +261,21 @@ test('every write path: single and batch uploads, SQL, claims, deletions and upd
   assert.is(await wrongRows(), 0);
 });
 
-/** The queries compared: both groupings, each filter the table answers, and some it does not. */
+/**
+ * The queries compared: both groupings, each filter the table answers, and some it does not; on
+ * `result.score`, which holds values beyond a double and values that round to zero (the table's
+ * values go through the documents' conversions), and on `result.time`, which holds none (the
+ * table's statement reads the values as stored, in the order of metric_value_group_idx).
+ */
 function queries(): CompareParams[] {
-  const base = { benchmark_id: benchmarkId, metric: 'json.result.score' } as CompareParams;
   const out: CompareParams[] = [];
-  for (const group_by of ['flavor', 'site'] as const) {
+  for (const [metric, group_by] of [
+    ['json.result.score', 'flavor'],
+    ['json.result.score', 'site'],
+    ['json.result.time', 'flavor'],
+    ['json.result.time', 'site'],
+  ] as const) {
+    const base = { benchmark_id: benchmarkId, metric } as CompareParams;
     for (const extra of [
       {},
       { site_id: flavors[2]!.site_id },
@@ -279,7 +289,8 @@ function queries(): CompareParams[] {
       out.push({ ...base, group_by, ...extra });
     }
   }
-  out.push({ ...base, metric: 'json.result.time' }, { ...base, metric: 'json.machine.cpu.count', group_by: 'site' });
+  const base = { benchmark_id: benchmarkId, metric: 'json.result.score' } as CompareParams;
+  out.push({ ...base, metric: 'json.machine.cpu.count', group_by: 'site' }, { ...base, metric: 'json.machine.cpu.count' });
   out.push({ ...base, metric: 'json.name' }, { ...base, metric: 'json.runs.0' });
   return out;
 }
@@ -295,6 +306,56 @@ test('GET /results:compare: the same answer from the table as from the documents
   const answer = await t.request('GET', '/results:compare', { query: { benchmark_id: benchmarkId, metric: 'json.result.score' } });
   assert.is(answer.status, 200);
   assert.ok(answer.body.groups.length > 0 && answer.body.excluded > 0);
+});
+
+test('GET /results:compare from the table: values as stored unless one is extreme, groups hashed, no sort of all values', async () => {
+  const pathOf = async (path: string[]) =>
+    (await seed.sql<{ id: number }>('select id from metric_path where benchmark_id = ? and path = ?::text[]', [benchmarkId, path]))[0]!.id;
+  const score = await pathOf(['result', 'score']);
+  const time = await pathOf(['result', 'time']);
+  assert.is(await plainValues(fork(), score), false, 'result.score holds -1e400 and 1e-400');
+  assert.is(await plainValues(fork(), time), true);
+  for (const value of ['1e-400', '-1e-400', '1e400', '-1e400']) {
+    const [row] = await seed.sql<{ result_id: string; value: string | null }>(
+      'select result_id, value::text from metric_value where path_id = ? and not hidden limit 1',
+      [time],
+    );
+    await seed.sql('update metric_value set value = ?::numeric where path_id = ? and result_id = ?', [value, time, row!.result_id]);
+    try {
+      assert.is(await plainValues(fork(), time), false, value);
+    } finally {
+      await seed.sql('update metric_value set value = ?::numeric where path_id = ? and result_id = ?', [row!.value, time, row!.result_id]);
+    }
+  }
+  assert.is(await plainValues(fork(), time), true);
+
+  // The groups hashed, each group's values sorted on their own: no sort of all the values.
+  type Plan = { 'Node Type': string; 'Parent Relationship'?: string; Strategy?: string; 'Index Name'?: string; Plans?: Plan[] };
+  const nodes = (plan: Plan): Plan[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+  for (const group_by of ['flavor', 'site'] as const) {
+    for (const extra of [{}, { site_id: flavors[2]!.site_id, execution_after: '2024-03-01T00:00:00Z' }]) {
+      const query = { benchmark_id: benchmarkId, metric: 'json.result.time', group_by, ...extra } as CompareParams;
+      const { sql, params } = tableAggregates(query, time);
+      // A small table: PostgreSQL would rather read all of it and sort; the shape is what is checked.
+      const rows = await fork().transactional(async (tx) => {
+        await tx.execute('set local enable_seqscan = off');
+        await tx.execute('set local enable_bitmapscan = off');
+        await tx.execute('set local enable_sort = off');
+        return tx.execute<{ 'QUERY PLAN': [{ Plan: Plan }] }[]>(`explain (format json) ${sql}`, params);
+      });
+      const all = nodes(rows[0]!['QUERY PLAN'][0].Plan);
+      const label = JSON.stringify(query);
+      assert.ok(
+        all.some((n) => n['Node Type'] === 'Index Only Scan' && n['Index Name'] === 'metric_value_path_idx'),
+        label,
+      );
+      // Hashed; or, one site filtered and grouped by, one group (no sort either).
+      const aggregate = all.find((n) => n['Node Type'] === 'Aggregate');
+      assert.ok(aggregate?.Strategy === 'Hashed' || (group_by === 'site' && 'site_id' in extra), label);
+      const sorts = all.filter((n) => n['Node Type'] === 'Sort');
+      assert.ok(sorts.length > 0 && sorts.every((n) => n['Parent Relationship'] === 'SubPlan'), label);
+    }
+  }
 });
 
 test('GET /results:compare reads the table when it is complete, the documents otherwise', async () => {

@@ -16,9 +16,10 @@
  * it fail), and rounded once to a double; the rest is computed in Node (compare-stats.ts), where a
  * statistic beyond the range of a double is null and named in the group's `out_of_range`.
  *
- * What it costs at a million results (docs/performance.md, scenarios 8 and 9): reading the ~50,000
- * results of a benchmark (one heap page each, as results are stored in upload order) is most of
- * it; the statistics add about 30 ms (a window over every value, as before, cost 120 ms).
+ * What it costs at a million results (docs/performance.md, scenarios 8 and 9): from the documents,
+ * reading the ~50,000 results of a benchmark (one heap page each, as results are stored in upload
+ * order) is most of it. From the table of metric values, an index-only scan of the path's values,
+ * hashed by group (`tableAggregates`): the numeric mean and variance are most of it.
  */
 import { setImmediate } from 'node:timers/promises';
 import { IsolationLevel } from '@mikro-orm/core';
@@ -215,18 +216,70 @@ function tableValuesSql(query: CompareParams, pathId: number): Values {
   };
 }
 
+/** The per-group aggregates the statement reads: `g`, `matched`, `n`, `mean`, `var` (numeric), `min`, `max`, `xs` (float8[], in order). */
+type Aggregates = { sql: string; params: unknown[] };
+
 /**
- * The two statements. The first reads the values once and aggregates each group in one pass: the
- * counts, the exact mean and variance (numeric), and the group's values in order (`array_agg(x
- * order by x)`, sorted once with the grouping), from which it returns the order statistics around
- * each percentile and the few within `window` ranks of ⌊n/2 + 1/2 − z·√n/2⌋ and of its mirror
+ * The aggregates over `valuesSql`'s (or `tableValuesSql`'s) rows: the exact mean and variance
+ * (numeric), and the group's values in order (`array_agg(x order by x)`, sorted once with the grouping).
+ */
+function valuesAggregates(values: Values): Aggregates {
+  return {
+    sql:
+      'select g, count(*)::int as matched, count(x)::int as n, avg(xn) as mean, var_samp(xn) as var, min(x) as min, max(x) as max, ' +
+      `array_agg(x order by x) filter (where x is not null) as xs from (${values.sql}) m group by g`,
+    params: values.params,
+  };
+}
+
+/**
+ * The same aggregates read straight from the table, when no value of the path is beyond a double
+ * or rounds to zero (`plainValues`): then the value as stored is `xn` and its double is `x`, and
+ * nothing is computed per value but the aggregates. The groups are hashed, not sorted: sorting all
+ * the values by group and value was most of a comparison's time; each group's values are sorted
+ * on their own instead, and arrive in order already (metric_value_path_idx is in value order: a
+ * numeric and its nearest double are in the same order), which the sort only checks. The minimum
+ * and the maximum are the first and the last of the ordered values. Exported for the test of its plan.
+ */
+export function tableAggregates(query: CompareParams, pathId: number): Aggregates {
+  const where = tableWhere(query, pathId);
+  const group = query.group_by === 'site' ? 'v.site_id' : 'v.flavor_id';
+  return {
+    sql:
+      `select g, matched, n, mean, var, xs[1] as min, xs[n] as max, xs from (select ${group} as g, count(*)::int as matched, ` +
+      'count(v.value)::int as n, avg(v.value) as mean, var_samp(v.value) as var, ' +
+      'case when count(v.value) > 0 then array(select x from unnest(array_agg(v.value::float8)) x order by x) end as xs ' +
+      `from metric_value v ${where.toSql()} group by ${group}) a`,
+    params: where.params,
+  };
+}
+
+/**
+ * Whether every visible value of the path is a double as stored: none beyond the largest double
+ * (possible only in a document stored outside the API) and none that rounds to zero but is not
+ * zero (likewise: 1e-400). Four probes of metric_value_path_idx, ordered by value within the path.
+ * Exported for tests.
+ */
+export async function plainValues(em: EntityManager, pathId: number): Promise<boolean> {
+  const any = (condition: string) => `exists (select 1 from metric_value v where v.path_id = ? and not v.hidden and ${condition})`;
+  const [row] = await em.execute<{ extreme: boolean }[]>(
+    `select ${any(`v.value > ${MAX_DOUBLE}`)} or ${any(`v.value < -${MAX_DOUBLE}`)} or ` +
+      `${any(`v.value > -${HALF_MIN_DOUBLE} and v.value < 0`)} or ${any(`v.value > 0 and v.value < ${HALF_MIN_DOUBLE}`)} as extreme`,
+    [pathId, pathId, pathId, pathId],
+  );
+  return !row?.extreme;
+}
+
+/**
+ * The two statements. The first aggregates each group in one pass (`Aggregates`), and returns the
+ * order statistics around each percentile and the few within `window` ranks of ⌊n/2 + 1/2 − z·√n/2⌋ and of its mirror
  * n + 1 − that: both bounds of the median's interval, whose exact ranks (compare-stats.ts) are
  * picked among them in Node. Should an exact rank fall outside (never seen), the second statement
- * reads the wanted order statistics, (group, rank) pairs given as one JSON value. `valuesFrom`
+ * reads the wanted order statistics from `values`, (group, rank) pairs given as one JSON value. `valuesFrom`
  * (with `baseline`): the groups of at least that many values, all positive, also return their
  * values in order, from which the ratios to the baseline are computed in Node (compare-baseline.ts).
  */
-function compareSql(query: CompareParams, values: Values, z: number, window: number, valuesFrom: number | null) {
+function compareSql(query: CompareParams, aggregates: Aggregates, values: Values, z: number, window: number, valuesFrom: number | null) {
   const names =
     query.group_by === 'site'
       ? 'left join site si on si.id = s.g'
@@ -235,13 +288,10 @@ function compareSql(query: CompareParams, values: Values, z: number, window: num
     query.group_by === 'site'
       ? 'null::text as flavor_id, null::text as flavor_name, null::float8 as price_per_hour, null::text as currency'
       : 'f.id::text as flavor_id, f.name as flavor_name, f.price_per_hour::float8 as price_per_hour, f.currency';
-  const aggregates =
-    'select g, count(*)::int as matched, count(x)::int as n, avg(xn) as mean, var_samp(xn) as var, min(x) as min, max(x) as max, ' +
-    `array_agg(x order by x) filter (where x is not null) as xs from (${values.sql}) m group by g`;
   // [a, b]: the ranks around the estimate of the lower bound's; [n + 1 − b, n + 1 − a] the upper's.
   const around =
     'select *, e - ?::int as a, e + ?::int as b from (' +
-    `select *, floor(n::float8 / 2 + 0.5 - ?::float8 * sqrt(n::float8) / 2)::int as e from (${aggregates}) s0) s1`;
+    `select *, floor(n::float8 / 2 + 0.5 - ?::float8 * sqrt(n::float8) / 2)::int as e from (${aggregates.sql}) s0) s1`;
   const stats =
     'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, ' +
     // The mean lies within [min, max]: least/greatest only guard the rounding of the numeric.
@@ -255,7 +305,7 @@ function compareSql(query: CompareParams, values: Values, z: number, window: num
     `from (${values.sql}) m join jsonb_to_recordset(?::jsonb) as want(g uuid, i int) on want.g = m.g ` +
     'where m.x is not null group by m.g, want.i';
   return {
-    stats: { sql: stats, params: [valuesFrom !== null, valuesFrom ?? 0, window, window, z, ...values.params] },
+    stats: { sql: stats, params: [valuesFrom !== null, valuesFrom ?? 0, window, window, z, ...aggregates.params] },
     orderStats: { sql: orderStats, params: values.params },
   };
 }
@@ -306,7 +356,8 @@ export async function compareResults(
       // From the table of metric values when it holds the path and is complete in this snapshot.
       const pathId = options.documents || !answerableFromTable(grouped) ? null : await completeMetricPath(tx, benchmark.id, path);
       const values = pathId === null ? documentValues : tableValuesSql(grouped, pathId);
-      const sql = compareSql(grouped, values, z, window, baseline ? minSamples : null);
+      const aggregates = pathId !== null && (await plainValues(tx, pathId)) ? tableAggregates(grouped, pathId) : valuesAggregates(values);
+      const sql = compareSql(grouped, aggregates, values, z, window, baseline ? minSamples : null);
       const all = await tx.execute<StatsRow[]>(sql.stats.sql, sql.stats.params);
       // No row when nothing matched; a row with n = 0 for a group none of whose results has a number.
       const rows = all.filter((row) => row.n > 0);
