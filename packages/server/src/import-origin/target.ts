@@ -6,7 +6,8 @@
  * an interruption never leaves half a batch. One import at a time per database: a session-level
  * advisory lock, released when the connection ends.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { ownClient } from '../db/own-connection.ts';
 import { lockKeyOf, tryLock } from '../db/advisory-lock.ts';
 import { ConfigurationError } from '../core/errors.ts';
 import { redactUrl, type ReviewStatus } from './mapping.ts';
@@ -112,7 +113,7 @@ export class ImportTarget {
 
   /** Connects, checks the schema is migrated and takes the import lock; one clear error otherwise. */
   static async open(url: string): Promise<ImportTarget> {
-    const client = new pg.Client({ connectionString: url, application_name: 'benchmarks-server import-origin' });
+    const client = ownClient('import-origin', { connectionString: url });
     client.on('error', () => {}); // the next statement reports it
     try {
       await client.connect();

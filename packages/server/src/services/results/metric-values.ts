@@ -160,11 +160,7 @@ export class MetricValues {
   /** Replaces the paths of every benchmark whose schema changed since they were chosen. */
   private async choosePaths(em: EntityManager): Promise<void> {
     const url = this.options.sessionUrl ?? em.config.get('clientUrl')!;
-    const settled = await withOwnConnection(
-      url,
-      (run) => chooseMetricPaths(run, this.logger, () => this.closed),
-      'benchmarks-server metric values',
-    );
+    const settled = await withOwnConnection(url, (run) => chooseMetricPaths(run, this.logger, () => this.closed), 'metric values');
     // A writer still running (e.g. a session left idle in a transaction): the benchmarks it may
     // concern wait for the next try.
     if (!settled) this.retryLater(em);
@@ -190,7 +186,7 @@ export class MetricValues {
           await unlock(run, BACKFILL_LOCK).catch(() => {});
         }
       },
-      'benchmarks-server metric values',
+      'metric values',
     );
   }
 
