@@ -12,13 +12,13 @@
  *
  * Any finite double is a value, and no value makes the answer an error (docs/compare.md, "Extreme
  * values"): the mean and the spread are summed exactly, in PostgreSQL numeric (a double's `avg`
- * and `stddev_samp` overflow from about 1e154: one uploaded 1e155 made every comparison including
+ * and `stddev_samp` overflow from about 1e154: one uploaded 1e155 would make every comparison including
  * it fail), and rounded once to a double; the rest is computed in Node (compare-stats.ts), where a
  * statistic beyond the range of a double is null and named in the group's `out_of_range`.
  *
  * What it costs at a million results (docs/performance.md, scenarios 8 and 9): reading the ~50,000
  * results of a benchmark (one heap page each, as results are stored in upload order) is most of
- * it; the statistics add about 30 ms (a window over every value, as before, cost 120 ms).
+ * it; the statistics add about 30 ms (a window function over every value would cost about 120 ms).
  */
 import { setImmediate } from 'node:timers/promises';
 import { IsolationLevel } from '@mikro-orm/core';

@@ -10,7 +10,7 @@
  * migration, a schema changed since): one pass over the result table by heap block ranges, a
  * batch per transaction, its position kept in `metric_backfill` so that a stop resumes where it
  * left off. A benchmark is `complete` once a pass that began after its paths were chosen has
- * ended; until then comparisons read the documents as before (services/compare/compare.ts).
+ * ended; until then comparisons read the values from the documents (services/compare/compare.ts).
  *
  * Why it is right while results change:
  * - The paths of a benchmark are replaced without a table lock: a write in flight may have read
