@@ -1,6 +1,6 @@
 /**
- * `npm run bench:workers [-- options]`: what each added worker process gives on this machine
- *. The same load (reads of single results and of result list pages, spread over the
+ * `npm run bench:workers [-- options]`: what each added worker process gives on this machine.
+ * The same load (reads of single results and of result list pages, spread over the
  * data set) against `benchmarks-server start --workers N` for N = 1 … cores, on the benchmark's
  * kept data set (run `npm run bench -- --keep` once first) and the harness's PostgreSQL settings.
  *

@@ -72,7 +72,7 @@ export function defaultTransport(): Transport {
   return {
     fetch: async (url, init) => (await load()).fetch(url, init),
     close: async () => {
-      if (loaded) await (await loaded).close();
+      if (loaded !== undefined) await (await loaded).close();
     },
   };
 }

@@ -218,7 +218,7 @@ export const SETTINGS = {
     env: 'WORKERS',
     help: `processes serving the port (node:cluster), 1 to ${MAX_WORKERS}, or auto: one per core`,
     commands: START,
-    /** One process, as before workers existed. */
+    /** One process: no cluster primary. */
     default: '1',
     kind: 'workers' as const,
     parse: (t: string): number =>

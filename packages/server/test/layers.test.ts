@@ -126,4 +126,12 @@ test('no import cycle between the modules of src/', () => {
   assert.equal(cycles, []);
 });
 
+test('connections outside the pool are opened in db/own-connection.ts only', () => {
+  const opening = /new\s+(?:pg\.)?(?:Client|Pool)\s*\(|\bpg\.(?:Client|Pool)\s*\(/;
+  const found = sources(SRC)
+    .filter((path) => opening.test(readFileSync(path, 'utf8')))
+    .map((path) => relative(SRC, path));
+  assert.equal(found, ['db/own-connection.ts']);
+});
+
 test.run();

@@ -15,12 +15,13 @@ export interface LocalServer {
 }
 
 export async function listen(
-  handler: (req: IncomingMessage, res: ServerResponse, seen: LocalServer['seen']) => void,
+  handler: (req: IncomingMessage, res: ServerResponse, seen: LocalServer['seen']) => void | Promise<void>,
 ): Promise<LocalServer> {
   const seen: LocalServer['seen'] = [];
   const server: Server = createServer((req, res) => {
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
-    handler(req, res, seen);
+    // A handler that fails cuts the connection: the client under test sees it, nothing goes unhandled.
+    Promise.resolve(handler(req, res, seen)).catch((err: unknown) => res.destroy(err as Error));
   });
   let connections = 0;
   server.on('connection', () => connections++);

@@ -37,7 +37,7 @@ export class DisposalStack {
 
   /** Registers `release` for a resource just acquired; it runs before those registered earlier. */
   defer(name: string, release: () => Promise<void> | void): void {
-    if (this.#disposing) throw new Error(`The resource ${name} was acquired while its owner was being released.`);
+    if (this.#disposing !== undefined) throw new Error(`The resource ${name} was acquired while its owner was being released.`);
     this.#entries.push({ name, release });
   }
 

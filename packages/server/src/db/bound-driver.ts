@@ -3,7 +3,7 @@
  * here, as a text with placeholders and its values sent apart.
  *
  * MikroORM 6 writes every value into the SQL text itself (`Platform.formatQuery`, escaped literals)
- * and has no option to keep them bound (mikro-orm/mikro-orm#6829, #8001). This connection overrides
+ * and has no option to keep them bound. This connection overrides
  * the one public method all statements go through, `execute`, with its declared signature, and
  * otherwise uses only what the base class offers its subclasses (`executeQuery` for logging and
  * timing, `transformRawResult`, `getKnex()`); the driver is registered through the `driver` option.

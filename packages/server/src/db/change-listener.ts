@@ -10,7 +10,8 @@
  * meanwhile are lost, so `onChange('*')` is called on every (re)connection, and until then the
  * caches fall back to their own lifetime (TOTALS_CACHE_SECONDS).
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { ownClient } from './own-connection.ts';
 import type { Logger } from '../core/logger.ts';
 
 export const CHANGES_CHANNEL = 'benchmarks_changes';
@@ -41,11 +42,7 @@ export class ChangeListener {
   /** Connects and listens; resolves once listening (or after the first failure, retrying in the background). */
   async start(): Promise<void> {
     if (this.#closed) return;
-    const client = new pg.Client({
-      connectionString: this.url,
-      application_name: 'benchmarks-server listener',
-      connectionTimeoutMillis: 5000,
-    });
+    const client = ownClient('listener', { connectionString: this.url, connectionTimeoutMillis: 5000 });
     this.#client = client;
     const lost = (reason: string) => {
       if (this.#client !== client) return;

@@ -6,7 +6,8 @@
  * statements run one at a time, and cancellations asked for in the same turn of the event loop go
  * in one statement (many clients leaving at once cost one round trip).
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { ownClient } from './own-connection.ts';
 import { migrationsList } from '../migrations/index.ts';
 
 export class DatabaseControl {
@@ -27,9 +28,8 @@ export class DatabaseControl {
   #connect(): Promise<pg.Client> {
     if (this.#closed) return Promise.reject(new Error('The database control connection is closed.'));
     if (this.#client) return this.#client;
-    const client = new pg.Client({
+    const client = ownClient('control', {
       connectionString: this.url,
-      application_name: 'benchmarks-server control',
       connectionTimeoutMillis: this.timeoutMs,
       statement_timeout: this.timeoutMs,
       // The server may not answer at all (stopped without closing the socket).

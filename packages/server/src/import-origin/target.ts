@@ -6,9 +6,20 @@
  * an interruption never leaves half a batch. One import at a time per database: a session-level
  * advisory lock, released when the connection ends.
  */
-import pg from 'pg';
+import type pg from 'pg';
+import { ownClient } from '../db/own-connection.ts';
 import { lockKeyOf, tryLock } from '../db/advisory-lock.ts';
 import { ConfigurationError } from '../core/errors.ts';
+import {
+  CLAIM_COLUMNS,
+  type ClaimRow,
+  columnArrays,
+  insertFromArrays,
+  RESULT_COLUMNS,
+  RESULT_TAG_COLUMNS,
+  type ResultRow,
+  type ResultTagRow,
+} from '../services/results/result-rows.ts';
 import { redactUrl, type ReviewStatus } from './mapping.ts';
 
 const IMPORT_LOCK = lockKeyOf('import-origin');
@@ -54,29 +65,11 @@ export interface TargetTag extends Reviewed {
   description: string | null;
 }
 
-export interface TargetResult {
-  id: string;
-  benchmark_id: string;
-  site_id: string;
-  flavor_id: string;
-  json: string;
-  execution_datetime: string;
-  upload_datetime: string;
-  uploader_iss: string;
-  uploader_sub: string;
-  deleted: boolean;
-  hidden: boolean;
-}
+/** A result as imported: the service's own row (services/results/result-rows.ts). */
+export type TargetResult = ResultRow;
 
-export interface TargetClaim {
-  id: string;
-  resource_id: string;
-  message: string;
-  status: ReviewStatus;
-  upload_datetime: string;
-  uploader_iss: string;
-  uploader_sub: string;
-}
+/** A claim as imported: on a result, as every claim of the service. */
+export type TargetClaim = Omit<ClaimRow, 'resource_type'>;
 
 /** What became of one catalogue row: written, already here (same id), or refused for a clash of names. */
 export type CatalogueOutcome = { written: true } | { present: true } | { takenBy: string };
@@ -100,6 +93,12 @@ const CATALOGUE: Record<CatalogueTable, { columns: string[]; casts: string[]; un
   flavor: { columns: ['site_id', 'name', 'description'], casts: ['uuid', 'text', 'text'], unique: ['site_id', 'name'] },
   tag: { columns: ['name', 'description'], casts: ['text', 'text'], unique: ['name'] },
 };
+/** The service's own inserts (services/result-rows.ts), on this plain client: `$n` placeholders. */
+const numbered = (index: number) => `$${index + 1}`;
+const INSERT_RESULTS_SQL = insertFromArrays('result', RESULT_COLUMNS, numbered, 'on conflict (id) do nothing returning id');
+const INSERT_RESULT_TAGS_SQL = insertFromArrays('result_tag', RESULT_TAG_COLUMNS, numbered, 'on conflict do nothing');
+const INSERT_CLAIMS_SQL = insertFromArrays('claim', CLAIM_COLUMNS, numbered, 'on conflict (id) do nothing returning id');
+
 const REVIEWED = ['id', 'status', 'upload_datetime', 'uploader_iss', 'uploader_sub'];
 const REVIEWED_CASTS = ['uuid', 'text', 'timestamptz', 'text', 'text'];
 
@@ -112,7 +111,7 @@ export class ImportTarget {
 
   /** Connects, checks the schema is migrated and takes the import lock; one clear error otherwise. */
   static async open(url: string): Promise<ImportTarget> {
-    const client = new pg.Client({ connectionString: url, application_name: 'benchmarks-server import-origin' });
+    const client = ownClient('import-origin', { connectionString: url });
     client.on('error', () => {}); // the next statement reports it
     try {
       await client.connect();
@@ -193,50 +192,23 @@ export class ImportTarget {
   /** Inserts results; returns the ids written. */
   async insertResults(results: readonly TargetResult[]): Promise<Set<string>> {
     if (!results.length) return new Set();
-    const { rows } = await this.#client.query<{ id: string }>(
-      `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
-       select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::jsonb[], $6::timestamptz[], $7::timestamptz[],
-         $8::text[], $9::text[], $10::boolean[], $11::boolean[])
-       on conflict (id) do nothing returning id`,
-      columnsOf(results, [
-        'id',
-        'benchmark_id',
-        'site_id',
-        'flavor_id',
-        'json',
-        'execution_datetime',
-        'upload_datetime',
-        'uploader_iss',
-        'uploader_sub',
-        'deleted',
-        'hidden',
-      ]),
-    );
+    const { rows } = await this.#client.query<{ id: string }>(INSERT_RESULTS_SQL, columnArrays(RESULT_COLUMNS, results));
     return new Set(rows.map((r) => r.id));
   }
 
   /** Links results to tags; returns how many links were written. */
-  async insertResultTags(links: readonly { result_id: string; tag_id: string }[]): Promise<number> {
+  async insertResultTags(links: readonly ResultTagRow[]): Promise<number> {
     if (!links.length) return 0;
-    const { rowCount } = await this.#client.query(
-      `insert into result_tag (result_id, tag_id) select * from unnest($1::uuid[], $2::uuid[]) on conflict do nothing`,
-      columnsOf(links, ['result_id', 'tag_id']),
-    );
+    const { rowCount } = await this.#client.query(INSERT_RESULT_TAGS_SQL, columnArrays(RESULT_TAG_COLUMNS, links));
     return rowCount ?? 0;
   }
 
   /** Inserts claims; returns the ids written. */
   async insertClaims(claims: readonly TargetClaim[]): Promise<Set<string>> {
     if (!claims.length) return new Set();
-    const { rows } = await this.#client.query<{ id: string }>(
-      `insert into claim (id, resource_type, resource_id, message, status, upload_datetime, uploader_iss, uploader_sub)
-       select id, 'result', resource_id, message, status, upload_datetime, uploader_iss, uploader_sub
-       from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
-         as c (id, resource_id, message, status, upload_datetime, uploader_iss, uploader_sub)
-       on conflict (id) do nothing returning id`,
-      columnsOf(claims, ['id', 'resource_id', 'message', 'status', 'upload_datetime', 'uploader_iss', 'uploader_sub']),
-    );
-    return new Set(rows.map((r) => r.id));
+    const rows = claims.map((c): ClaimRow => ({ ...c, resource_type: 'result' }));
+    const written = await this.#client.query<{ id: string }>(INSERT_CLAIMS_SQL, columnArrays(CLAIM_COLUMNS, rows));
+    return new Set(written.rows.map((r) => r.id));
   }
 
   /** Ends the connection, which releases the import lock. */

@@ -1,8 +1,16 @@
 import type { benchmarkOperations } from '@benchmarks/sdk/contract/benchmarks';
 import type { Handlers } from '../http/handler.ts';
-import { createItem, getItem, listItems, updateItem } from '../services/catalogue/catalogue.ts';
-import { approveItem, removeItem } from '../services/catalogue/review.ts';
-import { benchmarkFields, benchmarkFilters, benchmarks, benchmarkView } from '../services/catalogue/benchmarks.ts';
+import { createItem, getItem, listItems } from '../services/catalogue/catalogue.ts';
+import { removeItem } from '../services/catalogue/review.ts';
+import {
+  approveBenchmark,
+  benchmarkFields,
+  benchmarkFilters,
+  benchmarks,
+  benchmarkView,
+  deleteBenchmark,
+  updateBenchmark,
+} from '../services/catalogue/benchmarks.ts';
 import { Where } from '../db/sql.ts';
 
 export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {
@@ -14,22 +22,9 @@ export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {
     const fields = await benchmarkFields(body, services.schemas);
     return idempotent(async (em) => benchmarkView(await createItem(em, benchmarks, caller, fields)));
   },
-  updateBenchmark: async ({ em, params, body, services }) => {
-    const row = await updateItem(em, benchmarks, params.id, await benchmarkFields(body, services.schemas), body);
-    // Its suggested metrics may have changed: drop the indexes of the old ones, build the new (in the background).
-    if (row.status === 'approved') void services.metrics.reconcile(services.orm.em.fork());
-    return benchmarkView(row);
-  },
-  deleteBenchmark: async ({ em, params, query, services }) => {
-    await removeItem(em, benchmarks, params.id, 'delete', query.cascade);
-    // Its metric indexes go, and may make room for another benchmark's (in the background).
-    void services.metrics.reconcile(services.orm.em.fork());
-  },
-  approveBenchmark: async ({ em, params, services }) => {
-    await approveItem(em, benchmarks, params.id);
-    // Its results can now be listed: index its suggested metrics, within the cap (in the background).
-    void services.metrics.reconcile(services.orm.em.fork());
-  },
+  updateBenchmark: async ({ em, params, body, services }) => benchmarkView(await updateBenchmark(em, services, params.id, body)),
+  deleteBenchmark: ({ em, params, query, services }) => deleteBenchmark(em, services, params.id, query.cascade),
+  approveBenchmark: ({ em, params, services }) => approveBenchmark(em, services, params.id),
   // Only approved benchmarks have metric indexes, and an approved one cannot be rejected (409).
   rejectBenchmark: ({ em, params }) => removeItem(em, benchmarks, params.id, 'reject'),
 };

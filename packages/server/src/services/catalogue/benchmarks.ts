@@ -1,10 +1,13 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Static } from '@sinclair/typebox';
 import { BENCHMARK_ALIASES, type BenchmarkInput, type BenchmarkSort, BenchmarkUpdate } from '@benchmarks/sdk/contract/benchmarks';
 import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Benchmark, type BenchmarkRow } from '../../entities/catalogue.ts';
 import { AppError } from '../../core/errors.ts';
-import type { CatalogueKind } from './catalogue.ts';
+import { type CatalogueKind, updateItem } from './catalogue.ts';
+import { approveItem, removeItem } from './review.ts';
 import type { SchemaCompiler } from '../schemas/schema-compiler.ts';
+import type { MetricIndexes } from '../results/metric-indexes.ts';
 import { Where } from '../../db/sql.ts';
 
 type SortField = (typeof BenchmarkSort.fields)[number];
@@ -108,4 +111,44 @@ export function benchmarkFilters(query: Named): Where {
   if (named.container_image !== undefined) where.add('container_image = ?', named.container_image);
   if (named.container_tag !== undefined) where.add('container_tag = ?', named.container_tag);
   return where;
+}
+
+/** What the benchmark writes below use besides the request's EntityManager. */
+export interface BenchmarkServices {
+  orm: MikroORM;
+  schemas: SchemaCompiler;
+  metrics: MetricIndexes;
+}
+
+/**
+ * Brings the metric indexes in line with the approved benchmarks, in the background: on an
+ * EntityManager of its own (the request's ends with the request); `reconcile` never rejects, it
+ * logs a failure, which the next change or start mends.
+ */
+function reindex(services: BenchmarkServices): void {
+  void services.metrics.reconcile(services.orm.em.fork());
+}
+
+/** Updates a benchmark; an approved one's suggested metrics may have changed, so its indexes follow. */
+export async function updateBenchmark(
+  em: EntityManager,
+  services: BenchmarkServices,
+  id: string,
+  body: Static<typeof BenchmarkUpdate>,
+): Promise<BenchmarkRow> {
+  const row = await updateItem(em, benchmarks, id, await benchmarkFields(body, services.schemas), body);
+  if (row.status === 'approved') reindex(services);
+  return row;
+}
+
+/** Deletes a benchmark: its metric indexes go, and may make room for another benchmark's. */
+export async function deleteBenchmark(em: EntityManager, services: BenchmarkServices, id: string, cascade?: boolean): Promise<void> {
+  await removeItem(em, benchmarks, id, 'delete', cascade);
+  reindex(services);
+}
+
+/** Approves a benchmark: its results can now be listed, so its suggested metrics are indexed, within the cap. */
+export async function approveBenchmark(em: EntityManager, services: BenchmarkServices, id: string): Promise<void> {
+  await approveItem(em, benchmarks, id);
+  reindex(services);
 }

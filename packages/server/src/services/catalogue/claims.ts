@@ -17,6 +17,7 @@ import { Where } from '../../db/sql.ts';
 import { uploaderRef } from './uploader.ts';
 import { UPLOADER_ADMIN_COLUMNS, type UploaderAdminColumns, uploaderAdminView } from './users.ts';
 import { transaction } from '../../db/transaction.ts';
+import { CLAIM_COLUMNS as CLAIM_ROW_COLUMNS, type ClaimRow, columnArrays, insertFromArrays } from '../results/result-rows.ts';
 
 export type ClaimStatus = 'on_review' | 'approved';
 
@@ -118,6 +119,8 @@ async function requireClaimRoom(tx: EntityManager, caller: Caller, max: number):
   }
 }
 
+const INSERT_CLAIM_SQL = insertFromArrays('claim', CLAIM_ROW_COLUMNS, () => '?');
+
 /**
  * Files a claim: the result is hidden until the claim is rejected or deleted. At most
  * `maxOpenClaims` claims of one user wait for review at once (0: no limit).
@@ -134,11 +137,17 @@ export async function claimResult(em: EntityManager, caller: Caller, resultId: s
     if (result.deleted)
       throw errors.conflict('RESULT_DELETED', `Result ${resultId} was deleted by an administrator: there is nothing left to claim.`);
     if (maxOpenClaims > 0) await requireClaimRoom(tx, caller, maxOpenClaims);
-    await tx.execute(
-      `insert into claim (id, resource_type, resource_id, message, status, upload_datetime, uploader_iss, uploader_sub)
-       values (?, 'result', ?, ?, 'on_review', ?::timestamptz, ?, ?)`,
-      [id, resultId, message, new Date().toISOString(), caller.identity.iss, caller.identity.sub],
-    );
+    const claim: ClaimRow = {
+      id,
+      resource_type: 'result',
+      resource_id: resultId,
+      message,
+      status: 'on_review',
+      upload_datetime: new Date(),
+      uploader_iss: caller.identity.iss,
+      uploader_sub: caller.identity.sub,
+    };
+    await tx.execute(INSERT_CLAIM_SQL, columnArrays(CLAIM_ROW_COLUMNS, [claim]));
     await refreshHidden(tx, resultId);
   });
   return getClaim(em, id);

@@ -12,7 +12,7 @@
  *
  * Any finite double is a value, and no value makes the answer an error (docs/compare.md, "Extreme
  * values"): the mean and the spread are summed exactly, in PostgreSQL numeric (a double's `avg`
- * and `stddev_samp` overflow from about 1e154: one uploaded 1e155 made every comparison including
+ * and `stddev_samp` overflow from about 1e154: one uploaded 1e155 would make every comparison including
  * it fail), and rounded once to a double; the rest is computed in Node (compare-stats.ts), where a
  * statistic beyond the range of a double is null and named in the group's `out_of_range`.
  *

@@ -15,7 +15,8 @@
  * texts copied as bytes (LineEncoder).
  */
 import { Readable } from 'node:stream';
-import pg from 'pg';
+import type pg from 'pg';
+import { ownClient } from '../../db/own-connection.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Static } from '@sinclair/typebox';
 import { EXPORT_FIELDS, type ExportQuery } from '@benchmarks/sdk/contract/export';
@@ -247,11 +248,7 @@ class ExportCursor {
 
   static async open(em: EntityManager, statement: Statement, services: ExportServices, format: ExportFormat): Promise<ExportCursor> {
     const { text, values } = numbered(statement.sql, statement.params);
-    const client = new pg.Client({
-      connectionString: em.config.get('clientUrl'),
-      application_name: 'benchmarks-server export',
-      connectionTimeoutMillis: 5_000,
-    });
+    const client = ownClient('export', { connectionString: em.config.get('clientUrl'), connectionTimeoutMillis: 5_000 });
     client.on('error', () => {}); // until the cursor listens: reported by the statement that fails
     try {
       await client.connect();

@@ -14,9 +14,9 @@
  * the benchmark an entry, so they are bounded (docs/security.md, "Metric indexes"): at most
  * MAX_METRICS_PER_BENCHMARK metrics per benchmark and `maxIndexes` indexes in all, chosen by
  * `chooseMetrics`. The set is reconciled, in the background, whenever a benchmark is approved,
- * changed or deleted, and at start: indexes no longer chosen (deleted or unapproved benchmark,
- * metric no longer suggested, over the cap) are dropped, missing ones built (`concurrently`, on a
- * connection of their own). DDL takes no bound parameters: the statement is composed by
+ * changed or deleted (services/catalogue/benchmarks.ts schedules it), and at start: indexes no
+ * longer chosen (deleted or unapproved benchmark, metric no longer suggested, over the cap) are
+ * dropped, missing ones built (`concurrently`, on a connection of their own). DDL takes no bound parameters: the statement is composed by
  * PostgreSQL's own format() (%I, %L) from bound values, and only property names made of letters,
  * digits, `_` and `-` are indexed.
  *

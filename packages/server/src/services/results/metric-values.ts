@@ -10,7 +10,7 @@
  * migration, a schema changed since): one pass over the result table by heap block ranges, a
  * batch per transaction, its position kept in `metric_backfill` so that a stop resumes where it
  * left off. A benchmark is `complete` once a pass that began after its paths were chosen has
- * ended; until then comparisons read the documents as before (services/compare/compare.ts).
+ * ended; until then comparisons read the values from the documents (services/compare/compare.ts).
  *
  * Why it is right while results change:
  * - The paths of a benchmark are replaced without a table lock: a write in flight may have read
@@ -160,11 +160,7 @@ export class MetricValues {
   /** Replaces the paths of every benchmark whose schema changed since they were chosen. */
   private async choosePaths(em: EntityManager): Promise<void> {
     const url = this.options.sessionUrl ?? em.config.get('clientUrl')!;
-    const settled = await withOwnConnection(
-      url,
-      (run) => chooseMetricPaths(run, this.logger, () => this.closed),
-      'benchmarks-server metric values',
-    );
+    const settled = await withOwnConnection(url, (run) => chooseMetricPaths(run, this.logger, () => this.closed), 'metric values');
     // A writer still running (e.g. a session left idle in a transaction): the benchmarks it may
     // concern wait for the next try.
     if (!settled) this.retryLater(em);
@@ -190,7 +186,7 @@ export class MetricValues {
           await unlock(run, BACKFILL_LOCK).catch(() => {});
         }
       },
-      'benchmarks-server metric values',
+      'metric values',
     );
   }
 

@@ -16,6 +16,7 @@ import type { ResultView } from './results.ts';
 import { SchemaNotCompiled } from '../schemas/schema-compiler.ts';
 import { readUploadTarget, targetKey, uploadFieldError, type UploadTarget, type UploadTargets } from './upload-targets.ts';
 import { benchmarkView, flavorView, siteView, tagView } from '../catalogue/views.ts';
+import { columnArrays, insertFromArrays, RESULT_COLUMNS, RESULT_TAG_COLUMNS, type ResultRow, type ResultTagRow } from './result-rows.ts';
 
 /** How far in the future an execution may start: clocks of uploading machines drift. */
 export const CLOCK_TOLERANCE_MS = 5 * 60_000;
@@ -149,12 +150,8 @@ const GUARDED_INSERT_SQL =
   "when 'tag' then (select xmin::text from tag where id = g.id and status = 'approved') end as current " +
   'from unnest(?::text[], ?::uuid[], ?::text[]) as g(kind, id, version)), ' +
   'ok as (select not exists (select 1 from ref where current is not true) as ok), ' +
-  'r as (insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden) ' +
-  'select u.id, u.benchmark_id, u.site_id, u.flavor_id, u.json::jsonb, u.execution_datetime, ?, ?, ?, false, false ' +
-  'from unnest(?::uuid[], ?::uuid[], ?::uuid[], ?::uuid[], ?::text[], ?::timestamptz[]) ' +
-  'as u(id, benchmark_id, site_id, flavor_id, json, execution_datetime), ok where ok.ok returning id), ' +
-  'rt as (insert into result_tag (result_id, tag_id) select v.result_id, v.tag_id ' +
-  'from unnest(?::uuid[], ?::uuid[]) as v(result_id, tag_id) where exists (select 1 from r)) ' +
+  `r as (${insertFromArrays('result', RESULT_COLUMNS, () => '?', ', ok where ok.ok returning id')}), ` +
+  `rt as (${insertFromArrays('result_tag', RESULT_TAG_COLUMNS, () => '?', 'where exists (select 1 from r)')}) ` +
   'select count(*)::int as stored from r';
 
 /** Stores `rows` with one guarded insert; false when a catalogue row changed since it was read. */
@@ -168,24 +165,30 @@ async function guardedInsert(em: EntityManager, caller: Caller, rows: readonly U
     ref('site', target.site);
     for (const tag of target.tags) ref('tag', tag);
   }
-  const tagRows = rows.flatMap((r) => r.target.tags.map((t) => [r.id, t.id] as const));
+  const results = rows.map(
+    (r): ResultRow => ({
+      id: r.id,
+      benchmark_id: r.target.benchmark.id,
+      site_id: r.target.site.id,
+      flavor_id: r.target.flavor.id,
+      json: JSON.stringify(r.json),
+      execution_datetime: r.executedAt,
+      upload_datetime: uploadedAt,
+      uploader_iss: caller.identity.iss,
+      uploader_sub: caller.identity.sub,
+      deleted: false,
+      hidden: false,
+    }),
+  );
+  const tags = rows.flatMap((r) => r.target.tags.map((t): ResultTagRow => ({ result_id: r.id, tag_id: t.id })));
   // Each array is one parameter: one text for one result or 500, with or without tags, prepared.
   const sql = prepared(GUARDED_INSERT_SQL);
   const [result] = await em.execute<{ stored: number }[]>(sql, [
     [...refs.values()].map(([kind]) => kind),
     [...refs.values()].map(([, id]) => id),
     [...refs.values()].map(([, , version]) => version),
-    uploadedAt,
-    caller.identity.iss,
-    caller.identity.sub,
-    rows.map((r) => r.id),
-    rows.map((r) => r.target.benchmark.id),
-    rows.map((r) => r.target.site.id),
-    rows.map((r) => r.target.flavor.id),
-    rows.map((r) => JSON.stringify(r.json)),
-    rows.map((r) => r.executedAt),
-    tagRows.map(([id]) => id),
-    tagRows.map(([, tag]) => tag),
+    ...columnArrays(RESULT_COLUMNS, results),
+    ...columnArrays(RESULT_TAG_COLUMNS, tags),
   ]);
   return result!.stored === rows.length;
 }

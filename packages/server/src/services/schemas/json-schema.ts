@@ -29,7 +29,8 @@ function metaSchemaProblems(schema: unknown, draft: Draft): ErrorDetail[] | null
     ajv = createAjv(draft, { validateSchema: true });
     metaCheckers.set(draft, ajv);
   }
-  if (ajv.validateSchema(schema as AnySchema)) return null;
+  // A promise only for a meta-schema marked $async, which none of the drafts' is.
+  if (ajv.validateSchema(schema as AnySchema) === true) return null;
   return (ajv.errors ?? []).slice(0, MAX_REPORTED_ERRORS).map((e) => ({
     in: 'body' as const,
     path: `/json_schema${e.instancePath}`,

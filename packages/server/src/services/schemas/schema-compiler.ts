@@ -1,6 +1,6 @@
 /**
  * Benchmark JSON Schemas are checked and compiled in worker threads, never on the event loop: ajv's
- * compiler costs far more than a schema's size suggests (a 944 KB schema of 7,000 properties took
+ * compiler costs far more than a schema's size suggests (a 944 KB schema of 7,000 properties takes
  * 3.7 s), and a client chooses the schema. The event loop only measures the schema (bytes, nodes),
  * and loads a compiled validator from the code and V8 code cache a worker made (a few ms to
  * ~30 ms at the limits), so that result uploads keep validating in-process, in microseconds.
