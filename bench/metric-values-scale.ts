@@ -195,7 +195,8 @@ async function backfillSizeIngest() {
   }
   await sql('drop index if exists result_hidden_benchmark_idx');
   await sql('drop table if exists metric_value, metric_backfill, metric_benchmark, metric_path');
-  await sql("delete from mikro_orm_migrations where name = 'Migration20261126000000_metric_values'");
+  // With the later migrations of the table, which its start applies again after it.
+  await sql("delete from mikro_orm_migrations where name like 'Migration20261126%' and name ~ '_metric_value'");
   const state = async () =>
     (
       await sql<{ next: number; end: number; pending: number; chosen: number; incomplete: number; vacuumed: Date | null }>(
