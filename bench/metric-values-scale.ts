@@ -271,6 +271,7 @@ async function backfillSizeIngest() {
     result_table_total: per(size!.result_total),
   };
   log(`size: ${JSON.stringify(out.bytes_per_result)}`);
+  if (ONLY === 'backfill') return;
 
   // ------------------------------------------------------------------ 3. ingest
   await api('POST', '/users/self');

@@ -546,4 +546,51 @@ test('backfill: stopped mid-way and resumed while results are updated, moved, hi
   }
 });
 
+test('idle(): waits while another process holds the pass, then until the values are complete', async () => {
+  const other = await seed.benchmark({ schema: { type: 'object', properties: { q: { type: 'number' } } } });
+  await reconcile();
+  const ids = await seed.results(
+    [1, 2, 3].map((q) => ({
+      benchmark_id: other.id,
+      flavor_id: flavors[0]!.id,
+      site_id: flavors[0]!.site_id,
+      json: { q },
+      execution_datetime: new Date(),
+    })),
+  );
+  // Stored before the paths were chosen, as far as the table can tell.
+  await seed.sql('delete from metric_value where result_id = any(?::uuid[])', [ids]);
+  await seed.sql('update metric_benchmark set complete = false where benchmark_id = ?', [other.id]);
+  const complete = async () =>
+    (await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [other.id]))[0]!.complete;
+  // The lock of the process running the pass (BACKFILL_LOCK in services/results/metric-values.ts).
+  const holder = new pg.Client({ connectionString: t.databaseUrl });
+  await holder.connect();
+  await holder.query('select pg_advisory_lock(1650814563, 3)');
+  const values = new MetricValues(t.server.context.logger, { retryMs: 50 });
+  try {
+    await values.reconcile(fork());
+    assert.is(await complete(), false, 'left to the process holding the pass');
+    let idle = false;
+    const waiting = values.idle().then(() => {
+      idle = true;
+    });
+    await new Promise((r) => setTimeout(r, 400));
+    assert.not.ok(idle, 'not idle while the pass is left to be retried');
+    await holder.query('select pg_advisory_unlock(1650814563, 3)');
+    await waiting;
+    assert.is(await complete(), true, 'idle: complete');
+    assert.equal(
+      (await seed.sql<{ n: number }>('select count(*)::int as n from metric_value where result_id = any(?::uuid[])', [ids]))[0]!.n,
+      3,
+    );
+    assert.is(await wrongRows(), 0);
+  } finally {
+    await values.close();
+    await holder.end();
+    await seed.sql('delete from result where benchmark_id = ?', [other.id]);
+    await seed.sql('delete from benchmark where id = ?', [other.id]);
+  }
+});
+
 test.run();

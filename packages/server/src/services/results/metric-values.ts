@@ -102,12 +102,12 @@ export async function completeMetricPath(em: EntityManager, benchmarkId: string,
  */
 const BATCH_SQL =
   'with had as materialized (select v.result_id, v.path_id from result r join metric_value v on v.result_id = r.id ' +
-  'where r.ctid >= $1::tid and r.ctid < $2::tid and r.benchmark_id = any($3::uuid[])) ' +
+  'where r.ctid >= $1::tid and r.ctid < $2::tid and r.benchmark_id = any((select benchmarks from metric_backfill)::uuid[])) ' +
   'insert into metric_value (result_id, flavor_id, site_id, execution_datetime, path_id, hidden, value) ' +
   'select n.id, n.flavor_id, n.site_id, n.execution_datetime, p.id, n.hidden, ' +
   "case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end " +
   'from result n join metric_path p on p.benchmark_id = n.benchmark_id ' +
-  'where n.ctid >= $1::tid and n.ctid < $2::tid and n.benchmark_id = any($3::uuid[]) ' +
+  'where n.ctid >= $1::tid and n.ctid < $2::tid and n.benchmark_id = any((select benchmarks from metric_backfill)::uuid[]) ' +
   'and not exists (select 1 from had h where h.result_id = n.id and h.path_id = p.id)';
 const lockSql = (key: LockKey) => `select pg_advisory_xact_lock(${key[0]}, ${key[1]})`;
 
@@ -250,7 +250,7 @@ export class MetricValues {
       }
       const blocks = Math.min(end - from, this.blocks);
       const started = performance.now();
-      await run(BATCH_SQL, [`(${from},0)`, `(${from + blocks},0)`, state.benchmarks]);
+      await run(BATCH_SQL, [`(${from},0)`, `(${from + blocks},0)`]);
       await run('update metric_backfill set next_block = $1', [from + blocks]);
       this.resize(blocks, performance.now() - started);
       this.batches++;
