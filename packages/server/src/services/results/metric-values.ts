@@ -9,7 +9,9 @@
  * values of results stored before their benchmark's paths were chosen (the first start after the
  * migration, a schema changed since): one pass over the result table by heap block ranges, a
  * batch per transaction, its position kept in `metric_backfill` so that a stop resumes where it
- * left off. A benchmark is `complete` once a pass that began after its paths were chosen has
+ * left off. A batch takes about BATCH_MS (its size follows the pace of the last one): long enough
+ * for its statements' cost to be the rows it writes, short enough for the updates and deletes
+ * that wait for it. A benchmark is `complete` once a pass that began after its paths were chosen has
  * ended; until then comparisons read the documents as before (services/compare/compare.ts).
  *
  * Why it is right while results change:
@@ -23,7 +25,9 @@
  *   result whose change is uncommitted, and a change after the batch sees the batch's rows. An
  *   updated result gets its rows written again from its new version, wherever the update moved it.
  * - A batch writes only the rows a result lacks: a row is only ever written from the result's
- *   current version.
+ *   current version. An update that leaves a result's values as they were (a claim, a deletion)
+ *   writes the rows it lacks while its benchmark is incomplete (migration 20261126030000): it may
+ *   move the result to a block the pass has passed, or past the end it recorded.
  * Several processes may share the database: one pass runs at a time (BACKFILL_LOCK), and paths
  * are replaced under CHANGE_LOCK taken exclusively.
  */
