@@ -253,6 +253,9 @@ export class MetricValues {
         return;
       }
       const blocks = Math.min(end - from, this.blocks);
+      // Without waiting for its WAL to reach the disk: a crash loses the batch and its position
+      // together (the pass does it again), and any later commit flushes it first.
+      await run('set local synchronous_commit = off');
       const started = performance.now();
       await run(BATCH_SQL, [`(${from},0)`, `(${from + blocks},0)`]);
       await run('update metric_backfill set next_block = $1', [from + blocks]);
