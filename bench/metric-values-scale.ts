@@ -3,14 +3,15 @@
  * server as `npm run bench` starts it (a child process, production mode, the container's heap):
  *
  *   npm run bench -- --results 1000000 --scenarios 5 --keep --data-dir <dir>   # loads the data once
- *   node --import ./scripts/dev/register.js bench/metric-values-scale.ts --data-dir <dir> [--results 1000000] [--runs 9]
+ *   node --import ./scripts/dev/register.js bench/metric-values-scale.ts --data-dir <dir> [--results 1000000] [--runs 9] [--only backfill|compare]
  *
  * 1. Backfill: the migration undone (the loader skips triggers, so the table is empty or partly
  *    filled anyway), the server started: it applies the migration and fills the table in the
  *    background. Stopped once about 40 % of the result
  *    table's blocks are done and started again: the pass goes on from its recorded block (it
- *    never starts over). Duration (both runs, start-ups excluded), the server's peak RSS, and the
- *    end of the `VACUUM (ANALYZE)` that follows.
+ *    never starts over). Duration (both runs, start-ups excluded), the server's and PostgreSQL's
+ *    peak RSS, the number of batches (the updates of `metric_backfill`), and the end of the
+ *    `VACUUM (ANALYZE)` that follows. `--only backfill`: this and the size alone.
  * 2. Size: the table and its indexes per result.
  * 3. Ingest through the API, with and without the insert trigger, taking turns: POST /results:batch
  *    of 100 documents (scenario 7's) and POST /results (scenario 6's), and the same documents as
@@ -41,7 +42,7 @@ const DATA_DIR = arg('data-dir');
 const RESULTS = Number(arg('results', '1000000'));
 const RUNS = Number(arg('runs', '9'));
 const ROUNDS = Number(arg('rounds', '10'));
-/** `--only compare`: the comparisons alone, on the table as the last run left it. */
+/** `--only compare`: the comparisons alone, on the table as the last run left it; `--only backfill`: the backfill and the size alone. */
 const ONLY = process.argv.includes('--only') ? arg('only') : 'all';
 const SUB = 'bench-ingest';
 const log = (message: string) => console.error(`[metric-values ${new Date().toISOString().slice(11, 19)}] ${message}`);
@@ -90,7 +91,16 @@ try {
   await sql('delete from result where uploader_sub = $1', [SUB]);
   if (ONLY === 'compare') server = await startServer();
   else await backfillSizeIngest();
+  if (ONLY !== 'backfill') await compareCold();
+  console.log(JSON.stringify(out, null, 2));
+} finally {
+  await server?.stop();
+  await issuer.close();
+  await client.end();
+  await db.stop();
+}
 
+async function compareCold() {
   // ------------------------------------------------------------------ 4. compare cold
   await api('POST', '/users/self');
   const typical = typicalBenchmarks(catalogue);
@@ -173,12 +183,6 @@ try {
     table_statements_per_8_requests: round(statements / Math.max(3, Math.floor(RUNS / 2)), 2),
   };
   await sql('delete from result where uploader_sub = $1', [SUB]);
-  console.log(JSON.stringify(out, null, 2));
-} finally {
-  await server?.stop();
-  await issuer.close();
-  await client.end();
-  await db.stop();
 }
 
 async function backfillSizeIngest() {
@@ -191,7 +195,8 @@ async function backfillSizeIngest() {
   }
   await sql('drop index if exists result_hidden_benchmark_idx');
   await sql('drop table if exists metric_value, metric_backfill, metric_benchmark, metric_path');
-  await sql("delete from mikro_orm_migrations where name = 'Migration20261126000000_metric_values'");
+  // With the later migrations of the table, which its start applies again after it.
+  await sql("delete from mikro_orm_migrations where name like 'Migration20261126%' and name ~ '_metric_value'");
   const state = async () =>
     (
       await sql<{ next: number; end: number; pending: number; chosen: number; incomplete: number; vacuumed: Date | null }>(
@@ -236,8 +241,11 @@ async function backfillSizeIngest() {
     if (s.vacuumed) break;
     await sleep(1000);
   }
+  // Each batch records its position in the one row of metric_backfill; a pass's beginning and end update it once each.
+  const [updates] = await sql<{ n: number }>("select n_tup_upd::int as n from pg_stat_user_tables where relname = 'metric_backfill'");
   out.backfill = {
     seconds: round(backfillMs / 1000),
+    batches: Math.max(0, (updates?.n ?? 0) - 2),
     results_per_second: Math.round(RESULTS / (backfillMs / 1000)),
     server_peak_rss_mb: peakMb,
     stopped_at_block: stoppedAt,
@@ -263,6 +271,7 @@ async function backfillSizeIngest() {
     result_table_total: per(size!.result_total),
   };
   log(`size: ${JSON.stringify(out.bytes_per_result)}`);
+  if (ONLY === 'backfill') return;
 
   // ------------------------------------------------------------------ 3. ingest
   await api('POST', '/users/self');

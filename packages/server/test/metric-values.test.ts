@@ -493,4 +493,165 @@ test('a deleted benchmark takes its paths and its results their rows', async () 
   assert.equal(left, { paths: 0, values: 0 });
 });
 
+test('backfill: stopped mid-way and resumed while results are updated, moved, hidden, deleted and inserted: every row right', async () => {
+  const other = await seed.benchmark({
+    schema: {
+      type: 'object',
+      properties: { a: { type: 'number' }, b: { type: 'integer' }, c: { type: 'number' }, pad: { type: 'string' } },
+    },
+  });
+  await reconcile();
+  // About seven results a block: the pass over them takes many one-block batches.
+  const rng = prng(27);
+  const ids = await seed.results(
+    Array.from({ length: 400 }, (_, i) => ({
+      benchmark_id: other.id,
+      flavor_id: flavors[i % flavors.length]!.id,
+      site_id: flavors[i % flavors.length]!.site_id,
+      json: { a: rng.next() * 100, b: rng.int(64), ...(i % 5 ? { c: i } : { c: 'none' }), pad: 'x'.repeat(900 + rng.int(200)) },
+      execution_datetime: new Date(Date.UTC(2024, 0, 1 + (i % 28))),
+      hidden: i % 17 === 0,
+    })),
+  );
+  // As stored before the benchmark's paths were chosen: no rows, a pass for it that has not begun.
+  const [range] = await seed.sql<{ first: number; blocks: number }>(
+    `select min((ctid::text::point)[0])::int as first, (pg_relation_size('result') / current_setting('block_size')::int)::int as blocks
+     from result where benchmark_id = ?`,
+    [other.id],
+  );
+  await seed.sql('delete from metric_value where result_id = any(?::uuid[])', [ids]);
+  await seed.sql('update metric_benchmark set complete = false where benchmark_id = ?', [other.id]);
+  await seed.sql('update metric_backfill set benchmarks = array[?::uuid], next_block = ?, end_block = ?', [
+    other.id,
+    range!.first,
+    range!.blocks,
+  ]);
+
+  // Writes of every kind, one statement or a few in a transaction, until told to stop.
+  const writer = new pg.Client({ connectionString: t.databaseUrl });
+  await writer.connect();
+  let writing = true;
+  let writes = 0;
+  const alive = new Set(ids);
+  const pick = () => [...alive][rng.int(alive.size)]!;
+  const write = async () => {
+    while (writing) {
+      const id = pick();
+      const kind = rng.int(6);
+      if (kind === 0)
+        await writer.query(`update result set json = jsonb_set(json, '{a}', to_jsonb($2::float8)) where id = $1`, [id, rng.next()]);
+      else if (kind === 1) await writer.query('update result set hidden = not hidden where id = $1', [id]);
+      else if (kind === 2)
+        // Longer: the new version moves to another block, maybe one the pass has not reached yet.
+        await writer.query(`update result set json = json || jsonb_build_object('pad', repeat('y', 3000), 'b', 7) where id = $1`, [id]);
+      else if (kind === 3) {
+        await writer.query('delete from result where id = $1', [id]);
+        alive.delete(id);
+      } else if (kind === 4) {
+        const [row] = (
+          await writer.query(
+            `insert into result select (jsonb_populate_record(r, jsonb_build_object('id', gen_random_uuid(), 'json', r.json || '{"a": 0.5}'))).* from result r where r.id = $1 returning id`,
+            [id],
+          )
+        ).rows as { id: string }[];
+        alive.add(row!.id);
+      } else {
+        await writer.query('begin');
+        await writer.query(`update result set json = json - 'c' where id = $1`, [id]);
+        await writer.query('update result set hidden = true where id = $1', [id]);
+        await writer.query('commit');
+      }
+      writes++;
+      await new Promise((r) => setTimeout(r, rng.int(3)));
+    }
+  };
+  const writing1 = write();
+  try {
+    const blockOf = async () => Number((await seed.sql<{ next: number }>('select next_block::int as next from metric_backfill'))[0]!.next);
+    const first = new MetricValues(t.server.context.logger, { batchBlocks: 1, batchMs: 0.001 });
+    const running = first.reconcile(fork());
+    const until = Date.now() + 60_000;
+    while ((await blockOf()) < range!.first + 5 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    await first.close();
+    await running;
+    const stoppedAt = await blockOf();
+    const [pass] = await seed.sql<{ complete: boolean; benchmarks: string[] }>(
+      'select complete, (select benchmarks::text[] from metric_backfill) as benchmarks from metric_benchmark where benchmark_id = ?',
+      [other.id],
+    );
+    assert.ok(
+      stoppedAt > range!.first && stoppedAt < range!.blocks,
+      `stopped mid-way: block ${stoppedAt} of ${range!.first}..${range!.blocks}`,
+    );
+    assert.equal(pass, { complete: false, benchmarks: [other.id] }, 'the pass is recorded, not complete');
+
+    const second = new MetricValues(t.server.context.logger, { batchBlocks: 1, batchMs: 0.001 });
+    await second.reconcile(fork());
+    await second.idle();
+    await second.close();
+    writing = false;
+    await writing1;
+    assert.ok(writes > 20, `writes ran during the pass: ${writes}`);
+    const [after] = await seed.sql<{ complete: boolean; rows: number }>(
+      'select complete, (select count(*)::int from metric_value v join metric_path p on p.id = v.path_id where p.benchmark_id = ?) as rows from metric_benchmark where benchmark_id = ?',
+      [other.id, other.id],
+    );
+    assert.equal(after, { complete: true, rows: 3 * alive.size });
+    assert.is(await wrongRows(), 0);
+  } finally {
+    writing = false;
+    await writing1.catch(() => {});
+    await writer.end();
+    await seed.sql('delete from result where benchmark_id = ?', [other.id]);
+    await seed.sql('delete from benchmark where id = ?', [other.id]);
+  }
+});
+
+test('idle(): waits while another process holds the pass, then until the values are complete', async () => {
+  const other = await seed.benchmark({ schema: { type: 'object', properties: { q: { type: 'number' } } } });
+  await reconcile();
+  const ids = await seed.results(
+    [1, 2, 3].map((q) => ({
+      benchmark_id: other.id,
+      flavor_id: flavors[0]!.id,
+      site_id: flavors[0]!.site_id,
+      json: { q },
+      execution_datetime: new Date(),
+    })),
+  );
+  // Stored before the paths were chosen, as far as the table can tell.
+  await seed.sql('delete from metric_value where result_id = any(?::uuid[])', [ids]);
+  await seed.sql('update metric_benchmark set complete = false where benchmark_id = ?', [other.id]);
+  const complete = async () =>
+    (await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [other.id]))[0]!.complete;
+  // The lock of the process running the pass (BACKFILL_LOCK in services/results/metric-values.ts).
+  const holder = new pg.Client({ connectionString: t.databaseUrl });
+  await holder.connect();
+  await holder.query('select pg_advisory_lock(1650814563, 3)');
+  const values = new MetricValues(t.server.context.logger, { retryMs: 50 });
+  try {
+    await values.reconcile(fork());
+    assert.is(await complete(), false, 'left to the process holding the pass');
+    let idle = false;
+    const waiting = values.idle().then(() => {
+      idle = true;
+    });
+    await new Promise((r) => setTimeout(r, 400));
+    assert.not.ok(idle, 'not idle while the pass is left to be retried');
+    await holder.query('select pg_advisory_unlock(1650814563, 3)');
+    await waiting;
+    assert.is(await complete(), true, 'idle: complete');
+    assert.equal(
+      (await seed.sql<{ n: number }>('select count(*)::int as n from metric_value where result_id = any(?::uuid[])', [ids]))[0]!.n,
+      3,
+    );
+    assert.is(await wrongRows(), 0);
+  } finally {
+    await values.close();
+    await holder.end();
+    await seed.sql('delete from result where benchmark_id = ?', [other.id]);
+    await seed.sql('delete from benchmark where id = ?', [other.id]);
+  }
+});
+
 test.run();

@@ -7,6 +7,7 @@ import { Migration20261124200000_flavor_prices } from './Migration20261124200000
 import { Migration20261125000000_shared_state } from './Migration20261125000000_shared_state.ts';
 import { Migration20261126000000_metric_values } from './Migration20261126000000_metric_values.ts';
 import { Migration20261126010000_metric_value_lists } from './Migration20261126010000_metric_value_lists.ts';
+import { Migration20261126030000_metric_values_moved } from './Migration20261126030000_metric_values_moved.ts';
 
 /** Every migration, in order. A new migration file must be added here too. */
 export const migrationsList: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261125000000_shared_state', class: Migration20261125000000_shared_state },
   { name: 'Migration20261126000000_metric_values', class: Migration20261126000000_metric_values },
   { name: 'Migration20261126010000_metric_value_lists', class: Migration20261126010000_metric_value_lists },
+  { name: 'Migration20261126030000_metric_values_moved', class: Migration20261126030000_metric_values_moved },
 ];

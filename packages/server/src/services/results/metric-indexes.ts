@@ -34,6 +34,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../../core/logger.ts';
 import { lockKeyOf, lockWithin, tryLock, unlock, type LockKey, type Run } from '../../db/advisory-lock.ts';
 import { withOwnConnection } from '../../db/own-connection.ts';
+import { SerialQueue } from '../runtime/serial-queue.ts';
 import { MetricValues } from './metric-values.ts';
 
 /** At most this many indexed metrics per benchmark (two indexes each). */
@@ -138,14 +139,10 @@ const FETCH_CHUNK = 100;
 export class MetricIndexes {
   private readonly known = new Map<string, { ready: boolean; checked: number }>();
   private readonly metricsOf = new Map<string, { digest: string; metrics: string[][] }>();
-  private queue: Promise<void> = Promise.resolve();
-  private pending = false;
-  private closed = false;
+  private readonly queue: SerialQueue;
   private readonly maxIndexes: number;
   private readonly recheckMs: number;
-  private readonly retryMs: number;
   private readonly sessionUrl: string | undefined;
-  private retry: NodeJS.Timeout | undefined;
   /**
    * The metric values table (services/results/metric-values.ts): kept up to date on the same occasions as
    * these indexes (start, a benchmark approved, changed or deleted), but not bounded by their cap.
@@ -167,9 +164,17 @@ export class MetricIndexes {
   ) {
     this.maxIndexes = options.maxIndexes ?? 200;
     this.recheckMs = options.recheckMs ?? 30_000;
-    this.retryMs = options.retryMs ?? 5_000;
+    const retryMs = options.retryMs ?? 5_000;
     this.sessionUrl = options.sessionUrl;
-    this.values = new MetricValues(logger, { sessionUrl: options.sessionUrl, retryMs: this.retryMs });
+    this.queue = new SerialQueue({
+      retryMs,
+      onError: (err) => this.logger.warn('metric indexes not reconciled', { error: (err as Error).message }),
+    });
+    this.values = new MetricValues(logger, { sessionUrl: options.sessionUrl, retryMs });
+  }
+
+  private get closed(): boolean {
+    return this.queue.closed;
   }
 
   /**
@@ -198,18 +203,7 @@ export class MetricIndexes {
    */
   reconcile(em: EntityManager): Promise<void> {
     void this.values.reconcile(em.fork());
-    if (this.pending) return this.queue;
-    this.pending = true;
-    this.queue = this.queue.then(async () => {
-      this.pending = false;
-      if (this.closed) return;
-      try {
-        await this.reconcileNow(em);
-      } catch (err) {
-        if (!this.closed) this.logger.warn('metric indexes not reconciled', { error: (err as Error).message });
-      }
-    });
-    return this.queue;
+    return this.queue.request(() => this.reconcileNow(em));
   }
 
   /** At start: the same, which also drops what a deleted benchmark or a crashed build left behind. */
@@ -217,16 +211,18 @@ export class MetricIndexes {
     return this.reconcile(em);
   }
 
-  /** Resolves when the work queued so far is done (the metric values' too). */
+  /**
+   * Resolves once nothing is queued, running or waiting to be tried again, here or in the metric
+   * values (whose pass is then complete), unless closed meanwhile.
+   */
   async idle(): Promise<void> {
-    await Promise.all([this.queue, this.values.idle()]);
+    do await Promise.all([this.queue.idle(), this.values.idle()]);
+    while (!this.closed && (this.queue.busy || this.values.busy));
   }
 
   /** Stops after the statement in flight; resolves when nothing runs any more. */
   async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.retry);
-    await Promise.all([this.queue, this.values.close()]);
+    await Promise.all([this.queue.close(), this.values.close()]);
   }
 
   private async reconcileNow(em: EntityManager): Promise<void> {
@@ -257,7 +253,7 @@ export class MetricIndexes {
         if ((await this.locked(run, m.name, () => this.build(run, em, m))) === BUSY) busy = true;
       }
     });
-    if (busy) this.retryLater(em);
+    if (busy) this.queue.retryLater();
   }
 
   /** The metrics that get indexes now, read afresh (only changed schemas are fetched). */
@@ -321,15 +317,6 @@ export class MetricIndexes {
     } finally {
       await unlock(run, DDL_LOCK).catch(() => {});
     }
-  }
-
-  private retryLater(em: EntityManager): void {
-    if (this.closed || this.retry) return;
-    this.retry = setTimeout(() => {
-      this.retry = undefined;
-      void this.reconcile(em);
-    }, this.retryMs);
-    this.retry.unref();
   }
 
   /** Builds both indexes of `m` unless they are valid already; drops first what a failed build left invalid. */

@@ -9,8 +9,10 @@
  * values of results stored before their benchmark's paths were chosen (the first start after the
  * migration, a schema changed since): one pass over the result table by heap block ranges, a
  * batch per transaction, its position kept in `metric_backfill` so that a stop resumes where it
- * left off. A benchmark is `complete` once a pass that began after its paths were chosen has
- * ended; until then comparisons read the values from the documents (services/compare/compare.ts).
+ * left off. A batch takes about BATCH_MS (its size follows the pace of the last one): long enough
+ * for its statements' cost to be the rows it writes, short enough for the updates and deletes
+ * that wait for it. A benchmark is `complete` once a pass that began after its paths were chosen has
+ * ended; until then comparisons read the documents (services/compare/compare.ts).
  *
  * Why it is right while results change:
  * - The paths of a benchmark are replaced without a table lock: a write in flight may have read
@@ -23,14 +25,18 @@
  *   result whose change is uncommitted, and a change after the batch sees the batch's rows. An
  *   updated result gets its rows written again from its new version, wherever the update moved it.
  * - A batch writes only the rows a result lacks: a row is only ever written from the result's
- *   current version.
+ *   current version. An update that leaves a result's values as they were (a claim, a deletion)
+ *   writes the rows it lacks while its benchmark is incomplete (migration 20261126030000): it may
+ *   move the result to a block the pass has passed, or past the end it recorded.
  * Several processes may share the database: one pass runs at a time (BACKFILL_LOCK), and paths
  * are replaced under CHANGE_LOCK taken exclusively.
  */
+import { performance } from 'node:perf_hooks';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from '../../core/logger.ts';
 import { tryLock, unlock, type LockKey, type Run } from '../../db/advisory-lock.ts';
 import { withOwnConnection } from '../../db/own-connection.ts';
+import { SerialQueue } from '../runtime/serial-queue.ts';
 import { DescribedPaths } from '../schemas/schema-paths.ts';
 
 /**
@@ -44,8 +50,12 @@ const CHOICE_VERSION = `v1:${MAX_METRIC_PATHS}`;
 export const CHANGE_LOCK: LockKey = [0x62656e63, 2];
 /** Held by the process running the backfill pass. */
 const BACKFILL_LOCK: LockKey = [0x62656e63, 3];
-/** Heap blocks per backfill batch (about three results each at a million results). */
+/** Heap blocks of the first backfill batch; the next ones take about BATCH_MS each, within these bounds. */
 const BATCH_BLOCKS = 256;
+const MIN_BATCH_BLOCKS = 1;
+const MAX_BATCH_BLOCKS = 16_384;
+/** How long a batch should take: it holds CHANGE_LOCK, which updates and deletes of results wait for. */
+const BATCH_MS = 250;
 
 type SchemaNode = Record<string, unknown>;
 
@@ -89,72 +99,78 @@ export async function completeMetricPath(em: EntityManager, benchmarkId: string,
  * A batch of the pass: the rows of the results in a range of heap blocks, of the benchmarks the
  * pass is for, that they do not have yet (a result written since its paths were chosen has them
  * from the trigger; one of a benchmark whose schema gained a path lacks that path's only).
+ *
+ * The rows the batch's results have already are read once, one lookup of the result index per
+ * result (usually finding none), and the pairs to write are checked against them in a hash: a
+ * lookup per (result, path) would read every row of the result for each of its paths.
  */
 const BATCH_SQL =
+  'with had as materialized (select v.result_id, v.path_id from result r join metric_value v on v.result_id = r.id ' +
+  'where r.ctid >= $1::tid and r.ctid < $2::tid and r.benchmark_id = any((select benchmarks from metric_backfill)::uuid[])) ' +
   'insert into metric_value (result_id, flavor_id, site_id, execution_datetime, path_id, hidden, value) ' +
   'select n.id, n.flavor_id, n.site_id, n.execution_datetime, p.id, n.hidden, ' +
   "case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end " +
   'from result n join metric_path p on p.benchmark_id = n.benchmark_id ' +
   'where n.ctid >= $1::tid and n.ctid < $2::tid and n.benchmark_id = any((select benchmarks from metric_backfill)::uuid[]) ' +
-  'and not exists (select 1 from metric_value v where v.result_id = n.id and v.path_id = p.id)';
+  'and not exists (select 1 from had h where h.result_id = n.id and h.path_id = p.id)';
 const lockSql = (key: LockKey) => `select pg_advisory_xact_lock(${key[0]}, ${key[1]})`;
 
 /** The upkeep of the table: paths chosen again when schemas change, values filled in. */
 export class MetricValues {
-  private queue: Promise<void> = Promise.resolve();
-  private pending = false;
-  private closed = false;
-  private retry: NodeJS.Timeout | undefined;
-  private readonly retryMs: number;
-  private readonly batchBlocks: number;
+  private readonly queue: SerialQueue;
+  private readonly batchMs: number;
+  /** Heap blocks of the next batch. */
+  private blocks: number;
+  /** Batches of the pass so far (in this process). */
+  private batches = 0;
 
   constructor(
     private readonly logger: Logger,
-    private readonly options: { sessionUrl?: string; retryMs?: number; batchBlocks?: number } = {},
+    private readonly options: {
+      sessionUrl?: string;
+      retryMs?: number;
+      /** Heap blocks of the first batch. */
+      batchBlocks?: number;
+      /** How long a batch should take (the later batches' sizes follow). */
+      batchMs?: number;
+    } = {},
   ) {
-    this.retryMs = options.retryMs ?? 5_000;
-    this.batchBlocks = options.batchBlocks ?? BATCH_BLOCKS;
+    this.blocks = options.batchBlocks ?? BATCH_BLOCKS;
+    this.batchMs = options.batchMs ?? BATCH_MS;
+    this.queue = new SerialQueue({
+      retryMs: options.retryMs ?? 5_000,
+      onError: (err) => {
+        this.logger.warn('metric values not brought up to date', { error: (err as Error).message });
+        this.queue.retryLater();
+      },
+    });
+  }
+
+  private get closed(): boolean {
+    return this.queue.closed;
   }
 
   /** Chooses the paths of changed benchmarks, then fills in what is missing; after the work queued. Never throws. */
   reconcile(em: EntityManager): Promise<void> {
-    if (this.pending) return this.queue;
-    this.pending = true;
-    this.queue = this.queue.then(async () => {
-      this.pending = false;
-      if (this.closed) return;
-      try {
-        await this.choosePaths(em);
-        await this.backfill(em);
-      } catch (err) {
-        if (!this.closed) {
-          this.logger.warn('metric values not brought up to date', { error: (err as Error).message });
-          this.retryLater(em);
-        }
-      }
+    return this.queue.request(async () => {
+      await this.choosePaths(em);
+      await this.backfill(em);
     });
-    return this.queue;
   }
 
-  /** Resolves when the work queued so far is done. */
+  /** Resolves once nothing is queued, running or waiting to be tried again (the values complete, unless closed). */
   idle(): Promise<void> {
-    return this.queue;
+    return this.queue.idle();
+  }
+
+  /** Something queued, running or waiting to be tried again. */
+  get busy(): boolean {
+    return this.queue.busy;
   }
 
   /** Stops after the batch in flight (the pass resumes at the next start). */
-  async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.retry);
-    await this.queue;
-  }
-
-  private retryLater(em: EntityManager): void {
-    if (this.closed || this.retry) return;
-    this.retry = setTimeout(() => {
-      this.retry = undefined;
-      void this.reconcile(em);
-    }, this.retryMs);
-    this.retry.unref();
+  close(): Promise<void> {
+    return this.queue.close();
   }
 
   /** Replaces the paths of every benchmark whose schema changed since they were chosen. */
@@ -163,7 +179,7 @@ export class MetricValues {
     const settled = await withOwnConnection(url, (run) => chooseMetricPaths(run, this.logger, () => this.closed), 'metric values');
     // A writer still running (e.g. a session left idle in a transaction): the benchmarks it may
     // concern wait for the next try.
-    if (!settled) this.retryLater(em);
+    if (!settled) this.queue.retryLater();
   }
 
   /** Runs the pass (or the rest of it) and the next ones, on a connection of its own; another process may be at it. */
@@ -177,7 +193,7 @@ export class MetricValues {
       url,
       async (run) => {
         if (!(await tryLock(run, BACKFILL_LOCK))) {
-          this.retryLater(em);
+          this.queue.retryLater();
           return;
         }
         try {
@@ -188,6 +204,17 @@ export class MetricValues {
       },
       'metric values',
     );
+  }
+
+  /**
+   * The next batch's size: as many blocks as the last batch's pace fills in `batchMs` (updates and
+   * deletes of results wait for a batch), at most twice or half the last size, within
+   * [MIN_BATCH_BLOCKS, MAX_BATCH_BLOCKS].
+   */
+  private resize(blocks: number, ms: number): void {
+    if (blocks < this.blocks) return; // the end of the range: says nothing of the pace
+    const paced = (blocks * this.batchMs) / Math.max(ms, 1);
+    this.blocks = Math.round(Math.min(MAX_BATCH_BLOCKS, Math.max(MIN_BATCH_BLOCKS, Math.min(2 * blocks, Math.max(blocks / 2, paced)))));
   }
 
   /** One step of the pass: begin it, a batch, or its end. False when there is nothing left to do. */
@@ -221,12 +248,19 @@ export class MetricValues {
         await run("update metric_backfill set benchmarks = '{}', next_block = 0, end_block = 0");
         return;
       }
-      const to = Math.min(end, from + this.batchBlocks);
-      await run(BATCH_SQL, [`(${from},0)`, `(${to},0)`]);
-      await run('update metric_backfill set next_block = $1', [to]);
+      const blocks = Math.min(end - from, this.blocks);
+      // Without waiting for its WAL to reach the disk: a crash loses the batch and its position
+      // together (the pass does it again), and any later commit flushes it first.
+      await run('set local synchronous_commit = off');
+      const started = performance.now();
+      await run(BATCH_SQL, [`(${from},0)`, `(${from + blocks},0)`]);
+      await run('update metric_backfill set next_block = $1', [from + blocks]);
+      this.resize(blocks, performance.now() - started);
+      this.batches++;
     });
     if (from >= end) {
-      this.logger.debug('metric values complete', { benchmarks: state.benchmarks.length });
+      this.logger.debug('metric values complete', { benchmarks: state.benchmarks.length, batches: this.batches });
+      this.batches = 0;
       // The planner's statistics, and the visibility map that index-only scans need.
       await run('vacuum (analyze) metric_value');
     }
