@@ -5,8 +5,15 @@
  * handled in place, where sending them would cost more than the work. One worker, started on the first long series and ended after
  * `idleMs` without work; it never keeps the process alive. Should it fail, the series is segmented
  * in place.
+ *
+ * Each series' change points are remembered by its content (a digest of its text and the options),
+ * not forgotten on writes: after an upload, the next answer reads every series again but segments
+ * only those whose points changed; the others are summarised from their remembered change points
+ * (parsing and sketching, linear in their length).
  */
+import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
+import { LRUCache } from 'lru-cache';
 import type { ChangeOptions } from './changes-stats.ts';
 import { type SeriesSummary, summariseSeries, type TimeAxis } from './changes-series.ts';
 import type { SegmentAnswer, SegmentJob } from './changes-worker.ts';
@@ -27,24 +34,47 @@ export class ChangesSegmenter {
   #next = 0;
   readonly #pending = new Map<number, { resolve: (s: SeriesSummary) => void; reject: (e: Error) => void }>();
   #idle: NodeJS.Timeout | null = null;
-  /** Series segmented in the worker (for tests and measurements). */
+  /** Series handled in the worker (for tests and measurements). */
   segmentedInWorker = 0;
-  readonly options: { minPoints: number; idleMs: number };
+  /** Series segmented, in place or in the worker: those whose change points were not remembered (for tests and measurements). */
+  segmentations = 0;
+  /** Change points by series digest (`#key`). */
+  readonly #cuts: LRUCache<string, number[]>;
+  readonly options: { minPoints: number; idleMs: number; remembered: number };
 
-  constructor(options: Partial<{ minPoints: number; idleMs: number }> = {}) {
-    this.options = { minPoints: 2_000, idleMs: 10_000, ...options };
+  constructor(options: Partial<{ minPoints: number; idleMs: number; remembered: number }> = {}) {
+    this.options = { minPoints: 2_000, idleMs: 10_000, remembered: 2_000, ...options };
+    this.#cuts = new LRUCache({ max: Math.max(1, this.options.remembered) });
   }
 
   /** A series of `n` points (its text as the statement returns it) summarised: segments, change points, sketch. */
   async segment(text: string, n: number, options: ChangeOptions, axis: TimeAxis): Promise<SeriesSummary> {
-    if (n < this.options.minPoints) return summariseSeries(text, options, axis);
-    try {
-      const summary = await this.#run({ text, options, axis });
-      this.segmentedInWorker++;
-      return summary;
-    } catch {
-      return summariseSeries(text, options, axis);
+    const key = this.#key(text, options);
+    const cuts = this.#cuts.get(key);
+    if (!cuts) this.segmentations++;
+    let summary: SeriesSummary;
+    if (n < this.options.minPoints) summary = summariseSeries(text, options, axis, cuts);
+    else {
+      try {
+        summary = await this.#run({ text, options, axis, ...(cuts ? { cuts } : {}) });
+        this.segmentedInWorker++;
+      } catch {
+        summary = summariseSeries(text, options, axis, cuts);
+      }
     }
+    if (!cuts) this.#cuts.set(key, summary.cuts);
+    return summary;
+  }
+
+  /** What identifies a segmentation: the options it depends on and the series' points (values, ids, times) in order. */
+  #key(text: string, options: ChangeOptions): string {
+    const digest = createHash('sha256').update(text).digest('base64');
+    return `${options.maxPvalue} ${options.minMagnitude} ${options.minSize} ${digest}`;
+  }
+
+  /** Forget every remembered segmentation (for tests and measurements: a cold answer). */
+  forget(): void {
+    this.#cuts.clear();
   }
 
   #run(job: Omit<SegmentJob, 'id'>): Promise<SeriesSummary> {

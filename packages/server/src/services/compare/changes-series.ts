@@ -28,6 +28,8 @@ export interface SeriesSummary {
   segments: (Side & { from: number; to: number; stddev: number | null })[];
   changes: { index: number; at: number; result_id: string; before: Side; after: Side; magnitude: number | null; pvalue: number }[];
   sketch: SketchColumn[];
+  /** The change points as segmented (changes-stats.ts, `changePoints`): what a later summary of the same series can reuse. */
+  cuts: number[];
 }
 
 /** `value id milliseconds` of each point, joined by commas: its values, result ids and times. */
@@ -48,10 +50,15 @@ export function parsePoints(text: string): { values: Float64Array; ids: string[]
   return { values, ids, times };
 }
 
-/** The series' segments, change points and sketch. */
-export function summariseSeries(text: string, options: ChangeOptions, axis: TimeAxis): SeriesSummary {
+/**
+ * The series' segments, change points and sketch. `cuts`: its change points as an earlier summary of
+ * the same text with the same options found them (changes-segmenter.ts remembers them), which spares
+ * the segmentation, the one part that grows faster than the series.
+ */
+export function summariseSeries(text: string, options: ChangeOptions, axis: TimeAxis, cuts?: readonly number[]): SeriesSummary {
   const { values, ids, times } = parsePoints(text);
-  const { segments, changes } = summarise(values, changePoints(values, options));
+  const points = cuts ? [...cuts] : changePoints(values, options);
+  const { segments, changes } = summarise(values, points);
   const side = ({ n, mean, median }: Side) => ({ n, mean, median });
   return {
     n: values.length,
@@ -68,5 +75,6 @@ export function summariseSeries(text: string, options: ChangeOptions, axis: Time
       pvalue: c.pvalue,
     })),
     sketch: sketchColumns(times, values, axis.from, axis.to, axis.columns),
+    cuts: points,
   };
 }

@@ -13,13 +13,15 @@ export interface SegmentJob {
   text: string;
   options: ChangeOptions;
   axis: TimeAxis;
+  /** The series' change points when already known (changes-series.ts, `summariseSeries`). */
+  cuts?: number[];
 }
 
 export type SegmentAnswer = { id: number; summary: SeriesSummary } | { id: number; error: string };
 
 parentPort!.on('message', (job: SegmentJob) => {
   try {
-    parentPort!.postMessage({ id: job.id, summary: summariseSeries(job.text, job.options, job.axis) } satisfies SegmentAnswer);
+    parentPort!.postMessage({ id: job.id, summary: summariseSeries(job.text, job.options, job.axis, job.cuts) } satisfies SegmentAnswer);
   } catch (err) {
     parentPort!.postMessage({ id: job.id, error: (err as Error).message } satisfies SegmentAnswer);
   }
