@@ -129,6 +129,8 @@ export interface SyntheticResults {
   json: string;
   /** The execution time of row g (a timestamptz expression). */
   executed: string;
+  /** The site's name (default `site`). */
+  siteName?: string;
   /** How many flavors (default 1), named flavor-00, flavor-01, … at the one site. */
   flavors?: number;
   /** The flavor of row g: an expression of `g` and `fids` (the flavor ids, a uuid[] indexed from 1); default the first. */
@@ -159,8 +161,8 @@ export async function seedSyntheticResults(c: pg.Client, spec: SyntheticResults)
   );
   const site = randomUUID();
   await c.query(
-    "insert into site (id, name, address, status, upload_datetime, uploader_iss, uploader_sub) values ($1, 'site', 'here', 'approved', now(), $2, $3)",
-    [site, owner.iss, owner.sub],
+    "insert into site (id, name, address, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, 'here', 'approved', now(), $3, $4)",
+    [site, spec.siteName ?? 'site', owner.iss, owner.sub],
   );
   const flavors = Array.from({ length: Math.max(1, spec.flavors ?? 1) }, () => randomUUID());
   for (const [i, id] of flavors.entries()) {
