@@ -13,6 +13,7 @@ import { createSeeder, upload, type Seeder, type SeededResult } from './support/
 import { prng } from './support/hardening.ts';
 import { findChanges, readSeries, type ChangesParams } from '../src/services/compare/changes.ts';
 import { ChangesSegmenter } from '../src/services/compare/changes-segmenter.ts';
+import { encodePoints, sortPoints } from '../src/services/compare/changes-series.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -238,5 +239,54 @@ test('change points remembered for series segmented in the worker thread: the sa
     await segmenter.close();
   }
 });
+
+test('sortPoints: by execution time to the microsecond, then id, as PostgreSQL orders them, far dates included', async () => {
+  // Ties (the same time) and times a microsecond apart in one series.
+  const flavor = flavors[0]!;
+  await seed.sql(
+    `update result set execution_datetime = execution_datetime + make_interval(secs => (get_byte(uuid_send(id), 0) % 3) / 1000000.0)
+     where flavor_id = ? and benchmark_id = ?`,
+    [flavor.id, benchmarkId],
+  );
+  const query = { benchmark_id: benchmarkId, metric: 'json.result.score', flavor_id: flavor.id } as ChangesParams;
+  const { series } = await readSeries(fork(), query, ['result', 'score'], { benchmarkId });
+  const sorted = sortPoints(series[0]!.points);
+  const expected = await seed.sql<{ id: string; ms: number }>(
+    `select id::text, floor(extract(epoch from execution_datetime) * 1000)::float8 as ms from result
+     where flavor_id = ? and benchmark_id = ? and not hidden and jsonb_typeof(json #> '{result,score}') = 'number'
+       and (json #> '{result,score}')::numeric between -1.7976931348623157e308 and 1.7976931348623157e308
+     order by execution_datetime, id`,
+    [flavor.id, benchmarkId],
+  );
+  const [ties] = await seed.sql<{ n: number }>(
+    'select count(*)::int as n from (select execution_datetime from result where flavor_id = ? group by 1 having count(*) > 1) t',
+    [flavor.id],
+  );
+  assert.ok(ties!.n > 0, 'some times are shared');
+  assert.equal(
+    Array.from({ length: sorted.values.length }, (_, i) => idOf(sorted.ids, i)),
+    expected.map((r) => r.id),
+  );
+  assert.equal(
+    Array.from(sorted.times),
+    expected.map((r) => Number(r.ms)),
+  );
+
+  // Beyond 285 years of 2000, microseconds are no longer exact doubles: compared in full.
+  const far = [Date.UTC(2400, 0, 1), Date.UTC(1650, 5, 1), Date.UTC(2400, 0, 1), Date.UTC(2000, 0, 1), Date.UTC(1650, 5, 1) + 1];
+  const points = far.map((ms, i) => ({ value: i, ms, id: `${String(9 - i).repeat(8)}-0000-4000-8000-000000000000` }));
+  const farSorted = sortPoints(encodePoints(points));
+  assert.equal(Array.from(farSorted.values), [1, 4, 3, 2, 0]);
+  assert.equal(Array.from(farSorted.times), [far[1], far[4], far[3], far[2], far[0]]);
+  // The same points in another order: the same digest.
+  assert.is(sortPoints(encodePoints([...points].reverse())).digest, farSorted.digest);
+  assert.is.not(sortPoints(encodePoints(points.slice(1))).digest, farSorted.digest);
+});
+
+/** The i-th id of sortPoints' ids, as uuids are written. */
+function idOf(ids: Uint32Array, i: number): string {
+  const hex = Array.from(ids.subarray(4 * i, 4 * i + 4), (w) => w.toString(16).padStart(8, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 test.run();

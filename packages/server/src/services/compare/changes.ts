@@ -1,9 +1,9 @@
 /**
  * GET /results:changes (docs/spec/CHANGES.md): change points in the time series of one metric of
  * one benchmark's visible results, one series per flavor or site. One statement reads every
- * series in time order (`readSeries`, the one place that knows where the values come from); each
- * series is parsed, segmented and sketched in Node (changes-series.ts), in a worker thread when it is
- * long (changes-segmenter.ts).
+ * series (`readSeries`, the one place that knows where the values come from); each series is sorted
+ * by time, segmented and sketched in Node (changes-series.ts), in a worker thread when it is long, its
+ * change points remembered by content (changes-segmenter.ts).
  */
 import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -38,13 +38,15 @@ export interface ComputedChanges {
   sketch: Sketch;
 }
 
+/** The largest finite double, and half the smallest positive one (less rounds to zero), as SQL numerics (as compare.ts's). */
 const MAX_DOUBLE = '1.7976931348623157e308';
+const HALF_MIN_DOUBLE = '2.4703282292062328e-324';
 
-/** One group's series as the statement returns it: `value id milliseconds` of each point, comma-separated, in time order. */
+/** One group's series as the statement returns it: `POINT_BYTES` per point, in no particular order (changes-series.ts). */
 export interface Series {
   g: string;
   n: number;
-  points: string;
+  points: Uint8Array;
   /** Its first and last execution times, epoch milliseconds. */
   first: number;
   last: number;
@@ -57,8 +59,7 @@ interface SeriesRow {
   numbers: number;
   g: string;
   n: number;
-  /** `value id milliseconds` of each point, joined by commas, in (execution_datetime, id) order. */
-  points: string | null;
+  points: Uint8Array | null;
   first: number | string | null;
   last: number | string | null;
   site_id: string | null;
@@ -71,8 +72,10 @@ interface SeriesRow {
  * Every group's series of the results the query matches (GET /results' WHERE, visible results
  * only), in one statement: a value is the JSON number at the path as the API shows it (the nearest
  * double; one beyond the largest double, possible only in a document stored outside the API,
- * counts as excluded, one that rounds to zero is 0). Each group's points come as one text, sorted
- * once by (execution_datetime, id): parsing it is several times cheaper than a row per point.
+ * counts as excluded, one that rounds to zero is 0). Each group's points come as one bytea of
+ * fixed-size binary records (the double, the execution time, the id: no text formatting), in no
+ * particular order: sorting them in PostgreSQL was most of the statement's time, by (execution
+ * time, id) in Node (changes-series.ts, `sortPoints`) a few milliseconds per 25,000 points.
  *
  * The points come from the table of metric values (services/results/metric-values.ts) when it can
  * answer, as compare's do (`answerableFromTable`: no JSON filter, tag or upload time; the benchmark's
@@ -92,11 +95,13 @@ export async function readSeries(
   const bySite = query.group_by === 'site';
   const names = bySite ? 'left join site si on si.id = s.g' : 'left join flavor f on f.id = s.g left join site si on si.id = f.site_id';
   const flavorColumns = bySite ? 'null::text as flavor_id, null::text as flavor_name' : 'f.id::text as flavor_id, f.name as flavor_name';
-  // (g, id, t, x) of every matching result: x the number's text, which Node reads as the nearest double
-  // (0 for what rounds to zero), as the API shows it; null when there is none or it is beyond a double.
+  // (g, id, t, x) of every matching result: x the number as the API shows it, the nearest double (0
+  // for what rounds to zero); null when there is none or it is beyond the largest double.
   const documentPoints = (): { sql: string; params: unknown[] } => {
     const value = valueAt('r.json', path);
-    const number = `case when jsonb_typeof(v) = 'number' and v <= '${MAX_DOUBLE}'::jsonb and v >= '-${MAX_DOUBLE}'::jsonb then v::text end`;
+    const number =
+      `case when jsonb_typeof(v) = 'number' and v <= '${MAX_DOUBLE}'::jsonb and v >= '-${MAX_DOUBLE}'::jsonb then ` +
+      `case when v < '${HALF_MIN_DOUBLE}'::jsonb and v > '-${HALF_MIN_DOUBLE}'::jsonb then 0::float8 else v::numeric::float8 end end`;
     const group = bySite ? 'r.site_id' : 'r.flavor_id';
     return {
       sql:
@@ -105,12 +110,14 @@ export async function readSeries(
       params: [...value.params, ...where.params],
     };
   };
-  // The same from the table: its value is the document's number exactly as stored (numeric, whose
-  // text is the jsonb number's), null where the document has none.
+  // The same from the table: its value is the document's number exactly as stored (numeric), null
+  // where the document has none.
   const tablePoints = (pathId: number): { sql: string; params: unknown[] } => {
     const tableFilter = tableWhere(query, pathId);
     const group = bySite ? 'v.site_id' : 'v.flavor_id';
-    const number = `case when v.value <= ${MAX_DOUBLE} and v.value >= -${MAX_DOUBLE} then v.value::text end`;
+    const number =
+      `case when v.value <= ${MAX_DOUBLE} and v.value >= -${MAX_DOUBLE} then ` +
+      `case when v.value < ${HALF_MIN_DOUBLE} and v.value > -${HALF_MIN_DOUBLE} then 0::float8 else v.value::float8 end end`;
     return {
       sql: `select ${group} as g, v.result_id as id, v.execution_datetime as t, ${number} as x from metric_value v ${tableFilter.toSql()}`,
       params: tableFilter.params,
@@ -122,12 +129,13 @@ export async function readSeries(
       // From the table of metric values when it holds the path and is complete in this snapshot.
       const pathId = options.documents || !answerableFromTable(query) ? null : await completeMetricPath(tx, options.benchmarkId, path);
       const points = pathId === null ? documentPoints() : tablePoints(pathId);
-      // date_part (a double) rather than extract (a numeric): a third of the statement's time at 25,000 points.
+      // A point without a number is null, which string_agg leaves out; the first and last times to the
+      // millisecond below, as sortPoints reads them.
       const aggregates =
         'select g, count(*)::int as matched, count(x)::int as n, ' +
-        "string_agg(x || ' ' || id::text || ' ' || floor(date_part('epoch', t) * 1000)::int8::text, ',' order by t, id) " +
-        `filter (where x is not null) as points, floor(date_part('epoch', min(t) filter (where x is not null)) * 1000)::float8 as first, ` +
-        `floor(date_part('epoch', max(t) filter (where x is not null)) * 1000)::float8 as last from (${points.sql}) p group by g`;
+        "string_agg(float8send(x) || timestamptz_send(t) || uuid_send(id), ''::bytea) as points, " +
+        'floor(extract(epoch from min(t) filter (where x is not null)) * 1000)::float8 as first, ' +
+        `floor(extract(epoch from max(t) filter (where x is not null)) * 1000)::float8 as last from (${points.sql}) p group by g`;
       const sql =
         'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, s.points, s.first, s.last, ' +
         `si.id::text as site_id, si.name as site_name, ${flavorColumns} from (${aggregates}) s ${names}`;
