@@ -129,13 +129,21 @@ export interface SyntheticResults {
   json: string;
   /** The execution time of row g (a timestamptz expression). */
   executed: string;
+  /** The site's name (default `site`). */
+  siteName?: string;
+  /** How many flavors (default 1), named flavor-00, flavor-01, … at the one site. */
+  flavors?: number;
+  /** The flavor of row g: an expression of `g` and `fids` (the flavor ids, a uuid[] indexed from 1); default the first. */
+  flavor?: string;
 }
 
 export interface SyntheticSeed {
   /** The benchmark ids, in the order of `schemas`. */
   benchmarks: string[];
   site: string;
+  /** The first flavor, and all of them in order. */
   flavor: string;
+  flavors: string[];
   owner: { iss: string; sub: string };
 }
 
@@ -152,15 +160,18 @@ export async function seedSyntheticResults(c: pg.Client, spec: SyntheticResults)
     [owner.iss, owner.sub],
   );
   const site = randomUUID();
-  const flavor = randomUUID();
   await c.query(
-    "insert into site (id, name, address, status, upload_datetime, uploader_iss, uploader_sub) values ($1, 'site', 'here', 'approved', now(), $2, $3)",
-    [site, owner.iss, owner.sub],
+    "insert into site (id, name, address, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, 'here', 'approved', now(), $3, $4)",
+    [site, spec.siteName ?? 'site', owner.iss, owner.sub],
   );
-  await c.query(
-    "insert into flavor (id, site_id, name, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, 'flavor', 'approved', now(), $3, $4)",
-    [flavor, site, owner.iss, owner.sub],
-  );
+  const flavors = Array.from({ length: Math.max(1, spec.flavors ?? 1) }, () => randomUUID());
+  for (const [i, id] of flavors.entries()) {
+    await c.query(
+      "insert into flavor (id, site_id, name, status, upload_datetime, uploader_iss, uploader_sub) values ($1, $2, $3, 'approved', now(), $4, $5)",
+      [id, site, flavors.length === 1 ? 'flavor' : `flavor-${String(i).padStart(2, '0')}`, owner.iss, owner.sub],
+    );
+  }
+  const flavor = flavors[0]!;
   const benchmarks: string[] = [];
   for (const [i, schema] of spec.schemas.entries()) {
     const id = randomUUID();
@@ -172,10 +183,10 @@ export async function seedSyntheticResults(c: pg.Client, spec: SyntheticResults)
   }
   await c.query(
     `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
-     select gen_random_uuid(), ${spec.benchmark}, $2, $3, ${spec.json}, ${spec.executed}, now(), $4, $5, false, false
-     from generate_series(1, $6::int) g, (select $1::uuid[] as ids) b`,
-    [benchmarks, site, flavor, owner.iss, owner.sub, spec.results],
+     select gen_random_uuid(), ${spec.benchmark}, $2, ${spec.flavor ?? 'fids[1]'}, ${spec.json}, ${spec.executed}, now(), $4, $5, false, false
+     from generate_series(1, $6::int) g, (select $1::uuid[] as ids, $3::uuid[] as fids) b`,
+    [benchmarks, site, flavors, owner.iss, owner.sub, spec.results],
   );
   await c.query('vacuum analyze result');
-  return { benchmarks, site, flavor, owner };
+  return { benchmarks, site, flavor, flavors, owner };
 }

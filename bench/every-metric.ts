@@ -7,6 +7,7 @@
  * metric values table) compares two runs, not one.
  */
 import type { CompareAfterWriteReport, MetricTableSize, SeriesReport } from './metric-runs.ts';
+import type { ColdRememberedReport } from './changes-runs.ts';
 import type { BenchReport, RunReport, ScenarioReport, TargetResult } from './report.ts';
 
 export interface EveryMetricReport {
@@ -14,6 +15,9 @@ export interface EveryMetricReport {
   compareAfterWrite: CompareAfterWriteReport | null;
   comparesAfterWrite: CompareAfterWriteReport | null;
   series: SeriesReport | null;
+  /** Scenarios 16 (GET /results:changes) and 17 (GET /results:compare with `baseline`), bench/changes-runs.ts. */
+  changes: ColdRememberedReport | null;
+  compareBaseline: ColdRememberedReport | null;
   /** The machine's 1-minute load average, sampled every 10 s through the run. */
   loadAverage: { min: number; median: number; max: number; samples: number };
   goals: TargetResult[];
@@ -24,6 +28,9 @@ export const EVERY_METRIC_GOALS = {
   listFactor: 4,
   listConnections: [8, 32],
   compareColdP50Ms: 150,
+  /** GET /results:changes of a benchmark of a quarter of the results in 10 series (scenario 16). */
+  changesColdP50Ms: 1000,
+  changesRememberedP50Ms: 10,
 };
 
 const runAt = (s: ScenarioReport | undefined, connections: number): RunReport | undefined =>
@@ -73,6 +80,22 @@ export function judgeEveryMetric(report: Omit<BenchReport, 'targets'>, measured:
       status: eight.computations === 1 ? 'met' : 'missed',
       detail: `${eight.computations} computation(s) for 8 requests; every request p50 ${eight.apiMs.p50} ms, slowest of a round p50 ${eight.roundMs.p50} ms; SQL alone p50 ${eight.sqlMs.p50} ms`,
     });
+  }
+  const changes = measured.changes;
+  if (changes) {
+    const of = `${changes.visibleResults.toLocaleString('en-US')} results in ${changes.groups} series`;
+    out.push(
+      {
+        target: `changes over time computed, p50 < ${EVERY_METRIC_GOALS.changesColdP50Ms} ms${scale}`,
+        status: changes.coldMs.p50 < EVERY_METRIC_GOALS.changesColdP50Ms ? 'met' : 'missed',
+        detail: `${of}: p50 ${changes.coldMs.p50} ms, p95 ${changes.coldMs.p95} ms over ${changes.rounds} rounds; its SQL alone p50 ${changes.sqlMs.p50} ms (${changes.fromTable ? 'metric values table' : 'documents'}); after a write to one series p50 ${changes.afterWriteMs?.p50} ms`,
+      },
+      {
+        target: `changes over time remembered, p50 < ${EVERY_METRIC_GOALS.changesRememberedP50Ms} ms${scale}`,
+        status: changes.rememberedMs.p50 < EVERY_METRIC_GOALS.changesRememberedP50Ms ? 'met' : 'missed',
+        detail: `${of}: p50 ${changes.rememberedMs.p50} ms, p95 ${changes.rememberedMs.p95} ms`,
+      },
+    );
   }
   return out;
 }

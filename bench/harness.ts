@@ -30,6 +30,7 @@ import { measureExport } from './export-run.ts';
 import { buildScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
 import { buildMetricScenarios, MEASURED_ONCE } from './metric-scenarios.ts';
 import { measureCompareAfterWrite, measureSeries, metricTableSize } from './metric-runs.ts';
+import { measureChanges, measureCompareBaseline } from './changes-runs.ts';
 import { judgeEveryMetric, type EveryMetricReport } from './every-metric.ts';
 import { serverNodeArgs, startServerProcess, type ServerProcess } from './server-process.ts';
 import { pgbenchVersion, runSqlLoad, type BaselineTool } from './sql-load.ts';
@@ -354,6 +355,8 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       compareAfterWrite: null as EveryMetricReport['compareAfterWrite'],
       comparesAfterWrite: null as EveryMetricReport['comparesAfterWrite'],
       series: null as EveryMetricReport['series'],
+      changes: null as EveryMetricReport['changes'],
+      compareBaseline: null as EveryMetricReport['compareBaseline'],
     };
     const visible = async () => (await countVisible(client!, inputs.visible)).byBenchmark;
     const compareInput = async (concurrency: number) => ({
@@ -375,6 +378,12 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       if (id === 13) once.compareAfterWrite = await measureCompareAfterWrite(await compareInput(1));
       if (id === 14) once.comparesAfterWrite = await measureCompareAfterWrite(await compareInput(8));
       if (id === 15) once.series = await measureSeries({ client, catalogue, runs: Math.max(5, Math.min(15, o.duration)), explainDir, log });
+      const rounds = Math.max(5, Math.min(15, Math.round(o.duration * 1.5)));
+      if (id === 16) once.changes = await measureChanges({ server, client, url: db.url, token, results: o.results, rounds, log });
+      if (id === 17) {
+        const input = await compareInput(1);
+        once.compareBaseline = await measureCompareBaseline({ ...input, rounds });
+      }
     }
 
     // Requests autocannon abandoned at the end of the last run finish before the server stops.

@@ -98,33 +98,23 @@ export async function metricTableSize(client: pg.Client): Promise<MetricTableSiz
   };
 }
 
-/** The benchmark of scenarios 8 and 9 (about 50,000 results at 1M) and its comparison request. */
-export function comparedBenchmark(catalogue: Catalogue): BenchmarkRow {
-  return typicalBenchmarks(catalogue)[0]!;
-}
-
-export async function measureCompareAfterWrite(input: {
+/**
+ * Uploads of the `i`-th of the benchmark's generated documents (POST /results, a result executed a
+ * minute before now): a write, which makes the server forget every remembered answer.
+ */
+export function benchmarkWriter(input: {
   server: ServerProcess;
-  client: pg.Client;
   catalogue: Catalogue;
   options: GenerateOptions;
   token: string;
-  visible: number;
-  concurrency: number;
+  benchmark: BenchmarkRow;
   rounds: number;
-  log: (message: string) => void;
-}): Promise<CompareAfterWriteReport> {
-  const { server, client, catalogue, options } = input;
-  const benchmark = comparedBenchmark(catalogue);
-  const compare = `${API}/results:compare?${query([
-    ['benchmark_id', benchmark.id],
-    ['metric', `json.${benchmark.def.metric}`],
-  ])}`;
+}): (i: number) => Promise<void> {
+  const { server, catalogue, options, benchmark } = input;
   const docs = ingestDocuments(catalogue, options, catalogue.benchmarks.length * (input.rounds + 2)).filter(
     (d) => d.benchmark.id === benchmark.id,
   );
-  const statuses: Record<string, number> = {};
-  const write = async (i: number) => {
+  return async (i: number) => {
     const d = docs[i % docs.length]!;
     const executed = new Date(Date.now() - 60_000 - i * 1000).toISOString();
     const res = await fetch(
@@ -142,6 +132,32 @@ export async function measureCompareAfterWrite(input: {
     const text = await res.text();
     if (res.status !== 201) throw new Error(`the write before a comparison: ${res.status} ${text.slice(0, 300)}`);
   };
+}
+
+/** The benchmark of scenarios 8 and 9 (about 50,000 results at 1M) and its comparison request. */
+export function comparedBenchmark(catalogue: Catalogue): BenchmarkRow {
+  return typicalBenchmarks(catalogue)[0]!;
+}
+
+export async function measureCompareAfterWrite(input: {
+  server: ServerProcess;
+  client: pg.Client;
+  catalogue: Catalogue;
+  options: GenerateOptions;
+  token: string;
+  visible: number;
+  concurrency: number;
+  rounds: number;
+  log: (message: string) => void;
+}): Promise<CompareAfterWriteReport> {
+  const { server, client, catalogue } = input;
+  const benchmark = comparedBenchmark(catalogue);
+  const compare = `${API}/results:compare?${query([
+    ['benchmark_id', benchmark.id],
+    ['metric', `json.${benchmark.def.metric}`],
+  ])}`;
+  const write = benchmarkWriter({ ...input, benchmark, rounds: input.rounds });
+  const statuses: Record<string, number> = {};
   const get = async () => {
     const started = performance.now();
     const res = await fetch(`${server.url}${compare}`, { headers: { accept: 'application/json' } });

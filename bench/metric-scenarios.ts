@@ -22,6 +22,8 @@ export const MEASURED_ONCE: Record<number, string> = {
   13: 'compare-after-write',
   14: 'compares-8-after-write',
   15: 'series-sql',
+  16: 'changes',
+  17: 'compare-baseline',
 };
 
 /** A page in descending order of `sort`, every item above `threshold` at `filter`. */

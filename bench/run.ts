@@ -6,7 +6,8 @@
  *   --duration <s>       seconds per measured run (default 10)
  *   --warmup <s>         seconds of API warm-up per scenario (default 2)
  *   --connections <list> concurrent connections, e.g. 1,8,32 (default)
- *   --scenarios <list>   which scenarios, 1 to 15, e.g. 1,2,4 or 8,9,10 (default 1,2,3,4,5,6,7); 11 to 15: "Every metric fast"
+ *   --scenarios <list>   which scenarios, 1 to 17, e.g. 1,2,4 or 8,9,10 (default 1,2,3,4,5,6,7); 11 to 15: "Every metric fast";
+ *                        16: changes over time, 17: compare against a baseline
  *   --baseline <tool>    auto (pgbench when installed), pgbench or node
  *   --seed <n>           generator seed
  *   --quiet-wait <s>     before each run, wait up to s seconds for other programs to leave the CPU (default 60)
@@ -56,7 +57,7 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
         break;
       case '--scenarios': {
         const s = list(value() ?? '', flag);
-        if (s.some((n) => n > 15)) throw new Error('--scenarios are numbered 1 to 15');
+        if (s.some((n) => n > 17)) throw new Error('--scenarios are numbered 1 to 17');
         out.scenarios = s;
         break;
       }
@@ -98,7 +99,7 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
         break;
       case '--help':
       case '-h':
-        console.log(`usage: npm run bench -- [--results n] [--duration s] [--warmup s] [--connections 1,8,32] [--scenarios 1,2,3,4,5,6,7 (up to 15)]
+        console.log(`usage: npm run bench -- [--results n] [--duration s] [--warmup s] [--connections 1,8,32] [--scenarios 1,2,3,4,5,6,7 (up to 17)]
                        [--baseline auto|pgbench|node] [--seed n] [--data-dir dir] [--keep] [--out dir] [--no-docs]
 defaults: ${BENCH_DEFAULTS.results} results, ${BENCH_DEFAULTS.duration} s per run, connections ${BENCH_DEFAULTS.connections.join(',')}`);
         process.exit(0);

@@ -4,8 +4,9 @@
  * data directory: COPY reads files there), the Node baseline (CI has no pgbench). Checks correctness
  * only, never timing: every scenario (1 to 12) ran without an error or a non-2xx answer, the
  * generated results satisfy their benchmark's JSON Schema, the loaded counts are the generated ones,
- * the export streamed every visible result, the measurements of "Every metric fast" (13 to 15) ran from the
- * metric values table with the same series as the documents give, and the report, its Markdown
+ * the export streamed every visible result, the measurements of "Every metric" (13 to 15) ran from the
+ * metric values table with the same series as the documents give, changes over time and compare with
+ * a baseline (16, 17) computed and remembered, and the report, its Markdown
  * section and the EXPLAIN files are written.
  *
  * bench/ is its own TypeScript project, so it is reached the way users reach it: `bench/run.ts` in a
@@ -76,6 +77,8 @@ interface Report {
     compareAfterWrite: CompareAfterWrite | null;
     comparesAfterWrite: CompareAfterWrite | null;
     series: { rows: number; tableMs: { count: number } | null; documentsMs: { count: number }; identical: boolean | null } | null;
+    changes: ColdRemembered | null;
+    compareBaseline: ColdRemembered | null;
     loadAverage: { samples: number };
     goals: { target: string; status: string }[];
   };
@@ -86,6 +89,18 @@ interface CompareAfterWrite {
   apiMs: { count: number; p50: number };
   sqlMs: { count: number; p50: number };
   computations: number;
+  fromTable: boolean;
+  statuses: Record<string, number>;
+}
+
+interface ColdRemembered {
+  groups: number;
+  rounds: number;
+  coldMs: { count: number; p50: number };
+  rememberedMs: { count: number; p50: number };
+  afterWriteMs: { count: number; p50: number } | null;
+  sqlMs: { count: number; p50: number };
+  statements: number;
   fromTable: boolean;
   statuses: Record<string, number>;
 }
@@ -154,7 +169,7 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
     '--baseline',
     'node',
     '--scenarios',
-    '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15',
+    '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17',
     '--variants',
     '2',
     '--quiet-wait',
@@ -248,10 +263,27 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   assert.ok(m.series && m.series.rows > 0 && m.series.tableMs && m.series.documentsMs.count > 0, JSON.stringify(m.series));
   assert.is(m.series.identical, true, 'the series from the table and from the documents are the same');
   assert.ok(m.loadAverage.samples >= 2);
-  // #11 and #12 against #1 (connections 1: neither 8 nor 32, so not judged), compare, 8 compares.
+  // 16 and 17: changes over time (its own benchmark of 10 series) and compare with a baseline, each
+  // computed, remembered and its SQL replayed every round.
+  for (const [c, name] of [
+    [m.changes, 'changes'],
+    [m.compareBaseline, 'compare with a baseline'],
+  ] as const) {
+    assert.ok(c, `${name} measured`);
+    assert.ok(c.rounds >= 5);
+    for (const times of [c.coldMs, c.rememberedMs, c.sqlMs])
+      assert.ok(times.count === c.rounds && times.p50 > 0, `${name}: ${JSON.stringify(times)}`);
+    assert.equal(Object.keys(c.statuses), ['200']);
+    assert.ok(c.fromTable, `${name} read the metric values table`);
+    assert.ok(c.statements >= 3, `${name}: the computation's transaction replayed`);
+  }
+  assert.is(m.changes!.groups, 10);
+  assert.is(m.changes!.afterWriteMs?.count, m.changes!.rounds);
+  assert.ok(m.compareBaseline!.groups > 1);
+  // #11 and #12 against #1 (connections 1: neither 8 nor 32, so not judged), compare, 8 compares, changes.
   assert.equal(
     m.goals.map((g) => g.target.slice(0, 5)),
-    ['first', '8 ide'],
+    ['first', '8 ide', 'chang', 'chang'],
   );
   for (const t of report.targets) assert.ok(['met', 'missed', 'not applicable'].includes(t.status), t.target);
   assert.ok(!existsSync(join(dir, 'data')), 'the data directory is removed without --keep');

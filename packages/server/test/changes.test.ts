@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
 import { seriesChanges } from '../src/services/compare/changes.ts';
+import { encodePoints } from '../src/services/compare/changes-series.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -417,7 +418,9 @@ test('GET /results:changes: a long series is segmented in a worker thread, with 
     group.changes.map((c: any) => c.index),
     [1500, 2700],
   );
-  const points = values.map((v, i) => `${v} id-${i} ${START + i * 60_000}`).join(',');
+  const points = encodePoints(
+    values.map((value, i) => ({ value, ms: START + i * 60_000, id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}` })).reverse(),
+  );
   const inPlace = seriesChanges(
     { g: flavor.id, n: values.length, points, first: START, last: START + (values.length - 1) * 60_000, site, flavor },
     { maxPvalue: 0.001, minMagnitude: 0.02, minSize: 5, better: 'higher', after: null },

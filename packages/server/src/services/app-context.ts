@@ -33,7 +33,7 @@ export interface AppContext {
   compares: CompareCache;
   /** Change points of large series (GET /results:changes), cleared as the comparisons are. */
   changes: ChangesCache;
-  /** Segments long series (GET /results:changes) in a worker thread. */
+  /** Segments long series (GET /results:changes) in a worker thread; remembers every series' change points by content. */
   changeSegmenter: ChangesSegmenter;
   /** JSON text of the catalogue rows results embed, per row version. */
   embeds: EmbedCache;

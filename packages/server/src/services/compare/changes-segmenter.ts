@@ -1,15 +1,21 @@
 /**
- * Series of GET /results:changes parsed, segmented and sketched (changes-series.ts) in a worker
+ * Series of GET /results:changes sorted, segmented and sketched (changes-series.ts) in a worker
  * thread when they are long: a series of 25,000 points takes 10–40 ms of CPU (docs/performance.md,
  * "Changes over time"), which would hold every other request of the process; short ones (most) are
  * handled in place, where sending them would cost more than the work. One worker, started on the first long series and ended after
  * `idleMs` without work; it never keeps the process alive. Should it fail, the series is segmented
  * in place.
+ *
+ * Each series' change points are remembered by its content (a digest of its points in order, and the options),
+ * not forgotten on writes: after an upload, the next answer reads every series again but segments
+ * only those whose points changed; the others are summarised from their remembered change points
+ * (sorting and sketching only).
  */
 import { Worker } from 'node:worker_threads';
+import { LRUCache } from 'lru-cache';
 import type { ChangeOptions } from './changes-stats.ts';
-import { type SeriesSummary, summariseSeries, type TimeAxis } from './changes-series.ts';
-import type { SegmentAnswer, SegmentJob } from './changes-worker.ts';
+import { type SeriesSummary, sortPoints, summariseSorted, type TimeAxis } from './changes-series.ts';
+import type { RememberedCuts, SegmentJob, WorkerMessage } from './changes-worker.ts';
 
 /** The worker's module: TypeScript when the server runs from its sources (tsx), JavaScript from dist. */
 function startWorker(): Worker {
@@ -25,47 +31,90 @@ function startWorker(): Worker {
 export class ChangesSegmenter {
   #worker: Worker | null = null;
   #next = 0;
-  readonly #pending = new Map<number, { resolve: (s: SeriesSummary) => void; reject: (e: Error) => void }>();
+  readonly #pending = new Map<
+    number,
+    { resolve: (s: SeriesSummary) => void; reject: (e: Error) => void; options: ChangeOptions; key?: string; remembered?: boolean }
+  >();
   #idle: NodeJS.Timeout | null = null;
-  /** Series segmented in the worker (for tests and measurements). */
+  /** Series handled in the worker (for tests and measurements). */
   segmentedInWorker = 0;
-  readonly options: { minPoints: number; idleMs: number };
+  /** Series segmented, in place or in the worker: those whose change points were not remembered (for tests and measurements). */
+  segmentations = 0;
+  /** Change points by what identifies a segmentation (`#key`). */
+  readonly #cuts: LRUCache<string, number[]>;
+  readonly options: { minPoints: number; idleMs: number; remembered: number };
 
-  constructor(options: Partial<{ minPoints: number; idleMs: number }> = {}) {
-    this.options = { minPoints: 2_000, idleMs: 10_000, ...options };
+  constructor(options: Partial<{ minPoints: number; idleMs: number; remembered: number }> = {}) {
+    this.options = { minPoints: 2_000, idleMs: 10_000, remembered: 2_000, ...options };
+    this.#cuts = new LRUCache({ max: Math.max(1, this.options.remembered) });
   }
 
-  /** A series of `n` points (its text as the statement returns it) summarised: segments, change points, sketch. */
-  async segment(text: string, n: number, options: ChangeOptions, axis: TimeAxis): Promise<SeriesSummary> {
-    if (n < this.options.minPoints) return summariseSeries(text, options, axis);
-    try {
-      const summary = await this.#run({ text, options, axis });
-      this.segmentedInWorker++;
-      return summary;
-    } catch {
-      return summariseSeries(text, options, axis);
+  /** A series of `n` points (its bytes as the statement returns them) summarised: segments, change points, sketch. */
+  async segment(points: Uint8Array, n: number, options: ChangeOptions, axis: TimeAxis): Promise<SeriesSummary> {
+    if (n >= this.options.minPoints) {
+      try {
+        const summary = await this.#run(points, options, axis);
+        this.segmentedInWorker++;
+        return summary;
+      } catch {
+        // Segmented in place below.
+      }
     }
+    const sorted = sortPoints(points);
+    const key = this.#key(sorted.digest, options);
+    const cuts = this.#cuts.get(key);
+    const summary = summariseSorted(sorted, options, axis, cuts);
+    if (!cuts) this.#remember(key, summary.cuts);
+    return summary;
   }
 
-  #run(job: Omit<SegmentJob, 'id'>): Promise<SeriesSummary> {
+  /** What identifies a segmentation: the options it depends on and the series' points in order (their digest). */
+  #key(digest: string, options: ChangeOptions): string {
+    return `${options.maxPvalue} ${options.minMagnitude} ${options.minSize} ${digest}`;
+  }
+
+  #remember(key: string, cuts: number[]): void {
+    this.segmentations++;
+    this.#cuts.set(key, cuts);
+  }
+
+  /** Forget every remembered segmentation (for tests and measurements: a cold answer). */
+  forget(): void {
+    this.#cuts.clear();
+  }
+
+  #run(points: Uint8Array, options: ChangeOptions, axis: TimeAxis): Promise<SeriesSummary> {
     const worker = this.#start();
     if (this.#idle) clearTimeout(this.#idle);
     const id = ++this.#next;
     return new Promise<SeriesSummary>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      this.#pending.set(id, { resolve, reject, options });
       worker.ref();
-      worker.postMessage({ id, ...job } satisfies SegmentJob);
+      // A copy of its own: the bytes may share a buffer with others.
+      worker.postMessage({ id, points: points.slice(), options, axis } satisfies SegmentJob);
     });
   }
 
   #start(): Worker {
     if (this.#worker) return this.#worker;
     const worker = startWorker();
-    worker.on('message', (answer: SegmentAnswer) => {
-      const job = this.#pending.get(answer.id);
-      this.#pending.delete(answer.id);
-      if ('error' in answer) job?.reject(new Error(answer.error));
-      else job?.resolve(answer.summary);
+    worker.on('message', (message: WorkerMessage) => {
+      const job = this.#pending.get(message.id);
+      if (!job) return;
+      if ('digest' in message) {
+        // The series sorted in the worker: the change points remembered for it, if any.
+        job.key = this.#key(message.digest, job.options);
+        const cuts = this.#cuts.get(job.key) ?? null;
+        job.remembered = cuts !== null;
+        worker.postMessage({ id: message.id, cuts } satisfies RememberedCuts);
+        return;
+      }
+      this.#pending.delete(message.id);
+      if ('error' in message) job.reject(new Error(message.error));
+      else {
+        if (!job.remembered && job.key) this.#remember(job.key, message.summary.cuts);
+        job.resolve(message.summary);
+      }
       if (this.#pending.size === 0) this.#rest(worker);
     });
     const fail = (err: Error) => {

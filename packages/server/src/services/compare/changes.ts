@@ -1,9 +1,9 @@
 /**
  * GET /results:changes (docs/spec/CHANGES.md): change points in the time series of one metric of
  * one benchmark's visible results, one series per flavor or site. One statement reads every
- * series in time order (`readSeries`, the one place that knows where the values come from); each
- * series is parsed, segmented and sketched in Node (changes-series.ts), in a worker thread when it is
- * long (changes-segmenter.ts).
+ * series (`readSeries`, the one place that knows where the values come from); each series is sorted
+ * by time, segmented and sketched in Node (changes-series.ts), in a worker thread when it is long, its
+ * change points remembered by content (changes-segmenter.ts).
  */
 import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -14,7 +14,8 @@ import { getItem } from '../catalogue/catalogue.ts';
 import { benchmarks } from '../catalogue/benchmarks.ts';
 import { valueAt } from '../results/json-filter.ts';
 import { resultWhere } from '../results/result-query.ts';
-import { metricPath } from './compare.ts';
+import { answerableFromTable, metricPath, tableWhere } from './compare.ts';
+import { completeMetricPath } from '../results/metric-values.ts';
 import { betterFromSchema } from './compare-stats.ts';
 import type { ChangesSegmenter } from './changes-segmenter.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from '../results/path-warnings.ts';
@@ -37,13 +38,15 @@ export interface ComputedChanges {
   sketch: Sketch;
 }
 
+/** The largest finite double, and half the smallest positive one (less rounds to zero), as SQL numerics (as compare.ts's). */
 const MAX_DOUBLE = '1.7976931348623157e308';
+const HALF_MIN_DOUBLE = '2.4703282292062328e-324';
 
-/** One group's series as the statement returns it: `value id milliseconds` of each point, comma-separated, in time order. */
+/** One group's series as the statement returns it: `POINT_BYTES` per point, in no particular order (changes-series.ts). */
 export interface Series {
   g: string;
   n: number;
-  points: string;
+  points: Uint8Array;
   /** Its first and last execution times, epoch milliseconds. */
   first: number;
   last: number;
@@ -56,8 +59,7 @@ interface SeriesRow {
   numbers: number;
   g: string;
   n: number;
-  /** `value id milliseconds` of each point, joined by commas, in (execution_datetime, id) order. */
-  points: string | null;
+  points: Uint8Array | null;
   first: number | string | null;
   last: number | string | null;
   site_id: string | null;
@@ -70,38 +72,78 @@ interface SeriesRow {
  * Every group's series of the results the query matches (GET /results' WHERE, visible results
  * only), in one statement: a value is the JSON number at the path as the API shows it (the nearest
  * double; one beyond the largest double, possible only in a document stored outside the API,
- * counts as excluded, one that rounds to zero is 0). Each group's points come as one text, sorted
- * once by (execution_datetime, id): parsing it is several times cheaper than a row per point.
+ * counts as excluded, one that rounds to zero is 0). Each group's points come as one bytea of
+ * fixed-size binary records (the double, the execution time, the id: no text formatting), in no
+ * particular order: sorting them in PostgreSQL was most of the statement's time, by (execution
+ * time, id) in Node (changes-series.ts, `sortPoints`) a few milliseconds per 25,000 points.
+ *
+ * The points come from the table of metric values (services/results/metric-values.ts) when it can
+ * answer, as compare's do (`answerableFromTable`: no JSON filter, tag or upload time; the benchmark's
+ * values complete in this snapshot): an index-only scan of the path's range of metric_value_path_idx
+ * holds every column a series needs (group, result id, execution time, the value exactly as stored),
+ * where the documents cost a heap page each. `documents` (for tests and measurements) reads the
+ * documents even then.
  */
 export async function readSeries(
   em: EntityManager,
   query: ChangesParams,
   path: string[],
-): Promise<{ matched: number; numbers: number; series: Series[] }> {
+  options: { benchmarkId: string; documents?: boolean },
+): Promise<{ matched: number; numbers: number; series: Series[]; source: 'table' | 'documents' }> {
+  // Also checks the filters (422) before any statement.
   const { where } = resultWhere(query, { visible: true });
   const bySite = query.group_by === 'site';
-  const group = bySite ? 'r.site_id' : 'r.flavor_id';
-  const value = valueAt('r.json', path);
-  // The number's JSON text, which Node reads as the nearest double (0 for what rounds to zero), as the API shows it.
-  const number = `case when jsonb_typeof(v) = 'number' and v <= '${MAX_DOUBLE}'::jsonb and v >= '-${MAX_DOUBLE}'::jsonb then v::text end`;
-  const points =
-    `select g, id, t, ${number} as x from (select ${group} as g, r.id, r.execution_datetime as t, ${value.sql} as v ` +
-    `from result r ${where.toSql()} offset 0) r offset 0`;
-  // date_part (a double) rather than extract (a numeric): a third of the statement's time at 25,000 points.
-  const aggregates =
-    'select g, count(*)::int as matched, count(x)::int as n, ' +
-    "string_agg(x || ' ' || id::text || ' ' || floor(date_part('epoch', t) * 1000)::int8::text, ',' order by t, id) " +
-    `filter (where x is not null) as points, floor(date_part('epoch', min(t) filter (where x is not null)) * 1000)::float8 as first, ` +
-    `floor(date_part('epoch', max(t) filter (where x is not null)) * 1000)::float8 as last from (${points}) p group by g`;
   const names = bySite ? 'left join site si on si.id = s.g' : 'left join flavor f on f.id = s.g left join site si on si.id = f.site_id';
   const flavorColumns = bySite ? 'null::text as flavor_id, null::text as flavor_name' : 'f.id::text as flavor_id, f.name as flavor_name';
-  const sql =
-    'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, s.points, s.first, s.last, ' +
-    `si.id::text as site_id, si.name as site_name, ${flavorColumns} from (${aggregates}) s ${names}`;
-  const rows = await em.transactional((tx) => tx.execute<SeriesRow[]>(sql, [...value.params, ...where.params]), {
-    readOnly: true,
-    isolationLevel: IsolationLevel.REPEATABLE_READ,
-  });
+  // (g, id, t, x) of every matching result: x the number as the API shows it, the nearest double (0
+  // for what rounds to zero); null when there is none or it is beyond the largest double.
+  const documentPoints = (): { sql: string; params: unknown[] } => {
+    const value = valueAt('r.json', path);
+    const number =
+      `case when jsonb_typeof(v) = 'number' and v <= '${MAX_DOUBLE}'::jsonb and v >= '-${MAX_DOUBLE}'::jsonb then ` +
+      `case when v < '${HALF_MIN_DOUBLE}'::jsonb and v > '-${HALF_MIN_DOUBLE}'::jsonb then 0::float8 else v::numeric::float8 end end`;
+    const group = bySite ? 'r.site_id' : 'r.flavor_id';
+    return {
+      sql:
+        `select g, id, t, ${number} as x from (select ${group} as g, r.id, r.execution_datetime as t, ${value.sql} as v ` +
+        `from result r ${where.toSql()} offset 0) r offset 0`,
+      params: [...value.params, ...where.params],
+    };
+  };
+  // The same from the table: its value is the document's number exactly as stored (numeric), null
+  // where the document has none.
+  const tablePoints = (pathId: number): { sql: string; params: unknown[] } => {
+    const tableFilter = tableWhere(query, pathId);
+    const group = bySite ? 'v.site_id' : 'v.flavor_id';
+    const number =
+      `case when v.value <= ${MAX_DOUBLE} and v.value >= -${MAX_DOUBLE} then ` +
+      `case when v.value < ${HALF_MIN_DOUBLE} and v.value > -${HALF_MIN_DOUBLE} then 0::float8 else v.value::float8 end end`;
+    return {
+      sql: `select ${group} as g, v.result_id as id, v.execution_datetime as t, ${number} as x from metric_value v ${tableFilter.toSql()}`,
+      params: tableFilter.params,
+    };
+  };
+
+  const { rows, source } = await em.transactional(
+    async (tx) => {
+      // From the table of metric values when it holds the path and is complete in this snapshot.
+      const pathId = options.documents || !answerableFromTable(query) ? null : await completeMetricPath(tx, options.benchmarkId, path);
+      const points = pathId === null ? documentPoints() : tablePoints(pathId);
+      // A point without a number is null, which string_agg leaves out; the first and last times to the
+      // millisecond below, as sortPoints reads them.
+      const aggregates =
+        'select g, count(*)::int as matched, count(x)::int as n, ' +
+        "string_agg(float8send(x) || timestamptz_send(t) || uuid_send(id), ''::bytea) as points, " +
+        'floor(extract(epoch from min(t) filter (where x is not null)) * 1000)::float8 as first, ' +
+        `floor(extract(epoch from max(t) filter (where x is not null)) * 1000)::float8 as last from (${points.sql}) p group by g`;
+      const sql =
+        'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, s.points, s.first, s.last, ' +
+        `si.id::text as site_id, si.name as site_name, ${flavorColumns} from (${aggregates}) s ${names}`;
+      const rows = await tx.execute<SeriesRow[]>(sql, points.params);
+      return { rows, source: pathId === null ? ('documents' as const) : ('table' as const) };
+    },
+    { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ },
+  );
 
   const series = rows
     .filter((row) => row.n > 0 && row.points)
@@ -116,7 +158,7 @@ export async function readSeries(
         flavor: bySite ? null : { id: row.flavor_id!, name: row.flavor_name! },
       }),
     );
-  return { matched: rows[0]?.matched ?? 0, numbers: rows[0]?.numbers ?? 0, series };
+  return { matched: rows[0]?.matched ?? 0, numbers: rows[0]?.numbers ?? 0, series, source };
 }
 
 /** `changed_after` in epoch milliseconds (the router has checked it is a date bound: 422 otherwise). */
@@ -170,10 +212,16 @@ function groupAnswer(series: Series, summary: SeriesSummary, options: SeriesOpti
   };
 }
 
+/**
+ * The answer of GET /results:changes. `segmenter`: where long series are segmented, and the change
+ * points of series seen before remembered (changes-segmenter.ts); without it every series is
+ * segmented in place. `documents` (tests, measurements): read the documents even when the table of
+ * metric values could answer.
+ */
 export async function findChanges(
   em: EntityManager,
   query: ChangesParams,
-  options: { schemaPaths?: SchemaPathsCache; segmenter?: ChangesSegmenter } = {},
+  options: { schemaPaths?: SchemaPathsCache; segmenter?: ChangesSegmenter; documents?: boolean } = {},
 ): Promise<ComputedChanges> {
   const path = metricPath(query.metric);
   const after = changedAfter(query);
@@ -184,7 +232,10 @@ export async function findChanges(
   const benchmark = await getItem(em, benchmarks, query.benchmark_id);
   const warnings = await pathWarnings(em, options.schemaPaths, benchmark.id, comparePaths(path, query));
   const better = query.better ?? betterFromSchema(benchmark.json_schema, path) ?? 'higher';
-  const { matched, numbers, series } = await readSeries(em, { ...query, group_by: groupBy }, path);
+  const { matched, numbers, series } = await readSeries(em, { ...query, group_by: groupBy }, path, {
+    benchmarkId: benchmark.id,
+    documents: options.documents,
+  });
   series.sort(
     (a, b) =>
       byCodePoint(a.site.name, b.site.name) ||

@@ -180,16 +180,22 @@ function valuesSql(query: CompareParams, path: string[]): Values {
   };
 }
 
+/** The result filters of a comparison (and of GET /results:changes, which takes the same). */
+type TableFilters = Pick<
+  CompareParams,
+  'site_id' | 'flavor_id' | 'tags_ids' | 'upload_before' | 'upload_after' | 'execution_before' | 'execution_after' | 'filters'
+>;
+
 /**
  * Whether the table of metric values (services/results/metric-values.ts) holds what the query filters by:
  * site, flavor and execution time are there; tags, upload times and JSON filters need the result.
  */
-function answerableFromTable(query: CompareParams): boolean {
+export function answerableFromTable(query: TableFilters): boolean {
   return !query.filters?.length && !query.tags_ids?.length && !query.upload_before && !query.upload_after;
 }
 
 /** The WHERE of `valuesSql`'s results, on the table's rows of one path (the same bounds, resultWhere's). */
-function tableWhere(query: CompareParams, pathId: number): Where {
+export function tableWhere(query: TableFilters, pathId: number): Where {
   const where = new Where().add('v.path_id = ?', pathId).add('not v.hidden');
   if (query.site_id) where.add('v.site_id = ?', query.site_id);
   if (query.flavor_id) where.add('v.flavor_id = ?', query.flavor_id);

@@ -1,0 +1,315 @@
+/**
+ * Scenarios 16 and 17, measured once each after the load runs (as 13 to 15, bench/metric-runs.ts),
+ * each against PostgreSQL's own time for the statements the server issued:
+ *
+ * - 16, GET /results:changes of a benchmark of a quarter of `--results` (250,000 at 1M) in 10 series
+ *   of equal length with two steps each, seeded for the scenario (bench/database.ts,
+ *   `seedSyntheticResults`: appended to the data set, its metric values filled in, removed after).
+ *   Rounds of: the answer computed with nothing remembered (a `max_pvalue` of its own each round, so
+ *   that neither the answer nor any series' change points are remembered), the same request again
+ *   (remembered), and after one upload to one of the series the request with the default parameters
+ *   (the answer forgotten, the change points of the other 9 series remembered).
+ * - 17, GET /results:compare?baseline=<its largest flavor> of scenario 8's benchmark (about 50,000
+ *   results at 1M): rounds of one upload (which forgets every remembered comparison), the
+ *   comparison (computed), and the same again (remembered).
+ *
+ * In both, the statements of one computation are captured once (a round not timed) and replayed on
+ * one connection each round: p50 of every time.
+ */
+import type pg from 'pg';
+import { connect } from '../packages/server/src/db/orm.ts';
+import { createLogger } from '../packages/server/src/core/logger.ts';
+import { MetricValues } from '../packages/server/src/services/results/metric-values.ts';
+import { executableSql, statementRole } from './capture.ts';
+import { seedSyntheticResults } from './database.ts';
+import type { Catalogue, GenerateOptions } from './generate.ts';
+import { benchmarkWriter, comparedBenchmark } from './metric-runs.ts';
+import { API, query } from './scenarios.ts';
+import type { ServerProcess } from './server-process.ts';
+import { summarize, type LatencySummary } from './stats.ts';
+
+export interface ColdRememberedReport {
+  benchmark: string;
+  visibleResults: number;
+  /** The groups of the answer (series, or compared flavors). */
+  groups: number;
+  request: string;
+  rounds: number;
+  /** Computed, nothing remembered (ms). */
+  coldMs: LatencySummary;
+  /** The same request again, answered from memory (ms). */
+  rememberedMs: LatencySummary;
+  /** 16 only: the first answer after an upload to one series, the others' change points remembered (ms). */
+  afterWriteMs: LatencySummary | null;
+  /** The statements of one computation, replayed on one connection (ms). */
+  sqlMs: LatencySummary;
+  /** coldMs.p50 / sqlMs.p50. */
+  ratio: number | null;
+  statements: number;
+  /** Whether the computation read the metric values table. */
+  fromTable: boolean;
+  statuses: Record<string, number>;
+}
+
+interface RoundsInput {
+  server: ServerProcess;
+  client: pg.Client;
+  rounds: number;
+  log: (message: string) => void;
+}
+
+const r2 = (v: number) => Math.round(v * 100) / 100;
+
+/** GET of `path`, timed; its status counted, anything but 200 an error. */
+function getter(server: ServerProcess, statuses: Record<string, number>) {
+  return async (path: string): Promise<{ ms: number; body: { groups?: unknown[] } }> => {
+    const started = performance.now();
+    const res = await fetch(`${server.url}${path}`, { headers: { accept: 'application/json' } });
+    const text = await res.text();
+    const ms = performance.now() - started;
+    statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${text.slice(0, 300)}`);
+    return { ms, body: JSON.parse(text) as { groups?: unknown[] } };
+  };
+}
+
+/** The statements of one computation among those captured: from its transaction's begin to its end. */
+async function captureComputation(
+  server: ServerProcess,
+  get: () => Promise<unknown>,
+  isComputation: (sql: string) => boolean,
+): Promise<string[]> {
+  server.capture(true);
+  let captured: string[];
+  try {
+    await server.drain();
+    await get();
+    captured = (await server.drain()).map(executableSql);
+  } finally {
+    server.capture(false);
+  }
+  const at = captured.findIndex(isComputation);
+  if (at < 0) throw new Error(`no computing statement among:\n${captured.join('\n').slice(0, 2000)}`);
+  let begin = at;
+  while (begin > 0 && !/^\s*(begin|start transaction)\b/i.test(captured[begin]!)) begin--;
+  let end = at;
+  while (end < captured.length - 1 && !/^\s*(commit|rollback)\b/i.test(captured[end]!)) end++;
+  return captured.slice(begin, end + 1);
+}
+
+async function replay(client: pg.Client, statements: string[]): Promise<number> {
+  const started = performance.now();
+  for (const s of statements) await client.query(s);
+  return performance.now() - started;
+}
+
+const SERIES = 10;
+const SERIES_IMAGE = 'ghcr.io/bench/changes-series';
+const SERIES_SITE = 'changes-series-site';
+
+/** Removes what `seedSeries` wrote (also what a run stopped half-way left). */
+async function removeSeries(client: pg.Client): Promise<void> {
+  const benchmarks = `(select id from benchmark where container_image = '${SERIES_IMAGE}')`;
+  await client.query(`delete from result where benchmark_id in ${benchmarks}`);
+  await client.query(`delete from benchmark where container_image = '${SERIES_IMAGE}'`);
+  await client.query(`delete from flavor where site_id in (select id from site where name = '${SERIES_SITE}')`);
+  await client.query(`delete from site where name = '${SERIES_SITE}'`);
+  await client.query("delete from app_user where iss = 'https://bench.example' and sub = 'bench'");
+}
+
+/**
+ * The benchmark of scenario 16: `results` results in SERIES flavors of equal length, executions a
+ * minute apart, each series a level of 100, 90 from 40 % of it and 95 from 75 %, plus deterministic
+ * noise of about ±2.5; documents of about 400 bytes. Its metric values filled in as the server would.
+ */
+async function seedSeries(client: pg.Client, url: string, results: number): Promise<{ benchmark: string; flavors: string[] }> {
+  await removeSeries(client);
+  const schema = { type: 'object', properties: { result: { type: 'object', properties: { score: { type: 'number' } } } } };
+  const seeded = await seedSyntheticResults(client, {
+    results,
+    schemas: [schema],
+    image: () => SERIES_IMAGE,
+    siteName: SERIES_SITE,
+    flavors: SERIES,
+    benchmark: 'ids[1]',
+    flavor: `fids[1 + g % ${SERIES}]`,
+    json:
+      "jsonb_build_object('result', jsonb_build_object('score', " +
+      `(case when g < ${results} * 0.4 then 100 when g < ${results} * 0.75 then 90 else 95 end) + ((g::bigint * 7919) % 1000) / 200.0), ` +
+      "'pad', repeat(md5(g::text), 8))",
+    executed: "timestamptz '2024-01-01Z' + make_interval(mins => g)",
+  });
+  const orm = await connect(url);
+  try {
+    const values = new MetricValues(createLogger('warn'));
+    for (let round = 0; ; round++) {
+      if (round > 0) await new Promise((r) => setTimeout(r, 1000));
+      await values.reconcile(orm.em.fork());
+      const { rows } = await client.query<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = $1', [
+        seeded.benchmarks[0],
+      ]);
+      if (rows[0]?.complete) break;
+      if (round >= 120) throw new Error('the metric values of the series benchmark were not filled in within 2 minutes');
+    }
+  } finally {
+    await orm.close(true);
+  }
+  return { benchmark: seeded.benchmarks[0]!, flavors: seeded.flavors };
+}
+
+export async function measureChanges(input: RoundsInput & { url: string; token: string; results: number }): Promise<ColdRememberedReport> {
+  const { server, client, log } = input;
+  const results = Math.max(2000, Math.round(input.results / 4));
+  const started = performance.now();
+  const { benchmark, flavors } = await seedSeries(client, input.url, results);
+  log(
+    `changes: ${results} results in ${SERIES} series seeded and their metric values filled in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
+  try {
+    const base: [string, string][] = [
+      ['benchmark_id', benchmark],
+      ['metric', 'json.result.score'],
+    ];
+    const path = (extra: [string, string][] = []) => `${API}/results:changes?${query([...base, ...extra])}`;
+    // A max_pvalue of its own per round: nothing remembered, the same change points found.
+    const cold = (i: number) => path([['max_pvalue', String(0.001 - i * 1e-9)]]);
+    const statuses: Record<string, number> = {};
+    const get = getter(server, statuses);
+    const write = async (i: number) => {
+      const res = await fetch(
+        `${server.url}${API}/results?${query([
+          ['benchmark_id', benchmark],
+          ['flavor_id', flavors[i % flavors.length]!],
+          ['execution_datetime', new Date(Date.now() - 60_000 - i * 1000).toISOString()],
+        ])}`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${input.token}`, 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify({ result: { score: 95 + (i % 5) / 2 } }),
+        },
+      );
+      const text = await res.text();
+      if (res.status !== 201) throw new Error(`the write before an answer: ${res.status} ${text.slice(0, 300)}`);
+    };
+    const replayed = await captureComputation(
+      server,
+      () => get(cold(0)),
+      (s) => /\bstring_agg\(/i.test(s),
+    );
+    const fromTable = replayed.some((s) => /\bfrom metric_value v\b/i.test(s));
+    const first = await get(path());
+    const groups = first.body.groups?.length ?? 0;
+    const times = { cold: [] as number[], remembered: [] as number[], afterWrite: [] as number[], sql: [] as number[] };
+    for (let i = 1; i <= input.rounds; i++) {
+      times.cold.push((await get(cold(i))).ms);
+      times.remembered.push((await get(cold(i))).ms);
+      await write(i);
+      times.afterWrite.push((await get(path())).ms);
+      times.sql.push(await replay(client, replayed));
+    }
+    const report = roundsReport({
+      benchmark: `${SERIES_IMAGE}:1.0`,
+      visibleResults: results,
+      groups,
+      request: `GET ${path()}`,
+      rounds: input.rounds,
+      times,
+      statements: replayed.length,
+      fromTable,
+      statuses,
+    });
+    log(
+      `changes: ${groups} series, cold p50 ${report.coldMs.p50} ms, remembered p50 ${report.rememberedMs.p50} ms, ` +
+        `after a write p50 ${report.afterWriteMs?.p50} ms; SQL p50 ${report.sqlMs.p50} ms (${fromTable ? 'metric values table' : 'documents'})`,
+    );
+    return report;
+  } finally {
+    await removeSeries(client);
+  }
+}
+
+export async function measureCompareBaseline(
+  input: RoundsInput & { catalogue: Catalogue; options: GenerateOptions; token: string; visible: number },
+): Promise<ColdRememberedReport> {
+  const { server, client, log } = input;
+  const benchmark = comparedBenchmark(input.catalogue);
+  // The baseline: the flavor with the most visible results of a number at the metric.
+  const metric = benchmark.def.metric.split('.');
+  const { rows } = await client.query<{ flavor_id: string }>(
+    "select flavor_id::text from result where benchmark_id = $1 and not hidden and jsonb_typeof(json #> $2::text[]) = 'number' " +
+      'group by flavor_id order by count(*) desc, flavor_id limit 1',
+    [benchmark.id, metric],
+  );
+  if (!rows[0]) throw new Error(`${benchmark.def.key} has no result with a number at ${benchmark.def.metric}`);
+  const path = `${API}/results:compare?${query([
+    ['benchmark_id', benchmark.id],
+    ['metric', `json.${benchmark.def.metric}`],
+    ['baseline', rows[0].flavor_id],
+  ])}`;
+  const statuses: Record<string, number> = {};
+  const get = getter(server, statuses);
+  const write = benchmarkWriter({ ...input, benchmark });
+  await write(0);
+  const replayed = await captureComputation(
+    server,
+    () => get(path),
+    (s) => statementRole(s) === 'compare',
+  );
+  const fromTable = replayed.some((s) => /\bfrom metric_value v\b/i.test(s));
+  const times = { cold: [] as number[], remembered: [] as number[], sql: [] as number[] };
+  let groups = 0;
+  for (let i = 1; i <= input.rounds; i++) {
+    await write(i);
+    const computed = await get(path);
+    groups = computed.body.groups?.length ?? 0;
+    times.cold.push(computed.ms);
+    times.remembered.push((await get(path)).ms);
+    times.sql.push(await replay(client, replayed));
+  }
+  const report = roundsReport({
+    benchmark: benchmark.def.key,
+    visibleResults: input.visible,
+    groups,
+    request: `GET ${path}`,
+    rounds: input.rounds,
+    times,
+    statements: replayed.length,
+    fromTable,
+    statuses,
+  });
+  log(
+    `compare with a baseline: ${groups} flavors, computed p50 ${report.coldMs.p50} ms, remembered p50 ${report.rememberedMs.p50} ms; ` +
+      `SQL p50 ${report.sqlMs.p50} ms (${fromTable ? 'metric values table' : 'documents'})`,
+  );
+  return report;
+}
+
+function roundsReport(r: {
+  benchmark: string;
+  visibleResults: number;
+  groups: number;
+  request: string;
+  rounds: number;
+  times: { cold: number[]; remembered: number[]; afterWrite?: number[]; sql: number[] };
+  statements: number;
+  fromTable: boolean;
+  statuses: Record<string, number>;
+}): ColdRememberedReport {
+  const coldMs = summarize(r.times.cold);
+  const sqlMs = summarize(r.times.sql);
+  return {
+    benchmark: r.benchmark,
+    visibleResults: r.visibleResults,
+    groups: r.groups,
+    request: r.request,
+    rounds: r.rounds,
+    coldMs,
+    rememberedMs: summarize(r.times.remembered),
+    afterWriteMs: r.times.afterWrite ? summarize(r.times.afterWrite) : null,
+    sqlMs,
+    ratio: sqlMs.p50 > 0 ? r2(coldMs.p50 / sqlMs.p50) : null,
+    statements: r.statements,
+    fromTable: r.fromTable,
+    statuses: r.statuses,
+  };
+}
