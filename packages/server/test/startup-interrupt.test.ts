@@ -132,6 +132,25 @@ test('Ctrl-C while the server waits for an unreachable database (no deadline): i
   assert.not.match(output, /benchmarks-server: /, 'no failure line');
 });
 
+test('`import-origin` interrupted while its database is not reachable yet: it stops at once, as an import stopped early (exit 1)', async () => {
+  const port = await freePort(); // nothing listens there
+  const s = runServer(['import-origin', '--from', 'postgresql://origin@127.0.0.1:1/origin', '--database-connect-timeout', '0'], {
+    DATABASE_URL: `postgresql://benchmarks:secret@127.0.0.1:${port}/benchmarks`,
+  });
+  await untilLine(s, /the database is not reachable yet/);
+  s.child.kill('SIGTERM');
+  // Without the stop it would try for ever: ending at all is the proof.
+  assert.is(await s.exited, 1, s.stderr());
+  assert.equal(
+    s
+      .logLines()
+      .filter((l) => l.msg === INTERRUPTED)
+      .map((l) => l.signal),
+    ['SIGTERM'],
+  );
+  assert.equal(s.plainErrorLines(), ['benchmarks-server: the import stopped before the end: run the same command again to resume.']);
+});
+
 test('SIGTERM while another process holds the migration lock: exit 0 at once, no session of the server left', async () => {
   const url = await createTestDatabase('interrupt_migrations');
   const holder = new pg.Client({ connectionString: url, application_name: 'test-lock-holder' });
