@@ -80,8 +80,14 @@ export async function startDemoIssuer(config: ServerConfig): Promise<RunningIssu
  * import { main } from '@benchmarks/server';
  * await main(['node', 'benchmarks-server', 'start', '--demo'], { demo });
  */
-export async function startDemo(config: ServerConfig, logger: Logger): Promise<RunningDemo> {
+export async function startDemo(config: ServerConfig, logger: Logger, signal?: AbortSignal): Promise<RunningDemo> {
+  signal?.throwIfAborted();
   const issuer = await startDemoIssuer(config);
+  if (signal?.aborted) {
+    // The server was asked to stop while the provider started: nothing of it is kept.
+    await issuer.close();
+    signal.throwIfAborted();
+  }
   return {
     issuer: issuer.issuer,
     adminEntitlement: DEMO_ADMIN_ENTITLEMENT,

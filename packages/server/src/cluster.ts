@@ -17,7 +17,8 @@ import { ConfigurationError } from './core/errors.ts';
 import { bootstrapDatabase } from './db/bootstrap.ts';
 import type { EmbeddedEvent } from './db/embedded.ts';
 import { loadDemo, type DemoModule, type DemoTrust, type RunningDemo } from './demo-module.ts';
-import { fail, flushLogs, stopWithParent, takeOverSignals } from './exit.ts';
+import { fail, flushLogs, type StopCause, type StopRequests } from './exit.ts';
+import { abortable } from './core/abort.ts';
 import { SHUTDOWN_GRACE_MS } from './server.ts';
 import { isWorkerFailure, WORKER_DEMO_ENV, type DatabaseStateMessage } from './worker.ts';
 
@@ -169,6 +170,8 @@ export interface PrimaryOptions {
   databaseLogger: Logger;
   /** The demo to run with `--demo` (default: the @benchmarks/demo package). */
   demo?: DemoModule;
+  /** The command's stop requests: until every worker serves, one aborts the start (released, then exit 0). */
+  stops: StopRequests;
 }
 
 /**
@@ -178,7 +181,8 @@ export interface PrimaryOptions {
  * given up.
  */
 export async function runPrimary(config: ServerConfig, options: PrimaryOptions): Promise<void> {
-  const { logger } = options;
+  const { logger, stops } = options;
+  const { signal } = stops;
   const stack = new DisposalStack(logger);
   let stopping = false;
   // The embedded PostgreSQL's restarts, told to the workers; given up, everything stops and the process exits 1.
@@ -194,10 +198,12 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
   };
   try {
     if (config.demo) {
-      const running = await (await loadDemo(options.demo)).startDemo(config, logger);
+      const running = await (await loadDemo(options.demo)).startDemo(config, logger, signal);
       demo = stack.use('demo', running, (d) => d.close());
     }
+    signal.throwIfAborted();
     const prepared = await bootstrapDatabase(config, logger, stack, {
+      signal,
       databaseLogger: options.databaseLogger,
       pool: { poolSize: 2 },
       onDatabaseEvent: (event) => databaseEvent(event),
@@ -213,7 +219,7 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
   // A stop during the demo's seeding lets the seeding finish (one short transaction), and skips its banner.
   const stopped = new AbortController();
   let readying: Promise<void> = Promise.resolve();
-  const stop = (cause: { signal: string } | { parent: 'ended' }) => {
+  const stop = (cause: StopCause) => {
     if (stopping) {
       workers.kill();
       process.stderr.write('benchmarks-server: forced exit\n');
@@ -230,8 +236,6 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
       process.exit(clean ? 0 : 1);
     })().catch(fail);
   };
-  takeOverSignals((signal) => stop({ signal }));
-  stopWithParent(() => stop({ parent: 'ended' }));
   databaseEvent = (event) => {
     if (event.type === 'ended') workers.databaseState({ type: 'benchmarks-database-state', state: 'restarting' });
     if (event.type === 'restarted') workers.databaseState({ type: 'benchmarks-database-state', state: 'running' });
@@ -244,7 +248,8 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
   };
   let port: number;
   try {
-    ({ port } = await workers.start());
+    ({ port } = await abortable(workers.start(), signal));
+    stops.serving(stop);
   } catch (err) {
     return failedStart(err);
   }

@@ -9,7 +9,8 @@ import type { Logger } from './core/logger.ts';
 import { ConfigurationError } from './core/errors.ts';
 
 export interface DemoModule {
-  startDemo(config: ServerConfig, logger: Logger): Promise<RunningDemo>;
+  /** `signal`: aborts when the server is asked to stop during its start-up; what was started is then closed again, and the promise rejects with its reason. */
+  startDemo(config: ServerConfig, logger: Logger, signal?: AbortSignal): Promise<RunningDemo>;
 }
 
 /** What the demo reads of the running service: its URL and a connection to its database. */

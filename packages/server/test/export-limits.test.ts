@@ -145,7 +145,8 @@ async function drainUntilClosed(raw: RawExport, ms = HANG_MS): Promise<void> {
 
 test('two readers that stop reading hold both places only until EXPORT_STALL_TIMEOUT: then they are cut off, the next export streams, no connection is left', async () => {
   const postgresFrom = postgresLines.length;
-  const slow = [await rawExport(bigBenchmark), await rawExport(bigBenchmark)];
+  // Asked together: one after the other, on a loaded machine the first could be cut off (2 s) before the second had its place.
+  const slow = await Promise.all([rawExport(bigBenchmark), rawExport(bigBenchmark)]);
   await until('both places held', HANG_MS, () => (t.server.context.exports.active === 2 ? true : undefined));
   assert.is(await exportConnections(), 2);
   const started = Date.now();

@@ -6,6 +6,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { DEFAULTS, parseDuration, type ServerConfig } from '../config.ts';
+import { abortable, pause } from '../core/abort.ts';
 import { DisposalStack } from '../core/disposal.ts';
 import { ConfigurationError } from '../core/errors.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
@@ -28,13 +29,15 @@ export interface DatabaseHandle {
 /**
  * The external database, or an embedded PostgreSQL under the data directory (started within
  * `databaseStartTimeoutMs`, on `databasePort`). The embedded cluster's own log lines go to `databaseLogger` at the
- * level of their severity (default: a logger at `databaseLogLevel`).
+ * level of their severity (default: a logger at `databaseLogLevel`). `signal` aborts the embedded
+ * start (db/embedded.ts: the cluster is stopped again, and the promise rejects with its reason).
  */
 export async function openDatabase(
   config: ServerConfig,
   logger: Logger,
   databaseLogger?: Logger,
   onEvent?: (event: EmbeddedEvent) => void,
+  signal?: AbortSignal,
 ): Promise<DatabaseHandle> {
   if (config.databaseUrl) return { url: config.databaseUrl, sessionUrl: config.databaseDirectUrl ?? config.databaseUrl, embedded: null };
   logger.info('starting the embedded PostgreSQL', { dataDir: config.dataDir });
@@ -42,6 +45,7 @@ export async function openDatabase(
   const embedded = await startEmbeddedPostgres(config.dataDir, (line) => logPostgresLine(postgresLogger, line), {
     startTimeoutMs: config.databaseStartTimeoutMs,
     port: config.databasePort,
+    signal,
     onEvent: (event) => {
       logEmbeddedEvent(logger, event);
       onEvent?.(event);
@@ -69,6 +73,8 @@ export interface ConnectOptions {
   timeoutMs?: number;
   /** Ends the error message: what the database is (default: its URL without the password). */
   describe?: () => Promise<string>;
+  /** Ends the attempts at once (a stop asked for during the start-up), rejecting with its reason; what an attempt opens is closed. */
+  signal?: AbortSignal;
 }
 
 /** Failures that end once the database is up: not there yet, not answering, still starting, full. */
@@ -114,8 +120,21 @@ export async function connectDatabase(url: string, logger?: Logger, pool?: PoolO
   const timeoutMs = options.timeoutMs ?? parseDuration(DEFAULTS.databaseConnectTimeout, 'DATABASE_CONNECT_TIMEOUT');
   const describe = options.describe ?? (async () => `the database at ${redactUrl(url)}`);
   const until = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
+  const { signal } = options;
   let orm: MikroORM | undefined;
+  /** Closes, once it settles, what an attempt that is no longer waited for opens. */
+  const abandon = (trying: Promise<MikroORM>) =>
+    void trying
+      .then(
+        (o) => o.close(true),
+        () => orm?.close(true),
+      )
+      .catch(() => {});
   for (let attempt = 1; ; attempt++) {
+    if (signal?.aborted) {
+      await orm?.close(true).catch(() => {});
+      throw signal.reason;
+    }
     const trying = (async () => {
       const o = orm ?? (await connect(url, logger, pool));
       orm = o;
@@ -124,8 +143,12 @@ export async function connectDatabase(url: string, logger?: Logger, pool?: PoolO
     })();
     let outcome: MikroORM | typeof EXPIRED;
     try {
-      outcome = await within(trying, until - Date.now());
+      outcome = await abortable(within(trying, until - Date.now()), signal);
     } catch (err) {
+      if (signal?.aborted) {
+        abandon(trying);
+        throw signal.reason;
+      }
       const message = (err as Error)?.message ?? String(err);
       if (!transientConnectFailure(err)) {
         await orm?.close(true).catch(() => {});
@@ -133,7 +156,7 @@ export async function connectDatabase(url: string, logger?: Logger, pool?: PoolO
       }
       if (Date.now() + RETRY_MS < until) {
         if (attempt === 1) logger?.warn('the database is not reachable yet: trying again every second', { error: message, timeoutMs });
-        await new Promise((r) => setTimeout(r, RETRY_MS));
+        await pause(RETRY_MS, signal).catch(() => {}); // aborted: the next turn closes what is open
         continue;
       }
       await orm?.close(true).catch(() => {});
@@ -143,12 +166,7 @@ export async function connectDatabase(url: string, logger?: Logger, pool?: PoolO
     }
     if (outcome !== EXPIRED) return outcome;
     // The attempt goes on in the background; whatever it opens is closed when it ends.
-    void trying
-      .then(
-        (o) => o.close(true),
-        () => orm?.close(true),
-      )
-      .catch(() => {});
+    abandon(trying);
     throw new ConfigurationError(
       `Cannot reach ${await describe()} within ${formatDuration(timeoutMs)} (--database-connect-timeout, DATABASE_CONNECT_TIMEOUT): it did not answer`,
     );
@@ -160,7 +178,8 @@ export async function connectDatabase(url: string, logger?: Logger, pool?: PoolO
  * process holds the migration lock (db/orm.ts): processes started together on one database apply
  * them once. They run in one transaction: past the deadline the error says so, and the transaction
  * is rolled back when the connection closes (each of its statements is also cancelled by
- * PostgreSQL past the deadline).
+ * PostgreSQL past the deadline). `signal` (a stop asked for meanwhile) ends the wait at once with
+ * its reason: the caller closes the connection, which rolls the transaction back.
  */
 export async function migrateWithin(
   orm: MikroORM,
@@ -168,6 +187,7 @@ export async function migrateWithin(
   describe: () => Promise<string>,
   logger?: Logger,
   sessionUrl?: string,
+  signal?: AbortSignal,
 ): Promise<string[]> {
   const until = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
   let locked = false;
@@ -187,7 +207,7 @@ export async function migrateWithin(
     );
   let outcome: string[] | typeof EXPIRED;
   try {
-    outcome = await within(migration, until - Date.now());
+    outcome = await abortable(within(migration, until - Date.now()), signal);
   } catch (err) {
     throw err instanceof MigrationsBusyError ? await busy() : err;
   }
@@ -204,17 +224,24 @@ const PENDING_POLL_MS = 1000;
 /**
  * For a process that must not migrate (`--no-migrate`, MIGRATE=false): returns once no migration
  * is pending, waiting up to `timeoutMs` (0: no limit) for another process or `benchmarks-server
- * migrate` to apply them (as pods start next to a migration Job); then one clear error.
+ * migrate` to apply them (as pods start next to a migration Job); then one clear error. `signal`
+ * ends the wait at once, rejecting with its reason.
  */
-export async function awaitMigrations(url: string, timeoutMs: number, describe: () => Promise<string>, logger?: Logger): Promise<void> {
+export async function awaitMigrations(
+  url: string,
+  timeoutMs: number,
+  describe: () => Promise<string>,
+  logger?: Logger,
+  signal?: AbortSignal,
+): Promise<void> {
   const until = timeoutMs > 0 ? Date.now() + timeoutMs : Infinity;
   const control = new DatabaseControl(url, 5_000);
   try {
     for (let attempt = 0; ; attempt++) {
-      const pending = await control.pendingMigrations();
+      const pending = await abortable(control.pendingMigrations(), signal);
       if (!pending.length) return;
-      const pause = Math.min(PENDING_POLL_MS, until - Date.now());
-      if (pause <= 0) {
+      const wait = Math.min(PENDING_POLL_MS, until - Date.now());
+      if (wait <= 0) {
         throw new ConfigurationError(
           `${pending.length === 1 ? 'A migration is' : `${pending.length} migrations are`} not applied to ${await describe()} ` +
             `(${pending.join(', ')}) and this process must not apply them (--no-migrate, MIGRATE=false): ` +
@@ -223,7 +250,7 @@ export async function awaitMigrations(url: string, timeoutMs: number, describe: 
       }
       if (attempt === 0)
         logger?.info('migrations pending: waiting for another process to apply them (--no-migrate)', { pending, timeoutMs });
-      await new Promise((resolve) => setTimeout(resolve, pause));
+      await pause(wait, signal);
     }
   } finally {
     await control.close();
@@ -244,6 +271,12 @@ export interface BootstrapOptions {
   pool?: PoolOptions;
   /** Told of the embedded cluster's unexpected ends and restarts (db/restarts.ts). */
   onDatabaseEvent?: (event: EmbeddedEvent) => void;
+  /**
+   * Aborts the start-up (a stop asked for meanwhile): the step in progress ends at once (the
+   * embedded start, the connection attempts, the migrations, the wait for them), and the promise
+   * rejects with the signal's reason, what was opened still on the stack for the caller to release.
+   */
+  signal?: AbortSignal;
 }
 
 /** How long a failed start waits for the ORM's pool to close: a migration past its deadline holds a connection until PostgreSQL cancels it. */
@@ -262,14 +295,15 @@ export async function bootstrapDatabase(
   stack: DisposalStack,
   options: BootstrapOptions = {},
 ): Promise<PreparedDatabase> {
-  const db = await openDatabase(config, logger, options.databaseLogger, options.onDatabaseEvent);
+  const { signal } = options;
+  const db = await openDatabase(config, logger, options.databaseLogger, options.onDatabaseEvent, signal);
   const { embedded } = db;
   if (embedded) stack.defer('embedded PostgreSQL', () => embedded.stop());
   const describe = () => describeDatabase(db);
   let failed = false;
   try {
     const pool: PoolOptions = { preparedStatements: config.preparedStatements, ...options.pool };
-    const orm = await connectDatabase(db.url, logger, pool, { timeoutMs: config.databaseConnectTimeoutMs, describe });
+    const orm = await connectDatabase(db.url, logger, pool, { timeoutMs: config.databaseConnectTimeoutMs, describe, signal });
     stack.defer('database pool', async () => {
       if (!failed) return orm.close(true);
       // The pool waits for the connections in use: a migration past its deadline holds one until
@@ -278,10 +312,10 @@ export async function bootstrapDatabase(
       if ((await within(closed, FAILED_CLOSE_MS)) === EXPIRED) closed.catch(() => {});
     });
     if (!config.migrate) {
-      await awaitMigrations(db.url, config.migrationTimeoutMs, describe, logger);
+      await awaitMigrations(db.url, config.migrationTimeoutMs, describe, logger, signal);
       return { db, orm, applied: [] };
     }
-    const applied = await migrateWithin(orm, config.migrationTimeoutMs, describe, logger, db.sessionUrl);
+    const applied = await migrateWithin(orm, config.migrationTimeoutMs, describe, logger, db.sessionUrl, signal);
     return { db, orm, applied };
   } catch (err) {
     failed = true;

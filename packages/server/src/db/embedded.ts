@@ -53,6 +53,12 @@ export interface EmbeddedOptions {
   startTimeoutMs?: number;
   /** Told of a left-over cluster stopped, and of the cluster ending unexpectedly and being started again (db/restarts.ts). */
   onEvent?(event: EmbeddedEvent): void;
+  /**
+   * Aborts the start (a stop asked for meanwhile): a cluster being created is let finish (initdb
+   * takes seconds, and one cut short leaves a directory no start can use), a postmaster started is
+   * stopped, and the promise rejects with the signal's reason once no process of the start is left.
+   */
+  signal?: AbortSignal;
 }
 
 /** How long a stopping cluster may take before it is killed. */
@@ -83,9 +89,12 @@ export function inUse(dataDir: string, found: Extract<Leftover, { state: 'in use
  * (db/leftover.ts: a stale postmaster.pid removed, a cluster whose server ended stopped), one
  * clear ConfigurationError when it cannot be used or a live server runs its cluster.
  */
-export async function claimDataDir(dataDir: string, onEvent?: (event: EmbeddedEvent) => void): Promise<void> {
+export async function claimDataDir(dataDir: string, onEvent?: (event: EmbeddedEvent) => void, signal?: AbortSignal): Promise<void> {
   await ensureDataDir(dataDir);
-  const found = await settleLeftover(join(dataDir, 'postgres'), { onStopped: (pid) => onEvent?.({ type: 'leftover stopped', pid }) });
+  const found = await settleLeftover(join(dataDir, 'postgres'), {
+    onStopped: (pid) => onEvent?.({ type: 'leftover stopped', pid }),
+    signal,
+  });
   if (found.state === 'in use') throw inUse(dataDir, found);
 }
 
@@ -106,7 +115,8 @@ export async function startEmbeddedPostgres(
   log: (line: PostgresLogLine) => void = () => {},
   options: EmbeddedOptions = {},
 ): Promise<EmbeddedDatabase> {
-  await claimDataDir(dataDir, options.onEvent);
+  const { signal } = options;
+  await claimDataDir(dataDir, options.onEvent, signal);
   const asRoot = userInfo().uid === 0;
   if (asRoot) {
     // The postgres user must be able to traverse the data directory.
@@ -149,6 +159,7 @@ export async function startEmbeddedPostgres(
 
   /** Starts the postmaster (creating the cluster first on first use) and waits until it is ready. */
   const start = async (first: boolean, cancelled: () => boolean): Promise<void> => {
+    if (cancelled()) return;
     if (first && fresh) await initdb.initialise();
     if (cancelled()) return;
     ids ??= asRoot ? await postgresIds() : {};
@@ -178,13 +189,30 @@ export async function startEmbeddedPostgres(
   /** `start` within the start deadline; on failure the postmaster is stopped and one ConfigurationError says why. */
   const launch = async (first: boolean): Promise<void> => {
     let abandoned = false;
-    const cancelled = () => abandoned || (!first && stopRequested);
+    const cancelled = () => abandoned || (!first && stopRequested) || (first && signal?.aborted === true);
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<'expired'>((resolve) => {
       if (timeoutMs > 0) timer = setTimeout(() => resolve('expired'), timeoutMs);
     });
+    // Only the first start is the start-up's: a restart is ended by stop().
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<'aborted'>((resolve) => {
+      if (!first || !signal) return;
+      onAbort = () => resolve('aborted');
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    const starting = start(first, cancelled);
     try {
-      const outcome = await Promise.race([start(first, cancelled), expired]);
+      const outcome = await Promise.race([starting, expired, aborted]);
+      if (outcome === 'aborted') {
+        abandoned = true;
+        stopRequested = true; // the sessions its stop ends say so at info
+        // Each step of `start` looks whether it was cancelled: once it returns, the postmaster it may have spawned is known.
+        await starting.catch(() => {});
+        await postmaster?.stop(STOP_GRACE_MS);
+        throw signal!.reason;
+      }
       if (outcome === 'expired') {
         abandoned = true;
         const lines = await clusterLog.lastLines(); // before its shutdown adds its own
@@ -196,16 +224,18 @@ export async function startEmbeddedPostgres(
       }
     } catch (err) {
       abandoned = true;
-      if (err instanceof ConfigurationError) throw err;
+      if (err instanceof ConfigurationError || (first && signal?.aborted && err === signal.reason)) throw err;
       await postmaster?.stop(5_000);
       throw new ConfigurationError(
         `The embedded PostgreSQL in ${databaseDir} could not start: ${oneLine((err as Error)?.message ?? String(err))}; ${describeLines(await clusterLog.lastLines())}`,
       );
     } finally {
       clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
   };
 
+  signal?.throwIfAborted();
   await launch(true);
   const restarts = superviseRestarts({
     current: () => postmaster!,

@@ -14,6 +14,7 @@
  */
 import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pause } from '../core/abort.ts';
 import { WATCHDOG_NAME } from './postmaster.ts';
 import { processInfo, type ProcessInfo } from './processes.ts';
 
@@ -53,6 +54,11 @@ export interface SettleOptions {
   onStopped?(pid: number): void;
   /** How long the postmaster may take to stop before it is killed (default 30 s). */
   graceMs?: number;
+  /**
+   * Ends the waiting at once, rejecting with its reason (a stop asked for during the start-up): a
+   * cluster being stopped goes on stopping by itself.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -66,7 +72,7 @@ export async function settleLeftover(databaseDir: string, options: SettleOptions
   if (found.state === 'stale') {
     await unlink(join(databaseDir, 'postmaster.pid')).catch(() => {});
   } else if (found.state === 'stopping') {
-    await ended(found.pid, graceMs + 5_000);
+    await ended(found.pid, graceMs + 5_000, options.signal);
   } else if (found.state === 'orphan') {
     // PostgreSQL's fast shutdown, then its immediate shutdown, then a kill.
     for (const [signal, ms] of [
@@ -79,7 +85,7 @@ export async function settleLeftover(databaseDir: string, options: SettleOptions
       } catch {
         break;
       }
-      if (await ended(found.pid, ms)) break;
+      if (await ended(found.pid, ms, options.signal)) break;
     }
     options.onStopped?.(found.pid);
   }
@@ -87,8 +93,8 @@ export async function settleLeftover(databaseDir: string, options: SettleOptions
 }
 
 /** Whether `pid` ended (or stopped being a process) within `ms`. */
-async function ended(pid: number, ms: number): Promise<boolean> {
-  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+async function ended(pid: number, ms: number, signal?: AbortSignal): Promise<boolean> {
+  for (const until = Date.now() + ms; Date.now() < until; await pause(50, signal)) {
     if (!processInfo(pid)) return true;
   }
   return !processInfo(pid);

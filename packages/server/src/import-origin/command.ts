@@ -10,7 +10,7 @@ import { type Command, Option } from 'commander';
 import type { ServerConfig } from '../config.ts';
 import { createLogger, useLogFormat } from '../core/logger.ts';
 import { ConfigurationError } from '../core/errors.ts';
-import { fail, flushLogs, logging, takeOverSignals } from '../exit.ts';
+import { fail, flushLogs, logging, StopRequests } from '../exit.ts';
 import { prepareDatabase } from '../db/bootstrap.ts';
 import { DEFAULT_BATCH_SIZE, importOrigin } from './import.ts';
 import { formatSummary, ProgressView } from './render.ts';
@@ -66,19 +66,35 @@ function batchSizeOf(text: string | undefined): number {
 
 /** Runs the import as the command does; resolves to the exit code. */
 export async function runImportOrigin(config: ServerConfig, options: CommandOptions): Promise<number> {
+  // Taken over before the database is opened: a stop while it starts or migrates releases it.
+  const stops = new StopRequests();
   if (!options.from) throw new ConfigurationError("--from (ORIGIN_DATABASE_URL) is required: the URL of the original service's database.");
   const batchSize = batchSizeOf(options.batchSize);
   await useLogFormat(config.logFormat);
   const logger = logging(createLogger(config.logLevel));
-  const { db, applied, close } = await prepareDatabase(config, logger, { databaseLogger: logging(createLogger(config.databaseLogLevel)) });
+  stops.useLogger(logger);
+  let prepared: Awaited<ReturnType<typeof prepareDatabase>>;
+  try {
+    prepared = await prepareDatabase(config, logger, {
+      databaseLogger: logging(createLogger(config.databaseLogLevel)),
+      signal: stops.signal,
+    });
+  } catch (err) {
+    if (!stops.signal.aborted) throw err;
+    process.stderr.write(STOPPED_EARLY);
+    return 1;
+  }
+  const { db, applied, close } = prepared;
   if (applied.length) logger.info('migrations applied', { applied });
   const report = options.report ? openSync(options.report, 'w') : undefined;
   const stop = new AbortController();
-  takeOverSignals(() => {
-    if (stop.signal.aborted) process.exit(1);
-    process.stderr.write('\nimport-origin: stopping after the current batch (again to stop at once)\n');
-    stop.abort();
-  });
+  if (stops.signal.aborted) stop.abort();
+  else
+    stops.serving(() => {
+      if (stop.signal.aborted) process.exit(1);
+      process.stderr.write('\nimport-origin: stopping after the current batch (again to stop at once)\n');
+      stop.abort();
+    });
   const view = new ProgressView(process.stderr);
   let summary: ImportSummary;
   try {
@@ -103,10 +119,12 @@ export async function runImportOrigin(config: ServerConfig, options: CommandOpti
   return exitCode(summary);
 }
 
+const STOPPED_EARLY = 'benchmarks-server: the import stopped before the end: run the same command again to resume.\n';
+
 /** 1, with one line on stderr, when the run stopped early or refused rows; else 0. */
 function exitCode(summary: ImportSummary): number {
   if (!summary.complete) {
-    process.stderr.write('benchmarks-server: the import stopped before the end: run the same command again to resume.\n');
+    process.stderr.write(STOPPED_EARLY);
     return 1;
   }
   if (anyRefused(summary)) {
