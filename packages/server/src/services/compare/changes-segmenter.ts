@@ -98,8 +98,9 @@ export class ChangesSegmenter {
     return new Promise<SeriesSummary>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, options });
       worker.ref();
-      // A copy of its own (the bytes may share a buffer with others), moved to the worker, not cloned.
-      const own = points.slice();
+      // A copy of its own (the bytes may share a buffer with others, and a Buffer's slice is a view
+      // of it), moved to the worker, not cloned.
+      const own = new Uint8Array(points);
       worker.postMessage({ id, points: own, options, axis } satisfies SegmentJob, [own.buffer]);
     });
   }
