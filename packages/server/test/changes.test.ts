@@ -11,7 +11,8 @@ import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
 import { seriesChanges } from '../src/services/compare/changes.ts';
-import { encodePoints } from '../src/services/compare/changes-series.ts';
+import { encodePoints, summariseSeries } from '../src/services/compare/changes-series.ts';
+import { ChangesSegmenter } from '../src/services/compare/changes-segmenter.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -434,6 +435,21 @@ test('GET /results:changes: a long series is segmented in a worker thread, with 
   const svg = await t.request('GET', '/results:changes', { query: { benchmark_id: benchmark.id, metric: 'json.score', format: 'svg' } });
   const marks = svg.text.match(/class="point"/g)?.length ?? 0;
   assert.ok(marks > 100 && marks <= 750, `${marks} marks for ${values.length} points`);
+
+  // The worker is sent a copy of the bytes: the caller's (a Buffer, as the driver gives them) stay whole.
+  const own = new ChangesSegmenter({ minPoints: 1, idleMs: 50 });
+  try {
+    const copy = Buffer.from(points);
+    const axis = { from: START, to: START + (values.length - 1) * 60_000, columns: 600 };
+    const options = { maxPvalue: 0.001, minMagnitude: 0.02, minSize: 5 };
+    const inWorker = await own.segment(points, values.length, options, axis);
+    assert.is(own.segmentedInWorker, 1);
+    assert.is(points.byteLength, copy.byteLength);
+    assert.ok(copy.equals(points), 'the bytes as they were');
+    assert.equal(inWorker, summariseSeries(points, options, axis));
+  } finally {
+    await own.close();
+  }
 });
 
 test('GET /results:changes: remembered, and forgotten when anything is written', async () => {

@@ -17,6 +17,9 @@ import type { ChangeOptions } from './changes-stats.ts';
 import { type SeriesSummary, sortPoints, summariseSorted, type TimeAxis } from './changes-series.ts';
 import type { RememberedCuts, SegmentJob, WorkerMessage } from './changes-worker.ts';
 
+/** The export condition of the workspace's packages that resolves them to their TypeScript sources. */
+const SOURCE_CONDITION = '@benchmarks/source';
+
 /** The worker's module: TypeScript when the server runs from its sources (tsx), JavaScript from dist. */
 function startWorker(): Worker {
   const fromSources = import.meta.url.endsWith('.ts');
@@ -25,7 +28,12 @@ function startWorker(): Worker {
   // On Node 20, tsx's hooks registered by `--import` do not reach worker threads: register them there.
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => api.register()).then(() => import(${JSON.stringify(url.href)}))`;
-  return new Worker(bootstrap, { eval: true });
+  // Nor does the workspace's export condition (scripts/dev/register.js) that resolves its packages
+  // to their sources: without it the worker would need their compiled dist (absent, or older than
+  // the sources), fail to start, and every long series be handled in place after a failed start.
+  const fromSourcesCondition = import.meta.resolve('@benchmarks/sdk/changes-chart').endsWith('.ts');
+  const execArgv = fromSourcesCondition ? [...process.execArgv, `--conditions=${SOURCE_CONDITION}`] : undefined;
+  return new Worker(bootstrap, { eval: true, execArgv });
 }
 
 export class ChangesSegmenter {
@@ -90,8 +98,10 @@ export class ChangesSegmenter {
     return new Promise<SeriesSummary>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject, options });
       worker.ref();
-      // A copy of its own: the bytes may share a buffer with others.
-      worker.postMessage({ id, points: points.slice(), options, axis } satisfies SegmentJob);
+      // A copy of its own (the bytes may share a buffer with others, and a Buffer's slice is a view
+      // of it), moved to the worker, not cloned.
+      const own = new Uint8Array(points);
+      worker.postMessage({ id, points: own, options, axis } satisfies SegmentJob, [own.buffer]);
     });
   }
 

@@ -245,15 +245,15 @@ export async function findChanges(
   );
   const seriesOptions = { maxPvalue, minMagnitude, minSize, better, after };
   const axis = timeAxis(series);
-  const groups: ChangesGroupAnswer[] = [];
-  const sketch: Sketch = { ...axis, groups: [] };
-  for (const s of series) {
-    const summary = options.segmenter
-      ? await options.segmenter.segment(s.points, s.n, seriesOptions, axis)
-      : summariseSeries(s.points, seriesOptions, axis);
-    groups.push(groupAnswer(s, summary, seriesOptions));
-    sketch.groups.push(summary.sketch);
-  }
+  // Every series handed to the segmenter at once: the worker sorts the next while the digest of
+  // one goes to and fro.
+  const summaries = await Promise.all(
+    series.map((s) =>
+      options.segmenter ? options.segmenter.segment(s.points, s.n, seriesOptions, axis) : summariseSeries(s.points, seriesOptions, axis),
+    ),
+  );
+  const groups = series.map((s, i) => groupAnswer(s, summaries[i]!, seriesOptions));
+  const sketch: Sketch = { ...axis, groups: summaries.map((summary) => summary.sketch) };
   const answer: ChangesAnswer = {
     benchmark_id: benchmark.id,
     metric: query.metric,
