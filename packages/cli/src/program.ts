@@ -3,7 +3,7 @@ import { Command } from 'commander';
 import { addGlobalOptions } from './global-options.ts';
 import type { Io } from './io.ts';
 import { CLI_VERSION } from './version.ts';
-import { attachIo } from './commands/shared.ts';
+import { attachIo } from './commands/common.ts';
 
 import * as login from './commands/auth/login.ts';
 import * as logout from './commands/auth/logout.ts';

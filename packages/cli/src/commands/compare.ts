@@ -10,7 +10,7 @@ import type { Io } from '../io.ts';
 import { renderJson, renderNdjson } from '../output.ts';
 import { isUuid, Resolver } from '../resolve.ts';
 import { Sink } from '../sink.ts';
-import { runs, type WithGlobals } from './shared.ts';
+import { runs, type WithGlobals } from './common.ts';
 import { addFilterOptions, filterQuery, type FilterOptions } from './results/filters.ts';
 
 export type Options = WithGlobals<

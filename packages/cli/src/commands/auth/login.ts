@@ -5,7 +5,7 @@ import { updateProfile } from '../../config.ts';
 import { withContext } from '../../context.ts';
 import { UsageError } from '../../errors.ts';
 import type { Io } from '../../io.ts';
-import { runs, type WithGlobals } from '../shared.ts';
+import { runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<{ issuer?: string; clientId?: string; scopes?: string }>;
 

@@ -3,7 +3,7 @@ import { revoke } from '../../auth.ts';
 import { updateProfile } from '../../config.ts';
 import { createContext } from '../../context.ts';
 import type { Io } from '../../io.ts';
-import { runs, type WithGlobals } from '../shared.ts';
+import { runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<object>;
 

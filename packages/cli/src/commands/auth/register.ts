@@ -5,7 +5,7 @@ import { withContext } from '../../context.ts';
 import { AuthError, CliError, UsageError } from '../../errors.ts';
 import type { Io } from '../../io.ts';
 import type { Column } from '../../output.ts';
-import { runs, type WithGlobals } from '../shared.ts';
+import { runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<{ acceptTerms?: boolean }>;
 type User = Reply<'getSelf'>;

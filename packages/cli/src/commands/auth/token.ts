@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { withContext } from '../../context.ts';
 import { AuthError } from '../../errors.ts';
 import type { Io } from '../../io.ts';
-import { runs, type WithGlobals } from '../shared.ts';
+import { runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<object>;
 

@@ -5,7 +5,7 @@ import { withContext } from '../../context.ts';
 import { UsageError } from '../../errors.ts';
 import { readAll, type Io } from '../../io.ts';
 import { splitImageTag } from '../../resolve.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<{ ref: string; schema?: string; description?: string; url?: string }>;
 

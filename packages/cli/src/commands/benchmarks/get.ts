@@ -3,7 +3,7 @@ import { benchmarkColumns } from '../../columns.ts';
 import { withContext } from '../../context.ts';
 import type { Io } from '../../io.ts';
 import { Resolver } from '../../resolve.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<{ ref: string }>;
 

@@ -3,7 +3,7 @@ import { benchmarkColumns } from '../../columns.ts';
 import { withContext } from '../../context.ts';
 import { addListOptions, pageQuery } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
-import { addReviewFilters, group, reviewQuery, runs, type ReviewFilterOptions, type WithGlobals } from '../shared.ts';
+import { addReviewFilters, group, reviewQuery, runs, type ReviewFilterOptions, type WithGlobals } from '../common.ts';
 
 export const SORT_FIELDS = ['name', 'container_image', 'container_tag', 'status', 'upload_datetime', 'description', 'url', 'id'];
 

@@ -5,7 +5,7 @@ import { UsageError } from '../../errors.ts';
 import type { Io } from '../../io.ts';
 import { Resolver, splitImageTag } from '../../resolve.ts';
 import { orNull, requireChanges } from '../catalogue.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 import { readJsonArgument } from './create.ts';
 
 export type Options = WithGlobals<{ ref: string; name?: string; schema?: string; description?: string; url?: string }>;

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { withContext } from '../../context.ts';
 import type { Io } from '../../io.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<{ id: string }>;
 

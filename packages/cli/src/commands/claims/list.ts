@@ -3,7 +3,7 @@ import { claimColumns } from '../../columns.ts';
 import { withContext } from '../../context.ts';
 import { addListOptions, pageQuery, type ListOptions } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<
   ListOptions & { status?: 'on_review' | 'approved'; result?: string; uploadedBefore?: string; uploadedAfter?: string; mine?: boolean }

@@ -5,7 +5,7 @@
 import { Argument, type Command, type Option } from 'commander';
 import { OUTPUT_FORMATS } from '../../config.ts';
 import type { Io } from '../../io.ts';
-import { runs } from '../shared.ts';
+import { runs } from '../common.ts';
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof SHELLS)[number];

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { createContext } from '../../context.ts';
 import type { Io } from '../../io.ts';
 import { renderJson, renderNdjson, text } from '../../output.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 import { shown } from './keys.ts';
 
 export type Options = WithGlobals<object>;

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { updateProfile } from '../../config.ts';
 import { createContext } from '../../context.ts';
 import type { Io } from '../../io.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 import { checkKey, parseValue } from './keys.ts';
 
 export type Options = WithGlobals<{ key: string; value: string }>;

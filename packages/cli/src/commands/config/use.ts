@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadConfig, saveConfig, configPath } from '../../config.ts';
 import type { Io } from '../../io.ts';
-import { runs, group, type WithGlobals } from '../shared.ts';
+import { runs, group, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<{ name: string }>;
 

@@ -4,7 +4,7 @@ import { withContext } from '../../context.ts';
 import { addListOptions, pageQuery } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
 import { Resolver } from '../../resolve.ts';
-import { addReviewFilters, group, reviewQuery, runs, type ReviewFilterOptions, type WithGlobals } from '../shared.ts';
+import { addReviewFilters, group, reviewQuery, runs, type ReviewFilterOptions, type WithGlobals } from '../common.ts';
 
 export const SORT_FIELDS = ['name', 'description', 'status', 'upload_datetime', 'site_id', 'id'];
 

@@ -4,7 +4,7 @@ import { withContext } from '../../context.ts';
 import { addListOptions, pageQuery } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
 import { Resolver } from '../../resolve.ts';
-import { addReviewFilters, group, reviewQuery, runs, type ReviewFilterOptions, type WithGlobals } from '../shared.ts';
+import { addReviewFilters, group, reviewQuery, runs, type ReviewFilterOptions, type WithGlobals } from '../common.ts';
 import { SORT_FIELDS } from './list.ts';
 
 export type Options = WithGlobals<ReviewFilterOptions & { site: string; terms: string[] }>;

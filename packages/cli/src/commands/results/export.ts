@@ -5,7 +5,7 @@ import { CliError, describeKnown, UsageError } from '../../errors.ts';
 import type { Io } from '../../io.ts';
 import { progressFor, showsProgress, type Progress } from '../../progress.ts';
 import { Sink } from '../../sink.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 import { addFilterOptions, filterQuery, type FilterOptions } from './filters.ts';
 
 export type Options = WithGlobals<FilterOptions & { format?: 'ndjson' | 'csv'; columns?: string; out?: string }>;

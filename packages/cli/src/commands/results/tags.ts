@@ -5,7 +5,7 @@ import { repeatable } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
 import { Resolver } from '../../resolve.ts';
 import { resultColumns } from '../../columns.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<{ id: string; tag?: string[]; clear?: boolean }>;
 

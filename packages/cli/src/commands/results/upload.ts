@@ -19,7 +19,7 @@ import { ItemsOut, stdoutMode, summaryJson, summaryText, type Ending } from '../
 import { colorEnabled } from '../../terminal.ts';
 import { checkSegment, SchemaChecks } from '../../upload/validate.ts';
 import { Resolver } from '../../resolve.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<{
   inputs: string[];

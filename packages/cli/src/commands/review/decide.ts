@@ -5,7 +5,7 @@ import { withContext } from '../../context.ts';
 import { CliError, describeKnown } from '../../errors.ts';
 import type { Io } from '../../io.ts';
 import { Resolver } from '../../resolve.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 import { KINDS, type Kind } from './list.ts';
 
 export type Decision = 'approve' | 'reject';

@@ -3,7 +3,7 @@ import { withContext } from '../../context.ts';
 import type { Io } from '../../io.ts';
 import { Resolver } from '../../resolve.ts';
 import { addDeleteOptions, checkCanConfirm, deleteItem, type DeleteOptions } from '../catalogue.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<DeleteOptions & { ref: string }>;
 

@@ -3,7 +3,7 @@ import { siteColumns } from '../../columns.ts';
 import { withContext } from '../../context.ts';
 import { addListOptions, pageQuery } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
-import { addReviewFilters, group, reviewQuery, runs, type ReviewFilterOptions, type WithGlobals } from '../shared.ts';
+import { addReviewFilters, group, reviewQuery, runs, type ReviewFilterOptions, type WithGlobals } from '../common.ts';
 import { SORT_FIELDS } from './list.ts';
 
 export type Options = WithGlobals<ReviewFilterOptions & { terms: string[] }>;

@@ -4,7 +4,7 @@ import { withContext } from '../../context.ts';
 import type { Io } from '../../io.ts';
 import { Resolver } from '../../resolve.ts';
 import { orNull, requireChanges } from '../catalogue.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<{ ref: string; name?: string; address?: string; description?: string }>;
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { tagColumns } from '../../columns.ts';
 import { withContext } from '../../context.ts';
 import type { Io } from '../../io.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<{ name: string; description?: string }>;
 

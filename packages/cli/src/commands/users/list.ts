@@ -3,7 +3,7 @@ import { userColumns } from '../../columns.ts';
 import { withContext } from '../../context.ts';
 import { addListOptions, pageQuery, type ListOptions } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 
 export const SORT_FIELDS = ['iss', 'sub', 'email', 'registration_datetime'];
 

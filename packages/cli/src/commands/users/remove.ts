@@ -3,7 +3,7 @@ import { confirm, mustBeAbleToAsk } from '../../confirm.ts';
 import { withContext } from '../../context.ts';
 import { UsageError } from '../../errors.ts';
 import type { Io } from '../../io.ts';
-import { group, runs, type WithGlobals } from '../shared.ts';
+import { group, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<{ iss?: string; sub?: string; email?: string; yes?: boolean }>;
 
