@@ -1142,6 +1142,24 @@ export interface SiteSpec {
 }
 
 /** `sites` sites with `flavorsPerSite` flavors each (2 of them with GPUs), from the generator `rng`. */
+/** The sites and flavors of `siteSpecs` created through a seeder, each flavor with its hardware spec. */
+export async function seedSiteFlavors(
+  seed: {
+    site(fields: { name: string }): Promise<{ id: string }>;
+    flavor(siteId: string, fields: { name: string }): Promise<{ id: string; site_id: string }>;
+  },
+  rng: Rng,
+  sites: number,
+  flavorsPerSite: number,
+): Promise<{ id: string; site_id: string; spec: FlavorSpec }[]> {
+  const flavors: { id: string; site_id: string; spec: FlavorSpec }[] = [];
+  for (const s of siteSpecs(rng, sites, flavorsPerSite)) {
+    const site = await seed.site({ name: s.name });
+    for (const f of s.flavors) flavors.push({ ...(await seed.flavor(site.id, { name: f.name })), spec: f.spec });
+  }
+  return flavors;
+}
+
 export function siteSpecs(rng: Rng, sites: number, flavorsPerSite: number): SiteSpec[] {
   const out: SiteSpec[] = [];
   for (let s = 0; s < sites; s++) {

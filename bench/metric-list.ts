@@ -15,7 +15,7 @@
  * second filter that leaves few results (`environment.duration_s < 70`): looked up by id.
  */
 import { performance } from 'node:perf_hooks';
-import { BENCHMARKS, benchmarkSchema, resultDocument, siteSpecs } from './catalogue.ts';
+import { BENCHMARKS, benchmarkSchema, resultDocument, seedSiteFlavors } from './catalogue.ts';
 import { Rng } from './random.ts';
 import { startTestServer } from '../packages/server/test/support/harness.ts';
 import { createSeeder } from '../packages/server/test/support/seed.ts';
@@ -48,12 +48,7 @@ try {
   const measured = await seed.benchmark({ schema: benchmarkSchema(def) });
   const noise = await seed.benchmark({ schema: benchmarkSchema(other) });
   const rng = new Rng(20261126);
-  const flavors: { id: string; site_id: string; spec: (typeof specs)[number]['flavors'][number]['spec'] }[] = [];
-  const specs = siteSpecs(rng, 50, 8);
-  for (const s of specs) {
-    const site = await seed.site({ name: s.name });
-    for (const f of s.flavors) flavors.push({ ...(await seed.flavor(site.id, { name: f.name })), spec: f.spec });
-  }
+  const flavors = await seedSiteFlavors(seed, rng, 50, 8);
   // The paths are chosen before the results arrive: the triggers write the table as uploads would.
   await t.server.context.metrics.reconcile(em());
   await t.server.context.metrics.idle();

@@ -13,7 +13,7 @@
  *   table, taking turns, right after a write (the server's remembered answers are not involved).
  */
 import { performance } from 'node:perf_hooks';
-import { BENCHMARKS, benchmarkSchema, resultDocument, siteSpecs } from './catalogue.ts';
+import { BENCHMARKS, benchmarkSchema, resultDocument, seedSiteFlavors } from './catalogue.ts';
 import { Rng } from './random.ts';
 import { startTestServer } from '../packages/server/test/support/harness.ts';
 import { createSeeder } from '../packages/server/test/support/seed.ts';
@@ -41,12 +41,7 @@ try {
   const def = BENCHMARKS[0]!;
   const benchmark = await seed.benchmark({ schema: benchmarkSchema(def) });
   const rng = new Rng(20261126);
-  const flavors: { id: string; site_id: string; spec: (typeof specs)[number]['flavors'][number]['spec'] }[] = [];
-  const specs = siteSpecs(rng, 50, 8);
-  for (const s of specs) {
-    const site = await seed.site({ name: s.name });
-    for (const f of s.flavors) flavors.push({ ...(await seed.flavor(site.id, { name: f.name })), spec: f.spec });
-  }
+  const flavors = await seedSiteFlavors(seed, rng, 50, 8);
   const insertChunk = async (n: number) => {
     const rows = Array.from({ length: n }, () => {
       const f = flavors[rng.int(0, flavors.length - 1)]!;
