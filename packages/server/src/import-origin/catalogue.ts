@@ -7,7 +7,7 @@ import { commit, type ImportContext, progress, stopping } from './context.ts';
 import { nulPointer, ORIGIN_SERVICE_USER, ORIGIN_TERMS_VERSION, reviewStatus, userEmail } from './mapping.ts';
 import type { SourceBenchmark, SourceFlavor, SourceSite } from './source.ts';
 import { BatchTally, type Kind } from './summary.ts';
-import { type CatalogueOutcome, userKey } from './target.ts';
+import { type CatalogueOutcome, type TargetUser, userKey } from './target.ts';
 
 /** Runs the phases in order; false when the run was asked to stop. */
 export async function importCatalogue(ctx: ImportContext): Promise<boolean> {
@@ -22,7 +22,9 @@ async function importUsers(ctx: ImportContext): Promise<boolean> {
   for await (const rows of ctx.source.users(ctx.batchSize)) {
     if (stopping(ctx)) return false;
     const batch = new BatchTally();
-    const users = rows.map((u) => ({ ...u, email: userEmail(u.email), terms_version: ORIGIN_TERMS_VERSION }));
+    const users = rows.map(
+      (u): TargetUser => ({ ...u, email: userEmail(u.email), terms_version: ORIGIN_TERMS_VERSION, removed_datetime: null }),
+    );
     await ctx.target.transaction(async () => {
       const written = await ctx.target.insertUsers(users);
       for (const user of users) {
@@ -57,7 +59,13 @@ async function importTags(ctx: ImportContext): Promise<boolean> {
     if (!owner) {
       owner = true;
       await ctx.target.insertUsers([
-        { ...ORIGIN_SERVICE_USER, email: null, registration_datetime: ctx.epoch, terms_version: ORIGIN_TERMS_VERSION },
+        {
+          ...ORIGIN_SERVICE_USER,
+          email: null,
+          registration_datetime: ctx.epoch,
+          terms_version: ORIGIN_TERMS_VERSION,
+          removed_datetime: null,
+        },
       ]);
     }
     const batch = new BatchTally();
@@ -170,7 +178,8 @@ async function importFlavor(ctx: ImportContext, row: SourceFlavor, batch: BatchT
     return;
   }
   const { status, nullStatus } = reviewStatus(row.status);
-  const outcome = await ctx.target.insertCatalogue('flavor', { ...row, status });
+  // The original service had no prices: a flavor comes without one, for an administrator to set.
+  const outcome = await ctx.target.insertCatalogue('flavor', { ...row, status, price_per_hour: null, currency: null });
   if (!settle(batch, 'flavors', row.id, outcome, `a flavor named "${row.name}" of site ${row.site_id}`)) return;
   ctx.flavors.set(row.id, row.site_id);
   if (nullStatus && 'written' in outcome) flagNullStatus(batch, 'flavors', row.id);

@@ -11,61 +11,46 @@ import { ownClient } from '../db/own-connection.ts';
 import { lockKeyOf, tryLock } from '../db/advisory-lock.ts';
 import { ConfigurationError } from '../core/errors.ts';
 import {
-  CLAIM_COLUMNS,
+  BENCHMARK_TABLE,
+  type BenchmarkRow,
+  CLAIM_TABLE,
   type ClaimRow,
   columnArrays,
+  FLAVOR_TABLE,
+  type FlavorRow,
   insertFromArrays,
-  RESULT_COLUMNS,
-  RESULT_TAG_COLUMNS,
+  RESULT_TABLE,
+  RESULT_TAG_TABLE,
   type ResultRow,
   type ResultTagRow,
-} from '../services/results/result-rows.ts';
+  type RowOf,
+  SITE_TABLE,
+  type SiteRow,
+  type Table,
+  TAG_TABLE,
+  type TagRow,
+  USER_TABLE,
+  type UserRow,
+} from '../db/table-columns.ts';
 import { redactUrl, type ReviewStatus } from './mapping.ts';
 
 const IMPORT_LOCK = lockKeyOf('import-origin');
 
-export interface TargetUser {
-  iss: string;
-  sub: string;
-  email: string | null;
-  registration_datetime: string;
-  terms_version: string;
-}
+/**
+ * The rows as imported are the service's own (db/table-columns.ts): a column a migration adds to a
+ * table written here fails the typecheck of the import until it gives that column a value.
+ */
+export type TargetUser = UserRow;
 
-interface Reviewed {
-  id: string;
-  status: ReviewStatus;
-  upload_datetime: string;
-  uploader_iss: string;
-  uploader_sub: string;
-}
+/** A catalogue row as imported: the service's own row, its status one the service knows. */
+type Reviewed<Row> = Row & { status: ReviewStatus };
 
-export interface TargetBenchmark extends Reviewed {
-  container_image: string;
-  container_tag: string;
-  json_schema: string;
-  description: string | null;
-  url: string | null;
-}
+export type TargetBenchmark = Reviewed<BenchmarkRow>;
+export type TargetSite = Reviewed<SiteRow>;
+export type TargetFlavor = Reviewed<FlavorRow>;
+export type TargetTag = Reviewed<TagRow>;
 
-export interface TargetSite extends Reviewed {
-  name: string;
-  address: string;
-  description: string | null;
-}
-
-export interface TargetFlavor extends Reviewed {
-  site_id: string;
-  name: string;
-  description: string | null;
-}
-
-export interface TargetTag extends Reviewed {
-  name: string;
-  description: string | null;
-}
-
-/** A result as imported: the service's own row (services/results/result-rows.ts). */
+/** A result as imported: the service's own row. */
 export type TargetResult = ResultRow;
 
 /** A claim as imported: on a result, as every claim of the service. */
@@ -82,25 +67,23 @@ interface CatalogueRows {
 }
 type CatalogueTable = keyof CatalogueRows;
 
-/** Per table: its columns in insert order, and the unique names another row may already hold. */
-const CATALOGUE: Record<CatalogueTable, { columns: string[]; casts: string[]; unique: string[] }> = {
-  benchmark: {
-    columns: ['container_image', 'container_tag', 'json_schema', 'description', 'url'],
-    casts: ['text', 'text', 'jsonb', 'text', 'text'],
-    unique: ['container_image', 'container_tag'],
-  },
-  site: { columns: ['name', 'address', 'description'], casts: ['text', 'text', 'text'], unique: ['name'] },
-  flavor: { columns: ['site_id', 'name', 'description'], casts: ['uuid', 'text', 'text'], unique: ['site_id', 'name'] },
-  tag: { columns: ['name', 'description'], casts: ['text', 'text'], unique: ['name'] },
-};
-/** The service's own inserts (services/result-rows.ts), on this plain client: `$n` placeholders. */
-const numbered = (index: number) => `$${index + 1}`;
-const INSERT_RESULTS_SQL = insertFromArrays('result', RESULT_COLUMNS, numbered, 'on conflict (id) do nothing returning id');
-const INSERT_RESULT_TAGS_SQL = insertFromArrays('result_tag', RESULT_TAG_COLUMNS, numbered, 'on conflict do nothing');
-const INSERT_CLAIMS_SQL = insertFromArrays('claim', CLAIM_COLUMNS, numbered, 'on conflict (id) do nothing returning id');
+/** Per catalogue table: its declaration, and the unique names another row may already hold. */
+const CATALOGUE = {
+  benchmark: { table: BENCHMARK_TABLE, unique: ['container_image', 'container_tag'] },
+  site: { table: SITE_TABLE, unique: ['name'] },
+  flavor: { table: FLAVOR_TABLE, unique: ['site_id', 'name'] },
+  tag: { table: TAG_TABLE, unique: ['name'] },
+} as const satisfies { [T in CatalogueTable]: { table: { name: T }; unique: readonly (keyof CatalogueRows[T] & string)[] } };
 
-const REVIEWED = ['id', 'status', 'upload_datetime', 'uploader_iss', 'uploader_sub'];
-const REVIEWED_CASTS = ['uuid', 'text', 'timestamptz', 'text', 'text'];
+/** The service's own inserts (db/table-columns.ts), on this plain client: `$n` placeholders. */
+const numbered = (index: number) => `$${index + 1}`;
+const INSERT_USERS_SQL = insertFromArrays(USER_TABLE, numbered, 'on conflict do nothing returning iss, sub');
+const INSERT_RESULTS_SQL = insertFromArrays(RESULT_TABLE, numbered, 'on conflict (id) do nothing returning id');
+const INSERT_RESULT_TAGS_SQL = insertFromArrays(RESULT_TAG_TABLE, numbered, 'on conflict do nothing');
+const INSERT_CLAIMS_SQL = insertFromArrays(CLAIM_TABLE, numbered, 'on conflict (id) do nothing returning id');
+const INSERT_CATALOGUE_SQL = Object.fromEntries(
+  Object.entries(CATALOGUE).map(([name, { table }]) => [name, insertFromArrays(table, numbered, 'on conflict do nothing returning id')]),
+) as Record<CatalogueTable, string>;
 
 export class ImportTarget {
   readonly #client: pg.Client;
@@ -155,12 +138,8 @@ export class ImportTarget {
 
   /** Inserts users; returns the `iss sub` keys of those written (the others were here). */
   async insertUsers(users: readonly TargetUser[]): Promise<Set<string>> {
-    const { rows } = await this.#client.query<{ iss: string; sub: string }>(
-      `insert into app_user (iss, sub, email, registration_datetime, terms_version)
-       select * from unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[])
-       on conflict do nothing returning iss, sub`,
-      columnsOf(users, ['iss', 'sub', 'email', 'registration_datetime', 'terms_version']),
-    );
+    if (!users.length) return new Set();
+    const { rows } = await this.#client.query<{ iss: string; sub: string }>(INSERT_USERS_SQL, columnArrays(USER_TABLE, users));
     return new Set(rows.map((r) => userKey(r)));
   }
 
@@ -168,17 +147,11 @@ export class ImportTarget {
    * Inserts one catalogue row with its id. When nothing is written, says why: a row with that id
    * is here (present), or another row holds its unique name (takenBy: that row's id).
    */
-  async insertCatalogue<Table extends CatalogueTable>(table: Table, item: CatalogueRows[Table]): Promise<CatalogueOutcome> {
-    const row = item as unknown as Record<string, unknown>;
-    const { columns, casts, unique } = CATALOGUE[table];
-    const all = [...REVIEWED, ...columns];
-    const types = [...REVIEWED_CASTS, ...casts];
-    const values = all.map((c) => row[c]);
-    const written = await this.#client.query(
-      `insert into ${table} (${all.join(', ')}) values (${types.map((t, i) => `$${i + 1}::${t}`).join(', ')})
-       on conflict do nothing returning id`,
-      values,
-    );
+  async insertCatalogue<Name extends CatalogueTable>(table: Name, item: CatalogueRows[Name]): Promise<CatalogueOutcome> {
+    // The signature ties the row to its table; past it, any declared table and its row.
+    const { table: into, unique } = CATALOGUE[table] as { table: Table; unique: readonly string[] };
+    const row = item as unknown as RowOf<Table>;
+    const written = await this.#client.query(INSERT_CATALOGUE_SQL[table], columnArrays(into, [row]));
     if (written.rowCount) return { written: true };
     const same = await this.#client.query(`select 1 from ${table} where id = $1`, [row.id]);
     if (same.rowCount) return { present: true };
@@ -192,14 +165,14 @@ export class ImportTarget {
   /** Inserts results; returns the ids written. */
   async insertResults(results: readonly TargetResult[]): Promise<Set<string>> {
     if (!results.length) return new Set();
-    const { rows } = await this.#client.query<{ id: string }>(INSERT_RESULTS_SQL, columnArrays(RESULT_COLUMNS, results));
+    const { rows } = await this.#client.query<{ id: string }>(INSERT_RESULTS_SQL, columnArrays(RESULT_TABLE, results));
     return new Set(rows.map((r) => r.id));
   }
 
   /** Links results to tags; returns how many links were written. */
   async insertResultTags(links: readonly ResultTagRow[]): Promise<number> {
     if (!links.length) return 0;
-    const { rowCount } = await this.#client.query(INSERT_RESULT_TAGS_SQL, columnArrays(RESULT_TAG_COLUMNS, links));
+    const { rowCount } = await this.#client.query(INSERT_RESULT_TAGS_SQL, columnArrays(RESULT_TAG_TABLE, links));
     return rowCount ?? 0;
   }
 
@@ -207,7 +180,7 @@ export class ImportTarget {
   async insertClaims(claims: readonly TargetClaim[]): Promise<Set<string>> {
     if (!claims.length) return new Set();
     const rows = claims.map((c): ClaimRow => ({ ...c, resource_type: 'result' }));
-    const written = await this.#client.query<{ id: string }>(INSERT_CLAIMS_SQL, columnArrays(CLAIM_COLUMNS, rows));
+    const written = await this.#client.query<{ id: string }>(INSERT_CLAIMS_SQL, columnArrays(CLAIM_TABLE, rows));
     return new Set(written.rows.map((r) => r.id));
   }
 
@@ -220,9 +193,4 @@ export class ImportTarget {
 /** The key of a user in sets and messages. */
 export function userKey(user: { iss: string; sub: string }): string {
   return `${user.iss} ${user.sub}`;
-}
-
-/** One array per column, for `unnest`: a multi-row insert in one statement with a fixed text. */
-function columnsOf<Row>(rows: readonly Row[], columns: (keyof Row & string)[]): unknown[][] {
-  return columns.map((c) => rows.map((r) => r[c]));
 }

@@ -17,7 +17,7 @@ import { Where } from '../../db/sql.ts';
 import { uploaderRef } from './uploader.ts';
 import { UPLOADER_ADMIN_COLUMNS, type UploaderAdminColumns, uploaderAdminView } from './users.ts';
 import { transaction } from '../../db/transaction.ts';
-import { CLAIM_COLUMNS as CLAIM_ROW_COLUMNS, type ClaimRow, columnArrays, insertFromArrays } from '../results/result-rows.ts';
+import { CLAIM_TABLE, type ClaimRow, columnArrays, insertFromArrays } from '../../db/table-columns.ts';
 
 export type ClaimStatus = 'on_review' | 'approved';
 
@@ -119,7 +119,7 @@ async function requireClaimRoom(tx: EntityManager, caller: Caller, max: number):
   }
 }
 
-const INSERT_CLAIM_SQL = insertFromArrays('claim', CLAIM_ROW_COLUMNS, () => '?');
+const INSERT_CLAIM_SQL = insertFromArrays(CLAIM_TABLE, () => '?');
 
 /**
  * Files a claim: the result is hidden until the claim is rejected or deleted. At most
@@ -147,7 +147,7 @@ export async function claimResult(em: EntityManager, caller: Caller, resultId: s
       uploader_iss: caller.identity.iss,
       uploader_sub: caller.identity.sub,
     };
-    await tx.execute(INSERT_CLAIM_SQL, columnArrays(CLAIM_ROW_COLUMNS, [claim]));
+    await tx.execute(INSERT_CLAIM_SQL, columnArrays(CLAIM_TABLE, [claim]));
     await refreshHidden(tx, resultId);
   });
   return getClaim(em, id);

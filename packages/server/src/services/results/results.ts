@@ -29,7 +29,7 @@ import type { MetricIndexes } from './metric-indexes.ts';
 import type { MetricTable } from './metric-lookup.ts';
 import { lockResult, refreshHidden, requireUploaderOrAdmin } from '../catalogue/claims.ts';
 import { listPaths, pathWarnings, type PathWarning, type SchemaPathsCache } from './path-warnings.ts';
-import { columnArrays, insertFromArrays, RESULT_TAG_COLUMNS, type ResultTagRow } from './result-rows.ts';
+import { columnArrays, insertFromArrays, RESULT_TAG_TABLE, type ResultTagRow } from '../../db/table-columns.ts';
 
 /** The per-process caches result reading uses (AppContext). */
 export interface ResultServices {
@@ -173,7 +173,7 @@ export async function getResult(em: EntityManager, services: ResultServices, id:
   throw itemsVanishing();
 }
 
-const ADD_TAGS_SQL = insertFromArrays('result_tag', RESULT_TAG_COLUMNS, () => '?', 'on conflict do nothing');
+const ADD_TAGS_SQL = insertFromArrays(RESULT_TAG_TABLE, () => '?', 'on conflict do nothing');
 
 /**
  * Replaces the tags of a result: its uploader or an administrator (403 NOT_UPLOADER otherwise).
@@ -194,7 +194,7 @@ export async function replaceResultTags(em: EntityManager, caller: Caller, id: s
     for (const tagId of unique) requireApproved(found.get(tagId)!, 'Tag', tagId);
     await tx.execute('delete from result_tag where result_id = ? and tag_id <> all(?::uuid[])', [id, unique]);
     const links = unique.map((tagId): ResultTagRow => ({ result_id: id, tag_id: tagId }));
-    await tx.execute(ADD_TAGS_SQL, columnArrays(RESULT_TAG_COLUMNS, links));
+    await tx.execute(ADD_TAGS_SQL, columnArrays(RESULT_TAG_TABLE, links));
   });
 }
 

@@ -16,7 +16,14 @@ import type { ResultView } from './results.ts';
 import { SchemaNotCompiled } from '../schemas/schema-compiler.ts';
 import { readUploadTarget, targetKey, uploadFieldError, type UploadTarget, type UploadTargets } from './upload-targets.ts';
 import { benchmarkView, flavorView, siteView, tagView } from '../catalogue/views.ts';
-import { columnArrays, insertFromArrays, RESULT_COLUMNS, RESULT_TAG_COLUMNS, type ResultRow, type ResultTagRow } from './result-rows.ts';
+import {
+  columnArrays,
+  insertFromArrays,
+  RESULT_TABLE,
+  RESULT_TAG_TABLE,
+  type ResultRow,
+  type ResultTagRow,
+} from '../../db/table-columns.ts';
 
 /** How far in the future an execution may start: clocks of uploading machines drift. */
 export const CLOCK_TOLERANCE_MS = 5 * 60_000;
@@ -150,8 +157,8 @@ const GUARDED_INSERT_SQL =
   "when 'tag' then (select xmin::text from tag where id = g.id and status = 'approved') end as current " +
   'from unnest(?::text[], ?::uuid[], ?::text[]) as g(kind, id, version)), ' +
   'ok as (select not exists (select 1 from ref where current is not true) as ok), ' +
-  `r as (${insertFromArrays('result', RESULT_COLUMNS, () => '?', ', ok where ok.ok returning id')}), ` +
-  `rt as (${insertFromArrays('result_tag', RESULT_TAG_COLUMNS, () => '?', 'where exists (select 1 from r)')}) ` +
+  `r as (${insertFromArrays(RESULT_TABLE, () => '?', ', ok where ok.ok returning id')}), ` +
+  `rt as (${insertFromArrays(RESULT_TAG_TABLE, () => '?', 'where exists (select 1 from r)')}) ` +
   'select count(*)::int as stored from r';
 
 /** Stores `rows` with one guarded insert; false when a catalogue row changed since it was read. */
@@ -187,8 +194,8 @@ async function guardedInsert(em: EntityManager, caller: Caller, rows: readonly U
     [...refs.values()].map(([kind]) => kind),
     [...refs.values()].map(([, id]) => id),
     [...refs.values()].map(([, , version]) => version),
-    ...columnArrays(RESULT_COLUMNS, results),
-    ...columnArrays(RESULT_TAG_COLUMNS, tags),
+    ...columnArrays(RESULT_TABLE, results),
+    ...columnArrays(RESULT_TAG_TABLE, tags),
   ]);
   return result!.stored === rows.length;
 }
