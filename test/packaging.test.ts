@@ -6,9 +6,9 @@
  * talk to.
  */
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -20,6 +20,7 @@ import { createProject, installGlobally, removeNpxEntriesFrom, strictTsconfig, t
 import { ROOT, cleanEnv, isInside, ok, processesMentioning, run, start } from './support/run.ts';
 import { runPage, servePage } from './support/browser.ts';
 import { build as bundle } from 'esbuild';
+import { KEPT_README, relativeLinks } from '../scripts/release/packed-docs.ts';
 
 /**
  * Dependencies that the compiled code uses without an import the scan can see. Keep it short.
@@ -82,7 +83,22 @@ test('the build of these sources (npm run build, unless CI built them already) i
   console.log(`  ${await build()}`);
   const destination = join(tmp, 'tarballs');
   await mkdir(destination);
+  const readmes = PACKAGES.map((name) => readFileSync(join(packageDir(name), 'README.md'), 'utf8'));
   for (const name of PACKAGES) tarballs[name] = await pack(name, destination);
+  // prepack writes the README with its links to the guides packed beside it; postpack puts the
+  // repository's back, and the copies are ignored by git.
+  assert.equal(
+    PACKAGES.map((name) => readFileSync(join(packageDir(name), 'README.md'), 'utf8')),
+    readmes,
+    'the READMEs are the repository’s after npm pack',
+  );
+  for (const name of PACKAGES) {
+    assert.not.ok(existsSync(join(packageDir(name), KEPT_README)), `${name}: ${KEPT_README} is left`);
+    if (existsSync(join(packageDir(name), 'docs'))) {
+      const ignored = await run('git', ['check-ignore', '-q', `packages/${name}/docs/`], { cwd: ROOT, env: cleanEnv(), timeoutMs: 10_000 });
+      assert.is(ignored.code, 0, `packages/${name}/docs/ is ignored by git`);
+    }
+  }
   for (const name of PACKAGES) {
     const { file, size, unpackedSize, files } = tarball(name);
     console.log(`  ${name}: ${(size / 1024).toFixed(1)} KB packed, ${(unpackedSize / 1024).toFixed(1)} KB unpacked, ${files.length} files`);
@@ -109,8 +125,29 @@ test('each tarball has package.json, README.md, LICENSE and every file its expor
   assert.equal(problems, []);
 });
 
-test('the CLI tarball is exactly package.json, README.md, LICENSE and the one bundled dist/benchmarks.js', () => {
-  assert.equal(tarball('cli').files, ['LICENSE', 'README.md', 'dist/benchmarks.js', 'package.json']);
+test('the CLI tarball is exactly package.json, README.md, LICENSE, its guide and the one bundled dist/benchmarks.js', () => {
+  assert.equal(tarball('cli').files, ['LICENSE', 'README.md', 'dist/benchmarks.js', 'docs/cli.md', 'package.json']);
+});
+
+test('every relative link of each packed README, and of the guides packed with it, leads to a file in the tarball', async () => {
+  const broken: string[] = [];
+  const seen: string[] = [];
+  for (const name of PACKAGES) {
+    const { file, files } = tarball(name);
+    const unpacked = join(tmp, 'unpacked', name);
+    await mkdir(unpacked, { recursive: true });
+    await ok('tar', ['-xzf', file, '-C', unpacked], { cwd: tmp, env: cleanEnv(), timeoutMs: 30_000 });
+    for (const doc of files.filter((f) => f.endsWith('.md'))) {
+      const text = readFileSync(join(unpacked, 'package', doc), 'utf8');
+      for (const link of relativeLinks(text)) {
+        const target = posix.normalize(posix.join(posix.dirname(doc), link.path));
+        seen.push(`${name}/${doc} → ${target}`);
+        if (!files.includes(target)) broken.push(`${name}: ${doc} links ${link.path}${link.anchor}, not in the tarball`);
+      }
+    }
+  }
+  assert.equal(broken, []);
+  assert.ok(seen.includes('cli/README.md → docs/cli.md'), seen.join('\n'));
 });
 
 test('sdk, server and demo declare as dependencies exactly the packages their compiled code loads', () => {
