@@ -84,17 +84,19 @@ for (const declaration of TABLES) {
     }
   });
 
-  test(`${name}: the MikroORM entity maps the same columns, nullable where the declaration is`, () => {
+  test(`${name}: the MikroORM entity maps the same columns, with the same types, nullable where the declaration is`, () => {
     const meta = orm.getMetadata().find(entityOf(name));
     assert.ok(meta, `an entity for ${name}`);
-    const mapped: Record<string, boolean> = {};
+    const mapped: Record<string, string> = {};
     for (const prop of Object.values(meta!.properties)) {
-      for (const field of prop.fieldNames ?? []) mapped[field] = Boolean(prop.nullable);
+      (prop.fieldNames ?? []).forEach((field, i) => {
+        // `numeric(10,0)` is the ORM's own default precision; the table's column is `numeric`.
+        const type = (prop.columnTypes?.[i] ?? 'unknown').replace(/\(.*\)$/, '');
+        mapped[field] = `${type}${prop.nullable ? ' null' : ''}`;
+      });
     }
-    const declared: Record<string, boolean> = Object.fromEntries(
-      Object.entries(columns).map(([c, column]) => [c, column.endsWith(' null')]),
-    );
-    for (const c of filledByDatabase) declared[c] = mapped[c] ?? false;
+    const declared: Record<string, string> = { ...columns };
+    for (const c of filledByDatabase) declared[c] = mapped[c] ?? 'not mapped';
     assert.equal(mapped, declared);
   });
 }
