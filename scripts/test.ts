@@ -18,6 +18,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { cpus, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { createTemplateDatabase, startTemporaryCluster } from '../packages/server/test/support/database.ts';
+import { currentBuild } from './current-build.ts';
 import { type Durations, endedChildrenCpuMs, orderBySlowest, readDurations, type Report, writeDurations } from './test-order.ts';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -147,6 +148,8 @@ async function main(): Promise<number> {
   const env = { ...process.env };
   const outcomes: Outcome[] = [];
   try {
+    // The tests that start the server as a process start its build: made current here, once.
+    console.log(`build: ${await currentBuild(root)}`);
     if (!env.TEST_DATABASE_URL) {
       cluster = await startTemporaryCluster();
       env.TEST_DATABASE_URL = cluster.url;

@@ -1,10 +1,13 @@
 /**
  * The demo the documentation's examples talk to: `benchmarks-server start --demo` as a user starts
- * it (bin/benchmarks-server.js), on a fresh database of the test cluster, with its two tokens.
+ * it (the compiled server of packages/server/dist, as the package installs it, built first when the
+ * build is not that of the sources: scripts/current-build.ts), on a fresh database of the test
+ * cluster, with its two tokens.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMigratedTestDatabase, releaseTestDatabase } from '../../packages/server/test/support/database.ts';
+import { currentBuild } from '../../scripts/current-build.ts';
 import { ROOT, cleanEnv, start } from './run.ts';
 
 export interface Demo {
@@ -32,9 +35,10 @@ export interface DemoOptions {
 }
 
 export async function startDemo(options: DemoOptions): Promise<Demo> {
+  await currentBuild(ROOT);
   const databaseUrl = await createMigratedTestDatabase(options.label);
   await mkdir(options.dataDir, { recursive: true });
-  const args = [join(ROOT, 'bin', 'benchmarks-server.js'), 'start', '--demo', '--port', '0', '--data-dir', options.dataDir];
+  const args = [join(ROOT, 'packages', 'server', 'dist', 'cli.js'), 'start', '--demo', '--port', '0', '--data-dir', options.dataDir];
   args.push('--database-url', databaseUrl, '--demo-seed', String(options.seed), '--log-level', 'warn');
   const server = start(process.execPath, args, { cwd: options.dataDir, env: cleanEnv(), timeoutMs: 15 * 60_000 });
   const close = async () => {

@@ -1,6 +1,7 @@
 /**
  * The commands the documentation's shell examples call, as a directory to put first on PATH:
- * `benchmarks` and `benchmarks-server` from this repository, `npx @benchmarks/cli|server` mapped
+ * `benchmarks` and `benchmarks-server` from this repository (the CLI bundled from its sources, the
+ * compiled server as the package installs it), `npx @benchmarks/cli|server` mapped
  * to them, `curl` recording each answer's status for the test, and `npm`, `npx <anything else>`,
  * `docker` and `git` refusing to run (an example using them must be marked, see doc-blocks.ts).
  */
@@ -8,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cliBundle } from '../../packages/cli/test/support/cli-bundle.ts';
+import { currentBuild } from '../../scripts/current-build.ts';
 import { ROOT } from './run.ts';
 
 export interface Tools {
@@ -31,6 +33,8 @@ export async function createTools(dir: string): Promise<Tools> {
   await mkdir(bin, { recursive: true });
   // The CLI bundled from its sources: through tsx, a second of CPU for each of about a hundred commands.
   const cli = await cliBundle();
+  // The compiled server: through tsx, each start costs another second of processor time.
+  await currentBuild(ROOT);
   const which = (name: string) => {
     try {
       return execFileSync('bash', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
@@ -44,7 +48,7 @@ export async function createTools(dir: string): Promise<Tools> {
   const node = sh(process.execPath);
   const scripts: Record<string, string> = {
     benchmarks: `#!/bin/sh\nexec ${node} ${sh(cli)} "$@"\n`,
-    'benchmarks-server': `#!/bin/sh\nexec ${node} ${sh(join(ROOT, 'bin', 'benchmarks-server.js'))} "$@"\n`,
+    'benchmarks-server': `#!/bin/sh\nexec ${node} ${sh(join(ROOT, 'packages', 'server', 'dist', 'cli.js'))} "$@"\n`,
     npx: `#!/usr/bin/env bash
 case "$1" in
   @benchmarks/cli|@benchmarks/cli@*) shift; exec benchmarks "$@" ;;

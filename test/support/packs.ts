@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { staleBuild } from '../../scripts/build-stamp.ts';
+import { currentBuild } from '../../scripts/current-build.ts';
 import { ROOT, cleanEnv, ok } from './run.ts';
 
 export const PACKAGES = ['sdk', 'server', 'demo', 'cli'] as const;
@@ -39,19 +39,10 @@ export function manifestOf(name: PackageName): Manifest {
 
 /**
  * `npm run build` (compiles sdk, server and demo with tsc and bundles the CLI), unless the build in
- * place is the build of the sources in place (scripts/build-stamp.ts): CI builds once, before the
+ * place is the build of the sources in place (scripts/current-build.ts): CI builds once, before the
  * tests. Says which it did.
  */
-export async function build(): Promise<string> {
-  const stale = staleBuild(ROOT);
-  if (!stale) return 'the build in place is the build of these sources: reused';
-  await ok(process.execPath, ['--import', join(ROOT, 'scripts/dev/register.js'), join(ROOT, 'scripts/build.ts')], {
-    cwd: ROOT,
-    env: cleanEnv(),
-    timeoutMs: 150_000,
-  });
-  return `built (${stale})`;
-}
+export const build = (): Promise<string> => currentBuild(ROOT);
 
 /** `npm pack --json` of one package into `destination`. */
 export async function pack(name: PackageName, destination: string): Promise<Tarball> {

@@ -17,8 +17,7 @@ import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { ADMIN_ENTITLEMENT, startTestServer } from './support/harness.ts';
 import { createMigratedTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { inputs, problemDefect } from './support/hardening.ts';
-
-const BIN = new URL('../../../bin/benchmarks-server.js', import.meta.url).pathname;
+import { BIN } from './support/process.ts';
 
 interface Answer {
   status: number;

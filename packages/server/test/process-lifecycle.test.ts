@@ -11,7 +11,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  BIN,
+  SOURCE_BIN,
   alive,
   postgresGone,
   postgresProcessesFor,
@@ -93,12 +93,14 @@ test('an uncaught exception ends the server: its PostgreSQL is gone, and the nex
 
 /**
  * The server started by npm as a user starts it: `npm start` in a project whose start script runs
- * it, or `npm exec` (npx). npm runs the command under a shell.
+ * it, or `npm exec` (npx). npm runs the command under a shell. It runs from the sources through tsx
+ * (bin/benchmarks-server.js, `npm start` in a clone): these tests keep that start-up covered, while
+ * the other tests start the compiled server.
  */
 async function npmProject(name: string, dataDir: string): Promise<string> {
   const project = join(dir, `project-${name}`);
   await mkdir(project, { recursive: true });
-  const script = `${process.execPath} ${BIN} start --port 0 --data-dir ${dataDir}`;
+  const script = `${process.execPath} ${SOURCE_BIN} start --port 0 --data-dir ${dataDir}`;
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'npm-parent', private: true, scripts: { start: script } }));
   return project;
 }
@@ -106,7 +108,7 @@ async function npmProject(name: string, dataDir: string): Promise<string> {
 async function npm(command: 'start' | 'exec', dataDir: string): Promise<ServerProcess> {
   const project = await npmProject(command, dataDir);
   const args =
-    command === 'start' ? ['start'] : ['exec', '--yes', '--', process.execPath, BIN, 'start', '--port', '0', '--data-dir', dataDir];
+    command === 'start' ? ['start'] : ['exec', '--yes', '--', process.execPath, SOURCE_BIN, 'start', '--port', '0', '--data-dir', dataDir];
   return watch(spawn('npm', args, { cwd: project, env: serverEnv(), stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 

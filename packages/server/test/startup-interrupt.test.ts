@@ -18,6 +18,7 @@ import { freePort } from '../src/db/embedded.ts';
 import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
 import {
   BIN,
+  SOURCE_BIN,
   onTerminal,
   postgresGone,
   processesNaming,
@@ -196,7 +197,8 @@ test('SIGTERM to the `npm start` parent during the start-up: the server notices,
   const dataDir = join(dir, 'npm');
   const project = join(dir, 'project-npm');
   await mkdir(project, { recursive: true });
-  const script = `${process.execPath} ${BIN} start --port 0 --data-dir ${dataDir} --database-log-level info`;
+  // From the sources through tsx, as `npm start` in a clone runs it (the other tests start the build).
+  const script = `${process.execPath} ${SOURCE_BIN} start --port 0 --data-dir ${dataDir} --database-log-level info`;
   await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'npm-parent', private: true, scripts: { start: script } }));
   const s = watch(spawn('npm', ['start'], { cwd: project, env: serverEnv(), stdio: ['ignore', 'pipe', 'pipe'] }));
   await untilLine(s, /starting the embedded PostgreSQL/);
