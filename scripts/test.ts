@@ -150,6 +150,7 @@ async function main(): Promise<number> {
   try {
     // The tests that start the server as a process start its build: made current here, once.
     console.log(`build: ${await currentBuild(root)}`);
+    env.TEST_BUILD_CURRENT = root;
     if (!env.TEST_DATABASE_URL) {
       cluster = await startTemporaryCluster();
       env.TEST_DATABASE_URL = cluster.url;

@@ -79,6 +79,20 @@ test('callers at once: one builds, the others wait for it and reuse its build; a
   assert.is(builds().length, 2);
 });
 
+test('in a run of the test runner (TEST_BUILD_CURRENT naming this repository) nothing is checked or built', async () => {
+  put('packages/server/src/index.ts', `export const name = 'changed in the run';`);
+  const before = process.env.TEST_BUILD_CURRENT;
+  process.env.TEST_BUILD_CURRENT = `${root}/`;
+  try {
+    assert.is(await currentBuild(root), 'made current by the test runner');
+  } finally {
+    if (before === undefined) delete process.env.TEST_BUILD_CURRENT;
+    else process.env.TEST_BUILD_CURRENT = before;
+  }
+  assert.is(builds().length, 2);
+  assert.is(staleBuild(root), 'the sources changed since the last build');
+});
+
 test('a lock left by a process that ended is taken over', async () => {
   put('packages/server/src/index.ts', `export const name = 'changed again';`);
   const ended = spawnSync(process.execPath, ['-e', '']).pid!;
