@@ -1,8 +1,10 @@
 /**
  * Whether the packages' build (scripts/build.ts) is the build of the sources as they are now: the build
- * writes a digest of what it read into `dist/build.json`; a later step that needs the build (the
- * packaging test) reuses it when the digest of the sources now is the same and every output is there,
- * and builds again otherwise. CI then compiles once.
+ * writes a digest of what it read into `dist/build.json`; the steps that need the build reuse it when
+ * the digest of the sources now is the same and every output is there, and build again otherwise
+ * (scripts/current-build.ts): the test runner before the first file, the tests that start the
+ * compiled server as a process (packages/server/test/support/process.ts, the documentation's
+ * examples) and the packaging test, which packs it. CI then compiles once.
  *
  * What the build reads: every file under `packages/<name>/src`, each package's package.json and
  * tsconfig.json, tsconfig.base.json, package-lock.json (the CLI bundle holds its dependencies), and
