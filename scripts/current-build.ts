@@ -11,7 +11,7 @@
  * find the build current. A lock whose process no longer runs is taken over.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { staleBuild } from './build-stamp.ts';
@@ -30,6 +30,15 @@ function running(pid: number): boolean {
   }
 }
 
+/** When `path` was last modified (ms since the epoch), or now when it is gone. */
+function modified(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return Date.now();
+  }
+}
+
 /** Takes the lock directory, waiting while a running process holds it; returns its release. */
 async function lock(dir: string): Promise<() => void> {
   const until = Date.now() + BUILD_TIMEOUT_MS;
@@ -45,8 +54,10 @@ async function lock(dir: string): Promise<() => void> {
     try {
       holder = Number(readFileSync(join(dir, 'pid'), 'utf8')) || undefined;
     } catch {}
-    // No pid yet: its holder is between mkdir and writing it; a pid of a process gone: a crashed build.
-    if (holder !== undefined && !running(holder)) rmSync(dir, { recursive: true, force: true });
+    // No pid yet: its holder is between mkdir and writing it, unless that was long ago (it died
+    // there); a pid of a process gone: a crashed build.
+    const abandoned = holder === undefined ? Date.now() - modified(dir) > 10_000 : !running(holder);
+    if (abandoned) rmSync(dir, { recursive: true, force: true });
     else if (Date.now() > until)
       throw new Error(`the build lock ${dir} is still held (by process ${holder ?? '?'}) after ${BUILD_TIMEOUT_MS / 60_000} min`);
     else await new Promise((r) => setTimeout(r, 250));

@@ -4,7 +4,7 @@
  * ran and writes what a build leaves (the outputs and dist/build.json).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -99,6 +99,15 @@ test('a lock left by a process that ended is taken over', async () => {
   put('dist/build.lock/pid', String(ended));
   assert.is(await currentBuild(root), 'built (the sources changed since the last build)');
   assert.is(builds().length, 3);
+  assert.not.ok(existsSync(lockDir()));
+
+  // One that died before it wrote its pid: taken over once it is older than 10 s.
+  put('packages/server/src/index.ts', `export const name = 'changed once more';`);
+  mkdirSync(lockDir(), { recursive: true });
+  const old = new Date(Date.now() - 60_000);
+  utimesSync(lockDir(), old, old);
+  assert.is(await currentBuild(root), 'built (the sources changed since the last build)');
+  assert.is(builds().length, 4);
   assert.not.ok(existsSync(lockDir()));
 });
 

@@ -8,8 +8,9 @@
  * file, so it only builds when a file is run alone after a source changed.
  *
  * `SOURCE_BIN` is bin/benchmarks-server.js, the sources through tsx, as `npm start` in a clone runs
- * them: the tests whose subject is that (`npm start`, `npm exec`, the start-up from a clone, the
- * worker threads loading their sources) start it.
+ * them: the tests whose subject is that start it (`npm start` and `npm exec` in process-lifecycle and
+ * startup-interrupt). The worker threads loading their sources are covered by the in-process test
+ * servers, which run the sources (changes.test.ts: the change-point segmentation worker).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -40,10 +41,9 @@ export function serverEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...process.env, DATABASE_URL: '', OIDC_ISSUERS: '', BENCHMARKS_DEMO_SEED: '', LOG_FORMAT: '', ...env };
 }
 
-/** The compiled server (`BIN`) with `args`; with `from: 'sources'`, bin/benchmarks-server.js (`SOURCE_BIN`). */
-export function runServer(args: string[], env: Record<string, string> = {}, from: 'build' | 'sources' = 'build'): ServerProcess {
-  const bin = from === 'build' ? BIN : SOURCE_BIN;
-  return watch(spawn(process.execPath, [bin, ...args], { env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }));
+/** The compiled server (`BIN`) with `args`. */
+export function runServer(args: string[], env: Record<string, string> = {}): ServerProcess {
+  return watch(spawn(process.execPath, [BIN, ...args], { env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 /** A ServerProcess of a child started otherwise (npm, a terminal), its stdout and stderr piped. */
