@@ -151,6 +151,7 @@ async function main(): Promise<number> {
     // The tests that start the server as a process start its build: made current here, once.
     console.log(`build: ${await currentBuild(root)}`);
     env.TEST_BUILD_CURRENT = root;
+    childrenCpuMs = endedChildrenCpuMs(); // the build's is no file's
     if (!env.TEST_DATABASE_URL) {
       cluster = await startTemporaryCluster();
       env.TEST_DATABASE_URL = cluster.url;
