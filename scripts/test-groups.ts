@@ -90,7 +90,7 @@ interface EndEvent extends Report {
   cpuMs: number;
   problems: string[];
 }
-type GroupEvent = StartEvent | EndEvent | { event: 'exit'; code: number } | { event: 'hung'; message: string };
+type GroupEvent = StartEvent | EndEvent | { event: 'exit'; code: number } | { event: 'lingering'; message: string };
 
 function readEvents(file: string): GroupEvent[] {
   let text = '';
@@ -130,7 +130,8 @@ let childrenCpuMs: number | undefined | null = null;
  * Runs `files` (paths relative to `root`) in one process hosted by scripts/dev/test-group.ts; their
  * outcomes in order. A file whose suites did not all finish, that was running when the process died
  * or was killed, or that never ran because of it, fails with a message saying so; so does the last
- * file when the process ends with an error after its files (a handle left open, a late crash).
+ * file when the process ends with an error after its files (a late crash, or killed after
+ * TEST_FILE_TIMEOUT because something a file left open kept it running).
  */
 export function runGroup(files: string[], options: GroupOptions): Promise<GroupOutcome> {
   const { root, env, fileTimeoutMs, fileTimeout, reportFile } = options;
@@ -191,7 +192,7 @@ export function runGroup(files: string[], options: GroupOptions): Promise<GroupO
             : signal
               ? `was killed by ${signal}`
               : `exited with code ${code}`;
-      const hung = events.find((e) => e.event === 'hung');
+      const lingering = events.find((e) => e.event === 'lingering');
       const outcomes: FileOutcome[] = files.map((file, index) => {
         const start = events.find((e): e is StartEvent => e.event === 'start' && e.index === index);
         const end = events.find((e): e is EndEvent => e.event === 'end' && e.index === index);
@@ -232,7 +233,7 @@ export function runGroup(files: string[], options: GroupOptions): Promise<GroupO
       if (allEnded && (code !== 0 || signal)) {
         last.failed++;
         const names = files.length > 1 ? ` (a file of this group left it: ${files.join(', ')})` : '';
-        last.output += `\n[test runner] after its last file the process ${ended}${hung && 'message' in hung ? `: ${hung.message}` : ''}${names}\n`;
+        last.output += `\n[test runner] after its last file the process ${ended}${lingering && 'message' in lingering ? `; ${lingering.message}` : ''}${names}\n`;
       }
       resolve({ files: outcomes, cpuMs });
     });

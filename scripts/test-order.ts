@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 /** Seconds a file took, by its path relative to the repository. */
 export type Durations = Record<string, number>;
 
-/** What scripts/dev/uvu-report.js writes for a test file when it exits. */
+/** What uvu counted for a test file (scripts/dev/test-group.ts reports it as the file ends). */
 export interface Report {
   /** Suites queued, and those that finished. */
   suites: number;

@@ -183,18 +183,19 @@ test.run();`,
   assert.is(r.next!.failed, 0);
 });
 
-test('a process that does not end after its last file fails that file, naming what is open', async () => {
+test('a process kept running after its last file fails that file after TEST_FILE_TIMEOUT, naming what is open', async () => {
   const r = await group(
     {
       leaks: `import { createServer } from 'node:net';
 test('leaves a server listening', async () => { await new Promise((r) => createServer().listen(0, '127.0.0.1', r)); });
 test.run();`,
     },
-    { env: { TEST_EXIT_GRACE_MS: '300' } },
+    { timeoutMs: 3000, env: { TEST_EXIT_GRACE_MS: '300' } },
   );
   assert.is(r.leaks!.passed, 1);
   assert.is(r.leaks!.failed, 1);
-  assert.match(r.leaks!.output, /did not end 0\.3s after its last file: still open: .*TCPServerWrap/);
+  assert.match(r.leaks!.output, 'after its last file the process was killed after TEST_FILE_TIMEOUT (3000ms)');
+  assert.match(r.leaks!.output, /has not ended 0\.3s after its last file: still open: .*TCPServerWrap/);
 });
 
 test('a file marked "own process" or slow by the checked-in durations runs alone; the others share processes, the slowest group first', () => {
