@@ -2,16 +2,16 @@
  * The order in which scripts/test.ts starts the test files: the slowest first, so that the run does
  * not end waiting for one long file started last. A file's duration comes from the last run on this
  * machine (`.test-durations.json`, ignored by git), else from the checked-in defaults
- * (`scripts/test-durations.json`: the 20 slowest files of a run on a 2-processor machine under heavy
- * load, in seconds; only their order matters); a file known to neither comes after those, in path
- * order.
+ * (`scripts/test-durations.json`: the files that take 15 s or more, in seconds of a CI run on a
+ * 2-processor machine; scripts/test-groups.ts runs each of them alone); a file known to neither
+ * comes after those, in path order.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 
 /** Seconds a file took, by its path relative to the repository. */
 export type Durations = Record<string, number>;
 
-/** What scripts/dev/uvu-report.js writes for a test file when it exits. */
+/** What uvu counted for a test file (scripts/dev/test-group.ts reports it as the file ends). */
 export interface Report {
   /** Suites queued, and those that finished. */
   suites: number;

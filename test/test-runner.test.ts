@@ -1,13 +1,13 @@
 /**
- * What the test run and CI stand on: the counts scripts/dev/uvu-report.js gives the runner for files
- * that pass, fail, skip, break in a `before` hook or end early, whatever they print; the order of the
- * files; test databases copied from the migrated template, and empty ones; the build's record of what
- * it built (scripts/build-stamp.ts), which the packaging test trusts to reuse a build.
+ * What the test run and CI stand on: the counts the group host (scripts/dev/test-group.ts) gives the
+ * runner for files that pass, fail, skip, break in a `before` hook, end early, crash, hang or leave
+ * the process running, whatever they print; which files share a process and in which order; test
+ * databases copied from the migrated template, and empty ones; the build's record of what it built
+ * (scripts/build-stamp.ts), which the packaging test trusts to reuse a build.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { test } from 'uvu';
@@ -15,7 +15,17 @@ import * as assert from 'uvu/assert';
 import { createMigratedTestDatabase, createTestDatabase, releaseTestDatabase } from '../packages/server/test/support/database.ts';
 import { migrationsList } from '../packages/server/src/migrations/index.ts';
 import { digestOfInputs, staleBuild, writeStamp } from '../scripts/build-stamp.ts';
-import { orderBySlowest, readDurations, type Report, writeDurations } from '../scripts/test-order.ts';
+import {
+  type FileOutcome,
+  GROUP_FILES,
+  runsAlone,
+  groupFiles,
+  ownProcessReason,
+  runGroup,
+  SOLO_SECONDS,
+  UNKNOWN_SECONDS,
+} from '../scripts/test-groups.ts';
+import { orderBySlowest, readDurations, writeDurations } from '../scripts/test-order.ts';
 import { ROOT } from './support/run.ts';
 
 let tmp: string;
@@ -28,71 +38,192 @@ test.after(() => {
 
 const UVU = pathToFileURL(join(ROOT, 'node_modules', 'uvu', 'dist', 'index.mjs')).href;
 
-/** Runs a uvu file (its body after the import of `test` and `suite`) as the runner does; what it reports. */
-async function report(name: string, body: string): Promise<{ code: number | null; report: Report | undefined }> {
-  const file = join(tmp, `${name}.mjs`);
-  const reportFile = join(tmp, `${name}.json`);
-  writeFileSync(file, `import { test, suite } from '${UVU}';\n${body}\n`);
-  const child = spawn(process.execPath, ['--import', join(ROOT, 'scripts', 'dev', 'uvu-report.js'), file], {
-    env: { PATH: process.env.PATH, NO_COLOR: '1', TEST_REPORT: reportFile },
-    stdio: 'ignore',
+/**
+ * Runs uvu files (each given by its body after the import of `test` and `suite`) in one group, as
+ * the runner does; what became of each, by name.
+ */
+async function group(
+  files: Record<string, string>,
+  options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<Record<string, FileOutcome>> {
+  const paths = Object.entries(files).map(([name, body]) => {
+    const file = join(tmp, `${name}.test.mjs`);
+    writeFileSync(file, `import { test, suite } from '${UVU}';\n${body}\n`);
+    return relative(ROOT, file);
   });
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  let parsed: Report | undefined;
-  try {
-    parsed = JSON.parse(readFileSync(reportFile, 'utf8')) as Report;
-  } catch {
-    parsed = undefined;
-  }
-  return { code, report: parsed };
+  const outcome = await runGroup(paths, {
+    root: ROOT,
+    env: { PATH: process.env.PATH, ...options.env },
+    fileTimeoutMs: options.timeoutMs ?? 120_000,
+    fileTimeout: `${options.timeoutMs ?? 120_000}ms`,
+    reportFile: join(tmp, 'report.jsonl'),
+  });
+  assert.equal(
+    outcome.files.map((f) => f.file),
+    paths,
+    'one outcome a file, in order',
+  );
+  return Object.fromEntries(Object.keys(files).map((name, i) => [name, outcome.files[i]!]));
 }
 
-test('the report counts passed, failed and skipped tests of every suite, and nothing the file prints', async () => {
-  const r = await report(
-    'mixed',
-    `test('passes', () => {});
-test('fails', () => { throw new Error('no'); });
+const counts = ({ suites, finished, passed, failed, skipped }: FileOutcome) => ({ suites, finished, passed, failed, skipped });
+
+test('each file of a group is counted apart: passed, failed and skipped tests of every suite, and nothing the files print', async () => {
+  const r = await group({
+    mixed: `test('passes', () => {});
+test('fails', () => { throw new Error('the mixed failure'); });
 test.skip('skipped', () => {});
 test.run();
 const other = suite('other');
 other('passes too', async () => {});
 other.run();
 console.log('  Total:     99\\n  Passed:    99\\n  Skipped:   0');`,
-  );
-  assert.is(r.code, 1);
-  assert.equal(r.report, { suites: 2, finished: 2, passed: 2, failed: 1, skipped: 1 });
+    clean: `test('passes', () => {});
+test.run();`,
+  });
+  assert.equal(counts(r.mixed!), { suites: 2, finished: 2, passed: 2, failed: 1, skipped: 1 });
+  assert.equal(counts(r.clean!), { suites: 1, finished: 1, passed: 1, failed: 0, skipped: 0 });
+  assert.match(r.mixed!.output, 'the mixed failure');
+  assert.not.match(r.clean!.output, 'the mixed failure', "a file's output is its own");
 });
 
 test('a suite whose before hook throws counts its tests as failed (uvu itself exits 0)', async () => {
-  const r = await report(
-    'broken-before',
-    `const s = suite('broken');
+  const r = await group({
+    broken: `const s = suite('broken');
 s.before(() => { throw new Error('no database'); });
 s('one', () => {});
 s('two', () => {});
 s.run();`,
-  );
-  assert.equal(r.report, { suites: 1, finished: 1, passed: 0, failed: 2, skipped: 0 });
+  });
+  assert.equal(counts(r.broken!), { suites: 1, finished: 1, passed: 0, failed: 2, skipped: 0 });
 });
 
-test('a file that exits before its suites finish reports them unfinished', async () => {
-  const r = await report(
-    'early-exit',
-    `test('exits', () => { process.exit(0); });
+test('a file that exits before its suites finish fails, and the files after it fail as not run, by name', async () => {
+  const r = await group({
+    first: `test('passes', () => {});
+test.run();`,
+    exits: `test('exits', () => { process.exit(0); });
 test('never runs', () => {});
 test.run();`,
-  );
-  assert.equal(r.report, { suites: 1, finished: 0, passed: 0, failed: 0, skipped: 0 });
+    after: `test('never runs', () => {});
+test.run();`,
+  });
+  assert.is(r.first!.failed, 0);
+  assert.is(r.exits!.failed, 1);
+  assert.match(r.exits!.output, 'did not finish: its process ended before its suites finished');
+  assert.equal(counts(r.after!), { suites: 0, finished: 0, passed: 0, failed: 1, skipped: 0 });
+  assert.match(r.after!.output, /not run: its group's process ended during .*exits\.test\.mjs/);
 });
 
-test('the processes a test file starts do not inherit the report', async () => {
-  const r = await report(
-    'child-env',
-    `import assert from 'node:assert';
-test('TEST_REPORT is gone', () => { assert.equal(process.env.TEST_REPORT, undefined); });
+test('an uncaught error ends the file it happens in, and the group', async () => {
+  const r = await group({
+    crashes: `test('crashes later', () => new Promise(() => { setTimeout(() => { throw new Error('late crash'); }); }));
 test.run();`,
+    after: `test('never runs', () => {});
+test.run();`,
+  });
+  assert.is(r.crashes!.failed, 1);
+  assert.match(r.crashes!.output, 'late crash');
+  assert.match(r.crashes!.output, 'exited with code 1 before its suites finished');
+  assert.match(r.after!.output, 'not run');
+});
+
+test('a file running after TEST_FILE_TIMEOUT is killed with its group, the timeout counting from its own start', async () => {
+  const r = await group(
+    {
+      quick: `test('waits less than the timeout', () => new Promise((r) => setTimeout(r, 4000)));
+test.run();`,
+      quick2: `test('waits less than the timeout too', () => new Promise((r) => setTimeout(r, 4000)));
+test.run();`,
+      hangs: `test('hangs', () => new Promise(() => setInterval(() => {}, 1000)));
+test.run();`,
+      after: `test('never runs', () => {});
+test.run();`,
+    },
+    { timeoutMs: 6000 },
   );
-  assert.equal(r.report, { suites: 1, finished: 1, passed: 1, failed: 0, skipped: 0 });
+  assert.is(r.quick!.failed + r.quick2!.failed, 0, 'two files taking more than the timeout together pass');
+  assert.ok(r.hangs!.timedOut);
+  assert.match(r.hangs!.output, 'timed out after TEST_FILE_TIMEOUT (6000ms)');
+  assert.ok(!r.after!.timedOut);
+  assert.match(r.after!.output, 'not run');
+});
+
+test("each file starts with the environment the group started with; the group's report reaches no process a test starts", async () => {
+  const r = await group(
+    {
+      changes: `process.env.LEFT_BY_A_FILE = '1';
+delete process.env.KEPT;
+test('changes the environment', () => { process.env.CHANGED = 'yes'; });
+test.run();`,
+      reads: `import assert from 'node:assert';
+test('sees it unchanged', () => {
+  assert.equal(process.env.LEFT_BY_A_FILE, undefined);
+  assert.equal(process.env.CHANGED, undefined);
+  assert.equal(process.env.KEPT, 'kept');
+  assert.equal(process.env.TEST_REPORT, undefined);
+  assert.equal(process.env.TEST_GROUP_MARK, undefined);
+});
+test.run();`,
+    },
+    { env: { KEPT: 'kept' } },
+  );
+  assert.equal(counts(r.reads!), { suites: 1, finished: 1, passed: 1, failed: 0, skipped: 0 });
+});
+
+test('a file that sets process.exitCode fails, alone', async () => {
+  const r = await group({
+    code: `test('passes but sets the exit code', () => { process.exitCode = 3; });
+test.run();`,
+    next: `test('passes', () => {});
+test.run();`,
+  });
+  assert.equal(counts(r.code!), { suites: 1, finished: 1, passed: 1, failed: 1, skipped: 0 });
+  assert.match(r.code!.output, 'it set process.exitCode to 3');
+  assert.is(r.next!.failed, 0);
+});
+
+test('a process kept running after its last file fails that file after TEST_FILE_TIMEOUT, naming what is open', async () => {
+  const r = await group(
+    {
+      leaks: `import { createServer } from 'node:net';
+test('leaves a server listening', async () => { await new Promise((r) => createServer().listen(0, '127.0.0.1', r)); });
+test.run();`,
+    },
+    { timeoutMs: 3000, env: { TEST_EXIT_GRACE_MS: '300' } },
+  );
+  assert.is(r.leaks!.passed, 1);
+  assert.is(r.leaks!.failed, 1);
+  assert.match(r.leaks!.output, 'after its last file the process was killed after TEST_FILE_TIMEOUT (3000ms)');
+  assert.match(r.leaks!.output, /has not ended 0\.3s after its last file: still open: .*TCPServerWrap/);
+});
+
+test('a file marked "own process" or slow by the checked-in durations runs alone; the others share processes, the slowest group first', () => {
+  assert.is(
+    ownProcessReason(`/** Doc. */\n// test: own process: installs a SIGTERM handler\nimport x from 'y';`),
+    'installs a SIGTERM handler',
+  );
+  assert.is(ownProcessReason(`/** Doc. */\nimport x from 'y';\n// test: own process is not what this says`), undefined);
+  assert.is(runsAlone('slow.test.ts', '', { 'slow.test.ts': SOLO_SECONDS }), `takes ${SOLO_SECONDS}s`);
+  assert.is(runsAlone('light.test.ts', '', { 'light.test.ts': SOLO_SECONDS - 1 }), undefined);
+
+  const durations = { 'slow.test.ts': 100, 'a.test.ts': 10, 'b.test.ts': 9, 'c.test.ts': 5 };
+  const light = Array.from({ length: 2 * GROUP_FILES }, (_, i) => `light${i}.test.ts`);
+  const files = ['a.test.ts', 'b.test.ts', 'c.test.ts', 'marked.test.ts', 'slow.test.ts', ...light];
+  const groups = groupFiles(files, durations, new Set(['marked.test.ts', 'slow.test.ts']));
+  assert.equal(groups[0], ['slow.test.ts'], 'the slowest first');
+  assert.ok(groups.some((g) => g.length === 1 && g[0] === 'marked.test.ts'));
+  assert.equal(groups.flat().sort(), files.sort(), 'every file once');
+  const shared = groups.filter((g) => !g.includes('slow.test.ts') && !g.includes('marked.test.ts'));
+  assert.is(shared.length, 3, 'as few groups as GROUP_FILES allows');
+  for (const g of shared) assert.ok(g.length <= GROUP_FILES);
+  const seconds = (g: string[]) => g.reduce((n, f) => n + (durations[f as keyof typeof durations] ?? UNKNOWN_SECONDS), 0);
+  assert.equal(
+    groups.map(seconds),
+    groups.map(seconds).sort((x, y) => y - x),
+    'the slowest group first',
+  );
+  assert.ok(Math.max(...shared.map(seconds)) - Math.min(...shared.map(seconds)) <= UNKNOWN_SECONDS, 'groups of about equal time');
 });
 
 test('files run slowest first, known before unknown, the unknown in path order; durations survive a round trip', () => {

@@ -240,6 +240,32 @@ test('change points remembered for series segmented in the worker thread: the sa
   }
 });
 
+test('a series sent while the idle worker is still ending goes to a new worker, not failed with the old one', async () => {
+  const segmenter = new ChangesSegmenter({ minPoints: 1 });
+  const points = encodePoints(
+    Array.from({ length: 40 }, (_, i) => ({
+      value: i < 20 ? 10 : 20,
+      ms: Date.UTC(2025, 0, 1 + i),
+      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    })),
+  );
+  const options = { maxPvalue: 0.001, minMagnitude: 0, minSize: 3 };
+  const axis = { from: Date.UTC(2025, 0, 1), to: Date.UTC(2025, 1, 10), columns: 10 };
+  try {
+    const first = await segmenter.segment(points, 40, options, axis);
+    assert.is(segmenter.segmentedInWorker, 1);
+    // The first worker ends (as after idleMs) and the next series starts another before it has.
+    const ending = segmenter.close();
+    segmenter.forget();
+    const second = await segmenter.segment(points, 40, options, axis);
+    await ending;
+    assert.is(segmenter.segmentedInWorker, 2, 'segmented in the new worker, not in place after the old one ended');
+    assert.equal(second, first);
+  } finally {
+    await segmenter.close();
+  }
+});
+
 test('sortPoints: by execution time to the microsecond, then id, as PostgreSQL orders them, far dates included', async () => {
   // Ties (the same time) and times a microsecond apart in one series.
   const flavor = flavors[0]!;

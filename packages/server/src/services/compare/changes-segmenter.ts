@@ -41,7 +41,15 @@ export class ChangesSegmenter {
   #next = 0;
   readonly #pending = new Map<
     number,
-    { resolve: (s: SeriesSummary) => void; reject: (e: Error) => void; options: ChangeOptions; key?: string; remembered?: boolean }
+    {
+      resolve: (s: SeriesSummary) => void;
+      reject: (e: Error) => void;
+      options: ChangeOptions;
+      /** The worker the job was sent to: only its end fails the job. */
+      worker: Worker;
+      key?: string;
+      remembered?: boolean;
+    }
   >();
   #idle: NodeJS.Timeout | null = null;
   /** Series handled in the worker (for tests and measurements). */
@@ -96,7 +104,7 @@ export class ChangesSegmenter {
     if (this.#idle) clearTimeout(this.#idle);
     const id = ++this.#next;
     return new Promise<SeriesSummary>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, options });
+      this.#pending.set(id, { resolve, reject, options, worker });
       worker.ref();
       // A copy of its own (the bytes may share a buffer with others, and a Buffer's slice is a view
       // of it), moved to the worker, not cloned.
@@ -127,10 +135,15 @@ export class ChangesSegmenter {
       }
       if (this.#pending.size === 0) this.#rest(worker);
     });
+    // A worker that ends fails its own jobs, not those already sent to the next one (a job can start a
+    // new worker while an idle one is still ending).
     const fail = (err: Error) => {
       if (this.#worker === worker) this.#worker = null;
-      for (const job of this.#pending.values()) job.reject(err);
-      this.#pending.clear();
+      for (const [id, job] of this.#pending) {
+        if (job.worker !== worker) continue;
+        this.#pending.delete(id);
+        job.reject(err);
+      }
     };
     worker.on('error', fail);
     worker.on('exit', () => fail(new Error('the segmentation worker ended')));
