@@ -1,6 +1,6 @@
 /**
  * The performance harness (bench/, `npm run bench`) in a tiny configuration: 2,000 results, one
- * connection, one second per run, its own temporary PostgreSQL cluster (the harness starts one in its
+ * connection, 0.2 s per run, its own temporary PostgreSQL cluster (the harness starts one in its
  * data directory: COPY reads files there), the Node baseline (CI has no pgbench). Checks correctness
  * only, never timing: every scenario (1 to 12) ran without an error or a non-2xx answer, the
  * generated results satisfy their benchmark's JSON Schema, the loaded counts are the generated ones,
@@ -161,7 +161,7 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
     '--results',
     String(RESULTS),
     '--duration',
-    '1',
+    '0.2',
     '--warmup',
     '0',
     '--connections',
