@@ -302,7 +302,8 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       for (const connections of o.connections) {
         // A run lasts --duration seconds, longer (at most 6 times) when requests are so slow that
         // fewer than about 10 per connection would complete.
-        const seconds = Math.round(10 * Math.min(o.duration * 6, Math.max(o.duration, 10 * single * Math.max(1, connections / coreCount)))) / 10;
+        const seconds =
+          Math.round(10 * Math.min(o.duration * 6, Math.max(o.duration, 10 * single * Math.max(1, connections / coreCount)))) / 10;
         if (seconds !== o.duration)
           log(`scenario ${scenario.id} @${connections}: ${seconds} s runs (one request alone takes ${single.toFixed(2)} s)`);
         // Each run starts from a checkpoint, so that no timed checkpoint's writes fall into it.
