@@ -18,7 +18,7 @@
  * file still gets its own line and counts; a failing file's output is printed alone; a file running
  * when its process dies fails, and the files of its group that never ran fail as not run, by name.
  *
- * TEST_JOBS: how many processes run at once (default: one more than the processors, at most 3).
+ * TEST_JOBS: how many processes run at once (default: two more than the processors, at most 4).
  * A file still running after TEST_FILE_TIMEOUT (default 30m; `90s`, `45m`, or milliseconds; for
  * each file, not its group) is killed with its group and counted as failed, its name and the
  * timeout printed; the files of the group after it are not run. The limit only ends a hung file: on
@@ -46,7 +46,7 @@ function parseTimeout(text: string): number {
   return ms;
 }
 function parseJobs(text: string | undefined): number {
-  if (!text) return Math.min(3, cpus().length + 1);
+  if (!text) return Math.min(4, cpus().length + 2);
   const jobs = Number(text);
   if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new Error(`TEST_JOBS must be an integer from 1 to 64, not '${text}'.`);
   return jobs;
