@@ -198,6 +198,27 @@ test.run();`,
   assert.match(r.leaks!.output, /has not ended 0\.3s after its last file: still open: .*TCPServerWrap/);
 });
 
+test('a group with a failed file ends after its last file, even with what the failed test left open', async () => {
+  const started = Date.now();
+  const r = await group(
+    {
+      fails: `import { createServer } from 'node:net';
+test('leaves a server listening, then fails', async () => {
+  await new Promise((r) => createServer().listen(0, '127.0.0.1', r));
+  throw new Error('failed before its close');
+});
+test.run();`,
+      next: `test('passes', () => {});
+test.run();`,
+    },
+    { timeoutMs: 60_000 },
+  );
+  assert.equal(counts(r.fails!), { suites: 1, finished: 1, passed: 0, failed: 1, skipped: 0 });
+  assert.equal(counts(r.next!), { suites: 1, finished: 1, passed: 1, failed: 0, skipped: 0 });
+  assert.match(r.next!.output, /1 file\(s\) failed: ending now; still open: .*TCPServerWrap/);
+  assert.ok(Date.now() - started < 50_000, 'ended long before TEST_FILE_TIMEOUT');
+});
+
 test('a file marked "own process" or slow by the checked-in durations runs alone; the others share processes, the slowest group first', () => {
   assert.is(
     ownProcessReason(`/** Doc. */\n// test: own process: installs a SIGTERM handler\nimport x from 'y';`),

@@ -23,7 +23,8 @@
  * can give a failing file's output alone. Neither variable reaches the processes the tests start.
  *
  * Between files the host puts back the environment variables a file changed. After the last file the
- * process ends when its event loop is empty, as a lone test file's does; one still running
+ * process ends at once when a file failed (a failed test may leave its server open), else when its
+ * event loop is empty, as a lone test file's does; one still running
  * TEST_EXIT_GRACE_MS (default 60 s) later prints and records (`{"event":"lingering",…}`) what is
  * still open (a server, the pipes of a process that has not ended), for the runner's message should
  * TEST_FILE_TIMEOUT end it.
@@ -78,6 +79,7 @@ process.on('exit', (code) => {
 const files = process.argv.slice(2);
 // The first file's processor time includes the start of this process (tsx, the shared modules).
 let cpuBefore = 0;
+let failedFiles = 0;
 for (const [index, arg] of files.entries()) {
   const path = resolve(arg);
   const file = relative(process.cwd(), path);
@@ -138,6 +140,15 @@ for (const [index, arg] of files.entries()) {
     problems,
   });
   cpuBefore = cpuAfter;
+  if (counts.failed + problems.length > 0) failedFiles++;
+}
+
+// A failed test may leave open what it opened (a server whose close() it never reached): its
+// failure is counted already, so the process ends now rather than hold its job until
+// TEST_FILE_TIMEOUT. Only a group whose files all passed waits for its event loop to empty.
+if (failedFiles > 0) {
+  write(`\n[test group] ${failedFiles} file(s) failed: ending now; still open: ${process.getActiveResourcesInfo().join(', ')}\n`);
+  process.exit(0);
 }
 
 // A process still running a while after its last file says what holds it (its own timer does not):
