@@ -183,19 +183,47 @@ test.run();`,
   assert.is(r.next!.failed, 0);
 });
 
-test('a process kept running after its last file fails that file after TEST_FILE_TIMEOUT, naming what is open', async () => {
+test('a process kept running after its last file fails that file after TEST_EXIT_GRACE_MS, naming what is open', async () => {
+  const started = Date.now();
   const r = await group(
     {
+      first: `test('passes', () => {});
+test.run();`,
       leaks: `import { createServer } from 'node:net';
 test('leaves a server listening', async () => { await new Promise((r) => createServer().listen(0, '127.0.0.1', r)); });
 test.run();`,
     },
-    { timeoutMs: 3000, env: { TEST_EXIT_GRACE_MS: '300' } },
+    { env: { TEST_EXIT_GRACE_MS: '300' } },
   );
+  assert.ok(Date.now() - started < 60_000, 'ended by the grace, not by TEST_FILE_TIMEOUT (120 s)');
+  assert.is(r.first!.failed, 0);
   assert.is(r.leaks!.passed, 1);
   assert.is(r.leaks!.failed, 1);
-  assert.match(r.leaks!.output, 'after its last file the process was killed after TEST_FILE_TIMEOUT (3000ms)');
+  assert.match(r.leaks!.output, 'after its last file the process exited with code 1');
   assert.match(r.leaks!.output, /has not ended 0\.3s after its last file: still open: .*TCPServerWrap/);
+  assert.match(r.leaks!.output, /a file of this group left it: .*first\.test\.mjs, .*leaks\.test\.mjs/);
+});
+
+test('a timer left running (the loser of a race) fails the file too; an unreferenced one does not', async () => {
+  const r = await group(
+    {
+      races: `test('wins a race against a long timer', async () => {
+  await Promise.race([Promise.resolve(), new Promise((r) => setTimeout(r, 60_000))]);
+});
+test.run();`,
+    },
+    { env: { TEST_EXIT_GRACE_MS: '300' } },
+  );
+  assert.is(r.races!.failed, 1);
+  assert.match(r.races!.output, /still open: .*Timeout/);
+  const ok = await group(
+    {
+      unrefs: `test('an unreferenced timer', () => { setTimeout(() => {}, 60_000).unref(); });
+test.run();`,
+    },
+    { env: { TEST_EXIT_GRACE_MS: '300' } },
+  );
+  assert.equal(counts(ok.unrefs!), { suites: 1, finished: 1, passed: 1, failed: 0, skipped: 0 });
 });
 
 test('a group with a failed file ends after its last file, even with what the failed test left open', async () => {

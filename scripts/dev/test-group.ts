@@ -24,17 +24,18 @@
  *
  * Between files the host puts back the environment variables a file changed. After the last file the
  * process ends at once when a file failed (a failed test may leave its server open), else when its
- * event loop is empty, as a lone test file's does; one still running
- * TEST_EXIT_GRACE_MS (default 60 s) later prints and records (`{"event":"lingering",…}`) what is
- * still open (a server, the pipes of a process that has not ended), for the runner's message should
- * TEST_FILE_TIMEOUT end it.
+ * event loop is empty, as a lone test file's does. One still running TEST_EXIT_GRACE_MS (default
+ * 10 s) later was kept running by something a file left (a server, a timer of a race it won, the
+ * pipes of a process it did not wait for): it prints and records (`{"event":"lingering",…}`) what
+ * is still open and exits with code 1, which fails its last file. A leftover like that holds one of
+ * the runner's jobs while it runs (a 60 s timer, 60 s), and would keep a user's program running.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-/** TEST_EXIT_GRACE_MS: how long after its last file the process says what keeps it running (default 60 s). */
-const EXIT_GRACE_MS = Number(process.env.TEST_EXIT_GRACE_MS) || 60_000;
+/** TEST_EXIT_GRACE_MS: how long after its last file the process may take to end (default 10 s). */
+const EXIT_GRACE_MS = Number(process.env.TEST_EXIT_GRACE_MS) || 10_000;
 
 const reportFile = process.env.TEST_REPORT;
 const mark = process.env.TEST_GROUP_MARK;
@@ -151,11 +152,11 @@ if (failedFiles > 0) {
   process.exit(0);
 }
 
-// A process still running a while after its last file says what holds it (its own timer does not):
-// the runner's TEST_FILE_TIMEOUT, counted from the end of the last file, ends one that never ends.
+// A process still running a while after its last file fails, saying what holds it (its own timer does not).
 setTimeout(() => {
   const open = process.getActiveResourcesInfo().join(', ');
   const message = `the process has not ended ${EXIT_GRACE_MS / 1000}s after its last file: still open: ${open}`;
   write(`\n[test group] ${message}\n`);
   record({ event: 'lingering', message });
+  process.exit(1);
 }, EXIT_GRACE_MS).unref();

@@ -8,6 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMigratedTestDatabase, releaseTestDatabase } from '../../packages/server/test/support/database.ts';
 import { currentBuild } from '../../scripts/current-build.ts';
+import { within } from '../../packages/server/test/support/process.ts';
 import { ROOT, cleanEnv, start } from './run.ts';
 
 export interface Demo {
@@ -43,7 +44,7 @@ export async function startDemo(options: DemoOptions): Promise<Demo> {
   const server = start(process.execPath, args, { cwd: options.dataDir, env: cleanEnv(), timeoutMs: 15 * 60_000 });
   const close = async () => {
     server.child.kill('SIGTERM');
-    await Promise.race([server.exited, new Promise((r) => setTimeout(r, 20_000))]);
+    await within(server.exited, 20_000, undefined);
     await server.kill();
     await releaseTestDatabase();
   };

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, relative, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { within } from '../../packages/server/test/support/process.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -118,7 +119,7 @@ export function start(command: string, args: string[], options: StartOptions): R
       }),
     kill: async () => {
       killGroup();
-      if (!done) await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
+      if (!done) await within(exited, 5_000, undefined);
     },
   };
 }

@@ -3,7 +3,7 @@
  * No mocks: every token here is signed by a running provider, or crafted with its own key.
  */
 import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { freePort } from '../src/db/ports.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -62,17 +62,6 @@ async function craft(issuer: RunningIssuer, claims: Record<string, unknown>, key
   return new SignJWT({ iss: issuer.issuer, sub: 'alice', aud: AUDIENCE, iat: now(), exp: now() + 600, ...claims })
     .setProtectedHeader({ alg: 'RS256', kid: (await issuer.signingKey()).kid, typ: 'at+jwt' })
     .sign(signingKey);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import { migrationsList } from '../src/migrations/index.ts';
 import { metricIndexName } from '../src/services/results/metric-indexes.ts';
 import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { startTestServer } from './support/harness.ts';
-import { alive, runServer, waitFor, type ServerProcess } from './support/process.ts';
+import { alive, runServer, waitFor, type ServerProcess, within } from './support/process.ts';
 import { createSeeder } from './support/seed.ts';
 
 const NO_ISSUER = 'no OpenID issuer is trusted (OIDC_ISSUERS): every operation that needs a token answers 401';
@@ -49,7 +49,7 @@ async function serving(s: ServerProcess): Promise<void> {
 async function stop(...processes: ServerProcess[]): Promise<void> {
   for (const s of processes) if (s.child.exitCode === null) s.child.kill('SIGTERM');
   for (const s of processes) {
-    const code = await Promise.race([s.exited, new Promise<'late'>((r) => setTimeout(() => r('late'), 60_000))]);
+    const code = await within(s.exited, 60_000, 'late' as const);
     if (code === 'late') s.child.kill('SIGKILL');
     assert.is(code, 0, s.stderr());
   }

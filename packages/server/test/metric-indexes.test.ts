@@ -25,6 +25,7 @@ import {
 import { resultListSql, type ResultListQuery } from '../src/services/results/result-query.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
+import { within } from './support/process.ts';
 
 /** A schema suggesting these numeric metrics (top-level properties), in this order. */
 const schemaOf = (...metrics: string[]) => ({
@@ -352,11 +353,12 @@ test('an index another session is still building is not dropped, even when no be
     const until = Date.now() + 60_000;
     while (!(await underWay()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     assert.ok(await underWay(), 'the build is under way');
-    const checked = await Promise.race([
+    // Waiting for the build, it would wait until the snapshot below ends, after this: a minute ends that wait.
+    const checked = await within(
       indexes.ensureAll(quiet.server.context.orm.em.fork()).then(() => 'done'),
-      // Waiting for the build, it would wait until the snapshot below ends, after this: a minute ends that wait.
-      new Promise((r) => setTimeout(() => r('still waiting'), 60_000)),
-    ]);
+      60_000,
+      'still waiting',
+    );
     assert.is(checked, 'done', 'the reconciliation does not wait for the build');
     assert.equal(await metricIndexes(s), [orphan], 'not dropped while being built');
     await snapshot.query('commit');

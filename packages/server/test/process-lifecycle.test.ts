@@ -22,6 +22,7 @@ import {
   onTerminal,
   watch,
   waitFor,
+  within,
   type ServerProcess,
 } from './support/process.ts';
 import { WATCHDOG_NAME } from '../src/db/postmaster.ts';
@@ -299,7 +300,7 @@ test('the postmaster killed and unable to start again: the server exits 1 with o
     await chmod(databaseDir, 0o000);
     process.kill(recordedPostmasterPid(dataDir)!, 'SIGKILL');
     // 1 + 2 + 4 s of retries, each start failing at once: a minute only catches a server that never ends.
-    const code = await Promise.race([s.exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 60_000))]);
+    const code = await within(s.exited, 60_000, 'running' as const);
     if (code === 'running') s.child.kill('SIGKILL');
     assert.is(code, 1, s.stderr());
   } finally {

@@ -15,7 +15,7 @@ import { execFileSync } from 'node:child_process';
 import pg from 'pg';
 import { freePort } from '../src/db/embedded.ts';
 import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
-import { alive, postgresProcessesFor, recordedPostmasterPid, runServer, waitFor, type ServerProcess } from './support/process.ts';
+import { alive, postgresProcessesFor, recordedPostmasterPid, runServer, waitFor, type ServerProcess, within } from './support/process.ts';
 
 let dir: string;
 
@@ -47,7 +47,7 @@ async function failsWithin(
   patterns: RegExp[],
 ): Promise<{ line: string; ms: number }> {
   const maxMs = deadlineMs + STARTUP_SLACK_MS;
-  const code = await Promise.race([s.exited, new Promise<'late'>((r) => setTimeout(() => r('late'), maxMs + 30_000))]);
+  const code = await within(s.exited, maxMs + 30_000, 'late' as const);
   const ms = Date.now() - started;
   if (code === 'late') s.child.kill('SIGKILL');
   assert.is(code, 1, `exit code 1 (stderr: ${s.stderr()})`);

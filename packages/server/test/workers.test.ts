@@ -16,7 +16,16 @@ import { restartDelay } from '../src/cluster.ts';
 import { buildConfig, MAX_WORKERS } from '../src/config.ts';
 import { freePort } from '../src/db/embedded.ts';
 import { program } from '../src/program.ts';
-import { alive, demoTokens, postgresProcessesFor, processesNaming, runServer, waitFor, type ServerProcess } from './support/process.ts';
+import {
+  alive,
+  demoTokens,
+  postgresProcessesFor,
+  processesNaming,
+  runServer,
+  waitFor,
+  type ServerProcess,
+  within,
+} from './support/process.ts';
 
 let dir: string;
 
@@ -143,7 +152,7 @@ test('--workers 2 --demo: one provider and one port for both workers, a killed w
   } finally {
     s.child.kill('SIGTERM');
   }
-  const code = await Promise.race([s.exited, new Promise<'late'>((r) => setTimeout(() => r('late'), 60_000))]);
+  const code = await within(s.exited, 60_000, 'late' as const);
   if (code === 'late') s.child.kill('SIGKILL');
   assert.is(code, 0, s.stderr().slice(-3000));
   const stopped = s.logLines().filter((l) => l.msg === 'stopped');

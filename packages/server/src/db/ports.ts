@@ -1,9 +1,38 @@
 /** Ports on this machine: a free one, whether one can be listened on. */
+import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { ConfigurationError } from '../core/errors.ts';
 
-/** A free TCP port on loopback, chosen by the OS. */
+/** Ports from here up to where outgoing connections' ports start are drawn by `freePort`. */
+const LOWEST_DRAWN = 10_000;
+
+/**
+ * The first port the system gives outgoing connections (Linux's `ip_local_port_range`; elsewhere the
+ * IANA range's, 49152, which macOS and Windows use).
+ */
+export function outgoingPortsStart(): number {
+  try {
+    const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(first) && first > 0) return first;
+  } catch {}
+  return 49_152;
+}
+
+/**
+ * A free TCP port on loopback for a listener started next (the embedded PostgreSQL, the demo's
+ * provider). Drawn at random below the ports of outgoing connections: the system's own choice comes
+ * from that range, where any connection made between this check and the listener's bind (one of
+ * the server's own, to its database) may take it. The system's choice when that range starts too
+ * low to draw from, or when 20 draws find nothing free.
+ */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const end = outgoingPortsStart();
+  if (end - LOWEST_DRAWN >= 1000)
+    for (let i = 0; i < 20; i++) {
+      const port = LOWEST_DRAWN + randomInt(end - LOWEST_DRAWN);
+      if (!(await portUnavailable(host, port))) return port;
+    }
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();

@@ -81,6 +81,20 @@ export async function waitFor(check: () => boolean, what: string | (() => string
   }
 }
 
+/**
+ * What `promise` gives, or `late` when it takes longer than `ms`. The timer ends with the race: one
+ * left pending would keep the test's process running for the rest of `ms` (the test runner fails a
+ * file whose process does not end soon after it).
+ */
+export async function within<T, L>(promise: Promise<T>, ms: number, late: L): Promise<T | L> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<L>((resolve) => (timer = setTimeout(() => resolve(late), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The processes whose command line names the embedded cluster of `dataDir` (its postmaster). */
 export function postgresProcessesFor(dataDir: string): string[] {
   const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
