@@ -4,6 +4,7 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { operations } from '@benchmarks/sdk/contract';
+import { compileAll } from '../src/http/router.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 
@@ -14,6 +15,11 @@ test.before(async () => {
 });
 test.after(async () => {
   await t.close();
+});
+
+test("every schema of the contract compiles (the router compiles each on its operation's first request)", () => {
+  const count = compileAll(operations);
+  assert.ok(count > Object.keys(operations).length, `${count} validators`);
 });
 
 test('GET /api/v1/api-spec.json: a valid OpenAPI 3.1 document listing every operation of the contract', async () => {

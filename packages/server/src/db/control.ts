@@ -8,7 +8,7 @@
  */
 import type pg from 'pg';
 import { ownClient } from './own-connection.ts';
-import { migrationsList } from '../migrations/index.ts';
+import { pendingMigrations } from '../migrations/index.ts';
 
 export class DatabaseControl {
   #client: Promise<pg.Client> | null = null;
@@ -79,20 +79,9 @@ export class DatabaseControl {
    * one statement, so a flood of `/ready` costs the database one query at a time.
    */
   pendingMigrations(): Promise<string[]> {
-    this.#readiness ??= (async () => {
-      try {
-        let applied: Set<string>;
-        try {
-          applied = new Set((await this.#query<{ name: string }>('select name from mikro_orm_migrations')).map((r) => r.name));
-        } catch (err) {
-          if ((err as { code?: string }).code !== '42P01') throw err; // undefined_table: nothing applied yet
-          applied = new Set();
-        }
-        return migrationsList.map((m) => m.name).filter((name) => !applied.has(name));
-      } finally {
-        this.#readiness = null;
-      }
-    })();
+    this.#readiness ??= pendingMigrations((sql) => this.#query(sql)).finally(() => {
+      this.#readiness = null;
+    });
     return this.#readiness;
   }
 

@@ -1,8 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
-import { Migrator } from '@mikro-orm/migrations';
 import { entities } from '../entities/index.ts';
-import { migrationsList } from '../migrations/index.ts';
+import { loadMigrations, pendingMigrations } from '../migrations/index.ts';
 import { boundParametersDriver } from './bound-driver.ts';
 import { refuseUnstorableValues } from './unstorable.ts';
 import { reusable } from './request-scope.ts';
@@ -39,7 +38,6 @@ export function ormOptions(databaseUrl: string, debug = false, logger?: Logger, 
     clientUrl: databaseUrl,
     driver: boundParametersDriver({ preparedStatements: pool.preparedStatements }),
     entities,
-    extensions: [Migrator],
     debug,
     allowGlobalContext: false,
     forceUtcTimezone: true,
@@ -70,7 +68,6 @@ export function ormOptions(databaseUrl: string, debug = false, logger?: Logger, 
       emit: 'ts',
       transactional: true,
       allOrNothing: true,
-      migrationsList,
     },
   };
 }
@@ -101,8 +98,9 @@ export interface MigrateOptions {
  * Applies every pending migration in one transaction; returns the names applied. Under the
  * migration lock (db/advisory-lock.ts), held on a connection of its own until the transaction has
  * ended: processes starting together on one database take turns, and those after the first find
- * nothing pending. Throws MigrationsBusyError when the lock is not taken by `lockUntil`. The
- * transaction replaces the pool's statement timeout for itself (`set local`) with `timeoutMs`.
+ * nothing pending (and load no migration). Throws MigrationsBusyError when the lock is not taken by
+ * `lockUntil`. The transaction replaces the pool's statement timeout for itself (`set local`) with
+ * `timeoutMs`.
  */
 export async function migrate(orm: MikroORM, options: MigrateOptions = {}): Promise<string[]> {
   return withOwnConnection(
@@ -111,10 +109,12 @@ export async function migrate(orm: MikroORM, options: MigrateOptions = {}): Prom
       const until = options.lockUntil ?? Infinity;
       if (!(await lockWithin(run, MIGRATION_LOCK, { until, onWait: options.onWait }))) throw new MigrationsBusyError();
       options.onLocked?.();
+      if ((await pendingMigrations(run)).length === 0) return [];
+      const migrator = await loadMigrator(orm);
       const connection = orm.em.getConnection();
       const applied = await connection.transactional(async (trx) => {
         await connection.execute(`select set_config('statement_timeout', ?, true)`, [String(options.timeoutMs ?? 0)], 'run', trx);
-        return orm.getMigrator().up({ transaction: trx });
+        return migrator.up({ transaction: trx });
       });
       return applied.map((m) => m.name);
     },
@@ -122,8 +122,9 @@ export async function migrate(orm: MikroORM, options: MigrateOptions = {}): Prom
   );
 }
 
-/** True when the database answers and no migration is pending. */
-export async function pendingMigrations(orm: MikroORM): Promise<string[]> {
-  const pending = await orm.getMigrator().getPendingMigrations();
-  return pending.map((m) => m.name);
+/** MikroORM's migrator with every migration, loaded when there is one to apply. */
+async function loadMigrator(orm: MikroORM) {
+  const [{ Migrator }, migrationsList] = await Promise.all([import('@mikro-orm/migrations'), loadMigrations()]);
+  orm.config.set('migrations', { ...orm.config.get('migrations'), migrationsList });
+  return new Migrator(orm.em);
 }

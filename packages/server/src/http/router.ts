@@ -2,7 +2,7 @@ import Router, { type RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
 import type { OperationDef } from '@benchmarks/sdk/contract';
 import { AppError, errors, type ErrorDetail } from '../core/errors.ts';
-import { compileValidator, type CompiledValidator } from './validation.ts';
+import { compileValidator, type CompiledValidator, type Where } from './validation.ts';
 import { JsonText, Reply } from '../core/reply.ts';
 import type { Authenticator } from './auth.ts';
 import type { Caller, Handler, RequestState } from './handler.ts';
@@ -50,13 +50,59 @@ interface CompiledOperation {
 /** An operation without query parameters refuses every one (422 naming it). */
 const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false };
 
+/**
+ * Validators by schema and place, compiled when first used and then kept for the process: the
+ * contract's schemas are the same objects for every app a process builds (a test's servers, a
+ * worker's restart), and compiling all of them at start-up (122, about 0.35 s of processor time)
+ * would be paid by every start for operations it may never serve.
+ */
+const validators = new WeakMap<object, Partial<Record<Where, CompiledValidator>>>();
+
+function validatorOf(schema: object, where: Where): CompiledValidator {
+  const byPlace = validators.get(schema) ?? {};
+  validators.set(schema, byPlace);
+  const validator = byPlace[where] ?? compileValidator(schema, where);
+  byPlace[where] = validator;
+  return validator;
+}
+
+/** The validator of `schema` at `where`, compiled on its first call. */
+function lazyValidator(schema: object, where: Where): CompiledValidator {
+  let validate: CompiledValidator | undefined;
+  return (data) => {
+    validate ??= validatorOf(schema, where);
+    return validate(data);
+  };
+}
+
+/** Every validator of `operations`, compiled now (a test's check that the contract's schemas compile). */
+export function compileAll(operations: Record<string, OperationDef>): number {
+  let count = 0;
+  for (const def of Object.values(operations))
+    for (const [schema, where] of placesOf(def)) {
+      validatorOf(schema, where);
+      count++;
+    }
+  return count;
+}
+
+function placesOf(def: OperationDef): [object, Where][] {
+  const places: [object | undefined, Where][] = [
+    [def.params, 'path'],
+    [def.query ?? NO_QUERY, 'query'],
+    [def.headers, 'header'],
+    [def.body, 'body'],
+  ];
+  return places.filter((p): p is [object, Where] => p[0] !== undefined);
+}
+
 function compile(def: OperationDef): CompiledOperation {
   return {
     def,
-    params: def.params ? compileValidator(def.params, 'path') : undefined,
-    query: compileValidator(def.query ?? NO_QUERY, 'query'),
-    headers: def.headers ? compileValidator(def.headers, 'header') : undefined,
-    body: def.body ? compileValidator(def.body, 'body') : undefined,
+    params: def.params ? lazyValidator(def.params, 'path') : undefined,
+    query: lazyValidator(def.query ?? NO_QUERY, 'query'),
+    headers: def.headers ? lazyValidator(def.headers, 'header') : undefined,
+    body: def.body ? lazyValidator(def.body, 'body') : undefined,
   };
 }
 
@@ -158,7 +204,7 @@ async function validateAndHandle(
 /**
  * Binds every operation of the contract to its handler: authentication first (as the origin
  * service: an anonymous request with a bad body gets 401, not 422), then path, query and body
- * validation with validators compiled once at start-up, then the handler.
+ * validation (each validator compiled when first used, then kept), then the handler.
  */
 export function buildRouter(
   operations: Record<string, OperationDef>,

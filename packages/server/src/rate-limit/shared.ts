@@ -64,7 +64,8 @@ export class SharedRateLimiter extends RateLimiter {
     private readonly syncMs = RATE_SYNC_MS,
   ) {
     super(limit);
-    this.#learned = new LRUCache({ max: MAX_LEARNED, ttl: Math.max(1, syncMs) });
+    // Bounded by size rather than `max`, which would allocate room for all of them at start.
+    this.#learned = new LRUCache({ maxSize: MAX_LEARNED, sizeCalculation: () => 1, ttl: Math.max(1, syncMs) });
   }
 
   /** The clients whose shared bucket this process learned within the last `syncMs`. */

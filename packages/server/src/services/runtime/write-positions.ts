@@ -12,7 +12,9 @@ export class WritePositions {
   readonly #positions: LRUCache<string, bigint>;
 
   constructor(ttlMs: number, maxEntries = 100_000) {
-    this.#positions = new LRUCache({ max: maxEntries, ttl: Math.max(1, ttlMs) });
+    // Bounded by size, one per entry, rather than by `max`, which allocates room for every entry at
+    // once (about 3 MB and 12 ms of each start for 100,000 that most servers never see).
+    this.#positions = new LRUCache({ maxSize: maxEntries, sizeCalculation: () => 1, ttl: Math.max(1, ttlMs) });
   }
 
   /** `identity` (`iss sub`) wrote; the primary was at `lsn` after it. */
