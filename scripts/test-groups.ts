@@ -19,8 +19,8 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Durations, endedChildrenCpuMs, orderBySlowest, type Report } from './test-order.ts';
 
-export const SOLO_SECONDS = 15;
-export const GROUP_FILES = 5;
+export const SOLO_SECONDS = 30;
+export const GROUP_FILES = 8;
 export const UNKNOWN_SECONDS = 8;
 
 /** The reason a file gives for running alone (`// test: own process: <reason>` near its top), if any. */

@@ -3,7 +3,7 @@
  * not end waiting for one long file started last. A file's duration comes from the last run on this
  * machine (`.test-durations.json`, ignored by git), else from the checked-in defaults
  * (`scripts/test-durations.json`: every file, in seconds of a CI run on a 2-processor machine, a
- * grouped file's own time within its group; scripts/test-groups.ts runs those of 15 s or more
+ * grouped file's own time within its group; scripts/test-groups.ts runs those of 30 s or more
  * alone); a file known to neither comes after those, in path order.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -13,8 +13,8 @@
  * Groups (scripts/test-groups.ts): a process (scripts/dev/test-group.ts) runs the files of its group
  * one after the other, each with its own test server and database, so that loading tsx and the
  * shared modules is paid once per group. A file with a line `// test: own process: <reason>` near
- * its top, or given 15 s or more in scripts/test-durations.json, runs alone; the others are dealt
- * into groups of at most 5 files, of about equal time. TEST_GROUPS=0 runs every file alone. Each
+ * its top, or given 30 s or more in scripts/test-durations.json, runs alone; the others are dealt
+ * into groups of at most 8 files, of about equal time. TEST_GROUPS=0 runs every file alone. Each
  * file still gets its own line and counts; a failing file's output is printed alone; a file running
  * when its process dies fails, and the files of its group that never ran fail as not run, by name.
  *

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import Router from '@koa/router';
-import { koaSwagger } from 'koa2-swagger-ui';
+import type Koa from 'koa';
 
 const require = createRequire(import.meta.url);
 const distDir = dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -45,20 +45,24 @@ export function swaggerCsp(scriptHashes: readonly string[]): string {
 /**
  * Swagger UI at `/` through koa2-swagger-ui, mounted on a route as its README shows
  * (`routePrefix: false`), with its assets served from swagger-ui-dist (no CDN). Mount its `routes()`.
+ * koa2-swagger-ui (with handlebars, which compiles its page) is loaded by the page's first request.
  */
 export function swaggerUi(specUrl: string): Router {
-  const page = koaSwagger({
-    routePrefix: false,
-    title: 'Benchmark Results API',
-    swaggerCdnUrl: CDN_URL,
-    swaggerVersion: VERSION_DIR,
-    favicon: `${CDN_URL}/${VERSION_DIR}/favicon.png`,
-    hideTopbar: true,
-    swaggerOptions: { url: specUrl, persistAuthorization: true, displayOperationId: true, tryItOutEnabled: true },
-  });
+  let page: Promise<Koa.Middleware> | undefined;
   const router = new Router();
   router.get('/', async (ctx, next) => {
-    await page(ctx, next);
+    page ??= import('koa2-swagger-ui').then(({ koaSwagger }) =>
+      koaSwagger({
+        routePrefix: false,
+        title: 'Benchmark Results API',
+        swaggerCdnUrl: CDN_URL,
+        swaggerVersion: VERSION_DIR,
+        favicon: `${CDN_URL}/${VERSION_DIR}/favicon.png`,
+        hideTopbar: true,
+        swaggerOptions: { url: specUrl, persistAuthorization: true, displayOperationId: true, tryItOutEnabled: true },
+      }),
+    );
+    await (await page)(ctx, next);
     // The policy allows the inline script of the page being sent, by its hash.
     if (typeof ctx.body === 'string') ctx.set('Content-Security-Policy', swaggerCsp(inlineScriptHashes(ctx.body)));
   });

@@ -17,9 +17,7 @@
  *   overflows, from 5e-324 to ±1.7e308.
  * - Deterministic: the same series gives the same answer (ties go to the earliest position).
  */
-import tCdf from '@stdlib/stats-base-dists-t-cdf';
-import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
-import normalQuantile from '@stdlib/stats-base-dists-normal-quantile';
+import { distributions } from './distributions.ts';
 
 export interface ChangeOptions {
   maxPvalue: number;
@@ -135,7 +133,7 @@ function somePositionMayPass(y: Float64Array, s: number, e: number, options: Cha
     p1[i + 1] = p1[i]! + c;
     p2[i + 1] = p2[i]! + c * c;
   }
-  const critical = -normalQuantile(options.maxPvalue / 2, 0, 1) * (1 - 1e-6);
+  const critical = -distributions().normalQuantile(options.maxPvalue / 2, 0, 1) * (1 - 1e-6);
   for (let k = options.minSize; k <= length - options.minSize; k++) {
     const n2 = length - k;
     const mean1 = p1[k]! / k;
@@ -267,6 +265,7 @@ export function welch(before: Moments, after: Moments): WelchTest {
   const ra = a / se2;
   const rb = b / se2;
   const df = 1 / ((ra * ra) / (before.n - 1) + (rb * rb) / (after.n - 1));
+  const { normalCdf, tCdf } = distributions();
   const tail = df > 1e7 ? normalCdf(-Math.abs(t), 0, 1) : tCdf(-Math.abs(t), df);
   return { t, df, pvalue: Math.min(1, 2 * tail) };
 }

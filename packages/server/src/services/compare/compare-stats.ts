@@ -11,20 +11,16 @@
  * @stdlib's; what is kept here is the search for the median interval's exact rank, which no library
  * gives (docs/decisions.md, "Statistics: @stdlib's distributions, our own rank search").
  */
-import gammaln from '@stdlib/math-base-special-gammaln';
-import normCdf from '@stdlib/stats-base-dists-normal-cdf';
-import normQuantile from '@stdlib/stats-base-dists-normal-quantile';
-import tCdf from '@stdlib/stats-base-dists-t-cdf';
-import tQuantile from '@stdlib/stats-base-dists-t-quantile';
+import { distributions } from './distributions.ts';
 
 /** P(T ≤ t) for Student's t with `df` degrees of freedom (@stdlib: the incomplete beta function). */
 export function studentTCdf(t: number, df: number): number {
-  return tCdf(t, df);
+  return distributions().tCdf(t, df);
 }
 
 /** P(Z ≤ z) for the standard normal distribution (@stdlib). */
 export function normalCdf(z: number): number {
-  return normCdf(z, 0, 1);
+  return distributions().normalCdf(z, 0, 1);
 }
 
 /** Results remembered per function below (all forgotten when full): many times what one answer needs. */
@@ -54,7 +50,7 @@ function memoized(fn: (a: number, b: number) => number): (a: number, b: number) 
  */
 export const studentTQuantile: (p: number, df: number) => number = memoized((p, df) => {
   if (!(p > 0 && p < 1) || !(df > 0)) throw new RangeError(`studentTQuantile(${p}, ${df})`);
-  return tQuantile(p, df);
+  return distributions().tQuantile(p, df);
 });
 
 /**
@@ -70,6 +66,7 @@ function intervalRank(n: number, confidence: number): number {
   const limit = alpha / 2 + 1e-12;
   // P(B ≤ n/2 − 10·√n) < 1e-80: start there (its terms could not reach α/2) instead of at 0.
   const start = Math.max(0, Math.floor(n / 2 - 10 * Math.sqrt(n)));
+  const { gammaln } = distributions();
   let logPmf = gammaln(n + 1) - gammaln(start + 1) - gammaln(n - start + 1) - n * Math.LN2; // P(B = start)
   let cdf = 0;
   let k = start;
@@ -85,7 +82,7 @@ function intervalRank(n: number, confidence: number): number {
 /** The p-quantile of the standard normal distribution (p in (0, 1)), by @stdlib. */
 export function normalQuantile(p: number): number {
   if (!(p > 0 && p < 1)) throw new RangeError(`normalQuantile(${p})`);
-  return normQuantile(p, 0, 1);
+  return distributions().normalQuantile(p, 0, 1);
 }
 
 /**
