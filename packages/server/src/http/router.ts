@@ -59,8 +59,11 @@ const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false }
 const validators = new WeakMap<object, Partial<Record<Where, CompiledValidator>>>();
 
 function validatorOf(schema: object, where: Where): CompiledValidator {
-  const byPlace = validators.get(schema) ?? {};
-  validators.set(schema, byPlace);
+  let byPlace = validators.get(schema);
+  if (!byPlace) {
+    byPlace = {};
+    validators.set(schema, byPlace);
+  }
   const validator = byPlace[where] ?? compileValidator(schema, where);
   byPlace[where] = validator;
   return validator;
@@ -75,35 +78,36 @@ function lazyValidator(schema: object, where: Where): CompiledValidator {
   };
 }
 
+/** Where an operation's schemas apply, by the field of CompiledOperation that validates there. */
+const PLACES = { params: 'path', query: 'query', headers: 'header', body: 'body' } as const satisfies Record<string, Where>;
+type Place = keyof typeof PLACES;
+
+/** An operation's schema for each place it has one (every operation has a query: NO_QUERY at least). */
+function schemasOf(def: OperationDef): [Place, object][] {
+  const schemas: Record<Place, object | undefined> = {
+    params: def.params,
+    query: def.query ?? NO_QUERY,
+    headers: def.headers,
+    body: def.body,
+  };
+  return Object.entries(schemas).filter((e): e is [Place, object] => e[1] !== undefined);
+}
+
 /** Every validator of `operations`, compiled now (a test's check that the contract's schemas compile). */
 export function compileAll(operations: Record<string, OperationDef>): number {
   let count = 0;
   for (const def of Object.values(operations))
-    for (const [schema, where] of placesOf(def)) {
-      validatorOf(schema, where);
+    for (const [place, schema] of schemasOf(def)) {
+      validatorOf(schema, PLACES[place]);
       count++;
     }
   return count;
 }
 
-function placesOf(def: OperationDef): [object, Where][] {
-  const places: [object | undefined, Where][] = [
-    [def.params, 'path'],
-    [def.query ?? NO_QUERY, 'query'],
-    [def.headers, 'header'],
-    [def.body, 'body'],
-  ];
-  return places.filter((p): p is [object, Where] => p[0] !== undefined);
-}
-
 function compile(def: OperationDef): CompiledOperation {
-  return {
-    def,
-    params: def.params ? lazyValidator(def.params, 'path') : undefined,
-    query: lazyValidator(def.query ?? NO_QUERY, 'query'),
-    headers: def.headers ? lazyValidator(def.headers, 'header') : undefined,
-    body: def.body ? lazyValidator(def.body, 'body') : undefined,
-  };
+  const op: CompiledOperation = { def };
+  for (const [place, schema] of schemasOf(def)) op[place] = lazyValidator(schema, PLACES[place]);
+  return op;
 }
 
 export interface RouterOptions {

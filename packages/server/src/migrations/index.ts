@@ -1,6 +1,6 @@
 import type { MigrationObject } from '@mikro-orm/core';
 
-/** Every migration, by name, in order. A new migration file is added here and to `loadMigrations`. */
+/** Every migration, by name, in order: each is the file `<name>.ts` of this folder, exporting its class as `<name>`. */
 export const migrationNames: readonly string[] = [
   'Migration20261122000000_initial',
   'Migration20261123000000_inline_documents',
@@ -16,21 +16,16 @@ export const migrationNames: readonly string[] = [
 /**
  * Every migration with its class, in order, loaded to apply them: their module loads
  * @mikro-orm/migrations (umzug and its command line), about a tenth of a second a start with
- * nothing to apply would pay. Each file exports its class under the file's name.
+ * nothing to apply would pay. From the sources (tsx) the files are TypeScript, from dist/ JavaScript.
  */
 export async function loadMigrations(): Promise<MigrationObject[]> {
-  const modules: Record<string, unknown>[] = await Promise.all([
-    import('./Migration20261122000000_initial.ts'),
-    import('./Migration20261123000000_inline_documents.ts'),
-    import('./Migration20261124010000_idempotency_keys.ts'),
-    import('./Migration20261124100000_app_setting.ts'),
-    import('./Migration20261124200000_flavor_prices.ts'),
-    import('./Migration20261125000000_shared_state.ts'),
-    import('./Migration20261126000000_metric_values.ts'),
-    import('./Migration20261126010000_metric_value_lists.ts'),
-    import('./Migration20261126030000_metric_values_moved.ts'),
-  ]);
-  return modules.flatMap((m) => Object.entries(m).map(([name, migration]) => ({ name, class: migration as MigrationObject['class'] })));
+  const extension = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+  return Promise.all(
+    migrationNames.map(async (name) => {
+      const module: Record<string, unknown> = await import(new URL(`./${name}.${extension}`, import.meta.url).href);
+      return { name, class: module[name] as MigrationObject['class'] };
+    }),
+  );
 }
 
 /**
