@@ -148,8 +148,7 @@ export interface SyntheticSeed {
 }
 
 /**
- * Synthetic results for the scripts that measure one feature at scale (bench/deep-pages.ts,
- * bench/metric-indexes.ts): a user, one approved site and flavor, the given benchmarks, and
+ * Synthetic results for the scripts that measure one feature at scale (bench/deep-pages.ts): a user, one approved site and flavor, the given benchmarks, and
  * `results` results made by one `insert … select from generate_series` (the server's triggers
  * included), then `vacuum analyze result`. Everything but `g` is a bound parameter.
  */

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { connect } from '../packages/server/src/db/orm.ts';
 import { createLogger } from '../packages/server/src/core/logger.ts';
-import { MetricIndexes } from '../packages/server/src/services/results/metric-indexes.ts';
+import { MetricValues } from '../packages/server/src/services/results/metric-values.ts';
 import { coreCount, cpuMeter, waitForQuiet } from './cpu.ts';
 import { captureScenario, explainStatements, explainText, type CapturedRequest } from './capture.ts';
 import { POSTGRES_SETTINGS, startBenchDatabase, type BenchDatabase } from './database.ts';
@@ -212,12 +212,10 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         throw new Error(`loaded ${table}: ${load.loaded[table as keyof typeof load.loaded]} rows, generated ${n}`);
     }
     for (const [check, n] of Object.entries(load.checks)) if (n !== 0) throw new Error(`data check ${check} failed: ${n} rows`);
-    // The indexes the server builds in the background for approved benchmarks (their suggested
-    // metrics): built now, so that no build runs while the server is measured.
-    // The metric values table (when the schema has one) is filled in by the same call: the loader
-    // skips the server's triggers, so every loaded result is filled in here, not under load.
-    const metricSeconds = await buildMetricIndexes(db.url, log);
-    if (metricSeconds > 0.5) log(`metric indexes and values built in ${metricSeconds.toFixed(1)} s`);
+    // The metric values table: the loader skips the server's triggers, so every loaded result is
+    // filled in here, as the server would in the background, not under load.
+    const metricSeconds = await fillMetricValues(db.url, log);
+    if (metricSeconds > 0.5) log(`metric values filled in ${metricSeconds.toFixed(1)} s`);
     const metricTable = await metricTableSize(client);
     if (metricTable)
       log(
@@ -510,22 +508,19 @@ async function incompleteMetricValues(em: ReturnType<Awaited<ReturnType<typeof c
   return row?.n ?? 0;
 }
 
-/** Builds the metric indexes of every approved benchmark as the server would; returns the seconds taken. */
-async function buildMetricIndexes(url: string, log: (message: string) => void): Promise<number> {
+/** Chooses every benchmark's metric paths and fills their values as the server would; returns the seconds taken. */
+async function fillMetricValues(url: string, log: (message: string) => void): Promise<number> {
   const started = Date.now();
   const orm = await connect(url);
   try {
-    const metrics = new MetricIndexes(createLogger('warn'));
-    await metrics.ensureAll(orm.em.fork());
-    await metrics.idle();
-    // The metric values' pass gives way (and retries later) while an index build holds the table:
-    // it runs again until every benchmark's values are complete.
+    const values = new MetricValues(createLogger('warn'));
     for (let round = 0; (await incompleteMetricValues(orm.em.fork())) > 0; round++) {
       if (round > 0) await new Promise((r) => setTimeout(r, 1000));
-      await metrics.values.reconcile(orm.em.fork());
+      await values.reconcile(orm.em.fork());
     }
+    await values.close();
   } catch (err) {
-    log(`metric indexes: ${(err as Error).message}`);
+    log(`metric values: ${(err as Error).message}`);
   } finally {
     await orm.close(true);
   }

@@ -38,7 +38,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const round = (x: number) => Math.round(x * 10) / 10;
 const log = (m: string) => console.error(`[metric-list ${new Date().toISOString().slice(11, 19)}] ${m}`);
 
-const t = await startTestServer({ maxMetricIndexes: '0' }, 'bench_metric_list');
+const t = await startTestServer({}, 'bench_metric_list');
 try {
   const em = () => t.server.context.orm.em.fork();
   const seed = await createSeeder(t);

@@ -29,7 +29,7 @@ const RUNS = arg('runs', 7);
 const CHUNK = 500;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const t = await startTestServer({ maxMetricIndexes: '0' }, 'bench_metric_values');
+const t = await startTestServer({}, 'bench_metric_values');
 try {
   const em = () => t.server.context.orm.em.fork();
   const seed = await createSeeder(t);

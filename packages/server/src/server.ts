@@ -19,7 +19,7 @@ import { CompareCache } from './services/compare/compare-cache.ts';
 import { ChangesCache } from './services/compare/changes.ts';
 import { ChangesSegmenter } from './services/compare/changes-segmenter.ts';
 import { EmbedCache } from './services/catalogue/embeds.ts';
-import { MetricIndexes } from './services/results/metric-indexes.ts';
+import { MetricValues } from './services/results/metric-values.ts';
 import { MetricTable } from './services/results/metric-lookup.ts';
 import { SchemaPathsCache } from './services/results/path-warnings.ts';
 import { SchemaCompiler } from './services/schemas/schema-compiler.ts';
@@ -119,11 +119,7 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     logger.info(
       'several OpenID issuers are trusted and none checks opaque tokens (OIDC_OPAQUE_ISSUER): only JWT access tokens are accepted',
     );
-  const metrics = stack.use(
-    'metric indexes',
-    new MetricIndexes(logger, { maxIndexes: config.maxMetricIndexes, sessionUrl: db.sessionUrl }),
-    (m) => m.close(),
-  );
+  const metrics = stack.use('metric values', new MetricValues(logger, { sessionUrl: db.sessionUrl }), (m) => m.close());
   const schemas = stack.use(
     'schema workers',
     new SchemaCompiler({
@@ -192,9 +188,9 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     (l) => l.close(),
   );
   await listener.start();
-  // Indexes for the suggested metrics of approved benchmarks, within the cap, built in the
-  // background; those of benchmarks deleted or changed meanwhile are dropped.
-  void metrics.ensureAll(orm.em.fork()).catch((err) => logger.warn('metric indexes not checked', { error: (err as Error).message }));
+  // The metric paths of benchmarks whose schema changed since they were chosen (or created by
+  // SQL), and the values of their results, filled in in the background.
+  void metrics.reconcile(orm.em.fork());
   const handle = createApp(context).callback();
   let draining = false;
   const worker = options.worker === undefined ? undefined : String(options.worker);

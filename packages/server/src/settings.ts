@@ -515,17 +515,6 @@ export const SETTINGS = {
     min: 0,
     max: 1_000_000,
   }),
-  /** 100 metrics (two indexes each): planning a list and an upload cost less than 20 benchmarks of 8 metrics did uncapped (docs/security.md, "Metric indexes"). */
-  maxMetricIndexes: integer({
-    flag: '--max-metric-indexes',
-    arg: '<n>',
-    env: 'MAX_METRIC_INDEXES',
-    help: "most indexes for sorting by benchmarks' suggested metrics, two per metric; 0: none",
-    commands: START,
-    default: '200',
-    min: 0,
-    max: 10_000,
-  }),
   /** Elasticsearch's max_result_window: 100 pages of 100. */
   maxPageDepth: integer({
     flag: '--max-page-depth',

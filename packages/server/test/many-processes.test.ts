@@ -2,16 +2,15 @@
  * Many `benchmarks-server` processes on one database (docs/deploy.md, "Many processes"): started
  * at the same moment they all come up and apply each migration once (the migration lock); one
  * started with --no-migrate (MIGRATE=false) waits up to MIGRATION_TIMEOUT for another to apply
- * them, then fails with one line saying to run `benchmarks-server migrate`; their metric index
- * builds end with every index valid, each built once, nothing logged as a warning. Real processes,
- * real PostgreSQL.
+ * them, then fails with one line saying to run `benchmarks-server migrate`; together they choose
+ * the metric paths of benchmarks written by SQL and fill their values once, nothing logged as a
+ * warning. Real processes, real PostgreSQL.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import pg from 'pg';
 import { freePort } from '../src/db/embedded.ts';
 import { migrationNames } from '../src/migrations/index.ts';
-import { metricIndexName } from '../src/services/results/metric-indexes.ts';
 import { createTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { startTestServer } from './support/harness.ts';
 import { alive, runServer, waitFor, type ServerProcess, within } from './support/process.ts';
@@ -161,11 +160,11 @@ test('--no-migrate waits while the migrations are pending and serves once `bench
   }
 });
 
-test('two processes starting on one database build its metric indexes once each: all valid, an invalid leftover rebuilt, no warning', async () => {
-  // Catalogue and results written by a server that builds no index (cap 0); then two processes start.
-  const seeding = await startTestServer({ maxMetricIndexes: '0' }, 'two_builders');
+test('two processes starting on one database choose its metric paths and fill their values once: complete, each row once, no warning', async () => {
+  // Benchmarks and results written by SQL (no paths chosen, no values); then two processes start.
+  const seeding = await startTestServer({}, 'two_fillers');
   const url = seeding.databaseUrl;
-  const metrics: [string, string][] = [];
+  const ids: string[] = [];
   try {
     const seed = await createSeeder(seeding);
     const site = (await seed.site()).id;
@@ -176,47 +175,45 @@ test('two processes starting on one database build its metric indexes once each:
         properties: { a: { type: 'number', suggestToUser: true }, b: { type: 'integer', suggestToUser: true } },
       };
       const id = (await seed.benchmark({ schema, status: 'approved' })).id;
+      await seed.sql('delete from metric_path where benchmark_id = ?', [id]);
+      await seed.sql('delete from metric_benchmark where benchmark_id = ?', [id]);
       await seed.sql(
         `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
          select gen_random_uuid(), ?, ?, ?, jsonb_build_object('a', g % 113, 'b', g % 7), now(), now(), ?, ?, false, false
          from generate_series(1, 5000) g`,
         [id, site, flavor, seed.owner.uploader_iss, seed.owner.uploader_sub],
       );
-      metrics.push([id, 'a'], [id, 'b']);
+      ids.push(id);
     }
-    // What a build that crashed leaves: an invalid index of a wanted metric.
-    await seed.sql(`create unique index concurrently ${metricIndexName(metrics[0]![0], ['a'])} on result ((1))`).catch(() => {});
   } finally {
     await seeding.close();
   }
-  const ours =
-    "select c.relname as name, i.indisvalid and i.indisready as valid from pg_index i join pg_class c on c.oid = i.indexrelid where c.relname like 'result\\_metric\\_%' order by 1";
   const env = { LOG_LEVEL: 'debug' };
   const a = runServer(['start', '--port', '0', '--database-url', url], env);
   const b = runServer(['start', '--port', '0', '--database-url', url], env);
   try {
     await serving(a);
     await serving(b);
-    const expected = metrics.flatMap(([id, m]) => [metricIndexName(id, [m]), `${metricIndexName(id, [m])}_x`]).sort();
-    const done = async () => {
-      const rows = await query<{ name: string; valid: boolean }>(url, ours);
-      const building = await query(url, 'select 1 from pg_stat_progress_create_index');
-      return building.length === 0 && rows.length === expected.length && rows.every((r) => r.valid);
-    };
+    const complete = async () =>
+      (
+        await query<{ n: number }>(
+          url,
+          'select count(*)::int as n from metric_benchmark where complete and benchmark_id = any($1::uuid[])',
+          [ids],
+        )
+      )[0]!.n;
     const until = Date.now() + 120_000;
-    while (!(await done()) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
-    const rows = await query<{ name: string; valid: boolean }>(url, ours);
-    assert.equal(
-      rows,
-      expected.map((name) => ({ name, valid: true })),
+    while ((await complete()) < ids.length && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+    assert.is(await complete(), ids.length, 'every benchmark complete');
+    const [rows] = await query<{ paths: number; keyed: number; rows: number; pairs: number; wrong: number }>(
+      url,
+      'select (select count(*)::int from metric_path where benchmark_id = any($1::uuid[])) as paths, ' +
+        '(select count(*)::int from metric_path where benchmark_id = any($1::uuid[]) and slot is not null) as keyed, ' +
+        '(select count(*)::int from metric_value) as rows, (select count(distinct (result_id, path_id))::int from metric_value) as pairs, ' +
+        "(select count(*)::int from metric_value v join result r on r.id = v.result_id where v.value is distinct from (r.json->>'a')::numeric and v.value is distinct from (r.json->>'b')::numeric) as wrong",
+      [ids],
     );
-    const built = [a, b].flatMap((s) =>
-      s
-        .logLines()
-        .filter((l) => l.msg === 'metric index ready')
-        .map((l) => `${l.benchmark}:${l.path}`),
-    );
-    assert.equal(built.sort(), metrics.map(([id, m]) => `${id}:${m}`).sort(), 'each metric built once, by one of them');
+    assert.equal(rows, { paths: 8, keyed: 8, rows: 40_000, pairs: 40_000, wrong: 0 }, 'two paths each, every row once');
     assert.equal([...loud(a), ...loud(b)], [], 'no warning, no error');
   } finally {
     await stop(a, b);

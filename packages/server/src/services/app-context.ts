@@ -9,7 +9,7 @@ import type { ChangesSegmenter } from './compare/changes-segmenter.ts';
 import type { EmbedCache } from './catalogue/embeds.ts';
 import type { SchemaPathsCache } from './results/path-warnings.ts';
 import type { UploadTargets } from './results/upload-targets.ts';
-import type { MetricIndexes } from './results/metric-indexes.ts';
+import type { MetricValues } from './results/metric-values.ts';
 import type { MetricTable } from './results/metric-lookup.ts';
 import type { LargeBodyAdmission } from './runtime/admission.ts';
 import type { SchemaCompiler } from './schemas/schema-compiler.ts';
@@ -41,8 +41,8 @@ export interface AppContext {
   schemaPaths: SchemaPathsCache;
   /** The catalogue rows recent uploads referred to, at known versions. */
   uploads: UploadTargets;
-  /** Indexes for sorting a benchmark's results by its suggested metrics. */
-  metrics: MetricIndexes;
+  /** The upkeep of the metric values table: paths chosen again when schemas change, values filled in. */
+  metrics: MetricValues;
   /** What result lists read from the metric values table (which paths, which sorts it serves). */
   metricTable: MetricTable;
   /** Admission of requests with large bodies (batches). */

@@ -3,6 +3,7 @@
  * not depend on the catalogue's HTTP endpoints. Parents are flushed before children.
  */
 import { randomUUID } from 'node:crypto';
+import { choosePathsOfNewBenchmark } from '../../src/services/results/metric-values.ts';
 import { Benchmark, Flavor, Result, ResultTag, Site, Tag } from '../../src/entities/index.ts';
 import type { TestServer } from './harness.ts';
 
@@ -39,8 +40,9 @@ export async function createSeeder(t: TestServer, ownerSub = 'catalogue-owner') 
 
   return {
     owner,
-    benchmark: (o: { schema?: Record<string, unknown> | boolean; status?: SeedStatus; image?: string; tag?: string } = {}) =>
-      save((em) =>
+    /** A benchmark as the API creates it: its metric paths chosen at once (services/catalogue/benchmarks.ts). */
+    benchmark: async (o: { schema?: Record<string, unknown> | boolean; status?: SeedStatus; image?: string; tag?: string } = {}) => {
+      const row = await save((em) =>
         em.create(Benchmark, {
           id: randomUUID(),
           container_image: o.image ?? `ghcr.io/test/${uniqueName('bench')}`,
@@ -50,7 +52,10 @@ export async function createSeeder(t: TestServer, ownerSub = 'catalogue-owner') 
           url: null,
           ...reviewed(o.status ?? 'approved'),
         }),
-      ),
+      );
+      await choosePathsOfNewBenchmark(fork(), row.id, row.json_schema);
+      return row;
+    },
     site: (o: { name?: string; address?: string; status?: SeedStatus } = {}) =>
       save((em) =>
         em.create(Site, {

@@ -4,10 +4,12 @@ import { BENCHMARK_ALIASES, type BenchmarkInput, type BenchmarkSort, BenchmarkUp
 import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Benchmark, type BenchmarkRow } from '../../entities/catalogue.ts';
 import { AppError } from '../../core/errors.ts';
-import { type CatalogueKind, updateItem } from './catalogue.ts';
+import { type CatalogueKind, createItem, updateItem } from './catalogue.ts';
 import { approveItem, removeItem } from './review.ts';
 import type { SchemaCompiler } from '../schemas/schema-compiler.ts';
-import type { MetricIndexes } from '../results/metric-indexes.ts';
+import { choosePathsOfNewBenchmark, type MetricValues } from '../results/metric-values.ts';
+import type { Caller } from '../../core/caller.ts';
+import { transaction } from '../../db/transaction.ts';
 import { Where } from '../../db/sql.ts';
 
 type SortField = (typeof BenchmarkSort.fields)[number];
@@ -117,11 +119,11 @@ export function benchmarkFilters(query: Named): Where {
 export interface BenchmarkServices {
   orm: MikroORM;
   schemas: SchemaCompiler;
-  metrics: MetricIndexes;
+  metrics: MetricValues;
 }
 
 /**
- * Brings the metric indexes in line with the approved benchmarks, in the background: on an
+ * Brings the metric values table in line with the benchmarks' schemas, in the background: on an
  * EntityManager of its own (the request's ends with the request); `reconcile` never rejects, it
  * logs a failure, which the next change or start mends.
  */
@@ -129,7 +131,20 @@ function reindex(services: BenchmarkServices): void {
   void services.metrics.reconcile(services.orm.em.fork());
 }
 
-/** Updates a benchmark; an approved one's suggested metrics may have changed, so its indexes follow. */
+/**
+ * Creates a benchmark (approved at once when an administrator creates it) with its metric paths
+ * chosen in the same transaction: its results are filtered and sorted from the metric values table
+ * from the first upload on.
+ */
+export async function createBenchmark(em: EntityManager, caller: Caller, fields: Partial<BenchmarkRow>): Promise<BenchmarkRow> {
+  return transaction(em, async (tx) => {
+    const row = await createItem(tx, benchmarks, caller, fields);
+    await choosePathsOfNewBenchmark(tx, row.id, row.json_schema);
+    return row;
+  });
+}
+
+/** Updates a benchmark; a changed schema may change its metric paths, which the table follows. */
 export async function updateBenchmark(
   em: EntityManager,
   services: BenchmarkServices,
@@ -137,18 +152,16 @@ export async function updateBenchmark(
   body: Static<typeof BenchmarkUpdate>,
 ): Promise<BenchmarkRow> {
   const row = await updateItem(em, benchmarks, id, await benchmarkFields(body, services.schemas), body);
-  if (row.status === 'approved') reindex(services);
+  reindex(services);
   return row;
 }
 
-/** Deletes a benchmark: its metric indexes go, and may make room for another benchmark's. */
-export async function deleteBenchmark(em: EntityManager, services: BenchmarkServices, id: string, cascade?: boolean): Promise<void> {
+/** Deletes a benchmark (its metric paths and values go with it: foreign keys and triggers). */
+export async function deleteBenchmark(em: EntityManager, id: string, cascade?: boolean): Promise<void> {
   await removeItem(em, benchmarks, id, 'delete', cascade);
-  reindex(services);
 }
 
-/** Approves a benchmark: its results can now be listed, so its suggested metrics are indexed, within the cap. */
-export async function approveBenchmark(em: EntityManager, services: BenchmarkServices, id: string): Promise<void> {
+/** Approves a benchmark: its results can now be uploaded. */
+export async function approveBenchmark(em: EntityManager, id: string): Promise<void> {
   await approveItem(em, benchmarks, id);
-  reindex(services);
 }

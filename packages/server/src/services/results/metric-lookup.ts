@@ -40,6 +40,8 @@ export interface MetricPaths {
   digest: string;
   /** Path (its segments as JSON text) → id. */
   ids: Map<string, number>;
+  /** Path id → its key slot (1 to 4: every row holds the result's number there in `k<slot>`). */
+  slots: Map<number, number>;
 }
 
 const keyOf = (path: readonly string[]) => JSON.stringify(path);
@@ -123,27 +125,87 @@ function boundsSql(alias: string, bounds: CountBounds): Fragment {
   return { sql: clauses.map((c) => ` and ${c}`).join(''), params };
 }
 
-/**
- * The filters as sets of result ids, each ` and …`: uncorrelated, so PostgreSQL reads each filter's
- * range of the index once into a hash table (a hashed SubPlan) and checks every row of `idColumn`
- * against it, instead of looking the table up row by row. Its cost is bounded by the filter's range
- * whatever order the sort's walk meets the matches in (a filter anti-correlated with the sort, as
- * `machine.cpu.count > 4` with a score that falls with the CPU count, made the row-by-row plan,
- * which the estimates favour, walk 17,000 rows with one lookup each: 1.4 s against 80 ms).
- */
-function filtersSql(filters: readonly TableFilter[], idColumn: string): Fragment {
-  const parts = filters.map((f) => ({
-    sql:
-      ` and (${idColumn} in (select f.result_id from metric_value f where f.path_id = ? and not f.hidden ` +
-      `and f.value ${SQL_OP[f.filter.op]} ?::numeric)) is true`,
-    params: [f.pathId, f.filter.value.kind === 'number' ? f.filter.value.json : null],
-  }));
-  return { sql: parts.map((p) => p.sql).join(''), params: parts.flatMap((p) => p.params) };
-}
+/** The operator that keeps what `op` does not (among numbers). */
+const NEGATED: Record<JsonFilter['op'], string> = { '==': '<>', '>': '<=', '<': '>=', '>=': '<', '<=': '>' };
 
 export interface TableFilter {
   pathId: number;
   filter: JsonFilter;
+  /** The path's key slot: the filter is checked on the row's own `k<slot>`, with no set. */
+  slot?: number;
+  /**
+   * Checked against the set of the results it does not keep (a number the filter refuses, or none
+   * at the path) rather than of those it keeps: chosen when that set is the smaller.
+   */
+  complement?: boolean;
+}
+
+const filterValue = (f: TableFilter) => (f.filter.value.kind === 'number' ? f.filter.value.json : null);
+
+/** The column of a key slot (a whole number from 1 to 4, never user input). */
+export function keyColumn(alias: string, slot: number): string {
+  if (!Number.isInteger(slot) || slot < 1 || slot > 4) throw new Error(`no key slot ${slot}`);
+  return `${alias}.k${slot}`;
+}
+
+/** Whether the filters are checked without sets (every one on a key slot). */
+export const keyedOnly = (filters: readonly TableFilter[]) => filters.every((f) => f.slot !== undefined);
+
+/**
+ * The filters checked on the rows `alias`, each ` and …`. One on a key slot compares the row's own
+ * key column (null: no number there, which no filter keeps). The others are sets of result ids: uncorrelated, so PostgreSQL reads each set
+ * once, from the filter's range of the path index (or the ranges outside it and the nulls, for a
+ * complement) within the bounds, into a hash table (a hashed SubPlan), and checks every row of
+ * `idColumn` against it. The cost is the set's size, whatever order the walk meets the matches in:
+ * a filter anti-correlated with the sort (`machine.cpu.count > 4` with a score that falls as the
+ * count grows) makes a walk pass a quarter of the path before its first match, which a lookup per
+ * row made cost a second. PostgreSQL hashes a set only when its estimate fits in `hash_mem`, and
+ * otherwise scans it again for every row (quadratic): the statements run with `work_mem` sized to
+ * the sets (`workMemFor`, `withWorkMem`).
+ */
+function setsSql(filters: readonly TableFilter[], alias: string, bounds: CountBounds): Fragment {
+  const b = boundsSql('f', bounds);
+  const idColumn = `${alias}.result_id`;
+  const parts = filters.map((f) =>
+    f.slot !== undefined
+      ? { sql: ` and ${keyColumn(alias, f.slot)} ${SQL_OP[f.filter.op]} ?::numeric`, params: [filterValue(f)] }
+      : f.complement
+        ? {
+            sql:
+              ` and (${idColumn} in (select f.result_id from metric_value f where f.path_id = ? and not f.hidden and f.value ${NEGATED[f.filter.op]} ?::numeric${b.sql} ` +
+              `union all select f.result_id from metric_value f where f.path_id = ? and not f.hidden and f.value is null${b.sql})) is not true`,
+            params: [f.pathId, filterValue(f), ...b.params, f.pathId, ...b.params],
+          }
+        : {
+            sql: ` and (${idColumn} in (select f.result_id from metric_value f where f.path_id = ? and not f.hidden and f.value ${SQL_OP[f.filter.op]} ?::numeric${b.sql})) is true`,
+            params: [f.pathId, filterValue(f), ...b.params],
+          },
+  );
+  return { sql: parts.map((p) => p.sql).join(''), params: parts.flatMap((p) => p.params) };
+}
+
+/** Bytes of hash table per result id of a set (PostgreSQL's entry and its overhead, with room for estimates above the count). */
+const SET_BYTES_PER_ID = 256;
+const MIN_WORK_MEM_KB = 4 * 1024;
+const MAX_WORK_MEM_KB = 2 * 1024 * 1024;
+
+/**
+ * The `work_mem` (kB) under which PostgreSQL hashes sets of these sizes: about four times the
+ * memory they take, so that an estimate a few times the count still fits (hash_mem is work_mem
+ * times hash_mem_multiplier, 2 by default). Only what a hash holds is allocated.
+ */
+export function workMemFor(setSizes: readonly number[]): number {
+  const bytes = setSizes.reduce((a, n) => a + n, 0) * SET_BYTES_PER_ID;
+  return Math.min(MAX_WORK_MEM_KB, Math.max(MIN_WORK_MEM_KB, Math.ceil(bytes / 1024)));
+}
+
+/** The filter's range of its path within the bounds: its count is the number of results it keeps. */
+export function filterCountSql(f: TableFilter, bounds: CountBounds): Fragment {
+  const b = boundsSql('d', bounds);
+  return {
+    sql: `select count(*)::int as total from metric_value d where d.path_id = ? and not d.hidden and d.value ${SQL_OP[f.filter.op]} ?::numeric${b.sql}`,
+    params: [f.pathId, filterValue(f), ...b.params],
+  };
 }
 
 /**
@@ -160,10 +222,10 @@ function matchesSql(filters: readonly TableFilter[], bounds: CountBounds): Fragm
   const [driver, ...others] = filters;
   if (!driver) throw new Error('matchesSql: no filter');
   const b = boundsSql('d', bounds);
-  const f = filtersSql(others, 'd.result_id');
+  const f = setsSql(others, 'd', bounds);
   return {
     sql: `where d.path_id = ? and not d.hidden and d.value ${SQL_OP[driver.filter.op]} ?::numeric${b.sql}${f.sql}`,
-    params: [driver.pathId, driver.filter.value.kind === 'number' ? driver.filter.value.json : null, ...b.params, ...f.params],
+    params: [driver.pathId, filterValue(driver), ...b.params, ...f.params],
   };
 }
 
@@ -171,45 +233,66 @@ function matchesSql(filters: readonly TableFilter[], bounds: CountBounds): Fragm
  * When everything a list sorted by the table is bounded by is in the table: the ids and numbers of
  * one page of it (`k.result_id`, `k.value`) from the table alone, in order, so that only the page's
  * results are read; `order` puts the page's rows (joined to their results) back in that order.
+ * `filters` come with the set each is checked against (`complement`), the driver first.
+ *
+ * Two ways to find the page:
+ * - the walk: the sorted path's index in order, each entry checked against the filters, until the
+ *   page is full (cheap when the filters keep most results, or the first ones in the order);
+ * - `few`: the matches, from the driver filter's range (the others checked on each), with their
+ *   number at the sorted path, then sorted (a top-N sort): from the range entry itself when the
+ *   sorted path has a key slot (`sortSlot`), else looked up by id (metric_value_result_idx).
+ *   Its cost is the matches', whatever the order; a walk's can be most of the path when the
+ *   filter is anti-correlated with the sort.
  */
 export function sortedKeysSql(
   pathId: number,
+  sortSlot: number | undefined,
   filters: readonly TableFilter[],
   bounds: CountBounds,
   after: Fragment | null,
   order: { descending: boolean; idDescending: boolean },
-): { keys: (limit: number, offset: number, few?: boolean) => Fragment; count: Fragment; order: string } {
+): { keys: (limit: number, offset: number, few?: boolean) => Fragment; count: (few?: boolean) => Fragment; order: string } {
   const b = boundsSql('s', bounds);
-  const where = (few: boolean) => {
-    // `few`: the list has few results (FEW_MATCHES): their ids are read once (the count's rows),
-    // and the path's rows of just those results looked up by id and sorted, rather than the path
-    // walked until a page is full.
+  const candidates = (few: boolean): Fragment => {
+    if (few && sortSlot !== undefined) {
+      const matches = matchesSql(filters, bounds);
+      const k = keyColumn('d', sortSlot);
+      return {
+        sql: `select d.result_id, ${k} as value from metric_value d ${matches.sql} and ${k} is not null`,
+        params: matches.params,
+      };
+    }
     if (few) {
       const matches = matchesSql(filters, bounds);
       return {
-        sql: `where s.path_id = ? and not s.hidden and s.value is not null and s.result_id = any(array(select d.result_id from metric_value d ${matches.sql}))`,
+        sql:
+          'select s.result_id, s.value from metric_value s where s.path_id = ? and s.value is not null ' +
+          `and s.result_id = any(array(select d.result_id from metric_value d ${matches.sql}))`,
         params: [pathId, ...matches.params],
       };
     }
-    const f = filtersSql(filters, 's.result_id');
+    const f = setsSql(filters, 's', bounds);
     return {
-      sql: `where s.path_id = ? and not s.hidden and s.value is not null${b.sql}${f.sql}`,
+      sql: `select s.result_id, s.value from metric_value s where s.path_id = ? and not s.hidden and s.value is not null${b.sql}${f.sql}`,
       params: [pathId, ...b.params, ...f.params],
     };
   };
   const dir = (d: boolean) => (d ? 'desc' : 'asc');
-  const all = where(false);
+  const fewOf = (few: boolean) => few && filters.length > 0;
   return {
     keys: (limit, offset, few = false) => {
-      const w = where(few && filters.length > 0);
+      const c = candidates(fewOf(few));
       return {
         sql:
-          `select s.result_id, s.value from metric_value s ${w.sql}${after ? ` and ${after.sql}` : ''} ` +
+          `select s.result_id, s.value from (${c.sql}) s${after ? ` where ${after.sql}` : ''} ` +
           `${sortedOrder(order.descending, order.idDescending)} limit ? offset ?`,
-        params: [...w.params, ...(after?.params ?? []), limit, offset],
+        params: [...c.params, ...(after?.params ?? []), limit, offset],
       };
     },
-    count: { sql: `select count(*)::int as n from metric_value s ${all.sql}`, params: all.params },
+    count: (few = false) => {
+      const c = candidates(fewOf(few));
+      return { sql: `select count(*)::int as n from (${c.sql}) s`, params: c.params };
+    },
     order: `order by k.value ${dir(order.descending)}, k.result_id ${dir(order.idDescending)}`,
   };
 }
@@ -275,13 +358,18 @@ export class MetricTable {
   /** The benchmark's paths when its values are complete; null otherwise (read the documents). */
   paths(em: EntityManager, benchmarkId: string): Promise<MetricPaths | null> {
     return this.#cached(this.#paths, benchmarkId, this.#pathsMs, async () => {
-      const rows = await em.execute<{ digest: string; id: number; path: string[] }[]>(
-        'select m.digest, p.id, p.path from metric_benchmark m join metric_path p on p.benchmark_id = m.benchmark_id ' +
+      const rows = await em.execute<{ digest: string; id: number; path: string[]; slot: number | null }[]>(
+        'select m.digest, p.id, p.path, p.slot from metric_benchmark m join metric_path p on p.benchmark_id = m.benchmark_id ' +
           'where m.benchmark_id = ? and m.complete',
         [benchmarkId],
       );
       if (rows.length === 0) return null;
-      return { benchmarkId, digest: rows[0]!.digest, ids: new Map(rows.map((r) => [keyOf(r.path), r.id])) };
+      return {
+        benchmarkId,
+        digest: rows[0]!.digest,
+        ids: new Map(rows.map((r) => [keyOf(r.path), r.id])),
+        slots: new Map(rows.flatMap((r) => (r.slot === null ? [] : [[r.id, r.slot] as [number, number]]))),
+      };
     });
   }
 

@@ -38,14 +38,21 @@ import { tryLock, unlock, type LockKey, type Run } from '../../db/advisory-lock.
 import { withOwnConnection } from '../../db/own-connection.ts';
 import { SerialQueue } from '../runtime/serial-queue.ts';
 import { DescribedPaths } from '../schemas/schema-paths.ts';
+import { metricRowsSql } from '../../migrations/Migration20261201000000_one_read_path.ts';
 
 /**
  * At most this many paths per benchmark (besides the result's own row). Each costs a row of about
  * 120 bytes (heap and index) per result holding a number there; docs/decisions.md gives the sizes.
  */
 export const MAX_METRIC_PATHS = 32;
+/**
+ * The first this many paths of a benchmark (in `metricValuePaths`' order: headline metrics first)
+ * have a slot: every row of a result carries its numbers there (`k1` … `k4`), so that filters on
+ * them, and a sort by them, need no lookup per row (migration 20261201000000).
+ */
+export const KEY_SLOTS = 4;
 /** Part of each benchmark's digest: a change of how paths are chosen chooses them again. */
-const CHOICE_VERSION = `v1:${MAX_METRIC_PATHS}`;
+const CHOICE_VERSION = `v2:${MAX_METRIC_PATHS}:${KEY_SLOTS}`;
 /** Shared by the triggers' updates and deletes, exclusive for a backfill batch (literal in the migration). */
 export const CHANGE_LOCK: LockKey = [0x62656e63, 2];
 /** Held by the process running the backfill pass. */
@@ -81,6 +88,63 @@ export function metricValuePaths(schema: unknown): string[][] {
   return [...headline, ...others].slice(0, MAX_METRIC_PATHS);
 }
 
+/** At most this many suggested metrics of a benchmark (its export's default columns). */
+export const MAX_SUGGESTED_METRICS = 4;
+const SAFE_SEGMENT = /^[A-Za-z0-9_-]{1,64}$/;
+const MAX_DEPTH = 8;
+
+/**
+ * The paths of the numeric properties a schema suggests to users (`suggestToUser: true` on a type
+ * of numbers, perhaps null, only), with plain names (letters, digits, `_`, `-`), depth first in the
+ * order of the stored schema's keys (jsonb's: shorter keys first, then bytewise), at most
+ * MAX_SUGGESTED_METRICS.
+ */
+export function suggestedMetrics(schema: unknown): string[][] {
+  const out: string[][] = [];
+  const numeric = (type: unknown) =>
+    type === 'number' ||
+    type === 'integer' ||
+    (Array.isArray(type) && type.length > 0 && type.every((t) => t === 'number' || t === 'integer' || t === 'null'));
+  const walk = (node: unknown, path: string[]) => {
+    if (!node || typeof node !== 'object' || out.length >= MAX_SUGGESTED_METRICS || path.length > MAX_DEPTH) return;
+    const n = node as SchemaNode;
+    if (path.length && n.suggestToUser === true && numeric(n.type)) out.push(path);
+    if (n.properties && typeof n.properties === 'object') {
+      for (const [key, child] of Object.entries(n.properties as SchemaNode)) {
+        if (SAFE_SEGMENT.test(key)) walk(child, [...path, key]);
+      }
+    }
+  };
+  walk(schema, []);
+  return out.slice(0, MAX_SUGGESTED_METRICS);
+}
+
+/**
+ * Chooses the paths of a benchmark created in the transaction of `tx` (it has no results yet), so
+ * that its values are complete, and filters and sorts read the table, from its first upload on: the
+ * same choice, digest and rows as a later reconcile would make, which then finds nothing to do.
+ * Whoever creates the benchmark (a user, an administrator, through the API).
+ */
+export async function choosePathsOfNewBenchmark(
+  tx: { execute: (sql: string, params: unknown[]) => Promise<unknown> },
+  benchmarkId: string,
+  schema: unknown,
+): Promise<void> {
+  const paths = metricValuePaths(schema);
+  if (paths.length) {
+    await tx.execute(
+      'insert into metric_path (benchmark_id, path, slot) select ?::uuid, array(select jsonb_array_elements_text(e)), ' +
+        'case when i <= ? then i end from jsonb_array_elements(?::jsonb) with ordinality as a(e, i)',
+      [benchmarkId, KEY_SLOTS, JSON.stringify(paths)],
+    );
+  }
+  await tx.execute(
+    "insert into metric_benchmark (benchmark_id, digest, complete, paths_xmax) select id, md5(json_schema::text) || ':' || ?, true, null " +
+      'from benchmark where id = ?',
+    [CHOICE_VERSION, benchmarkId],
+  );
+}
+
 /**
  * The id of the path when the benchmark's values are complete and the path is one of its paths;
  * null otherwise (read the documents). Called in the comparison's snapshot: complete there means
@@ -107,12 +171,10 @@ export async function completeMetricPath(em: EntityManager, benchmarkId: string,
 const BATCH_SQL =
   'with had as materialized (select v.result_id, v.path_id from result r join metric_value v on v.result_id = r.id ' +
   'where r.ctid >= $1::tid and r.ctid < $2::tid and r.benchmark_id = any((select benchmarks from metric_backfill)::uuid[])) ' +
-  'insert into metric_value (result_id, flavor_id, site_id, execution_datetime, path_id, hidden, value) ' +
-  'select n.id, n.flavor_id, n.site_id, n.execution_datetime, p.id, n.hidden, ' +
-  "case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end " +
-  'from result n join metric_path p on p.benchmark_id = n.benchmark_id ' +
-  'where n.ctid >= $1::tid and n.ctid < $2::tid and n.benchmark_id = any((select benchmarks from metric_backfill)::uuid[]) ' +
-  'and not exists (select 1 from had h where h.result_id = n.id and h.path_id = p.id)';
+  metricRowsSql(
+    '(select * from result where ctid >= $1::tid and ctid < $2::tid and benchmark_id = any((select benchmarks from metric_backfill)::uuid[]))',
+    ' where not exists (select 1 from had h where h.result_id = n.id and h.path_id = p.id)',
+  ).replace(/;\s*$/, '');
 const lockSql = (key: LockKey) => `select pg_advisory_xact_lock(${key[0]}, ${key[1]})`;
 
 /** The upkeep of the table: paths chosen again when schemas change, values filled in. */
@@ -283,6 +345,7 @@ export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => bo
     [CHOICE_VERSION],
   )) as { id: string }[];
   const removed: number[] = [];
+  const rekeyed: string[] = [];
   for (const { id } of stale) {
     if (stop()) return false;
     const [row] = (await run("select md5(json_schema::text) || ':' || $1 as digest, json_schema from benchmark where id = $2", [
@@ -290,7 +353,9 @@ export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => bo
       id,
     ])) as { digest: string; json_schema: unknown }[];
     if (!row) continue; // deleted meanwhile
-    removed.push(...(await replacePaths(run, logger, id, row.digest, metricValuePaths(row.json_schema))));
+    const replaced = await replacePaths(run, logger, id, row.digest, metricValuePaths(row.json_schema));
+    removed.push(...replaced.removed);
+    if (replaced.rekeyed) rekeyed.push(id);
   }
   // The writers that may have missed the new paths are those whose transaction id was assigned
   // before they were committed: every id below the current snapshot's xmax. Set after the commit
@@ -299,7 +364,7 @@ export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => bo
   const [waiting] = (await run('select max(paths_xmax)::text as xmax from metric_benchmark where not complete')) as {
     xmax: string | null;
   }[];
-  if (!(waiting?.xmax || removed.length)) return true;
+  if (!(waiting?.xmax || removed.length || rekeyed.length)) return true;
   if (!(await writersEnded(run, waiting?.xmax ?? null, stop, waitMs))) return false;
   // Benchmarks without results are complete at once: every later result is written by the triggers.
   await run(
@@ -309,6 +374,10 @@ export async function chooseMetricPaths(run: Run, logger: Logger, stop: () => bo
   );
   // The rows of removed paths, which writers that had not seen their removal may have added to.
   if (removed.length) await run('delete from metric_value where path_id = any($1::int[])', [removed]);
+  // The rows of benchmarks whose key slots moved: the pass writes them all again.
+  if (rekeyed.length) {
+    await run('delete from metric_value where path_id in (select id from metric_path where benchmark_id = any($1::uuid[]))', [rekeyed]);
+  }
   return true;
 }
 
@@ -334,8 +403,15 @@ async function writersEnded(run: Run, xmax: string | null, stop: () => boolean, 
  * flight may have read the old paths, so a benchmark that gained paths is not complete, and only
  * a pass that begins once every such writer has ended (`paths_xmax`) fills it in.
  */
-async function replacePaths(run: Run, logger: Logger, benchmarkId: string, digest: string, paths: string[][]): Promise<number[]> {
+async function replacePaths(
+  run: Run,
+  logger: Logger,
+  benchmarkId: string,
+  digest: string,
+  paths: string[][],
+): Promise<{ removed: number[]; rekeyed: boolean }> {
   let removed: number[] = [];
+  let rekeyed = false;
   await inTransaction(run, async () => {
     await run(lockSql(CHANGE_LOCK));
     const [current] = (await run(
@@ -346,9 +422,10 @@ async function replacePaths(run: Run, logger: Logger, benchmarkId: string, diges
     // Deleted, changed again (the next reconcile chooses) or done by another process meanwhile.
     if (!current || current.digest !== digest || current.stored === digest) return;
     const wanted = paths.map((p) => JSON.stringify(p));
-    const existing = (await run('select id, path from metric_path where benchmark_id = $1', [benchmarkId])) as {
+    const existing = (await run('select id, path, slot from metric_path where benchmark_id = $1', [benchmarkId])) as {
       id: number;
       path: string[];
+      slot: number | null;
     }[];
     removed = existing.filter((e) => !wanted.includes(JSON.stringify(e.path))).map((e) => e.id);
     const kept = new Set(existing.map((e) => JSON.stringify(e.path)));
@@ -361,20 +438,33 @@ async function replacePaths(run: Run, logger: Logger, benchmarkId: string, diges
         [benchmarkId, `[${added.join(',')}]`],
       );
     }
+    // The key slots follow the order of the paths; when they move, every row of the benchmark is
+    // written again (its key columns), and the rows written meanwhile with the old slots are
+    // deleted once no writer can add to them any more (chooseMetricPaths).
+    const slotOf = new Map(wanted.slice(0, KEY_SLOTS).map((p, i) => [p, i + 1]));
+    rekeyed = existing.some((e) => (slotOf.get(JSON.stringify(e.path)) ?? null) !== e.slot) || added.some((p) => slotOf.has(p));
+    if (rekeyed) {
+      await run('update metric_path set slot = null where benchmark_id = $1', [benchmarkId]);
+      await run(
+        'update metric_path p set slot = s.i from jsonb_array_elements($2::jsonb) with ordinality as s(e, i) ' +
+          'where p.benchmark_id = $1 and p.path = array(select jsonb_array_elements_text(s.e))',
+        [benchmarkId, `[${[...slotOf.keys()].join(',')}]`],
+      );
+    }
     // Complete when nothing was added to complete values (or there is nothing to keep); a
     // benchmark without results is marked complete by chooseMetricPaths once no writer can have
     // missed its paths.
-    const complete = added.length === 0 && (current.complete === true || paths.length === 0);
+    const complete = added.length === 0 && !rekeyed && (current.complete === true || paths.length === 0);
     await run(
       'insert into metric_benchmark (benchmark_id, digest, complete, paths_xmax) values ($1, $2, $3, null) ' +
         'on conflict (benchmark_id) do update set digest = excluded.digest, complete = excluded.complete, ' +
         'paths_xmax = case when excluded.complete then metric_benchmark.paths_xmax end',
       [benchmarkId, digest, complete],
     );
-    if (added.length) await run('update metric_backfill set benchmarks = array_remove(benchmarks, $1::uuid)', [benchmarkId]);
+    if (added.length || rekeyed) await run('update metric_backfill set benchmarks = array_remove(benchmarks, $1::uuid)', [benchmarkId]);
     logger.debug('metric value paths chosen', { benchmark: benchmarkId, paths: paths.length });
   });
-  return removed;
+  return { removed, rekeyed };
 }
 
 async function inTransaction(run: Run, work: () => Promise<void>): Promise<void> {

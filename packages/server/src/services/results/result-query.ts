@@ -10,14 +10,14 @@ import { prefixedJsonPath } from './json-path.ts';
 import type { PageRequest } from '../lists/pagination.ts';
 import { parseSort, type SortTerm } from './sort.ts';
 import { BENCHMARK_NAME, resultSortKeys, SORT_FIELDS, type Join } from './result-keys.ts';
-import { afterSql, orderSql, type KeyTerm } from '../lists/keyset.ts';
+import { orderSql, type KeyTerm } from '../lists/keyset.ts';
 import { fingerprint, ListWalk } from '../lists/cursor.ts';
 import { likePattern, Where } from '../../db/sql.ts';
 import type { TotalCache } from './total-cache.ts';
-import type { MetricIndexes } from './metric-indexes.ts';
 import { prepared } from '../../db/bound-driver.ts';
 import { poolIsQuiet } from '../../db/pool.ts';
 import {
+  filterCountSql,
   filterFragment,
   pathIdOf,
   sortedAfter,
@@ -27,11 +27,13 @@ import {
   sortedOrder,
   sortedWhere,
   tableCountSql,
+  workMemFor,
   type CountBounds,
   type MetricPaths,
   type MetricTable,
   type TableFilter,
 } from './metric-lookup.ts';
+import { withWorkMem } from '../../db/work-mem.ts';
 
 /** The query parameters of /results, /results:search and /users/self/results. */
 export interface ResultListQuery {
@@ -206,7 +208,7 @@ const joinSql = (joins: Set<Join>) =>
 
 /**
  * The one JSON path a list is sorted by, when the list is of one benchmark's visible results
- * sorted by nothing else: the case a metric index (services/results/metric-indexes.ts) can serve.
+ * sorted by nothing else: the case the metric values table can serve.
  */
 export function metricSortPath(query: ResultListQuery, scope: ResultScope): string[] | null {
   if (!('visible' in scope) || !query.benchmark_id) return null;
@@ -218,28 +220,17 @@ export function metricSortPath(query: ResultListQuery, scope: ResultScope): stri
 const INDEXED_SORT_FIELDS = new Set(['id', 'execution_datetime', 'upload_datetime']);
 
 /**
- * Whether a list is of the kind that may have to read every result to find one page: search terms,
- * JSON filters, or a sort no index serves (a JSON path, a name, a catalogue id), unless the sort is
- * a benchmark's metric whose indexes are ready (`metricIndexed`). Such lists are admitted a few at
- * a time (services/runtime/admission.ts ExpensiveListAdmission). Date and id filters, tags and the default order
- * walk an index.
+ * Whether a list is of the kind that may have to read many results to find one page: search
+ * terms, JSON filters (from the metric values table or the documents), or a sort no index serves
+ * (a JSON path the table does not sort, a name, a catalogue id). Such lists are admitted a few at a
+ * time (services/runtime/admission.ts ExpensiveListAdmission). Date and id filters, tags, the
+ * default order and a sort by the table's path walk an index.
  */
-export function isExpensiveList(query: ResultListQuery, metricIndexed: boolean): boolean {
+export function isExpensiveList(query: ResultListQuery, plan: MetricPlan | null): boolean {
   if (query.terms?.some((t) => t !== '')) return true;
   if ((query.filters ?? []).length > 0) return true;
-  if (metricIndexed) return false;
+  if (plan?.sortPathId != null) return false;
   return parseResultSort(query.sort_by).some((term) => !INDEXED_SORT_FIELDS.has(term.field));
-}
-
-/** Whether the metric indexes serve this list's sort (services/results/metric-indexes.ts). */
-export async function metricIndexedList(
-  em: EntityManager,
-  query: ResultListQuery,
-  scope: ResultScope,
-  metrics?: MetricIndexes,
-): Promise<boolean> {
-  const path = metrics ? metricSortPath(query, scope) : null;
-  return path ? metrics!.ready(em, query.benchmark_id!, path) : false;
 }
 
 /** The order of a list's query as key terms (services/results/result-keys.ts), and the joins they need. */
@@ -266,24 +257,23 @@ export function resultKeysFrom(query: ResultListQuery): string {
 
 /**
  * The SQL of one page and of its total (exposed for EXPLAIN in tests and benchmarks). With
- * `metricIndexed` (the list's metric sort path has its indexes), the page is the first rows of two
- * ordered parts, each of which an index can serve with a limit: the results with a number at the
- * path (by that number, then id) and the others (in the full order, usually none); their union,
- * at most two pages long, is put in the full order. Same rows, same order, without sorting every
- * result of the benchmark. With `walk` after a cursor (resolved), each part starts after the
- * cursor's result and one more row than a page is read; the page's outputs read each row's sort
- * keys (`_k0`, …) for the next cursor. Without `walk`, the query's page by number.
+ * `metric` (services/results/metric-lookup.ts), numeric filters on the table's paths look the
+ * table up, and a sort by one of its paths walks the table (`table`: the numbers part, then the
+ * rest from the documents). With `walk` after a cursor (resolved), the rows after the cursor's
+ * result and one more row than a page are read; the page's outputs read each row's sort keys
+ * (`_k0`, …) for the next cursor. Without `walk`, the query's page by number.
  */
 export function resultListSql(
   query: ResultListQuery,
   scope: ResultScope,
-  options: { metricIndexed?: boolean; walk?: ListWalk; metric?: MetricPlan } = {},
-): { page: Fragment; count: Fragment; request: PageRequest; table?: SortedByTable } {
+  options: { walk?: ListWalk; metric?: MetricPlan } = {},
+): { page: Fragment; count: Fragment; request: PageRequest; table?: SortedByTable; sets?: TableSets } {
   const walk = options.walk ?? resultWalk({ ...query, cursor: undefined }, scope);
   const metric = options.metric;
+  const sets = metric ? tableSets(query, scope, metric) : undefined;
   const { where, joins } = resultWhere(query, scope, { metric });
   const counted = query.terms?.some((t) => t !== '') ? resultWhere(query, scope, { termsAsIdSets: true, metric }) : { where, joins };
-  const count = (metric && tableCount(query, scope, metric)) || {
+  const count = {
     sql: `select count(*)::int as total from result r ${joinSql(counted.joins)} ${counted.where.toSql()}`,
     params: counted.where.params,
   };
@@ -304,56 +294,7 @@ export function resultListSql(
       sql: `select ${outputs} from (select ${RESULT_COLUMNS} from result r ${joinSql(joins)} ${rest.sql} ${order.sql} limit ? offset ?) p`,
       params: [...keyColumns.params, ...rest.params, ...order.params, tailLimit, tailOffset],
     });
-    return { page: table.page, count, request, table };
-  }
-  const path = options.metricIndexed ? metricSortPath(query, scope) : null;
-  if (path) {
-    const descending = sorted.keys[0]!.descending;
-    const idKey = walk.keys.find((k) => k.unique)!;
-    const dir = descending ? 'desc' : 'asc';
-    const value = '(r.json #> ?::text[])';
-    const isNumber = `jsonb_typeof(${value}) = 'number'`;
-    const numbers = where.and(numbersAfter(walk, path, value, idKey));
-    const numbersOrder = `order by ${value} ${dir}, r.id ${idKey.descending ? 'desc' : 'asc'}`;
-    const from = (f: Fragment) => `from result r ${joinSql(joins)} ${f.sql}`;
-    // A numeric filter on the sorted path already keeps only results with a number there: the
-    // first part alone is the list, in its full order.
-    const samePath = (p: string[]) => p.length === path.length && p.every((s, i) => s === path[i]);
-    if (parseFilters(query.filters).some((f) => f.value.kind === 'number' && samePath(f.path))) {
-      return {
-        page: {
-          sql: `select ${outputs} from (select ${RESULT_COLUMNS} ${from(numbers)} and ${isNumber} ${numbersOrder} limit ? offset ?) p`,
-          params: [...keyColumns.params, ...numbers.params, path, path, limit, offset],
-        },
-        count,
-        request,
-      };
-    }
-    const others = where.and(after);
-    const parts =
-      `(select ${RESULT_COLUMNS} ${from(numbers)} and ${isNumber} ${numbersOrder} limit ?) ` +
-      `union all (select ${RESULT_COLUMNS} ${from(others)} and jsonb_typeof(${value}) is distinct from 'number' ${order.sql} limit ?)`;
-    return {
-      page: {
-        sql: `select ${outputs} from (select r.* from (${parts}) r ${order.sql} limit ? offset ?) p`,
-        params: [
-          ...keyColumns.params,
-          ...numbers.params,
-          path,
-          path,
-          limit + offset,
-          ...others.params,
-          path,
-          ...order.params,
-          limit + offset,
-          ...order.params,
-          limit,
-          offset,
-        ],
-      },
-      count,
-      request,
-    };
+    return { page: table.page, count: sets ? sets.total(sets.filters) : count, request, table, ...(sets ? { sets } : {}) };
   }
   const rows = where.and(after);
   return {
@@ -362,18 +303,96 @@ export function resultListSql(
       sql: `select ${outputs} from (select ${RESULT_COLUMNS} from result r ${joinSql(joins)} ${rows.sql} ${order.sql} limit ? offset ?) p`,
       params: [...keyColumns.params, ...rows.params, ...order.params, limit, offset],
     },
-    count,
+    count: sets ? sets.total(sets.filters) : count,
     request,
+    ...(sets ? { sets } : {}),
   };
+}
+
+/**
+ * The numeric filters of a list bounded only by what the table holds (`tableOnly`, at least one
+ * filter): what choosing each filter's set takes (services/results/metric-lookup.ts, `setsSql`).
+ */
+export interface TableSets {
+  /** In the query's order, none a complement yet. */
+  filters: TableFilter[];
+  /** Each filter's count: the results it keeps within the bounds. */
+  filterCounts: Fragment[];
+  /** The visible results of the benchmark within the bounds (the plain list's total). */
+  plainCount: Fragment;
+  /** The list's total with these filters, the first one the driver. */
+  total(filters: TableFilter[]): Fragment;
+}
+
+function tableSets(query: ResultListQuery, scope: ResultScope, metric: MetricPlan): TableSets | undefined {
+  const only = tableOnly(query, scope, metric);
+  if (!only?.filters.length) return undefined;
+  const plain = resultWhere(
+    {
+      benchmark_id: query.benchmark_id,
+      site_id: query.site_id,
+      flavor_id: query.flavor_id,
+      execution_before: query.execution_before,
+      execution_after: query.execution_after,
+    },
+    scope,
+  ).where;
+  return {
+    filters: only.filters,
+    filterCounts: only.filters.map((f) => filterCountSql(f, only.bounds)),
+    plainCount: { sql: `select count(*)::int as total from result r ${plain.toSql()}`, params: plain.params },
+    total: (filters) =>
+      filters.length === 1 && !filters[0]!.complement ? filterCountSql(filters[0]!, only.bounds) : tableCountSql(filters, only.bounds),
+  };
+}
+
+/** The sets chosen for a list's filters, the statements' work_mem, and the list's total. */
+export interface ChosenSets {
+  /** The driver (the filter keeping fewest) first; each checked against its smaller set. */
+  filters: TableFilter[];
+  /** The work_mem that makes PostgreSQL hash the sets; 0: no set (every filter on a key slot). */
+  workMemKb: number;
+  total: number;
+  /** The visible results of the benchmark within the bounds. */
+  all: number;
+}
+
+/**
+ * Chooses, from the filters' counts and the benchmark's (remembered as totals are), which set each
+ * filter is checked against: the results it keeps, or those it does not when they are fewer (a
+ * filter that keeps 75 % of the results is a set of the other 25 %, one that keeps all of them an
+ * empty set); and the work_mem that makes PostgreSQL hash them.
+ */
+export async function chooseSets(em: EntityManager, sets: TableSets, count: (f: Fragment) => Promise<number>): Promise<ChosenSets> {
+  const [all, ...kept] = await Promise.all([count(sets.plainCount), ...sets.filterCounts.map(count)]);
+  const ranked = sets.filters
+    .map((f, i) => ({ f: { ...f, complement: all! - kept[i]! < kept[i]! }, kept: kept[i]! }))
+    .sort((a, b) => a.kept - b.kept);
+  const filters = ranked.map((r) => r.f);
+  const sized = ranked.filter((r) => r.f.slot === undefined);
+  const workMemKb = sized.length ? workMemFor(sized.map((r) => Math.min(r.kept, Math.max(0, all! - r.kept)))) : 0;
+  const total = filters.length === 1 ? ranked[0]!.kept : await withWorkMem(em, workMemKb, (tx) => countOf(tx, sets.total(filters)));
+  return { filters, workMemKb, total, all: all! };
+}
+
+async function countOf(em: EntityManager, f: Fragment): Promise<number> {
+  const [row] = await em.execute<{ total?: number; n?: number }[]>(f.sql, f.params);
+  return row!.total ?? row!.n!;
 }
 
 /** A page of a list sorted by a path of the metric values table (resultListSql, findResultRows). */
 export interface SortedByTable {
   /** The results holding a number at the path, in the list's order, from the page's offset (or after its cursor). */
   page: Fragment;
-  /** The same for a list of few results (`MetricPlan.fewMatches`), when the table alone bounds it and it is filtered. */
-  fewPage?: Fragment;
+  /**
+   * When the table alone bounds the list and it is filtered: the same page and count with the
+   * filters' sets chosen (`chooseSets`), for a list of few results (`MetricPlan.fewMatches`) its
+   * matches looked up by id.
+   */
+  sized?: (filters: TableFilter[], few: boolean) => { page: Fragment; numbers: Fragment };
   fewMatches: number;
+  /** The sorted path has a key slot: the matches of a filter carry its number (`sortedKeysSql`). */
+  keyedSort?: boolean;
   /** Those results of the whole list, counted (for a page by number past them). */
   numbers: Fragment;
   /** Whether results without a number there can be in the list (no numeric filter on the path). */
@@ -399,7 +418,9 @@ function tableOnly(query: ResultListQuery, scope: ResultScope, metric: MetricPla
   const filters = parseFilters(query.filters);
   const onTable = filters.flatMap((filter) => {
     const pathId = filter.value.kind === 'number' ? pathIdOf(metric.paths, filter.path) : undefined;
-    return pathId === undefined ? [] : [{ pathId, filter }];
+    if (pathId === undefined) return [];
+    const slot = metric.paths.slots.get(pathId);
+    return [{ pathId, filter, ...(slot === undefined ? {} : { slot }) }];
   });
   if (onTable.length !== filters.length) return null;
   return {
@@ -411,21 +432,6 @@ function tableOnly(query: ResultListQuery, scope: ResultScope, metric: MetricPla
       execution_after: query.execution_after ? bound(query.execution_after) : undefined,
     },
   };
-}
-
-/**
- * Whether the table alone answers a list (sorted by one of its paths, bounded only by what it
- * holds): its page and total cost the filters' ranges and the walk of one path's index, not a read
- * of the documents, and it is not admitted as an expensive list.
- */
-export function tableAnswers(query: ResultListQuery, scope: ResultScope, plan: MetricPlan | null): boolean {
-  return plan?.sortPathId != null && tableOnly(query, scope, plan) !== null;
-}
-
-/** A list's total from the table alone (`tableOnly`, with at least one filter). Null otherwise. */
-function tableCount(query: ResultListQuery, scope: ResultScope, metric: MetricPlan): Fragment | null {
-  const only = tableOnly(query, scope, metric);
-  return only && only.filters.length > 0 ? tableCountSql(only.filters, only.bounds) : null;
 }
 
 /**
@@ -464,19 +470,24 @@ function sortedByTable(
   const only = tableOnly(query, scope, metric);
   if (only) {
     // Nothing but the table decides which rows and in which order: only the page's results are read.
-    const sorted = sortedKeysSql(pathId, only.filters, only.bounds, after, { descending, idDescending: idKey.descending });
-    const pageOf = (few: boolean) => {
+    const sortSlot = metric.paths.slots.get(pathId);
+    const pageOf = (filters: TableFilter[], few: boolean) => {
+      const sorted = sortedKeysSql(pathId, sortSlot, filters, only.bounds, after, { descending, idDescending: idKey.descending });
       const keys = sorted.keys(walk.limit, walk.offset, few);
       return {
-        sql: `select ${outputs} from (select ${RESULT_COLUMNS} from (${keys.sql}) k join result r on r.id = k.result_id ${sorted.order}) p`,
-        params: [...keyParams, ...keys.params],
+        page: {
+          sql: `select ${outputs} from (select ${RESULT_COLUMNS} from (${keys.sql}) k join result r on r.id = k.result_id ${sorted.order}) p`,
+          params: [...keyParams, ...keys.params],
+        },
+        numbers: sorted.count(few),
       };
     };
+    const plain = pageOf(only.filters, false);
     return {
-      page: pageOf(false),
-      ...(only.filters.length > 0 ? { fewPage: pageOf(true) } : {}),
+      ...plain,
+      ...(only.filters.length > 0 ? { sized: pageOf } : {}),
       fewMatches: metric.fewMatches,
-      numbers: sorted.count,
+      keyedSort: sortSlot !== undefined,
       tailPossible,
       tail,
     };
@@ -493,25 +504,6 @@ function sortedByTable(
     tailPossible,
     tail,
   };
-}
-
-/**
- * The cursor's predicate on the numbers part of a metric-sorted page, in the terms its index
- * serves (`(value, id)`): after the cursor's number when it stands on a number; every number when
- * it stands on another value of a descending order (numbers come after those); none otherwise
- * (numbers come first ascending, and missing values last both ways). Null without a cursor.
- */
-function numbersAfter(walk: ListWalk, path: string[], value: string, idKey: KeyTerm): Fragment | null {
-  const values = walk.values;
-  if (!values) return null;
-  const [rank, number] = values;
-  const id = values[walk.keys.indexOf(idKey)]!;
-  const descending = walk.keys[0]!.descending;
-  if (rank === '0') {
-    const numberKey: KeyTerm = { sql: value, params: [path], type: 'jsonb', descending, nullable: false };
-    return afterSql([numberKey, idKey], [number ?? null, id]);
-  }
-  return { sql: rank === '1' && descending ? 'true' : 'false', params: [] };
 }
 
 /**
@@ -557,27 +549,32 @@ function planIds(plan: MetricPlan, query: ResultListQuery): number[] {
  * after a cursor counts nothing: its total is the one the walk began with (services/lists/cursor.ts).
  * With `table` (services/results/metric-lookup.ts), what the metric values table can answer is read there
  * (`metricPlan`); should a path it used be gone by the end (a schema change meanwhile), the page is
- * read again from the documents.
+ * read again from the documents. A list the table alone bounds first chooses its filters' sets
+ * from their counts (`chooseSets`, remembered as totals are); its total is then known.
  */
 export async function findResultRows(
   em: EntityManager,
   query: ResultListQuery,
   scope: ResultScope,
   totals?: TotalCache,
-  metrics?: MetricIndexes,
-  options: { sequential?: boolean; walk?: ListWalk; table?: MetricTable } = {},
+  options: { sequential?: boolean; walk?: ListWalk; table?: MetricTable; plan?: MetricPlan | null } = {},
 ): Promise<{ rows: ResultTextRow[]; total: number | undefined; walk: ListWalk }> {
   const walk = options.walk ?? resultWalk(query, scope);
-  const plan = await metricPlan(em, options.table, query, scope);
-  const metricIndexed = plan?.sortPathId != null ? false : await metricIndexedList(em, query, scope, metrics);
+  const plan = options.plan !== undefined ? options.plan : await metricPlan(em, options.table, query, scope);
   await walk.resolve(em, resultKeysFrom(query));
-  const { page, count, table } = resultListSql(query, scope, { metricIndexed, walk, metric: plan ?? undefined });
-  const counting = async () => (await em.execute<{ total: number }[]>(count.sql, count.params))[0]!.total;
-  const total = () => (totals ? totals.total(count.sql, count.params, counting) : counting());
-  const pageRows = table ? () => tablePage(em, walk, table, total) : () => em.execute<ResultTextRow[]>(page.sql, page.params);
+  const { page, count, table, sets } = resultListSql(query, scope, { walk, metric: plan ?? undefined });
+  const cached = (f: Fragment) => (totals ? totals.total(f.sql, f.params, () => countOf(em, f)) : countOf(em, f));
+  let chosen: Promise<ChosenSets> | undefined;
+  const choice = () => (chosen ??= chooseSets(em, sets!, cached));
+  const total = sets ? async () => (await choice()).total : () => cached(count);
+  const pageRows = table
+    ? () => tablePage(em, walk, table, sets ? choice : undefined)
+    : sets
+      ? async () => withWorkMem(em, (await choice()).workMemKb, (tx) => tx.execute<ResultTextRow[]>(page.sql, page.params))
+      : () => em.execute<ResultTextRow[]>(page.sql, page.params);
   const found = await run();
   if (plan && options.table && !(await options.table.stillThere(em, planIds(plan, query)))) {
-    return findResultRows(em, query, scope, totals, metrics, { ...options, table: undefined });
+    return findResultRows(em, query, scope, totals, { ...options, table: undefined, plan: null });
   }
   return found;
 
@@ -600,17 +597,37 @@ export async function findResultRows(
  * A page of a list sorted by the table: its numbers part, then, when the page reaches past the
  * numbers, the rows after them (read from the documents only then, not from a remembered total,
  * which may be a few seconds old). By page number, the numbers before the page's offset are known
- * when the numbers part returned some rows, and counted otherwise.
+ * when the numbers part returned some rows, and counted otherwise. With `choice` (the table alone
+ * bounds the list), the statements check each filter against its chosen set, under its work_mem,
+ * and a list of few results looks them up by id.
  */
-async function tablePage(em: EntityManager, walk: ListWalk, table: SortedByTable, total: () => Promise<number>): Promise<ResultTextRow[]> {
-  // The list's total (remembered, or counted from the table) says whether it has few results.
-  const matches = table.fewPage ? (walk.byCursor ? walk.startTotal : await total()) : undefined;
-  const page = table.fewPage && matches !== undefined && matches <= table.fewMatches ? table.fewPage : table.page;
-  const rows = await em.execute<ResultTextRow[]>(page.sql, page.params);
+async function tablePage(
+  em: EntityManager,
+  walk: ListWalk,
+  table: SortedByTable,
+  choice?: () => Promise<ChosenSets>,
+): Promise<ResultTextRow[]> {
+  let { page, numbers } = table;
+  let workMemKb = 0;
+  if (choice && table.sized) {
+    const chosen = await choice();
+    const matches = walk.byCursor ? walk.startTotal : chosen.total;
+    // The matches sorted cost their number; a walk, at worst, the results the filters refuse
+    // (when they come first in the order). With the sorted path's number in each match's entry,
+    // the cheaper of the two bounds; without it, each match costs a lookup: few matches only.
+    const few =
+      matches !== undefined &&
+      table.fewMatches >= 0 &&
+      (matches <= table.fewMatches || (table.keyedSort === true && matches <= chosen.all - matches));
+    ({ page, numbers } = table.sized(chosen.filters, few));
+    workMemKb = chosen.workMemKb;
+  }
+  const read = <T>(f: Fragment) => withWorkMem(em, workMemKb, (tx) => tx.execute<T[]>(f.sql, f.params));
+  const rows = await read<ResultTextRow>(page);
   if (rows.length >= walk.limit || !table.tailPossible) return rows;
   let tailOffset = 0;
   if (!walk.byCursor && rows.length === 0 && walk.offset > 0) {
-    const [counted] = await em.execute<{ n: number }[]>(table.numbers.sql, table.numbers.params);
+    const [counted] = await read<{ n: number }>(numbers);
     tailOffset = Math.max(0, walk.offset - counted!.n);
   }
   const tail = table.tail(tailOffset, walk.limit - rows.length);

@@ -14,9 +14,7 @@ import { checkPageDepth, itemsVanishing, pageJson, pageRequest, PAGE_READ_ATTEMP
 import {
   findResultRows,
   isExpensiveList,
-  metricIndexedList,
   metricPlan,
-  tableAnswers,
   RESULT_BY_ID_SQL,
   resultWalk,
   type ResultListQuery,
@@ -25,7 +23,6 @@ import {
 } from './result-query.ts';
 import type { TotalCache } from './total-cache.ts';
 import type { EmbedCache, EmbedRef } from '../catalogue/embeds.ts';
-import type { MetricIndexes } from './metric-indexes.ts';
 import type { MetricTable } from './metric-lookup.ts';
 import { lockResult, refreshHidden, requireUploaderOrAdmin } from '../catalogue/claims.ts';
 import { listPaths, pathWarnings, type PathWarning, type SchemaPathsCache } from './path-warnings.ts';
@@ -35,7 +32,6 @@ import { columnArrays, insertFromArrays, RESULT_TAG_TABLE, type ResultTagRow } f
 export interface ResultServices {
   totals: TotalCache;
   embeds: EmbedCache;
-  metrics?: MetricIndexes;
   /** Lists read numeric filters and sorts from the metric values table when it can answer (services/results/metric-lookup.ts); absent: the documents only. */
   metricTable?: MetricTable;
   /** The paths benchmarks' schemas describe; absent: no warnings. */
@@ -142,16 +138,17 @@ export async function listResults(
   // A cursor reaches any depth at the cost of the first page: only page numbers are capped.
   const walk = resultWalk(query, scope);
   if (services.config && !walk.byCursor) checkPageDepth(pageRequest(query), services.config.maxPageDepth);
-  const expensive =
-    isExpensiveList(query, await metricIndexedList(em, query, scope, services.metrics)) &&
-    !tableAnswers(query, scope, await metricPlan(em, services.metricTable, query, scope));
+  // The one plan of the list: which paths the metric values table answers, and its cost class.
+  const plan = await metricPlan(em, services.metricTable, query, scope);
+  const expensive = isExpensiveList(query, plan);
   const warnings = await pathWarnings(em, services.schemaPaths, query.benchmark_id, listPaths(query));
   const read = async () => {
     for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
-      const found = await findResultRows(em, query, scope, services.totals, services.metrics, {
+      const found = await findResultRows(em, query, scope, services.totals, {
         sequential: expensive,
         walk,
         table: services.metricTable,
+        plan,
       });
       const { items: rows, fields } = walk.finish(found.rows, found.total);
       const items = await resultItemsJson(em, services.embeds, rows);
