@@ -239,7 +239,7 @@ export const SETTINGS = {
   }),
   /**
    * The database of `databaseUrl` reached directly (or through a session-mode PgBouncer pool), for
-   * the connections that need a session of their own: the migration lock, metric index builds and
+   * the connections that need a session of their own: the migration lock, the metric values' upkeep and
    * their locks, the change listener. Needed when `databaseUrl` is PgBouncer in transaction mode.
    */
   databaseDirectUrl: url({

@@ -26,7 +26,7 @@ let timed: string;
 let mixed: string;
 /** Results sorted by long strings (cursors that name their item). */
 let long: string;
-/** A benchmark whose `score` has metric indexes. */
+/** A benchmark whose `score` the metric values table sorts. */
 let metric: string;
 
 type Query = Record<string, string | number | string[] | undefined>;

@@ -232,7 +232,7 @@ test('a start that fails on a port in use releases every resource it had opened,
     'shared rate limit (writes)',
     'control connection',
     'schema workers',
-    'metric indexes',
+    'metric values',
     'database pool',
   ]);
   assert.equal(await sessionsSettled(0), before.sessions, 'no session left on the database');
@@ -256,7 +256,7 @@ test('a start that fails after the migrations (a read replica unreachable) relea
     'shared rate limit (writes)',
     'control connection',
     'schema workers',
-    'metric indexes',
+    'metric values',
     'database pool',
   ]);
   assert.equal(await sessionsSettled(0), before.sessions);
@@ -335,7 +335,7 @@ test('stop releases everything in reverse order even when one release fails, and
     'shared rate limit (writes)',
     'control connection',
     'schema workers',
-    'metric indexes',
+    'metric values',
     'database pool',
     'onClose',
   ]);

@@ -1,7 +1,7 @@
 /**
  * PostgreSQL advisory locks that coordinate the server processes sharing one database
- * (docs/deploy.md, "Many processes"): one for applying the migrations, one per metric index while
- * it is built or dropped. Session-level locks, taken on a connection of their own: PostgreSQL
+ * (docs/deploy.md, "Many processes"): one for applying the migrations, others for the metric
+ * values' upkeep. Session-level locks, taken on a connection of their own: PostgreSQL
  * releases them when that connection ends, so a process that crashes leaves none behind.
  *
  * They are only ever tried (`pg_try_advisory_lock`), and tried again after a pause when waiting
@@ -25,7 +25,7 @@ const NAMED = 0x62656e64;
 /** Held while the migrations are applied: the other processes wait, then find nothing pending. */
 export const MIGRATION_LOCK: LockKey = [FIXED, 1];
 
-/** The lock of a named object (a metric index): the first 32 bits of the name's SHA-256. */
+/** The lock of a named object (the origin import): the first 32 bits of the name's SHA-256. */
 export function lockKeyOf(name: string): LockKey {
   return [NAMED, createHash('sha256').update(name).digest().readInt32BE(0)];
 }

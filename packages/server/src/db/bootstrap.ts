@@ -19,8 +19,8 @@ import { logPostgresLine } from './postgres-log.ts';
 export interface DatabaseHandle {
   url: string;
   /**
-   * Where the connections that need a session of their own go (the migration lock, metric index
-   * builds, the change listener): DATABASE_DIRECT_URL, else `url`.
+   * Where the connections that need a session of their own go (the migration lock, the metric values'
+   * upkeep, the change listener): DATABASE_DIRECT_URL, else `url`.
    */
   sessionUrl: string;
   embedded: EmbeddedDatabase | null;

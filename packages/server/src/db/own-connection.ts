@@ -3,10 +3,9 @@
  * needs a session of its own; everything else goes through the pool (db/orm.ts, db/replicas.ts).
  * `application_name` is `benchmarks-server <purpose>`, as pg_stat_activity shows it.
  *
- * - `maintenance`, `migration lock`, `metric values` (withOwnConnection, below): metric index builds
- *   and drops, the migration lock, the metric values' path changes and backfill: session-level
- *   advisory locks held across statements, and statements (`create index concurrently`) that may
- *   run for minutes, past the pool's timeout.
+ * - `maintenance`, `migration lock`, `metric values` (withOwnConnection, below): the migration lock,
+ *   the metric values' path changes and backfill: session-level advisory locks held across
+ *   statements, and statements that may run for minutes, past the pool's timeout.
  * - `control` (db/control.ts): `/ready` and `pg_cancel_backend` for abandoned requests, which must
  *   answer when every pooled connection is busy.
  * - `listener` (db/change-listener.ts): `LISTEN` holds the session for as long as the process runs.

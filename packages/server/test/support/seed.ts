@@ -40,8 +40,13 @@ export async function createSeeder(t: TestServer, ownerSub = 'catalogue-owner') 
 
   return {
     owner,
-    /** A benchmark as the API creates it: its metric paths chosen at once (services/catalogue/benchmarks.ts). */
-    benchmark: async (o: { schema?: Record<string, unknown> | boolean; status?: SeedStatus; image?: string; tag?: string } = {}) => {
+    /**
+     * A benchmark as the API creates it: its metric paths chosen at once (services/catalogue/benchmarks.ts);
+     * `paths: false`, as one written by SQL, left to the next reconcile.
+     */
+    benchmark: async (
+      o: { schema?: Record<string, unknown> | boolean; status?: SeedStatus; image?: string; tag?: string; paths?: boolean } = {},
+    ) => {
       const row = await save((em) =>
         em.create(Benchmark, {
           id: randomUUID(),
@@ -53,7 +58,7 @@ export async function createSeeder(t: TestServer, ownerSub = 'catalogue-owner') 
           ...reviewed(o.status ?? 'approved'),
         }),
       );
-      await choosePathsOfNewBenchmark(fork(), row.id, row.json_schema);
+      if (o.paths !== false) await choosePathsOfNewBenchmark(fork(), row.id, row.json_schema);
       return row;
     },
     site: (o: { name?: string; address?: string; status?: SeedStatus } = {}) =>
