@@ -442,7 +442,7 @@ test('GET /results:changes: a long series is segmented in a worker thread, with 
     const copy = Buffer.from(points);
     const axis = { from: START, to: START + (values.length - 1) * 60_000, columns: 600 };
     const options = { maxPvalue: 0.001, minMagnitude: 0.02, minSize: 5 };
-    const inWorker = await own.segment(points, values.length, options, axis);
+    const [inWorker] = await own.segment([{ points, n: values.length }], options, axis);
     assert.is(own.segmentedInWorker, 1);
     assert.is(points.byteLength, copy.byteLength);
     assert.ok(copy.equals(points), 'the bytes as they were');
