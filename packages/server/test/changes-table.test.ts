@@ -252,12 +252,12 @@ test('a series sent while the idle worker is still ending goes to a new worker, 
   const options = { maxPvalue: 0.001, minMagnitude: 0, minSize: 3 };
   const axis = { from: Date.UTC(2025, 0, 1), to: Date.UTC(2025, 1, 10), columns: 10 };
   try {
-    const first = await segmenter.segment(points, 40, options, axis);
+    const [first] = await segmenter.segment([{ points, n: 40 }], options, axis);
     assert.is(segmenter.segmentedInWorker, 1);
     // The first worker ends (as after idleMs) and the next series starts another before it has.
     const ending = segmenter.close();
     segmenter.forget();
-    const second = await segmenter.segment(points, 40, options, axis);
+    const [second] = await segmenter.segment([{ points, n: 40 }], options, axis);
     await ending;
     assert.is(segmenter.segmentedInWorker, 2, 'segmented in the new worker, not in place after the old one ended');
     assert.equal(second, first);

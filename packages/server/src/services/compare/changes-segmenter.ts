@@ -1,16 +1,19 @@
 /**
- * Series of GET /results:changes sorted, segmented and sketched (changes-series.ts) in a worker
- * thread when they are long: a series of 25,000 points takes 10–40 ms of CPU (docs/performance.md,
- * "Changes over time"), which would hold every other request of the process; short ones (most) are
- * handled in place, where sending them would cost more than the work. One worker, started on the first long series and ended after
- * `idleMs` without work; it never keeps the process alive. Should it fail, the series is segmented
- * in place.
+ * The series of one GET /results:changes answer sorted, segmented and sketched (changes-series.ts)
+ * in a worker thread when they hold `minPoints` (2,000) points or more in all, however short each
+ * one: on the event loop they would run back to back and hold every other request of the process
+ * for as long as they all take (a saw-tooth of 500 points takes about 7 ms, 40 of them 0.2–0.4 s).
+ * Fewer points in all take at most about 20 ms in place, where sending them would cost more than
+ * the work. One worker, started on the first such answer and ended after `idleMs` without work; it
+ * never keeps the process alive. Should it fail, the answer's series are segmented in place, one
+ * per turn of the event loop.
  *
  * Each series' change points are remembered by its content (a digest of its points in order, and the options),
  * not forgotten on writes: after an upload, the next answer reads every series again but segments
  * only those whose points changed; the others are summarised from their remembered change points
  * (sorting and sketching only).
  */
+import { setImmediate } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import type { ChangeOptions } from './changes-stats.ts';
@@ -65,17 +68,31 @@ export class ChangesSegmenter {
     this.#cuts = new LRUCache({ max: Math.max(1, this.options.remembered) });
   }
 
-  /** A series of `n` points (its bytes as the statement returns them) summarised: segments, change points, sketch. */
-  async segment(points: Uint8Array, n: number, options: ChangeOptions, axis: TimeAxis): Promise<SeriesSummary> {
-    if (n >= this.options.minPoints) {
-      try {
-        const summary = await this.#run(points, options, axis);
-        this.segmentedInWorker++;
-        return summary;
-      } catch {
-        // Segmented in place below.
+  /** The series of one answer (their bytes as the statement returns them), each summarised: segments, change points, sketch. */
+  async segment(series: readonly { points: Uint8Array; n: number }[], options: ChangeOptions, axis: TimeAxis): Promise<SeriesSummary[]> {
+    const total = series.reduce((sum, s) => sum + s.n, 0);
+    if (total < this.options.minPoints) return series.map((s) => this.#inPlace(s.points, options, axis));
+    try {
+      // Every series sent at once: the worker sorts the next while the digest of one goes to and fro.
+      return await Promise.all(
+        series.map(async (s) => {
+          const summary = await this.#run(s.points, options, axis);
+          this.segmentedInWorker++;
+          return summary;
+        }),
+      );
+    } catch {
+      // The worker failed: other requests run between two series.
+      const summaries: SeriesSummary[] = [];
+      for (const s of series) {
+        await setImmediate();
+        summaries.push(this.#inPlace(s.points, options, axis));
       }
+      return summaries;
     }
+  }
+
+  #inPlace(points: Uint8Array, options: ChangeOptions, axis: TimeAxis): SeriesSummary {
     const sorted = sortPoints(points);
     const key = this.#key(sorted.digest, options);
     const cuts = this.#cuts.get(key);
@@ -160,7 +177,7 @@ export class ChangesSegmenter {
     this.#idle.unref();
   }
 
-  /** Ends the worker (jobs in flight are segmented in place by their callers). */
+  /** Ends the worker (the answers of jobs in flight are segmented in place). */
   async close(): Promise<void> {
     if (this.#idle) clearTimeout(this.#idle);
     const worker = this.#worker;

@@ -2,8 +2,8 @@
  * GET /results:changes (docs/spec/CHANGES.md): change points in the time series of one metric of
  * one benchmark's visible results, one series per flavor or site. One statement reads every
  * series (`readSeries`, the one place that knows where the values come from); each series is sorted
- * by time, segmented and sketched in Node (changes-series.ts), in a worker thread when it is long, its
- * change points remembered by content (changes-segmenter.ts).
+ * by time, segmented and sketched in Node (changes-series.ts), in a worker thread when the series
+ * hold many points in all, its change points remembered by content (changes-segmenter.ts).
  */
 import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
@@ -213,10 +213,10 @@ function groupAnswer(series: Series, summary: SeriesSummary, options: SeriesOpti
 }
 
 /**
- * The answer of GET /results:changes. `segmenter`: where long series are segmented, and the change
- * points of series seen before remembered (changes-segmenter.ts); without it every series is
- * segmented in place. `documents` (tests, measurements): read the documents even when the table of
- * metric values could answer.
+ * The answer of GET /results:changes. `segmenter`: where the series are segmented (in a worker thread
+ * when they hold many points in all), and the change points of series seen before remembered
+ * (changes-segmenter.ts); without it every series is segmented in place. `documents` (tests,
+ * measurements): read the documents even when the table of metric values could answer.
  */
 export async function findChanges(
   em: EntityManager,
@@ -245,13 +245,9 @@ export async function findChanges(
   );
   const seriesOptions = { maxPvalue, minMagnitude, minSize, better, after };
   const axis = timeAxis(series);
-  // Every series handed to the segmenter at once: the worker sorts the next while the digest of
-  // one goes to and fro.
-  const summaries = await Promise.all(
-    series.map((s) =>
-      options.segmenter ? options.segmenter.segment(s.points, s.n, seriesOptions, axis) : summariseSeries(s.points, seriesOptions, axis),
-    ),
-  );
+  const summaries = options.segmenter
+    ? await options.segmenter.segment(series, seriesOptions, axis)
+    : series.map((s) => summariseSeries(s.points, seriesOptions, axis));
   const groups = series.map((s, i) => groupAnswer(s, summaries[i]!, seriesOptions));
   const sketch: Sketch = { ...axis, groups: summaries.map((summary) => summary.sketch) };
   const answer: ChangesAnswer = {
