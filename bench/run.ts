@@ -3,14 +3,14 @@
  * (compare and export, 8 to 10).
  *
  *   --results <n>        results to generate and load (default 1000000)
- *   --duration <s>       seconds per measured run (default 10; at least 0.1)
- *   --warmup <s>         seconds of API warm-up per scenario (default 2)
+ *   --duration <s>       seconds per measured run (default 10, 2 below 100,000 results; at least 0.1)
+ *   --warmup <s>         seconds of API warm-up per scenario (default 2, 1 below 100,000 results)
  *   --connections <list> concurrent connections, e.g. 1,8,32 (default)
  *   --scenarios <list>   which scenarios, 1 to 17, e.g. 1,2,4 or 8,9,10 (default 1,2,3,4,5,6,7); 11 to 15: "Every metric fast";
  *                        16: changes over time, 17: compare against a baseline
  *   --baseline <tool>    auto (pgbench when installed), pgbench or node
  *   --seed <n>           generator seed
- *   --quiet-wait <s>     before each run, wait up to s seconds for other programs to leave the CPU (default 60)
+ *   --quiet-wait <s>     before each run, wait up to s seconds for other programs to leave the CPU (default 60, 0 below 100,000 results)
  *   --data-dir <dir>     where the embedded PostgreSQL and its data live (default bench/results/data)
  *   --keep               keep the data directory: the next run with the same --results reuses the data
  *   --out <dir>          where latest.json and explain/ go (default bench/results)
@@ -22,7 +22,7 @@
 import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_DEFAULTS, runBench, type BenchOptions } from './harness.ts';
+import { BENCH_DEFAULTS, runBench, SMALL_DEFAULTS, SMALL_RESULTS, type BenchOptions } from './harness.ts';
 import { markdownSection, rederive, writeJson, writeMarkdown, type BenchReport } from './report.ts';
 
 function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean } {
@@ -101,7 +101,7 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
       case '-h':
         console.log(`usage: npm run bench -- [--results n] [--duration s] [--warmup s] [--connections 1,8,32] [--scenarios 1,2,3,4,5,6,7 (up to 17)]
                        [--baseline auto|pgbench|node] [--seed n] [--data-dir dir] [--keep] [--out dir] [--no-docs]
-defaults: ${BENCH_DEFAULTS.results} results, ${BENCH_DEFAULTS.duration} s per run, connections ${BENCH_DEFAULTS.connections.join(',')}`);
+defaults: ${BENCH_DEFAULTS.results} results, ${BENCH_DEFAULTS.duration} s per run (${SMALL_DEFAULTS.duration} s below ${SMALL_RESULTS} results), connections ${BENCH_DEFAULTS.connections.join(',')}`);
         process.exit(0);
         break; // not reached: process.exit does not return
       default:
