@@ -83,9 +83,10 @@ export const BENCH_DEFAULTS: BenchOptions = {
 };
 
 /**
- * Below this many results a run is a development run: shorter runs and warm-ups, and no waiting for
- * other programs to leave the CPU (on a shared machine every wait would run to its limit), so that
- * the default scenarios at 20,000 results take a few minutes. Options given explicitly win.
+ * Below this many results a run is a development run: shorter runs and warm-ups, runs of slow
+ * requests lengthened twice at most (not 6 times), and no waiting for other programs to leave the
+ * CPU (on a shared machine every wait would run to its limit), so that the default scenarios at
+ * 20,000 results take a few minutes. Options given explicitly win.
  */
 export const SMALL_RESULTS = 100_000;
 export const SMALL_DEFAULTS: Pick<BenchOptions, 'duration' | 'warmup' | 'quietWait'> = { duration: 2, warmup: 1, quietWait: 0 };
@@ -309,10 +310,10 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       }
       const single = median(requests.map((r) => r.ms)) / 1000;
       for (const connections of o.connections) {
-        // A run lasts --duration seconds, longer (at most 6 times) when requests are so slow that
-        // fewer than about 10 per connection would complete.
-        const seconds =
-          Math.round(10 * Math.min(o.duration * 6, Math.max(o.duration, 10 * single * Math.max(1, connections / coreCount)))) / 10;
+        // A run lasts --duration seconds, longer (at most 6 times, twice in a development run) when
+        // requests are so slow that fewer than about 10 per connection would complete.
+        const longest = o.duration * (o.results < SMALL_RESULTS ? 2 : 6);
+        const seconds = Math.round(10 * Math.min(longest, Math.max(o.duration, 10 * single * Math.max(1, connections / coreCount)))) / 10;
         if (seconds !== o.duration)
           log(`scenario ${scenario.id} @${connections}: ${seconds} s runs (one request alone takes ${single.toFixed(2)} s)`);
         // Each run starts from a checkpoint, so that no timed checkpoint's writes fall into it.
