@@ -13,9 +13,16 @@ import { MetricIndexes } from '../packages/server/src/services/results/metric-in
 import { coreCount, cpuMeter, waitForQuiet } from './cpu.ts';
 import { captureScenario, explainStatements, explainText, type CapturedRequest } from './capture.ts';
 import { POSTGRES_SETTINGS, startBenchDatabase, type BenchDatabase } from './database.ts';
-import { GENERATE_DEFAULTS, GENERATOR_VERSION, generateCatalogue, type GenerateOptions } from './generate.ts';
+import {
+  GENERATE_DEFAULTS,
+  GENERATOR_VERSION,
+  generateCatalogue,
+  type BenchmarkRow,
+  type GenerateOptions,
+  type Shape,
+} from './generate.ts';
 import { runHttpLoad } from './http-load.ts';
-import { countRows, loadData, type LoadReport } from './load.ts';
+import { countRows, loadData, type CreatedBenchmark, type LoadReport } from './load.ts';
 import {
   judgeTargets,
   markdownSection,
@@ -33,10 +40,13 @@ import { measureCompareAfterWrite, measureSeries, metricTableSize } from './metr
 import { measureChanges, measureCompareBaseline } from './changes-runs.ts';
 import { judgeEveryMetric, type EveryMetricReport } from './every-metric.ts';
 import { serverNodeArgs, startServerProcess, type ServerProcess } from './server-process.ts';
+import type { RawConfig } from '../packages/server/src/config.ts';
 import { pgbenchVersion, runSqlLoad, type BaselineTool } from './sql-load.ts';
 
 export interface BenchOptions {
   results: number;
+  /** The data set's shape (bench/generate.ts). */
+  shape: Shape;
   seed: number;
   /** Seconds per measured run. */
   duration: number;
@@ -65,6 +75,7 @@ const ROOT = resolve(new URL('..', import.meta.url).pathname);
 
 export const BENCH_DEFAULTS: BenchOptions = {
   results: GENERATE_DEFAULTS.results,
+  shape: GENERATE_DEFAULTS.shape,
   seed: GENERATE_DEFAULTS.seed,
   duration: 10,
   warmup: 2,
@@ -92,12 +103,95 @@ export const SMALL_RESULTS = 100_000;
 export const SMALL_DEFAULTS: Pick<BenchOptions, 'duration' | 'warmup' | 'quietWait'> = { duration: 2, warmup: 1, quietWait: 0 };
 
 const INGEST_SUB = 'bench-ingest';
+const ADMIN_ENTITLEMENT = 'urn:bench:benchmarks-admins';
 
 interface Manifest {
   generatorVersion: number;
   seed: number;
   results: number;
+  shape?: Shape;
   load: LoadReport;
+  created?: CreatedBenchmark[];
+}
+
+/**
+ * Creates the benchmarks marked `createdBy` through a server of their own, as users do: a user's,
+ * which an administrator then approves, and an administrator's, approved at once; their ids become
+ * the server's. The server is stopped before the results are loaded (with COPY).
+ */
+async function createThroughApi(
+  benchmarks: BenchmarkRow[],
+  config: RawConfig,
+  issuer: RunningIssuer,
+  client: pg.Client,
+  log: (message: string) => void,
+): Promise<CreatedBenchmark[]> {
+  const server = await startServerProcess(config, log);
+  try {
+    const call = async (method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
+      const res = await fetch(`${server.url}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      const text = await res.text();
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 400)}`);
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    };
+    const tokens: Record<'user' | 'admin', string> = { user: '', admin: '' };
+    for (const role of ['user', 'admin'] as const) {
+      const sub = `bench-${role}`;
+      issuer.addAccount({
+        sub,
+        email: `${sub}@bench.example.org`,
+        email_verified: true,
+        entitlements: role === 'admin' ? [ADMIN_ENTITLEMENT] : [],
+      });
+      tokens[role] = await issuer.mintAccessToken({ sub, ttlSeconds: 3600 });
+      await call('POST', '/users/self', tokens[role]);
+    }
+    const created: CreatedBenchmark[] = [];
+    for (const b of benchmarks) {
+      if (!b.createdBy) continue;
+      const fields = {
+        container_image: b.container_image,
+        container_tag: b.container_tag,
+        json_schema: b.json_schema,
+        description: b.description,
+        url: b.url,
+      };
+      const row = (await call('POST', '/benchmarks', tokens[b.createdBy], fields)).body as { id: string; status: string };
+      if (b.createdBy === 'user') await call('POST', `/benchmarks/${row.id}:approve`, tokens.admin);
+      b.id = row.id;
+      created.push({ key: b.def.key, id: row.id, createdBy: b.createdBy, status: row.status, metricIndexes: 0 });
+    }
+    // The server builds an approved benchmark's metric indexes in the background, one benchmark
+    // after another: up to 5 s for the first, 1 s more for the others.
+    const indexes = async (id: string) =>
+      Number(
+        (
+          await client.query<{ n: string }>(
+            "select count(*) as n from pg_indexes where tablename = 'result' and indexname like 'result_metric_%' and indexdef like '%' || $1 || '%'",
+            [id],
+          )
+        ).rows[0]!.n,
+      );
+    for (let waited = 0, first = -1; waited < 5000 && (first < 0 || waited - first < 1000); waited += 250) {
+      const counts = await Promise.all(created.map((c) => indexes(c.id)));
+      if (counts.every((n) => n > 0)) break;
+      if (first < 0 && counts.some((n) => n > 0)) first = waited;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    for (const c of created) {
+      c.metricIndexes = await indexes(c.id);
+      log(
+        `created through the API by ${c.createdBy === 'user' ? 'a user (approved by an administrator)' : 'an administrator'}: ${c.key} ${c.id}, ${c.metricIndexes} metric indexes after it`,
+      );
+    }
+    return created;
+  } finally {
+    await server.stop();
+  }
 }
 
 function readManifest(path: string): Manifest | null {
@@ -165,7 +259,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
   const loads: number[] = [loadavg()[0]!];
   const loadTimer = setInterval(() => loads.push(loadavg()[0]!), 10_000);
   loadTimer.unref();
-  const generate: GenerateOptions = { ...GENERATE_DEFAULTS, seed: o.seed, results: o.results };
+  const generate: GenerateOptions = { ...GENERATE_DEFAULTS, seed: o.seed, results: o.results, shape: o.shape };
   const catalogue = generateCatalogue(generate);
   const tool: BaselineTool = o.baseline === 'auto' ? (pgbenchVersion() ? 'pgbench' : 'node') : o.baseline;
   if (tool === 'pgbench' && !pgbenchVersion()) throw new Error('--baseline pgbench: pgbench is not installed');
@@ -184,13 +278,35 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     log(`PostgreSQL in ${o.dataDir}`);
     db = await startBenchDatabase(o.dataDir, log);
     client = await db.client();
+    issuer = await startIssuer({ accounts: [{ sub: INGEST_SUB, email: `${INGEST_SUB}@bench.example.org`, email_verified: true }] });
+    // The load comes from one address at up to 32 connections: the per-client limits would refuse
+    // part of it, so they are off here; the admission of expensive lists too (64 places), unless
+    // --default-admission measures it.
+    const serverConfig: RawConfig = {
+      host: '127.0.0.1',
+      port: '0',
+      databaseUrl: db.url,
+      oidcIssuer: issuer.issuer,
+      adminEntitlement: ADMIN_ENTITLEMENT,
+      logLevel: 'warn',
+      rateLimit: '0',
+      readRateLimit: '0',
+      ...(o.defaultAdmission ? {} : { expensiveListConcurrency: '64' }),
+    };
 
     // ---------------------------------------------------------------- data
     const manifestPath = join(o.dataDir, 'bench-manifest.json');
     const manifest = readManifest(manifestPath);
     let load: LoadReport;
     let reused = false;
-    if (manifest && manifest.generatorVersion === GENERATOR_VERSION && manifest.seed === o.seed && manifest.results === o.results) {
+    let created = manifest?.created ?? [];
+    if (
+      manifest &&
+      manifest.generatorVersion === GENERATOR_VERSION &&
+      manifest.seed === o.seed &&
+      manifest.results === o.results &&
+      (manifest.shape ?? 'default') === o.shape
+    ) {
       await removeIngested(client);
       const counts = await countRows(client);
       if (JSON.stringify(counts) === JSON.stringify(manifest.load.loaded)) {
@@ -209,11 +325,19 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       await client!.end();
       await db!.recreate();
       client = await db!.client();
+      created = catalogue.benchmarks.some((b) => b.createdBy)
+        ? await createThroughApi(catalogue.benchmarks, serverConfig, issuer!, client, log)
+        : [];
       const report = await loadData(client, catalogue, generate, o.dataDir, log);
-      writeFileSync(
-        manifestPath,
-        JSON.stringify({ generatorVersion: GENERATOR_VERSION, seed: o.seed, results: o.results, load: report } satisfies Manifest, null, 2),
-      );
+      const saved: Manifest = {
+        generatorVersion: GENERATOR_VERSION,
+        seed: o.seed,
+        results: o.results,
+        shape: o.shape,
+        load: report,
+        created,
+      };
+      writeFileSync(manifestPath, JSON.stringify(saved, null, 2));
       log(`loaded in ${report.seconds.total.toFixed(1)} s (${report.method})`);
       return report;
     }
@@ -222,6 +346,11 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         throw new Error(`loaded ${table}: ${load.loaded[table as keyof typeof load.loaded]} rows, generated ${n}`);
     }
     for (const [check, n] of Object.entries(load.checks)) if (n !== 0) throw new Error(`data check ${check} failed: ${n} rows`);
+    // Reused data: the benchmarks created through the API have the ids the server gave them then.
+    for (const c of created) {
+      const b = catalogue.benchmarks.find((x) => x.def.key === c.key);
+      if (b) b.id = c.id;
+    }
     // The indexes the server builds in the background for approved benchmarks (their suggested
     // metrics): built now, so that no build runs while the server is measured.
     // The metric values table (when the schema has one) is filled in by the same call: the loader
@@ -236,23 +365,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       );
 
     // ---------------------------------------------------------------- server
-    issuer = await startIssuer({ accounts: [{ sub: INGEST_SUB, email: `${INGEST_SUB}@bench.example.org`, email_verified: true }] });
-    // The load comes from one address at up to 32 connections: the per-client limits would refuse
-    // part of it, so they are off here; the admission of expensive lists too (64 places), unless
-    // --default-admission measures it.
-    server = await startServerProcess(
-      {
-        host: '127.0.0.1',
-        port: '0',
-        databaseUrl: db.url,
-        oidcIssuer: issuer.issuer,
-        logLevel: 'warn',
-        rateLimit: '0',
-        readRateLimit: '0',
-        ...(o.defaultAdmission ? {} : { expensiveListConcurrency: '64' }),
-      },
-      log,
-    );
+    server = await startServerProcess(serverConfig, log);
     const token = await issuer.mintAccessToken({ sub: INGEST_SUB, ttlSeconds: 24 * 3600 });
     const registered = await fetch(`${server.url}/api/v1/users/self`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
     if (registered.status !== 200 && registered.status !== 201)
@@ -417,6 +530,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       },
       options: {
         results: o.results,
+        shape: o.shape,
         seed: o.seed,
         durationSeconds: o.duration,
         warmupSeconds: o.warmup,
@@ -426,7 +540,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         quietWaitSeconds: o.quietWait,
       },
       postgresSettings: POSTGRES_SETTINGS,
-      data: { reused, load },
+      data: { reused, load, shape: o.shape, created },
       server: {
         idleRssMb,
         peakRssMb: server.peakMb(),

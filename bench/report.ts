@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { CpuUsage } from './cpu.ts';
 import type { HttpRunStats } from './http-load.ts';
-import type { LoadReport } from './load.ts';
+import type { CreatedBenchmark, LoadReport } from './load.ts';
+import type { Shape } from './generate.ts';
 import type { SqlRunStats } from './sql-load.ts';
 import type { EveryMetricReport } from './every-metric.ts';
 
@@ -96,6 +97,8 @@ export interface BenchReport {
   machine: { cpus: number; cpuModel: string; memoryGb: number; platform: string; node: string; postgres: string };
   options: {
     results: number;
+    /** Missing in reports made before the origin shape. */
+    shape?: Shape;
     seed: number;
     durationSeconds: number;
     warmupSeconds: number;
@@ -105,7 +108,7 @@ export interface BenchReport {
     quietWaitSeconds: number;
   };
   postgresSettings: Record<string, string>;
-  data: { reused: boolean; load: LoadReport };
+  data: { reused: boolean; load: LoadReport; shape?: Shape; created?: CreatedBenchmark[] };
   server: { idleRssMb: number; peakRssMb: number; finalRssMb: number; heapUsedMb: number; nodeArgs?: string[] };
   scenarios: ScenarioReport[];
   targets: TargetResult[];
@@ -266,6 +269,19 @@ export function markdownSection(report: BenchReport): string {
       `generate + load ${fmt(l.seconds.generateAndCopy, 1)} s, indexes ${fmt(l.seconds.indexes, 1)} s, VACUUM ANALYZE ${fmt(l.seconds.vacuumAnalyze, 1)} s, ` +
       `total ${fmt(l.seconds.total, 1)} s (${fmt(l.loaded.result / Math.max(0.001, l.seconds.total))} results/s).`,
     `- **Server memory** (RSS of the server process${report.server.nodeArgs?.length ? `, run with \`${report.server.nodeArgs.join(' ')}\`` : ''}): idle ${fmt(report.server.idleRssMb, 1)} MB, peak ${fmt(report.server.peakRssMb, 1)} MB.`,
+  );
+  if (report.data.created?.length)
+    lines.push(
+      `- **Created through the API** (shape ${report.options.shape}), their results loaded with COPY: ` +
+        report.data.created
+          .map(
+            (c) =>
+              `${c.key} by ${c.createdBy === 'user' ? 'a user, approved by an administrator' : 'an administrator'} (${c.metricIndexes} metric indexes built by the server right after)`,
+          )
+          .join('; ') +
+        '.',
+    );
+  lines.push(
     '',
     '| # | Scenario | Conn. | API 2xx/s | p50 ms | p95 ms | p99 ms | Errors / non-2xx | SQL tx/s | SQL p50 / p99 ms | API / SQL | Server peak RSS MB |',
     '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',

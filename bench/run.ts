@@ -3,6 +3,8 @@
  * (compare and export, 8 to 10).
  *
  *   --results <n>        results to generate and load (default 1000000)
+ *   --shape <shape>      default: 20 benchmarks of every kind; origin: 4 benchmarks of c-ray's documents, a quarter each,
+ *                        one created through the API by a user, one by an administrator
  *   --duration <s>       seconds per measured run (default 10, 2 below 100,000 results; at least 0.1)
  *   --warmup <s>         seconds of API warm-up per scenario (default 2, 1 below 100,000 results)
  *   --connections <list> concurrent connections, e.g. 1,8,32 (default)
@@ -46,6 +48,12 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
       case '--results':
         out.results = Math.floor(number(value(), flag, 100));
         break;
+      case '--shape': {
+        const v = value();
+        if (v !== 'default' && v !== 'origin') throw new Error(`--shape is default or origin, not '${v}'`);
+        out.shape = v;
+        break;
+      }
       case '--duration':
         out.duration = number(value(), flag, 0.1);
         break;
@@ -99,7 +107,7 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
         break;
       case '--help':
       case '-h':
-        console.log(`usage: npm run bench -- [--results n] [--duration s] [--warmup s] [--connections 1,8,32] [--scenarios 1,2,3,4,5,6,7 (up to 17)]
+        console.log(`usage: npm run bench -- [--results n] [--shape default|origin] [--duration s] [--warmup s] [--connections 1,8,32] [--scenarios 1,2,3,4,5,6,7 (up to 17)]
                        [--baseline auto|pgbench|node] [--seed n] [--data-dir dir] [--keep] [--out dir] [--no-docs]
 defaults: ${BENCH_DEFAULTS.results} results, ${BENCH_DEFAULTS.duration} s per run (${SMALL_DEFAULTS.duration} s below ${SMALL_RESULTS} results), connections ${BENCH_DEFAULTS.connections.join(',')}`);
         process.exit(0);
