@@ -35,7 +35,14 @@ import {
 import { buildCompareScenarios, typicalBenchmarks } from './compare-scenarios.ts';
 import { measureExport } from './export-run.ts';
 import { buildScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
-import { buildMetricScenarios, MEASURED_ONCE } from './metric-scenarios.ts';
+import {
+  buildMetricScenarios,
+  buildShapeScenarios,
+  MEASURED_ONCE,
+  SHAPE_SCENARIOS,
+  shapeBenchmark,
+  shapeInputs,
+} from './metric-scenarios.ts';
 import { measureCompareAfterWrite, measureSeries, metricTableSize } from './metric-runs.ts';
 import { measureChanges, measureCompareBaseline } from './changes-runs.ts';
 import { judgeEveryMetric, type EveryMetricReport } from './every-metric.ts';
@@ -381,9 +388,22 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       identity: { iss: issuer.issuer, sub: INGEST_SUB },
       variants: o.variants,
       visible: await countVisible(client, { total: 0, byBenchmark: new Map() }),
+      shape: o.scenarios.some((id) => SHAPE_SCENARIOS.includes(id)) ? await shapeInputs(client, shapeBenchmark(catalogue)) : undefined,
     };
-    const all = [...buildScenarios(inputs), ...buildCompareScenarios(inputs), ...buildMetricScenarios(inputs)];
-    const scenarios = all.filter((s) => o.scenarios.includes(s.id));
+    for (const c of inputs.shape?.cuts ?? [])
+      log(
+        `${c.path} >= ${c.threshold}: ${c.passing.toLocaleString('en-US')} of ${c.total.toLocaleString('en-US')} results pass (${(100 * (c.passing / c.total)).toFixed(2)} %, target ${c.target * 100} %)`,
+      );
+    const all = [
+      ...buildScenarios(inputs),
+      ...buildCompareScenarios(inputs),
+      ...buildMetricScenarios(inputs),
+      ...buildShapeScenarios(inputs),
+    ];
+    // A scenario divided by another (its benchmark's plain list) brings it along.
+    const wanted = new Set(o.scenarios);
+    for (const s of all) if (wanted.has(s.id) && s.reference) wanted.add(s.reference);
+    const scenarios = all.filter((s) => wanted.has(s.id));
 
     // ---------------------------------------------------------------- capture and EXPLAIN
     const captured = new Map<number, CapturedRequest[]>();
@@ -449,11 +469,15 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         const sqlCpu = sqlMeter.stop();
         // Throughput counts successful answers only: a fast 503 is not a served request.
         const apiRate = api.okPerSecond;
+        const reference = scenario.reference ? reports.get(scenario.reference)?.runs.find((r) => r.connections === connections) : undefined;
         const run: RunReport = {
           connections,
           api,
           sql,
           ratio: sql.tps > 0 ? Math.round((apiRate / sql.tps) * 1000) / 1000 : null,
+          ...(reference
+            ? { vsReference: reference.api.okPerSecond > 0 ? Math.round((apiRate / reference.api.okPerSecond) * 1000) / 1000 : null }
+            : {}),
           serverPeakRssMb: memory.peakMb,
           apiCpu,
           sqlCpu,
@@ -465,7 +489,11 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         log(
           `scenario ${scenario.id} @${connections}: API ${apiRate.toFixed(1)} 2xx/s${scenario.resultsPerRequest > 1 ? ` (${Math.round(apiRate * scenario.resultsPerRequest)} results/s)` : ''} p50 ${api.latencyMs.p50} p95 ${api.latencyMs.p95} p99 ${api.latencyMs.p99} ms, ` +
             `errors ${api.errors + api.timeouts}, non-2xx ${api.non2xx} (503 ${api.statusCodes['503'] ?? 0}, 429 ${api.statusCodes['429'] ?? 0}); SQL ${sql.tps}/s p99 ${sql.latencyMs.p99} ms${sql.errors ? ` (${sql.errors} errors: ${sql.firstError})` : ''}; ` +
-            `ratio ${run.ratio === null ? '–' : `${Math.round(run.ratio * 100)}%`}; RSS peak ${memory.peakMb} MB` +
+            `ratio ${run.ratio === null ? '–' : `${Math.round(run.ratio * 100)}%`}` +
+            (run.vsReference !== undefined
+              ? `, vs #${scenario.reference} ${run.vsReference === null ? '–' : `${Math.round(run.vsReference * 100)}%`}`
+              : '') +
+            `; RSS peak ${memory.peakMb} MB` +
             (apiCpu
               ? `; CPU ms/request server ${(apiCpu.serverMs / Math.max(1, api.responses)).toFixed(2)} PostgreSQL ${(apiCpu.postgresMs / Math.max(1, api.responses)).toFixed(2)} client ${(apiCpu.clientMs / Math.max(1, api.responses)).toFixed(2)}, other load ${apiCpu.otherPercent}%/${sqlCpu?.otherPercent}%`
               : ''),
@@ -617,6 +645,8 @@ async function explainScenario(client: pg.Client, scenario: Scenario, requests: 
     variants: scenario.variants.length,
     statementsPerRequest: requests[0]?.statements.length ?? 0,
     baselineMethod: scenario.baselineMethod,
+    ...(scenario.reference ? { reference: scenario.reference } : {}),
+    ...(scenario.selectivity ? { selectivity: scenario.selectivity } : {}),
     explainFile: relative(ROOT, file),
     statements: first ?? [],
     captureProblems: requests.filter((r) => r.problem).map((r) => r.problem!),

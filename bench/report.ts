@@ -10,6 +10,7 @@ import type { HttpRunStats } from './http-load.ts';
 import type { CreatedBenchmark, LoadReport } from './load.ts';
 import type { Shape } from './generate.ts';
 import type { SqlRunStats } from './sql-load.ts';
+import type { Selectivity } from './scenarios.ts';
 import type { EveryMetricReport } from './every-metric.ts';
 
 /** The measured export of an export scenario (bench/export-run.ts). */
@@ -43,6 +44,8 @@ export interface RunReport {
   sql: SqlRunStats | null;
   /** Successful (2xx) API requests per second over SQL transactions per second. */
   ratio: number | null;
+  /** The same over the 2xx/s of the scenario's reference (its benchmark's plain list) at the same connections, when it has one. */
+  vsReference?: number | null;
   serverPeakRssMb: number;
   /** CPU by process group during the API run and the SQL run (null without /proc). */
   apiCpu: CpuUsage | null;
@@ -76,6 +79,9 @@ export interface ScenarioReport {
   variants: number;
   statementsPerRequest: number;
   baselineMethod: string;
+  /** The scenario `vsReference` divides by. */
+  reference?: number;
+  selectivity?: Selectivity;
   explainFile: string;
   /** The statements of the first request variant, as explained. */
   statements: StatementSummary[];
@@ -254,6 +260,8 @@ function exportTable(report: BenchReport): string[] {
   return lines;
 }
 
+const percentOf = (ratio: number | null | undefined) => (ratio == null ? '–' : `${fmt(ratio * 100)}%`);
+
 export function markdownSection(report: BenchReport): string {
   const l = report.data.load;
   const lines: string[] = [];
@@ -283,8 +291,8 @@ export function markdownSection(report: BenchReport): string {
     );
   lines.push(
     '',
-    '| # | Scenario | Conn. | API 2xx/s | p50 ms | p95 ms | p99 ms | Errors / non-2xx | SQL tx/s | SQL p50 / p99 ms | API / SQL | Server peak RSS MB |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    '| # | Scenario | Conn. | API 2xx/s | p50 ms | p95 ms | p99 ms | Errors / non-2xx | SQL tx/s | SQL p50 / p99 ms | API / SQL | API / list | Server peak RSS MB |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   );
   for (const s of report.scenarios) {
     for (const r of s.runs.filter((x) => !x.export)) {
@@ -292,8 +300,8 @@ export function markdownSection(report: BenchReport): string {
       lines.push(
         `| ${s.id} | ${s.title} | ${r.connections} | ${fmt(a.okPerSecond, 1)}${perRequest(s) > 1 ? ` (${fmt(resultsPerSecond(s, r))} results/s)` : ''}${r.seconds !== report.options.durationSeconds ? ` (${r.seconds} s run)` : ''} | ` +
           `${fmt(a.latencyMs.p50, 1)} | ${fmt(a.latencyMs.p95, 1)} | ${fmt(a.latencyMs.p99, 1)}${a.latencyMs.count < 100 ? ` (${a.latencyMs.count} answers)` : ''} | ` +
-          `${a.errors + a.timeouts} / ${a.non2xx} | ${r.sql ? fmt(r.sql.tps, 1) : '–'} | ${r.sql ? `${fmt(r.sql.latencyMs.p50, 1)} / ${fmt(r.sql.latencyMs.p99, 1)}` : '–'} | ` +
-          `${r.ratio === null ? '–' : `${fmt(r.ratio * 100)}%`} | ${fmt(r.serverPeakRssMb, 1)} |`,
+          `${a.errors + a.timeouts} / ${a.non2xx}${a.statusCodes['503'] ? ` (503: ${fmt(a.statusCodes['503'])})` : ''} | ${r.sql ? fmt(r.sql.tps, 1) : '–'} | ${r.sql ? `${fmt(r.sql.latencyMs.p50, 1)} / ${fmt(r.sql.latencyMs.p99, 1)}` : '–'} | ` +
+          `${percentOf(r.ratio)} | ${r.vsReference === undefined ? '–' : `${percentOf(r.vsReference)} of #${s.reference}`} | ${fmt(r.serverPeakRssMb, 1)} |`,
       );
     }
   }
