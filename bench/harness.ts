@@ -44,7 +44,7 @@ import {
   shapeInputs,
 } from './metric-scenarios.ts';
 import { measureCompareAfterWrite, measureSeries, metricTableSize } from './metric-runs.ts';
-import { measureChanges, measureCompareBaseline } from './changes-runs.ts';
+import { measureChanges, measureCompareBaseline, measureHealth } from './changes-runs.ts';
 import { judgeEveryMetric, type EveryMetricReport } from './every-metric.ts';
 import { serverNodeArgs, startServerProcess, type ServerProcess } from './server-process.ts';
 import type { RawConfig } from '../packages/server/src/config.ts';
@@ -509,6 +509,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       series: null as EveryMetricReport['series'],
       changes: null as EveryMetricReport['changes'],
       compareBaseline: null as EveryMetricReport['compareBaseline'],
+      health: null as EveryMetricReport['health'],
     };
     const visible = async () => (await countVisible(client!, inputs.visible)).byBenchmark;
     const compareInput = async (concurrency: number) => ({
@@ -536,6 +537,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         const input = await compareInput(1);
         once.compareBaseline = await measureCompareBaseline({ ...input, rounds });
       }
+      if (id === 27) once.health = await measureHealth({ server, client, benchmark: shapeBenchmark(catalogue), seconds: o.duration, log });
     }
 
     // Requests autocannon abandoned at the end of the last run finish before the server stops.

@@ -6,11 +6,11 @@
  * comparison after a write; 14, 8 identical comparisons at once after a write; 15, a time series
  * read in SQL. The bytes per result of the metric values table are reported with the data.
  *
- * The users' shape (18 to 26, on one benchmark, a quarter of the results with `--shape origin`):
+ * The users' shape (18 to 27, on one benchmark, a quarter of the results with `--shape origin`):
  * 18, its plain list, which 19 to 26 are divided by; 19 to 24, `<path> >= X&sort_by=-json.result.score`
  * with X taken from the loaded data so that 1 %, 75 % and 100 % of its results pass, on a suggested
  * path (19 to 21) and on an unsuggested one (22 to 24); 25, one of its results by id; 26, the
- * benchmarks list.
+ * benchmarks list; 27 (bench/changes-runs.ts), /health while changes and comparisons are computed.
  */
 import type pg from 'pg';
 import { pathQuantile, valueAt, type BenchmarkRow, type Catalogue } from './generate.ts';
@@ -42,16 +42,17 @@ export const MEASURED_ONCE: Record<number, string> = {
   15: 'series-sql',
   16: 'changes',
   17: 'compare-baseline',
+  27: 'health-under-load',
 };
 
 /** The scenarios of the users' shape, and the one they are divided by. */
-export const SHAPE_SCENARIOS = [18, 19, 20, 21, 22, 23, 24, 25, 26];
+export const SHAPE_SCENARIOS = [18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
 const SHAPE_LIST = 18;
 /** The shares of the benchmark's results that the filters of 19 to 24 aim to keep. */
 export const SELECTIVITY_TARGETS = [0.01, 0.75, 1];
 export const SHAPE_SORT = 'result.score';
 
-/** The benchmark of scenarios 18 to 26: the one a user created through the API, else the first. */
+/** The benchmark of scenarios 18 to 27: the one a user created through the API, else the first. */
 export function shapeBenchmark(catalogue: Catalogue): BenchmarkRow {
   return catalogue.benchmarks.find((b) => b.createdBy === 'user') ?? catalogue.benchmarks[0]!;
 }
@@ -159,7 +160,7 @@ export function buildMetricScenarios(input: ScenarioInputs): Scenario[] {
 
 const percent = (share: number) => `${(100 * share).toFixed(share < 0.1 ? 2 : 1)} %`;
 
-/** Scenarios 18 to 26, on `input.shape`'s benchmark. */
+/** Scenarios 18 to 26 (27 is measured once), on `input.shape`'s benchmark. */
 export function buildShapeScenarios(input: ScenarioInputs): Scenario[] {
   if (!input.shape) return [];
   const { benchmark: b, cuts, resultIds } = input.shape;

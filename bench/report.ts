@@ -262,6 +262,24 @@ function exportTable(report: BenchReport): string[] {
 
 const percentOf = (ratio: number | null | undefined) => (ratio == null ? '–' : `${fmt(ratio * 100)}%`);
 
+/** Scenario 27: /health alone and while changes and comparisons are computed. */
+function healthTable(report: BenchReport): string[] {
+  const h = report.everyMetric?.health;
+  if (!h) return [];
+  const times = (m: { p50: number; p95: number; p99: number; max: number; count: number }) =>
+    `${fmt(m.p50, 1)} | ${fmt(m.p95, 1)} | ${fmt(m.p99, 1)} | ${fmt(m.max, 1)} | ${fmt(m.count)}`;
+  return [
+    '',
+    `**/health under load** (scenario 27, ${h.benchmark}: \`GET /health\` every 10 ms for ${h.seconds} s alone, then for ${h.seconds} s while the loops below run; statuses of /health ${JSON.stringify(h.healthStatuses)})`,
+    '',
+    '| Requests | p50 ms | p95 ms | p99 ms | max ms | answers | statuses |',
+    '|---|--:|--:|--:|--:|--:|---|',
+    `| /health alone | ${times(h.idleMs)} | |`,
+    `| /health under load | ${times(h.loadedMs)} | |`,
+    ...h.loops.map((l) => `| ${l.loops} loops of \`${l.request.split('?')[0]}\` | ${times(l.ms)} | ${JSON.stringify(l.statuses)} |`),
+  ];
+}
+
 export function markdownSection(report: BenchReport): string {
   const l = report.data.load;
   const lines: string[] = [];
@@ -326,7 +344,7 @@ export function markdownSection(report: BenchReport): string {
       }
     }
   }
-  lines.push(...exportTable(report));
+  lines.push(...exportTable(report), ...healthTable(report));
   lines.push('', '**Targets**', '', '| Target | Status | Measured |', '|---|---|---|');
   for (const t of report.targets) lines.push(`| ${t.target} | **${t.status}** | ${t.detail} |`);
   lines.push(

@@ -8,9 +8,9 @@
  *   --duration <s>       seconds per measured run (default 10, 2 below 100,000 results; at least 0.1)
  *   --warmup <s>         seconds of API warm-up per scenario (default 2, 1 below 100,000 results)
  *   --connections <list> concurrent connections, e.g. 1,8,32 (default)
- *   --scenarios <list>   which scenarios, 1 to 26, e.g. 1,2,4 or 18-26 (default 1-7); 8 to 10: compare and export; 11 to 15:
- *                        "Every metric fast"; 16: changes over time, 17: compare against a baseline; 18 to 26: the users' shape
- *                        (one benchmark's list, filtered sorts at 1/75/100 %, a result, the benchmarks list)
+ *   --scenarios <list>   which scenarios, 1 to 27, e.g. 1,2,4 or 18-27 (default 1-7); 8 to 10: compare and export; 11 to 15:
+ *                        "Every metric fast"; 16: changes over time, 17: compare against a baseline; 18 to 27: the users' shape
+ *                        (one benchmark's list, filtered sorts at 1/75/100 %, a result, the benchmarks list, /health under load)
  *   --baseline <tool>    auto (pgbench when installed), pgbench or node
  *   --seed <n>           generator seed
  *   --quiet-wait <s>     before each run, wait up to s seconds for other programs to leave the CPU (default 60, 0 below 100,000 results)
@@ -65,15 +65,15 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
         out.connections = list(value() ?? '', flag);
         break;
       case '--scenarios': {
-        // Ranges too: 1-7,18-26.
+        // Ranges too: 1-7,18-27.
         const s = (value() ?? '').split(',').flatMap((part) => {
           const [from, to] = part.split('-').map((x) => x.trim());
           return to === undefined
             ? list(from!, flag)
             : Array.from({ length: Math.max(0, Number(to) - Number(from) + 1) }, (_, k) => Number(from) + k);
         });
-        if (!s.length || s.some((n) => !Number.isInteger(n) || n < 1 || n > 26))
-          throw new Error('--scenarios are numbered 1 to 26, e.g. 1,2,4 or 18-26');
+        if (!s.length || s.some((n) => !Number.isInteger(n) || n < 1 || n > 27))
+          throw new Error('--scenarios are numbered 1 to 27, e.g. 1,2,4 or 18-27');
         out.scenarios = s;
         break;
       }
@@ -115,7 +115,7 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
         break;
       case '--help':
       case '-h':
-        console.log(`usage: npm run bench -- [--results n] [--shape default|origin] [--duration s] [--warmup s] [--connections 1,8,32] [--scenarios 1-7 (up to 26)]
+        console.log(`usage: npm run bench -- [--results n] [--shape default|origin] [--duration s] [--warmup s] [--connections 1,8,32] [--scenarios 1-7 (up to 27)]
                        [--baseline auto|pgbench|node] [--seed n] [--data-dir dir] [--keep] [--out dir] [--no-docs]
 defaults: ${BENCH_DEFAULTS.results} results, ${BENCH_DEFAULTS.duration} s per run (${SMALL_DEFAULTS.duration} s below ${SMALL_RESULTS} results), connections ${BENCH_DEFAULTS.connections.join(',')}`);
         process.exit(0);
