@@ -959,6 +959,17 @@ export const BENCHMARKS: BenchmarkDef[] = [
   },
 ];
 
+/**
+ * The origin service's shape (`--shape origin`): four benchmarks of c-ray's documents, each with a
+ * quarter of the results. `machine.cpu.count` and `result.score` are suggested to users;
+ * `machine.memory.available_mb` and `result.threads` are numbers the schema describes, unsuggested.
+ */
+export const ORIGIN_BENCHMARKS: BenchmarkDef[] = ['1.2', '1.3', '1.4', '1.5'].map((tag) => ({
+  ...BENCHMARKS[0]!,
+  tag,
+  key: `c-ray-${tag}`,
+}));
+
 /** The result document of one run of `def` on a machine of `ctx.flavor`. */
 export function resultDocument(def: BenchmarkDef, ctx: ResultContext): Record<string, unknown> {
   const result = def.result(ctx);

@@ -22,7 +22,7 @@ import { createLogger } from '../packages/server/src/core/logger.ts';
 import { MetricValues } from '../packages/server/src/services/results/metric-values.ts';
 import { executableSql, statementRole } from './capture.ts';
 import { seedSyntheticResults } from './database.ts';
-import type { Catalogue, GenerateOptions } from './generate.ts';
+import type { BenchmarkRow, Catalogue, GenerateOptions } from './generate.ts';
 import { benchmarkWriter, comparedBenchmark } from './metric-runs.ts';
 import { API, query } from './scenarios.ts';
 import type { ServerProcess } from './server-process.ts';
@@ -228,23 +228,127 @@ export async function measureChanges(input: RoundsInput & { url: string; token: 
   }
 }
 
+/** The baseline of a comparison: the flavor with the most visible results of a number at the benchmark's metric. */
+async function largestFlavor(client: pg.Client, benchmark: BenchmarkRow): Promise<string> {
+  const { rows } = await client.query<{ flavor_id: string }>(
+    "select flavor_id::text from result where benchmark_id = $1 and not hidden and jsonb_typeof(json #> $2::text[]) = 'number' " +
+      'group by flavor_id order by count(*) desc, flavor_id limit 1',
+    [benchmark.id, benchmark.def.metric.split('.')],
+  );
+  if (!rows[0]) throw new Error(`${benchmark.def.key} has no result with a number at ${benchmark.def.metric}`);
+  return rows[0].flavor_id;
+}
+
+export interface HealthUnderLoadReport {
+  benchmark: string;
+  seconds: number;
+  /** GET /health every 10 ms, alone and then while the loops run (ms). */
+  idleMs: LatencySummary;
+  loadedMs: LatencySummary;
+  healthStatuses: Record<string, number>;
+  loops: { request: string; loops: number; answers: number; statuses: Record<string, number>; ms: LatencySummary }[];
+}
+
+/** Loops of each computation that run at once while /health is probed. */
+const HEALTH_LOOPS = 2;
+
+/**
+ * Scenario 27: how long GET /health takes while changes over time and comparisons are computed on
+ * the benchmark: probed every 10 ms for `seconds` alone, then for `seconds` while HEALTH_LOOPS loops
+ * of `GET /results:changes` (a `max_pvalue` of its own each request) and as many of
+ * `GET /results:compare?baseline=…` (a `confidence` of its own) send one request after another, so
+ * that nothing is answered from memory. Every status is counted; a probe's time counts whatever
+ * its status.
+ */
+export async function measureHealth(input: {
+  server: ServerProcess;
+  client: pg.Client;
+  benchmark: BenchmarkRow;
+  seconds: number;
+  log: (message: string) => void;
+}): Promise<HealthUnderLoadReport> {
+  const { server, benchmark } = input;
+  const metric = `json.${benchmark.def.metric}`;
+  const baseline = await largestFlavor(input.client, benchmark);
+  const requests = [
+    (i: number) =>
+      `${API}/results:changes?${query([
+        ['benchmark_id', benchmark.id],
+        ['metric', metric],
+        ['max_pvalue', String(0.001 - i * 1e-9)],
+      ])}`,
+    (i: number) =>
+      `${API}/results:compare?${query([
+        ['benchmark_id', benchmark.id],
+        ['metric', metric],
+        ['baseline', baseline],
+        ['confidence', String(0.95 - i * 1e-6)],
+      ])}`,
+  ];
+  const timed = async (path: string, statuses: Record<string, number>): Promise<number> => {
+    const started = performance.now();
+    const res = await fetch(`${server.url}${path}`, { headers: { accept: 'application/json' } });
+    await res.arrayBuffer();
+    statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+    return performance.now() - started;
+  };
+  const healthStatuses: Record<string, number> = {};
+  const probe = async (): Promise<number[]> => {
+    const times: number[] = [];
+    for (const end = performance.now() + input.seconds * 1000; performance.now() < end; ) {
+      const ms = await timed(`${API}/health`, healthStatuses);
+      times.push(ms);
+      await new Promise((r) => setTimeout(r, Math.max(0, 10 - ms)));
+    }
+    return times;
+  };
+  const idle = await probe();
+  let stop = false;
+  let counter = 0;
+  const loops = requests.map((request) => {
+    const statuses: Record<string, number> = {};
+    const times: number[] = [];
+    const running = Array.from({ length: HEALTH_LOOPS }, async () => {
+      while (!stop) times.push(await timed(request(counter++), statuses));
+    });
+    return { request: request(0), statuses, times, running };
+  });
+  const loaded = await probe();
+  stop = true;
+  await Promise.all(loops.flatMap((l) => l.running));
+  const report: HealthUnderLoadReport = {
+    benchmark: benchmark.def.key,
+    seconds: input.seconds,
+    idleMs: summarize(idle),
+    loadedMs: summarize(loaded),
+    healthStatuses,
+    loops: loops.map((l) => ({
+      request: `GET ${l.request}`,
+      loops: HEALTH_LOOPS,
+      answers: l.times.length,
+      statuses: l.statuses,
+      ms: summarize(l.times),
+    })),
+  };
+  const line = (m: LatencySummary) => `p50 ${m.p50} p95 ${m.p95} p99 ${m.p99} max ${m.max} ms`;
+  input.log(
+    `health: alone ${line(report.idleMs)}; under load ${line(report.loadedMs)} (statuses ${JSON.stringify(healthStatuses)}); ` +
+      report.loops
+        .map((l) => `${l.request.split('?')[0]} ×${l.loops}: ${l.answers} answers ${JSON.stringify(l.statuses)}, p50 ${l.ms.p50} ms`)
+        .join('; '),
+  );
+  return report;
+}
+
 export async function measureCompareBaseline(
   input: RoundsInput & { catalogue: Catalogue; options: GenerateOptions; token: string; visible: number },
 ): Promise<ColdRememberedReport> {
   const { server, client, log } = input;
   const benchmark = comparedBenchmark(input.catalogue);
-  // The baseline: the flavor with the most visible results of a number at the metric.
-  const metric = benchmark.def.metric.split('.');
-  const { rows } = await client.query<{ flavor_id: string }>(
-    "select flavor_id::text from result where benchmark_id = $1 and not hidden and jsonb_typeof(json #> $2::text[]) = 'number' " +
-      'group by flavor_id order by count(*) desc, flavor_id limit 1',
-    [benchmark.id, metric],
-  );
-  if (!rows[0]) throw new Error(`${benchmark.def.key} has no result with a number at ${benchmark.def.metric}`);
   const path = `${API}/results:compare?${query([
     ['benchmark_id', benchmark.id],
     ['metric', `json.${benchmark.def.metric}`],
-    ['baseline', rows[0].flavor_id],
+    ['baseline', await largestFlavor(client, benchmark)],
   ])}`;
   const statuses: Record<string, number> = {};
   const get = getter(server, statuses);

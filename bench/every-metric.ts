@@ -7,7 +7,7 @@
  * metric values table) compares two runs, not one.
  */
 import type { CompareAfterWriteReport, MetricTableSize, SeriesReport } from './metric-runs.ts';
-import type { ColdRememberedReport } from './changes-runs.ts';
+import type { ColdRememberedReport, HealthUnderLoadReport } from './changes-runs.ts';
 import type { BenchReport, RunReport, ScenarioReport, TargetResult } from './report.ts';
 
 export interface EveryMetricReport {
@@ -18,6 +18,8 @@ export interface EveryMetricReport {
   /** Scenarios 16 (GET /results:changes) and 17 (GET /results:compare with `baseline`), bench/changes-runs.ts. */
   changes: ColdRememberedReport | null;
   compareBaseline: ColdRememberedReport | null;
+  /** Scenario 27: GET /health while changes and comparisons are computed (bench/changes-runs.ts). */
+  health: HealthUnderLoadReport | null;
   /** The machine's 1-minute load average, sampled every 10 s through the run. */
   loadAverage: { min: number; median: number; max: number; samples: number };
   goals: TargetResult[];

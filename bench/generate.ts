@@ -4,13 +4,29 @@
  * hidden (deleted, or under a claim). The same seed and size always give the same rows.
  *
  * Defaults: 1,000,000 results over 20 benchmarks, 50 sites, 500 flavors, 30 tags, 0-3 tags per result.
+ * The origin shape: the same over 4 benchmarks of c-ray's documents, a quarter of the results each,
+ * the first created through the API by a user (and approved by an administrator), the second by an
+ * administrator.
  */
-import { BENCHMARKS, TAGS, benchmarkSchema, resultDocument, siteSpecs, type BenchmarkDef, type FlavorSpec } from './catalogue.ts';
+import {
+  BENCHMARKS,
+  ORIGIN_BENCHMARKS,
+  TAGS,
+  benchmarkSchema,
+  resultDocument,
+  siteSpecs,
+  type BenchmarkDef,
+  type FlavorSpec,
+} from './catalogue.ts';
 import { Rng, deriveSeed } from './random.ts';
+
+/** `default`: 20 benchmarks of every kind, unequally used; `origin`: ORIGIN_BENCHMARKS, equally used. */
+export type Shape = 'default' | 'origin';
 
 export interface GenerateOptions {
   seed: number;
   results: number;
+  shape: Shape;
   sites: number;
   flavorsPerSite: number;
   tags: number;
@@ -27,6 +43,7 @@ export const GENERATOR_VERSION = 1;
 export const GENERATE_DEFAULTS: GenerateOptions = {
   seed: 20261122,
   results: 1_000_000,
+  shape: 'default',
   sites: 50,
   flavorsPerSite: 10,
   tags: 30,
@@ -55,6 +72,11 @@ interface Reviewed {
 }
 
 export interface BenchmarkRow extends Reviewed {
+  /**
+   * Who creates it through the API before its results are loaded (its id is then the server's):
+   * a user (an administrator approves it) or an administrator. Absent: inserted with SQL.
+   */
+  createdBy?: 'user' | 'admin';
   container_image: string;
   container_tag: string;
   json_schema: Record<string, unknown>;
@@ -124,8 +146,10 @@ export function generateCatalogue(options: GenerateOptions): Catalogue {
     uploader_iss: DATA_ISSUER,
     uploader_sub: CURATOR,
   });
-  const benchmarks: BenchmarkRow[] = BENCHMARKS.map((def, i) => ({
+  const origin = options.shape === 'origin';
+  const benchmarks: BenchmarkRow[] = (origin ? ORIGIN_BENCHMARKS : BENCHMARKS).map((def, i) => ({
     id: rng.uuid(),
+    ...(origin && i < 2 ? { createdBy: i === 0 ? ('user' as const) : ('admin' as const) } : {}),
     container_image: def.image,
     container_tag: def.tag,
     json_schema: benchmarkSchema(def),
@@ -195,7 +219,10 @@ export function* generateResults(catalogue: Catalogue, options: GenerateOptions)
   const span = options.end.getTime() - start;
   const n = options.results;
   for (let i = 0; i < n; i++) {
-    const benchmark = catalogue.benchmarks[rng.weighted(benchmarkWeights, totalBenchmarkWeight)]!;
+    const benchmark =
+      options.shape === 'origin'
+        ? catalogue.benchmarks[i % catalogue.benchmarks.length]!
+        : catalogue.benchmarks[rng.weighted(benchmarkWeights, totalBenchmarkWeight)]!;
     const gpu = benchmark.def.category === 'gpu';
     const flavor = gpu ? gpuFlavors[rng.weighted(gpuWeights, gpuTotal)]! : cpuFlavors[rng.weighted(cpuWeights, cpuTotal)]!;
     const executed = start + Math.floor(((i + rng.next()) * span) / n);

@@ -13,9 +13,16 @@ import { MetricValues } from '../packages/server/src/services/results/metric-val
 import { coreCount, cpuMeter, waitForQuiet } from './cpu.ts';
 import { captureScenario, explainStatements, explainText, type CapturedRequest } from './capture.ts';
 import { POSTGRES_SETTINGS, startBenchDatabase, type BenchDatabase } from './database.ts';
-import { GENERATE_DEFAULTS, GENERATOR_VERSION, generateCatalogue, type GenerateOptions } from './generate.ts';
+import {
+  GENERATE_DEFAULTS,
+  GENERATOR_VERSION,
+  generateCatalogue,
+  type BenchmarkRow,
+  type GenerateOptions,
+  type Shape,
+} from './generate.ts';
 import { runHttpLoad } from './http-load.ts';
-import { countRows, loadData, type LoadReport } from './load.ts';
+import { countRows, loadData, type CreatedBenchmark, type LoadReport } from './load.ts';
 import {
   judgeTargets,
   markdownSection,
@@ -28,15 +35,25 @@ import {
 import { buildCompareScenarios, typicalBenchmarks } from './compare-scenarios.ts';
 import { measureExport } from './export-run.ts';
 import { buildScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
-import { buildMetricScenarios, MEASURED_ONCE } from './metric-scenarios.ts';
+import {
+  buildMetricScenarios,
+  buildShapeScenarios,
+  MEASURED_ONCE,
+  SHAPE_SCENARIOS,
+  shapeBenchmark,
+  shapeInputs,
+} from './metric-scenarios.ts';
 import { measureCompareAfterWrite, measureSeries, metricTableSize } from './metric-runs.ts';
-import { measureChanges, measureCompareBaseline } from './changes-runs.ts';
+import { measureChanges, measureCompareBaseline, measureHealth } from './changes-runs.ts';
 import { judgeEveryMetric, type EveryMetricReport } from './every-metric.ts';
 import { serverNodeArgs, startServerProcess, type ServerProcess } from './server-process.ts';
+import type { RawConfig } from '../packages/server/src/config.ts';
 import { pgbenchVersion, runSqlLoad, type BaselineTool } from './sql-load.ts';
 
 export interface BenchOptions {
   results: number;
+  /** The data set's shape (bench/generate.ts). */
+  shape: Shape;
   seed: number;
   /** Seconds per measured run. */
   duration: number;
@@ -65,6 +82,7 @@ const ROOT = resolve(new URL('..', import.meta.url).pathname);
 
 export const BENCH_DEFAULTS: BenchOptions = {
   results: GENERATE_DEFAULTS.results,
+  shape: GENERATE_DEFAULTS.shape,
   seed: GENERATE_DEFAULTS.seed,
   duration: 10,
   warmup: 2,
@@ -82,13 +100,94 @@ export const BENCH_DEFAULTS: BenchOptions = {
   log: (m) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`),
 };
 
+/**
+ * Below this many results a run is a development run: shorter runs and warm-ups, runs of slow
+ * requests lengthened twice at most (not 6 times), and no waiting for other programs to leave the
+ * CPU (on a shared machine every wait would run to its limit), so that the default scenarios at
+ * 20,000 results take a few minutes. Options given explicitly win.
+ */
+export const SMALL_RESULTS = 100_000;
+export const SMALL_DEFAULTS: Pick<BenchOptions, 'duration' | 'warmup' | 'quietWait'> = { duration: 2, warmup: 1, quietWait: 0 };
+
 const INGEST_SUB = 'bench-ingest';
+const ADMIN_ENTITLEMENT = 'urn:bench:benchmarks-admins';
 
 interface Manifest {
   generatorVersion: number;
   seed: number;
   results: number;
+  shape?: Shape;
   load: LoadReport;
+  created?: CreatedBenchmark[];
+}
+
+/**
+ * Creates the benchmarks marked `createdBy` through a server of their own, as users do: a user's,
+ * which an administrator then approves, and an administrator's, approved at once; their ids become
+ * the server's. The server is stopped before the results are loaded (with COPY).
+ */
+async function createThroughApi(
+  benchmarks: BenchmarkRow[],
+  config: RawConfig,
+  issuer: RunningIssuer,
+  client: pg.Client,
+  log: (message: string) => void,
+): Promise<CreatedBenchmark[]> {
+  const server = await startServerProcess(config, log);
+  try {
+    const call = async (method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
+      const res = await fetch(`${server.url}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      const text = await res.text();
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 400)}`);
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    };
+    const tokens: Record<'user' | 'admin', string> = { user: '', admin: '' };
+    for (const role of ['user', 'admin'] as const) {
+      const sub = `bench-${role}`;
+      issuer.addAccount({
+        sub,
+        email: `${sub}@bench.example.org`,
+        email_verified: true,
+        entitlements: role === 'admin' ? [ADMIN_ENTITLEMENT] : [],
+      });
+      tokens[role] = await issuer.mintAccessToken({ sub, ttlSeconds: 3600 });
+      await call('POST', '/users/self', tokens[role]);
+    }
+    const created: CreatedBenchmark[] = [];
+    for (const b of benchmarks) {
+      if (!b.createdBy) continue;
+      const fields = {
+        container_image: b.container_image,
+        container_tag: b.container_tag,
+        json_schema: b.json_schema,
+        description: b.description,
+        url: b.url,
+      };
+      const row = (await call('POST', '/benchmarks', tokens[b.createdBy], fields)).body as { id: string; status: string };
+      if (b.createdBy === 'user') await call('POST', `/benchmarks/${row.id}:approve`, tokens.admin);
+      b.id = row.id;
+      // Its metric paths are chosen in the transaction that creates it: ready before any upload.
+      const paths = Number(
+        (
+          await client.query<{ n: string }>(
+            'select count(*) as n from metric_path p join metric_benchmark m using (benchmark_id) where m.complete and p.benchmark_id = $1',
+            [row.id],
+          )
+        ).rows[0]!.n,
+      );
+      created.push({ key: b.def.key, id: row.id, createdBy: b.createdBy, status: row.status, metricPaths: paths });
+      log(
+        `created through the API by ${b.createdBy === 'user' ? 'a user (approved by an administrator)' : 'an administrator'}: ${b.def.key} ${row.id}, ${paths} metric paths at once`,
+      );
+    }
+    return created;
+  } finally {
+    await server.stop();
+  }
 }
 
 function readManifest(path: string): Manifest | null {
@@ -148,14 +247,15 @@ async function sampleResultIds(client: pg.Client, count: number): Promise<string
 }
 
 export async function runBench(input: Partial<BenchOptions> = {}): Promise<BenchReport> {
-  const o: BenchOptions = { ...BENCH_DEFAULTS, ...input };
+  const results = input.results ?? BENCH_DEFAULTS.results;
+  const o: BenchOptions = { ...BENCH_DEFAULTS, ...(results < SMALL_RESULTS ? SMALL_DEFAULTS : {}), ...input };
   const log = o.log;
   const began = Date.now();
   // The machine's 1-minute load average through the run (other engineers' programs share it).
   const loads: number[] = [loadavg()[0]!];
   const loadTimer = setInterval(() => loads.push(loadavg()[0]!), 10_000);
   loadTimer.unref();
-  const generate: GenerateOptions = { ...GENERATE_DEFAULTS, seed: o.seed, results: o.results };
+  const generate: GenerateOptions = { ...GENERATE_DEFAULTS, seed: o.seed, results: o.results, shape: o.shape };
   const catalogue = generateCatalogue(generate);
   const tool: BaselineTool = o.baseline === 'auto' ? (pgbenchVersion() ? 'pgbench' : 'node') : o.baseline;
   if (tool === 'pgbench' && !pgbenchVersion()) throw new Error('--baseline pgbench: pgbench is not installed');
@@ -174,13 +274,35 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     log(`PostgreSQL in ${o.dataDir}`);
     db = await startBenchDatabase(o.dataDir, log);
     client = await db.client();
+    issuer = await startIssuer({ accounts: [{ sub: INGEST_SUB, email: `${INGEST_SUB}@bench.example.org`, email_verified: true }] });
+    // The load comes from one address at up to 32 connections: the per-client limits would refuse
+    // part of it, so they are off here; the admission of expensive lists too (64 places), unless
+    // --default-admission measures it.
+    const serverConfig: RawConfig = {
+      host: '127.0.0.1',
+      port: '0',
+      databaseUrl: db.url,
+      oidcIssuer: issuer.issuer,
+      adminEntitlement: ADMIN_ENTITLEMENT,
+      logLevel: 'warn',
+      rateLimit: '0',
+      readRateLimit: '0',
+      ...(o.defaultAdmission ? {} : { expensiveListConcurrency: '64' }),
+    };
 
     // ---------------------------------------------------------------- data
     const manifestPath = join(o.dataDir, 'bench-manifest.json');
     const manifest = readManifest(manifestPath);
     let load: LoadReport;
     let reused = false;
-    if (manifest && manifest.generatorVersion === GENERATOR_VERSION && manifest.seed === o.seed && manifest.results === o.results) {
+    let created = manifest?.created ?? [];
+    if (
+      manifest &&
+      manifest.generatorVersion === GENERATOR_VERSION &&
+      manifest.seed === o.seed &&
+      manifest.results === o.results &&
+      (manifest.shape ?? 'default') === o.shape
+    ) {
       await removeIngested(client);
       const counts = await countRows(client);
       if (JSON.stringify(counts) === JSON.stringify(manifest.load.loaded)) {
@@ -199,11 +321,19 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       await client!.end();
       await db!.recreate();
       client = await db!.client();
+      created = catalogue.benchmarks.some((b) => b.createdBy)
+        ? await createThroughApi(catalogue.benchmarks, serverConfig, issuer!, client, log)
+        : [];
       const report = await loadData(client, catalogue, generate, o.dataDir, log);
-      writeFileSync(
-        manifestPath,
-        JSON.stringify({ generatorVersion: GENERATOR_VERSION, seed: o.seed, results: o.results, load: report } satisfies Manifest, null, 2),
-      );
+      const saved: Manifest = {
+        generatorVersion: GENERATOR_VERSION,
+        seed: o.seed,
+        results: o.results,
+        shape: o.shape,
+        load: report,
+        created,
+      };
+      writeFileSync(manifestPath, JSON.stringify(saved, null, 2));
       log(`loaded in ${report.seconds.total.toFixed(1)} s (${report.method})`);
       return report;
     }
@@ -212,6 +342,11 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         throw new Error(`loaded ${table}: ${load.loaded[table as keyof typeof load.loaded]} rows, generated ${n}`);
     }
     for (const [check, n] of Object.entries(load.checks)) if (n !== 0) throw new Error(`data check ${check} failed: ${n} rows`);
+    // Reused data: the benchmarks created through the API have the ids the server gave them then.
+    for (const c of created) {
+      const b = catalogue.benchmarks.find((x) => x.def.key === c.key);
+      if (b) b.id = c.id;
+    }
     // The metric values table: the loader skips the server's triggers, so every loaded result is
     // filled in here, as the server would in the background, not under load.
     const metricSeconds = await fillMetricValues(db.url, log);
@@ -224,23 +359,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       );
 
     // ---------------------------------------------------------------- server
-    issuer = await startIssuer({ accounts: [{ sub: INGEST_SUB, email: `${INGEST_SUB}@bench.example.org`, email_verified: true }] });
-    // The load comes from one address at up to 32 connections: the per-client limits would refuse
-    // part of it, so they are off here; the admission of expensive lists too (64 places), unless
-    // --default-admission measures it.
-    server = await startServerProcess(
-      {
-        host: '127.0.0.1',
-        port: '0',
-        databaseUrl: db.url,
-        oidcIssuer: issuer.issuer,
-        logLevel: 'warn',
-        rateLimit: '0',
-        readRateLimit: '0',
-        ...(o.defaultAdmission ? {} : { expensiveListConcurrency: '64' }),
-      },
-      log,
-    );
+    server = await startServerProcess(serverConfig, log);
     const token = await issuer.mintAccessToken({ sub: INGEST_SUB, ttlSeconds: 24 * 3600 });
     const registered = await fetch(`${server.url}/api/v1/users/self`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
     if (registered.status !== 200 && registered.status !== 201)
@@ -256,9 +375,22 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       identity: { iss: issuer.issuer, sub: INGEST_SUB },
       variants: o.variants,
       visible: await countVisible(client, { total: 0, byBenchmark: new Map() }),
+      shape: o.scenarios.some((id) => SHAPE_SCENARIOS.includes(id)) ? await shapeInputs(client, shapeBenchmark(catalogue)) : undefined,
     };
-    const all = [...buildScenarios(inputs), ...buildCompareScenarios(inputs), ...buildMetricScenarios(inputs)];
-    const scenarios = all.filter((s) => o.scenarios.includes(s.id));
+    for (const c of inputs.shape?.cuts ?? [])
+      log(
+        `${c.path} >= ${c.threshold}: ${c.passing.toLocaleString('en-US')} of ${c.total.toLocaleString('en-US')} results pass (${(100 * (c.passing / c.total)).toFixed(2)} %, target ${c.target * 100} %)`,
+      );
+    const all = [
+      ...buildScenarios(inputs),
+      ...buildCompareScenarios(inputs),
+      ...buildMetricScenarios(inputs),
+      ...buildShapeScenarios(inputs),
+    ];
+    // A scenario divided by another (its benchmark's plain list) brings it along.
+    const wanted = new Set(o.scenarios);
+    for (const s of all) if (wanted.has(s.id) && s.reference) wanted.add(s.reference);
+    const scenarios = all.filter((s) => wanted.has(s.id));
 
     // ---------------------------------------------------------------- capture and EXPLAIN
     const captured = new Map<number, CapturedRequest[]>();
@@ -298,10 +430,10 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       }
       const single = median(requests.map((r) => r.ms)) / 1000;
       for (const connections of o.connections) {
-        // A run lasts --duration seconds, longer (at most 6 times) when requests are so slow that
-        // fewer than about 10 per connection would complete.
-        const seconds =
-          Math.round(10 * Math.min(o.duration * 6, Math.max(o.duration, 10 * single * Math.max(1, connections / coreCount)))) / 10;
+        // A run lasts --duration seconds, longer (at most 6 times, twice in a development run) when
+        // requests are so slow that fewer than about 10 per connection would complete.
+        const longest = o.duration * (o.results < SMALL_RESULTS ? 2 : 6);
+        const seconds = Math.round(10 * Math.min(longest, Math.max(o.duration, 10 * single * Math.max(1, connections / coreCount)))) / 10;
         if (seconds !== o.duration)
           log(`scenario ${scenario.id} @${connections}: ${seconds} s runs (one request alone takes ${single.toFixed(2)} s)`);
         // Each run starts from a checkpoint, so that no timed checkpoint's writes fall into it.
@@ -324,11 +456,15 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         const sqlCpu = sqlMeter.stop();
         // Throughput counts successful answers only: a fast 503 is not a served request.
         const apiRate = api.okPerSecond;
+        const reference = scenario.reference ? reports.get(scenario.reference)?.runs.find((r) => r.connections === connections) : undefined;
         const run: RunReport = {
           connections,
           api,
           sql,
           ratio: sql.tps > 0 ? Math.round((apiRate / sql.tps) * 1000) / 1000 : null,
+          ...(reference
+            ? { vsReference: reference.api.okPerSecond > 0 ? Math.round((apiRate / reference.api.okPerSecond) * 1000) / 1000 : null }
+            : {}),
           serverPeakRssMb: memory.peakMb,
           apiCpu,
           sqlCpu,
@@ -340,7 +476,11 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         log(
           `scenario ${scenario.id} @${connections}: API ${apiRate.toFixed(1)} 2xx/s${scenario.resultsPerRequest > 1 ? ` (${Math.round(apiRate * scenario.resultsPerRequest)} results/s)` : ''} p50 ${api.latencyMs.p50} p95 ${api.latencyMs.p95} p99 ${api.latencyMs.p99} ms, ` +
             `errors ${api.errors + api.timeouts}, non-2xx ${api.non2xx} (503 ${api.statusCodes['503'] ?? 0}, 429 ${api.statusCodes['429'] ?? 0}); SQL ${sql.tps}/s p99 ${sql.latencyMs.p99} ms${sql.errors ? ` (${sql.errors} errors: ${sql.firstError})` : ''}; ` +
-            `ratio ${run.ratio === null ? '–' : `${Math.round(run.ratio * 100)}%`}; RSS peak ${memory.peakMb} MB` +
+            `ratio ${run.ratio === null ? '–' : `${Math.round(run.ratio * 100)}%`}` +
+            (run.vsReference !== undefined
+              ? `, vs #${scenario.reference} ${run.vsReference === null ? '–' : `${Math.round(run.vsReference * 100)}%`}`
+              : '') +
+            `; RSS peak ${memory.peakMb} MB` +
             (apiCpu
               ? `; CPU ms/request server ${(apiCpu.serverMs / Math.max(1, api.responses)).toFixed(2)} PostgreSQL ${(apiCpu.postgresMs / Math.max(1, api.responses)).toFixed(2)} client ${(apiCpu.clientMs / Math.max(1, api.responses)).toFixed(2)}, other load ${apiCpu.otherPercent}%/${sqlCpu?.otherPercent}%`
               : ''),
@@ -356,6 +496,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       series: null as EveryMetricReport['series'],
       changes: null as EveryMetricReport['changes'],
       compareBaseline: null as EveryMetricReport['compareBaseline'],
+      health: null as EveryMetricReport['health'],
     };
     const visible = async () => (await countVisible(client!, inputs.visible)).byBenchmark;
     const compareInput = async (concurrency: number) => ({
@@ -383,6 +524,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         const input = await compareInput(1);
         once.compareBaseline = await measureCompareBaseline({ ...input, rounds });
       }
+      if (id === 27) once.health = await measureHealth({ server, client, benchmark: shapeBenchmark(catalogue), seconds: o.duration, log });
     }
 
     // Requests autocannon abandoned at the end of the last run finish before the server stops.
@@ -405,6 +547,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       },
       options: {
         results: o.results,
+        shape: o.shape,
         seed: o.seed,
         durationSeconds: o.duration,
         warmupSeconds: o.warmup,
@@ -414,7 +557,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         quietWaitSeconds: o.quietWait,
       },
       postgresSettings: POSTGRES_SETTINGS,
-      data: { reused, load },
+      data: { reused, load, shape: o.shape, created },
       server: {
         idleRssMb,
         peakRssMb: server.peakMb(),
@@ -491,6 +634,8 @@ async function explainScenario(client: pg.Client, scenario: Scenario, requests: 
     variants: scenario.variants.length,
     statementsPerRequest: requests[0]?.statements.length ?? 0,
     baselineMethod: scenario.baselineMethod,
+    ...(scenario.reference ? { reference: scenario.reference } : {}),
+    ...(scenario.selectivity ? { selectivity: scenario.selectivity } : {}),
     explainFile: relative(ROOT, file),
     statements: first ?? [],
     captureProblems: requests.filter((r) => r.problem).map((r) => r.problem!),
@@ -514,6 +659,10 @@ async function fillMetricValues(url: string, log: (message: string) => void): Pr
   const orm = await connect(url);
   try {
     const values = new MetricValues(createLogger('warn'));
+    // The loader skipped the triggers: no benchmark's values are complete, whatever its creation said.
+    await orm.em
+      .fork()
+      .execute('delete from metric_benchmark where benchmark_id in (select id from benchmark) and not exists (select 1 from metric_value)');
     for (let round = 0; (await incompleteMetricValues(orm.em.fork())) > 0; round++) {
       if (round > 0) await new Promise((r) => setTimeout(r, 1000));
       await values.reconcile(orm.em.fork());

@@ -7,8 +7,10 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { CpuUsage } from './cpu.ts';
 import type { HttpRunStats } from './http-load.ts';
-import type { LoadReport } from './load.ts';
+import type { CreatedBenchmark, LoadReport } from './load.ts';
+import type { Shape } from './generate.ts';
 import type { SqlRunStats } from './sql-load.ts';
+import type { Selectivity } from './scenarios.ts';
 import type { EveryMetricReport } from './every-metric.ts';
 
 /** The measured export of an export scenario (bench/export-run.ts). */
@@ -42,6 +44,8 @@ export interface RunReport {
   sql: SqlRunStats | null;
   /** Successful (2xx) API requests per second over SQL transactions per second. */
   ratio: number | null;
+  /** The same over the 2xx/s of the scenario's reference (its benchmark's plain list) at the same connections, when it has one. */
+  vsReference?: number | null;
   serverPeakRssMb: number;
   /** CPU by process group during the API run and the SQL run (null without /proc). */
   apiCpu: CpuUsage | null;
@@ -75,6 +79,9 @@ export interface ScenarioReport {
   variants: number;
   statementsPerRequest: number;
   baselineMethod: string;
+  /** The scenario `vsReference` divides by. */
+  reference?: number;
+  selectivity?: Selectivity;
   explainFile: string;
   /** The statements of the first request variant, as explained. */
   statements: StatementSummary[];
@@ -96,6 +103,8 @@ export interface BenchReport {
   machine: { cpus: number; cpuModel: string; memoryGb: number; platform: string; node: string; postgres: string };
   options: {
     results: number;
+    /** Missing in reports made before the origin shape. */
+    shape?: Shape;
     seed: number;
     durationSeconds: number;
     warmupSeconds: number;
@@ -105,7 +114,7 @@ export interface BenchReport {
     quietWaitSeconds: number;
   };
   postgresSettings: Record<string, string>;
-  data: { reused: boolean; load: LoadReport };
+  data: { reused: boolean; load: LoadReport; shape?: Shape; created?: CreatedBenchmark[] };
   server: { idleRssMb: number; peakRssMb: number; finalRssMb: number; heapUsedMb: number; nodeArgs?: string[] };
   scenarios: ScenarioReport[];
   targets: TargetResult[];
@@ -251,6 +260,26 @@ function exportTable(report: BenchReport): string[] {
   return lines;
 }
 
+const percentOf = (ratio: number | null | undefined) => (ratio == null ? '–' : `${fmt(ratio * 100)}%`);
+
+/** Scenario 27: /health alone and while changes and comparisons are computed. */
+function healthTable(report: BenchReport): string[] {
+  const h = report.everyMetric?.health;
+  if (!h) return [];
+  const times = (m: { p50: number; p95: number; p99: number; max: number; count: number }) =>
+    `${fmt(m.p50, 1)} | ${fmt(m.p95, 1)} | ${fmt(m.p99, 1)} | ${fmt(m.max, 1)} | ${fmt(m.count)}`;
+  return [
+    '',
+    `**/health under load** (scenario 27, ${h.benchmark}: \`GET /health\` every 10 ms for ${h.seconds} s alone, then for ${h.seconds} s while the loops below run; statuses of /health ${JSON.stringify(h.healthStatuses)})`,
+    '',
+    '| Requests | p50 ms | p95 ms | p99 ms | max ms | answers | statuses |',
+    '|---|--:|--:|--:|--:|--:|---|',
+    `| /health alone | ${times(h.idleMs)} | |`,
+    `| /health under load | ${times(h.loadedMs)} | |`,
+    ...h.loops.map((l) => `| ${l.loops} loops of \`${l.request.split('?')[0]}\` | ${times(l.ms)} | ${JSON.stringify(l.statuses)} |`),
+  ];
+}
+
 export function markdownSection(report: BenchReport): string {
   const l = report.data.load;
   const lines: string[] = [];
@@ -266,9 +295,22 @@ export function markdownSection(report: BenchReport): string {
       `generate + load ${fmt(l.seconds.generateAndCopy, 1)} s, indexes ${fmt(l.seconds.indexes, 1)} s, VACUUM ANALYZE ${fmt(l.seconds.vacuumAnalyze, 1)} s, ` +
       `total ${fmt(l.seconds.total, 1)} s (${fmt(l.loaded.result / Math.max(0.001, l.seconds.total))} results/s).`,
     `- **Server memory** (RSS of the server process${report.server.nodeArgs?.length ? `, run with \`${report.server.nodeArgs.join(' ')}\`` : ''}): idle ${fmt(report.server.idleRssMb, 1)} MB, peak ${fmt(report.server.peakRssMb, 1)} MB.`,
+  );
+  if (report.data.created?.length)
+    lines.push(
+      `- **Created through the API** (shape ${report.options.shape}), their results loaded with COPY: ` +
+        report.data.created
+          .map(
+            (c) =>
+              `${c.key} by ${c.createdBy === 'user' ? 'a user, approved by an administrator' : 'an administrator'} (${c.metricPaths} metric paths ready at once)`,
+          )
+          .join('; ') +
+        '.',
+    );
+  lines.push(
     '',
-    '| # | Scenario | Conn. | API 2xx/s | p50 ms | p95 ms | p99 ms | Errors / non-2xx | SQL tx/s | SQL p50 / p99 ms | API / SQL | Server peak RSS MB |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    '| # | Scenario | Conn. | API 2xx/s | p50 ms | p95 ms | p99 ms | Errors / non-2xx | SQL tx/s | SQL p50 / p99 ms | API / SQL | API / list | Server peak RSS MB |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   );
   for (const s of report.scenarios) {
     for (const r of s.runs.filter((x) => !x.export)) {
@@ -276,8 +318,8 @@ export function markdownSection(report: BenchReport): string {
       lines.push(
         `| ${s.id} | ${s.title} | ${r.connections} | ${fmt(a.okPerSecond, 1)}${perRequest(s) > 1 ? ` (${fmt(resultsPerSecond(s, r))} results/s)` : ''}${r.seconds !== report.options.durationSeconds ? ` (${r.seconds} s run)` : ''} | ` +
           `${fmt(a.latencyMs.p50, 1)} | ${fmt(a.latencyMs.p95, 1)} | ${fmt(a.latencyMs.p99, 1)}${a.latencyMs.count < 100 ? ` (${a.latencyMs.count} answers)` : ''} | ` +
-          `${a.errors + a.timeouts} / ${a.non2xx} | ${r.sql ? fmt(r.sql.tps, 1) : '–'} | ${r.sql ? `${fmt(r.sql.latencyMs.p50, 1)} / ${fmt(r.sql.latencyMs.p99, 1)}` : '–'} | ` +
-          `${r.ratio === null ? '–' : `${fmt(r.ratio * 100)}%`} | ${fmt(r.serverPeakRssMb, 1)} |`,
+          `${a.errors + a.timeouts} / ${a.non2xx}${a.statusCodes['503'] ? ` (503: ${fmt(a.statusCodes['503'])})` : ''} | ${r.sql ? fmt(r.sql.tps, 1) : '–'} | ${r.sql ? `${fmt(r.sql.latencyMs.p50, 1)} / ${fmt(r.sql.latencyMs.p99, 1)}` : '–'} | ` +
+          `${percentOf(r.ratio)} | ${r.vsReference === undefined ? '–' : `${percentOf(r.vsReference)} of #${s.reference}`} | ${fmt(r.serverPeakRssMb, 1)} |`,
       );
     }
   }
@@ -302,7 +344,7 @@ export function markdownSection(report: BenchReport): string {
       }
     }
   }
-  lines.push(...exportTable(report));
+  lines.push(...exportTable(report), ...healthTable(report));
   lines.push('', '**Targets**', '', '| Target | Status | Measured |', '|---|---|---|');
   for (const t of report.targets) lines.push(`| ${t.target} | **${t.status}** | ${t.detail} |`);
   lines.push(

@@ -3,14 +3,17 @@
  * (compare and export, 8 to 10).
  *
  *   --results <n>        results to generate and load (default 1000000)
- *   --duration <s>       seconds per measured run (default 10; at least 0.1)
- *   --warmup <s>         seconds of API warm-up per scenario (default 2)
+ *   --shape <shape>      default: 20 benchmarks of every kind; origin: 4 benchmarks of c-ray's documents, a quarter each,
+ *                        one created through the API by a user, one by an administrator
+ *   --duration <s>       seconds per measured run (default 10, 2 below 100,000 results; at least 0.1)
+ *   --warmup <s>         seconds of API warm-up per scenario (default 2, 1 below 100,000 results)
  *   --connections <list> concurrent connections, e.g. 1,8,32 (default)
- *   --scenarios <list>   which scenarios, 1 to 17, e.g. 1,2,4 or 8,9,10 (default 1,2,3,4,5,6,7); 11 to 15: "Every metric fast";
- *                        16: changes over time, 17: compare against a baseline
+ *   --scenarios <list>   which scenarios, 1 to 27, e.g. 1,2,4 or 18-27 (default 1-7); 8 to 10: compare and export; 11 to 15:
+ *                        "Every metric fast"; 16: changes over time, 17: compare against a baseline; 18 to 27: the users' shape
+ *                        (one benchmark's list, filtered sorts at 1/75/100 %, a result, the benchmarks list, /health under load)
  *   --baseline <tool>    auto (pgbench when installed), pgbench or node
  *   --seed <n>           generator seed
- *   --quiet-wait <s>     before each run, wait up to s seconds for other programs to leave the CPU (default 60)
+ *   --quiet-wait <s>     before each run, wait up to s seconds for other programs to leave the CPU (default 60, 0 below 100,000 results)
  *   --data-dir <dir>     where the embedded PostgreSQL and its data live (default bench/results/data)
  *   --keep               keep the data directory: the next run with the same --results reuses the data
  *   --out <dir>          where latest.json and explain/ go (default bench/results)
@@ -22,7 +25,7 @@
 import { resolve } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BENCH_DEFAULTS, runBench, type BenchOptions } from './harness.ts';
+import { BENCH_DEFAULTS, runBench, SMALL_DEFAULTS, SMALL_RESULTS, type BenchOptions } from './harness.ts';
 import { markdownSection, rederive, writeJson, writeMarkdown, type BenchReport } from './report.ts';
 
 function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean } {
@@ -46,6 +49,12 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
       case '--results':
         out.results = Math.floor(number(value(), flag, 100));
         break;
+      case '--shape': {
+        const v = value();
+        if (v !== 'default' && v !== 'origin') throw new Error(`--shape is default or origin, not '${v}'`);
+        out.shape = v;
+        break;
+      }
       case '--duration':
         out.duration = number(value(), flag, 0.1);
         break;
@@ -56,8 +65,15 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
         out.connections = list(value() ?? '', flag);
         break;
       case '--scenarios': {
-        const s = list(value() ?? '', flag);
-        if (s.some((n) => n > 17)) throw new Error('--scenarios are numbered 1 to 17');
+        // Ranges too: 1-7,18-27.
+        const s = (value() ?? '').split(',').flatMap((part) => {
+          const [from, to] = part.split('-').map((x) => x.trim());
+          return to === undefined
+            ? list(from!, flag)
+            : Array.from({ length: Math.max(0, Number(to) - Number(from) + 1) }, (_, k) => Number(from) + k);
+        });
+        if (!s.length || s.some((n) => !Number.isInteger(n) || n < 1 || n > 27))
+          throw new Error('--scenarios are numbered 1 to 27, e.g. 1,2,4 or 18-27');
         out.scenarios = s;
         break;
       }
@@ -99,9 +115,9 @@ function parseArgs(argv: string[]): Partial<BenchOptions> & { render?: boolean }
         break;
       case '--help':
       case '-h':
-        console.log(`usage: npm run bench -- [--results n] [--duration s] [--warmup s] [--connections 1,8,32] [--scenarios 1,2,3,4,5,6,7 (up to 17)]
+        console.log(`usage: npm run bench -- [--results n] [--shape default|origin] [--duration s] [--warmup s] [--connections 1,8,32] [--scenarios 1-7 (up to 27)]
                        [--baseline auto|pgbench|node] [--seed n] [--data-dir dir] [--keep] [--out dir] [--no-docs]
-defaults: ${BENCH_DEFAULTS.results} results, ${BENCH_DEFAULTS.duration} s per run, connections ${BENCH_DEFAULTS.connections.join(',')}`);
+defaults: ${BENCH_DEFAULTS.results} results, ${BENCH_DEFAULTS.duration} s per run (${SMALL_DEFAULTS.duration} s below ${SMALL_RESULTS} results), connections ${BENCH_DEFAULTS.connections.join(',')}`);
         process.exit(0);
         break; // not reached: process.exit does not return
       default:

@@ -35,6 +35,10 @@ export interface Scenario {
   storedIds?(body: unknown): string[];
   /** Scenarios 1, 2, 4 and 5 must keep p99 under 100 ms at 1M results. */
   p99Target: boolean;
+  /** The scenario whose 2xx/s each run is divided by (the plain list of the same benchmark), measured in the same run. */
+  reference?: number;
+  /** The share of the benchmark's results a filter keeps, against the share aimed at. */
+  selectivity?: Selectivity;
   variants: Variant[];
   /** The statements of the raw SQL baseline of variant `index`, given what the server issued for it. */
   baseline(index: number, issued: string[]): string[];
@@ -42,6 +46,16 @@ export interface Scenario {
   baselineMethod: string;
   /** The statements to EXPLAIN among those issued (default: all of them). */
   explained?(issued: string[]): string[];
+}
+
+export interface Selectivity {
+  path: string;
+  /** The share aimed at, and `>= threshold`'s share of the benchmark's visible results. */
+  target: number;
+  threshold: number;
+  passing: number;
+  total: number;
+  share: number;
 }
 
 export interface ScenarioInputs {
@@ -56,6 +70,8 @@ export interface ScenarioInputs {
   variants: number;
   /** Visible results, in all and by benchmark id (what lists, compare and export count). */
   visible: { total: number; byBenchmark: Map<string, number> };
+  /** The benchmark of scenarios 18 to 27, ids of its results and the thresholds of its filters (metric-scenarios.ts), when they run. */
+  shape?: { benchmark: BenchmarkRow; resultIds: string[]; cuts: Selectivity[] };
 }
 
 export const API = '/api/v1';
@@ -118,6 +134,42 @@ export const listCheck =
     if (body.items.some((r) => r.hidden !== false)) return 'a hidden result in a default list';
     return extra ? extra(body.items) : null;
   };
+
+/** GET /results/{id} of each id, its baseline the result row's statement. */
+export function resultsById(ids: string[]): Pick<Scenario, 'variants' | 'baseline' | 'baselineMethod'> {
+  return {
+    variants: ids.map((id) => ({
+      label: id,
+      request: { method: 'GET', path: `${API}/results/${id}` },
+      check: (status, body) =>
+        status !== 200
+          ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}`
+          : (body as { id?: string }).id !== id
+            ? 'another result'
+            : null,
+    })),
+    baseline: (_i, issued) => {
+      const row = issued.find((s) => /\bfrom result r where r\.id = /i.test(s));
+      if (!row) throw new Error(`cannot find the result row statement among:\n${issued.join('\n')}`);
+      return [row];
+    },
+    baselineMethod: 'the select of the result row by id exactly as the server issued it',
+  };
+}
+
+/** GET /benchmarks, every one of the `count` benchmarks on its page. */
+export function benchmarkList(count: number): Variant {
+  return {
+    label: 'benchmarks',
+    request: { method: 'GET', path: `${API}/benchmarks` },
+    check: (status, body) =>
+      status !== 200
+        ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}`
+        : isPage(body) && body.total === count
+          ? null
+          : 'not every benchmark',
+  };
+}
 
 export function buildScenarios(input: ScenarioInputs): Scenario[] {
   const { catalogue, options } = input;
@@ -230,7 +282,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
   };
 
   // 4. One result by id
-  const ids = input.resultIds.slice(0, Math.max(1, Math.min(n * 5, 100)));
   const s4: Scenario = {
     id: 4,
     key: 'get-by-id',
@@ -239,37 +290,13 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     kind: 'read',
     resultsPerRequest: 1,
     p99Target: true,
-    variants: ids.map((id) => ({
-      label: id,
-      request: { method: 'GET', path: `${API}/results/${id}` },
-      check: (status, body) =>
-        status !== 200
-          ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}`
-          : (body as { id?: string }).id !== id
-            ? 'another result'
-            : null,
-    })),
-    baseline: (_i, issued) => {
-      const row = issued.find((s) => /\bfrom result r where r\.id = /i.test(s));
-      if (!row) throw new Error(`cannot find the result row statement among:\n${issued.join('\n')}`);
-      return [row];
-    },
-    baselineMethod: 'the select of the result row by id exactly as the server issued it',
+    ...resultsById(input.resultIds.slice(0, Math.max(1, Math.min(n * 5, 100)))),
   };
 
   // 5. Catalogue: the benchmarks list and the flavors of a site, alternating
   const s5Variants: Variant[] = [];
   for (const site of cycle(catalogue.sites, Math.min(catalogue.sites.length, n * 5))) {
-    s5Variants.push({
-      label: 'benchmarks',
-      request: { method: 'GET', path: `${API}/benchmarks` },
-      check: (status, body) =>
-        status !== 200
-          ? `status ${status}: ${JSON.stringify(body).slice(0, 400)}`
-          : isPage(body) && body.total === benchmarks.length
-            ? null
-            : 'not every benchmark',
-    });
+    s5Variants.push(benchmarkList(benchmarks.length));
     s5Variants.push({
       label: `flavors of ${site.name}`,
       request: { method: 'GET', path: `${API}/sites/${site.id}/flavors` },

@@ -86,8 +86,9 @@ async function runPgbench(
     String(connections),
     '-j',
     String(Math.min(connections, 2)),
+    // pgbench takes whole seconds: a run of 10.5 s is one of 11.
     '-T',
-    String(seconds),
+    String(Math.max(1, Math.ceil(seconds))),
     '-l',
     '--log-prefix',
     join(dir, 'log'),
@@ -128,7 +129,7 @@ async function runPgbench(
   return {
     tool: 'pgbench',
     connections,
-    seconds,
+    seconds: Math.max(1, Math.ceil(seconds)),
     transactions: processed ? Number(processed[1]) : latencies.length,
     tps: tps ? Math.round(Number(tps[1]) * 10) / 10 : 0,
     latencyMs: summarize(latencies),

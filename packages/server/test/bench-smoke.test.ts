@@ -7,7 +7,9 @@
  * the export streamed every visible result, the measurements of "Every metric" (13 to 15) ran from the
  * metric values table with the same series as the documents give, changes over time and compare with
  * a baseline (16, 17) computed and remembered, and the report, its Markdown
- * section and the EXPLAIN files are written.
+ * section and the EXPLAIN files are written. Then the origin shape (4 benchmarks, two created
+ * through the API) with its scenarios (18 to 27): thresholds that keep the shares aimed at, each
+ * run divided by the plain list's, /health probed while changes and comparisons are computed.
  *
  * bench/ is its own TypeScript project, so it is reached the way users reach it: `bench/run.ts` in a
  * child process, and the generator through a dynamic import (typed here by what the test reads).
@@ -46,7 +48,10 @@ interface GeneratorModule {
 }
 interface Report {
   options: { results: number; connections: number[] };
-  data: { load: { method: string; expected: Record<string, number>; loaded: Record<string, number>; checks: Record<string, number> } };
+  data: {
+    load: { method: string; expected: Record<string, number>; loaded: Record<string, number>; checks: Record<string, number> };
+    created?: { key: string; createdBy: string; status: string }[];
+  };
   server: { peakRssMb: number };
   scenarios: {
     id: number;
@@ -55,8 +60,11 @@ interface Report {
     captureProblems: string[];
     explainFile: string;
     statements: { role: string; error: string | null }[];
+    reference?: number;
+    selectivity?: { target: number; share: number; passing: number; total: number };
     runs: {
       connections: number;
+      vsReference?: number | null;
       export?: {
         results: number;
         expected: number;
@@ -72,6 +80,7 @@ interface Report {
     }[];
   }[];
   targets: { target: string; status: string; detail: string }[];
+  shapeData: { created?: { createdBy: string; status: string; metricIndexes: number }[] };
   everyMetric: {
     metricTable: { results: number; rows: number; bytesPerResult: number; rowsPerResult: number } | null;
     compareAfterWrite: CompareAfterWrite | null;
@@ -79,6 +88,12 @@ interface Report {
     series: { rows: number; tableMs: { count: number } | null; documentsMs: { count: number }; identical: boolean | null } | null;
     changes: ColdRemembered | null;
     compareBaseline: ColdRemembered | null;
+    health: {
+      idleMs: { count: number };
+      loadedMs: { count: number };
+      healthStatuses: Record<string, number>;
+      loops: { answers: number; statuses: Record<string, number> }[];
+    } | null;
     loadAverage: { samples: number };
     goals: { target: string; status: string }[];
   };
@@ -151,9 +166,8 @@ test('the generator is deterministic and its results satisfy their benchmark sch
   assert.ok(hidden > 0 && hidden < RESULTS * 0.1, `${hidden} hidden`);
 });
 
-test('npm run bench, tiny: every scenario runs without an error and is reported', async () => {
-  const docs = join(dir, 'performance.md');
-  writeFileSync(docs, 'Intro prose.\n\n<!-- bench:start -->\nold figures\n<!-- bench:end -->\n\nClosing prose.\n');
+/** `npm run bench` in the tiny configuration with `extra` options; its report. */
+async function runBench(extra: string[], out: string, docs: string): Promise<Report> {
   const args = [
     '--import',
     join(ROOT, 'scripts', 'dev', 'register.js'),
@@ -168,8 +182,6 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
     '1',
     '--baseline',
     'node',
-    '--scenarios',
-    '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17',
     '--variants',
     '2',
     '--quiet-wait',
@@ -177,9 +189,10 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
     '--data-dir',
     join(dir, 'data'),
     '--out',
-    join(dir, 'out'),
+    out,
     '--docs',
     docs,
+    ...extra,
   ];
   const { code, output } = await new Promise<{ code: number | null; output: string }>((done) => {
     const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -189,8 +202,13 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
     child.on('close', (c) => done({ code: c, output }));
   });
   assert.is(code, 0, output);
+  return JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as Report;
+}
 
-  const report = JSON.parse(readFileSync(join(dir, 'out', 'latest.json'), 'utf8')) as Report;
+test('npm run bench, tiny: every scenario runs without an error and is reported', async () => {
+  const docs = join(dir, 'performance.md');
+  writeFileSync(docs, 'Intro prose.\n\n<!-- bench:start -->\nold figures\n<!-- bench:end -->\n\nClosing prose.\n');
+  const report = await runBench(['--scenarios', '1-17'], join(dir, 'out'), docs);
   assert.equal(
     report.scenarios.map((s) => s.id),
     [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
@@ -298,6 +316,52 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
   assert.ok(text.includes('| 8 | Compare the flavors of a benchmark'));
   assert.match(text, new RegExp(`\\| 10 \\| ${e.results.toLocaleString('en-US')} \\|`)); // the export table
   assert.ok(text.includes('Export (scenario 10)'));
+});
+
+test('npm run bench, tiny, origin shape: the filtered sorts keep the shares aimed at, against the plain list', async () => {
+  const docs = join(dir, 'origin.md');
+  const report = await runBench(['--shape', 'origin', '--scenarios', '19-27'], join(dir, 'origin-out'), docs);
+  // 19 brought its reference, the plain list (18), along.
+  assert.equal(
+    report.scenarios.map((s) => s.id),
+    [18, 19, 20, 21, 22, 23, 24, 25, 26],
+  );
+  assert.is(report.data.load.loaded.benchmark, 4);
+  assert.equal(report.data.load.loaded, report.data.load.expected);
+  assert.equal(
+    report.data.created!.map((c) => [c.createdBy, c.status]),
+    [
+      ['user', 'on_review'],
+      ['admin', 'approved'],
+    ],
+  );
+  for (const s of report.scenarios) {
+    assert.equal(s.captureProblems, [], `scenario ${s.id}`);
+    const run = s.runs[0]!;
+    assert.ok(
+      run.api.responses > 0 && run.api.errors + run.api.timeouts + run.api.non2xx === 0,
+      `scenario ${s.id}: ${JSON.stringify(run.api.statusCodes)}`,
+    );
+    assert.ok(run.sql && run.sql.transactions > 0 && run.sql.errors === 0, `scenario ${s.id} baseline: ${run.sql?.firstError}`);
+    if (s.id === 18) continue;
+    assert.is(s.reference, 18);
+    assert.ok(run.vsReference! > 0, `scenario ${s.id} divided by the plain list`);
+  }
+  // 1 % and 75 % on the unsuggested path, which has values enough; 100 % on both.
+  const share = (id: number) => report.scenarios.find((s) => s.id === id)!.selectivity!;
+  for (const id of [21, 24]) assert.is(share(id).share, 1);
+  assert.ok(Math.abs(share(22).share - 0.01) < 0.01, JSON.stringify(share(22)));
+  assert.ok(Math.abs(share(23).share - 0.75) < 0.02, JSON.stringify(share(23)));
+  const h = report.everyMetric.health!;
+  assert.ok(h.idleMs.count > 0 && h.loadedMs.count > 0);
+  assert.equal(Object.keys(h.healthStatuses), ['200']);
+  for (const l of h.loops) {
+    assert.ok(l.answers > 0);
+    assert.equal(Object.keys(l.statuses), ['200']);
+  }
+  const text = readFileSync(docs, 'utf8');
+  assert.match(text, /\| 19 \| machine\.cpu\.count >= \d+, -json\.result\.score: [\d.]+ % pass .*\| \d+% of #18 \|/);
+  assert.ok(text.includes('**/health under load**'));
 });
 
 test.run();
