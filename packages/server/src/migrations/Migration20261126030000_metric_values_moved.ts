@@ -8,13 +8,14 @@ import { Migration } from '@mikro-orm/migrations';
  * and the pass would then never write them. The rows are written from the result's new version,
  * as the pass would; results of complete benchmarks have all their rows, and are not looked at.
  */
-const rows = (where: string) => `
+export const defaultRows = (where: string) => `
         insert into metric_value (result_id, flavor_id, site_id, execution_datetime, path_id, hidden, value)
         select n.id, n.flavor_id, n.site_id, n.execution_datetime, p.id, n.hidden,
                case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end
         from metric_new_results n join metric_path p on p.benchmark_id = n.benchmark_id${where};`;
 
-const updateFunction = (missing: boolean) => `
+/** The update trigger's function; `rows(where)` writes the rows of the new results with `where` (later migrations pass theirs). */
+export const updateFunction = (missing: boolean, rows: (where: string) => string = defaultRows) => `
       create or replace function metric_values_update() returns trigger language plpgsql as $$
       declare
         rewritten uuid[];

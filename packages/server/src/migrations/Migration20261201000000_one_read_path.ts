@@ -1,4 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
+import { defaultRows, updateFunction } from './Migration20261126030000_metric_values_moved.ts';
+import { metricRowsSql } from '../db/metric-rows.ts';
 
 /**
  * One read path for numeric JSON paths: the metric values table (docs/querying.md, "Filters and
@@ -17,28 +19,16 @@ import { Migration } from '@mikro-orm/migrations';
  *   paths are chosen anew at the next start, whose background pass fills it (meanwhile lists and
  *   comparisons read the documents).
  */
-export const METRIC_NUMBER_SQL = `
+const METRIC_NUMBER_SQL = `
       create or replace function metric_number(doc jsonb, path text[]) returns numeric language sql immutable parallel safe as $$
         select case when jsonb_typeof(doc #> path) = 'number' then (doc #> path)::numeric end
       $$;`;
 
-/**
- * The rows of the results `from` (with `where`): one per path of their benchmark, with the key
- * columns computed once per result (the fenced subquery: not once per row). Also the backfill's
- * (services/results/metric-values.ts).
- */
-export const metricRowsSql = (from: string, where = '') => `
-        insert into metric_value (result_id, flavor_id, site_id, execution_datetime, path_id, hidden, value, k1, k2, k3, k4)
-        select n.id, n.flavor_id, n.site_id, n.execution_datetime, p.id, n.hidden, metric_number(n.json, p.path), n.k1, n.k2, n.k3, n.k4
-        from (select n.*, k.k1, k.k2, k.k3, k.k4 from ${from} n
-              cross join lateral (select max(metric_number(n.json, q.path)) filter (where q.slot = 1) as k1,
-                                         max(metric_number(n.json, q.path)) filter (where q.slot = 2) as k2,
-                                         max(metric_number(n.json, q.path)) filter (where q.slot = 3) as k3,
-                                         max(metric_number(n.json, q.path)) filter (where q.slot = 4) as k4
-                                  from metric_path q where q.benchmark_id = n.benchmark_id and q.slot is not null) k offset 0) n
-        join metric_path p on p.benchmark_id = n.benchmark_id${where};`;
-
-const LOCK = 'perform pg_advisory_xact_lock_shared(1650814563, 2);';
+const insertFunction = (rows: string) => `
+      create or replace function metric_values_insert() returns trigger language plpgsql as $$
+      begin${rows}
+        return null;
+      end $$;`;
 
 export class Migration20261201000000_one_read_path extends Migration {
   override async up(): Promise<void> {
@@ -55,40 +45,9 @@ export class Migration20261201000000_one_read_path extends Migration {
     );
     this.addSql('drop index if exists metric_value_result_idx;');
     this.addSql('create index metric_value_result_idx on metric_value (result_id, path_id) include (value);');
-    this.addSql(`
-      create or replace function metric_values_insert() returns trigger language plpgsql as $$
-      begin${metricRowsSql('metric_new_results')}
-        return null;
-      end $$;`);
+    this.addSql(insertFunction(metricRowsSql('metric_new_results')));
     // As migration 20261126030000's, with the key columns.
-    this.addSql(`
-      create or replace function metric_values_update() returns trigger language plpgsql as $$
-      declare
-        rewritten uuid[];
-      begin
-        ${LOCK}
-        select coalesce(array_agg(n.id), '{}') into rewritten
-        from metric_new_results n left join metric_old_results o on o.id = n.id
-        where o.id is null or n.json is distinct from o.json or n.benchmark_id is distinct from o.benchmark_id
-          or n.flavor_id is distinct from o.flavor_id or n.site_id is distinct from o.site_id
-          or n.execution_datetime is distinct from o.execution_datetime;
-        if cardinality(rewritten) > 0 or exists (select 1 from metric_old_results o where o.id not in (select id from metric_new_results)) then
-          delete from metric_value v using metric_old_results o
-          where v.result_id = o.id and (o.id in (select unnest(rewritten)) or o.id not in (select id from metric_new_results));${metricRowsSql(
-            'metric_new_results',
-            ' where n.id in (select unnest(rewritten))',
-          )}
-        end if;
-        update metric_value v set hidden = n.hidden
-        from metric_new_results n join metric_old_results o on o.id = n.id
-        where v.result_id = n.id and n.hidden <> o.hidden and n.id not in (select unnest(rewritten));${metricRowsSql(
-          'metric_new_results',
-          ' join metric_benchmark m on m.benchmark_id = n.benchmark_id and not m.complete' +
-            '\n        where n.id not in (select unnest(rewritten))' +
-            '\n          and not exists (select 1 from metric_value v where v.result_id = n.id and v.path_id = p.id)',
-        )}
-        return null;
-      end $$;`);
+    this.addSql(updateFunction(true, (where) => metricRowsSql('metric_new_results', where)));
     this.addSql(`
       do $$
       declare
@@ -103,6 +62,8 @@ export class Migration20261201000000_one_read_path extends Migration {
   }
 
   override async down(): Promise<void> {
+    this.addSql(insertFunction(defaultRows('')));
+    this.addSql(updateFunction(true));
     this.addSql('drop index if exists metric_value_result_idx;');
     this.addSql('create index metric_value_result_idx on metric_value (result_id);');
     this.addSql('drop index if exists metric_value_path_idx;');

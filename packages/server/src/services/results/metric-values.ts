@@ -38,7 +38,7 @@ import { tryLock, unlock, type LockKey, type Run } from '../../db/advisory-lock.
 import { withOwnConnection } from '../../db/own-connection.ts';
 import { SerialQueue } from '../runtime/serial-queue.ts';
 import { DescribedPaths } from '../schemas/schema-paths.ts';
-import { metricRowsSql } from '../../migrations/Migration20261201000000_one_read_path.ts';
+import { metricRowsSql } from '../../db/metric-rows.ts';
 
 /**
  * At most this many paths per benchmark (besides the result's own row). Each costs a row of about
