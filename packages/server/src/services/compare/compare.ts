@@ -43,7 +43,7 @@ import {
   rankIntervals,
   type Better,
 } from './compare-stats.ts';
-import { logarithms, vsBaseline } from './compare-baseline.ts';
+import { prepareBaseline, vsBaseline } from './compare-baseline.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from '../results/path-warnings.ts';
 import { completeMetricPath } from '../results/metric-values.ts';
 import { Where } from '../../db/sql.ts';
@@ -467,16 +467,16 @@ async function againstBaseline(
   }
   const sorted = (xs: string | null) => (xs ? Float64Array.from(xs.split(','), Number) : null);
   const y = sorted(rows[at]!.xs);
-  const logY = y ? logarithms(y) : null;
+  const base = y ? prepareBaseline(y) : null;
   let since = performance.now();
   for (const [i, row] of rows.entries()) {
     const group = groups[i]!;
     const x = i === at ? null : sorted(row.xs);
-    if (!x || !y || !logY) {
+    if (!x || !base) {
       group.vs_baseline = null;
       continue;
     }
-    group.vs_baseline = vsBaseline(x, y, confidence, logY);
+    group.vs_baseline = vsBaseline(x, base, confidence);
     if (group.vs_baseline === null) group.out_of_range.push('vs_baseline');
     // Many large groups take a while: let the other requests in every 20 ms or so.
     if (performance.now() - since > 20) {
