@@ -291,7 +291,11 @@ export function kthDifference(
   // Against a much larger b, each a[i]'s first j lies far from the previous one: found from b's
   // ranges (O(1)) or by halving its range (log m), not by galloping to it (2 log(m/n)).
   const far = n * n < m;
-  let sameEnd = 0; // cuts in a row that moved the same end (+: hi, −: lo)
+  let sameEnd = 0; // cuts in a row that moved the same end (+: hi, −: lo) and did not halve the count between the ends
+  let priorT = 0;
+  let priorCount = 0;
+  let lastT = 0;
+  let lastCount = 0;
   for (let step = 0; atHi - atLo > cap; step++) {
     // Every difference in (lo, hi] is hi: so is the k-th.
     if (aboveLo === hi) return hi;
@@ -302,7 +306,14 @@ export function kthDifference(
     // the doubles between its ends (by their order, not their value: at most 64 more, however close
     // to 0 a mass of differences lies). At most 32 + 2·128 steps; about 8 on ordinary data.
     let mid: number;
-    const guess = step === 0 ? a[n >> 1]! - b[m - Math.ceil(k / n)]! : lo + (hi - lo) * ((k - atLo) / (atHi - atLo));
+    const secant =
+      step >= 2 && lastCount !== priorCount ? lastT + ((k - lastCount) * (lastT - priorT)) / (lastCount - priorCount) : Number.NaN;
+    const guess =
+      step === 0
+        ? a[n >> 1]! - b[m - Math.ceil(k / n)]!
+        : secant > lo && secant < hi
+          ? secant
+          : lo + (hi - lo) * ((k - atLo) / (atHi - atLo));
     const half = lo / 2 + hi / 2;
     if (Math.abs(sameEnd) < 2 && (step < 32 || step % 2 === 0) && guess > lo && guess < hi) mid = guess;
     else if (halvings < 64 && half > lo && half < hi) {
@@ -336,18 +347,23 @@ export function kthDifference(
         atMost = Math.max(atMost, ai - b[j]!);
       }
     }
+    priorT = lastT;
+    priorCount = lastCount;
+    lastT = mid;
+    lastCount = count;
+    const shrunk = Math.min(atHi, count >= k ? count : atHi) - Math.max(atLo, count < k ? count : atLo) <= (atHi - atLo) / 2;
     const tried = atJ;
     if (count >= k) {
       hi = atMost; // nothing lies in (atMost, mid]: the same count, the same j
       atHi = count;
-      sameEnd = cut ? Math.max(sameEnd, 0) + 1 : 0;
+      sameEnd = cut && !shrunk ? Math.max(sameEnd, 0) + 1 : 0;
       atJ = fromJ;
       fromJ = tried;
     } else {
       lo = mid;
       atLo = count;
       aboveLo = above;
-      sameEnd = cut ? Math.min(sameEnd, 0) - 1 : 0;
+      sameEnd = cut && !shrunk ? Math.min(sameEnd, 0) - 1 : 0;
       atJ = toJ;
       toJ = tried;
     }
@@ -509,12 +525,17 @@ export function ratioInterval(group: Versus, baseline: Baseline, confidence: num
 }
 
 /**
- * The ratio of x's values to the baseline's (x sorted ascending, every value > 0, not empty), its
- * interval at `confidence` and the Mann–Whitney p-value; null when the ratio or a bound of its
- * interval lies beyond the range of a double (1e300 against 1e-300: the caller names it in `out_of_range`).
+ * The group's ratio to the baseline with its interval at `confidence` and the p-value; null when the
+ * ratio or a bound of its interval lies beyond the range of a double (1e300 against 1e-300: the
+ * caller names it in `out_of_range`).
  */
-export function vsBaseline(x: ArrayLike<number>, baseline: Baseline, confidence: number, group = versus(x, baseline)): VsBaseline | null {
+export function ratioVersus(group: Versus, baseline: Baseline, confidence: number): VsBaseline | null {
   const ratioCi = ratioInterval(group, baseline, confidence);
   if (!Number.isFinite(group.ratio) || (ratioCi && !ratioCi.every(Number.isFinite))) return null;
   return { ratio: group.ratio, ratio_ci: ratioCi, pvalue: group.pvalue };
+}
+
+/** The ratio of x's values (sorted ascending, every value > 0, not empty) to the baseline's, its interval and the p-value: `versus`, then `ratioVersus`. */
+export function vsBaseline(x: ArrayLike<number>, baseline: Baseline, confidence: number): VsBaseline | null {
+  return ratioVersus(versus(x, baseline), baseline, confidence);
 }
