@@ -10,6 +10,10 @@
  * With `baseline`, the groups that can be compared with it also return their sorted values, from
  * which each group's ratio to the baseline is computed in Node (compare-baseline.ts).
  *
+ * What is read (`readComparison`: the statements and the baseline's work) does not depend on the
+ * confidence, the direction, the ranking or the currency; the answer is computed from it
+ * (compare-answer.ts), so that compare-cache.ts can share one read between all of them.
+ *
  * Any finite double is a value, and no value makes the answer an error (docs/compare.md, "Extreme
  * values"): the mean and the spread are summed exactly, in PostgreSQL numeric (a double's `avg`
  * and `stddev_samp` overflow from about 1e154: one uploaded 1e155 would make every comparison including
@@ -280,7 +284,7 @@ export async function plainValues(em: EntityManager, pathId: number): Promise<bo
  * The two statements. The first aggregates each group in one pass (`Aggregates`), and returns the
  * order statistics around each percentile, and those of both bounds of the median's interval at
  * every confidence the contract allows: from `window` ranks below ⌊n/2 + 1/2 − z·√n/2⌋ at the highest
- * confidence (z = `zFar`) to `window` ranks above it at the lowest (`zNear`), and the mirror
+ * confidence (z = Z_FAR) to `window` ranks above it at the lowest (Z_NEAR), and the mirror
  * n + 1 − those; the exact ranks (compare-stats.ts) are picked among them in Node. So the statement
  * does not depend on the confidence, and neither does what is remembered of it (compare-cache.ts).
  * Should an exact rank fall outside (never seen), the second statement reads the wanted order

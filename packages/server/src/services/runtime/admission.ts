@@ -113,12 +113,11 @@ interface Waiter {
  *
  * - **A freed place goes to the waiting client that holds the fewest places**, and among those to
  *   the next in turn (clients take turns: one given a place goes behind the others waiting); each
- *   client's own requests keep their order. So a client
- *   looping over expensive requests, or sending many at once, holds no more places than any other
- *   while others wait (with two places and two clients, one each), and another client's request
- *   waits for at most one of the flooding client's, not for all of them. With no one else waiting,
- *   any client may take every place: none is kept idle. One client alone is served first come,
- *   first served.
+ *   client's own requests keep their order. So a client looping over expensive requests, or sending
+ *   many at once, holds no more places than any other while others wait (with two places and two
+ *   clients, one each), and another client's request waits for about one of the flooding client's,
+ *   not for all of them. With no one else waiting, any client may take every place: none is kept
+ *   idle. One client alone is served first come, first served.
  * - **The line is shared the same way**: when `maxWaiting` are waiting, a request from a client
  *   with fewer waiting than the client with the most takes the place in line of that client's
  *   latest (refused as `full`); otherwise it is refused itself.
