@@ -12,7 +12,10 @@
  *   another confidence (the read remembered); and the same through HTTP.
  *
  * Then 20 comparisons through HTTP at as many confidences (a client stepping through them), and the
- * heap before and after (collected first when node runs with --expose-gc).
+ * heap before and after (collected first when node runs with --expose-gc). `--loops <seconds>`:
+ * then four clients (four addresses, `--same-address`: one) loop over that comparison at ever new
+ * confidences for that long, while another address asks six small comparisons two seconds apart:
+ * the statuses of both and the small ones' times.
  *
  * Prints one JSON object: wall-clock ms, and CPU ms of this process (`node`) and of the PostgreSQL
  * processes below it (`pg`, Linux only: /proc), the best and the median of the runs. CPU is what a
@@ -34,6 +37,8 @@ const GROUPS = arg('groups', 10_000);
 const N = arg('n', 10);
 const RUNS = arg('runs', 5);
 const DB = process.argv.includes('--db');
+const LOOPS_S = arg('loops', 0);
+const SAME_ADDRESS = process.argv.includes('--same-address');
 
 /** CPU ms of the PostgreSQL processes below this one (utime + stime, in clock ticks of 10 ms). */
 function postgresCpu(): number {
@@ -110,7 +115,8 @@ for (let run = 0; run < RUNS; run++) {
 report.nodeOnly = summary(inNode);
 
 if (DB) {
-  const t = await startTestServer({ expensiveListConcurrency: '4', statementTimeout: '0' }, 'baseline_scale');
+  // The defaults of admission; addresses from X-Forwarded-For, so that `--loops` can be several clients.
+  const t = await startTestServer({ statementTimeout: '0', trustProxy: 'true' }, 'baseline_scale');
   try {
     const seed = await createSeeder(t);
     const benchmark = await seed.benchmark({ schema: { type: 'object', properties: { score: { type: 'number' } } } });
@@ -179,8 +185,59 @@ if (DB) {
       otherConfidence: summary(otherConfidence),
       httpComputed: summary(http),
     });
+    if (LOOPS_S > 0) report.loops = await loops(t, query, (await seed.benchmark()).id, ids[0]!, site.id, iss, sub);
   } finally {
     await t.close();
   }
 }
 console.log(JSON.stringify(report));
+
+/** Four clients looping over the large comparison at new confidences; another asking small ones meanwhile. */
+async function loops(
+  t: Awaited<ReturnType<typeof startTestServer>>,
+  query: CompareParams,
+  small: string,
+  flavor: string,
+  site: string,
+  iss: string,
+  sub: string,
+) {
+  await t.server.context.orm.em.fork().execute(
+    `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
+     select gen_random_uuid(), ?, ?, ?, jsonb_build_object('score', g), now(), now(), ?, ?, false, false from generate_series(1, 30) g`,
+    [small, site, flavor, iss, sub],
+  );
+  const end = Date.now() + LOOPS_S * 1000;
+  const statuses: Record<'loops' | 'other', Record<number, number>> = { loops: {}, other: {} };
+  const get = async (who: 'loops' | 'other', address: string, params: Record<string, string | number>) => {
+    const res = await fetch(`${t.api}/results:compare?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))}`, {
+      headers: { 'x-forwarded-for': address },
+    });
+    await res.arrayBuffer();
+    statuses[who][res.status] = (statuses[who][res.status] ?? 0) + 1;
+  };
+  const loop = async (i: number) => {
+    for (let c = 0; Date.now() < end; c++) {
+      const confidence = 0.5 + ((i * 997 + c * 7919) % 499) / 1000;
+      await get('loops', SAME_ADDRESS ? '10.0.0.1' : `10.0.0.${i + 1}`, {
+        benchmark_id: query.benchmark_id,
+        metric: query.metric,
+        baseline: query.baseline!,
+        confidence,
+      });
+    }
+  };
+  const other = async () => {
+    const ms: number[] = [];
+    await new Promise((r) => setTimeout(r, 3000));
+    for (let i = 0; i < 6 && Date.now() < end; i++) {
+      const started = performance.now();
+      await get('other', '10.0.0.99', { benchmark_id: small, metric: 'json.score', confidence: 0.9 + i / 100 });
+      ms.push(Math.round(performance.now() - started));
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    return ms;
+  };
+  const [, , , , otherMs] = await Promise.all([loop(0), loop(1), loop(2), loop(3), other()]);
+  return { seconds: LOOPS_S, sameAddress: SAME_ADDRESS, statuses, otherMs, rssMB: Math.round(process.memoryUsage().rss / 1048576) };
+}
