@@ -12,7 +12,7 @@ import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
 import { CompareCache } from '../src/services/compare/compare-cache.ts';
-import type { CompareParams } from '../src/services/compare/compare.ts';
+import { compareResults, type CompareParams } from '../src/services/compare/compare.ts';
 import { normalCdf, normalQuantile } from '../src/services/compare/compare-stats.ts';
 
 let t: TestServer;
@@ -206,6 +206,61 @@ test('CSV gains ratio, ratio_ci_low, ratio_ci_high, ratio_pvalue with a baseline
   assert.match(svg.text, /stroke-dasharray/); // the baseline's median across the plot
   assert.match(svg.text, /×/); // the ratios in the labels
   assert.not.match((await compare({ format: 'svg' })).text, /baseline/);
+});
+
+/** Counts the comparison statements the server sends (the statistics statement, one per read). */
+function countCompareStatements(): { readonly sent: number; stop(): void } {
+  const config = t.server.context.orm.config;
+  const original = config.get('onQuery');
+  let sent = 0;
+  config.set('onQuery', (sql: string, params: readonly unknown[]) => {
+    if (sql.includes('sum(s.matched) over ()')) sent++;
+    return original(sql, params as unknown[]);
+  });
+  return {
+    get sent() {
+      return sent;
+    },
+    stop: () => config.set('onQuery', original),
+  };
+}
+
+test('what a comparison read is shared at every confidence, direction and ranking: no statement, the same answers as computed afresh', async () => {
+  const cache = new CompareCache({ minMatched: 0, ttlMs: 60_000 });
+  const fork = () => t.server.context.orm.em.fork();
+  const query = { benchmark_id: benchmarkId, metric: 'json.score', baseline: flavors.base!.id } as CompareParams;
+  const statements = countCompareStatements();
+  try {
+    await compareResults(fork(), { ...query, confidence: 0.95 }, { cache });
+    assert.is(statements.sent, 1);
+    const variants: Partial<CompareParams>[] = [
+      { confidence: 0.5 },
+      { confidence: 0.999 },
+      { confidence: 0.8123, better: 'lower' },
+      { rank_by: 'price', currency: 'EUR' },
+      { format: 'csv', confidence: 0.9 },
+    ];
+    for (const variant of variants) {
+      const before = statements.sent;
+      const remembered = await compareResults(fork(), { ...query, ...variant }, { cache });
+      assert.is(statements.sent, before, `${JSON.stringify(variant)}: answered from what was read`);
+      const fresh = await compareResults(fork(), { ...query, ...variant });
+      assert.is(statements.sent, before + 1);
+      assert.equal(remembered.answer, fresh.answer, JSON.stringify(variant));
+    }
+    // What the read depends on: the baseline, min_samples with a baseline (which groups' values are read), the filters.
+    for (const other of [{ baseline: flavors.fast!.id }, { min_samples: 6 }, { site_id: sites.Alpha }, { baseline: undefined }]) {
+      const before = statements.sent;
+      await compareResults(fork(), { ...query, ...other }, { cache });
+      assert.is(statements.sent, before + 1, `${JSON.stringify(other)}: read anew`);
+    }
+    cache.invalidate();
+    const before = statements.sent;
+    await compareResults(fork(), { ...query, confidence: 0.7 }, { cache });
+    assert.is(statements.sent, before + 1, 'forgotten at a write');
+  } finally {
+    statements.stop();
+  }
 });
 
 test('remembered comparisons are keyed with the baseline', async () => {

@@ -126,6 +126,98 @@ test('the cache: remembers large comparisons for its lifetime, never small ones,
   assert.is((await cache.answer({ ...q, metric: 'json.c' }, computed(71))).answer.matched, 71, 'not kept');
 });
 
+test('the cache: parts are remembered by their key for answers that differ elsewhere; forgotten at a write; bounded by their size', async () => {
+  const cache = new CompareCache({ ttlMs: 60_000, minMatched: 10, maxBytes: 1000 });
+  let calls = 0;
+  const part =
+    (matched: number, bytes = 100) =>
+    async () => {
+      calls++;
+      return { matched, bytes, label: `part ${calls}` };
+    };
+  const key = { benchmark_id: 'x', metric: 'json.a' };
+  assert.is((await cache.part(key, part(50))).label, 'part 1');
+  assert.is(
+    (await cache.part({ metric: 'json.a', benchmark_id: 'x' }, part(50))).label,
+    'part 1',
+    'the order of the parameters does not matter',
+  );
+  assert.is((await cache.part({ ...key, baseline: 'b' }, part(50))).label, 'part 2');
+  assert.is(cache.partCount, 2);
+  assert.is((await cache.part({ ...key, metric: 'json.s' }, part(5))).label, 'part 3');
+  assert.is((await cache.part({ ...key, metric: 'json.s' }, part(5))).label, 'part 4', 'small: always computed');
+  // One larger than the bound is not kept; ten of a tenth each push the oldest out.
+  await cache.part({ ...key, metric: 'json.big' }, part(50, 5000));
+  await cache.part({ ...key, metric: 'json.big' }, part(50, 5000));
+  assert.is(calls, 6);
+  for (let i = 0; i < 10; i++) await cache.part({ ...key, i }, part(50));
+  assert.is(cache.partCount, 10);
+  assert.is((await cache.part(key, part(50))).label, 'part 17', 'the least recently used went first');
+  // Forgotten at a write, and not kept when a write finished while it was computed.
+  cache.invalidate();
+  assert.is(cache.partCount, 0);
+  const late = await cache.part(key, async () => {
+    cache.invalidate();
+    return { matched: 50, bytes: 1, label: 'late' };
+  });
+  assert.is(late.label, 'late');
+  assert.is((await cache.part(key, part(50))).label, 'part 18');
+  // Identical parts asked while one is computed await it.
+  const slow = deferred<{ matched: number; bytes: number; label: string }>();
+  const pair = [0, 1].map(() =>
+    cache.part({ ...key, metric: 'json.slow' }, () => {
+      calls++;
+      return slow.promise;
+    }),
+  );
+  slow.resolve({ matched: 50, bytes: 1, label: 'slow' });
+  assert.equal(
+    (await Promise.all(pair)).map((p) => p.label),
+    ['slow', 'slow'],
+  );
+  assert.is(calls, 19);
+});
+
+test('the cache: answers are bounded by their size (about 2 KB a group), the least recently used forgotten first', async () => {
+  const cache = new CompareCache({ ttlMs: 60_000, minMatched: 10, maxBytes: 100 * 2048 });
+  let calls = 0;
+  const withGroups = (groups: number) => async () => {
+    calls++;
+    return { answer: { matched: 50, groups: Array.from({ length: groups }, () => ({})) } as never, benchmarkName: 'b' };
+  };
+  const q = { benchmark_id: 'x', metric: 'json.a' } as const;
+  await cache.answer(q, withGroups(10_000));
+  await cache.answer(q, withGroups(10_000));
+  assert.is(calls, 2, 'an answer of 10,000 groups is larger than the bound: not kept');
+  for (let i = 0; i < 12; i++) await cache.answer({ ...q, confidence: 0.5 + i / 100 }, withGroups(9));
+  assert.is(cache.size, 10, 'ten answers of 9 groups fill 100 groups’ worth');
+  await cache.answer({ ...q, confidence: 0.5 }, withGroups(9));
+  assert.is(calls, 15, 'the first of them was forgotten');
+});
+
+test('GET /results:compare at another confidence, direction or ranking: answered from what was read, no statement', async () => {
+  t.server.context.compares.invalidate();
+  const statements = countCompareStatements();
+  try {
+    const ask = async (query: Record<string, string | number>) => {
+      const res = await t.request('GET', '/results:compare', { query: { benchmark_id: benchmarkId, metric: 'json.score', ...query } });
+      assert.is(res.status, 200, res.text);
+      return res.body;
+    };
+    const first = await ask({ confidence: 0.9 });
+    assert.is(statements.sent, 1);
+    const others = [await ask({ confidence: 0.8 }), await ask({ confidence: 0.99, better: 'lower' }), await ask({ confidence: 0.51 })];
+    assert.is(statements.sent, 1, 'one statement for four confidences');
+    assert.ok(others[0].groups[0].median_ci[0] >= first.groups[0].median_ci[0], 'a narrower interval at a lower confidence');
+    assert.is(others[1].better, 'lower');
+    t.server.context.compares.invalidate();
+    await ask({ confidence: 0.8 });
+    assert.is(statements.sent, 2, 'after a write: read anew');
+  } finally {
+    statements.stop();
+  }
+});
+
 test('a comparison of 1,000 results is remembered; a write made anywhere shows at once; a missed notification after the lifetime', async () => {
   assert.is(await matched(), 1_000);
   await insertBehind(5, { silent: true });

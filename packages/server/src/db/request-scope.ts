@@ -25,6 +25,11 @@ export interface RequestScope extends RequestContext {
   readonly held: Set<PooledConnection>;
   /** Set once the request was handled: later statements (background work) are not tracked. */
   done: boolean;
+  /**
+   * Who is asking, for sharing places fairly (services/runtime/admission.ts): `id:<iss> <sub>` once
+   * the caller's token is verified, else `ip:<address>` (http/request-scope.ts, http/router.ts).
+   */
+  client?: string;
 }
 
 const owners = new WeakMap<PooledConnection, RequestScope>();

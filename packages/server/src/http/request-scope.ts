@@ -8,13 +8,17 @@ import { requestIdOf } from './access-log.ts';
  * When the client goes away before its answer was sent (the response closes unfinished: Node
  * reports it as soon as the socket closes, even while nothing is being written), the request is
  * abandoned: its running statements are cancelled at once (pg_cancel_backend through `cancel`, a
- * connection outside the pool), it starts no new one, and it leaves any admission queue.
+ * connection outside the pool), it starts no new one, and it leaves any admission queue. The scope
+ * names the client by its address (behind a trusted proxy, the one the proxy saw) until the router
+ * knows its identity.
  */
 export function requestScope(logger: Logger, cancel: (pids: number[], server: string) => Promise<number>): Koa.Middleware {
   return async (ctx, next) => {
     const controller = new AbortController();
     const requestId = requestIdOf(ctx);
     await runInScope(requestId, controller.signal, async (scope) => {
+      // The router names the caller instead once its token is verified.
+      scope.client = `ip:${ctx.ip}`;
       const onClose = () => {
         if (ctx.res.writableFinished || scope.done) return;
         (ctx.state as { abandoned?: boolean }).abandoned = true;

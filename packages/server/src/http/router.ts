@@ -12,6 +12,7 @@ import { MAX_JSON_DEPTH, jsonDepthExceeds } from './limits.ts';
 import type { LargeBodyAdmission } from '../services/runtime/admission.ts';
 import { checkBodyHeaders, parseJsonText, readBodyText } from './body.ts';
 import { declaredHeaders, idempotency } from './idempotency.ts';
+import { currentScope } from '../db/request-scope.ts';
 
 /** `/benchmarks/{id}:approve` → `/benchmarks/:id\:approve` for @koa/router (path-to-regexp 8). */
 export function toRouterPath(path: string): string {
@@ -162,6 +163,25 @@ async function limitRead(ctx: Koa.Context, operationId: string, def: OperationDe
   await chargeWrite(limiter, ctx, identity ? `id:${identity}` : `ip:${ctx.ip}`, 'reads');
 }
 
+/**
+ * Names the request's client in its scope, for the fair sharing of expensive places
+ * (services/runtime/admission.ts): the caller's identity once its token is verified (authenticated
+ * here, or on an operation that needs no token, verified recently: no identity provider is asked),
+ * else its address, as the scope began. An unverified token names no one: a client cannot claim
+ * another's share, nor a share per made-up token.
+ */
+async function nameClient(ctx: Koa.Context, caller: Caller | null, authenticator: Authenticator): Promise<void> {
+  const scope = currentScope();
+  if (!scope) return;
+  if (caller) {
+    scope.client = `id:${caller.identity.iss} ${caller.identity.sub}`;
+    return;
+  }
+  if (!ctx.get('authorization')) return;
+  const identity = await authenticator.knownClient(ctx);
+  if (identity) scope.client = `id:${identity}`;
+}
+
 /** What a handler gets besides its body: checked parameters, the caller, the request's state. */
 type RequestInput = Pick<RequestState, 'em' | 'services'> & {
   params: Record<string, string>;
@@ -227,6 +247,7 @@ export function buildRouter(
     router[method](operationId, toRouterPath(def.path), async (ctx: Koa.Context) => {
       await limitRead(ctx, operationId, def, options);
       const caller = await authenticateAndLimit(ctx, def, options);
+      await nameClient(ctx, caller, options.authenticator);
 
       const params = { ...ctx.params };
       if (op.params) {

@@ -19,9 +19,10 @@ export const compareHandlers: Handlers<typeof compareOperations> = {
   compareResults: async ({ em, services, query, koa }) => {
     const format = chosenFormat(query.format, (...types) => koa.accepts(...types));
     if (!query.format) koa.vary('Accept');
-    // It reads every matching result of a benchmark: admitted with the expensive lists, unless remembered.
+    // It reads every matching result of a benchmark: admitted with the expensive lists, unless
+    // remembered (the answer; or what it read, at another confidence, direction or ranking).
     const { answer, benchmarkName } = await services.compares.answer(query, () =>
-      services.expensiveLists.run(() => compareResults(em, query, { schemaPaths: services.schemaPaths })),
+      services.expensiveLists.run(() => compareResults(em, query, { schemaPaths: services.schemaPaths, cache: services.compares })),
     );
     setWarnings(koa, answer.warnings);
     if (format === 'csv') return reply(200, compareCsv(answer), { 'Content-Type': 'text/csv; charset=utf-8; header=present' });

@@ -31,7 +31,7 @@ export const exportHandlers: Handlers<typeof exportOperations> = {
     if (!query.format) koa.vary('Accept');
     const { statementTimeoutMs, exportStallTimeoutMs, exportMaxDurationMs } = services.config;
     // A request whose client goes away leaves the line (db/request-scope.ts aborts its signal).
-    const leave = await services.exports.enter(currentScope()?.signal);
+    const leave = await services.exports.enter(currentScope()?.signal, currentScope()?.client);
     // From the moment it has a place: a client that stops reading, or reads for too long, is cut off.
     enforceExportDeadlines(koa, { stallMs: exportStallTimeoutMs, maxMs: exportMaxDurationMs });
     try {

@@ -10,6 +10,10 @@
  * With `baseline`, the groups that can be compared with it also return their sorted values, from
  * which each group's ratio to the baseline is computed in Node (compare-baseline.ts).
  *
+ * What is read (`readComparison`: the statements and the baseline's work) does not depend on the
+ * confidence, the direction, the ranking or the currency; the answer is computed from it
+ * (compare-answer.ts), so that compare-cache.ts can share one read between all of them.
+ *
  * Any finite double is a value, and no value makes the answer an error (docs/compare.md, "Extreme
  * values"): the mean and the spread are summed exactly, in PostgreSQL numeric (a double's `avg`
  * and `stddev_samp` overflow from about 1e154: one uploaded 1e155 would make every comparison including
@@ -24,8 +28,6 @@
 import { setImmediate } from 'node:timers/promises';
 import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Static } from '@sinclair/typebox';
-import type { CompareQuery, Comparison } from '@benchmarks/sdk/contract/compare';
 import { AppError } from '../../core/errors.ts';
 import { parseDateBound } from '../../core/dates.ts';
 import { getItem } from '../catalogue/catalogue.ts';
@@ -33,24 +35,22 @@ import { benchmarks } from '../catalogue/benchmarks.ts';
 import { valueAt } from '../results/json-filter.ts';
 import { parseJsonPath } from '../results/json-path.ts';
 import { resultWhere } from '../results/result-query.ts';
+import { betterFromSchema, medianIntervalRank, normalQuantile, PERCENTILES, percentilePosition, type Better } from './compare-stats.ts';
+import { type Baseline, prepareBaseline, versus } from './compare-baseline.ts';
 import {
-  ascending,
-  betterFromSchema,
-  groupStatistics,
-  medianIntervalRank,
-  normalQuantile,
-  PERCENTILES,
-  rankIntervals,
-  type Better,
-} from './compare-stats.ts';
-import { logarithms, vsBaseline } from './compare-baseline.ts';
+  answerFrom,
+  type CompareAnswer,
+  type CompareParams,
+  type ComparisonRead,
+  type GroupRead,
+  holdsConfidence,
+  orderStatistic,
+} from './compare-answer.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from '../results/path-warnings.ts';
 import { completeMetricPath } from '../results/metric-values.ts';
 import { Where } from '../../db/sql.ts';
 
-export type CompareParams = Static<typeof CompareQuery>;
-export type CompareAnswer = Static<typeof Comparison>;
-export type CompareGroupAnswer = CompareAnswer['groups'][number];
+export type { CompareAnswer, CompareGroupAnswer, CompareParams } from './compare-answer.ts';
 
 /** The largest finite double, and half the smallest positive one (less rounds to zero), as SQL numerics. */
 const MAX_DOUBLE = '1.7976931348623157e308';
@@ -122,7 +122,7 @@ interface StatsRow {
   stddev: number | null;
   min: number | null;
   max: number | null;
-  /** PERCENTILES' order statistics, two per fraction (AROUND). */
+  /** PERCENTILES' order statistics, two per fraction (AROUND); null when `xs` holds every value. */
   around: (number | string)[] | null;
   /**
    * Order statistics around the estimated ranks of the median interval's bounds: `low_x` are
@@ -133,10 +133,10 @@ interface StatsRow {
   high_from: number;
   high_x: (number | string)[] | null;
   /**
-   * The group's values in order, separated by commas (read several times faster than an array),
+   * The group's values in order, as big-endian doubles (float8send: no text to format or parse),
    * with `baseline` only, and only for a group it can be compared with (n ≥ min_samples, min > 0).
    */
-  xs: string | null;
+  xs: Buffer | null;
   site_id: string | null;
   site_name: string | null;
   flavor_id: string | null;
@@ -150,6 +150,10 @@ interface StatsRow {
  * within 1 of the exact rank (compare-stats.test.ts).
  */
 export const PICK_WINDOW = 3;
+
+/** The normal quantiles of the highest and the lowest confidence the contract allows (0.999, 0.5): the statement reads the median's interval at both and all between. */
+const Z_FAR = normalQuantile(1 - (1 - 0.999) / 2);
+const Z_NEAR = normalQuantile(1 - (1 - 0.5) / 2);
 
 /**
  * `(g, x, xn)` of every result of the list's WHERE (services/results/result-query.ts, exactly as GET
@@ -278,14 +282,17 @@ export async function plainValues(em: EntityManager, pathId: number): Promise<bo
 
 /**
  * The two statements. The first aggregates each group in one pass (`Aggregates`), and returns the
- * order statistics around each percentile and the few within `window` ranks of ⌊n/2 + 1/2 − z·√n/2⌋ and of its mirror
- * n + 1 − that: both bounds of the median's interval, whose exact ranks (compare-stats.ts) are
- * picked among them in Node. Should an exact rank fall outside (never seen), the second statement
- * reads the wanted order statistics from `values`, (group, rank) pairs given as one JSON value. `valuesFrom`
- * (with `baseline`): the groups of at least that many values, all positive, also return their
- * values in order, from which the ratios to the baseline are computed in Node (compare-baseline.ts).
+ * order statistics around each percentile, and those of both bounds of the median's interval at
+ * every confidence the contract allows: from `window` ranks below ⌊n/2 + 1/2 − z·√n/2⌋ at the highest
+ * confidence (z = Z_FAR) to `window` ranks above it at the lowest (Z_NEAR), and the mirror
+ * n + 1 − those; the exact ranks (compare-stats.ts) are picked among them in Node. So the statement
+ * does not depend on the confidence, and neither does what is remembered of it (compare-cache.ts).
+ * Should an exact rank fall outside (never seen), the second statement reads the wanted order
+ * statistics from `values`, (group, rank) pairs given as one JSON value. `valuesFrom` (with
+ * `baseline`): the groups of at least that many values, all positive, also return their values in
+ * order, from which the ratios to the baseline are computed in Node (compare-baseline.ts).
  */
-function compareSql(query: CompareParams, aggregates: Aggregates, values: Values, z: number, window: number, valuesFrom: number | null) {
+function compareSql(query: CompareParams, aggregates: Aggregates, values: Values, window: number, valuesFrom: number | null) {
   const names =
     query.group_by === 'site'
       ? 'left join site si on si.id = s.g'
@@ -294,16 +301,20 @@ function compareSql(query: CompareParams, aggregates: Aggregates, values: Values
     query.group_by === 'site'
       ? 'null::text as flavor_id, null::text as flavor_name, null::float8 as price_per_hour, null::text as currency'
       : 'f.id::text as flavor_id, f.name as flavor_name, f.price_per_hour::float8 as price_per_hour, f.currency';
-  // [a, b]: the ranks around the estimate of the lower bound's; [n + 1 − b, n + 1 − a] the upper's.
+  // [a, b]: the ranks around the estimates of the lower bound's; [n + 1 − b, n + 1 − a] the upper's.
+  const estimate = (z: string) => `floor(n::float8 / 2 + 0.5 - ${z}::float8 * sqrt(n::float8) / 2)::int`;
+  // `listed`: a group whose values are returned whole (with a baseline): its order statistics are taken from them.
   const around =
-    'select *, e - ?::int as a, e + ?::int as b from (' +
-    `select *, floor(n::float8 / 2 + 0.5 - ?::float8 * sqrt(n::float8) / 2)::int as e from (${aggregates.sql}) s0) s1`;
+    'select *, far - ?::int as a, near + ?::int as b from (' +
+    `select *, ${estimate('?')} as far, ${estimate('?')} as near, (?::boolean and n >= ?::int and min > 0) as listed from (${aggregates.sql}) s0) s1`;
   const stats =
     'select sum(s.matched) over ()::int as matched, sum(s.n) over ()::int as numbers, s.g::text as g, s.n, ' +
     // The mean lies within [min, max]: least/greatest only guard the rounding of the numeric.
-    `${toDouble(`least(greatest(s.mean, -${MAX_DOUBLE}), ${MAX_DOUBLE})`)} as mean, ${STDDEV} as stddev, s.min, s.max, ${AROUND} as around, ` +
-    'greatest(1, s.a) as low_from, s.xs[s.a : s.b] as low_x, greatest(1, s.n + 1 - s.b) as high_from, s.xs[s.n + 1 - s.b : s.n + 1 - s.a] as high_x, ' +
-    "case when ?::boolean and s.n >= ?::int and s.min > 0 then array_to_string(s.xs, ',') end as xs, " +
+    `${toDouble(`least(greatest(s.mean, -${MAX_DOUBLE}), ${MAX_DOUBLE})`)} as mean, ${STDDEV} as stddev, s.min, s.max, ` +
+    `case when not s.listed then ${AROUND} end as around, ` +
+    'greatest(1, s.a) as low_from, case when not s.listed then s.xs[s.a : s.b] end as low_x, ' +
+    'greatest(1, s.n + 1 - s.b) as high_from, case when not s.listed then s.xs[s.n + 1 - s.b : s.n + 1 - s.a] end as high_x, ' +
+    "case when s.listed then (select string_agg(float8send(v), ''::bytea order by o) from unnest(s.xs) with ordinality u(v, o)) end as xs, " +
     `si.id::text as site_id, si.name as site_name, ${flavorColumns} ` +
     `from (${around}) s ${names}`;
   const orderStats =
@@ -311,19 +322,9 @@ function compareSql(query: CompareParams, aggregates: Aggregates, values: Values
     `from (${values.sql}) m join jsonb_to_recordset(?::jsonb) as want(g uuid, i int) on want.g = m.g ` +
     'where m.x is not null group by m.g, want.i';
   return {
-    stats: { sql: stats, params: [valuesFrom !== null, valuesFrom ?? 0, window, window, z, ...aggregates.params] },
+    stats: { sql: stats, params: [window, window, Z_FAR, Z_NEAR, valuesFrom !== null, valuesFrom ?? 0, ...aggregates.params] },
     orderStats: { sql: orderStats, params: values.params },
   };
-}
-
-/** The order statistics the statement returned, by `<group> <rank>`. */
-function pickedOrderStatistics(rows: StatsRow[]): Map<string, number> {
-  const at = new Map<string, number>();
-  for (const row of rows) {
-    for (const [j, x] of (row.low_x ?? []).entries()) at.set(`${row.g} ${row.low_from + j}`, Number(x));
-    for (const [j, x] of (row.high_x ?? []).entries()) at.set(`${row.g} ${row.high_from + j}`, Number(x));
-  }
-  return at;
 }
 
 /** `better` as asked, else the schema's `x-better` on the metric's property, else higher. */
@@ -331,130 +332,183 @@ function direction(query: CompareParams, schema: unknown, path: string[]): Bette
   return query.better ?? betterFromSchema(schema, path) ?? 'higher';
 }
 
+/** Where a comparison may remember what it read (compare-cache.ts): the expensive part, shared by the answers that differ only in what is derived from it. */
+export interface SharedReads {
+  part<P extends { matched: number; bytes: number }>(key: Record<string, unknown>, compute: () => Promise<P>): Promise<P>;
+}
+
 /**
- * The comparison, and the benchmark's name (`image:tag`) for the chart's title. `pickWindow` is
- * for tests (a negative one makes every order statistic come from the second statement), and so
- * is `documents` (read the documents even when the table of metric values could answer);
- * `schemaPaths`: warn about metric and filter paths the benchmark's schema does not describe.
+ * The parameters a read depends on: every one but the format and those only the answer uses
+ * (confidence, better, rank_by, currency; min_samples but with a baseline, where it chooses the
+ * groups whose values are read), with their defaults.
+ */
+export function readKey(query: CompareParams): Record<string, unknown> {
+  const { format: _f, confidence: _c, better: _b, rank_by: _r, currency: _cu, min_samples, ...read } = query;
+  const baseline = query.baseline?.toLowerCase();
+  return { ...read, group_by: query.group_by ?? 'flavor', ...(baseline ? { baseline, min_samples: min_samples ?? 5 } : {}) };
+}
+
+/**
+ * The comparison, and the benchmark's name (`image:tag`) for the chart's title. `cache`: where
+ * what it reads is remembered, shared with the same comparison at another confidence, direction,
+ * ranking or currency. `pickWindow` is for tests (a negative one makes every order statistic come
+ * from the second statement), and so is `documents` (read the documents even when the table of
+ * metric values could answer): neither is remembered. `schemaPaths`: warn about metric and filter
+ * paths the benchmark's schema does not describe.
  */
 export async function compareResults(
   em: EntityManager,
   query: CompareParams,
-  options: { pickWindow?: number; schemaPaths?: SchemaPathsCache; documents?: boolean } = {},
+  options: { pickWindow?: number; schemaPaths?: SchemaPathsCache; documents?: boolean; cache?: SharedReads } = {},
 ): Promise<{ answer: CompareAnswer; benchmarkName: string }> {
   const path = metricPath(query.metric);
   checkRankBy(query);
   const confidence = query.confidence ?? 0.95;
   const minSamples = query.min_samples ?? 5;
   const groupBy = query.group_by ?? 'flavor';
-  const rankBy = query.rank_by ?? 'metric';
   const benchmark = await getItem(em, benchmarks, query.benchmark_id);
   const warnings = await pathWarnings(em, options.schemaPaths, benchmark.id, comparePaths(path, query));
-  const better = direction(query, benchmark.json_schema, path);
-  const z = normalQuantile(1 - (1 - confidence) / 2);
   const baseline = query.baseline?.toLowerCase();
   const grouped = { ...query, group_by: groupBy };
-  const window = options.pickWindow ?? PICK_WINDOW;
-  const documentValues = valuesSql(grouped, path); // also checks the filters (422) before any statement
+  const read = () =>
+    readComparison(em, grouped, path, benchmark.id, {
+      confidence,
+      minSamples,
+      baseline,
+      window: options.pickWindow ?? PICK_WINDOW,
+      documents: options.documents ?? false,
+    });
+  const shared = options.pickWindow === undefined && !options.documents ? options.cache : undefined;
+  let comparison = shared ? await shared.part(readKey(grouped), read) : await read();
+  // A remembered read lacks an order statistic this confidence needs (never seen): read again.
+  if (!holdsConfidence(comparison, confidence)) comparison = await read();
+  const answer = await answerFrom(comparison, {
+    benchmarkId: benchmark.id,
+    metric: query.metric,
+    groupBy,
+    better: direction(query, benchmark.json_schema, path),
+    confidence,
+    minSamples,
+    rankBy: query.rank_by ?? 'metric',
+    currency: query.currency,
+    baseline,
+    warnings,
+  });
+  return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}` };
+}
 
-  const { rows, totals, at } = await em.transactional(
+interface ReadOptions {
+  /** The confidence whose order statistics must be there (read by the second statement if need be). */
+  confidence: number;
+  minSamples: number;
+  baseline: string | undefined;
+  window: number;
+  documents: boolean;
+}
+
+/** The statements of a comparison, in one read-only snapshot, and the baseline's work. */
+async function readComparison(
+  em: EntityManager,
+  query: CompareParams,
+  path: string[],
+  benchmarkId: string,
+  options: ReadOptions,
+): Promise<ComparisonRead> {
+  const { confidence, baseline } = options;
+  const documentValues = valuesSql(query, path); // also checks the filters (422) before any statement
+  const { rows, totals, groups } = await em.transactional(
     async (tx) => {
       // From the table of metric values when it holds the path and is complete in this snapshot.
-      const pathId = options.documents || !answerableFromTable(grouped) ? null : await completeMetricPath(tx, benchmark.id, path);
-      const values = pathId === null ? documentValues : tableValuesSql(grouped, pathId);
-      const aggregates = pathId !== null && (await plainValues(tx, pathId)) ? tableAggregates(grouped, pathId) : valuesAggregates(values);
-      const sql = compareSql(grouped, aggregates, values, z, window, baseline ? minSamples : null);
+      const pathId = options.documents || !answerableFromTable(query) ? null : await completeMetricPath(tx, benchmarkId, path);
+      const values = pathId === null ? documentValues : tableValuesSql(query, pathId);
+      const aggregates = pathId !== null && (await plainValues(tx, pathId)) ? tableAggregates(query, pathId) : valuesAggregates(values);
+      const sql = compareSql(query, aggregates, values, options.window, baseline ? options.minSamples : null);
       const all = await tx.execute<StatsRow[]>(sql.stats.sql, sql.stats.params);
       // No row when nothing matched; a row with n = 0 for a group none of whose results has a number.
       const rows = all.filter((row) => row.n > 0);
-      const at = pickedOrderStatistics(rows);
+      const groups = rows.map(groupRead);
       // The ranks k and n + 1 − k of each group's median interval (none when k = 0: [min, max]).
       const missing: { g: string; i: number }[] = [];
-      for (const row of rows) {
-        const k = medianIntervalRank(row.n, confidence);
+      for (const group of groups) {
+        const k = medianIntervalRank(group.n, confidence);
         if (k === 0) continue;
-        for (const i of [k, row.n + 1 - k]) if (!at.has(`${row.g} ${i}`)) missing.push({ g: row.g, i });
+        for (const i of [k, group.n + 1 - k]) if (orderStatistic(group, i) === undefined) missing.push({ g: group.g, i });
       }
       if (missing.length) {
         const more = await tx.execute<{ g: string; i: number | string; x: number }[]>(sql.orderStats.sql, [
           ...sql.orderStats.params,
           JSON.stringify(missing),
         ]);
-        for (const o of more) at.set(`${o.g} ${Number(o.i)}`, Number(o.x));
+        const byGroup = new Map(groups.map((group) => [group.g, group]));
+        for (const o of more) {
+          const group = byGroup.get(o.g)!;
+          group.more ??= new Map();
+          group.more.set(Number(o.i), Number(o.x));
+        }
       }
-      return { rows, totals: all[0], at };
+      return { rows, totals: all[0], groups };
     },
     { readOnly: true, isolationLevel: IsolationLevel.REPEATABLE_READ },
   );
-
-  const groups = rows.map((row) => groupAnswer(row, confidence, better, groupBy, (i) => at.get(`${row.g} ${i}`)));
-  if (baseline) await againstBaseline(rows, groups, baseline, groupBy, confidence);
-  rank(groups, better, minSamples, rankBy, query.currency);
-  const answer: CompareAnswer = {
-    benchmark_id: benchmark.id,
-    metric: query.metric,
-    group_by: groupBy,
-    better,
-    confidence,
-    rank_by: rankBy,
-    matched: totals?.matched ?? 0,
-    excluded: (totals?.matched ?? 0) - (totals?.numbers ?? 0),
-    ...(baseline ? { baseline } : {}),
-    groups: order_(groups, better, rankBy),
-    ...(warnings.length ? { warnings } : {}),
-  };
-  return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}` };
+  const prepared = baseline ? await againstBaseline(rows, groups, baseline, query.group_by ?? 'flavor') : null;
+  const matched = totals?.matched ?? 0;
+  let bytes = 1024 + (prepared ? 40 * prepared.values.length : 0);
+  for (const group of groups)
+    bytes += 400 + 8 * (group.around.length + group.low.length + group.high.length + (group.versus?.logs.length ?? 0));
+  return { matched, excluded: matched - (totals?.numbers ?? 0), groups, baseline: prepared, bytes };
 }
 
-function groupAnswer(
-  row: StatsRow,
-  confidence: number,
-  better: Better,
-  groupBy: 'flavor' | 'site',
-  orderStat: (i: number) => number | undefined,
-): CompareGroupAnswer {
-  const n = row.n;
-  const xs = row.around!.map(Number);
-  const k = medianIntervalRank(n, confidence);
-  const priced = groupBy === 'flavor' && row.price_per_hour !== null && row.currency !== null;
-  const { per_price, out_of_range, ...statistics } = groupStatistics(
-    {
-      n,
-      mean: row.mean!,
-      stddev: row.stddev,
-      min: row.min!,
-      max: row.max!,
-      around: PERCENTILES.map((_, i) => [xs[2 * i]!, xs[2 * i + 1]!] as const),
-      medianCi: k === 0 ? [row.min!, row.max!] : [orderStat(k)!, orderStat(n + 1 - k)!],
-      price: priced ? row.price_per_hour : null,
-    },
-    confidence,
-    better,
-  );
-  return {
+const numbers = (xs: (number | string)[] | null): number[] => (xs ?? []).map(Number);
+
+/** A row of the statement as kept: numbers, without the text of its values. */
+function groupRead(row: StatsRow): GroupRead {
+  const group: GroupRead = {
+    g: row.g,
+    n: row.n,
+    mean: row.mean!,
+    stddev: row.stddev,
+    min: row.min!,
+    max: row.max!,
+    around: numbers(row.around),
+    lowFrom: row.low_from,
+    low: numbers(row.low_x),
+    highFrom: row.high_from,
+    high: numbers(row.high_x),
+    listed: row.xs !== null,
+    more: null,
     site: { id: row.site_id!, name: row.site_name! },
-    flavor: groupBy === 'flavor' ? { id: row.flavor_id!, name: row.flavor_name! } : null,
-    n,
-    ...statistics,
-    rank: null,
-    price: priced ? { per_hour: row.price_per_hour!, currency: row.currency! } : null,
-    per_price,
-    out_of_range,
+    flavor: row.flavor_id === null ? null : { id: row.flavor_id, name: row.flavor_name! },
+    price_per_hour: row.price_per_hour,
+    currency: row.currency,
+    versus: null,
   };
+  if (row.xs !== null) {
+    // Every value, in order: the order statistics are picked here, by the statement's arithmetic.
+    const xs = new Float64Array(row.xs.length / 8);
+    for (let i = 0; i < xs.length; i++) xs[i] = row.xs.readDoubleBE(8 * i);
+    group.around = PERCENTILES.flatMap((fraction) => {
+      const { below, above } = percentilePosition(fraction, row.n);
+      return [xs[below]!, xs[above]!];
+    });
+    group.lowFrom = 1;
+    group.low = xs;
+    group.high = [];
+  }
+  return group;
 }
 
 /**
- * Sets `vs_baseline` on every group (`groups[i]` is `rows[i]`'s): null for the baseline itself and
- * where either side has no values returned (fewer than min_samples, or a value ≤ 0), and where the
- * ratio lies beyond a double (named in `out_of_range`). 422 when the baseline is not a group.
+ * Sets `versus` on every group the baseline can be compared with (`groups[i]` is `rows[i]`'s):
+ * those whose values were returned (at least min_samples, all > 0), on both sides, but the
+ * baseline itself. Returns the prepared baseline (null when it has no values returned). 422 when
+ * the baseline is not a group.
  */
 async function againstBaseline(
-  rows: StatsRow[],
-  groups: CompareGroupAnswer[],
+  rows: readonly { g: string }[],
+  groups: GroupRead[],
   baseline: string,
   groupBy: 'flavor' | 'site',
-  confidence: number,
-): Promise<void> {
+): Promise<Baseline | null> {
   const at = rows.findIndex((row) => row.g === baseline);
   if (at < 0) {
     throw new AppError(
@@ -465,69 +519,16 @@ async function againstBaseline(
       { errors: [{ in: 'query', path: 'baseline', message: `must be the id of a ${groupBy} among the groups` }] },
     );
   }
-  const sorted = (xs: string | null) => (xs ? Float64Array.from(xs.split(','), Number) : null);
-  const y = sorted(rows[at]!.xs);
-  const logY = y ? logarithms(y) : null;
+  if (!groups[at]!.listed) return null;
+  const prepared = prepareBaseline(groups[at]!.low);
   let since = performance.now();
-  for (const [i, row] of rows.entries()) {
-    const group = groups[i]!;
-    const x = i === at ? null : sorted(row.xs);
-    if (!x || !y || !logY) {
-      group.vs_baseline = null;
-      continue;
-    }
-    group.vs_baseline = vsBaseline(x, y, confidence, logY);
-    if (group.vs_baseline === null) group.out_of_range.push('vs_baseline');
+  for (const [i, group] of groups.entries()) {
+    if (i !== at && group.listed) group.versus = versus(group.low, prepared);
     // Many large groups take a while: let the other requests in every 20 ms or so.
     if (performance.now() - since > 20) {
       await setImmediate();
       since = performance.now();
     }
   }
-}
-
-/** Sets `rank` on the groups that qualify: enough values and, ranking by price, a price in the currency. */
-function rank(
-  groups: CompareGroupAnswer[],
-  better: Better,
-  minSamples: number,
-  rankBy: 'metric' | 'price',
-  currency: string | undefined,
-): void {
-  const intervals = groups.map((g) => {
-    if (g.n < minSamples) return null;
-    if (rankBy === 'metric') return g.median_ci;
-    return g.price?.currency === currency && g.per_price ? g.per_price.median_ci : null;
-  });
-  rankIntervals(intervals, better).forEach((r, i) => {
-    groups[i]!.rank = r;
-  });
-}
-
-const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/**
- * Rank (unranked last), then the ranked quantity's median, better first (per_price's when ranking by
- * price), then the metric's median, then site and flavor name, then ids: a total order.
- */
-function order_(groups: CompareGroupAnswer[], better: Better, rankBy: 'metric' | 'price'): CompareGroupAnswer[] {
-  const sign = better === 'higher' ? -1 : 1;
-  const nullsLast = (a: number | null | undefined, b: number | null | undefined, cmp: (a: number, b: number) => number) =>
-    a == null ? (b == null ? 0 : 1) : b == null ? -1 : cmp(a, b);
-  return [...groups].sort(
-    (a, b) =>
-      nullsLast(a.rank, b.rank, ascending) ||
-      (rankBy === 'price'
-        ? nullsLast(
-            a.rank === null ? null : a.per_price?.median,
-            b.rank === null ? null : b.per_price?.median,
-            (x, y) => sign * ascending(x, y),
-          )
-        : 0) ||
-      sign * ascending(a.median, b.median) ||
-      byCodePoint(a.site.name, b.site.name) ||
-      byCodePoint(a.flavor?.name ?? '', b.flavor?.name ?? '') ||
-      byCodePoint(a.site.id, b.site.id) ||
-      byCodePoint(a.flavor?.id ?? '', b.flavor?.id ?? ''),
-  );
+  return prepared;
 }

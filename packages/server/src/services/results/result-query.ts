@@ -622,7 +622,8 @@ async function tablePage(
     ({ page, numbers } = table.sized(chosen.filters, few));
     workMemKb = chosen.workMemKb;
   }
-  const read = <T>(f: Fragment) => withWorkMem(em, workMemKb, (tx) => tx.execute<T[]>(f.sql, f.params));
+  const read = <T>(f: Fragment) =>
+    choice && table.sized ? withWorkMem(em, workMemKb, (tx) => tx.execute<T[]>(f.sql, f.params)) : em.execute<T[]>(f.sql, f.params);
   const rows = await read<ResultTextRow>(page);
   if (rows.length >= walk.limit || !table.tailPossible) return rows;
   let tailOffset = 0;

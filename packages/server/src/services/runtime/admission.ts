@@ -94,15 +94,44 @@ export interface PlaceCounts {
   full: number;
 }
 
+/** Who a place is for, when the caller does not say (every such request is one client). */
+const ANYONE = '';
+
+interface Waiter {
+  readonly client: string;
+  /** Gives it the place that is being released (`active` counts it already). */
+  admit(): void;
+  /** Refuses it at once: the line was full and a client with fewer requests in it came. */
+  refuse(why: Refusal): void;
+}
+
 /**
- * At most `limit` holders at once. The others wait in line, first come, first served, each for at
- * most `maxWaitMs` (0: none waits) and at most `maxWaiting` at once; past either, `refuse` says how
- * to fail. A waiter whose `signal` aborts (its client went away) leaves the line at once.
+ * At most `limit` holders at once, shared fairly between clients (a caller's identity, or its
+ * address: `client`). The others wait, each for at most `maxWaitMs` (0: none waits) and at most
+ * `maxWaiting` at once; past either, `refuse` says how to fail. A waiter whose `signal` aborts (its
+ * client went away) leaves the line at once.
+ *
+ * - **A freed place goes to the waiting client that holds the fewest places**, and among those to
+ *   the next in turn (clients take turns: one given a place goes behind the others waiting); each
+ *   client's own requests keep their order. So a client looping over expensive requests, or sending
+ *   many at once, holds no more places than any other while others wait (with two places and two
+ *   clients, one each), and another client's request waits for about one of the flooding client's,
+ *   not for all of them. With no one else waiting, any client may take every place: none is kept
+ *   idle. One client alone is served first come, first served.
+ * - **The line is shared the same way**: when `maxWaiting` are waiting, a request from a client
+ *   with fewer waiting than the client with the most takes the place in line of that client's
+ *   latest (refused as `full`); otherwise it is refused itself.
  */
 export class TimedPlaces {
   #active = 0;
-  /** In arrival order (a Set keeps insertion order, and leaving it is O(1)). */
-  readonly #line = new Set<{ admit(): void }>();
+  /** Places held, by client (absent: none). */
+  readonly #held = new Map<string, number>();
+  /**
+   * Each waiting client's line, in arrival order; the clients in turn order: the order they began to
+   * wait or were last given a place (Maps keep insertion order).
+   */
+  readonly #lines = new Map<string, Set<Waiter>>();
+  #waiting = 0;
   readonly counts: PlaceCounts = { admitted: 0, waited: 0, abandoned: 0, timedOut: 0, full: 0 };
 
   constructor(
@@ -114,46 +143,105 @@ export class TimedPlaces {
 
   /** Requests holding a place and requests waiting for one. */
   get load(): { active: number; waiting: number } {
-    return { active: this.#active, waiting: this.#line.size };
+    return { active: this.#active, waiting: this.#waiting };
   }
 
-  /** Takes a place, waiting for one if need be; the returned function gives it back, once. */
-  async enter(signal?: AbortSignal): Promise<() => void> {
+  /** Places held by `client` now. */
+  heldBy(client: string): number {
+    return this.#held.get(client) ?? 0;
+  }
+
+  /** Takes a place for `client`, waiting for one if need be; the returned function gives it back, once. */
+  async enter(signal?: AbortSignal, client: string = ANYONE): Promise<() => void> {
     if (signal?.aborted) throw signal.reason;
-    if (this.#active < this.limit) this.#active++;
-    else await this.#wait(signal);
+    if (this.#active < this.limit) {
+      this.#active++;
+      this.#hold(client, 1);
+    } else await this.#wait(signal, client);
     this.counts.admitted++;
     let left = false;
     return () => {
       if (left) return;
       left = true;
-      // The place passes straight to the next in line: `active` counts it already.
-      const next = this.#line.values().next().value;
+      this.#hold(client, -1);
+      // The place passes straight to the next: `active` counts it already.
+      const next = this.#next();
       if (next) next.admit();
       else this.#active--;
     };
   }
 
-  #wait(signal: AbortSignal | undefined): Promise<void> {
+  #hold(client: string, by: number): void {
+    const held = (this.#held.get(client) ?? 0) + by;
+    if (held > 0) this.#held.set(client, held);
+    else this.#held.delete(client);
+  }
+
+  /** The first waiter of the waiting client holding the fewest places (the first in turn among them). */
+  #next(): Waiter | undefined {
+    let best: Set<Waiter> | undefined;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (const [client, line] of this.#lines) {
+      const held = this.#held.get(client) ?? 0;
+      if (held < fewest) {
+        fewest = held;
+        best = line;
+      }
+    }
+    return best?.values().next().value;
+  }
+
+  /** The latest waiter of the client with the most waiting, when it has more than `client` would. */
+  #crowding(client: string): Waiter | undefined {
+    let most: Set<Waiter> | undefined;
+    for (const line of this.#lines.values()) if (!most || line.size > most.size) most = line;
+    const own = this.#lines.get(client)?.size ?? 0;
+    if (!most || most.size <= own + 1) return undefined;
+    let latest: Waiter | undefined;
+    for (const waiter of most) latest = waiter;
+    return latest;
+  }
+
+  #wait(signal: AbortSignal | undefined, client: string): Promise<void> {
     if (this.maxWaitMs <= 0) {
       this.counts.timedOut++;
       return Promise.reject(this.refuse('waited'));
     }
-    if (this.#line.size >= this.maxWaiting) {
-      this.counts.full++;
-      return Promise.reject(this.refuse('full'));
+    if (this.#waiting >= this.maxWaiting) {
+      const pushedOut = this.#crowding(client);
+      if (!pushedOut) {
+        this.counts.full++;
+        return Promise.reject(this.refuse('full'));
+      }
+      pushedOut.refuse('full');
     }
     this.counts.waited++;
     return new Promise<void>((resolve, reject) => {
       const settle = () => {
         clearTimeout(timer);
-        this.#line.delete(waiter);
+        const line = this.#lines.get(client)!;
+        line.delete(waiter);
+        if (line.size === 0) this.#lines.delete(client);
+        this.#waiting--;
         signal?.removeEventListener('abort', leave);
       };
-      const waiter = {
+      const waiter: Waiter = {
+        client,
         admit: () => {
           settle();
+          this.#hold(client, 1);
+          // Its other requests wait behind those of the clients that were waiting already: turns.
+          const rest = this.#lines.get(client);
+          if (rest) {
+            this.#lines.delete(client);
+            this.#lines.set(client, rest);
+          }
           resolve();
+        },
+        refuse: (why) => {
+          settle();
+          this.counts.full++;
+          reject(this.refuse(why));
         },
       };
       const timer = setTimeout(() => {
@@ -166,7 +254,13 @@ export class TimedPlaces {
         this.counts.abandoned++;
         reject(signal!.reason);
       };
-      this.#line.add(waiter);
+      let line = this.#lines.get(client);
+      if (!line) {
+        line = new Set();
+        this.#lines.set(client, line);
+      }
+      line.add(waiter);
+      this.#waiting++;
       signal?.addEventListener('abort', leave, { once: true });
     });
   }
@@ -182,10 +276,13 @@ export const EXPENSIVE_LIST_MAX_WAITING = 1000;
 
 /**
  * Admission of expensive result lists (search terms, JSON filters, sorts no index serves) and of
- * comparisons: at most `limit` run at once in this process; the others wait their turn (first come,
- * first served) for at most `maxWaitMs`, and only a request still waiting then is refused with 503
- * EXPENSIVE_LIST_BUSY and Retry-After. A waiting request whose client goes away leaves the line at
- * once. Cheap lists never pass through it, so they keep answering while expensive ones wait.
+ * comparisons: at most `limit` run at once in this process; the others wait their turn for at most
+ * `maxWaitMs`, and only a request still waiting then is refused with 503 EXPENSIVE_LIST_BUSY and
+ * Retry-After. The places are shared fairly between clients (`TimedPlaces`): a client is the
+ * caller's identity when its token is known, else its address (the request's scope says which,
+ * http/request-scope.ts), so one client's loops cannot take every place while others wait. A
+ * waiting request whose client goes away leaves the line at once. Cheap lists never pass through
+ * it, so they keep answering while expensive ones wait.
  */
 export class ExpensiveListAdmission {
   readonly #places: TimedPlaces;
@@ -219,9 +316,17 @@ export class ExpensiveListAdmission {
     return this.#places.counts;
   }
 
-  /** Runs `work` once it has a place; a request whose client goes away (db/request-scope.ts aborts its signal) leaves the line. */
-  async run<T>(work: () => Promise<T>, signal = currentScope()?.signal): Promise<T> {
-    const leave = await this.#places.enter(signal);
+  /** Places held by `client` now (read by the tests). */
+  heldBy(client: string): number {
+    return this.#places.heldBy(client);
+  }
+
+  /**
+   * Runs `work` once it has a place for `client` (the current request's, db/request-scope.ts); a
+   * request whose client goes away (its scope aborts its signal) leaves the line.
+   */
+  async run<T>(work: () => Promise<T>, signal = currentScope()?.signal, client = currentScope()?.client): Promise<T> {
+    const leave = await this.#places.enter(signal, client);
     try {
       return await work();
     } finally {
@@ -268,8 +373,8 @@ export class ExportAdmission {
     return this.#places.load.waiting;
   }
 
-  /** Takes a place, waiting for one if need be (503 EXPORT_BUSY); the returned function gives it back, once. */
-  enter(signal?: AbortSignal): Promise<() => void> {
-    return this.#places.enter(signal);
+  /** Takes a place for `client`, waiting for one if need be (503 EXPORT_BUSY); the returned function gives it back, once. */
+  enter(signal?: AbortSignal, client?: string): Promise<() => void> {
+    return this.#places.enter(signal, client);
   }
 }
