@@ -14,6 +14,7 @@ import { createSeeder, type Seeder } from './support/seed.ts';
 import { CompareCache } from '../src/services/compare/compare-cache.ts';
 import { compareResults, type CompareParams } from '../src/services/compare/compare.ts';
 import { normalCdf, normalQuantile } from '../src/services/compare/compare-stats.ts';
+import { countStatements } from './support/statements.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -209,21 +210,7 @@ test('CSV gains ratio, ratio_ci_low, ratio_ci_high, ratio_pvalue with a baseline
 });
 
 /** Counts the comparison statements the server sends (the statistics statement, one per read). */
-function countCompareStatements(): { readonly sent: number; stop(): void } {
-  const config = t.server.context.orm.config;
-  const original = config.get('onQuery');
-  let sent = 0;
-  config.set('onQuery', (sql: string, params: readonly unknown[]) => {
-    if (sql.includes('sum(s.matched) over ()')) sent++;
-    return original(sql, params as unknown[]);
-  });
-  return {
-    get sent() {
-      return sent;
-    },
-    stop: () => config.set('onQuery', original),
-  };
-}
+const countCompareStatements = () => countStatements(t, 'sum(s.matched) over ()');
 
 test('what a comparison read is shared at every confidence, direction and ranking: no statement, the same answers as computed afresh', async () => {
   const cache = new CompareCache({ minMatched: 0, ttlMs: 60_000 });

@@ -11,6 +11,7 @@ import { startTestServer, type HttpResponse, type TestServer } from './support/h
 import { createSeeder, upload, type Seeder } from './support/seed.ts';
 import { CompareCache } from '../src/services/compare/compare-cache.ts';
 import { RequestAbandonedError } from '../src/db/request-scope.ts';
+import { countStatements } from './support/statements.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -49,21 +50,7 @@ function deferred<T>() {
 const answerOf = (matched: number) => ({ answer: { matched } as never, benchmarkName: 'b' });
 
 /** Counts the comparison statements the server sends (the statistics statement, one per computation). */
-function countCompareStatements(): { readonly sent: number; stop(): void } {
-  const config = t.server.context.orm.config;
-  const original = config.get('onQuery');
-  let sent = 0;
-  config.set('onQuery', (sql: string, params: readonly unknown[]) => {
-    if (sql.includes('sum(s.matched) over ()')) sent++;
-    return original(sql, params as unknown[]);
-  });
-  return {
-    get sent() {
-      return sent;
-    },
-    stop: () => config.set('onQuery', original),
-  };
-}
+const countCompareStatements = () => countStatements(t, 'sum(s.matched) over ()');
 
 async function until(label: string, probe: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
