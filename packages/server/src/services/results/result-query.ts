@@ -567,11 +567,10 @@ export async function findResultRows(
   let chosen: Promise<ChosenSets> | undefined;
   const choice = () => (chosen ??= chooseSets(em, sets!, cached));
   const total = sets ? async () => (await choice()).total : () => cached(count);
+  // A page in another order checks the table's filters by lookups (resultWhere): no set to hash.
   const pageRows = table
     ? () => tablePage(em, walk, table, sets ? choice : undefined)
-    : sets
-      ? async () => withWorkMem(em, (await choice()).workMemKb, (tx) => tx.execute<ResultTextRow[]>(page.sql, page.params))
-      : () => em.execute<ResultTextRow[]>(page.sql, page.params);
+    : () => em.execute<ResultTextRow[]>(page.sql, page.params);
   const found = await run();
   if (plan && options.table && !(await options.table.stillThere(em, planIds(plan, query)))) {
     return findResultRows(em, query, scope, totals, { ...options, table: undefined, plan: null });
