@@ -83,14 +83,16 @@ const NOT_THERE = ['missing', 'null'] as const;
 /** What another benchmark of the same schema holds there too (stored without validation). */
 const OTHERS = ['"12"', 'true', '{"v":1}', '[1]', '""'];
 
-const services = (table: boolean, fewMatches?: number): ResultServices => ({
+const services = (table: boolean, fewMatches?: number, probeEntries?: number): ResultServices => ({
   totals: new TotalCache({ ttlMs: 0 }),
   embeds: new EmbedCache(),
-  ...(table ? { metricTable: new MetricTable({ fewMatches }) } : {}),
+  ...(table ? { metricTable: new MetricTable({ fewMatches, probeEntries }) } : {}),
 });
 const on = services(true);
-/** Every filtered list sorted by the table walks the sorted path (none looks its few matches up by id). */
-const walking = services(true, -1);
+/** Every filtered list sorted by the table walks the sorted path (none looks its few matches up by id), checking each entry by lookups first. */
+const probing = services(true, -1);
+/** The same walks against the filters' sets alone. */
+const walking = services(true, -1, 0);
 const off = services(false);
 const fork = () => t.server.context.orm.em.fork();
 
@@ -299,6 +301,7 @@ test('the same pages with the table and without it: rows, order, total, next_cur
       const b = await page(off, query, scope);
       same(a, b, JSON.stringify({ query, scope }));
       same(await page(walking, query, scope), b, `walking ${JSON.stringify({ query, scope })}`);
+      same(await page(probing, query, scope), b, `probing ${JSON.stringify({ query, scope })}`);
       // Walk on by cursor, each path continuing the other's cursor.
       let cursor = a.startsWith('{') ? (JSON.parse(a).next_cursor as string | null) : null;
       for (let step = 0; cursor && step < 3; step++) {

@@ -251,7 +251,12 @@ export function sortedKeysSql(
   bounds: CountBounds,
   after: Fragment | null,
   order: { descending: boolean; idDescending: boolean },
-): { keys: (limit: number, offset: number, few?: boolean) => Fragment; count: (few?: boolean) => Fragment; order: string } {
+): {
+  keys: (limit: number, offset: number, few?: boolean) => Fragment;
+  probe: (limit: number, offset: number, entries: number) => Fragment;
+  count: (few?: boolean) => Fragment;
+  order: string;
+} {
   const b = boundsSql('s', bounds);
   const candidates = (few: boolean): Fragment => {
     if (few && sortSlot !== undefined) {
@@ -289,6 +294,24 @@ export function sortedKeysSql(
         params: [...c.params, ...(after?.params ?? []), limit, offset],
       };
     },
+    probe: (limit, offset, entries) => {
+      // The first `entries` of the walk (after the cursor), each checked by its own lookups: the
+      // outer order is the inner one, so PostgreSQL stops as soon as the page is full.
+      const checks = filters.map((f) =>
+        f.slot !== undefined
+          ? { sql: `${keyColumn('s', f.slot)} ${SQL_OP[f.filter.op]} ?::numeric`, params: [filterValue(f)] }
+          : filterFragment(f.pathId, f.filter, 's.result_id'),
+      );
+      return {
+        sql:
+          `select s.result_id, s.value from (select s.result_id, s.value, s.k1, s.k2, s.k3, s.k4 from metric_value s ` +
+          `where s.path_id = ? and not s.hidden and s.value is not null${b.sql}${after ? ` and ${after.sql}` : ''} ` +
+          `${sortedOrder(order.descending, order.idDescending)} limit ?) s ` +
+          `${checks.length ? `where ${checks.map((c) => c.sql).join(' and ')} ` : ''}` +
+          `${sortedOrder(order.descending, order.idDescending)} limit ? offset ?`,
+        params: [pathId, ...b.params, ...(after?.params ?? []), entries, ...checks.flatMap((c) => c.params), limit, offset],
+      };
+    },
     count: (few = false) => {
       const c = candidates(fewOf(few));
       return { sql: `select count(*)::int as n from (${c.sql}) s`, params: c.params };
@@ -303,6 +326,14 @@ export function sortedKeysSql(
  * full, which for a selective filter means most of the path.
  */
 export const FEW_MATCHES = 2_000;
+
+/**
+ * A walk whose page should fill within this many entries (from the filters' share of the results)
+ * first reads at most PROBE_MARGIN times as many, checking each by lookups: a few milliseconds, where
+ * the sets of filters keeping most results cost a hash of most of the benchmark.
+ */
+const PROBE_ENTRIES = 5_000;
+export const PROBE_MARGIN = 4;
 
 /** The FROM of a page of visible results that hold a number at the sorted path: its rows `s` joined to their results `r`. */
 export function sortedFrom(): string {
@@ -348,11 +379,14 @@ export class MetricTable {
   readonly #verifyMs: number;
   /** Lists of at most this many results look their matches up by id (FEW_MATCHES; tests set 0 or more). */
   readonly fewMatches: number;
+  /** Walks expected to fill their page within this many entries first try lookups (PROBE_ENTRIES; tests set 0). */
+  readonly probeEntries: number;
 
-  constructor(options: { pathsMs?: number; verifyMs?: number; fewMatches?: number } = {}) {
+  constructor(options: { pathsMs?: number; verifyMs?: number; fewMatches?: number; probeEntries?: number } = {}) {
     this.#pathsMs = options.pathsMs ?? PATHS_MS;
     this.#verifyMs = options.verifyMs ?? VERIFY_MS;
     this.fewMatches = options.fewMatches ?? FEW_MATCHES;
+    this.probeEntries = options.probeEntries ?? PROBE_ENTRIES;
   }
 
   /** The benchmark's paths when its values are complete; null otherwise (read the documents). */

@@ -19,6 +19,7 @@ import { poolIsQuiet } from '../../db/pool.ts';
 import {
   filterCountSql,
   filterFragment,
+  PROBE_MARGIN,
   pathIdOf,
   sortedAfter,
   sortedCountSql,
@@ -121,6 +122,8 @@ export interface MetricPlan {
   sortPathId: number | null;
   /** Filtered lists sorted by the table with at most this many results look their matches up by id. */
   fewMatches: number;
+  /** MetricTable.probeEntries. */
+  probeEntries: number;
 }
 
 /** The table's lookup for a numeric filter on one of the plan's paths; null: read the document. */
@@ -390,7 +393,10 @@ export interface SortedByTable {
    * matches looked up by id.
    */
   sized?: (filters: TableFilter[], few: boolean) => { page: Fragment; numbers: Fragment };
+  /** The page from the first `entries` of the walk, each checked by lookups (no set): full, or to be read again. */
+  probe?: (filters: TableFilter[], entries: number) => Fragment;
   fewMatches: number;
+  probeEntries: number;
   /** The sorted path has a key slot: the matches of a filter carry its number (`sortedKeysSql`). */
   keyedSort?: boolean;
   /** Those results of the whole list, counted (for a page by number past them). */
@@ -471,22 +477,26 @@ function sortedByTable(
   if (only) {
     // Nothing but the table decides which rows and in which order: only the page's results are read.
     const sortSlot = metric.paths.slots.get(pathId);
+    const sortedBy = (filters: TableFilter[]) =>
+      sortedKeysSql(pathId, sortSlot, filters, only.bounds, after, { descending, idDescending: idKey.descending });
+    const pageFrom = (keys: Fragment, order: string): Fragment => ({
+      sql: `select ${outputs} from (select ${RESULT_COLUMNS} from (${keys.sql}) k join result r on r.id = k.result_id ${order}) p`,
+      params: [...keyParams, ...keys.params],
+    });
     const pageOf = (filters: TableFilter[], few: boolean) => {
-      const sorted = sortedKeysSql(pathId, sortSlot, filters, only.bounds, after, { descending, idDescending: idKey.descending });
-      const keys = sorted.keys(walk.limit, walk.offset, few);
-      return {
-        page: {
-          sql: `select ${outputs} from (select ${RESULT_COLUMNS} from (${keys.sql}) k join result r on r.id = k.result_id ${sorted.order}) p`,
-          params: [...keyParams, ...keys.params],
-        },
-        numbers: sorted.count(few),
-      };
+      const sorted = sortedBy(filters);
+      return { page: pageFrom(sorted.keys(walk.limit, walk.offset, few), sorted.order), numbers: sorted.count(few) };
+    };
+    const probe = (filters: TableFilter[], entries: number) => {
+      const sorted = sortedBy(filters);
+      return pageFrom(sorted.probe(walk.limit, walk.offset, entries), sorted.order);
     };
     const plain = pageOf(only.filters, false);
     return {
       ...plain,
-      ...(only.filters.length > 0 ? { sized: pageOf } : {}),
+      ...(only.filters.length > 0 ? { sized: pageOf, probe } : {}),
       fewMatches: metric.fewMatches,
+      probeEntries: metric.probeEntries,
       keyedSort: sortSlot !== undefined,
       tailPossible,
       tail,
@@ -501,6 +511,7 @@ function sortedByTable(
     },
     numbers: sortedCountSql(all),
     fewMatches: metric.fewMatches,
+    probeEntries: metric.probeEntries,
     tailPossible,
     tail,
   };
@@ -529,7 +540,7 @@ export async function metricPlan(
   const sortId = sortsFirst ? pathIdOf(paths, sortPath) : undefined;
   const sortPathId = sortId !== undefined && (await table.sortable(em, paths, sortPath!)) ? sortId : null;
   if (sortPathId === null && !numeric.some((f) => pathIdOf(paths, f.path) !== undefined)) return null;
-  return { paths, sortPathId, fewMatches: table.fewMatches };
+  return { paths, sortPathId, fewMatches: table.fewMatches, probeEntries: table.probeEntries };
 }
 
 /** The path ids a plan's statements use. */
@@ -620,6 +631,14 @@ async function tablePage(
       (matches <= table.fewMatches || (table.keyedSort === true && matches <= chosen.all - matches));
     ({ page, numbers } = table.sized(chosen.filters, few));
     workMemKb = chosen.workMemKb;
+    // Filters that keep most results: the first entries of the walk, each checked by lookups, fill
+    // the page unless the filters refuse what comes first in the order (then the sets, below).
+    const reach = ((walk.offset + walk.limit) * Math.max(1, chosen.all)) / Math.max(1, chosen.total);
+    if (!few && table.probe && reach <= table.probeEntries) {
+      const probe = table.probe(chosen.filters, Math.ceil(PROBE_MARGIN * reach));
+      const rows = await em.execute<ResultTextRow[]>(probe.sql, probe.params);
+      if (rows.length >= walk.limit) return rows;
+    }
   }
   const read = <T>(f: Fragment) =>
     choice && table.sized ? withWorkMem(em, workMemKb, (tx) => tx.execute<T[]>(f.sql, f.params)) : em.execute<T[]>(f.sql, f.params);
