@@ -1,12 +1,18 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
 import { operations } from '@benchmarks/sdk/contract';
 import { compileAll } from '../src/http/router.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
+import { createSeeder } from './support/seed.ts';
 
 let t: TestServer;
 
@@ -39,6 +45,76 @@ test('GET /api/v1/api-spec.json: a valid OpenAPI 3.1 document listing every oper
   assert.is(res.body.servers[0].url, `${t.url}/api/v1`);
   assert.ok(res.body.components.schemas.Problem, 'errors are documented as Problem');
   assert.match(res.body.info.description, /terms of use/);
+});
+
+test('GET /api-spec.json: every schema compiles as strict JSON Schema 2020-12; a real /results:compare answer matches its schema', async () => {
+  const doc = (await t.request('GET', '/api-spec.json')).body;
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, strictRequired: false });
+  ajvFormats.default(ajv);
+  ajv.addFormat('date-bound', true);
+  // strictRequired: false for `anyOf` branches that require a field of their parent (a field or its
+  // deprecated alias). The document is registered, so `#/components/schemas/…` resolves: its
+  // top-level fields declared as keywords, the schemas in it compiled strictly by their pointers.
+  for (const key of Object.keys(doc)) ajv.addKeyword(key);
+  ajv.addSchema(doc, 'doc');
+  const pointers = Object.keys(doc.components.schemas).map((name) => `/components/schemas/${name}`);
+  const schemasIn = (at: string, content: Record<string, unknown> = {}) =>
+    Object.keys(content).map((type) => `${at}/${type.replace('/', '~1')}/schema`);
+  for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const at = `/paths/${path.replaceAll('/', '~1')}/${method}`;
+      pointers.push(...op.parameters.map((_: unknown, i: number) => `${at}/parameters/${i}/schema`));
+      pointers.push(...schemasIn(`${at}/requestBody/content`, op.requestBody?.content));
+      for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+        pointers.push(...schemasIn(`${at}/responses/${status}/content`, response.content));
+        for (const name of Object.keys(response.headers ?? {})) pointers.push(`${at}/responses/${status}/headers/${name}/schema`);
+      }
+    }
+  }
+  assert.ok(pointers.length > 300, `${pointers.length} schemas`);
+  for (const pointer of pointers) {
+    try {
+      assert.ok(ajv.getSchema(`doc#${pointer}`), pointer);
+    } catch (e) {
+      assert.unreachable(`${pointer}: ${(e as Error).message}`);
+    }
+  }
+
+  const seed = await createSeeder(t);
+  const benchmark = await seed.benchmark({ schema: { type: 'object', properties: { score: { type: 'number' } } } });
+  const site = await seed.site();
+  const [base, other] = [await seed.flavor(site.id), await seed.flavor(site.id)];
+  await seed.results(
+    [base, other].flatMap((f, k) =>
+      [1, 2, 3, 4, 5, 6].map((v) => ({
+        benchmark_id: benchmark.id,
+        flavor_id: f.id,
+        site_id: site.id,
+        json: { score: v * (k + 1) },
+        execution_datetime: new Date(Date.UTC(2024, 0, v)),
+      })),
+    ),
+  );
+  const res = await t.request('GET', '/results:compare', {
+    query: { benchmark_id: benchmark.id, metric: 'json.score', baseline: base.id },
+  });
+  assert.is(res.status, 200, res.text);
+  const group = res.body.groups.find((g: any) => g.flavor.id === other.id);
+  assert.ok(group.median_ci && group.mean_ci && group.vs_baseline.ratio_ci, 'every interval of the answer is there');
+  const validate = ajv.getSchema('doc#/paths/~1results:compare/get/responses/200/content/application~1json/schema')!;
+  assert.ok(validate(res.body), JSON.stringify(validate.errors));
+  assert.not.ok(validate({ ...res.body, groups: [{ ...group, median_ci: [1, 2, 3] }] }), 'an interval is a pair');
+});
+
+test('docs/openapi.json: redocly lint (recommended rules) finds no error and no warning', async () => {
+  const cli = fileURLToPath(import.meta.resolve('@redocly/cli/bin/cli.js'));
+  const file = fileURLToPath(new URL('../../../docs/openapi.json', import.meta.url));
+  const args = [cli, 'lint', file, '--extends=recommended', '--format=json'];
+  const env = { ...process.env, REDOCLY_TELEMETRY: 'off' };
+  // lint exits 1 on errors: its report is still on stdout.
+  const { stdout } = await promisify(execFile)(process.execPath, args, { env }).catch((e: { stdout: string }) => e);
+  const problems = JSON.parse(stdout).problems.map((p: any) => `${p.severity} ${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`);
+  assert.equal(problems, []);
 });
 
 test('GET /api-spec.json (root): the same document', async () => {

@@ -81,7 +81,16 @@ export const CompareQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const Interval = (description = '[low, high]') => Type.Tuple([Type.Number(), Type.Number()], { description });
+/** A pair in the 2020-12 form of OpenAPI 3.1 (TypeBox's Tuple writes draft-07's `items: [..]`). */
+const Interval = (description = '[low, high]') =>
+  Type.Unsafe<[number, number]>({
+    type: 'array',
+    prefixItems: [Type.Number(), Type.Number()],
+    items: false,
+    minItems: 2,
+    maxItems: 2,
+    description,
+  });
 const NamedRef = Type.Object({ id: Uuid, name: Type.String() });
 
 export const VsBaseline = Type.Object(

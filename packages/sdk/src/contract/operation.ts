@@ -14,6 +14,18 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 /** Documented error statuses; every one is an `application/problem+json` body. */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 503;
 
+/** The OpenAPI document's tags and their descriptions: each operation carries one. */
+export const TAGS = {
+  service: 'Liveness, readiness, this document, and how to obtain an access token.',
+  users: "The caller's registration and account; administrators' views of every user.",
+  benchmarks: 'Containerised benchmarks and the JSON Schema of their results.',
+  sites: 'Sites where benchmarks run.',
+  flavors: "A site's machine flavors and their prices.",
+  tags: 'Labels that results carry.',
+  results: 'Uploading, reading, comparing and exporting results, their changes over time, and claims on them.',
+  reports: "Administrators' review queues: items waiting for review and claims.",
+} as const;
+
 /**
  * One operation of the API, declared once as data. The server's routing and validation, the
  * OpenAPI document and the SDK's types are all derived from it.
@@ -23,7 +35,7 @@ export interface OperationDef {
   method: HttpMethod;
   /** Path relative to `/api/v1`, with `{name}` parameters, e.g. `/benchmarks/{id}:approve`. */
   path: string;
-  tag: string;
+  tag: keyof typeof TAGS;
   summary: string;
   description?: string;
   auth: AuthLevel;

@@ -1,5 +1,5 @@
 import type { OperationDef } from '@benchmarks/sdk/contract';
-import { API_BASE_PATH, Problem } from '@benchmarks/sdk/contract';
+import { API_BASE_PATH, Problem, TAGS } from '@benchmarks/sdk/contract';
 import { UNLIMITED_READS } from '../rate-limit/middleware.ts';
 
 export interface OpenApiOptions {
@@ -78,7 +78,7 @@ function errorStatuses(def: OperationDef): number[] {
   if (def.auth !== 'none') set.add(401);
   if (def.auth === 'user' || def.auth === 'admin') set.add(403);
   if (def.params) set.add(404);
-  if (def.query || def.params || def.body || def.headers) set.add(422);
+  set.add(422); // an unknown query parameter, on every operation (the router's NO_QUERY)
   if (def.headers?.properties['Idempotency-Key']) set.add(409); // the same key still in progress
   if (def.body) {
     set.add(400);
@@ -147,7 +147,7 @@ export function buildOpenApi(operations: Record<string, OperationDef>, options: 
       'x-terms-of-use': { version: options.termsVersion, url: options.termsUrl },
     },
     servers: [{ url: `${options.origin}${API_BASE_PATH}` }],
-    tags: [...new Set(Object.values(operations).map((o) => o.tag))].map((name) => ({ name })),
+    tags: [...new Set(Object.values(operations).map((o) => o.tag))].map((name) => ({ name, description: TAGS[name] })),
     paths,
     components: {
       schemas: registry.schemas,
