@@ -6,7 +6,7 @@
 # Production dependencies of @benchmarks/server (and so of @benchmarks/sdk) only, exactly as locked.
 # Every workspace's package.json is needed for `npm ci` to check the lockfile; only the server's
 # dependencies are installed. Depends on nothing but these files, so the layer is reused until they change.
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/sdk/package.json packages/sdk/
@@ -16,7 +16,7 @@ COPY packages/cli/package.json packages/cli/
 RUN npm ci --omit=dev --workspace=@benchmarks/server --no-audit --no-fund
 
 # Build: every dependency (TypeScript, esbuild), then `npm run build` compiles packages/*/dist.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/sdk/package.json packages/sdk/
@@ -29,7 +29,7 @@ RUN npm run build
 
 # Runtime: unprivileged user, health check. The code belongs to root and is read-only to the service;
 # node_modules links @benchmarks/server and @benchmarks/sdk to packages/, where their dist/ is copied.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 BENCHMARKS_DATA_DIR=/data
 # Heap budget (docs/deploy.md, Memory): the live heap is about 50 MB; without a budget V8 sizes the
 # heap for the host's memory and the process grows to several hundred MB of uncollected garbage.

@@ -229,12 +229,16 @@ test('a web page bundles the installed SDK with esbuild and reads results from t
   });
 });
 
-for (const module of ['node16', 'bundler'] as const) {
-  test(`a strict TypeScript project type-checks against the installed SDK (${module} resolution, exactOptionalPropertyTypes, skipLibCheck off)`, async () => {
+for (const [module, file] of [
+  ['node16', 'consumer.mts'],
+  ['bundler', 'consumer.mts'],
+  ['nodenext', 'consumer.cts'],
+] as const) {
+  test(`a strict TypeScript project type-checks against the installed SDK (${file}, ${module} resolution, exactOptionalPropertyTypes, skipLibCheck off)`, async () => {
     const p = installed();
     if (!existsSync(p.bin('tsc'))) await p.install('typescript@6.0.3', '@types/node@20.19.25');
-    p.copyFixture('consumer.mts');
-    const config = p.writeJson(`tsconfig.${module}.json`, strictTsconfig(module, 'consumer.mts'));
+    p.copyFixture(file);
+    const config = p.writeJson(`tsconfig.${module}.json`, strictTsconfig(module, file));
     const tsc = await run(p.bin('tsc'), ['-p', config], { cwd: p.dir, timeoutMs: 90_000 });
     assert.is(tsc.code, 0, `tsc -p tsconfig.${module}.json:\n${tsc.stdout}${tsc.stderr}`);
   });

@@ -3,7 +3,8 @@
  * runner for files that pass, fail, skip, break in a `before` hook, end early, crash, hang or leave
  * the process running, whatever they print; which files share a process and in which order; test
  * databases copied from the migrated template, and empty ones; the build's record of what it built
- * (scripts/build-stamp.ts), which the packaging test trusts to reuse a build.
+ * (scripts/build-stamp.ts), which the packaging test trusts to reuse a build; what the tests need
+ * installed (scripts/test-deps.sh).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +27,7 @@ import {
   UNKNOWN_SECONDS,
 } from '../scripts/test-groups.ts';
 import { orderBySlowest, readDurations, writeDurations } from '../scripts/test-order.ts';
-import { ROOT } from './support/run.ts';
+import { ROOT, run } from './support/run.ts';
 
 let tmp: string;
 test.before(() => {
@@ -359,6 +360,23 @@ test('the build is reused only while the sources it read are unchanged and its o
 
   rmSync(join(root, 'packages/cli/dist/benchmarks.js'));
   assert.is(staleBuild(root), 'packages/cli/dist/benchmarks.js missing');
+});
+
+const TEST_DEPS = join(ROOT, 'scripts', 'test-deps.sh');
+
+test('scripts/test-deps.sh says nothing and exits 0 when everything the tests need is installed', async () => {
+  assert.equal(await run('/bin/bash', [TEST_DEPS], { cwd: ROOT, timeoutMs: 10_000 }), { code: 0, signal: null, stdout: '', stderr: '' });
+});
+
+test('scripts/test-deps.sh, commands missing and no apt-get on PATH, exits 1 with one line naming the packages', async () => {
+  // PostgreSQL 15 and PgBouncer are found by their paths, which `npm test` has made present.
+  const s = await run('/bin/bash', [TEST_DEPS], { cwd: ROOT, env: { PATH: tmp }, timeoutMs: 10_000 });
+  assert.equal(s, {
+    code: 1,
+    signal: null,
+    stdout: '',
+    stderr: 'npm test needs Debian packages: chromium curl jq fish; install them (apt-get install chromium curl jq fish) or run as root\n',
+  });
 });
 
 test.run();

@@ -46,9 +46,8 @@ export function installGlobally(prefix: string, spec: string): Promise<Outcome> 
 }
 
 /** The settings of the consumer's tsconfig: as strict as users make them, declarations of the packages checked. */
-export function strictTsconfig(module: 'node16' | 'bundler', file: string) {
-  const resolution =
-    module === 'node16' ? { module: 'node16', moduleResolution: 'node16' } : { module: 'esnext', moduleResolution: 'bundler' };
+export function strictTsconfig(module: 'node16' | 'nodenext' | 'bundler', file: string) {
+  const resolution = module === 'bundler' ? { module: 'esnext', moduleResolution: 'bundler' } : { module, moduleResolution: module };
   return {
     compilerOptions: {
       ...resolution,

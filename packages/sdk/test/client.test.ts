@@ -1,7 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { inspect } from 'node:util';
+import { inspect, promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import {
   ApiError,
   AuthenticationError,
@@ -64,6 +66,18 @@ test('createClient: the service root and its /api/v1 base URL reach the same API
   assert.is(createClient({ baseUrl: 'https://example.org/perf/' }).baseUrl, 'https://example.org/perf/api/v1');
   assert.throws(() => createClient({ baseUrl: 'localhost:8080' }), /absolute http\(s\) URL|http or https/);
   assert.throws(() => createClient({ baseUrl: 'http://h/?x=1' }), /query string/);
+});
+
+test('a CommonJS script require()s the compiled SDK (dist/, made current by the test runner) and calls the server', async () => {
+  const script = fileURLToPath(new URL('fixtures/commonjs.cjs', import.meta.url));
+  const { stdout } = await promisify(execFile)(process.execPath, [script, t.url], { timeout: 30_000 });
+  const seen = JSON.parse(stdout);
+  assert.equal(seen, {
+    resolved: fileURLToPath(new URL('../dist/index.js', import.meta.url)),
+    sdkVersion: SDK_VERSION,
+    filter: 'score >= 2',
+    health: await client().health(),
+  });
 });
 
 test('GET /ready, /api-spec.json and /auth/config: typed bodies from the real server', async () => {
