@@ -332,8 +332,8 @@ export const FEW_MATCHES = 2_000;
  * first reads at most PROBE_MARGIN times as many, checking each by lookups: a few milliseconds, where
  * the sets of filters keeping most results cost a hash of most of the benchmark.
  */
-const PROBE_ENTRIES = 5_000;
-export const PROBE_MARGIN = 4;
+const PROBE_ENTRIES = 1_000;
+export const PROBE_MARGIN = 2;
 
 /** The FROM of a page of visible results that hold a number at the sorted path: its rows `s` joined to their results `r`. */
 export function sortedFrom(): string {

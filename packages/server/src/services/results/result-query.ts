@@ -19,6 +19,7 @@ import { poolIsQuiet } from '../../db/pool.ts';
 import {
   filterCountSql,
   filterFragment,
+  keyedOnly,
   PROBE_MARGIN,
   pathIdOf,
   sortedAfter,
@@ -634,7 +635,7 @@ async function tablePage(
     // Filters that keep most results: the first entries of the walk, each checked by lookups, fill
     // the page unless the filters refuse what comes first in the order (then the sets, below).
     const reach = ((walk.offset + walk.limit) * Math.max(1, chosen.all)) / Math.max(1, chosen.total);
-    if (!few && table.probe && reach <= table.probeEntries) {
+    if (!few && table.probe && !keyedOnly(chosen.filters) && reach <= table.probeEntries) {
       const probe = table.probe(chosen.filters, Math.ceil(PROBE_MARGIN * reach));
       const rows = await em.execute<ResultTextRow[]>(probe.sql, probe.params);
       if (rows.length >= walk.limit) return rows;
