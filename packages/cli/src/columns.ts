@@ -73,11 +73,13 @@ export const claimColumns: Column<Claim>[] = [
   { header: 'message', value: (c) => c.message, max: 50 },
 ];
 
-export const submitColumns: Column<Submit>[] = [
+/** `names`: each item's name by id (a submission carries only the id), looked up by `review list`. */
+export const submitColumns = (names: ReadonlyMap<string, string>): Column<Submit>[] => [
   { header: 'resource_type', value: (s) => s.resource_type },
   { header: 'resource_id', value: (s) => s.resource_id, whole: true },
+  { header: 'name', value: (s) => names.get(s.resource_id) ?? '', max: 40 },
+  { header: 'uploader', value: (s) => uploader(s.uploader), drop: 2 },
   { header: 'upload_datetime', value: (s) => s.upload_datetime, drop: 1 },
-  { header: 'uploader', value: (s) => uploader(s.uploader) },
 ];
 
 export const userColumns: Column<UserAdmin>[] = [

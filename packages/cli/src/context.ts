@@ -41,7 +41,13 @@ export interface Context {
   /** A warning on stderr, even with --quiet. */
   warn(text: string): void;
   printItem<T>(item: T, columns: readonly Column<T>[]): void;
-  printList<T>(request: PageRequest<T>, columns: readonly Column<T>[], options: ListOptions): Promise<T[]>;
+  /** `beforeColumns` runs on the items before a table or CSV renders them (what the columns need to look up). */
+  printList<T>(
+    request: PageRequest<T>,
+    columns: readonly Column<T>[],
+    options: ListOptions,
+    beforeColumns?: (items: T[]) => Promise<void>,
+  ): Promise<T[]>;
 }
 
 /**
@@ -139,7 +145,7 @@ export async function createContext(
     printItem(item, columns) {
       io.stdout.write(renderItem(settings.output, item, columns));
     },
-    async printList(request, columns, listOptions) {
+    async printList(request, columns, listOptions, beforeColumns) {
       let items: Awaited<typeof request>['items'];
       if (listOptions.all) {
         items = [];
@@ -167,6 +173,7 @@ export async function createContext(
         }
       }
       if (items.length === 0 && settings.output === 'table') info('No results.');
+      if (settings.output === 'table' || settings.output === 'csv') await beforeColumns?.(items);
       const layout = {
         width: stdoutWidth(io),
         wide: settings.wide,

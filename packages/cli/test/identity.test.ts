@@ -67,7 +67,7 @@ test('benchmarks register: without --accept-terms and without a terminal, exit 2
   );
 });
 
-test('benchmarks register --accept-terms: registers once, a second time says so; whoami shows it', async () => {
+test('benchmarks register --accept-terms: registers once, a second time says so; whoami shows it; --quiet prints nothing', async () => {
   const first = await box.run(['register', '--accept-terms']);
   assert.is(first.code, 0, first.stderr);
   const user = JSON.parse(first.stdout);
@@ -80,6 +80,20 @@ test('benchmarks register --accept-terms: registers once, a second time says so;
   assert.match(again.stderr, /Already registered/);
   assert.is(JSON.parse(me.stdout).registered, true);
   const users = await t.request('GET', '/users', { token: await t.admin(), query: { sub: 'runner' } });
+  assert.is(users.body.total, 1);
+  assert.ok('email' in user, 'without --quiet the user is shown, e-mail included');
+
+  const quiet = await box.run(['register', '--accept-terms', '--quiet']);
+  assert.is(quiet.code, 0, quiet.stderr);
+  assert.equal([quiet.stdout, quiet.stderr], ['', ''], 'nothing in a CI log, no e-mail');
+});
+
+test('benchmarks register --quiet, a first registration: nothing printed, the user registered', async () => {
+  const token = await t.token('quiet-runner');
+  const res = await box.run(['register', '--accept-terms', '--quiet', '--token', token]);
+  assert.is(res.code, 0, res.stderr);
+  assert.equal([res.stdout, res.stderr], ['', '']);
+  const users = await t.request('GET', '/users', { token: await t.admin(), query: { sub: 'quiet-runner' } });
   assert.is(users.body.total, 1);
 });
 

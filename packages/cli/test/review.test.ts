@@ -55,6 +55,26 @@ test('a user submits with the CLI; the admin lists, approves and rejects each ki
     [`benchmark ${benchmark.id}`, `flavor ${flavor.id}`, `site ${site.id}`, `tag ${tag.id}`].sort(),
   );
   assert.equal(json(await box.run(['review', 'list', '--type', 'site', '-o', 'json'], admin)).length, 1);
+  assert.equal(Object.keys(pending[0]).sort(), ['resource_id', 'resource_type', 'upload_datetime', 'uploader'], 'JSON: the API item');
+  const table = await box.run(['review', 'list', '-o', 'table', '--sort', '+resource_type'], admin);
+  assert.is(table.code, 0, table.stderr);
+  const rows = table.stdout.trim().split('\n');
+  assert.match(rows[0]!, /^RESOURCE_TYPE +RESOURCE_ID +NAME +UPLOADER +UPLOAD_DATETIME$/);
+  const expected = [
+    ['benchmark', benchmark.id, benchmark.name],
+    ['flavor', flavor.id, 'gpu.xl'],
+    ['site', site.id, 'IFCA'],
+    ['tag', tag.id, 'typo-tag'],
+  ];
+  assert.equal(
+    rows.slice(1).map((r) => r.split(/ {2,}/)),
+    expected.map((cells) => [
+      ...cells,
+      `submitter @ ${t.issuer.issuer}`,
+      pending.find((s: any) => s.resource_id === cells[1]).upload_datetime,
+    ]),
+    'kind, id, name, uploader, upload time',
+  );
 
   const approved = await box.run(['review', 'approve', 'site', site.id], admin);
   assert.is(approved.code, 0, approved.stderr);

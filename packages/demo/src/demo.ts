@@ -5,7 +5,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigurationError, freePort, registerUser, type Logger, type RunningDemo, type ServerConfig } from '@benchmarks/server';
+import { ConfigurationError, freePort, registerUser, User, type Logger, type RunningDemo, type ServerConfig } from '@benchmarks/server';
 import { isLoopbackHost, startIssuer, type RunningIssuer } from './issuer.ts';
 import { seedOnce, type SeedOutcome } from './seed.ts';
 import { demoWebClient } from './web-client.ts';
@@ -108,6 +108,8 @@ export async function startDemo(config: ServerConfig, logger: Logger, signal?: A
       if (stopping?.aborted) return;
       const userToken = await issuer.mintAccessToken({ sub: DEMO_USER.sub, ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
       const adminToken = await issuer.mintAccessToken({ sub: DEMO_ADMIN.sub, ttlSeconds: DEMO_TOKEN_TTL_SECONDS });
+      const user = await em.findOne(User, { iss: issuer.issuer, sub: DEMO_USER.sub });
+      const userStatus = !user ? 'not registered yet' : user.removed_datetime ? 'removed by an administrator' : 'registered';
       if (stopping?.aborted) return;
       process.stdout.write(
         [
@@ -118,7 +120,7 @@ export async function startDemo(config: ServerConfig, logger: Logger, signal?: A
             ? `Web login client: ${issuer.webClient.clientId} (authorization code + PKCE; redirect URIs: ${issuer.webClient.redirectUris.join(', ')})`
             : 'Web login client: none (give --cors-origins the web frontend origin to have one)',
           '',
-          `Demo user token (${DEMO_USER.sub}, not registered yet; valid 7 days):`,
+          `Demo user token (${DEMO_USER.sub}, ${userStatus}; valid 7 days):`,
           userToken,
           '',
           `Demo admin token (${DEMO_ADMIN.sub}, registered administrator; valid 7 days):`,

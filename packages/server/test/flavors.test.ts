@@ -232,4 +232,20 @@ test('DELETE /flavors/{id}: 409 REFERENCED with the count of results; cascade de
   assertProblem(await t.request('DELETE', `/flavors/${free.id}`, { token: admin }), 404, 'NOT_FOUND');
 });
 
+test('DELETE /flavors/{id} referenced by deleted results: 409 REFERENCED says how many of them are deleted', async () => {
+  const f = await create('del-deleted');
+  const results = [await insertResult(f), await insertResult(f), await insertResult(f)];
+  const detail = async () => {
+    const refused = await t.request('DELETE', `/flavors/${f.id}`, { token: admin });
+    assertProblem(refused, 409, 'REFERENCED');
+    assert.is(refused.body.count, 3);
+    return refused.body.detail;
+  };
+  assert.match(await detail(), /is referenced by 3 results; add/);
+  for (const id of results.slice(0, 2)) assert.is((await t.request('DELETE', `/results/${id}`, { token: admin })).status, 204);
+  assert.match(await detail(), /is referenced by 3 results \(2 of them deleted\); add \?cascade=true/);
+  assert.is((await t.request('DELETE', `/results/${results[2]}`, { token: admin })).status, 204);
+  assert.match(await detail(), /is referenced by 3 results \(3 of them deleted\);/);
+});
+
 test.run();

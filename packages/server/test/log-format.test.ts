@@ -1,7 +1,7 @@
 /**
  * `--log-format` (LOG_FORMAT, src/core/logger.ts): on a terminal (`auto`, the default) one readable
  * line per event (pino-pretty), JSON lines on a pipe; either chosen explicitly; the lines written
- * just before an exit are there; a stop with Ctrl-C on a terminal logs nothing above info; a start
+ * just before an exit are there; a first start logs no PostgreSQL ERROR; a stop with Ctrl-C on a terminal logs nothing above info; a start
  * refused (a port in use, an unusable data directory) shows one line on a terminal too. Real
  * processes on a real pseudo-terminal (util-linux `script`) and on pipes.
  */
@@ -85,7 +85,7 @@ test('auto on a pipe: JSON lines; --log-format pretty on a pipe: readable lines 
   assert.match(shown.at(-1)!, LAST_LINE);
 });
 
-test('Ctrl-C on the terminal of `start --demo`: readable lines, a clean stop with nothing above info, nothing left', async () => {
+test('Ctrl-C on the terminal of `start --demo`: a first start without a PostgreSQL ERROR, a clean stop with nothing above info', async () => {
   const dataDir = join(dir, 'demo');
   const s = onTerminal(`${process.execPath} ${BIN} start --demo --port 0 --data-dir ${dataDir}`);
   await serving(s);
@@ -93,6 +93,11 @@ test('Ctrl-C on the terminal of `start --demo`: readable lines, a clean stop wit
   assert.is(await s.exited, 0, s.stdout());
   await postgresGone(dataDir, 30_000, true); // a hang guard
   const lines = terminalLines(s);
+  assert.equal(
+    lines.filter((l) => l.includes('ERROR')),
+    [],
+    'a fresh data directory: no statement failed',
+  );
   const stop = lines.slice(lines.findIndex((l) => l.includes('INFO: serving on')));
   assert.ok(
     stop.some((l) => / INFO: stopping: finishing requests in flight \{"signal":"SIGINT"\}$/.test(l)),

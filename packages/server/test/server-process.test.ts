@@ -19,11 +19,12 @@ test.after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-test('benchmarks-server start --demo: serves, prints tokens, stops cleanly on SIGTERM and finds its data again', async () => {
+test('benchmarks-server start --demo: serves, prints tokens, stops cleanly on SIGTERM and finds its data again, the user registered', async () => {
   const dataDir = join(dir, 'demo');
   const port = await freePort();
   const first = run(['start', '--demo', '--port', String(port), '--data-dir', dataDir]);
   const tokens = await tokensOf(first);
+  assert.match(first.stdout(), 'Demo user token (demo-user, not registered yet; valid 7 days):');
   const api = `http://127.0.0.1:${port}/api/v1`;
   assert.match(first.stderr(), new RegExp(`serving on http://127\\.0\\.0\\.1:${port}`));
 
@@ -42,6 +43,7 @@ test('benchmarks-server start --demo: serves, prints tokens, stops cleanly on SI
   // Next start: same data, and the token printed by the first run is still valid.
   const second = run(['start', '--demo', '--port', String(port), '--data-dir', dataDir]);
   await tokensOf(second);
+  assert.match(second.stdout(), 'Demo user token (demo-user, registered; valid 7 days):', 'the banner checks the registration');
   const self = await fetch(`${api}/users/self`, { headers: { authorization: `Bearer ${tokens.user}` } });
   assert.is(self.status, 200);
   assert.is(((await self.json()) as { sub: string }).sub, 'demo-user');

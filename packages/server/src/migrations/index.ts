@@ -32,15 +32,11 @@ export async function loadMigrations(): Promise<MigrationObject[]> {
 
 /**
  * The migrations not applied yet, every one when their table is missing: `query` runs
- * `select name from mikro_orm_migrations` where the caller reads.
+ * `select name from mikro_orm_migrations` where the caller reads, after asking whether the table
+ * exists (a select on a missing one would log an ERROR in PostgreSQL's log on every first start).
  */
 export async function pendingMigrations(query: (sql: string) => Promise<Record<string, unknown>[]>): Promise<string[]> {
-  let applied: Set<unknown>;
-  try {
-    applied = new Set((await query('select name from mikro_orm_migrations')).map((r) => r.name));
-  } catch (err) {
-    if ((err as { code?: string }).code !== '42P01') throw err; // undefined_table: nothing applied yet
-    applied = new Set();
-  }
+  const [{ present }] = (await query(`select to_regclass('mikro_orm_migrations') is not null as present`)) as [{ present: boolean }];
+  const applied = new Set(present ? (await query('select name from mikro_orm_migrations')).map((r) => r.name) : []);
   return migrationNames.filter((name) => !applied.has(name));
 }

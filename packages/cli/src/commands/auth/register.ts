@@ -41,6 +41,10 @@ async function ask(io: Io, question: string): Promise<boolean> {
 
 export async function run(options: Options, io: Io): Promise<void> {
   await withContext(options, io, async (ctx) => {
+    // The user, e-mail included, is data for a person: --quiet (a CI log) prints nothing.
+    const show = (user: User) => {
+      if (!ctx.settings.quiet) ctx.printItem(user, columns);
+    };
     if (!(await ctx.tokens.get())) throw new AuthError('Not logged in: run `benchmarks login` or pass --token, then register.');
     const existing = await ctx.client.self.get().catch((err) => {
       if (err instanceof NotFoundError) return undefined;
@@ -48,8 +52,7 @@ export async function run(options: Options, io: Io): Promise<void> {
     });
     if (existing) {
       ctx.info(`Already registered as ${existing.sub} (terms version ${existing.terms_version}).`);
-      ctx.printItem(existing, columns);
-      return;
+      return show(existing);
     }
     const config = await ctx.client.call('getAuthConfig');
     const termsUrl = new URL(config.terms_url, `${ctx.apiBase}/`).href;
@@ -70,6 +73,6 @@ export async function run(options: Options, io: Io): Promise<void> {
       user = await ctx.client.self.get();
       ctx.info(`Already registered as ${user.sub} (terms version ${user.terms_version}).`);
     }
-    ctx.printItem(user, columns);
+    show(user);
   });
 }

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
-import { submitColumns } from '../../columns.ts';
-import { withContext } from '../../context.ts';
+import { NotFoundError } from '@benchmarks/sdk';
+import { submitColumns, type Submit } from '../../columns.ts';
+import { type Context, withContext } from '../../context.ts';
 import { addListOptions, pageQuery, type ListOptions } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
 import { group, runs, type WithGlobals } from '../common.ts';
@@ -32,6 +33,21 @@ export async function run(options: Options, io: Io): Promise<void> {
       ...(options.uploadedAfter ? { upload_after: options.uploadedAfter } : {}),
       ...pageQuery(options),
     });
-    await ctx.printList(request, submitColumns, options);
+    const names = new Map<string, string>();
+    await ctx.printList(request, submitColumns(names), options, (items) => lookUpNames(ctx, items, names));
   });
+}
+
+/** Each item's name, one GET each (an item rejected meanwhile has none). */
+async function lookUpNames(ctx: Context, items: Submit[], names: Map<string, string>): Promise<void> {
+  const { benchmarks, sites, flavors, tags } = ctx.client;
+  const get = { benchmark: benchmarks.get, site: sites.get, flavor: flavors.get, tag: tags.get };
+  await Promise.all(
+    items.map(async (s) => {
+      const item = await get[s.resource_type](s.resource_id).catch((err) => {
+        if (!(err instanceof NotFoundError)) throw err;
+      });
+      if (item) names.set(s.resource_id, item.name);
+    }),
+  );
 }

@@ -4,7 +4,7 @@ import { BENCHMARK_ALIASES, type BenchmarkInput, type BenchmarkSort, BenchmarkUp
 import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Benchmark, type BenchmarkRow } from '../../entities/catalogue.ts';
 import { AppError } from '../../core/errors.ts';
-import { type CatalogueKind, createItem, updateItem } from './catalogue.ts';
+import { type CatalogueKind, COUNTS, createItem, type ReferenceCounts, updateItem } from './catalogue.ts';
 import { approveItem, removeItem } from './review.ts';
 import type { SchemaCompiler } from '../schemas/schema-compiler.ts';
 import { choosePathsOfNewBenchmark, type MetricValues } from '../results/metric-values.ts';
@@ -45,8 +45,8 @@ export const benchmarks: CatalogueKind<BenchmarkRow, ReturnType<typeof benchmark
   readOnly: readOnlyFields(BenchmarkUpdate),
   references: {
     async count(em, id) {
-      const [row] = await em.execute<{ n: number }[]>(`select count(*)::int as n ${RESULTS}`, [id]);
-      return { count: row!.n };
+      const [row] = await em.execute<ReferenceCounts[]>(`select ${COUNTS} ${RESULTS}`, [id]);
+      return row!;
     },
     async cascade(em, id) {
       await em.execute(`delete ${RESULTS}`, [id]);

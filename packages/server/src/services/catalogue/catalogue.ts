@@ -31,7 +31,10 @@ export interface ReviewedRow {
 }
 
 /** What refers to an item: `count` results and, for a site, its `flavors`. Any non-zero value blocks. */
-export type ReferenceCounts = { count: number } & Record<string, number>;
+/** The results (`count`, `deleted` of them deleted) and other rows (by name) that refer to an item. */
+export type ReferenceCounts = { count: number; deleted: number } & Record<string, number>;
+/** The select list of ReferenceCounts over `result` rows. */
+export const COUNTS = 'count(*)::int as count, (count(*) filter (where deleted))::int as deleted';
 
 /** How one reviewed resource is stored, shown and named; the generic mechanics do the rest. */
 export interface CatalogueKind<Row extends ReviewedRow, Item> {

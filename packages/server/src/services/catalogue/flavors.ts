@@ -4,7 +4,7 @@ import { type FlavorInput, type FlavorSort, FlavorUpdate } from '@benchmarks/sdk
 import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Flavor, type FlavorRow } from '../../entities/catalogue.ts';
 import type { Caller } from '../../core/caller.ts';
-import { createItem, getItem, trimmed, type CatalogueKind } from './catalogue.ts';
+import { COUNTS, createItem, getItem, type ReferenceCounts, trimmed, type CatalogueKind } from './catalogue.ts';
 import { sites } from './sites.ts';
 import { Where } from '../../db/sql.ts';
 import { AppError } from '../../core/errors.ts';
@@ -38,8 +38,8 @@ export const flavors: CatalogueKind<FlavorRow, ReturnType<typeof flavorView>> = 
   readOnly: readOnlyFields(FlavorUpdate),
   references: {
     async count(em, id) {
-      const [row] = await em.execute<{ n: number }[]>(`select count(*)::int as n ${RESULTS}`, [id]);
-      return { count: row!.n };
+      const [row] = await em.execute<ReferenceCounts[]>(`select ${COUNTS} ${RESULTS}`, [id]);
+      return row!;
     },
     async cascade(em, id) {
       await em.execute(`delete ${RESULTS}`, [id]);

@@ -30,11 +30,14 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** Deleted results still refer to the item until a cascade removes them: the message says how many. */
 function referencedError<Row extends ReviewedRow>(kind: CatalogueKind<Row, unknown>, row: Row, counts: ReferenceCounts, how: string) {
-  const parts = Object.entries(counts)
+  const { deleted, ...shown } = counts;
+  const deletedNote = deleted === 0 ? '' : shown.count === 1 ? ' (deleted)' : ` (${deleted} of them deleted)`;
+  const parts = Object.entries(shown)
     .filter(([, n]) => n > 0)
-    .map(([what, n]) => plural(n, what === 'count' ? 'result' : what.replace(/s$/, '')));
-  return errors.conflict('REFERENCED', `${kind.label} ${kind.title(row)} is referenced by ${parts.join(' and ')}; ${how}.`, counts);
+    .map(([what, n]) => (what === 'count' ? plural(n, 'result') + deletedNote : plural(n, what.replace(/s$/, ''))));
+  return errors.conflict('REFERENCED', `${kind.label} ${kind.title(row)} is referenced by ${parts.join(' and ')}; ${how}.`, shown);
 }
 
 /**

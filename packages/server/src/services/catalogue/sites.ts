@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import { type SiteInput, type SiteSort, SiteUpdate } from '@benchmarks/sdk/contract/sites';
 import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Site, type SiteRow } from '../../entities/catalogue.ts';
-import { trimmed, type CatalogueKind } from './catalogue.ts';
+import { COUNTS, type ReferenceCounts, trimmed, type CatalogueKind } from './catalogue.ts';
 import { Where } from '../../db/sql.ts';
 
 type SortField = (typeof SiteSort.fields)[number];
@@ -37,12 +37,12 @@ export const sites: CatalogueKind<SiteRow, ReturnType<typeof siteView>> = {
     // A reject takes the site's flavors on review along; approved ones block it.
     async count(em, id, mode) {
       const flavorStatus = mode === 'reject' ? ` and status = 'approved'` : '';
-      const [row] = await em.execute<{ results: number; flavors: number }[]>(
-        `select (select count(*)::int ${RESULTS}) as results,
-                (select count(*)::int from flavor where site_id = ?${flavorStatus}) as flavors`,
+      const [row] = await em.execute<ReferenceCounts[]>(
+        `select r.*, (select count(*)::int from flavor where site_id = ?${flavorStatus}) as flavors
+         from (select ${COUNTS} ${RESULTS}) r`,
         [id, id, id],
       );
-      return { count: row!.results, flavors: row!.flavors };
+      return row!;
     },
     async cascade(em, id) {
       await em.execute(`delete ${RESULTS}`, [id, id]);

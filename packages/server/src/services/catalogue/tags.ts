@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import { type TagInput, type TagSort, TagUpdate } from '@benchmarks/sdk/contract/tags';
 import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Tag, type TagRow } from '../../entities/catalogue.ts';
-import { trimmed, type CatalogueKind } from './catalogue.ts';
+import { COUNTS, type ReferenceCounts, trimmed, type CatalogueKind } from './catalogue.ts';
 import { Where } from '../../db/sql.ts';
 
 type SortField = (typeof TagSort.fields)[number];
@@ -30,8 +30,11 @@ export const tags: CatalogueKind<TagRow, ReturnType<typeof tagView>> = {
   readOnly: readOnlyFields(TagUpdate),
   references: {
     async count(em, id) {
-      const [row] = await em.execute<{ n: number }[]>('select count(*)::int as n from result_tag where tag_id = ?', [id]);
-      return { count: row!.n };
+      const [row] = await em.execute<ReferenceCounts[]>(
+        `select ${COUNTS} from result_tag join result on result.id = result_id where tag_id = ?`,
+        [id],
+      );
+      return row!;
     },
     // A tag's cascade unlinks it from its results; the results stay.
     async cascade(em, id) {
