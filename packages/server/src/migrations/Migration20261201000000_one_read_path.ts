@@ -24,7 +24,7 @@ const METRIC_NUMBER_SQL = `
         select case when jsonb_typeof(doc #> path) = 'number' then (doc #> path)::numeric end
       $$;`;
 
-const insertFunction = (rows: string) => `
+export const insertFunction = (rows: string) => `
       create or replace function metric_values_insert() returns trigger language plpgsql as $$
       begin${rows}
         return null;
@@ -45,9 +45,9 @@ export class Migration20261201000000_one_read_path extends Migration {
     );
     this.addSql('drop index if exists metric_value_result_idx;');
     this.addSql('create index metric_value_result_idx on metric_value (result_id, path_id) include (value);');
-    this.addSql(insertFunction(metricRowsSql('metric_new_results')));
+    this.addSql(insertFunction(metricRowsSql('metric_new_results', '', 4)));
     // As migration 20261126030000's, with the key columns.
-    this.addSql(updateFunction(true, (where) => metricRowsSql('metric_new_results', where)));
+    this.addSql(updateFunction(true, (where) => metricRowsSql('metric_new_results', where, 4)));
     this.addSql(`
       do $$
       declare

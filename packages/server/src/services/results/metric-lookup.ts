@@ -23,6 +23,9 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Fragment, JsonFilter } from './json-filter.ts';
+import { KEY_SLOTS } from '../../db/metric-rows.ts';
+
+const KEY_COLUMNS = Array.from({ length: KEY_SLOTS }, (_, i) => `s.k${i + 1}`).join(', ');
 
 /** How long a benchmark's path ids are remembered (their use is checked by `stillThere`). */
 const PATHS_MS = 2_000;
@@ -142,9 +145,9 @@ export interface TableFilter {
 
 const filterValue = (f: TableFilter) => (f.filter.value.kind === 'number' ? f.filter.value.json : null);
 
-/** The column of a key slot (a whole number from 1 to 4, never user input). */
+/** The column of a key slot (a whole number from 1 to KEY_SLOTS, never user input). */
 export function keyColumn(alias: string, slot: number): string {
-  if (!Number.isInteger(slot) || slot < 1 || slot > 4) throw new Error(`no key slot ${slot}`);
+  if (!Number.isInteger(slot) || slot < 1 || slot > KEY_SLOTS) throw new Error(`no key slot ${slot}`);
   return `${alias}.k${slot}`;
 }
 
@@ -304,7 +307,7 @@ export function sortedKeysSql(
       );
       return {
         sql:
-          `select s.result_id, s.value from (select s.result_id, s.value, s.k1, s.k2, s.k3, s.k4 from metric_value s ` +
+          `select s.result_id, s.value from (select s.result_id, s.value, ${KEY_COLUMNS} from metric_value s ` +
           `where s.path_id = ? and not s.hidden and s.value is not null${b.sql}${after ? ` and ${after.sql}` : ''} ` +
           `${sortedOrder(order.descending, order.idDescending)} limit ?) s ` +
           `${checks.length ? `where ${checks.map((c) => c.sql).join(' and ')} ` : ''}` +

@@ -38,7 +38,7 @@ import { tryLock, unlock, type LockKey, type Run } from '../../db/advisory-lock.
 import { withOwnConnection } from '../../db/own-connection.ts';
 import { SerialQueue } from '../runtime/serial-queue.ts';
 import { DescribedPaths } from '../schemas/schema-paths.ts';
-import { metricRowsSql } from '../../db/metric-rows.ts';
+import { KEY_SLOTS, metricRowsSql } from '../../db/metric-rows.ts';
 
 /**
  * At most this many paths per benchmark (besides the result's own row). Each costs a row of about
@@ -46,11 +46,11 @@ import { metricRowsSql } from '../../db/metric-rows.ts';
  */
 export const MAX_METRIC_PATHS = 32;
 /**
- * The first this many paths of a benchmark (in `metricValuePaths`' order: headline metrics first)
- * have a slot: every row of a result carries its numbers there (`k1` … `k4`), so that filters on
- * them, and a sort by them, need no lookup per row (migration 20261201000000).
+ * The first KEY_SLOTS paths of a benchmark (in `metricValuePaths`' order: headline metrics first)
+ * have a slot: every row of a result carries its numbers there (`k1` … `k8`), so that filters on
+ * them, and a sort by them, need no lookup per row (migrations 20261201000000, 20261202003000).
  */
-export const KEY_SLOTS = 4;
+export { KEY_SLOTS };
 /** Part of each benchmark's digest: a change of how paths are chosen chooses them again. */
 const CHOICE_VERSION = `v2:${MAX_METRIC_PATHS}:${KEY_SLOTS}`;
 /** Shared by the triggers' updates and deletes, exclusive for a backfill batch (literal in the migration). */
