@@ -158,12 +158,11 @@ test('results upload killed midway, then --resume REPORT: the rest is sent, what
   const resumed = await box.run(['results', 'upload', '--resume', report, '--verbose']);
   assert.is(resumed.code, 0, resumed.stderr.slice(-2000));
   // The batch in flight when the first run was killed may have been stored: sent again, it is replayed.
-  const done = new RegExp(
-    `Uploaded ${lines} of ${lines} results: 0 failed, 0 skipped(?:; (\\d+) of them (?:was|were) already stored by an earlier run and not stored again)?\\.`,
-  ).exec(resumed.stderr);
+  const done = new RegExp(`Stored (\\d+) new of ${lines} results: (\\d+) already stored, 0 failed, 0 skipped\\.`).exec(resumed.stderr);
   assert.ok(done, resumed.stderr.slice(-2000));
   const skipped = Number(/Resumed from .*: (\d+) results it records as uploaded were not sent again/.exec(resumed.stderr)?.[1]);
-  assert.ok(Number(done[1] ?? 0) < lines - skipped, `only some of those sent again were stored already (${done[1]})`);
+  assert.is(Number(done[1]) + Number(done[2]), lines);
+  assert.ok(Number(done[2]) - skipped < lines - skipped, `only some of those sent again were stored already (${done[2]})`);
   assert.ok(skipped >= 400, `the report's stored results were skipped (${skipped})`);
   assert.ok(
     posts(resumed.stderr) <= (lines - skipped) / 50 + 1,
@@ -177,11 +176,18 @@ test('results upload killed midway, then --resume REPORT: the rest is sent, what
   assert.is(new Set(written.items.map((i: { result_id: string }) => i.result_id)).size, lines);
   assert.is(written.command.batch_size, 50);
 
-  // Resuming a finished upload sends nothing.
-  const again = await box.run(['results', 'upload', '--resume', report, '--verbose']);
+  // Resuming a finished upload sends nothing, to the report's server when none is configured; --server names another: refused.
+  const again = await box.run(['results', 'upload', '--resume', report, '--verbose'], { env: { BENCHMARKS_SERVER: undefined } });
   assert.is(again.code, 0, again.stderr);
   assert.is(posts(again.stderr), 0);
+  assert.ok(
+    again.stderr.split('\n').includes(`Stored 0 new of ${lines} results: ${lines} already stored, 0 failed, 0 skipped.`),
+    again.stderr,
+  );
   assert.is(await count(marker), lines);
+  const elsewhere = await box.run(['results', 'upload', '--resume', report, '--server', 'http://127.0.0.1:9']);
+  assert.is(elsewhere.code, 2, elsewhere.stderr);
+  assert.match(elsewhere.stderr, /records an upload to http:\/\/127\.0\.0\.1:\d+\/api\/v1, not http:\/\/127\.0\.0\.1:9\/api\/v1/);
 });
 
 test('results upload interrupted with Ctrl-C: stops reading, finishes what is in flight, leaves a whole report; --resume sends the rest', async () => {

@@ -185,7 +185,7 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
   const { signal } = stops;
   const stack = new DisposalStack(logger);
   let stopping = false;
-  // The embedded PostgreSQL's restarts, told to the workers; given up, everything stops and the process exits 1.
+  // The embedded PostgreSQL's restarts, told to the workers (given up: their /ready says why).
   let databaseEvent = (_: EmbeddedEvent) => {};
   let workers: Workers;
   let orm: MikroORM;
@@ -239,12 +239,7 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
   databaseEvent = (event) => {
     if (event.type === 'ended') workers.databaseState({ type: 'benchmarks-database-state', state: 'restarting' });
     if (event.type === 'restarted') workers.databaseState({ type: 'benchmarks-database-state', state: 'running' });
-    if (event.type !== 'failed' || stopping) return;
-    stopping = true;
-    void stack
-      .dispose()
-      .catch(() => {})
-      .then(() => fail(event.error), fail);
+    if (event.type === 'failed') workers.databaseState({ type: 'benchmarks-database-state', state: 'failed', reason: event.reason });
   };
   let port: number;
   try {

@@ -90,9 +90,6 @@ async function startServing(opts: Record<string, unknown>, options: ProgramOptio
       databaseLogger,
       extraIssuers: demo ? [demo.issuer] : [],
       onClose: () => demo?.close() ?? Promise.resolve(),
-      onDatabaseEvent: (event) => {
-        if (event.type === 'failed') fail(event.error);
-      },
       signal,
     });
   } catch (err) {

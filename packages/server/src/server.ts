@@ -8,7 +8,7 @@ import { RateLimiter, type RateLimit } from './rate-limit/limiter.ts';
 import { bootstrapDatabase } from './db/bootstrap.ts';
 import { ChangeListener } from './db/change-listener.ts';
 import { DatabaseControl } from './db/control.ts';
-import type { EmbeddedEvent, EmbeddedState } from './db/embedded.ts';
+import type { DatabaseStatus, EmbeddedEvent } from './db/embedded.ts';
 import { connect, type PoolOptions } from './db/orm.ts';
 import { databaseLabel, parseLsn, ReadReplicas, REPLICA_DEFAULTS } from './db/replicas.ts';
 import { TokenVerifier } from './auth/verifier.ts';
@@ -61,11 +61,11 @@ export interface StartOptions {
   schemaBudgetMs?: number;
   /**
    * Told of the embedded cluster's unexpected ends and restarts (db/restarts.ts); `failed`: it was
-   * given up, and the caller decides (the command exits 1). Default: logged only.
+   * given up (`/ready` then says why). Default: logged only.
    */
   onDatabaseEvent?: (event: EmbeddedEvent) => void;
   /** The state of the database `/ready` reports (default: the embedded cluster's, else running); a worker's comes from its primary. */
-  databaseState?: () => EmbeddedState;
+  databaseState?: () => DatabaseStatus;
   /**
    * Aborts the start (a stop asked for meanwhile): the database's steps end at once
    * (db/bootstrap.ts), what was opened is released as for a failed start, and the promise rejects
@@ -159,7 +159,7 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency, config.expensiveListWaitMs),
     exports: new ExportAdmission(config.exportConcurrency),
     rateLimiters: limiters,
-    databaseState: options.databaseState ?? (() => db.embedded?.state() ?? 'running'),
+    databaseState: options.databaseState ?? (() => ({ state: db.embedded?.state() ?? 'running', reason: db.embedded?.reason() })),
   };
   if (config.databaseReadUrls.length) {
     const replicaOrms = await connectReplicas(config.databaseReadUrls, logger, { ...pool }, stack);

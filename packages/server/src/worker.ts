@@ -13,7 +13,7 @@ import { withFields } from './core/log-fields.ts';
 import { trustDemo, type DemoTrust } from './demo-module.ts';
 import { describeFailure, fail, flushLogs, takeOverSignals } from './exit.ts';
 import { startServer } from './server.ts';
-import type { EmbeddedState } from './db/embedded.ts';
+import type { DatabaseStatus } from './db/embedded.ts';
 
 /** The environment variable in which the primary tells its workers what to trust of the demo it runs. */
 export const WORKER_DEMO_ENV = 'BENCHMARKS_WORKER_DEMO';
@@ -29,9 +29,8 @@ export function isWorkerFailure(message: unknown): message is WorkerFailure {
 }
 
 /** What the primary tells its workers of the embedded PostgreSQL it runs, for their `/ready`. */
-export interface DatabaseStateMessage {
+export interface DatabaseStateMessage extends DatabaseStatus {
   type: 'benchmarks-database-state';
-  state: EmbeddedState;
 }
 
 function isDatabaseState(message: unknown): message is DatabaseStateMessage {
@@ -61,13 +60,13 @@ export async function runWorker(config: ServerConfig, baseLogger: Logger): Promi
   const logger = withFields(baseLogger, { worker: id });
   const demo = demoOfPrimary();
   if (demo) trustDemo(config, demo);
-  let databaseState: EmbeddedState = 'running';
+  let database: DatabaseStatus = { state: 'running' };
   process.on('message', (message) => {
-    if (isDatabaseState(message)) databaseState = message.state;
+    if (isDatabaseState(message)) database = message;
   });
   const starting = startServer(
     { ...config, migrate: false },
-    { logger, extraIssuers: demo ? [demo.issuer] : [], worker: id, databaseState: () => databaseState },
+    { logger, extraIssuers: demo ? [demo.issuer] : [], worker: id, databaseState: () => database },
   );
   let stopping = false;
   takeOverSignals((signal) => {

@@ -298,6 +298,11 @@ test('a cursor that was altered, forged or cut: 422 INVALID_CURSOR naming the cu
     encodeCursor({ ...payload, k: [payload.k[0], payload.k[1], payload.k[1]] }),
     encodeCursor({ ...payload, v: 2 }),
     encodeCursor({ ...payload, p: -1 }),
+    encodeCursor({ ...payload, p: 0.5 }),
+    encodeCursor({ ...payload, p: payload.t }),
+    encodeCursor({ ...payload, p: 2 ** 53, t: 2 ** 53 + 1 }),
+    // Safe integers whose next total would not be: 9007199254740996 once a page was added.
+    encodeCursor({ ...payload, p: Number.MAX_SAFE_INTEGER - 1, t: Number.MAX_SAFE_INTEGER }),
     encodeCursor({ ...payload, r: [payload.k[1]] }),
   ];
   for (const c of bad) {

@@ -4,7 +4,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { ADMIN_ENTITLEMENT, startTestServer } from './support/harness.ts';
 import { createMigratedTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { inputs, problemDefect } from './support/hardening.ts';
-import { BIN } from './support/process.ts';
+import { BIN, recordedPostmasterPid } from './support/process.ts';
 
 interface Answer {
   status: number;
@@ -126,6 +126,75 @@ test('the database stops while the server runs: 503 within seconds, /health 200,
       `database outage: ${checks.length} requests answered 503 (slowest ${Math.max(...checks.map((c) => c.ms))} ms); recovered ${recoveredIn} ms after the restart`,
     );
   } finally {
+    await server.close();
+    await issuer.close();
+    await db.stop().catch(() => {});
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('the database frozen (SIGSTOP): reads answer 503 DATABASE_UNAVAILABLE within a bound, pooled connections too; SIGCONT: they work again', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'benchmarks-frozen-'));
+  await chmod(dir, 0o755);
+  const db = await startEmbeddedPostgres(dir);
+  // The postmaster, then its backends and workers (each in a session of its own): a frozen machine.
+  const postmaster = recordedPostmasterPid(dir)!;
+  const children = () =>
+    execFileSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  const freeze = (signal: 'SIGSTOP' | 'SIGCONT') => {
+    if (signal === 'SIGSTOP') process.kill(postmaster, signal);
+    for (const pid of children()) process.kill(pid, signal);
+    if (signal === 'SIGCONT') process.kill(postmaster, signal);
+  };
+  const issuer = await startIssuer();
+  // pg gives a statement up 2 s after its statement timeout, a connection attempt after 5 s (db/orm.ts).
+  const server = await startServer(
+    buildConfig({
+      host: '127.0.0.1',
+      port: '0',
+      databaseUrl: db.url,
+      oidcIssuer: issuer.issuer,
+      adminEntitlement: ADMIN_ENTITLEMENT,
+      logLevel: 'silent',
+      rateLimit: '0',
+      dbPoolSize: '4',
+      statementTimeout: '1s',
+    }),
+  );
+  const api = `${server.url}/api/v1`;
+  let round = 0;
+  // Another page size each round: nothing is answered from a cache.
+  const reads = (id: string) => {
+    round++;
+    return Promise.all(
+      [`sites/${id}`, 'sites', 'benchmarks', 'results', 'tags', `sites/${id}`, 'sites', 'results'].map((p) =>
+        call(`${api}/${p}${p.includes('/') ? '' : `?per_page=${round}`}`),
+      ),
+    );
+  };
+  try {
+    const admin = await tokenOf(issuer, 'frozen-admin', true);
+    assert.is((await call(`${api}/users/self`, { method: 'POST', token: admin })).status, 201);
+    const site = (await call(`${api}/sites`, { method: 'POST', token: admin, json: inputs.site() })).body;
+    for (const res of await reads(site.id)) assert.is(res.status, 200, res.text); // the pool holds connections now
+    freeze('SIGSTOP');
+    // The first round runs on pooled connections (pg's query_timeout), the second on new ones (connect timeout).
+    for (const frozen of [1, 2]) {
+      for (const [i, res] of (await reads(site.id)).entries()) {
+        assertUnavailable(res, 'DATABASE_UNAVAILABLE', `round ${frozen}, read ${i} while the database is frozen`);
+        assert.ok(res.ms < 12_000, `round ${frozen}, read ${i} answered within the bound (${res.ms} ms)`);
+      }
+    }
+    assert.is((await call(`${api}/health`)).status, 200);
+    assertUnavailable(await call(`${api}/ready`), 'DATABASE_UNAVAILABLE', '/ready');
+    freeze('SIGCONT');
+    await until('reads after SIGCONT', 30_000, async () => ((await reads(site.id)).every((r) => r.status === 200) ? true : undefined));
+    assert.is((await call(`${api}/ready`)).status, 200);
+  } finally {
+    freeze('SIGCONT');
     await server.close();
     await issuer.close();
     await db.stop().catch(() => {});

@@ -22,7 +22,6 @@ import {
   onTerminal,
   watch,
   waitFor,
-  within,
   type ServerProcess,
 } from './support/process.ts';
 import { WATCHDOG_NAME } from '../src/db/postmaster.ts';
@@ -291,33 +290,39 @@ test("--workers 2, the postmaster killed: the primary starts it again, the worke
   await postgresGone(dataDir, GONE_MS, true);
 });
 
-test('the postmaster killed and unable to start again: the server exits 1 with one clear line, nothing left', async () => {
-  const dataDir = join(dir, 'restart');
-  const s = start(dataDir);
-  const databaseDir = join(dataDir, 'postgres');
-  try {
-    await serving(s);
-    await chmod(databaseDir, 0o000);
-    process.kill(recordedPostmasterPid(dataDir)!, 'SIGKILL');
-    // 1 + 2 + 4 s of retries, each start failing at once: a minute only catches a server that never ends.
-    const code = await within(s.exited, 60_000, 'running' as const);
-    if (code === 'running') s.child.kill('SIGKILL');
-    assert.is(code, 1, s.stderr());
-  } finally {
-    await chmod(databaseDir, 0o700);
-  }
-  const lines = s.plainErrorLines();
-  assert.is(lines.length, 1, s.stderr());
-  assert.match(
-    lines[0]!,
-    /^benchmarks-server: The embedded PostgreSQL ended unexpectedly \(signal SIGKILL\) and could not be started again: /,
-  );
-  const retries = s.logLines().filter((l) => l.msg === 'the embedded PostgreSQL did not start again: trying once more');
-  assert.equal(
-    retries.map((l) => [l.level, l.retryInMs]),
-    RETRY_DELAYS_MS.map((ms) => ['warn', ms]),
-  );
-  await postgresGone(dataDir, GONE_MS, true);
-});
+for (const workers of [[], ['--workers', '2']]) {
+  test(`the postmaster killed and unable to start again ${workers.join(' ')}: the server runs on, /ready 503 DATABASE_FAILED says why, reads 503; SIGTERM ends it`, async () => {
+    const dataDir = join(dir, `failed${workers.length}`);
+    const s = start(dataDir, workers);
+    const databaseDir = join(dataDir, 'postgres');
+    try {
+      const url = await serving(s);
+      await chmod(databaseDir, 0o000);
+      process.kill(recordedPostmasterPid(dataDir)!, 'SIGKILL');
+      // 1 + 2 + 4 s of retries, each start failing at once.
+      assert.equal(await readyUntil(url, (a) => a.code === 'DATABASE_FAILED'), { status: 503, code: 'DATABASE_FAILED' });
+      const problem = (await (await fetch(`${url}/api/v1/ready`)).json()) as { reason?: string };
+      assert.is(problem.reason, 'the embedded PostgreSQL ended unexpectedly (signal SIGKILL) and could not be started again');
+      assert.is((await fetch(`${url}/api/v1/health`)).status, 200, 'alive');
+      const read = await fetch(`${url}/api/v1/sites`);
+      assert.equal([read.status, ((await read.json()) as { code?: string }).code], [503, 'DATABASE_UNAVAILABLE']);
+      assert.is(s.child.exitCode, null, 'still running');
+    } finally {
+      await chmod(databaseDir, 0o700);
+      s.child.kill('SIGTERM');
+    }
+    assert.is(await s.exited, 0, s.stderr());
+    assert.equal(s.plainErrorLines(), [], s.stderr());
+    const given = s.logLines().find((l) => l.msg === 'the embedded PostgreSQL is given up');
+    assert.is(given?.level, 'error');
+    assert.match(String(given?.error), /^The embedded PostgreSQL ended unexpectedly \(signal SIGKILL\) and could not be started again: /);
+    const retries = s.logLines().filter((l) => l.msg === 'the embedded PostgreSQL did not start again: trying once more');
+    assert.equal(
+      retries.map((l) => [l.level, l.retryInMs]),
+      RETRY_DELAYS_MS.map((ms) => ['warn', ms]),
+    );
+    await postgresGone(dataDir, GONE_MS, true);
+  });
+}
 
 test.run();

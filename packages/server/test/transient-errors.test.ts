@@ -2,7 +2,8 @@
  * What concurrent work does to a request. Transactions PostgreSQL aborts for a transient reason
  * (deadlock, serialization failure) run once more and, when that fails too, answer 503
  * DATABASE_BUSY with Retry-After; a catalogue row deleted between a page and the read of its text
- * gives the page as it is now (or 404 for one item), never a 500. Real PostgreSQL, real deadlocks:
+ * gives the page as it is now (or 404 for one item), never a 500; a disk or memory PostgreSQL finds
+ * exhausted answers 503 with nothing stored. Real PostgreSQL, real deadlocks:
  * the other side of each conflict is a plain pg connection.
  */
 import { test } from 'uvu';
@@ -178,6 +179,36 @@ test('PUT /results/{id}/tags: a deadlock on the retry too gives 503 DATABASE_BUS
   expectProblem(res, 503, 'DATABASE_BUSY');
   assert.is(res.headers.get('retry-after'), '1');
   assert.equal(await tagsOf(result), []);
+});
+
+test('POST /results:batch: PostgreSQL out of disk (53100) or memory (53200) at its last item: 503 with its code and Retry-After, nothing stored', async () => {
+  // The SQLSTATE as PostgreSQL raises it when a file cannot be extended (or memory is exhausted), from a trigger.
+  await seed.sql(`create function exhaust() returns trigger language plpgsql as $$ begin
+    if new.json->>'raise' is not null then raise exception 'could not extend file: No space left on device' using errcode = new.json->>'raise'; end if;
+    return new; end $$`);
+  await seed.sql('create trigger exhaust before insert on result for each row execute function exhaust()');
+  try {
+    for (const [sqlstate, code, retryAfter] of [
+      ['53100', 'DATABASE_DISK_FULL', '60'],
+      ['53200', 'DATABASE_INSUFFICIENT_RESOURCES', '5'],
+    ]) {
+      const marker = `exhausted-${sqlstate}`;
+      const items = [1, 2, 3].map((n) => ({
+        benchmark_id: bench.id,
+        flavor_id: flavor.id,
+        execution_datetime: '2024-05-01T12:00:00Z',
+        json: n === 3 ? { marker, raise: sqlstate } : { marker, n },
+      }));
+      const res = await t.request('POST', '/results:batch', { token: alice, body: { items } });
+      expectProblem(res, 503, code!);
+      assert.is(res.headers.get('retry-after'), retryAfter);
+      const [row] = await seed.sql<{ n: number }>(`select count(*)::int as n from result where json->>'marker' = ?`, [marker]);
+      assert.is(row!.n, 0, 'nothing stored');
+    }
+  } finally {
+    await seed.sql('drop trigger exhaust on result');
+    await seed.sql('drop function exhaust');
+  }
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -100,12 +100,15 @@ export function summaryText(tally: Tally, ending: Ending, color: boolean): { fai
     lines.push(`Resumed from ${ending.resumedFrom}: ${tally.resumed} results it records as uploaded were not sent again.`);
   }
   const done = summary.uploaded === summary.total && ending.complete;
-  const n = tally.duplicates;
-  const duplicates = n ? `; ${n === 1 ? '1 of them was' : `${n} of them were`} already stored by an earlier run and not stored again` : '';
+  // Stored by an earlier run: replayed by the server (the same Idempotency-Key) or not sent again (--resume).
+  const already = tally.duplicates + tally.resumed;
+  const rest = `${summary.failed} failed, ${summary.skipped} skipped${unread}`;
   const counts = paint(
     color,
     done ? 'green' : undefined,
-    `Uploaded ${summary.uploaded} of ${summary.total} results: ${summary.failed} failed, ${summary.skipped} skipped${unread}${duplicates}.`,
+    already
+      ? `Stored ${summary.uploaded - already} new of ${summary.total} results: ${already} already stored, ${rest}.`
+      : `Uploaded ${summary.uploaded} of ${summary.total} results: ${rest}.`,
   );
   lines.push(counts);
   if (ending.report) {

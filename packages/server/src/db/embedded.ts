@@ -25,6 +25,12 @@ export { freePort } from './ports.ts';
 /** `running`; `restarting` after its postmaster ended unexpectedly (db/restarts.ts); `failed` once given up; `stopped`. */
 export type EmbeddedState = 'running' | 'restarting' | 'failed' | 'stopped';
 
+/** The state, with why the cluster was given up when `failed` (db/restarts.ts). */
+export interface DatabaseStatus {
+  state: EmbeddedState;
+  reason?: string;
+}
+
 export interface EmbeddedDatabase {
   url: string;
   port: number;
@@ -36,6 +42,8 @@ export interface EmbeddedDatabase {
    */
   lastLogLines(count?: number): Promise<string[]>;
   state(): EmbeddedState;
+  /** Why it was given up (`failed`). */
+  reason(): string | undefined;
   /** Fast shutdown (sessions rolled back); killed when it has not ended within 30 s. */
   stop(): Promise<void>;
 }
@@ -270,6 +278,7 @@ export async function startEmbeddedPostgres(
     databaseDir,
     lastLogLines: (count) => clusterLog.lastLines(count),
     state: () => (stopRequested ? 'stopped' : restarts.state()),
+    reason: restarts.reason,
     stop: () =>
       (stopping ??= (async () => {
         stopRequested = true;

@@ -32,7 +32,8 @@ export function isTransientDatabaseError(err: unknown, depth = 0): boolean {
 
 /**
  * Database exceptions mapped in one place: unique 409, foreign key 409, transient aborts (deadlock,
- * serialization, lock or statement timeout) and connection loss 503 with Retry-After.
+ * serialization, lock or statement timeout), insufficient resources (disk, memory, connections) and
+ * connection loss 503 with Retry-After.
  */
 export function mapDatabaseError(err: unknown): AppError | null {
   const e = err as DbError;
@@ -73,6 +74,20 @@ export function mapDatabaseError(err: unknown): AppError | null {
       },
     );
   }
+  // Insufficient resources (class 53): nothing was stored; it clears when the operator acts, or by itself.
+  if (code === '53100') {
+    return new AppError(503, 'DATABASE_DISK_FULL', 'The database has no disk space left: nothing was stored. Try again later.', {
+      headers: { 'Retry-After': '60' },
+    });
+  }
+  if (/^53[0-9A-Z]{3}$/.test(code)) {
+    return new AppError(
+      503,
+      'DATABASE_INSUFFICIENT_RESOURCES',
+      'The database ran out of memory or connections: nothing was stored. Try again shortly.',
+      { headers: { 'Retry-After': '5' } },
+    );
+  }
   if (code === '57014') {
     return new AppError(
       503,
@@ -90,7 +105,8 @@ export function mapDatabaseError(err: unknown): AppError | null {
     code === '57P01' ||
     code === '57P03' ||
     e.name === 'ConnectionException' ||
-    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Client has encountered a connection error|Timeout acquiring a connection/i.test(
+    // pg's connection timeout ("timeout expired") and its query_timeout (db/orm.ts: the server did not answer at all).
+    /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|timeout expired|Query read timeout|Client has encountered a connection error|Client was closed|Timeout acquiring a connection/i.test(
       e.message ?? '',
     )
   ) {

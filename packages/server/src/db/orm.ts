@@ -11,6 +11,9 @@ import { withOwnConnection } from './own-connection.ts';
 
 const migrationsPath = fileURLToPath(new URL('../migrations', import.meta.url));
 
+/** How long after its statement timeout pg stops waiting for a server's answer. */
+const QUERY_TIMEOUT_MARGIN_MS = 2000;
+
 /** knex's own warnings (e.g. a pooled connection lost) as JSON lines of the server's logger. */
 function knexLog(logger: Logger) {
   const text = (m: unknown) => (m instanceof Error ? m.message : String(m));
@@ -55,7 +58,11 @@ export function ormOptions(databaseUrl: string, debug = false, logger?: Logger, 
         connectionTimeoutMillis: 5_000,
         application_name: 'benchmarks-server',
         // Sent at connect: every statement of the pool is cancelled by PostgreSQL past it (57014).
-        ...(pool.statementTimeoutMs ? { statement_timeout: pool.statementTimeoutMs } : {}),
+        // A server that does not answer at all (stopped, frozen) is given up by pg a little later
+        // ("Query read timeout", 503); that connection is then discarded (db/request-scope.ts).
+        ...(pool.statementTimeoutMs
+          ? { statement_timeout: pool.statementTimeoutMs, query_timeout: pool.statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS }
+          : {}),
       },
       ...(logger ? { log: knexLog(logger) } : {}),
     },
@@ -114,7 +121,18 @@ export async function migrate(orm: MikroORM, options: MigrateOptions = {}): Prom
       const connection = orm.em.getConnection();
       const applied = await connection.transactional(async (trx) => {
         await connection.execute(`select set_config('statement_timeout', ?, true)`, [String(options.timeoutMs ?? 0)], 'run', trx);
-        return migrator.up({ transaction: trx });
+        // And pg's own bound (the pool's query_timeout) follows it for this transaction: knex's
+        // transaction client hands out its one pg client.
+        type PgClient = { connectionParameters: { query_timeout?: number } };
+        const client = await (trx.client as unknown as { acquireConnection(): Promise<PgClient> }).acquireConnection();
+        const parameters = client.connectionParameters;
+        const poolTimeout = parameters.query_timeout;
+        parameters.query_timeout = options.timeoutMs ? options.timeoutMs + QUERY_TIMEOUT_MARGIN_MS : undefined;
+        try {
+          return await migrator.up({ transaction: trx });
+        } finally {
+          parameters.query_timeout = poolTimeout;
+        }
       });
       return applied.map((m) => m.name);
     },

@@ -15,6 +15,8 @@ import { type RequestContext, requestStorage } from '../core/request-context.ts'
 export interface PooledConnection {
   /** The PostgreSQL backend's process id (pg sets it at connect). */
   processID: number | null;
+  /** pg: false from the moment a statement is sent until the server said it is done. */
+  readyForQuery?: boolean;
 }
 
 export interface RequestScope extends RequestContext {
@@ -67,9 +69,12 @@ export function refuseIfAbandoned(): void {
   if (currentScope()?.signal.aborted) throw new RequestAbandonedError();
 }
 
-/** The pool's `validate`: false for a connection whose statement was cancelled (it is destroyed). */
+/**
+ * The pool's `validate`: false for a connection whose statement was cancelled, or is still waiting
+ * for the server's answer (pg gave up on it: query_timeout, db/orm.ts); it is destroyed.
+ */
 export function reusable(connection: PooledConnection): boolean {
-  return !cancelled.has(connection);
+  return !cancelled.has(connection) && connection.readyForQuery !== false;
 }
 
 /** The two methods of knex's `Client` wrapped here (`Knex.Client` types them loosely, with `any`). */

@@ -3,7 +3,7 @@
  * crash, the OOM killer), it is started again at once, on the same port with the same password, so
  * that the pools reconnect by themselves. A start that fails is tried again after 1, 2 and 4 s.
  * When it cannot be started again, or ends a fourth time within five minutes, it is given up:
- * `failed`, for the server to exit non-zero and leave the rest to its supervisor.
+ * `failed`; the server goes on answering what needs no database, `/ready` says why.
  */
 import { ConfigurationError } from '../core/errors.ts';
 import { describeLines } from './cluster-log.ts';
@@ -13,7 +13,8 @@ export type RestartEvent =
   | { type: 'ended'; exit: PostmasterExit; lines: string[] }
   | { type: 'retrying'; error: string; inMs: number }
   | { type: 'restarted'; ms: number }
-  | { type: 'failed'; error: ConfigurationError };
+  /** `reason`: why, in a phrase without paths or log lines (`/ready` says it to anyone); `error` says it all. */
+  | { type: 'failed'; error: ConfigurationError; reason: string };
 
 export const RETRY_DELAYS_MS = [1000, 2000, 4000];
 const WINDOW_MS = 5 * 60_000;
@@ -32,18 +33,22 @@ export interface RestartOptions {
 
 export interface Restarts {
   state(): 'running' | 'restarting' | 'failed';
+  /** Why it was given up (the failed event's `reason`). */
+  reason(): string | undefined;
   /** Resolves once no restart is under way. */
   settled(): Promise<void>;
 }
 
 export function superviseRestarts(options: RestartOptions): Restarts {
   let state: 'running' | 'restarting' | 'failed' = 'running';
+  let reason: string | undefined;
   let restarting: Promise<void> = Promise.resolve();
   const ends: number[] = [];
 
-  const giveUp = (error: ConfigurationError) => {
+  const giveUp = (error: ConfigurationError, why: string) => {
     state = 'failed';
-    options.onEvent({ type: 'failed', error });
+    reason = `the embedded PostgreSQL ${why}`;
+    options.onEvent({ type: 'failed', error, reason });
   };
 
   const restart = async (exit: PostmasterExit): Promise<void> => {
@@ -53,11 +58,8 @@ export function superviseRestarts(options: RestartOptions): Restarts {
     while (ends[0]! <= now - WINDOW_MS) ends.shift();
     const lines = await options.lastLogLines();
     if (ends.length > MOST_ENDS) {
-      return giveUp(
-        new ConfigurationError(
-          `The embedded PostgreSQL ended unexpectedly ${ends.length} times within 5 minutes, the last time with ${describeExit(exit)}; ${describeLines(lines)}`,
-        ),
-      );
+      const why = `ended unexpectedly ${ends.length} times within 5 minutes, the last time with ${describeExit(exit)}`;
+      return giveUp(new ConfigurationError(`The embedded PostgreSQL ${why}; ${describeLines(lines)}`), why);
     }
     options.onEvent({ type: 'ended', exit, lines });
     const started = Date.now();
@@ -70,11 +72,8 @@ export function superviseRestarts(options: RestartOptions): Restarts {
         const message = (err as Error).message;
         const delay = RETRY_DELAYS_MS[attempt];
         if (delay === undefined || options.stopping()) {
-          return giveUp(
-            new ConfigurationError(
-              `The embedded PostgreSQL ended unexpectedly (${describeExit(exit)}) and could not be started again: ${message}`,
-            ),
-          );
+          const why = `ended unexpectedly (${describeExit(exit)}) and could not be started again`;
+          return giveUp(new ConfigurationError(`The embedded PostgreSQL ${why}: ${message}`), why);
         }
         options.onEvent({ type: 'retrying', error: message, inMs: delay });
         await new Promise((resolve) => setTimeout(resolve, delay));
@@ -93,5 +92,5 @@ export function superviseRestarts(options: RestartOptions): Restarts {
     });
   };
   watch(options.current());
-  return { state: () => state, settled: () => restarting };
+  return { state: () => state, reason: () => reason, settled: () => restarting };
 }

@@ -10,10 +10,19 @@ export function systemHandlers(spec: (ctx: import('koa').Context) => Record<stri
       return { status: 'ok' as const, version: services.version };
     },
     async getReady({ services }) {
-      if (services.databaseState?.() === 'restarting') {
+      const database = services.databaseState?.();
+      if (database?.state === 'restarting') {
         throw new AppError(503, 'DATABASE_RESTARTING', 'The embedded PostgreSQL ended unexpectedly and is being started again.', {
           headers: { 'Retry-After': '5' },
         });
+      }
+      if (database?.state === 'failed') {
+        throw new AppError(
+          503,
+          'DATABASE_FAILED',
+          `Given up: ${database.reason}. The server's log has PostgreSQL's last lines; restart the server once the cause is fixed.`,
+          { extensions: { reason: database.reason } },
+        );
       }
       let pending: string[];
       try {

@@ -18,7 +18,7 @@ import type { ExpensiveListAdmission, ExportAdmission } from './runtime/admissio
 import type { RateLimiter } from '../rate-limit/limiter.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
 import type { WritePositions } from './runtime/write-positions.ts';
-import type { EmbeddedState } from '../db/embedded.ts';
+import type { DatabaseStatus } from '../db/embedded.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -61,6 +61,6 @@ export interface AppContext {
   replicas?: ReadReplicas;
   /** Each caller's last write position, for reading one's own writes from replicas. */
   writePositions?: WritePositions;
-  /** The embedded PostgreSQL's state (`restarting` after it ended unexpectedly), for `/ready`; absent: running. */
-  databaseState?: () => EmbeddedState;
+  /** The embedded PostgreSQL's state (`restarting` after it ended unexpectedly, `failed`), for `/ready`; absent: running. */
+  databaseState?: () => DatabaseStatus;
 }

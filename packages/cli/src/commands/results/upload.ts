@@ -261,7 +261,8 @@ export async function run(options: Options, io: Io): Promise<void> {
   if (options.resume) {
     if (options.dryRun) throw new UsageError('--resume continues an upload: it cannot be combined with --dry-run.');
     resume = await ResumeReport.open(options.resume);
-    options = { ...options, ...recordedOptions(options, options.resume, resume.command) };
+    // The report's server unless --server names one (upload() refuses another).
+    options = { ...options, ...recordedOptions(options, options.resume, resume.command), server: options.server ?? resume.command.server };
   }
   if (!options.inputs?.length) throw new UsageError('Give the files to upload (or - for stdin), or --resume REPORT.');
   if (options.inputs.filter((i) => i === STDIN).length > 1) throw new UsageError('Give - (stdin) only once.');

@@ -24,6 +24,7 @@ const VERSION = 1;
 /** Key texts longer than this (as JSON) are not carried: the cursor names the item instead. */
 const MAX_INLINE_KEYS = 1024;
 const CHECK_LENGTH = 16;
+const MAX_COUNT = Number.MAX_SAFE_INTEGER - 1000;
 
 interface Payload {
   v: number;
@@ -103,17 +104,20 @@ function decodePayload(text: string): Payload {
   } catch {
     throw damaged('its content is not readable');
   }
-  const count = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
   if (
     typeof payload !== 'object' ||
     payload === null ||
     payload.v !== VERSION ||
     typeof payload.q !== 'string' ||
-    !count(payload.p) ||
-    !count(payload.t) ||
     Array.isArray(payload.k) === Array.isArray(payload.r)
   ) {
     throw damaged('its content is not a cursor of this version');
+  }
+  // A cursor's position is below its total (it is written only when a page follows), and the total
+  // grows by at most a page per page: both stay safe integers on the way.
+  const { p, t } = payload;
+  if (!Number.isSafeInteger(p) || p < 0 || !Number.isSafeInteger(t) || p >= t || t > MAX_COUNT) {
+    throw damaged(`its position and total must be whole numbers, the position below the total, the total at most ${MAX_COUNT}`);
   }
   return payload;
 }
