@@ -4,6 +4,7 @@ import { benchmarksNamespace } from './namespaces/benchmarks.ts';
 import { sitesNamespace } from './namespaces/sites.ts';
 import { flavorsNamespace } from './namespaces/flavors.ts';
 import { tagsNamespace } from './namespaces/tags.ts';
+import { changesNamespace, watchesNamespace } from './namespaces/alerts.ts';
 import { resultsNamespace } from './namespaces/results.ts';
 import { claimsNamespace, submissionsNamespace } from './namespaces/reports.ts';
 import { usersNamespace } from './namespaces/users.ts';
@@ -71,6 +72,8 @@ export function createClient(options: ClientOptions) {
     submissions: submissionsNamespace(core),
     users: usersNamespace(core),
     self: selfNamespace(core),
+    watches: watchesNamespace(core),
+    changes: changesNamespace(core),
     /**
      * Releases the keep-alive connections (Node). The client must not be used afterwards.
      * @example

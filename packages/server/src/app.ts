@@ -16,15 +16,9 @@ import { logAppError } from './http/app-errors.ts';
 import { requestScope } from './http/request-scope.ts';
 import { WRITES_CHANNEL } from './db/change-listener.ts';
 import { parseLsn } from './db/replicas.ts';
+import { publicOrigin } from './http/origin.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/** The origin clients use to reach us: the configured public URL, or what the trusted proxy says. */
-export function publicOrigin(ctx: Koa.Context, app: AppContext): string {
-  if (app.config.publicUrl) return app.config.publicUrl;
-  const prefix = app.config.trustProxy ? (ctx.get('x-forwarded-prefix') || '').replace(/\/+$/, '') : '';
-  return `${ctx.protocol}://${ctx.host}${prefix}`;
-}
 
 /** Builds the Koa application without listening. */
 export function createApp(app: AppContext): Koa {

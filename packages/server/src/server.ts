@@ -27,6 +27,7 @@ import { SharedRateLimiter } from './rate-limit/shared.ts';
 import { TotalCache } from './services/results/total-cache.ts';
 import { UploadTargets } from './services/results/upload-targets.ts';
 import { WritePositions } from './services/runtime/write-positions.ts';
+import { WatchScheduler } from './services/alerts/scheduler.ts';
 import { createApp } from './app.ts';
 import { VERSION } from './version.ts';
 
@@ -138,6 +139,9 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
   const compares = new CompareCache({ ttlMs: config.totalsCacheSeconds * 1000 });
   const changes = new ChangesCache({ ttlMs: config.totalsCacheSeconds * 1000 });
   const changeSegmenter = stack.use('changes segmenter', new ChangesSegmenter(), (c) => c.close());
+  const watches = stack.use('watch refreshes', new WatchScheduler(orm, logger, config.watchRefreshInterval * 1000, changeSegmenter), (w) =>
+    w.close(),
+  );
   const context: AppContext = {
     config,
     orm,
@@ -148,6 +152,7 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     compares,
     changes,
     changeSegmenter,
+    watches,
     embeds: new EmbedCache(),
     schemaPaths: new SchemaPathsCache(),
     uploads: new UploadTargets(schemas),
@@ -178,10 +183,11 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
   const listener = stack.use(
     'change listener',
     new ChangeListener(db.sessionUrl, logger, {
-      change: () => {
+      change: (table: string) => {
         totals.invalidate();
         compares.invalidate();
         changes.invalidate();
+        if (table === 'result' || table === '*') watches.touch();
       },
       ...(positions ? { write: (payload: string) => recordWritePosition(positions, payload) } : {}),
     }),

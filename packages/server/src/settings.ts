@@ -515,6 +515,28 @@ export const SETTINGS = {
     min: 0,
     max: 1_000_000,
   }),
+  maxWatchesPerUser: integer({
+    flag: '--max-watches-per-user',
+    arg: '<n>',
+    env: 'MAX_WATCHES_PER_USER',
+    help: 'watches one user may hold; 0: no limit',
+    commands: START,
+    default: '100',
+    min: 0,
+    max: 1_000_000,
+  }),
+  /** Often enough that a change point is a record well within a minute, rare enough to coalesce bursts. */
+  watchRefreshInterval: integer({
+    flag: '--watch-refresh-interval',
+    arg: '<seconds>',
+    env: 'WATCH_REFRESH_INTERVAL',
+    help: 'each watched series is segmented again at most once per this many seconds after writes',
+    commands: START,
+    default: '10',
+    min: 1,
+    max: 50,
+    noun: 'a number of seconds',
+  }),
   /** Elasticsearch's max_result_window: 100 pages of 100. */
   maxPageDepth: integer({
     flag: '--max-page-depth',

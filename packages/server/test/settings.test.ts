@@ -169,6 +169,8 @@ test('the defaults, as users know them', () => {
     totalsCacheSeconds: 30,
     largeBodyConcurrency: perCore,
     maxOpenClaims: 50,
+    maxWatchesPerUser: 100,
+    watchRefreshInterval: 10,
     maxPageDepth: 10_000,
     expensiveListConcurrency: perCore,
     expensiveListWaitMs: 10_000,

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import type { ChangesQuery, Reply } from '@benchmarks/sdk';
+import { ApiError, type ChangesQuery, type Reply } from '@benchmarks/sdk';
 import { renderChangesSvg } from '@benchmarks/sdk/changes-chart';
 import { lookOf, num, paint, shorten, type Look } from '../compare/look.ts';
 import { withContext, type Context } from '../context.ts';
@@ -147,6 +147,58 @@ function failing(answer: Changes, failOn: 'regression' | 'any'): string[] {
   );
 }
 
+type Watch = Reply<'getWatch'>;
+const FILTER_KEYS = ['site_id', 'flavor_id', 'tags_ids', 'upload_before', 'upload_after', 'execution_before', 'execution_after', 'filters'];
+
+/** Whether a watch segments the series of this query (the server's defaults resolved). */
+function sameSeries(w: Watch, q: ChangesQuery): boolean {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  return (
+    w.metric === q.metric &&
+    w.group_by === (q.group_by ?? 'flavor') &&
+    same(w.better, q.better) &&
+    w.max_pvalue === (q.max_pvalue ?? 0.001) &&
+    w.min_magnitude === (q.min_magnitude ?? 0.02) &&
+    w.min_size === (q.min_size ?? 5) &&
+    FILTER_KEYS.every((k) => same((w as Record<string, unknown>)[k], (q as Record<string, unknown>)[k]))
+  );
+}
+
+/** The watch of this series, created (and said so) when there is none; null when the caller may not. */
+async function watchOf(ctx: Context, query: ChangesQuery): Promise<Watch | null> {
+  const mine = await ctx.client.watches.list({ benchmark_id: query.benchmark_id }).toArray({ max: 10_000 });
+  const found = mine.find((w) => sameSeries(w, query));
+  if (found) return found;
+  const { changed_after: _since, ...series } = query;
+  try {
+    const created = await ctx.client.watches.create(series as Parameters<Context['client']['watches']['create']>[0]);
+    ctx.info(`Created watch ${created.id} for this series: --fail-on now reads its change records.`);
+    return created;
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) throw err;
+    ctx.warn(`No watch for this series (${err.message}): --fail-on reads the changes reported now instead.`);
+    return null;
+  }
+}
+
+/** The open records of the series' watch that --fail-on fails on, as lines naming them; null without a watch. */
+async function failingRecords(ctx: Context, query: ChangesQuery, options: Options): Promise<string[] | null> {
+  const watch = await watchOf(ctx, query);
+  if (!watch) return null;
+  const records = await ctx.client.changes
+    .list({
+      watch_id: watch.id,
+      state: 'open',
+      ...(options.failOn === 'regression' ? { direction: 'regression' as const } : {}),
+      ...(options.since ? { since: options.since } : {}),
+    })
+    .toArray({ max: 10_000 });
+  return records.map(
+    (r) =>
+      `${r.flavor ? `${r.site.name} / ${r.flavor.name}` : r.site.name}: ${r.direction} at ${r.at} (${percent(r.magnitude)}, p=${r.pvalue.toPrecision(2)}, change ${r.id})`,
+  );
+}
+
 async function changes(ctx: Context, options: Options, format: string): Promise<void> {
   const metric = options.metric === 'json' || options.metric.startsWith('json.') ? options.metric : `json.${options.metric}`;
   const benchmark_id = await new Resolver(ctx.client, { anyStatus: true }).benchmark(options.benchmark);
@@ -174,7 +226,8 @@ async function changes(ctx: Context, options: Options, format: string): Promise<
   await sink.commit();
   if (sink.path) ctx.info(`Wrote ${sink.path}.`);
   if (options.failOn) {
-    const found = failing(answer, options.failOn);
+    // Logged in, the gate reads the series' change records (open ones: not acknowledged or dismissed).
+    const found = (ctx.tokens.kind !== 'none' ? await failingRecords(ctx, query, options) : null) ?? failing(answer, options.failOn);
     if (found.length) {
       const what = options.failOn === 'any' ? 'change' : 'regression';
       throw new CliError(`${found.length} ${what}${found.length === 1 ? '' : 's'} found:\n${found.join('\n')}`);

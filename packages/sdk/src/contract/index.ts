@@ -39,6 +39,7 @@ export const operations = {
   ...changesOperations,
   ...exportOperations,
   ...claimOperations,
+  ...alertOperations,
 } satisfies Record<string, OperationDef>;
 
 export type Operations = typeof operations;
@@ -61,6 +62,8 @@ import { claimOperations } from './claims.ts';
 import { compareOperations } from './compare.ts';
 import { changesOperations } from './changes.ts';
 import { exportOperations } from './export.ts';
+import { alertOperations } from './alerts.ts';
+export { Watch, WatchInput, ChangeRecord } from './alerts.ts';
 export { Comparison, CompareGroup } from './compare.ts';
 export { Changes, ChangesGroup } from './changes.ts';
 export { Result, ResultJson } from './results.ts';

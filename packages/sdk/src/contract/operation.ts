@@ -24,6 +24,7 @@ export const TAGS = {
   tags: 'Labels that results carry.',
   results: 'Uploading, reading, comparing and exporting results, their changes over time, and claims on them.',
   reports: "Administrators' review queues: items waiting for review and claims.",
+  alerts: 'Watched series, their change records and their triage.',
 } as const;
 
 /**
@@ -47,6 +48,8 @@ export interface OperationDef {
    */
   headers?: TObject;
   body?: TSchema;
+  /** The body may be left out (it is then `undefined`). */
+  bodyOptional?: boolean;
   /**
    * Success status and its body schema; `null` for an empty body (204). `alternatives`: other media
    * types the operation can answer instead (chosen by a query parameter or `Accept`), documented

@@ -127,7 +127,7 @@ export function buildOpenApi(operations: Record<string, OperationDef>, options: 
       'x-auth': def.auth,
     };
     if (def.body) {
-      operation.requestBody = { required: true, content: { 'application/json': { schema: registry.ref(def.body) } } };
+      operation.requestBody = { required: !def.bodyOptional, content: { 'application/json': { schema: registry.ref(def.body) } } };
     }
     paths[def.path] ??= {};
     paths[def.path]![def.method.toLowerCase()] = operation;

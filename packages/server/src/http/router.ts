@@ -211,9 +211,9 @@ async function validateAndHandle(
         );
       }
     }
-    if (body === undefined)
+    if (body === undefined && !def.bodyOptional)
       throw errors.validation('A JSON request body is required.', [{ in: 'body', path: '/', message: 'is required' }], 'BODY_REQUIRED');
-    const bodyProblems = op.body!(body);
+    const bodyProblems = body === undefined ? null : op.body!(body);
     if (bodyProblems) throw errors.validation('The request body is invalid.', bodyProblems, 'INVALID_BODY');
   }
   // A handler of a creating operation stores through `idempotent` (once per Idempotency-Key).

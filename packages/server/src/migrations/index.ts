@@ -14,6 +14,7 @@ export const migrationNames: readonly string[] = [
   'Migration20261201000000_one_read_path',
   'Migration20261202000000_alert_events',
   'Migration20261202003000_eight_key_slots',
+  'Migration20261202010000_watches',
 ];
 
 /**

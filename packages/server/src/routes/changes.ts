@@ -4,6 +4,8 @@ import { reply } from '../core/reply.ts';
 import { setWarnings } from '../http/warnings.ts';
 import { findChanges } from '../services/compare/changes.ts';
 import { changesCsv } from '../services/compare/changes-csv.ts';
+import { watchesOf } from '../services/alerts/watches.ts';
+import { refreshWatch } from '../services/alerts/records.ts';
 import { renderChangesSvg } from '@benchmarks/sdk/changes-chart';
 
 type Format = 'json' | 'csv' | 'svg';
@@ -19,6 +21,8 @@ export const changesHandlers: Handlers<typeof changesOperations> = {
   findChanges: async ({ em, services, query, koa }) => {
     const format = chosenFormat(query.format, (...types) => koa.accepts(...types));
     if (!query.format) koa.vary('Accept');
+    // Watches of this very series bring their records up to date first (docs/alerts.md).
+    for (const watch of await watchesOf(em, query)) await refreshWatch(em, watch, services.changeSegmenter);
     // It reads every matching result of a benchmark, as compare does: admitted with the expensive lists, unless remembered.
     const { answer, benchmarkName, sketch } = await services.changes.answer(query, () =>
       services.expensiveLists.run(() => findChanges(em, query, { schemaPaths: services.schemaPaths, segmenter: services.changeSegmenter })),

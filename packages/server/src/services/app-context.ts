@@ -19,6 +19,7 @@ import type { RateLimiter } from '../rate-limit/limiter.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
 import type { WritePositions } from './runtime/write-positions.ts';
 import type { DatabaseStatus } from '../db/embedded.ts';
+import type { WatchScheduler } from './alerts/scheduler.ts';
 
 /** What lives as long as the app: shared by every request. */
 export interface AppContext {
@@ -35,6 +36,8 @@ export interface AppContext {
   changes: ChangesCache;
   /** Segments long series (GET /results:changes) in a worker thread; remembers every series' change points by content. */
   changeSegmenter: ChangesSegmenter;
+  /** Refreshes watched series after writes (services/alerts/scheduler.ts). */
+  watches: WatchScheduler;
   /** JSON text of the catalogue rows results embed, per row version. */
   embeds: EmbedCache;
   /** The paths each benchmark's schema describes, per row version (warnings about the others). */

@@ -1,0 +1,89 @@
+/**
+ * Keeps watched series segmented (docs/alerts.md): every write to results (any process's: the
+ * change notifications, db/change-listener.ts) marks the watches due, and they are refreshed at
+ * most once per WATCH_REFRESH_INTERVAL, so a burst of uploads costs one segmentation per watch and
+ * interval, and a change point is a record within about one interval of the write. A watch another
+ * process is refreshing (its advisory lock held) stays due. The stale check runs with every round,
+ * and a round runs at least once a minute.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Logger } from '../../core/logger.ts';
+import type { ChangesSegmenter } from '../compare/changes-segmenter.ts';
+import { refreshWatch } from './records.ts';
+import { checkStale } from './stale.ts';
+import { WATCH_COLUMNS, type WatchRow } from './watches.ts';
+
+const ROUND_AT_LEAST_MS = 60_000;
+
+export class WatchScheduler {
+  #due = false;
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<void> | null = null;
+  #lastRun = 0;
+  #closed = false;
+  readonly #heartbeat: NodeJS.Timeout;
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly logger: Logger,
+    private readonly intervalMs: number,
+    private readonly segmenter?: ChangesSegmenter,
+  ) {
+    this.#heartbeat = setInterval(() => this.touch(), ROUND_AT_LEAST_MS);
+    this.#heartbeat.unref();
+  }
+
+  /** Something was written: refresh every watch when the interval allows. */
+  touch(): void {
+    this.#due = true;
+    this.#arm();
+  }
+
+  /** Resolves once no round is due or running (tests). */
+  async settled(): Promise<void> {
+    while (this.#running || this.#timer) await (this.#running ?? new Promise((r) => setTimeout(r, 20)));
+  }
+
+  #arm(): void {
+    if (this.#timer || this.#running || this.#closed || !this.#due) return;
+    const wait = Math.max(0, this.#lastRun + this.intervalMs - Date.now());
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#running = this.#round().finally(() => {
+        this.#running = null;
+        this.#arm();
+      });
+    }, wait);
+    this.#timer.unref();
+  }
+
+  async #round(): Promise<void> {
+    this.#due = false;
+    this.#lastRun = Date.now();
+    try {
+      const em = this.orm.em.fork();
+      const watches = await em.execute<WatchRow[]>(`select ${WATCH_COLUMNS} from watch w order by w.id`);
+      for (const watch of watches) {
+        if (this.#closed) return;
+        try {
+          if (!(await refreshWatch(this.orm.em.fork(), watch, this.segmenter))) this.#due = true;
+        } catch (err) {
+          // A watch whose benchmark was deleted meanwhile, or a database hiccup: the next round tries again.
+          this.logger.warn('watch not refreshed', { watch: watch.id, error: (err as Error).message });
+        }
+      }
+      await checkStale(this.orm.em.fork());
+    } catch (err) {
+      this.#due = true;
+      this.logger.warn('watches not refreshed', { error: (err as Error).message });
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#heartbeat);
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+}
