@@ -356,7 +356,7 @@ export const SETTINGS = {
     flag: '--statement-timeout',
     arg: '<duration>',
     env: 'STATEMENT_TIMEOUT',
-    help: "longest a request's database statement may run (2 s more when the database does not answer); 0: no limit",
+    help: "longest a request's database statement may run (+2 s if the database is frozen); 0: no limit",
     commands: START,
     default: '15s',
     field: 'statementTimeoutMs',
