@@ -614,6 +614,76 @@ export const SETTINGS = {
     own: '/terms-of-use',
   }),
 
+  // Webhooks.
+  /** Loopback and private addresses reach the operator's own network: off unless the operator says so (tests, a private deployment). */
+  webhookAllowPrivate: bool({
+    flag: '--webhook-allow-private',
+    arg: '<bool>',
+    env: 'WEBHOOK_ALLOW_PRIVATE',
+    help: 'webhooks may deliver to loopback and private addresses (never to link-local and metadata ones)',
+    commands: START,
+    default: 'false',
+  }),
+  maxWebhooksPerUser: integer({
+    flag: '--max-webhooks-per-user',
+    arg: '<n>',
+    env: 'MAX_WEBHOOKS_PER_USER',
+    help: 'webhook endpoints one user may have',
+    commands: START,
+    default: '10',
+    min: 1,
+    max: 1000,
+  }),
+  /** Standard Webhooks: a receiver should answer within 15 s. */
+  webhookTimeout: duration({
+    flag: '--webhook-timeout',
+    arg: '<duration>',
+    env: 'WEBHOOK_TIMEOUT',
+    help: 'longest a webhook receiver may take to answer an attempt',
+    commands: START,
+    default: '15s',
+    field: 'webhookTimeoutMs',
+  }),
+  webhookAttempts: integer({
+    flag: '--webhook-attempts',
+    arg: '<n>',
+    env: 'WEBHOOK_ATTEMPTS',
+    help: 'fewest attempts of a failing delivery before it fails (with --webhook-retry-period)',
+    commands: START,
+    default: '8',
+    min: 1,
+    max: 1000,
+  }),
+  webhookRetryPeriod: duration({
+    flag: '--webhook-retry-period',
+    arg: '<duration>',
+    env: 'WEBHOOK_RETRY_PERIOD',
+    help: 'shortest time a failing delivery is retried before it fails (with --webhook-attempts)',
+    commands: START,
+    default: '1440m',
+    shown: '1440m (24 h)',
+    field: 'webhookRetryPeriodMs',
+  }),
+  /** Full jitter: the n-th retry waits a random time up to this × 2^(n-1), at most 6 h. */
+  webhookRetryDelay: duration({
+    flag: '--webhook-retry-delay',
+    arg: '<duration>',
+    env: 'WEBHOOK_RETRY_DELAY',
+    help: "the first retry's longest wait; each next one's doubles, up to 6 h",
+    commands: START,
+    default: '5s',
+    field: 'webhookRetryDelayMs',
+  }),
+  webhookPollInterval: duration({
+    flag: '--webhook-poll-interval',
+    arg: '<duration>',
+    env: 'WEBHOOK_POLL_INTERVAL',
+    help: 'how often each process looks for new alert events and deliveries due; 0: this one delivers none',
+    commands: START,
+    default: '1s',
+    field: 'webhookPollIntervalMs',
+  }),
+
   // Logs.
   logLevel: choice({
     flag: '--log-level',

@@ -39,6 +39,7 @@ export const operations = {
   ...changesOperations,
   ...exportOperations,
   ...claimOperations,
+  ...webhookOperations,
 } satisfies Record<string, OperationDef>;
 
 export type Operations = typeof operations;
@@ -61,8 +62,10 @@ import { claimOperations } from './claims.ts';
 import { compareOperations } from './compare.ts';
 import { changesOperations } from './changes.ts';
 import { exportOperations } from './export.ts';
+import { webhookOperations } from './webhooks.ts';
 export { Comparison, CompareGroup } from './compare.ts';
 export { Changes, ChangesGroup } from './changes.ts';
 export { Result, ResultJson } from './results.ts';
 export { Claim, ClaimInput } from './claims.ts';
+export { Webhook, WebhookAttempt, WEBHOOK_EVENTS } from './webhooks.ts';
 export { Warning, UNDESCRIBED_PATH } from './warnings.ts';

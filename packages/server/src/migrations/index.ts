@@ -13,6 +13,7 @@ export const migrationNames: readonly string[] = [
   'Migration20261126030000_metric_values_moved',
   'Migration20261201000000_one_read_path',
   'Migration20261202000000_alert_events',
+  'Migration20261202020000_webhooks',
 ];
 
 /**

@@ -13,6 +13,7 @@ import { claimHandlers } from './claims.ts';
 import { compareHandlers } from './compare.ts';
 import { changesHandlers } from './changes.ts';
 import { exportHandlers } from './export.ts';
+import { webhookHandlers } from './webhooks.ts';
 
 /**
  * Every operation's handler, keyed by operationId, checked against the contract when compiled: a
@@ -33,6 +34,7 @@ export function allHandlers(spec: (ctx: Koa.Context) => Record<string, unknown>)
     ...compareHandlers,
     ...changesHandlers,
     ...exportHandlers,
+    ...webhookHandlers,
   };
   return handlers;
 }
