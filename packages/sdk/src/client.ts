@@ -8,6 +8,7 @@ import { resultsNamespace } from './namespaces/results.ts';
 import { claimsNamespace, submissionsNamespace } from './namespaces/reports.ts';
 import { usersNamespace } from './namespaces/users.ts';
 import { selfNamespace } from './namespaces/self.ts';
+import { webhooksNamespace } from './namespaces/webhooks.ts';
 
 /**
  * Creates a client of the benchmark results service. In Node it keeps connections alive across
@@ -71,6 +72,7 @@ export function createClient(options: ClientOptions) {
     submissions: submissionsNamespace(core),
     users: usersNamespace(core),
     self: selfNamespace(core),
+    webhooks: webhooksNamespace(core),
     /**
      * Releases the keep-alive connections (Node). The client must not be used afterwards.
      * @example
