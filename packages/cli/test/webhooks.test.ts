@@ -46,8 +46,10 @@ test('webhooks create prints the secret once; list, deliveries and redeliver fol
       t.issuer.issuer,
     ]);
   await until(() => receiver.received.length === 1, 'a delivery');
-  let attempts: { event_id: string; status: number; delivery_id: string }[] = [];
-  await until(async () => (attempts = json(await box.run(['webhooks', 'deliveries', hook.id, '-o', 'json']))).length === 1, 'logged');
+  const deliveries = async (): Promise<{ event_id: string; status: number; delivery_id: string }[]> =>
+    json(await box.run(['webhooks', 'deliveries', hook.id, '-o', 'json']));
+  await until(async () => (await deliveries()).length === 1, 'logged');
+  const attempts = await deliveries();
   assert.equal([attempts[0]!.event_id, attempts[0]!.status], [id, 204]);
   const again = await box.run(['webhooks', 'redeliver', hook.id, attempts[0]!.delivery_id]);
   assert.is(again.code, 0, again.stderr);

@@ -455,7 +455,7 @@ export const SETTINGS = {
     flag: '--rate-limit',
     arg: '<rate>',
     env: 'RATE_LIMIT',
-    help: 'writes (POST, PUT, DELETE) per client, as <requests>/<window>; 0: no limit',
+    help: 'writes (POST, PUT, PATCH, DELETE) per client, as <requests>/<window>; 0: no limit',
     commands: START,
     default: '1200/60s',
   }),
