@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { type Receiver, type Received, startReceiver, status, until } from './support/receiver.ts';
 import { urlRefusal } from '../src/services/webhooks/addresses.ts';
+import { retryAfterMs, send } from '../src/services/webhooks/send.ts';
 
 let t: TestServer;
 const receivers: Receiver[] = [];
@@ -293,6 +294,34 @@ test("format slack: Slack's incoming-webhook body (text and blocks)", async () =
       text: { type: 'mrkdwn', text: '*Series stale: c-ray · time*\n<https://x.example/explore/series?a=1|Open in the explorer>' },
     },
   ]);
+});
+
+test('delivery: a name is resolved once and connected to as checked; an address refused at delivery is logged, never reached', async () => {
+  const r = await receiver();
+  const { sub, token, hook } = await endpoint(r.url.replace('127.0.0.1', 'localhost'));
+  await emit(sub);
+  await until(() => r.received.length === 1, 'delivered through the checked lookup');
+  verified(hook.secret, r.received[0]!);
+  const signal = new AbortController().signal;
+  const refused = await send(r.url.replace('127.0.0.1', 'localhost'), {}, '{}', { timeoutMs: 1000, allowPrivate: false, signal });
+  assert.is(refused.status, null);
+  assert.match(String(refused.error), /^localhost resolves to (127\.0\.0\.1|::1), which is a loopback or private address/);
+  assert.is(r.received.length, 1, 'no connection made');
+  // Stored before the rules (or by SQL): refused at each attempt.
+  await t.server.context.orm.em.fork().execute("update webhook_endpoint set url = 'http://169.254.169.254/latest' where id = ?", [hook.id]);
+  await emit(sub);
+  await until(async () => (await attempts(token, hook.id)).length >= 2, 'the refusal logged');
+  const [latest] = await attempts(token, hook.id);
+  assert.match(latest.error, /^refused: 169\.254\.169\.254 is a link-local, unspecified or metadata address/);
+});
+
+test('Retry-After: seconds or an HTTP date, in milliseconds from now; anything else is ignored', () => {
+  const now = Date.parse('2026-12-02T10:00:00Z');
+  assert.is(retryAfterMs('120', now), 120_000);
+  assert.is(retryAfterMs('Wed, 02 Dec 2026 10:00:30 GMT', now), 30_000);
+  assert.is(retryAfterMs('Wed, 02 Dec 2026 09:00:00 GMT', now), 0);
+  assert.is(retryAfterMs('soon', now), null);
+  assert.is(retryAfterMs(undefined, now), null);
 });
 
 test.run();

@@ -19,14 +19,13 @@ const NEVER = blockList(['169.254.0.0/16', '0.0.0.0/8', '100.100.100.200/32'], [
 /** Loopback, private, carrier-grade NAT: refused unless WEBHOOK_ALLOW_PRIVATE. */
 const PRIVATE = blockList(['127.0.0.0/8', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10'], ['::1/128', 'fc00::/7']);
 
-/** Why `address` is refused, or null. An IPv4 address mapped into IPv6 is checked as IPv4. */
+/** Why `address` is refused (`is a …`), or null. An IPv4 address mapped into IPv6 is checked as IPv4. */
 export function refusal(address: string, allowPrivate: boolean): string | null {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
   const ip = mapped ?? address;
   const family = isIP(ip) === 6 ? 'ipv6' : 'ipv4';
-  if (NEVER.check(ip, family)) return `${address} is a link-local, unspecified or metadata address, never a webhook's`;
-  if (!allowPrivate && PRIVATE.check(ip, family))
-    return `${address} is a loopback or private address (allowed only with WEBHOOK_ALLOW_PRIVATE=true)`;
+  if (NEVER.check(ip, family)) return "is a link-local, unspecified or metadata address, never a webhook's";
+  if (!allowPrivate && PRIVATE.check(ip, family)) return 'is a loopback or private address (allowed only with WEBHOOK_ALLOW_PRIVATE=true)';
   return null;
 }
 
@@ -34,17 +33,19 @@ export function refusal(address: string, allowPrivate: boolean): string | null {
 export async function resolveAllowed(host: string, allowPrivate: boolean): Promise<{ address: string; family: number }[]> {
   const bare = host.replace(/^\[|\]$/g, '');
   let addresses: { address: string; family: number }[];
-  if (isIP(bare)) addresses = [{ address: bare, family: isIP(bare) }];
-  else {
-    try {
-      addresses = await lookup(bare, { all: true });
-    } catch (err) {
-      throw new Error(`${host} could not be resolved (${(err as NodeJS.ErrnoException).code ?? 'no address'})`);
-    }
+  if (isIP(bare)) {
+    const why = refusal(bare, allowPrivate);
+    if (why) throw new Error(`${bare} ${why}`);
+    return [{ address: bare, family: isIP(bare) }];
+  }
+  try {
+    addresses = await lookup(bare, { all: true });
+  } catch (err) {
+    throw new Error(`${host} could not be resolved (${(err as NodeJS.ErrnoException).code ?? 'no address'})`);
   }
   for (const a of addresses) {
     const why = refusal(a.address, allowPrivate);
-    if (why) throw new Error(`${host} resolves to ${why}`);
+    if (why) throw new Error(`${host} resolves to ${a.address}, which ${why}`);
   }
   return addresses;
 }

@@ -88,7 +88,7 @@ export function send(
   const target = new URL(url);
   const literal = target.hostname.replace(/^\[|\]$/g, '');
   const why = isIP(literal) ? refusal(literal, options.allowPrivate) : null;
-  if (why) return Promise.resolve(result({ error: `refused: ${why}` }));
+  if (why) return Promise.resolve(result({ error: `refused: ${literal} ${why}` }));
   return new Promise((resolve) => {
     const request = (target.protocol === 'https:' ? https : http).request(target, {
       method: 'POST',
