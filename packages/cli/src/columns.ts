@@ -14,6 +14,8 @@ export type Result = Reply<'getResult'>;
 export type Claim = Reply<'claimResult'>;
 export type Submit = Item<'listSubmits'>;
 export type UserAdmin = Item<'listUsers'>;
+export type Webhook = Reply<'getWebhook'>;
+export type WebhookAttempt = Item<'listWebhookDeliveries'>;
 
 const uploader = (u: { iss: string; sub: string; removed: boolean }) => `${u.sub}${u.removed ? ' (removed)' : ''} @ ${u.iss}`;
 
@@ -89,4 +91,23 @@ export const userColumns: Column<UserAdmin>[] = [
   { header: 'registration_datetime', value: (u) => u.registration_datetime, drop: 2 },
   { header: 'terms_version', value: (u) => u.terms_version, drop: 1 },
   { header: 'removed', value: (u) => u.removed, drop: 3 },
+];
+
+export const webhookColumns: Column<Webhook>[] = [
+  { header: 'id', value: (w) => w.id, whole: true },
+  { header: 'url', value: (w) => w.url, max: 60 },
+  { header: 'format', value: (w) => w.format, drop: 2 },
+  { header: 'enabled', value: (w) => String(w.enabled) },
+  { header: 'events', value: (w) => w.events.join(','), drop: 1 },
+  { header: 'disabled_reason', value: (w) => w.disabled_reason ?? '', max: 60, drop: 3 },
+];
+
+export const webhookAttemptColumns: Column<WebhookAttempt>[] = [
+  { header: 'attempted_datetime', value: (a) => a.attempted_datetime },
+  { header: 'delivery_id', value: (a) => a.delivery_id, whole: true },
+  { header: 'event_type', value: (a) => a.event_type, drop: 2 },
+  { header: 'status', value: (a) => (a.status === null ? (a.error ?? '') : String(a.status)), max: 40 },
+  { header: 'duration_ms', value: (a) => String(a.duration_ms), drop: 1 },
+  { header: 'state', value: (a) => a.delivery_state },
+  { header: 'event_id', value: (a) => a.event_id, whole: true, drop: 3 },
 ];

@@ -59,6 +59,10 @@ import * as configSet from './commands/config/set.ts';
 import * as configUnset from './commands/config/unset.ts';
 import * as configUse from './commands/config/use.ts';
 import * as completion from './commands/completion/script.ts';
+import * as webhooksCreate from './commands/webhooks/create.ts';
+import * as webhooksList from './commands/webhooks/list.ts';
+import * as webhooksDeliveries from './commands/webhooks/deliveries.ts';
+import * as webhooksRedeliver from './commands/webhooks/redeliver.ts';
 
 const COMMANDS: { register(program: Command): void }[] = [
   login,
@@ -109,6 +113,10 @@ const COMMANDS: { register(program: Command): void }[] = [
   usersList,
   usersSearch,
   usersRemove,
+  webhooksCreate,
+  webhooksList,
+  webhooksDeliveries,
+  webhooksRedeliver,
   configList,
   configGet,
   configSet,

@@ -9,6 +9,7 @@ import { resultsNamespace } from './namespaces/results.ts';
 import { claimsNamespace, submissionsNamespace } from './namespaces/reports.ts';
 import { usersNamespace } from './namespaces/users.ts';
 import { selfNamespace } from './namespaces/self.ts';
+import { webhooksNamespace } from './namespaces/webhooks.ts';
 
 /**
  * Creates a client of the benchmark results service. In Node it keeps connections alive across
@@ -74,6 +75,7 @@ export function createClient(options: ClientOptions) {
     self: selfNamespace(core),
     watches: watchesNamespace(core),
     changes: changesNamespace(core),
+    webhooks: webhooksNamespace(core),
     /**
      * Releases the keep-alive connections (Node). The client must not be used afterwards.
      * @example

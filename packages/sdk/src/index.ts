@@ -3,7 +3,8 @@
  * contract (`@benchmarks/sdk/contract`), which the server implements. What users need is exported
  * here; the rest is reached by its own path: `@benchmarks/sdk/contract` (the operations as data),
  * `@benchmarks/sdk/chart` and `@benchmarks/sdk/changes-chart` (the SVG renderers),
- * `@benchmarks/sdk/csv`, `@benchmarks/sdk/json-schema` and `@benchmarks/sdk/url`.
+ * `@benchmarks/sdk/csv`, `@benchmarks/sdk/json-schema`, `@benchmarks/sdk/url` and `@benchmarks/sdk/webhooks`
+ * (`verifyWebhook`, for receivers; Node only).
  * @example
  * import { createClient, where, asc } from '@benchmarks/sdk';
  * const client = createClient({ baseUrl: 'http://localhost:8080', token: process.env.BENCHMARKS_TOKEN });

@@ -434,6 +434,13 @@ test('every operation of the contract is reachable through a namespace method', 
     () => c.users.search(),
     () => c.users.remove({ sub: 'x' }),
     () => c.users.restore({ sub: 'x' }),
+    () => c.webhooks.create({ url: 'http://192.0.2.1/' }),
+    () => c.webhooks.list(),
+    () => c.webhooks.get(id),
+    () => c.webhooks.update(id, { enabled: true }),
+    () => c.webhooks.delete(id),
+    () => c.webhooks.deliveries(id),
+    () => c.webhooks.redeliver(id, id),
   ];
   for (const call of calls) await call();
   const reached = new Set<string | undefined>(

@@ -28,6 +28,7 @@ import { TotalCache } from './services/results/total-cache.ts';
 import { UploadTargets } from './services/results/upload-targets.ts';
 import { WritePositions } from './services/runtime/write-positions.ts';
 import { WatchScheduler } from './services/alerts/scheduler.ts';
+import { WebhookDeliverer } from './services/webhooks/deliverer.ts';
 import { createApp } from './app.ts';
 import { VERSION } from './version.ts';
 
@@ -194,6 +195,19 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     (l) => l.close(),
   );
   await listener.start();
+  stack.use(
+    'webhook deliveries',
+    new WebhookDeliverer(orm, logger, {
+      pollIntervalMs: config.webhookPollIntervalMs,
+      timeoutMs: config.webhookTimeoutMs,
+      attempts: config.webhookAttempts,
+      retryPeriodMs: config.webhookRetryPeriodMs,
+      retryDelayMs: config.webhookRetryDelayMs,
+      allowPrivate: config.webhookAllowPrivate,
+      origin: config.publicUrl,
+    }).start(),
+    (w) => w.close(),
+  );
   // The metric paths of benchmarks whose schema changed since they were chosen (or created by
   // SQL), and the values of their results, filled in in the background.
   void metrics.reconcile(orm.em.fork());

@@ -58,6 +58,9 @@ const ADMIN = (ok: number): Expected => ({ ...REFUSED_TOKEN, unregistered: 403, 
 /** The uploader of the result, or an administrator. */
 const OWNER = (ok: number): Expected => ({ ...REFUSED_TOKEN, unregistered: 403, user: 403, uploader: ok, other: 403, admin: ok });
 
+/** The caller's own item (a webhook of the uploader): another user's is not found. */
+const SELF = (ok: number): Expected => ({ ...REFUSED_TOKEN, unregistered: 403, user: 404, uploader: ok, other: 404, admin: 404 });
+
 /** The error code a refused cell must carry. */
 function expectedCode(caller: CallerKind, status: number, row: string): string | undefined {
   if (status === 401)
@@ -69,7 +72,7 @@ function expectedCode(caller: CallerKind, status: number, row: string): string |
     return OWNER_ROWS.has(row) ? 'NOT_UPLOADER' : 'NOT_ADMIN';
   }
   if (status === 409) return 'ALREADY_REGISTERED';
-  if (status === 404) return 'NOT_REGISTERED';
+  if (status === 404) return row.includes('Webhook') ? 'NOT_FOUND' : 'NOT_REGISTERED';
   return undefined;
 }
 const OWNER_ROWS = new Set(['updateResultTags', 'listResultClaims']);
@@ -83,7 +86,7 @@ let tokens: Record<Exclude<CallerKind, 'anonymous' | 'unregistered'>, string>;
 let seeded: { result: string; claim: string };
 
 test.before(async () => {
-  t = await startTestServer({}, 'authz');
+  t = await startTestServer({ maxWebhooksPerUser: '100' }, 'authz');
   stranger = await startIssuer();
   const admin = await t.admin('authz-admin');
   const user = await t.user('authz-user');
@@ -124,6 +127,19 @@ const fresh = {
   onReview: (kind: 'benchmark' | 'site' | 'flavor' | 'tag') => fresh[kind](tokens.user),
   result: () => uploadResult(t, tokens.uploader, c),
   claim: async () => create(`/results/${await fresh.result()}:claim`, { message: 'suspicious' }, tokens.other),
+  /** The uploader's, at a documentation address (192.0.2.0/24: public, never answers). */
+  webhook: () => create('/users/self/webhooks', { url: 'http://192.0.2.1/hook' }, tokens.uploader),
+  /** A delivery of the uploader's webhook, finished (so it may be delivered again). */
+  delivery: async () => {
+    const hook = await fresh.webhook();
+    const [row] = await t.server.context.orm.em.fork().execute<{ id: string }[]>(
+      `with e as (insert into alert_event (id, user_iss, user_sub, type, data)
+         values (gen_random_uuid(), ?, 'authz-uploader', 'series.stale', '{}') returning id)
+       insert into webhook_delivery (id, event_id, endpoint_id, state) select gen_random_uuid(), e.id, ?, 'failed' from e returning id`,
+      [t.issuer.issuer, hook],
+    );
+    return `/users/self/webhooks/${hook}/deliveries/${row!.id}:redeliver`;
+  },
 };
 const at = (path: string) => async (): Promise<Input> => ({ path });
 
@@ -242,6 +258,17 @@ const rows: Record<string, Row> = {
   deleteClaim: { expect: ADMIN(204), prepare: async () => ({ path: `/reports/claims/${await fresh.claim()}` }) },
   rejectClaims: { expect: ADMIN(200), prepare: async () => ({ path: '/reports/claims:reject', body: { ids: [await fresh.claim()] } }) },
   listSelfClaims: { expect: USER(200), prepare: at('/users/self/claims') },
+
+  createWebhook: { expect: USER(201), prepare: async () => ({ path: '/users/self/webhooks', body: { url: 'http://192.0.2.1/hook' } }) },
+  listWebhooks: { expect: USER(200), prepare: at('/users/self/webhooks') },
+  getWebhook: { expect: SELF(200), prepare: async () => ({ path: `/users/self/webhooks/${await fresh.webhook()}` }) },
+  updateWebhook: {
+    expect: SELF(200),
+    prepare: async () => ({ path: `/users/self/webhooks/${await fresh.webhook()}`, body: { events: ['series.stale'] } }),
+  },
+  deleteWebhook: { expect: SELF(204), prepare: async () => ({ path: `/users/self/webhooks/${await fresh.webhook()}` }) },
+  listWebhookDeliveries: { expect: SELF(200), prepare: async () => ({ path: `/users/self/webhooks/${await fresh.webhook()}/deliveries` }) },
+  redeliverWebhook: { expect: SELF(204), prepare: async () => ({ path: await fresh.delivery() }) },
 };
 
 test('every operation of the contract has a row in the matrix, and no row names a missing operation', () => {

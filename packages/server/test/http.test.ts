@@ -377,7 +377,7 @@ test('CORS for configured origins: preflight, readable headers and errors, other
     });
     assert.is(pre.status, 204);
     assert.is(pre.headers.get('access-control-allow-origin'), origin);
-    assert.equal(list(pre.headers.get('access-control-allow-methods')), ['get', 'head', 'post', 'put', 'delete', 'options']);
+    assert.equal(list(pre.headers.get('access-control-allow-methods')), ['get', 'head', 'post', 'put', 'patch', 'delete', 'options']);
     assert.equal(list(pre.headers.get('access-control-allow-headers')), [
       'authorization',
       'content-type',

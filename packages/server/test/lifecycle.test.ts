@@ -224,6 +224,7 @@ test('a start that fails on a port in use releases every resource it had opened,
     occupant.close();
   }
   assert.equal(logger.released(), [
+    'webhook deliveries',
     'change listener',
     'replica checks',
     `replica pool 127.0.0.1:${new URL(databaseUrl).port}/${databaseName}`,
@@ -327,6 +328,7 @@ test('stop releases everything in reverse order even when one release fails, and
   );
   assert.equal(logger.released(), [
     'HTTP server',
+    'webhook deliveries',
     'change listener',
     'replica checks',
     `replica pool 127.0.0.1:${new URL(databaseUrl).port}/${databaseName}`,

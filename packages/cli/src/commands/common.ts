@@ -44,6 +44,7 @@ const GROUPS: Record<string, string> = {
   review: 'Review submissions waiting for an administrator (admin)',
   claims: 'Claims against results (admin)',
   users: 'Registered users (admin)',
+  webhooks: 'Your webhook endpoints, which receive the alerts of your watches',
   config: 'Read and change the config file (profiles)',
 };
 

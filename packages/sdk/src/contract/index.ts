@@ -40,6 +40,7 @@ export const operations = {
   ...exportOperations,
   ...claimOperations,
   ...alertOperations,
+  ...webhookOperations,
 } satisfies Record<string, OperationDef>;
 
 export type Operations = typeof operations;
@@ -64,8 +65,10 @@ import { changesOperations } from './changes.ts';
 import { exportOperations } from './export.ts';
 import { alertOperations } from './alerts.ts';
 export { Watch, WatchInput, ChangeRecord } from './alerts.ts';
+import { webhookOperations } from './webhooks.ts';
 export { Comparison, CompareGroup } from './compare.ts';
 export { Changes, ChangesGroup } from './changes.ts';
 export { Result, ResultJson } from './results.ts';
 export { Claim, ClaimInput } from './claims.ts';
+export { Webhook, WebhookAttempt, WEBHOOK_EVENTS } from './webhooks.ts';
 export { Warning, UNDESCRIBED_PATH } from './warnings.ts';

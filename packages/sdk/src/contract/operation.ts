@@ -9,7 +9,7 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox';
  */
 export type AuthLevel = 'none' | 'token' | 'user' | 'admin';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** Documented error statuses; every one is an `application/problem+json` body. */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 429 | 503;
@@ -25,6 +25,7 @@ export const TAGS = {
   results: 'Uploading, reading, comparing and exporting results, their changes over time, and claims on them.',
   reports: "Administrators' review queues: items waiting for review and claims.",
   alerts: 'Watched series, their change records and their triage.',
+  webhooks: "The caller's webhook endpoints, which receive the alerts of its watches, and their deliveries.",
 } as const;
 
 /**

@@ -29,7 +29,7 @@ export function cors(origins: readonly string[]): Koa.Middleware {
       if (!origin) return '';
       return any ? '*' : allowed.has(origin) ? origin : '';
     },
-    allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+    allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     // Idempotency-Key: the SDK sends one with every creating POST (a browser would refuse the
     // upload otherwise); X-Request-Id: a caller's own id is kept (access-log.ts).
     allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Idempotency-Key', 'X-Request-Id'],

@@ -242,7 +242,7 @@ export function buildRouter(
     const handler = handlers[operationId];
     if (!handler) throw new Error(`No handler for operation ${operationId}`);
     const op = compile(def);
-    const method = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'delete';
+    const method = def.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
 
     router[method](operationId, toRouterPath(def.path), async (ctx: Koa.Context) => {
       await limitRead(ctx, operationId, def, options);

@@ -15,6 +15,7 @@ export const migrationNames: readonly string[] = [
   'Migration20261202000000_alert_events',
   'Migration20261202003000_eight_key_slots',
   'Migration20261202010000_watches',
+  'Migration20261202020000_webhooks',
 ];
 
 /**

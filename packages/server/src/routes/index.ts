@@ -14,6 +14,7 @@ import { compareHandlers } from './compare.ts';
 import { changesHandlers } from './changes.ts';
 import { exportHandlers } from './export.ts';
 import { alertHandlers } from './alerts.ts';
+import { webhookHandlers } from './webhooks.ts';
 
 /**
  * Every operation's handler, keyed by operationId, checked against the contract when compiled: a
@@ -35,6 +36,7 @@ export function allHandlers(spec: (ctx: Koa.Context) => Record<string, unknown>)
     ...changesHandlers,
     ...exportHandlers,
     ...alertHandlers,
+    ...webhookHandlers,
   };
   return handlers;
 }
