@@ -69,6 +69,7 @@ function expectedCode(caller: CallerKind, status: number, row: string): string |
     ];
   if (status === 403) {
     if (caller === 'unregistered') return 'NOT_REGISTERED';
+    if (WATCH_ROWS.has(row)) return 'NOT_OWNER';
     return OWNER_ROWS.has(row) ? 'NOT_UPLOADER' : 'NOT_ADMIN';
   }
   if (status === 409) return 'ALREADY_REGISTERED';
@@ -76,6 +77,8 @@ function expectedCode(caller: CallerKind, status: number, row: string): string |
   return undefined;
 }
 const OWNER_ROWS = new Set(['updateResultTags', 'listResultClaims']);
+/** The owner of the watch, or an administrator. */
+const WATCH_ROWS = new Set(['getWatch', 'deleteWatch', 'acknowledgeChange', 'dismissChange', 'reopenChange']);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -129,6 +132,18 @@ const fresh = {
   claim: async () => create(`/results/${await fresh.result()}:claim`, { message: 'suspicious' }, tokens.other),
   /** The uploader's, at a documentation address (192.0.2.0/24: public, never answers). */
   webhook: () => create('/users/self/webhooks', { url: 'http://192.0.2.1/hook' }, tokens.uploader),
+  /** The uploader's watch of the seeded benchmark. */
+  watch: () => create('/watches', { benchmark_id: c.benchmark, metric: 'json.score' }, tokens.uploader),
+  /** A change record of the uploader's watch (as its refresh would write one). */
+  change: async () => {
+    const watch = await fresh.watch();
+    const [row] = await t.server.context.orm.em.fork().execute<{ id: string }[]>(
+      `insert into change_record (id, watch_id, result_id, site, at, before, after, magnitude, pvalue, direction)
+       values (gen_random_uuid(), ?, ?, '{}', now(), '{}', '{}', 0.1, 0.0001, 'regression') returning id`,
+      [watch, seeded.result],
+    );
+    return row!.id;
+  },
   /** A delivery of the uploader's webhook, finished (so it may be delivered again). */
   delivery: async () => {
     const hook = await fresh.webhook();
@@ -258,6 +273,18 @@ const rows: Record<string, Row> = {
   deleteClaim: { expect: ADMIN(204), prepare: async () => ({ path: `/reports/claims/${await fresh.claim()}` }) },
   rejectClaims: { expect: ADMIN(200), prepare: async () => ({ path: '/reports/claims:reject', body: { ids: [await fresh.claim()] } }) },
   listSelfClaims: { expect: USER(200), prepare: at('/users/self/claims') },
+
+  createWatch: {
+    expect: USER(201),
+    prepare: async () => ({ path: '/watches', body: { benchmark_id: c.benchmark, metric: 'json.score' } }),
+  },
+  listWatches: { expect: USER(200), prepare: at('/watches') },
+  getWatch: { expect: OWNER(200), prepare: async () => ({ path: `/watches/${await fresh.watch()}` }) },
+  deleteWatch: { expect: OWNER(204), prepare: async () => ({ path: `/watches/${await fresh.watch()}` }) },
+  listChanges: { expect: USER(200), prepare: at('/changes') },
+  acknowledgeChange: { expect: OWNER(200), prepare: async () => ({ path: `/changes/${await fresh.change()}:acknowledge` }) },
+  dismissChange: { expect: OWNER(200), prepare: async () => ({ path: `/changes/${await fresh.change()}:dismiss` }) },
+  reopenChange: { expect: OWNER(200), prepare: async () => ({ path: `/changes/${await fresh.change()}:reopen` }) },
 
   createWebhook: { expect: USER(201), prepare: async () => ({ path: '/users/self/webhooks', body: { url: 'http://192.0.2.1/hook' } }) },
   listWebhooks: { expect: USER(200), prepare: at('/users/self/webhooks') },

@@ -228,6 +228,7 @@ test('a start that fails on a port in use releases every resource it had opened,
     'change listener',
     'replica checks',
     `replica pool 127.0.0.1:${new URL(databaseUrl).port}/${databaseName}`,
+    'watch refreshes',
     'changes segmenter',
     'shared rate limit (reads)',
     'shared rate limit (writes)',
@@ -252,6 +253,7 @@ test('a start that fails after the migrations (a read replica unreachable) relea
   assert.ok(failure, 'the start failed');
   assert.match(String((failure as NodeJS.ErrnoException).code ?? failure!.message), /ECONNREFUSED/);
   assert.equal(logger.released(), [
+    'watch refreshes',
     'changes segmenter',
     'shared rate limit (reads)',
     'shared rate limit (writes)',
@@ -332,6 +334,7 @@ test('stop releases everything in reverse order even when one release fails, and
     'change listener',
     'replica checks',
     `replica pool 127.0.0.1:${new URL(databaseUrl).port}/${databaseName}`,
+    'watch refreshes',
     'changes segmenter',
     'shared rate limit (reads)',
     'shared rate limit (writes)',
