@@ -18,7 +18,7 @@ const run = randomUUID().slice(0, 8);
 const EMAILS = { uploader: `uploader-${run}@compat.example`, claimant: `claimant-${run}@compat.example` };
 
 /** The items the uploader submitted (approved after the submits test), and every answer to a write. */
-const made = { site: '', flavor: '', benchmark: '', tag: '', result: '', claimed: '', claim: '' };
+const made = { site: '', flavor: '', benchmark: '', tag: '', result: '', claimed: '', claim: '', watch: '', webhook: '' };
 const written: string[] = [];
 
 async function registered(sub: string, email?: string): Promise<string> {
@@ -96,6 +96,8 @@ test('results and claims: the claimant with email in GET /reports/claims ("Claim
   }
   [made.result, made.claimed] = results as [string, string];
   made.claim = (await write('POST', `/results/${made.claimed}:claim`, claimant, { message: 'score too good' })).id;
+  made.watch = (await write('POST', '/watches', uploader, { benchmark_id: made.benchmark, metric: 'json.score' })).id;
+  made.webhook = (await write('POST', '/users/self/webhooks', uploader, { url: 'http://192.0.2.1/hook' })).id;
 
   const claims = await admins('/reports/claims', { resource_id: made.claimed });
   assert.is(claims.status, 200, claims.text);
@@ -132,6 +134,8 @@ function concretePath(path: string): string {
     benchmarks: made.benchmark,
     tags: made.tag,
     results: made.claimed,
+    watches: made.watch,
+    users: made.webhook, // /users/self/webhooks/{id}: the uploader's
   };
   return path.replace('{id}', ids[kind] ?? '');
 }
