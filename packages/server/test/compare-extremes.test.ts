@@ -306,6 +306,26 @@ test('GET /results:export carries the extreme values intact', async () => {
   );
 });
 
+test('compare: a spread just above the largest double that rounds to it is that double, not out of range', async () => {
+  const site = await seed.site();
+  const f = await seed.flavor(site.id);
+  const benchmark = (await seed.benchmark()).id;
+  const values = [MAX, 1e155, -MAX]; // the exact spread is MAX · (1 + 1e-307): its nearest double is MAX
+  await seed.results(
+    values.map((score) => ({
+      benchmark_id: benchmark,
+      flavor_id: f.id,
+      site_id: f.site_id,
+      json: { score },
+      execution_datetime: new Date(),
+    })),
+  );
+  const { answer } = await compareResults(t.server.context.orm.em.fork(), { benchmark_id: benchmark, metric: 'json.score' });
+  checkGroup(answer.groups[0]!, values, JSON.stringify(values));
+  assert.is(answer.groups[0]!.stddev, MAX);
+  assert.not.ok(answer.groups[0]!.out_of_range.includes('stddev'));
+});
+
 test('property: compare of any finite doubles answers finite or named-null statistics, the exact mean and spread', async () => {
   const site = await seed.site();
   const f = await seed.flavor(site.id);

@@ -57,11 +57,18 @@ const MAX_DOUBLE = '1.7976931348623157e308';
 const HALF_MIN_DOUBLE = '2.4703282292062328e-324';
 
 /**
+ * The largest double plus half its ulp (2^969): what is below rounds to the largest double, what is
+ * not to Infinity (the largest double's mantissa is odd, so the tie too).
+ */
+const ROUNDS_TO_INFINITY =
+  '179769313486231575804128197568503885939002350117941411767545627891801114536396644853619288305177042633935372685103635187590438437370702292699562517687521668833979406288629832876259672468103520237920172119362601898937975098263032931492834697134299320496935997324255116936540444370309403987146642102044149678080';
+
+/**
  * A numeric as the nearest double (PostgreSQL's cast refuses what rounds to ±Infinity or to zero):
- * zero when it rounds to zero, null beyond the largest double.
+ * zero when it rounds to zero, null when it rounds beyond the largest double.
  */
 const toDouble = (numeric: string) =>
-  `case when abs(${numeric}) < ${HALF_MIN_DOUBLE} then 0::float8 when abs(${numeric}) <= ${MAX_DOUBLE} then (${numeric})::float8 end`;
+  `case when abs(${numeric}) < ${HALF_MIN_DOUBLE} then 0::float8 when abs(${numeric}) < ${ROUNDS_TO_INFINITY} then (${numeric})::float8 end`;
 
 /**
  * The sample standard deviation from the exact variance (numeric): the square root of its double
