@@ -33,6 +33,10 @@ export const EVERY_METRIC_GOALS = {
   /** GET /results:changes of a benchmark of a quarter of the results in 10 series (scenario 16). */
   changesColdP50Ms: 1000,
   changesRememberedP50Ms: 10,
+  /** Compare by flavor, computed, against PostgreSQL's percentile_cont per flavor (scenario 17). */
+  medianFactor: 1.5,
+  /** GET /health while changes and baseline compares are computed in loops (scenario 27). */
+  healthP99Ms: 100,
 };
 
 const runAt = (s: ScenarioReport | undefined, connections: number): RunReport | undefined =>
@@ -42,8 +46,10 @@ export function judgeEveryMetric(report: Omit<BenchReport, 'targets'>, measured:
   const out: TargetResult[] = [];
   const at1M = report.options.results >= 1_000_000;
   const scale = at1M ? '' : ` (at ${report.options.results.toLocaleString('en-US')} results, not 1M)`;
-  const plain = report.scenarios.find((s) => s.id === 1);
-  for (const id of [11, 12]) {
+  const pairs: [number, number][] = [11, 12].map((id) => [1, id]);
+  for (let id = 19; id <= 24; id++) pairs.push([18, id]);
+  for (const [listId, id] of pairs) {
+    const plain = report.scenarios.find((s) => s.id === listId);
     const filtered = report.scenarios.find((s) => s.id === id);
     if (!filtered) continue;
     for (const c of EVERY_METRIC_GOALS.listConnections) {
@@ -53,16 +59,20 @@ export function judgeEveryMetric(report: Omit<BenchReport, 'targets'>, measured:
       const refused = b.api.statusCodes['503'] ?? 0;
       const limited = b.api.statusCodes['429'] ?? 0;
       if (!a) {
-        out.push({ target: `#${id} vs #1 @${c}`, status: 'not applicable', detail: 'scenario 1 not run at these connections' });
+        out.push({
+          target: `#${id} vs #${listId} @${c}`,
+          status: 'not applicable',
+          detail: `scenario ${listId} not run at these connections`,
+        });
         continue;
       }
       const factor = b.api.okPerSecond > 0 ? a.api.okPerSecond / b.api.okPerSecond : Number.POSITIVE_INFINITY;
       const met = factor <= EVERY_METRIC_GOALS.listFactor && (c < 32 || refused === 0);
       out.push({
-        target: `#${id} within ${EVERY_METRIC_GOALS.listFactor}× of #1 in 2xx/s @${c}${c >= 32 ? ', no 503' : ''}${scale}`,
+        target: `#${id} within ${EVERY_METRIC_GOALS.listFactor}× of #${listId} in 2xx/s @${c}${c >= 32 ? ', no 503' : ''}${scale}`,
         status: met ? 'met' : 'missed',
         detail:
-          `#1 ${a.api.okPerSecond}/s, #${id} ${b.api.okPerSecond}/s: ${Number.isFinite(factor) ? factor.toFixed(2) : '∞'}× slower; ` +
+          `#${listId} ${a.api.okPerSecond}/s, #${id} ${b.api.okPerSecond}/s: ${Number.isFinite(factor) ? factor.toFixed(2) : '∞'}× slower; ` +
           `503 ${refused}, 429 ${limited}; #${id} p50 ${b.api.latencyMs.p50} ms, SQL ${b.sql?.tps ?? '–'} tx/s`,
       });
     }
@@ -98,6 +108,23 @@ export function judgeEveryMetric(report: Omit<BenchReport, 'targets'>, measured:
         detail: `${of}: p50 ${changes.rememberedMs.p50} ms, p95 ${changes.rememberedMs.p95} ms`,
       },
     );
+  }
+  const flavors = measured.compareBaseline?.byFlavor;
+  if (flavors) {
+    const factor = flavors.computedMs.p50 / Math.max(0.001, flavors.medianSqlMs.p50);
+    out.push({
+      target: `compare by flavor computed within ${EVERY_METRIC_GOALS.medianFactor}× of PostgreSQL's median per flavor${scale}`,
+      status: factor <= EVERY_METRIC_GOALS.medianFactor ? 'met' : 'missed',
+      detail: `computed after a write p50 ${flavors.computedMs.p50} ms, p95 ${flavors.computedMs.p95} ms; percentile_cont per flavor p50 ${flavors.medianSqlMs.p50} ms: ${factor.toFixed(2)}×`,
+    });
+  }
+  const health = measured.health;
+  if (health) {
+    out.push({
+      target: `/health p99 < ${EVERY_METRIC_GOALS.healthP99Ms} ms while changes and baseline compares run in loops`,
+      status: health.loadedMs.p99 < EVERY_METRIC_GOALS.healthP99Ms ? 'met' : 'missed',
+      detail: `p99 ${health.loadedMs.p99} ms, max ${health.loadedMs.max} ms (alone: p99 ${health.idleMs.p99} ms)`,
+    });
   }
   return out;
 }

@@ -11,7 +11,7 @@ import type { CreatedBenchmark, LoadReport } from './load.ts';
 import type { Shape } from './generate.ts';
 import type { SqlRunStats } from './sql-load.ts';
 import type { Selectivity } from './scenarios.ts';
-import type { EveryMetricReport } from './every-metric.ts';
+import { judgeEveryMetric, type EveryMetricReport } from './every-metric.ts';
 
 /** The measured export of an export scenario (bench/export-run.ts). */
 export interface ExportReport {
@@ -346,7 +346,7 @@ export function markdownSection(report: BenchReport): string {
   }
   lines.push(...exportTable(report), ...healthTable(report));
   lines.push('', '**Targets**', '', '| Target | Status | Measured |', '|---|---|---|');
-  for (const t of report.targets) lines.push(`| ${t.target} | **${t.status}** | ${t.detail} |`);
+  for (const t of [...report.targets, ...(report.everyMetric?.goals ?? [])]) lines.push(`| ${t.target} | **${t.status}** | ${t.detail} |`);
   lines.push(
     '',
     '**What each request costs the database** (first request variant; EXPLAIN (ANALYZE, BUFFERS) in `bench/results/explain/`)',
@@ -368,6 +368,7 @@ export function rederive(report: BenchReport): BenchReport {
     for (const r of s.runs) r.ratio = r.sql && r.sql.tps > 0 ? Math.round((r.api.okPerSecond / r.sql.tps) * 1000) / 1000 : null;
   }
   const { targets: _, ...rest } = report;
+  if (report.everyMetric) report.everyMetric.goals = judgeEveryMetric(rest, report.everyMetric);
   return { ...report, targets: judgeTargets(rest) };
 }
 
