@@ -169,6 +169,9 @@ test('a cluster left running by a server that ended is stopped by the next start
   await serving(s);
   const postmaster = recordedPostmasterPid(dataDir)!;
   // As when the server and its watchdog are killed together, or a server older than the watchdog is killed.
+  // The server is stopped first: on a loaded machine it could otherwise see its watchdog end, between
+  // the kills, and stop the cluster itself.
+  s.child.kill('SIGSTOP');
   for (const pid of watchdogPids(dataDir)) process.kill(pid, 'SIGKILL');
   s.child.kill('SIGKILL');
   await s.exited;
