@@ -19,7 +19,9 @@
  * - Only those of at least `minMatched` results are kept: small ones are cheap and always fresh.
  * - Bounded by an estimate of their memory (`maxBytes` for the answers, as much again for the
  *   parts: an answer of 10,000 groups takes megabytes), and by `maxEntries` each; the least
- *   recently used go first, and one larger than the bound is not kept.
+ *   recently used go first, and one larger than the bound is not kept. By default `maxBytes` is a
+ *   thirty-second of V8's heap limit, at most 64 MB: the comparisons' and the changes' caches together
+ *   then keep at most an eighth of it, 40 MB of a production heap (--max-old-space-size=128, docs/deploy.md).
  * - Forgotten at every write anywhere: this process's write requests, and every other process's
  *   (and anyone's) through PostgreSQL's change notifications (db/change-listener.ts); after `ttlMs`
  *   at most when a notification was missed.
@@ -27,6 +29,7 @@
  * - Identical requests arriving while one is computed await that computation (of any size,
  *   services/runtime/single-flight.ts), answers and parts alike; after a write, requests compute anew.
  */
+import { getHeapStatistics } from 'node:v8';
 import { LRUCache } from 'lru-cache';
 import type { CompareAnswer, CompareParams } from './compare.ts';
 import { SingleFlight } from '../runtime/single-flight.ts';
@@ -55,6 +58,8 @@ type Computed = { answer: CompareAnswer; benchmarkName: string };
 /** An answer's size: about 2 KB a group as JS objects (a comparison's group holds some 30 numbers and names). */
 const answerBytes = (computed: Answered) => 2048 * (1 + (computed.answer.groups?.length ?? 0));
 
+const DEFAULT_MAX_BYTES = Math.min(64 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 32));
+
 /** The key of a query: its parameters sorted by name (their values as given). */
 const keyOf = (query: object) => JSON.stringify(Object.entries(query).sort(([a], [b]) => (a < b ? -1 : 1)));
 
@@ -73,7 +78,7 @@ export class CompareCache<Q extends { format?: string } = CompareParams, C exten
   readonly options: CompareCacheOptions;
 
   constructor(options: Partial<CompareCacheOptions> = {}) {
-    this.options = { ttlMs: 30_000, minMatched: 1_000, maxEntries: 200, maxBytes: 64 * 1024 * 1024, ...options };
+    this.options = { ttlMs: 30_000, minMatched: 1_000, maxEntries: 200, maxBytes: DEFAULT_MAX_BYTES, ...options };
     const bounds = {
       max: Math.max(1, this.options.maxEntries),
       ttl: Math.max(1, this.options.ttlMs),
