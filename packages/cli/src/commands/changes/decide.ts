@@ -9,15 +9,15 @@ export type Decision = 'acknowledge' | 'dismiss' | 'reopen';
 export type Options = WithGlobals<{ id: string; note?: string }>;
 
 const WHAT: Record<Decision, [description: string, done: string]> = {
-  acknowledge: ['Acknowledge a change record: the change is expected (the CI gate passes it)', 'Acknowledged'],
-  dismiss: ['Dismiss a change record: the change is not real (the CI gate passes it)', 'Dismissed'],
-  reopen: ['Reopen an acknowledged or dismissed change record', 'Reopened'],
+  acknowledge: ['Acknowledge a change record as expected: the CI gate passes it', 'Acknowledged'],
+  dismiss: ['Dismiss a change record as not real: the CI gate passes it', 'Dismissed'],
+  reopen: ['Reopen an acknowledged or dismissed change record: the CI gate fails on it again', 'Reopened'],
 };
 
 export function registerDecision(program: Command, decision: Decision): void {
   group(program, 'changes')
     .command(decision)
-    .description(`${WHAT[decision][0]} (the owner of its watch or an administrator)`)
+    .description(`${WHAT[decision][0]} (its watch's owner or an administrator)`)
     .argument('<id>', 'change record id, from `benchmarks changes feed`')
     .option('--note <text>', 'why, kept with who decided and when (at most 1000 characters)')
     .addHelpText('after', `\nExample:\n  benchmarks changes ${decision} 3f0c9d2e-... --note 'new compiler, expected'`)
