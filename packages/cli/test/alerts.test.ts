@@ -99,6 +99,9 @@ test('watch create, list and delete', async () => {
   const missing = await box.run(['watch', 'create', '--benchmark', NAME]);
   assert.is(missing.code, 2);
   assert.match(missing.stderr, /required option '--metric <path>' not specified/);
+  const tooSmall = await box.run(['watch', 'create', ...series, '--min-size', '1']);
+  assert.is(tooSmall.code, 2);
+  assert.match(tooSmall.stderr, /--min-size must be 2 or more/);
   const badDuration = await box.run(['watch', 'create', ...series, '--stale-after', 'soon']);
   assert.is(badDuration.code, 1);
   assert.match(badDuration.stderr, /stale_after/);

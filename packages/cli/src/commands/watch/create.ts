@@ -3,7 +3,7 @@ import type { Body } from '@benchmarks/sdk';
 import { watchColumns } from '../../columns.ts';
 import { withContext } from '../../context.ts';
 import type { Io } from '../../io.ts';
-import { addSeriesOptions, type SeriesOptions, seriesQuery } from '../changes.ts';
+import { addSeriesOptions, checkSeries, type SeriesOptions, seriesQuery } from '../changes.ts';
 import { group, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<SeriesOptions & { staleAfter?: string }>;
@@ -23,6 +23,7 @@ export function register(program: Command): void {
 }
 
 export async function run(options: Options, io: Io): Promise<void> {
+  checkSeries(options);
   await withContext(options, io, async (ctx) => {
     // The filters are strings here (--filter), which is what a watch keeps.
     const series = (await seriesQuery(ctx, options)) as Body<'createWatch'>;
