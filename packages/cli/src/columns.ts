@@ -16,6 +16,8 @@ export type Submit = Item<'listSubmits'>;
 export type UserAdmin = Item<'listUsers'>;
 export type Webhook = Reply<'getWebhook'>;
 export type WebhookAttempt = Item<'listWebhookDeliveries'>;
+export type Watch = Reply<'getWatch'>;
+export type ChangeRecord = Reply<'acknowledgeChange'>;
 
 const uploader = (u: { iss: string; sub: string; removed: boolean }) => `${u.sub}${u.removed ? ' (removed)' : ''} @ ${u.iss}`;
 
@@ -110,4 +112,27 @@ export const webhookAttemptColumns: Column<WebhookAttempt>[] = [
   { header: 'duration_ms', value: (a) => String(a.duration_ms), drop: 1 },
   { header: 'state', value: (a) => a.delivery_state },
   { header: 'event_id', value: (a) => a.event_id, whole: true, drop: 3 },
+];
+
+export const watchColumns: Column<Watch>[] = [
+  { header: 'id', value: (w) => w.id, whole: true },
+  { header: 'benchmark_id', value: (w) => w.benchmark_id, whole: true, drop: 3 },
+  { header: 'metric', value: (w) => w.metric },
+  { header: 'group_by', value: (w) => w.group_by, drop: 2 },
+  { header: 'stale_after', value: (w) => w.stale_after ?? '', drop: 1 },
+  { header: 'created', value: (w) => w.created, drop: 4 },
+];
+
+const percent = (m: number | null) => (m === null ? '' : `${m > 0 ? '+' : ''}${(m * 100).toFixed(1)}%`);
+
+export const changeRecordColumns: Column<ChangeRecord>[] = [
+  { header: 'id', value: (r) => r.id, whole: true },
+  { header: 'first_seen', value: (r) => r.first_seen, drop: 3 },
+  { header: 'state', value: (r) => r.state },
+  { header: 'direction', value: (r) => r.direction },
+  { header: 'magnitude', value: (r) => percent(r.magnitude) },
+  { header: 'group', value: (r) => (r.flavor ? `${r.site.name} / ${r.flavor.name}` : r.site.name), max: 40 },
+  { header: 'metric', value: (r) => r.metric, drop: 2 },
+  { header: 'at', value: (r) => r.at, drop: 4 },
+  { header: 'note', value: (r) => r.note ?? '', max: 40, drop: 1 },
 ];

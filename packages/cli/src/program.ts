@@ -63,6 +63,13 @@ import * as webhooksCreate from './commands/webhooks/create.ts';
 import * as webhooksList from './commands/webhooks/list.ts';
 import * as webhooksDeliveries from './commands/webhooks/deliveries.ts';
 import * as webhooksRedeliver from './commands/webhooks/redeliver.ts';
+import * as changesFeed from './commands/changes/feed.ts';
+import * as changesAcknowledge from './commands/changes/acknowledge.ts';
+import * as changesDismiss from './commands/changes/dismiss.ts';
+import * as changesReopen from './commands/changes/reopen.ts';
+import * as watchCreate from './commands/watch/create.ts';
+import * as watchList from './commands/watch/list.ts';
+import * as watchDelete from './commands/watch/delete.ts';
 
 const COMMANDS: { register(program: Command): void }[] = [
   login,
@@ -103,6 +110,13 @@ const COMMANDS: { register(program: Command): void }[] = [
   resultsExport,
   compare,
   changes,
+  changesFeed,
+  changesAcknowledge,
+  changesDismiss,
+  changesReopen,
+  watchCreate,
+  watchList,
+  watchDelete,
   reviewList,
   reviewApprove,
   reviewReject,

@@ -232,6 +232,37 @@ test('GET /changes?format=atom: an Atom feed of the same query, names escaped', 
   assert.ok(elements.some((e) => e.name === 'summary' && e.text.includes('dismissed')));
 });
 
+test('GET /results:changes marks a recorded point with its record as the feed shows it, after the answer cache', async () => {
+  const options = t.server.context.changes.options as { minMatched: number };
+  const minMatched = options.minMatched;
+  options.minMatched = 1; // this small answer is remembered, as a large one would be
+  try {
+    const series = { benchmark_id: benchmarkId, metric: 'json.score' };
+    const point = async (token?: string, query: Record<string, unknown> = {}) => {
+      const res = await t.request('GET', '/results:changes', { ...(token ? { token } : {}), query: { ...series, ...query } });
+      assert.is(res.status, 200, res.text);
+      const [change] = res.body.groups.flatMap((g: any) => g.changes);
+      assert.is(change.result_id, ids[30]);
+      return change.record;
+    };
+    const [record] = (await t.request('GET', '/changes', { token: alice, query: { watch_id: aliceWatch.id, state: 'all' } })).body.items;
+    assert.equal(await point(alice), { id: record.id, state: 'dismissed' });
+    assert.equal(await point(admin), { id: record.id, state: 'dismissed' }, 'an administrator sees every watch’s records');
+    assert.is(await point(), null, 'anonymous: the feed is not public');
+    assert.is(await point(bob), null, 'another user’s record is not shown');
+    assert.is(await point(alice, { max_pvalue: 0.0005 }), null, 'a series nobody watches');
+    assert.is((await t.request('POST', `/changes/${record.id}:acknowledge`, { token: alice })).status, 200);
+    assert.equal(await point(alice), { id: record.id, state: 'acknowledged' });
+    // A decision written behind the server's back (no write request clears the cache): the mark still follows it.
+    assert.ok(t.server.context.changes.size > 0, 'the answer is remembered');
+    await seed.sql("update change_record set decision = 'open' where id = ?", [record.id]);
+    assert.equal(await point(alice), { id: record.id, state: 'open' });
+    assertProblem(await t.request('GET', '/results:changes', { token: 'not-a-token', query: series }), 401, 'INVALID_TOKEN');
+  } finally {
+    options.minMatched = minMatched;
+  }
+});
+
 test('GET /changes: bad query values are 422, not 500', async () => {
   assertProblem(await t.request('GET', '/changes', { token: alice, query: { state: 'closed' } }), 422, 'INVALID_QUERY');
   assertProblem(await t.request('GET', '/changes', { token: alice, query: { since: 'yesterday' } }), 422, 'INVALID_QUERY');

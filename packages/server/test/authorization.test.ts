@@ -51,6 +51,8 @@ const TOKEN = (ok: number, unregistered = ok): Expected => ({
   other: ok,
   admin: ok,
 });
+/** Anyone; a token, if sent, must be valid. */
+const OPTIONAL = (ok: number): Expected => ({ ...TOKEN(ok), anonymous: ok });
 /** A registered user. */
 const USER = (ok: number): Expected => ({ ...REFUSED_TOKEN, unregistered: 403, user: ok, uploader: ok, other: ok, admin: ok });
 /** A registered administrator. */
@@ -223,7 +225,7 @@ const rows: Record<string, Row> = {
     prepare: async () => ({ path: '/results:compare', query: { benchmark_id: c.benchmark, metric: 'json.score' } }),
   },
   findChanges: {
-    expect: PUBLIC(200),
+    expect: OPTIONAL(200),
     prepare: async () => ({ path: '/results:changes', query: { benchmark_id: c.benchmark, metric: 'json.score' } }),
   },
   exportResults: { expect: PUBLIC(200), prepare: async () => ({ path: '/results:export', query: { benchmark_id: c.benchmark } }) },

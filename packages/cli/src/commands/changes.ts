@@ -9,24 +9,31 @@ import type { Io } from '../io.ts';
 import { renderJson, renderNdjson } from '../output.ts';
 import { isUuid, Resolver } from '../resolve.ts';
 import { Sink } from '../sink.ts';
-import { runs, type WithGlobals } from './common.ts';
+import { addSummaryOption, appendSummary, explorerUrl, summaryFile, type SummaryOption } from '../summary.ts';
+import { changesReport } from '../compare/reports.ts';
+import { group, runs, type WithGlobals } from './common.ts';
 import { addFilterOptions, filterQuery, type FilterOptions } from './results/filters.ts';
 
 type Changes = Reply<'findChanges'>;
 type Group = Changes['groups'][number];
 
+/** The parameters of a series (`changes`, `watch create`): those of GET /results:changes but changed_after. */
+export type SeriesOptions = FilterOptions & {
+  benchmark: string;
+  metric: string;
+  by?: 'flavor' | 'site';
+  better?: 'higher' | 'lower';
+  maxPvalue?: number;
+  minMagnitude?: number;
+  minSize?: number;
+};
+
 export type Options = WithGlobals<
-  FilterOptions & {
-    benchmark: string;
-    metric: string;
-    by?: 'flavor' | 'site';
-    better?: 'higher' | 'lower';
+  SeriesOptions & {
     since?: string;
     failOn?: 'regression' | 'any';
-    maxPvalue?: number;
-    minMagnitude?: number;
-    minSize?: number;
     out?: string;
+    summary?: SummaryOption;
   }
 >;
 
@@ -55,20 +62,62 @@ function fraction(name: string, low: number, high: number, inclusiveLow: boolean
   };
 }
 
-export function register(program: Command): void {
-  const command = program
-    .command('changes')
-    .description("Find change points over time in one metric of a benchmark's results, per flavor (or site): regressions and improvements")
-    .requiredOption('--benchmark <benchmark>', 'benchmark id or image:tag')
-    .requiredOption('--metric <path>', 'the number followed, a JSON path such as json.result.score (the json. may be left out)')
-    .addOption(new Option('--by <group>', 'one series per flavor (default) or per site').choices(['flavor', 'site']));
-  addFilterOptions(command)
+/**
+ * `--benchmark`, `--metric`, `--by`, the filters, `--better` and the segmentation's thresholds.
+ * `required`: commander checks the two required options (`changes` checks them itself, in
+ * {@link checkSeries}: commander would require them of its subcommands too).
+ */
+export function addSeriesOptions(command: Command, required: boolean): Command {
+  const option = (flags: string, description: string) =>
+    required ? command.requiredOption(flags, description) : command.option(flags, description);
+  option('--benchmark <benchmark>', 'benchmark id or image:tag');
+  option('--metric <path>', 'the number followed, a JSON path such as json.result.score (the json. may be left out)');
+  command.addOption(new Option('--by <group>', 'one series per flavor (default) or per site').choices(['flavor', 'site']));
+  return addFilterOptions(command)
     .addOption(
       new Option('--better <direction>', "which direction is better (default: the metric's x-better in the schema, else higher)").choices([
         'higher',
         'lower',
       ]),
     )
+    .option('--max-pvalue <p>', "Welch's p-value a change needs at most (default 0.001)", fraction('--max-pvalue', 0, 0.5, false))
+    .option('--min-magnitude <x>', 'the least relative change of the mean (default 0.02)', fraction('--min-magnitude', 0, 1e300, true))
+    .option('--min-size <n>', 'the fewest points of a segment, 2 at least (default 5)', positiveInteger('--min-size', 1_000_000));
+}
+
+/** Before anything is asked of the server: the series' options that commander does not check. */
+export function checkSeries(options: Partial<SeriesOptions>): void {
+  for (const [flag, value] of [
+    ['--benchmark <benchmark>', options.benchmark],
+    ['--metric <path>', options.metric],
+  ] as const) {
+    if (value === undefined) throw new UsageError(`required option '${flag}' not specified`);
+  }
+  if (options.minSize !== undefined && options.minSize < 2) throw new UsageError('--min-size must be 2 or more.');
+}
+
+/** The query of the series, names resolved to ids. */
+export async function seriesQuery(ctx: Context, options: SeriesOptions): Promise<ChangesQuery> {
+  const metric = options.metric === 'json' || options.metric.startsWith('json.') ? options.metric : `json.${options.metric}`;
+  const benchmark_id = await new Resolver(ctx.client, { anyStatus: true }).benchmark(options.benchmark);
+  return {
+    ...(await filterQuery(ctx.client, { ...options, benchmark: benchmark_id })),
+    benchmark_id,
+    metric,
+    group_by: options.by,
+    better: options.better,
+    max_pvalue: options.maxPvalue,
+    min_magnitude: options.minMagnitude,
+    min_size: options.minSize,
+  };
+}
+
+export function register(program: Command): void {
+  const command = group(program, 'changes')
+    .description("Find change points over time in one metric of a benchmark's results, per flavor (or site): regressions and improvements")
+    // `changes feed --benchmark X`: the options after a subcommand's name are the subcommand's.
+    .enablePositionalOptions();
+  addSeriesOptions(command, false)
     .option('--since <when>', 'report only changes since then: a number of days (30d), a date or a date-time', (v) => sinceOf(v))
     .addOption(
       new Option('--fail-on <kind>', 'exit 1 when a reported change is a regression (or any change), naming it: for CI jobs').choices([
@@ -76,13 +125,10 @@ export function register(program: Command): void {
         'any',
       ]),
     )
-    .option('--max-pvalue <p>', "Welch's p-value a change needs at most (default 0.001)", fraction('--max-pvalue', 0, 0.5, false))
-    .option('--min-magnitude <x>', 'the least relative change of the mean (default 0.02)', fraction('--min-magnitude', 0, 1e300, true))
-    .option('--min-size <n>', 'the fewest points of a segment, 2 at least (default 5)', positiveInteger('--min-size', 1_000_000))
-    .option('--out <file>', 'write the output to this file instead of stdout')
-    .addHelpText(
-      'after',
-      `
+    .option('--out <file>', 'write the output to this file instead of stdout');
+  addSummaryOption(command, 'the verdict, the change points, a link to the explorer').addHelpText(
+    'after',
+    `
 --output: table (the default, also when piped: the change points of each group, with a sparkline of its
 segments' means on a terminal), json (the server's answer), csv (one row per change point) or svg (small
 multiples, as the server draws them).
@@ -90,8 +136,9 @@ multiples, as the server draws them).
 Examples:
   benchmarks changes --benchmark ghcr.io/org/bench:1.0 --metric json.result.score
   benchmarks changes --benchmark ghcr.io/org/bench:1.0 --metric result.seconds --since 30d --fail-on regression
+  benchmarks changes --benchmark ghcr.io/org/bench:1.0 --metric result.seconds --fail-on regression --summary
   benchmarks changes --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --output svg --out changes.svg`,
-    );
+  );
   command.action(runs(run));
 }
 
@@ -181,10 +228,8 @@ async function watchOf(ctx: Context, query: ChangesQuery): Promise<Watch | null>
   }
 }
 
-/** The open records of the series' watch that --fail-on fails on, as lines naming them; null without a watch. */
-async function failingRecords(ctx: Context, query: ChangesQuery, options: Options): Promise<string[] | null> {
-  const watch = await watchOf(ctx, query);
-  if (!watch) return null;
+/** The open records of the series' watch that --fail-on fails on, as lines naming them. */
+async function failingRecords(ctx: Context, watch: Watch, options: Options): Promise<string[]> {
   const records = await ctx.client.changes
     .list({
       watch_id: watch.id,
@@ -199,22 +244,13 @@ async function failingRecords(ctx: Context, query: ChangesQuery, options: Option
   );
 }
 
-async function changes(ctx: Context, options: Options, format: string): Promise<void> {
-  const metric = options.metric === 'json' || options.metric.startsWith('json.') ? options.metric : `json.${options.metric}`;
-  const benchmark_id = await new Resolver(ctx.client, { anyStatus: true }).benchmark(options.benchmark);
-  const query: ChangesQuery = {
-    ...(await filterQuery(ctx.client, { ...options, benchmark: benchmark_id })),
-    benchmark_id,
-    metric,
-    group_by: options.by,
-    better: options.better,
-    changed_after: options.since,
-    max_pvalue: options.maxPvalue,
-    min_magnitude: options.minMagnitude,
-    min_size: options.minSize,
-  };
+async function changes(ctx: Context, options: Options, format: string, summary: string | undefined): Promise<void> {
+  const query: ChangesQuery = { ...(await seriesQuery(ctx, options)), changed_after: options.since };
+  // Logged in, the gate reads the series' change records (open ones: not acknowledged or dismissed);
+  // its watch comes first, so that the answer marks the records too.
+  const watch = options.failOn && ctx.tokens.kind !== 'none' ? await watchOf(ctx, query) : null;
   const answer = await ctx.client.results.changes(query);
-  const name = isUuid(options.benchmark) ? (await ctx.client.benchmarks.get(benchmark_id)).name : options.benchmark;
+  const name = isUuid(options.benchmark) ? (await ctx.client.benchmarks.get(query.benchmark_id)).name : options.benchmark;
   let text: string;
   if (format === 'csv') text = await ctx.client.results.changesCsv(query);
   else if (format === 'json') text = renderJson(answer);
@@ -225,19 +261,21 @@ async function changes(ctx: Context, options: Options, format: string): Promise<
   await sink.write(text);
   await sink.commit();
   if (sink.path) ctx.info(`Wrote ${sink.path}.`);
-  if (options.failOn) {
-    // Logged in, the gate reads the series' change records (open ones: not acknowledged or dismissed).
-    const found = (ctx.tokens.kind !== 'none' ? await failingRecords(ctx, query, options) : null) ?? failing(answer, options.failOn);
-    if (found.length) {
-      const what = options.failOn === 'any' ? 'change' : 'regression';
-      throw new CliError(`${found.length} ${what}${found.length === 1 ? '' : 's'} found:\n${found.join('\n')}`);
-    }
+  const found = options.failOn
+    ? ((watch ? await failingRecords(ctx, watch, options) : null) ?? failing(answer, options.failOn))
+    : undefined;
+  const what = options.failOn === 'any' ? 'change' : 'regression';
+  if (summary) {
+    const { verdict, table } = changesReport(answer, name, found && { what, count: found.length });
+    await appendSummary(summary, verdict, table, explorerUrl(ctx.apiBase, 'series', query));
   }
+  if (found?.length) throw new CliError(`${found.length} ${what}${found.length === 1 ? '' : 's'} found:\n${found.join('\n')}`);
 }
 
 export async function run(options: Options, io: Io): Promise<void> {
-  if (options.minSize !== undefined && options.minSize < 2) throw new UsageError('--min-size must be 2 or more.');
+  checkSeries(options);
+  const summary = summaryFile(io, options.summary);
   const svg = options.output === 'svg';
   const settingsOptions = svg ? { ...options, output: undefined } : options;
-  await withContext(settingsOptions, io, (ctx) => changes(ctx, options, svg ? 'svg' : ctx.settings.output), { output: 'table' });
+  await withContext(settingsOptions, io, (ctx) => changes(ctx, options, svg ? 'svg' : ctx.settings.output, summary), { output: 'table' });
 }

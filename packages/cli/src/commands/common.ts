@@ -4,7 +4,7 @@
  */
 import { Option, type Command } from 'commander';
 import type { Io } from '../io.ts';
-import type { GlobalOptions, ListOptions } from '../global-options.ts';
+import { positiveInteger, type GlobalOptions, type ListOptions } from '../global-options.ts';
 
 const ios = new WeakMap<Command, Io>();
 
@@ -44,6 +44,8 @@ const GROUPS: Record<string, string> = {
   review: 'Review submissions waiting for an administrator (admin)',
   claims: 'Claims against results (admin)',
   users: 'Registered users (admin)',
+  changes: "Find change points over time in one metric of a benchmark's results; the feed of change records and their triage",
+  watch: 'Your watches: series the server keeps segmented, each change point a record',
   webhooks: 'Your webhook endpoints, which receive the alerts of your watches',
   config: 'Read and change the config file (profiles)',
 };
@@ -56,6 +58,19 @@ export function group(program: Command, name: keyof typeof GROUPS & string): Com
 }
 
 export type WithGlobals<O> = O & GlobalOptions;
+
+/** --page, --per-page and --all, for lists with one order (no --sort): webhooks, watches, the feed. */
+export function addPageOptions(command: Command): Command {
+  return command
+    .option('--page <n>', 'page to show (1-indexed)', positiveInteger('--page'))
+    .option('--per-page <n>', 'items per page, 1 to 100 (default 100)', positiveInteger('--per-page', 100))
+    .option('--all', 'follow every page and show every item');
+}
+
+export const pageOf = (o: ListOptions) => ({
+  ...(o.page === undefined ? {} : { page: o.page }),
+  ...(o.perPage === undefined ? {} : { per_page: o.perPage }),
+});
 
 // ---------------------------------------------------------------------------------------------
 // Filters of benchmarks, sites, flavors and tags lists

@@ -10,6 +10,8 @@ import type { Io } from '../io.ts';
 import { renderJson, renderNdjson } from '../output.ts';
 import { isUuid, Resolver } from '../resolve.ts';
 import { Sink } from '../sink.ts';
+import { addSummaryOption, appendSummary, explorerUrl, summaryFile, type SummaryOption } from '../summary.ts';
+import { compareReport } from '../compare/reports.ts';
 import { runs, type WithGlobals } from './common.ts';
 import { addFilterOptions, filterQuery, type FilterOptions } from './results/filters.ts';
 
@@ -25,6 +27,7 @@ export type Options = WithGlobals<
     currency?: string;
     baseline?: string;
     out?: string;
+    summary?: SummaryOption;
   }
 >;
 
@@ -68,10 +71,10 @@ export function register(program: Command): void {
       '--baseline <group>',
       'flavor id or site/flavor (with --by site: site id or name) that every other group is compared with: a column of ratios, "1.35× [1.30, 1.41]"',
     )
-    .option('--out <file>', 'write the output to this file instead of stdout')
-    .addHelpText(
-      'after',
-      `
+    .option('--out <file>', 'write the output to this file instead of stdout');
+  addSummaryOption(command, 'with --baseline: the verdict against it, the table, a link to the explorer').addHelpText(
+    'after',
+    `
 --output: table (the default, also when piped: a ranked table and a chart drawn in text), json (the
 server's answer), csv (one row per group) or svg (the chart as an SVG image, drawn like the server's).
 Ranks: groups whose medians' intervals overlap share a rank; groups with fewer than --min-samples values
@@ -83,8 +86,9 @@ Examples:
   benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric result.seconds --better lower --by site --filter 'machine.cpu.count >= 4'
   benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --rank-by price --currency EUR
   benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --baseline CESGA/hpc.2core-4ram
+  benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --baseline CESGA/hpc.2core-4ram --summary
   benchmarks compare --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --output svg --out compare.svg`,
-    );
+  );
   command.action(runs(run));
 }
 
@@ -99,6 +103,8 @@ function checkOptions(options: Options): { metric: string; currency: string | un
   if (options.rankBy === 'price' && !currency) throw new UsageError('--rank-by price needs --currency (e.g. --currency EUR).');
   if (options.rankBy === 'price' && options.by === 'site')
     throw new UsageError('--rank-by price ranks flavors: it does not go with --by site.');
+  if (options.summary !== undefined && options.baseline === undefined)
+    throw new UsageError('--summary reports against a baseline: add --baseline (a flavor, or with --by site a site).');
   return { metric, currency };
 }
 
@@ -107,7 +113,13 @@ async function benchmarkName(ctx: Context, ref: string, id: string): Promise<str
   return isUuid(ref) ? (await ctx.client.benchmarks.get(id)).name : ref;
 }
 
-async function compare(ctx: Context, options: Options, format: string, checked: ReturnType<typeof checkOptions>): Promise<void> {
+async function compare(
+  ctx: Context,
+  options: Options,
+  format: string,
+  checked: ReturnType<typeof checkOptions>,
+  summary: string | undefined,
+): Promise<void> {
   const { metric, currency } = checked;
   const resolver = new Resolver(ctx.client, { anyStatus: true });
   const benchmark_id = await resolver.benchmark(options.benchmark);
@@ -130,10 +142,16 @@ async function compare(ctx: Context, options: Options, format: string, checked: 
     baseline,
   };
   let text: string;
+  // The report needs the answer: read once, whatever the output.
+  const answered = format === 'csv' && !summary ? undefined : await ctx.client.results.compare(query);
+  if (summary && answered) {
+    const { verdict, table } = compareReport(answered, await benchmarkName(ctx, options.benchmark, benchmark_id));
+    await appendSummary(summary, verdict, table, explorerUrl(ctx.apiBase, 'rank', query));
+  }
   if (format === 'csv') {
     text = await ctx.client.results.compareCsv(query);
   } else {
-    const answer: Comparison = await ctx.client.results.compare(query);
+    const answer: Comparison = answered!;
     if (format === 'json') text = renderJson(answer);
     else if (format === 'ndjson') text = renderNdjson([answer]);
     else if (format === 'svg') text = renderCompareSvg(answer, await benchmarkName(ctx, options.benchmark, benchmark_id));
@@ -154,8 +172,11 @@ async function compare(ctx: Context, options: Options, format: string, checked: 
 
 export async function run(options: Options, io: Io): Promise<void> {
   const checked = checkOptions(options);
+  const summary = summaryFile(io, options.summary);
   // svg is compare's own output: the other settings are resolved as for any command.
   const svg = options.output === 'svg';
   const settingsOptions = svg ? { ...options, output: undefined } : options;
-  await withContext(settingsOptions, io, (ctx) => compare(ctx, options, svg ? 'svg' : ctx.settings.output, checked), { output: 'table' });
+  await withContext(settingsOptions, io, (ctx) => compare(ctx, options, svg ? 'svg' : ctx.settings.output, checked, summary), {
+    output: 'table',
+  });
 }

@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 import { IdParams, ListQuery, Page, Timestamp, Uuid } from './common.ts';
-import { ChangePoint, ChangesQuery } from './changes.ts';
+import { ChangePoint, ChangesQuery, ChangeState } from './changes.ts';
 
 const { format: _format, changed_after: _changedAfter, ...SeriesParams } = ChangesQuery.properties;
 
@@ -61,11 +61,7 @@ export const Watch = Type.Object(
 );
 
 const NamedRef = Type.Object({ id: Uuid, name: Type.String() });
-const { index: _index, ...PointFields } = ChangePoint.properties;
-export const ChangeState = Type.Union(
-  [Type.Literal('open'), Type.Literal('acknowledged'), Type.Literal('dismissed'), Type.Literal('gone')],
-  { description: '`acknowledged`: expected; `dismissed`: not real; `gone`: the latest segmentation no longer finds it.' },
-);
+const { index: _index, record: _record, ...PointFields } = ChangePoint.properties;
 
 export const ChangeRecord = Type.Object(
   {

@@ -96,6 +96,11 @@ export const ChangeSegment = Type.Object({
   }),
 });
 
+export const ChangeState = Type.Union(
+  [Type.Literal('open'), Type.Literal('acknowledged'), Type.Literal('dismissed'), Type.Literal('gone')],
+  { description: '`acknowledged`: expected; `dismissed`: not real; `gone`: the latest segmentation no longer finds it.' },
+);
+
 export const ChangePoint = Type.Object({
   at: Type.String({ description: 'execution_datetime of the first point after the change.' }),
   result_id: Uuid,
@@ -108,6 +113,11 @@ export const ChangePoint = Type.Object({
   pvalue: Type.Number({ description: "Two-sided Welch's t-test between before and after (Welch–Satterthwaite degrees of freedom)." }),
   direction: Type.Union([Type.Literal('regression'), Type.Literal('improvement')], {
     description: '`regression` when the mean moved toward the worse side of `better`.',
+  }),
+  record: Type.Union([Type.Object({ id: Uuid, state: ChangeState }), Type.Null()], {
+    description:
+      "The change record of this point (docs/alerts.md) when the series is watched and the caller may see the record: the feed's " +
+      "rule, the records of the caller's own watches (administrators: any watch's); else null, always for an anonymous caller.",
   }),
 });
 
@@ -172,6 +182,7 @@ export const Changes = Type.Object(
                 magnitude: -0.152,
                 pvalue: 1.2e-12,
                 direction: 'regression',
+                record: { id: '6a1f0e2d-4c3b-4e5a-9f8d-7b2c1a0e9d34', state: 'open' },
               },
             ],
           },
@@ -195,7 +206,7 @@ export const findChanges = defineOperation({
     'segments, magnitude, p-value and direction (regression or improvement). ' +
     'Unknown benchmark: 404; malformed metric or changed_after: 422. Also `format=csv` (text/csv) and `format=svg` ' +
     '(image/svg+xml, small multiples). Runs with the expensive lists (it waits its turn; 503 EXPENSIVE_LIST_BUSY past EXPENSIVE_LIST_WAIT).',
-  auth: 'none',
+  auth: 'optional',
   query: ChangesQuery,
   response: {
     status: 200,

@@ -3,11 +3,13 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox';
 /**
  * Who may call an operation.
  * - `none`: anyone; a token, if sent, is ignored.
+ * - `optional`: anyone; a token, if sent, must be valid (401 otherwise) and names the caller, whose
+ *   answer may hold more (registration not needed).
  * - `token`: a valid access token; registration is not needed.
  * - `user`: a valid token of a registered user.
  * - `admin`: a registered user holding one of the configured admin entitlements.
  */
-export type AuthLevel = 'none' | 'token' | 'user' | 'admin';
+export type AuthLevel = 'none' | 'optional' | 'token' | 'user' | 'admin';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -46,13 +46,14 @@ export function createAuthenticator(verifier: TokenVerifier | null, adminEntitle
     async authenticate(ctx, level) {
       if (level === 'none') return null;
       const token = bearerToken(ctx);
+      if (!token && level === 'optional') return null;
       if (!token) throw unauthorized('MISSING_TOKEN', 'This operation needs an access token: send Authorization: Bearer <token>.', false);
       if (!verifier) throw unauthorized('UNTRUSTED_ISSUER', 'No OpenID issuer is trusted by this server (configure OIDC_ISSUERS).', true);
       const identity = await verifier.verify(token);
       const { em } = ctx.state as RequestState;
       const user = await findUser(em, identity.iss, identity.sub);
       const isAdmin = user !== null && identity.entitlements.some((e) => admins.has(e));
-      if (level === 'token') return { identity, user, isAdmin };
+      if (level === 'token' || level === 'optional') return { identity, user, isAdmin };
       if (!user) {
         throw new AppError(
           403,

@@ -17,8 +17,8 @@ export interface RequestContext<O extends OperationDef> {
   params: ParamsOf<O>;
   query: QueryOf<O>;
   body: BodyOf<O>;
-  /** Present for every auth level but `none`; for `user` and `admin`, `caller.user` is set. */
-  caller: O['auth'] extends 'none' ? Caller | null : Caller;
+  /** Present for every auth level but `none` (and `optional` without a token); for `user` and `admin`, `caller.user` is set. */
+  caller: O['auth'] extends 'none' | 'optional' ? Caller | null : Caller;
   em: EntityManager;
   services: AppContext;
   koa: Koa.Context;

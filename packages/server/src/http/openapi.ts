@@ -123,7 +123,8 @@ export function buildOpenApi(operations: Record<string, OperationDef>, options: 
       ...(def.description ? { description: def.description } : {}),
       parameters: parameters(def, registry),
       responses,
-      security: def.auth === 'none' ? [] : [{ bearerAuth: [] }],
+      // An empty requirement makes the token optional (OpenAPI 3.1, Security Requirement Object).
+      security: def.auth === 'none' ? [] : def.auth === 'optional' ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }],
       'x-auth': def.auth,
     };
     if (def.body) {

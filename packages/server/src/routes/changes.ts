@@ -6,6 +6,7 @@ import { findChanges } from '../services/compare/changes.ts';
 import { changesCsv } from '../services/compare/changes-csv.ts';
 import { watchesOf } from '../services/alerts/watches.ts';
 import { refreshWatch } from '../services/alerts/records.ts';
+import { markChanges } from '../services/alerts/marks.ts';
 import { renderChangesSvg } from '@benchmarks/sdk/changes-chart';
 
 type Format = 'json' | 'csv' | 'svg';
@@ -18,11 +19,12 @@ function chosenFormat(format: Format | undefined, accepts: (...types: string[]) 
 }
 
 export const changesHandlers: Handlers<typeof changesOperations> = {
-  findChanges: async ({ em, services, query, koa }) => {
+  findChanges: async ({ em, services, query, koa, caller }) => {
     const format = chosenFormat(query.format, (...types) => koa.accepts(...types));
     if (!query.format) koa.vary('Accept');
     // Watches of this very series bring their records up to date first (docs/alerts.md).
-    for (const watch of await watchesOf(em, query)) await refreshWatch(em, watch, services.changeSegmenter);
+    const watches = await watchesOf(em, query);
+    for (const watch of watches) await refreshWatch(em, watch, services.changeSegmenter);
     // It reads every matching result of a benchmark, as compare does: admitted with the expensive lists, unless remembered.
     const { answer, benchmarkName, sketch } = await services.changes.answer(query, () =>
       services.expensiveLists.run(() => findChanges(em, query, { schemaPaths: services.schemaPaths, segmenter: services.changeSegmenter })),
@@ -35,6 +37,8 @@ export const changesHandlers: Handlers<typeof changesOperations> = {
         'Cache-Control': 'public, max-age=60',
       });
     }
-    return answer;
+    // The marks depend on the caller: Vary says so to shared caches.
+    koa.vary('Authorization');
+    return markChanges(em, caller, watches, answer);
   },
 };

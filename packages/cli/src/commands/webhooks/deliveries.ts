@@ -3,8 +3,7 @@ import { webhookAttemptColumns } from '../../columns.ts';
 import { withContext } from '../../context.ts';
 import type { ListOptions } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
-import { group, runs, type WithGlobals } from '../common.ts';
-import { addPageOptions, pageOf } from './list.ts';
+import { addPageOptions, group, pageOf, runs, type WithGlobals } from '../common.ts';
 
 export type Options = WithGlobals<ListOptions & { id: string }>;
 

@@ -208,6 +208,8 @@ function groupAnswer(series: Series, summary: SeriesSummary, options: SeriesOpti
         magnitude: c.magnitude,
         pvalue: c.pvalue,
         direction: c.after.mean > c.before.mean === (options.better === 'higher') ? 'improvement' : 'regression',
+        // Marked per caller after any cache (services/alerts/marks.ts).
+        record: null,
       })),
   };
 }
