@@ -5,7 +5,7 @@
  * handled in a worker thread (changes-worker.ts) whole, and only the small summary comes back.
  */
 import { createHash } from 'node:crypto';
-import { type SketchColumn, sketchColumns } from '@benchmarks/sdk/changes-chart';
+import { type SketchColumns, sketchColumns } from '@benchmarks/sdk/changes-chart';
 import { type ChangeOptions, changePoints, summarise } from './changes-stats.ts';
 
 /** The chart's shared time axis (epoch milliseconds) and its columns. */
@@ -28,7 +28,7 @@ export interface SeriesSummary {
   last: number;
   segments: (Side & { from: number; to: number; stddev: number | null })[];
   changes: { index: number; at: number; result_id: string; before: Side; after: Side; magnitude: number | null; pvalue: number }[];
-  sketch: SketchColumn[];
+  sketch: SketchColumns;
   /** The change points as segmented (changes-stats.ts, `changePoints`): what a later summary of the same series can reuse. */
   cuts: number[];
 }

@@ -45,6 +45,8 @@ export interface CompareCacheOptions {
 /** What the cache keeps of a comparison's answer. */
 interface Answered {
   answer: { matched: number; groups?: readonly unknown[] };
+  /** The chart's sketch of a changes answer: 32 bytes a pixel column of every series. */
+  sketch?: { groups: readonly ArrayBufferView[] };
 }
 
 /** An expensive part of a computation: its number of matched results and an estimate of its size. */
@@ -55,8 +57,9 @@ interface Part {
 
 type Computed = { answer: CompareAnswer; benchmarkName: string };
 
-/** An answer's size: about 2 KB a group as JS objects (a comparison's group holds some 30 numbers and names). */
-const answerBytes = (computed: Answered) => 2048 * (1 + (computed.answer.groups?.length ?? 0));
+/** An answer's size: about 2 KB a group as JS objects (a comparison's group holds some 30 numbers and names), and its sketch. */
+const answerBytes = (computed: Answered) =>
+  2048 * (1 + (computed.answer.groups?.length ?? 0)) + (computed.sketch?.groups.reduce((sum, g) => sum + g.byteLength, 0) ?? 0);
 
 const DEFAULT_MAX_BYTES = Math.min(64 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 32));
 

@@ -1,0 +1,236 @@
+/**
+ * `npm run bench:alerts [-- options]`: what watches and webhooks cost and how fast they are, through
+ * the public API only (the SDK, a real OpenID provider, the server in a process of its own, a
+ * webhook receiver on loopback):
+ *   1. upload throughput with no watch, with 100 watches on another benchmark (the series uploaded
+ *      to are not watched), and with 10 and 100 watches on the series uploaded to;
+ *   2. the time from the upload that makes a change point detectable to its delivered
+ *      `change.detected` event, under a sustained upload of 1,000 results/s;
+ *   3. deliveries per second to a local receiver;
+ *   4. the server's memory with 10,000 deliveries pending (the receiver answers 503, Retry-After 1 h).
+ *
+ *   --data-dir <dir>   the cluster (default bench/results/alerts-data; recreated every run)
+ *   --uploads <n>      results per throughput run (default 20000)
+ *   --rounds <n>       throughput runs per configuration, alternated (default 2; the median counts)
+ *
+ * Writes bench/results/alerts.json and prints a Markdown table for docs/performance.md.
+ */
+import { createServer, type IncomingMessage } from 'node:http';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startIssuer } from '@benchmarks/demo/issuer';
+import { createClient, type Client } from '@benchmarks/sdk';
+import { startBenchDatabase } from './database.ts';
+import { startServerProcess } from './server-process.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    'data-dir': { type: 'string', default: join(ROOT, 'bench/results/alerts-data') },
+    uploads: { type: 'string', default: '20000' },
+    rounds: { type: 'string', default: '2' },
+  },
+});
+const UPLOADS = Number(args.uploads);
+const ROUNDS = Number(args.rounds);
+const FLAVORS = 100;
+const BATCH = 500;
+const ADMIN = 'urn:bench:admin';
+const log = (message: string) => console.error(`[alerts ${new Date().toISOString().slice(11, 19)}] ${message}`);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+
+/** A receiver on loopback: counts what arrives, answers `status` (503 with Retry-After 1 h for "pending"). */
+function startReceiver() {
+  const received: { at: number; type: string; data: { flavor?: { id: string } | null; after?: { mean: number } } }[] = [];
+  let mode: 'ok' | 'pending' = 'ok';
+  const server = createServer((req: IncomingMessage, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      if (mode === 'pending') {
+        res.writeHead(503, { 'retry-after': '3600' }).end();
+        return;
+      }
+      received.push({ at: performance.now(), ...JSON.parse(body) });
+      res.writeHead(204).end();
+    });
+  });
+  return new Promise<{ url: string; received: typeof received; setMode(m: typeof mode): void; close(): void }>((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      resolve({ url: `http://127.0.0.1:${port}/hook`, received, setMode: (m) => (mode = m), close: () => server.close() });
+    }),
+  );
+}
+
+const base = Date.now() - 30 * 86_400_000;
+let clock = 0;
+/** Results spread over the flavors, one second apart; `value(flavorIndex)` gives each score. */
+function items(benchmark_id: string, flavors: string[], n: number, value: (f: number) => number) {
+  return Array.from({ length: n }, (_, i) => {
+    const f = i % flavors.length;
+    return {
+      benchmark_id,
+      flavor_id: flavors[f]!,
+      execution_datetime: new Date(base + clock++ * 1000).toISOString(),
+      json: { result: { score: value(f) } },
+    };
+  });
+}
+
+/** Uploads `all` in batches of 500, `concurrency` at a time; answers results/s. */
+async function upload(client: Client, all: ReturnType<typeof items>, concurrency = 4): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < all.length) {
+        const batch = all.slice(next, (next += BATCH));
+        await client.results.createMany(batch);
+      }
+    }),
+  );
+  return all.length / ((performance.now() - started) / 1000);
+}
+
+const noise = () => 100 + Math.random();
+
+async function main() {
+  mkdirSync(args['data-dir']!, { recursive: true });
+  const db = await startBenchDatabase(args['data-dir']!, log);
+  await db.recreate();
+  const issuer = await startIssuer({ accounts: [{ sub: 'bench-admin', email: 'admin@bench.example.org', email_verified: true, entitlements: [ADMIN] }] });
+  const server = await startServerProcess(
+    {
+      host: '127.0.0.1',
+      port: '0',
+      databaseUrl: db.url,
+      oidcIssuer: issuer.issuer,
+      adminEntitlement: ADMIN,
+      logLevel: 'warn',
+      rateLimit: '0',
+      readRateLimit: '0',
+      webhookAllowPrivate: 'true',
+      maxWatchesPerUser: '250',
+      maxWebhooksPerUser: '50',
+    },
+    log,
+  );
+  const receiver = await startReceiver();
+  const report: Record<string, unknown> = {};
+  try {
+    const token = await issuer.mintAccessToken({ sub: 'bench-admin', ttlSeconds: 7200 });
+    const client = createClient({ baseUrl: server.url, token, timeoutMs: 120_000 });
+    await client.self.register();
+    const site = await client.sites.create({ name: 'Bench site', address: 'loopback' });
+    const flavors: string[] = [];
+    for (let f = 0; f < FLAVORS; f++) flavors.push((await client.flavors.create(site.id, { name: `flavor-${f}` })).id);
+    const schema = { type: 'object', properties: { result: { type: 'object', properties: { score: { type: 'number' } } } } };
+    const benchmark = (image: string) => client.benchmarks.create({ container_image: image, container_tag: '1', json_schema: schema });
+    const [watched, other] = [await benchmark('bench/alerts-watched'), await benchmark('bench/alerts-other')];
+    const watch = (benchmark_id: string, f: number) =>
+      client.watches.create({ benchmark_id, metric: 'json.result.score', flavor_id: flavors[f]! });
+
+    // 1. Upload throughput. Watches are added as the configurations go; each round runs them in turn.
+    const otherWatches = [];
+    for (let f = 0; f < FLAVORS; f++) otherWatches.push(await watch(other.id, f));
+    await upload(client, items(other.id, flavors, 2 * FLAVORS * 10, noise));
+    const configs = { none: [] as string[], 'other benchmark, 100': [] as string[], 'uploaded series, 10': [], 'uploaded series, 100': [] };
+    const throughput: Record<string, number[]> = Object.fromEntries(Object.keys(configs).map((k) => [k, []]));
+    const watchedIds: string[] = [];
+    const setWatches = async (n: number) => {
+      while (watchedIds.length > n) await client.watches.delete(watchedIds.pop()!);
+      while (watchedIds.length < n) watchedIds.push((await watch(watched.id, watchedIds.length)).id);
+    };
+    const otherIds = otherWatches.map((w) => w.id);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const name of Object.keys(configs)) {
+        if (name === 'none') for (const id of otherIds.splice(0)) await client.watches.delete(id);
+        if (name === 'other benchmark, 100') for (let f = 0; f < FLAVORS; f++) otherIds.push((await watch(other.id, f)).id);
+        await setWatches(name === 'uploaded series, 10' ? 10 : name === 'uploaded series, 100' ? 100 : 0);
+        const rate = await upload(client, items(watched.id, flavors, UPLOADS, noise));
+        throughput[name]!.push(rate);
+        log(`upload with ${name} watches: ${rate.toFixed(0)} results/s`);
+      }
+    }
+    report.throughput = Object.fromEntries(Object.entries(throughput).map(([k, v]) => [k, { runs: v, median: median(v) }]));
+
+    // 2. Upload to event under 1,000 results/s: every 5 s one more watched flavor gets 50 % slower.
+    await setWatches(100);
+    await client.webhooks.create({ url: receiver.url, events: ['change.detected'] });
+    receiver.received.length = 0;
+    const shifted = new Map<number, number>(); // flavor -> when its min_size-th slower result was stored
+    const perSecond = 1000;
+    const seconds = 60;
+    const started = performance.now();
+    for (let s = 0; s < seconds; s++) {
+      const step = s >= 5 && s % 5 === 0 ? s / 5 - 1 : -1;
+      const slow = (f: number) => f < 10 && shifted.has(f);
+      if (step >= 0 && step < 10) shifted.set(step, Number.NaN);
+      const batch = items(watched.id, flavors, perSecond, (f) => (slow(f) ? 150 : 100) + Math.random());
+      await upload(client, batch, 2);
+      // Ten results per flavor per second: the fifth slower one (min_size 5) is in this second's upload.
+      for (const [f, at] of shifted) if (Number.isNaN(at)) shifted.set(f, performance.now());
+      const wait = started + (s + 1) * 1000 - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+    const achieved = (perSecond * seconds) / ((performance.now() - started) / 1000);
+    const deadline = performance.now() + 90_000;
+    while (receiver.received.filter((e) => e.data.after!.mean > 140).length < shifted.size && performance.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    const latencies = [...shifted].map(([f, at]) => {
+      const event = receiver.received.find((e) => e.data.flavor?.id === flavors[f] && e.data.after!.mean > 140);
+      return event ? (event.at - at) / 1000 : null;
+    });
+    log(`upload to event at ${achieved.toFixed(0)} results/s: ${latencies.map((l) => l?.toFixed(1) ?? 'none').join(', ')} s`);
+    report.latency = { resultsPerSecond: achieved, seconds: latencies };
+
+    // 3. Deliveries per second: 40 more endpoints, and 50 acknowledgements (50 events × 41 endpoints).
+    for (let e = 0; e < 40; e++) await client.webhooks.create({ url: receiver.url, events: ['change.acknowledged'] });
+    const records = [];
+    for await (const r of client.changes.list({ benchmark_id: watched.id, direction: 'regression' })) records.push(r);
+    receiver.received.length = 0;
+    const acknowledged = records.slice(0, 10);
+    const t0 = performance.now();
+    for (let i = 0; i < 5; i++)
+      for (const r of acknowledged) {
+        await client.changes.acknowledge(r.id, `bench ${i}`);
+        await client.changes.reopen(r.id);
+      }
+    const expected = 5 * acknowledged.length * 40;
+    while (receiver.received.filter((e) => e.type === 'change.acknowledged').length < expected && performance.now() - t0 < 120_000) await new Promise((r) => setTimeout(r, 100));
+    const acks = receiver.received.filter((e) => e.type === 'change.acknowledged');
+    const span = (acks.at(-1)!.at - t0) / 1000;
+    const deliveries = { delivered: acks.length, expected, seconds: span, perSecond: acks.length / span };
+    log(`deliveries: ${deliveries.delivered} of ${expected} in ${span.toFixed(1)} s (${deliveries.perSecond.toFixed(0)}/s)`);
+    report.deliveries = deliveries;
+
+    // 4. Memory with 10,000 deliveries pending: 250 events × 40 endpoints the receiver refuses.
+    const idleMb = await server.rssMb();
+    receiver.setMode('pending');
+    const window = server.window();
+    for (let i = 0; i < 25; i++)
+      for (const r of acknowledged) {
+        await client.changes.acknowledge(r.id, `pending ${i}`);
+        await client.changes.reopen(r.id);
+      }
+    await new Promise((r) => setTimeout(r, 30_000));
+    const pendingMb = window.end().peakMb;
+    log(`memory: ${idleMb.toFixed(0)} MB idle, peak ${pendingMb.toFixed(0)} MB with 10,000 deliveries pending`);
+    report.memory = { idleMb, pendingPeakMb: pendingMb, pending: 25 * acknowledged.length * 40 };
+  } finally {
+    receiver.close();
+    await server.stop();
+    await issuer.close();
+    await db.stop();
+  }
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench/results/alerts.json'), `${JSON.stringify(report, null, 2)}\n`);
+  const t = report.throughput as Record<string, { median: number }>;
+  const none = t.none!.median;
+  console.log('| Watches | Upload, results/s | ÷ none |\n|---|---:|---:|');
+  for (const [k, v] of Object.entries(t)) console.log(`| ${k} | ${v.median.toFixed(0)} | ${(v.median / none).toFixed(2)} |`);
+}
+
+await main();
