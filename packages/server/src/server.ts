@@ -184,11 +184,11 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
   const listener = stack.use(
     'change listener',
     new ChangeListener(db.sessionUrl, logger, {
-      change: (table: string) => {
+      change: (table, benchmarks) => {
         totals.invalidate();
         compares.invalidate();
         changes.invalidate();
-        if (table === 'result' || table === '*') watches.touch();
+        if (table === 'result' || table === '*') watches.touch(benchmarks);
       },
       ...(positions ? { write: (payload: string) => recordWritePosition(positions, payload) } : {}),
     }),

@@ -169,6 +169,29 @@ test('a later segmentation: hidden results make a point gone; visible again, it 
   assert.is((await events('alice')).filter((e) => e.type === 'change.detected').length, detectedBefore);
 });
 
+test('a write refreshes the watches of the benchmarks it wrote to only', async () => {
+  const other = (await seed.benchmark()).id;
+  const result = (benchmark_id: string) => ({
+    benchmark_id,
+    flavor_id: flavor.id,
+    site_id: flavor.site_id,
+    json: { score: 1 },
+    execution_datetime: new Date(START),
+  });
+  await refreshed();
+  const before = t.server.context.watches.refreshes;
+  await seed.results([result(other)]);
+  await refreshed();
+  assert.is(t.server.context.watches.refreshes, before, 'no watch of the other benchmark');
+  const [id] = await seed.results([result(benchmarkId)]);
+  await refreshed();
+  const watches = (await seed.sql<{ n: number }>('select count(*)::int as n from watch where benchmark_id = ?', [benchmarkId]))[0]!.n;
+  assert.is(t.server.context.watches.refreshes, before + watches, 'every watch of this benchmark');
+  await seed.sql('delete from result where id = ?', [id]);
+  await refreshed();
+  assert.is(t.server.context.watches.refreshes, before + 2 * watches, 'a delete too');
+});
+
 test('only visible results make records: a step made of hidden results is never a record', async () => {
   const hiddenBenchmark = (await seed.benchmark()).id;
   await seed.results(

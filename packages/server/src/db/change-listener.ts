@@ -19,8 +19,8 @@ export const CHANGES_CHANNEL = 'benchmarks_changes';
 export const WRITES_CHANNEL = 'benchmarks_writes';
 
 export interface ChangeHandlers {
-  /** A table name, or `*` when notifications may have been missed. */
-  change(table: string): void;
+  /** A table name, or `*` when notifications may have been missed; for results, the benchmarks written to when known. */
+  change(table: string, benchmarks?: string[]): void;
   /** A write request of a caller, with the primary's WAL position after it. */
   write?(payload: string): void;
 }
@@ -64,8 +64,11 @@ export class ChangeListener {
     client.on('error', (err) => lost(err.message));
     client.on('end', () => lost('connection ended'));
     client.on('notification', (message) => {
-      if (message.channel === CHANGES_CHANNEL) this.handlers.change(message.payload ?? '*');
-      else if (message.channel === WRITES_CHANNEL && message.payload) this.handlers.write?.(message.payload);
+      if (message.channel === CHANGES_CHANNEL) {
+        // `<table>`, or `result <benchmark id>…` (migration 20261203000000_result_notifications).
+        const [table, ...benchmarks] = (message.payload || '*').split(' ');
+        this.handlers.change(table!, benchmarks.length ? benchmarks : undefined);
+      } else if (message.channel === WRITES_CHANNEL && message.payload) this.handlers.write?.(message.payload);
     });
     try {
       await client.connect();

@@ -16,6 +16,7 @@ export const migrationNames: readonly string[] = [
   'Migration20261202003000_eight_key_slots',
   'Migration20261202010000_watches',
   'Migration20261202020000_webhooks',
+  'Migration20261203000000_result_notifications',
 ];
 
 /**

@@ -1,10 +1,11 @@
 /**
  * Keeps watched series segmented (docs/alerts.md): every write to results (any process's: the
- * change notifications, db/change-listener.ts) marks the watches due, and they are refreshed at
+ * change notifications, db/change-listener.ts) marks the watches of the benchmarks it wrote to due
+ * (all of them when the notification does not say which), and they are refreshed at
  * most once per WATCH_REFRESH_INTERVAL, so a burst of uploads costs one segmentation per watch and
  * interval, and a change point is a record within about one interval of the write. A watch another
  * process is refreshing (its advisory lock held) stays due. The stale check runs with every round,
- * and a round runs at least once a minute.
+ * and a round runs at least once a minute (with no watch refreshed unless one is due).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../../core/logger.ts';
@@ -16,12 +17,17 @@ import { WATCH_COLUMNS, type WatchRow } from './watches.ts';
 const ROUND_AT_LEAST_MS = 60_000;
 
 export class WatchScheduler {
+  /** Every watch is due; else those of `#dueBenchmarks`; a round (the stale check) at least. */
   #due = false;
+  #roundDue = false;
+  readonly #dueBenchmarks = new Set<string>();
   #timer: NodeJS.Timeout | null = null;
   #running: Promise<void> | null = null;
   #lastRun = 0;
   #closed = false;
   readonly #heartbeat: NodeJS.Timeout;
+  /** Watches refreshed so far (tests). */
+  refreshes = 0;
 
   constructor(
     private readonly orm: MikroORM,
@@ -29,13 +35,15 @@ export class WatchScheduler {
     private readonly intervalMs: number,
     private readonly segmenter?: ChangesSegmenter,
   ) {
-    this.#heartbeat = setInterval(() => this.touch(), ROUND_AT_LEAST_MS);
+    this.#heartbeat = setInterval(() => this.touch([]), ROUND_AT_LEAST_MS);
     this.#heartbeat.unref();
   }
 
-  /** Something was written: refresh every watch when the interval allows. */
-  touch(): void {
-    this.#due = true;
+  /** Results of these benchmarks (of any, when not given) were written: refresh their watches when the interval allows. */
+  touch(benchmarks?: readonly string[]): void {
+    if (benchmarks) for (const id of benchmarks) this.#dueBenchmarks.add(id);
+    else this.#due = true;
+    this.#roundDue = true;
     this.#arm();
   }
 
@@ -45,7 +53,7 @@ export class WatchScheduler {
   }
 
   #arm(): void {
-    if (this.#timer || this.#running || this.#closed || !this.#due) return;
+    if (this.#timer || this.#running || this.#closed || !this.#roundDue) return;
     const wait = Math.max(0, this.#lastRun + this.intervalMs - Date.now());
     this.#timer = setTimeout(() => {
       this.#timer = null;
@@ -58,25 +66,41 @@ export class WatchScheduler {
   }
 
   async #round(): Promise<void> {
+    const all = this.#due;
+    const benchmarks = [...this.#dueBenchmarks];
     this.#due = false;
+    this.#roundDue = false;
+    this.#dueBenchmarks.clear();
     this.#lastRun = Date.now();
     try {
       const em = this.orm.em.fork();
-      const watches = await em.execute<WatchRow[]>(`select ${WATCH_COLUMNS} from watch w order by w.id`);
+      const watches = await em.execute<WatchRow[]>(
+        `select ${WATCH_COLUMNS} from watch w ${all ? '' : 'where w.benchmark_id = any(?::uuid[]) '}order by w.id`,
+        all ? [] : [benchmarks],
+      );
       for (const watch of watches) {
         if (this.#closed) return;
         try {
-          if (!(await refreshWatch(this.orm.em.fork(), watch, this.segmenter))) this.#due = true;
+          this.refreshes++;
+          if (!(await refreshWatch(this.orm.em.fork(), watch, this.segmenter))) this.#retry(watch.benchmark_id);
         } catch (err) {
-          // A watch whose benchmark was deleted meanwhile, or a database hiccup: the next round tries again.
+          // A database hiccup: the next round tries again.
+          this.#retry(watch.benchmark_id);
           this.logger.warn('watch not refreshed', { watch: watch.id, error: (err as Error).message });
         }
       }
       await checkStale(this.orm.em.fork());
     } catch (err) {
-      this.#due = true;
+      if (all) this.#due = true;
+      for (const id of benchmarks) this.#retry(id);
+      this.#roundDue = true;
       this.logger.warn('watches not refreshed', { error: (err as Error).message });
     }
+  }
+
+  #retry(benchmark: string): void {
+    this.#dueBenchmarks.add(benchmark);
+    this.#roundDue = true;
   }
 
   async close(): Promise<void> {

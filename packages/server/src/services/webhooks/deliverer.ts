@@ -77,6 +77,8 @@ export class WebhookDeliverer {
   readonly #stop = new AbortController();
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<void> | undefined;
+  /** The last poll claimed as many attempts as it had places: more may be due. */
+  #backlog = false;
 
   constructor(
     private readonly orm: MikroORM,
@@ -84,7 +86,7 @@ export class WebhookDeliverer {
     private readonly options: DeliveryOptions,
   ) {}
 
-  /** Polls every `pollIntervalMs`; 0: this process delivers nothing. */
+  /** Polls every `pollIntervalMs`, and as soon as half its places are free while a backlog lasts; 0: this process delivers nothing. */
   start(): this {
     if (this.options.pollIntervalMs > 0) this.#schedule(0);
     return this;
@@ -92,9 +94,18 @@ export class WebhookDeliverer {
 
   #schedule(ms: number): void {
     if (this.#stop.signal.aborted) return;
+    clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
-      this.#polling = this.poll().finally(() => this.#schedule(this.options.pollIntervalMs));
+      this.#polling = this.poll().finally(() => {
+        this.#polling = undefined;
+        this.#schedule(this.#drained() ? 0 : this.options.pollIntervalMs);
+      });
     }, ms);
+  }
+
+  /** Whether more attempts were due than there were places, and half the places are free again: poll now. */
+  #drained(): boolean {
+    return this.#backlog && this.#inFlight.size <= MAX_IN_FLIGHT / 2;
   }
 
   /** Fans new events out, then starts the attempts due, as many as there are free places. */
@@ -107,8 +118,12 @@ export class WebhookDeliverer {
       if (free <= 0 || this.#stop.signal.aborted) return;
       const lease = 2 * this.options.timeoutMs + 1000;
       const claimed = await em.execute<Claimed[]>(CLAIM_SQL, [lease, free]);
+      this.#backlog = claimed.length === free;
       for (const delivery of claimed) {
-        const attempt = this.#attempt(delivery).finally(() => this.#inFlight.delete(delivery.id));
+        const attempt = this.#attempt(delivery).finally(() => {
+          this.#inFlight.delete(delivery.id);
+          if (!this.#polling && this.#drained()) this.#schedule(0);
+        });
         this.#inFlight.set(delivery.id, attempt);
       }
     } catch (err) {
