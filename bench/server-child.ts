@@ -4,13 +4,16 @@
  * `buildConfig`), in production mode. It talks to the harness over IPC:
  *
  * - sends `{ type: 'ready', url }` once listening (or `{ type: 'failed', message }`);
- * - `{ type: 'capture', on }`: while on, every SQL statement the server sends to PostgreSQL is
- *   recorded at the driver (a wrapper around pg.Client#query, installed only while capturing);
+ * - `{ type: 'capture', on }`: while on, every SQL statement the server sends to PostgreSQL for an
+ *   HTTP request is recorded at the driver (a wrapper around pg.Client#query, installed only while
+ *   capturing); the work of its background jobs (watch refreshes, webhook deliveries) is left out;
  * - `{ type: 'drain', id }` answers `{ type: 'drained', id, statements }` with the statements
  *   recorded since the last drain;
  * - `{ type: 'memory', id }` answers `{ type: 'memory', id, usage }` (process.memoryUsage());
  * - `{ type: 'stop' }` or a closed IPC channel closes the server and exits.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Server } from 'node:http';
 import pg from 'pg';
 import { buildConfig, type RawConfig } from '../packages/server/src/config.ts';
 import { startServer, type RunningServer } from '../packages/server/src/server.ts';
@@ -37,7 +40,15 @@ const proto = pg.Client.prototype as unknown as { query: QueryFn };
 const originalQuery = proto.query;
 let captured: CapturedStatement[] = [];
 
+/** Set for everything an HTTP request runs, however deep in its promises. */
+const inRequest = new AsyncLocalStorage<true>();
+const emit = Server.prototype.emit as (this: Server, event: string | symbol, ...args: unknown[]) => boolean;
+Server.prototype.emit = function (this: Server, event: string | symbol, ...args: unknown[]): boolean {
+  return event === 'request' ? inRequest.run(true, () => emit.call(this, event, ...args)) : emit.call(this, event, ...args);
+};
+
 function capturingQuery(this: unknown, ...args: unknown[]): unknown {
+  if (!inRequest.getStore()) return originalQuery.apply(this, args);
   const first = args[0] as string | { text?: unknown; values?: unknown } | undefined;
   if (typeof first === 'string') captured.push({ text: first, values: Array.isArray(args[1]) ? (args[1] as unknown[]) : [] });
   else if (first && typeof first.text === 'string')
