@@ -203,10 +203,10 @@ async function guardedInsert(em: EntityManager, caller: Caller, rows: readonly U
 /**
  * Checks every item and stores them all, or throws. Each item's execution time is checked first,
  * then the catalogue of each distinct target comes from `targets` or is read (in parallel on the
- * pool), then each document is checked against its benchmark's schema; when any item is refused,
- * `refused` builds the error thrown (every refusal, in item order). When the guarded insert finds
- * a row changed, the targets are read and the documents checked again: 503 `changing` after
- * STORE_ATTEMPTS tries.
+ * pool, one after another in a transaction), then each document is checked against its benchmark's
+ * schema; when any item is refused, `refused` builds the error thrown (every refusal, in item
+ * order). When the guarded insert finds a row changed, the targets are read and the documents
+ * checked again: 503 `changing` after STORE_ATTEMPTS tries.
  */
 async function storeUploads(
   em: EntityManager,
@@ -242,17 +242,18 @@ async function storeUploads(
       if (known) found.set(c.key, known);
       else missing.set(c.key, c);
     }
-    await Promise.all(
-      [...missing].map(async ([key, c]) => {
-        try {
-          const target = await readUploadTarget(em, c.item.benchmark_id, c.item.flavor_id, c.tagIds);
-          targets.set(key, target);
-          found.set(key, target);
-        } catch (err) {
-          found.set(key, refusable(err));
-        }
-      }),
-    );
+    const read = async ([key, c]: [string, (typeof checked)[number]]) => {
+      try {
+        const target = await readUploadTarget(em, c.item.benchmark_id, c.item.flavor_id, c.tagIds);
+        targets.set(key, target);
+        found.set(key, target);
+      } catch (err) {
+        found.set(key, refusable(err));
+      }
+    };
+    // A transaction (an upload with an Idempotency-Key) has one connection: one statement at a time.
+    if (em.isInTransaction()) for (const entry of missing) await read(entry);
+    else await Promise.all([...missing].map(read));
     const refusals = [...badTimes];
     const rows: UploadRow[] = [];
     for (const c of checked) {
