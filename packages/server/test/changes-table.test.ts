@@ -6,6 +6,8 @@
  * benchmark). And the change points remembered per series: after a write, only the series it changed
  * are segmented again, with the answer a fresh computation gives.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
@@ -264,6 +266,27 @@ test('a series sent while the idle worker is still ending goes to a new worker, 
   } finally {
     await segmenter.close();
   }
+});
+
+test('the worker starts in a process run with V8 flags, as production and the bench run it', async () => {
+  // Listed in a worker's execArgv, --max-old-space-size makes `new Worker` throw: every series would
+  // be segmented in place, on the event loop.
+  const script = `
+    import { ChangesSegmenter } from ${JSON.stringify(new URL('../src/services/compare/changes-segmenter.ts', import.meta.url).href)};
+    import { encodePoints } from ${JSON.stringify(new URL('../src/services/compare/changes-series.ts', import.meta.url).href)};
+    const segmenter = new ChangesSegmenter({ minPoints: 1 });
+    const points = encodePoints([{ value: 1, ms: 0, id: '00000000-0000-4000-8000-000000000000' }]);
+    await segmenter.segment([{ points, n: 1 }], { maxPvalue: 0.001, minMagnitude: 0, minSize: 3 }, { from: 0, to: 1, columns: 1 });
+    console.log(segmenter.segmentedInWorker);
+    await segmenter.close();`;
+  const register = fileURLToPath(new URL('../../../scripts/dev/register.js', import.meta.url));
+  const run = spawnSync(
+    process.execPath,
+    ['--max-old-space-size=128', '--max-semi-space-size=16', '--import', register, '--input-type=module', '-e', script],
+    { encoding: 'utf8' },
+  );
+  assert.is(run.stderr, '');
+  assert.is(run.stdout.trim(), '1', 'segmented in the worker');
 });
 
 test('sortPoints: by execution time to the microsecond, then id, as PostgreSQL orders them, far dates included', async () => {

@@ -23,20 +23,43 @@ import type { RememberedCuts, SegmentJob, WorkerMessage } from './changes-worker
 /** The export condition of the workspace's packages that resolves them to their TypeScript sources. */
 const SOURCE_CONDITION = '@benchmarks/source';
 
+/**
+ * The flags of this process that a worker may be given: those that load code or pick exports. V8's
+ * and the process's own (`--max-old-space-size`, `--trace-gc`, …), which production's NODE_OPTIONS
+ * and the bench pass on the command line, make `new Worker` throw when listed in `execArgv`.
+ */
+function workerFlags(execArgv: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const name = execArgv[i]!.split('=')[0]!;
+    if (!['--import', '--require', '-r', '--conditions', '-C', '--enable-source-maps'].includes(name)) continue;
+    kept.push(execArgv[i]!);
+    if (!execArgv[i]!.includes('=') && name !== '--enable-source-maps') kept.push(execArgv[++i]!);
+  }
+  return kept;
+}
+
+/** How the worker starts from the sources (tsx): resolved once, as resolving waits for the loader's thread. */
+let fromSourcesStart: { bootstrap: string; execArgv: string[] | undefined } | undefined;
+
 /** The worker's module: TypeScript when the server runs from its sources (tsx), JavaScript from dist. */
 function startWorker(): Worker {
   const fromSources = import.meta.url.endsWith('.ts');
   const url = new URL(`./changes-worker.${fromSources ? 'ts' : 'js'}`, import.meta.url);
   if (!fromSources) return new Worker(url);
-  // On Node 20, tsx's hooks registered by `--import` do not reach worker threads: register them there.
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => api.register()).then(() => import(${JSON.stringify(url.href)}))`;
-  // Nor does the workspace's export condition (scripts/dev/register.js) that resolves its packages
-  // to their sources: without it the worker would need their compiled dist (absent, or older than
-  // the sources), fail to start, and every long series be handled in place after a failed start.
-  const fromSourcesCondition = import.meta.resolve('@benchmarks/sdk/changes-chart').endsWith('.ts');
-  const execArgv = fromSourcesCondition ? [...process.execArgv, `--conditions=${SOURCE_CONDITION}`] : undefined;
-  return new Worker(bootstrap, { eval: true, execArgv });
+  if (!fromSourcesStart) {
+    // On Node 20, tsx's hooks registered by `--import` do not reach worker threads: register them there.
+    const tsx = import.meta.resolve('tsx/esm/api');
+    // Nor does the workspace's export condition (scripts/dev/register.js) that resolves its packages
+    // to their sources: without it the worker would need their compiled dist (absent, or older than
+    // the sources), fail to start, and every long series be handled in place after a failed start.
+    const fromSourcesCondition = import.meta.resolve('@benchmarks/sdk/changes-chart').endsWith('.ts');
+    fromSourcesStart = {
+      bootstrap: `import(${JSON.stringify(tsx)}).then((api) => api.register()).then(() => import(${JSON.stringify(url.href)}))`,
+      execArgv: fromSourcesCondition ? [...workerFlags(process.execArgv), `--conditions=${SOURCE_CONDITION}`] : undefined,
+    };
+  }
+  return new Worker(fromSourcesStart.bootstrap, { eval: true, execArgv: fromSourcesStart.execArgv });
 }
 
 export class ChangesSegmenter {
