@@ -54,7 +54,8 @@ export class Sink {
   async write(chunk: string | Uint8Array): Promise<void> {
     this.#bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
     const room = this.destination.write(chunk);
-    if (room === false && typeof this.destination.once === 'function') await once(this.destination as never, 'drain');
+    const onNext = this.destination.once;
+    if (room === false && onNext) await new Promise((drained) => onNext.call(this.destination, 'drain', drained));
   }
 
   /** Everything was written: the file gets its name. */

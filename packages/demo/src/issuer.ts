@@ -462,7 +462,7 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
 
   const configuration: Configuration = {
     adapter: createMemoryAdapterFactory(),
-    jwks: { keys: [signingJwk as never] },
+    jwks: { keys: [signingJwk] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     clients: [
       {

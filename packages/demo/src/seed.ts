@@ -109,7 +109,7 @@ export async function seedDemo(em: EntityManager, owner: { iss: string; sub: str
     id: randomUUID(),
     container_image: 'ghcr.io/benchmarks-demo/c-ray',
     container_tag: '1.2',
-    json_schema: CRAY_SCHEMA as unknown as Record<string, unknown>,
+    json_schema: CRAY_SCHEMA,
     description: 'c-ray 1.1 ray-tracing benchmark (Phoronix Test Suite): seconds to render a 1600x1200 scene.',
     url: 'https://openbenchmarking.org/test/pts/c-ray',
     ...reviewed,

@@ -766,7 +766,7 @@ export const SETTINGS = {
     min: 1,
     max: 65535,
   }),
-  /** With `demo`: seed the sample catalogue into a database that was never seeded (and holds no catalogue). */
+  /** With `demo`: seed the sample catalogue into a database not seeded before (one that holds no catalogue). */
   demoSeed: bool({
     flag: '--demo-seed',
     arg: '<bool>',

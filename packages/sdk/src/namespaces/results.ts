@@ -13,6 +13,13 @@ import { upload, type UploadItem, type UploadOptions, type UploadReport, type Up
  *   console.log(each.id, each.json);
  * }
  */
+/** The body of an answer asked for as CSV or SVG: text, whatever type the JSON answer has. */
+async function text(answer: Promise<unknown>): Promise<string> {
+  const body = await answer;
+  if (typeof body !== 'string') throw new TypeError(`expected a text answer, got ${typeof body}`);
+  return body;
+}
+
 export function resultsNamespace(core: Core) {
   const create = (meta: Query<'createResult'>, json: Body<'createResult'>, options?: IdempotencyOptions) =>
     core.request('createResult', { ...options, query: meta, body: json });
@@ -61,20 +68,14 @@ export function resultsNamespace(core: Core) {
      * await writeFile('compare.csv', await client.results.compareCsv({ benchmark_id, metric: 'json.result.score' }));
      */
     compareCsv: (query: CompareQuery, options?: RequestOptions) =>
-      core.request('compareResults', {
-        ...options,
-        query: { ...(query as Query<'compareResults'>), format: 'csv' },
-      }) as unknown as Promise<string>,
+      text(core.invoke('compareResults', { ...options, query: { ...query, format: 'csv' } })),
     /**
      * The comparison as a standalone SVG chart (text), for a README or a page.
      * @example
      * await writeFile('compare.svg', await client.results.compareSvg({ benchmark_id, metric: 'json.result.score' }));
      */
     compareSvg: (query: CompareQuery, options?: RequestOptions) =>
-      core.request('compareResults', {
-        ...options,
-        query: { ...(query as Query<'compareResults'>), format: 'svg' },
-      }) as unknown as Promise<string>,
+      text(core.invoke('compareResults', { ...options, query: { ...query, format: 'svg' } })),
     /**
      * Change points over time in one metric of a benchmark's visible results, one series per flavor
      * (or site): E-divisive means with Welch's t-test. Each change comes with its before and after
@@ -92,20 +93,14 @@ export function resultsNamespace(core: Core) {
      * await writeFile('changes.csv', await client.results.changesCsv({ benchmark_id, metric: 'json.result.score' }));
      */
     changesCsv: (query: ChangesQuery, options?: RequestOptions) =>
-      core.request('findChanges', {
-        ...options,
-        query: { ...(query as Query<'findChanges'>), format: 'csv' },
-      }) as unknown as Promise<string>,
+      text(core.invoke('findChanges', { ...options, query: { ...query, format: 'csv' } })),
     /**
      * The change points as a standalone SVG of small multiples (text), for a README or a page.
      * @example
      * await writeFile('changes.svg', await client.results.changesSvg({ benchmark_id, metric: 'json.result.score' }));
      */
     changesSvg: (query: ChangesQuery, options?: RequestOptions) =>
-      core.request('findChanges', {
-        ...options,
-        query: { ...(query as Query<'findChanges'>), format: 'svg' },
-      }) as unknown as Promise<string>,
+      text(core.invoke('findChanges', { ...options, query: { ...query, format: 'svg' } })),
     /**
      * Every visible result matching the list filters (`filters` from `where()`), no pages, in
      * `execution_datetime, id` order, as each arrives: the answer is streamed and parsed a line at a

@@ -17,7 +17,7 @@ export const ORIGIN_TERMS_VERSION = 'origin';
 
 /**
  * A review status of the original service (the enum `resourcestatus`: on_review or approved; the
- * column is nullable). A null status was never approved there: its lists left the item out and
+ * column is nullable). A null status had not been approved there: its lists left the item out and
  * results could not be uploaded to it, which is what on_review means here; administrators find it
  * in GET /reports/submits. `nullStatus` tells that it was null, so that the import can report it.
  */
