@@ -77,6 +77,13 @@ process.on('exit', (code) => {
   if (current !== undefined) record({ event: 'exit', code, file: current });
 });
 
+// pg queues a statement sent while its connection runs another, and pg 9 will refuse it: a test
+// whose server does so fails (pg warns once per process, so only the first such file is named).
+let queuedQuery: string | undefined;
+process.on('warning', (warning) => {
+  if (warning.name === 'DeprecationWarning' && warning.message.includes('already executing a query')) queuedQuery = warning.stack;
+});
+
 const files = process.argv.slice(2);
 // The first file's processor time includes the start of this process (tsx, the shared modules).
 let cpuBefore = 0;
@@ -118,6 +125,8 @@ for (const [index, arg] of files.entries()) {
   }
   write(`\n  Total:     ${counts.passed + counts.failed}\n  Passed:    ${counts.passed}\n  Skipped:   ${counts.skipped}\n`);
   if (counts.finished < counts.suites) problems.push(`${counts.suites - counts.finished} of ${counts.suites} suites did not finish`);
+  if (queuedQuery) problems.push(`a statement was sent on a connection still running another: ${queuedQuery}`);
+  queuedQuery = undefined;
   const exitCode = Number(process.exitCode ?? 0);
   if (exitCode !== 0) problems.push(`it set process.exitCode to ${process.exitCode}`);
   process.exitCode = undefined;

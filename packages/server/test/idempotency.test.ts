@@ -120,9 +120,12 @@ test('POST /results: concurrent identical requests with one key store one result
 test('POST /results:batch retried with its key: stored once, the same ids in the same order', async () => {
   const run = randomUUID();
   const key = randomUUID();
+  // Three targets not read before, read in the key's transaction: one statement at a time.
+  const flavor = (await seed.flavor(ids.site)).id;
+  const benchmarks = [ids.strict, ids.open, (await seed.benchmark({ schema: {} })).id];
   const items = [0, 1, 2].map((i) => ({
-    benchmark_id: ids.strict,
-    flavor_id: ids.flavor,
+    benchmark_id: benchmarks[i]!,
+    flavor_id: flavor,
     execution_datetime: at,
     json: { run, score: i },
   }));
