@@ -60,8 +60,12 @@ async function failsWith(
   options: { uid?: number; gid?: number } = {},
 ): Promise<number> {
   const started = Date.now();
+  // Any free port unless the test names one: 8080 may be taken by a server running on this machine.
+  const withPort = { PORT: '0', ...env };
   const s =
-    options.uid === undefined ? run(args, env) : watch(spawn(process.execPath, [BIN, ...args], { env: serverEnv(env), ...options }));
+    options.uid === undefined
+      ? run(args, withPort)
+      : watch(spawn(process.execPath, [BIN, ...args], { env: serverEnv(withPort), ...options }));
   const code = await s.exited;
   const ms = Date.now() - started;
   assert.is(code, 1, s.stderr());
@@ -72,7 +76,7 @@ async function failsWith(
     .filter((l) => !l.startsWith('{'));
   assert.is(lines.length, 1, `one clear line, got:\n${s.stderr()}`);
   assert.match(lines[0]!, /^benchmarks-server: /);
-  assert.match(lines[0]!, pattern);
+  assert.match(lines[0]!, pattern, lines[0]);
   assert.not.match(s.stderr(), /\n\s+at /, 'no stack trace');
   return ms;
 }
