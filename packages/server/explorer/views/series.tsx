@@ -1,0 +1,279 @@
+/** Series: the groups of GET /results:changes over time: points (from the export), segment means, change points. */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import uPlot from 'uplot';
+import { type Call, RESULT_FILTERS, type Query, apiUrl, client, navigate, queryOf, run, useAnswer } from '../api.ts';
+import { fmt, fmtP, fmtTime } from '../format.ts';
+import { numeric } from '../schema.ts';
+import { Choice, CopyAs, Empty, Filters, Link, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { type Named, groupId, groupName, useBenchmark } from './common.ts';
+
+interface Side {
+  n: number;
+  mean: number;
+  median: number;
+}
+interface Change {
+  at: string;
+  result_id: string;
+  index: number;
+  before: Side;
+  after: Side;
+  magnitude: number | null;
+  pvalue: number;
+  direction: 'regression' | 'improvement';
+  record: { id: string; state: string } | null;
+}
+interface Group {
+  site: Named;
+  flavor: Named | null;
+  n: number;
+  first: string;
+  last: string;
+  segments: { from: string; to: string; n: number; mean: number; median: number; stddev: number | null }[];
+  changes: Change[];
+}
+interface Changes {
+  better: string;
+  matched: number;
+  excluded: number;
+  groups: Group[];
+  warnings?: [];
+}
+
+const KEYS = [...RESULT_FILTERS, 'metric', 'group_by', 'better', 'max_pvalue', 'min_magnitude', 'min_size', 'changed_after'] as const;
+const time = (t: string) => Date.parse(`${t}Z`) / 1000;
+export interface Points {
+  ids: string[];
+  x: number[];
+  y: number[];
+}
+
+/** A group's points: the export of its results as CSV, three columns. */
+async function pointsOf(query: Query, g: Group, bySite: boolean, signal: AbortSignal): Promise<Points> {
+  const { metric, group_by: _g, better: _b, max_pvalue: _p, min_magnitude: _m, min_size: _s, changed_after: _c, ...filters } = query;
+  const columns = ['id', 'execution_datetime', metric as string];
+  const csv = client.results.exportCsv({ ...filters, [bySite ? 'site_id' : 'flavor_id']: groupId(g), columns } as never, { signal });
+  const text = await new Response(csv).text();
+  const out: Points = { ids: [], x: [], y: [] };
+  for (const line of text.split('\n').slice(1)) {
+    const [id, at, value] = line.split(',');
+    const v = value ? Number(value) : Number.NaN;
+    if (!id || !at || !Number.isFinite(v)) continue;
+    out.ids.push(id);
+    out.x.push(time(at));
+    out.y.push(v);
+  }
+  return out;
+}
+
+const css = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+
+/** One group's chart (uPlot, canvas): points, the segments' means as steps, change points as triangles on dashed lines. */
+export function SeriesChart({ g, points, log, label }: { g: Group; points: Points; log: boolean; label: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const [at, setAt] = useState<number | null>(null);
+  useEffect(() => {
+    const means: number[] = [];
+    for (const s of g.segments) for (let i = 0; i < s.n; i++) means.push(s.mean);
+    const [fg, grid, point, mean, worse, better] = ['--fg', '--grid', '--point', '--mean', '--worse', '--better'].map(css);
+    const drawChanges = (u: uPlot) => {
+      const ctx = u.ctx;
+      ctx.save();
+      for (const c of g.changes) {
+        const x = u.valToPos(points.x[c.index] ?? time(c.at), 'x', true);
+        const top = u.bbox.top;
+        ctx.strokeStyle = c.direction === 'regression' ? worse! : better!;
+        ctx.fillStyle = ctx.strokeStyle;
+        ctx.setLineDash([5, 4]);
+        ctx.lineWidth = 2;
+        ctx.beginPath();
+        ctx.moveTo(x, top);
+        ctx.lineTo(x, top + u.bbox.height);
+        ctx.stroke();
+        ctx.beginPath();
+        const s = 8 * devicePixelRatio;
+        // Regression: a triangle pointing down; improvement: up (shape, not only colour).
+        if (c.direction === 'regression') ctx.moveTo(x - s, top), ctx.lineTo(x + s, top), ctx.lineTo(x, top + s * 1.5);
+        else ctx.moveTo(x - s, top + s * 1.5), ctx.lineTo(x + s, top + s * 1.5), ctx.lineTo(x, top);
+        ctx.fill();
+      }
+      ctx.restore();
+    };
+    const u = new uPlot(
+      {
+        width: box.current!.clientWidth,
+        height: 260,
+        scales: { x: { time: true }, y: { distr: log ? 3 : 1 } },
+        legend: { show: false },
+        cursor: { points: { size: 9 }, drag: { x: false, y: false } },
+        axes: [
+          { stroke: fg, grid: { stroke: grid } },
+          { stroke: fg, grid: { stroke: grid }, size: 60 },
+        ],
+        series: [
+          {},
+          { label, stroke: point, paths: () => null, points: { show: true, size: 4, fill: point, stroke: point } },
+          { label: 'segment mean', stroke: mean, width: 2, paths: uPlot.paths.stepped!({ align: 1 }), points: { show: false } },
+        ],
+        hooks: { draw: [drawChanges], setCursor: [(u) => setAt(u.cursor.idx ?? null)] },
+      },
+      [points.x, points.y, means],
+      box.current!,
+    );
+    plot.current = u;
+    const open = () => u.cursor.idx != null && navigate(`/explore/results/${points.ids[u.cursor.idx]}`);
+    u.over.addEventListener('click', open);
+    const resize = new ResizeObserver(() => u.setSize({ width: box.current!.clientWidth, height: 260 }));
+    resize.observe(box.current!);
+    return () => {
+      resize.disconnect();
+      u.destroy();
+    };
+  }, [points, log]);
+  const key = (e: KeyboardEvent) => {
+    const u = plot.current;
+    if (!u || !points.x.length) return;
+    const step = e.shiftKey ? Math.ceil(points.x.length / 10) : 1;
+    const move = { ArrowLeft: -step, ArrowRight: step, Home: -Infinity, End: Infinity }[e.key];
+    if (e.key === 'Enter' && at !== null) navigate(`/explore/results/${points.ids[at]}`);
+    if (move === undefined) return;
+    e.preventDefault();
+    const i = Math.max(0, Math.min(points.x.length - 1, (at ?? -1) + move));
+    u.setCursor({ left: u.valToPos(points.x[i]!, 'x'), top: u.valToPos(points.y[i]!, 'y') });
+  };
+  return (
+    <div>
+      <div
+        ref={box}
+        class="chart"
+        tabIndex={0}
+        role="img"
+        aria-label={`${label} over time, ${points.x.length} points; arrow keys move between points, Enter opens one. The tables below hold the segments and changes.`}
+        onKeyDown={key}
+      />
+      <p class="note pointer" aria-live="polite">
+        {at === null ? (
+          'Point at a point (or focus the chart and use the arrow keys) to see its result; click to open it.'
+        ) : (
+          <>
+            {fmtTime(new Date(points.x[at]! * 1000).toISOString())}: {fmt(points.y[at])} —{' '}
+            <Link href={`/explore/results/${points.ids[at]}`}>result {points.ids[at]}</Link>
+          </>
+        )}
+      </p>
+    </div>
+  );
+}
+
+export function Series({ search }: { search: URLSearchParams }) {
+  const query = queryOf(search, KEYS);
+  const bench = useBenchmark(search.get('benchmark_id'));
+  const call: Call = { operationId: 'findChanges', path: '/results:changes', query, sdk: 'results.changes', cli: 'changes' };
+  const bySite = search.get('group_by') === 'site';
+  const answer = useAnswer(JSON.stringify(query), async (signal) => {
+    const changes = await run<Changes>(call, signal);
+    const points = await Promise.all(changes.groups.map((g) => pointsOf(query, g, bySite, signal)));
+    return { changes, points };
+  });
+  const metric = search.get('metric') ?? '';
+  const filters = search.getAll('filters');
+  const paths = bench.state === 'done' ? bench.data.paths : [];
+  const metrics = [...new Set([metric, ...paths.filter(numeric).map((p) => p.path)])].filter(Boolean);
+  const d = answer.state === 'done' ? answer.data : null;
+  return (
+    <>
+      <h1 tabIndex={-1}>Series{bench.state === 'done' ? `: ${bench.data.benchmark.name}` : ''}</h1>
+      <Pending answer={bench} what="the benchmark" />
+      <div class="row controls">
+        <Choice label="Metric" name="metric" value={metric} options={metrics.map((m) => [m, m])} />
+        <Choice label="Group by" name="group_by" value={bySite ? 'site' : 'flavor'} options={[['flavor', 'flavor'], ['site', 'site']]} />
+        <Choice label="Scale" name="scale" value={search.get('scale') ?? ''} options={[['', 'linear'], ['log', 'logarithmic']]} />
+      </div>
+      <Filters paths={paths} filters={filters} />
+      <OtherFilters search={search} keys={['site_id', 'flavor_id', 'tags_ids', 'upload_before', 'upload_after', 'execution_before', 'execution_after', 'changed_after']} />
+      <CopyAs call={call} />
+      <Pending answer={answer} what="the series" />
+      {d && <Warnings warnings={d.changes.warnings} filters={filters} />}
+      {d && d.changes.groups.length === 0 && (
+        <Empty text={`No result has a number at ${metric} (${d.changes.matched} results match).`} retry={answer.retry} />
+      )}
+      {d && d.changes.groups.length > 0 && (
+        <p>
+          {d.changes.better === 'higher' ? 'Higher' : 'Lower'} is better: a change toward the worse side is a regression (▼), toward the better
+          an improvement (▲). Download: <a href={apiUrl('/results:changes', { ...query, format: 'csv' })} download="changes.csv">CSV</a>{' '}
+          <a href={apiUrl('/results:changes', { ...query, format: 'svg' })} download="changes.svg">SVG</a>
+        </p>
+      )}
+      {d?.changes.groups.map((g, gi) => (
+        <section key={groupId(g)} class="group" aria-labelledby={`g${gi}`}>
+          <h2 id={`g${gi}`}>
+            {groupName(g)} <span class="note">({fmt(g.n)} points)</span>
+          </h2>
+          <SeriesChart g={g} points={d.points[gi]!} log={search.get('scale') === 'log'} label={metric} />
+          <div class="scroll">
+            <table class="changes">
+              <caption>Change points of {groupName(g)}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">At</th>
+                  <th scope="col">Direction</th>
+                  <th scope="col">Mean before</th>
+                  <th scope="col">Mean after</th>
+                  <th scope="col">Magnitude</th>
+                  <th scope="col">p-value</th>
+                  <th scope="col">Triage</th>
+                </tr>
+              </thead>
+              <tbody>
+                {g.changes.length === 0 && (
+                  <tr>
+                    <td colSpan={7}>No change point at these thresholds.</td>
+                  </tr>
+                )}
+                {g.changes.map((c) => (
+                  <tr key={c.result_id}>
+                    <td>
+                      <Link href={`/explore/results/${c.result_id}`}>{fmtTime(c.at)}</Link>
+                    </td>
+                    <td class={c.direction}>{c.direction === 'regression' ? '▼ regression' : '▲ improvement'}</td>
+                    <td data-field="before">{fmt(c.before.mean)}</td>
+                    <td data-field="after">{fmt(c.after.mean)}</td>
+                    <td data-field="magnitude">{c.magnitude === null ? '–' : `${fmt(c.magnitude * 100)} %`}</td>
+                    <td data-field="pvalue">{fmtP(c.pvalue)}</td>
+                    <td>{c.record?.state ?? '–'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <div class="scroll">
+            <table class="segments">
+              <caption>Segments of {groupName(g)}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">From</th>
+                  <th scope="col">To</th>
+                  <th scope="col">n</th>
+                  <th scope="col">Mean</th>
+                  <th scope="col">Median</th>
+                </tr>
+              </thead>
+              <tbody>
+                {g.segments.map((s) => (
+                  <tr key={s.from}>
+                    <td>{fmtTime(s.from)}</td>
+                    <td>{fmtTime(s.to)}</td>
+                    <td data-field="n">{fmt(s.n)}</td>
+                    <td data-field="mean">{fmt(s.mean)}</td>
+                    <td data-field="median">{fmt(s.median)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      ))}
+    </>
+  );
+}
