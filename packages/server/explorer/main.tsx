@@ -2,7 +2,7 @@
 import 'uplot/dist/uPlot.min.css';
 import './explorer.css';
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { Benchmarks } from './views/benchmarks.tsx';
 import { Rank } from './views/rank.tsx';
 import { ResultPage } from './views/result.tsx';
@@ -26,8 +26,12 @@ function App() {
   }, []);
   const { pathname, search } = new URL(url);
   const [, view = '', id] = /^\/explore\/?([a-z]*)\/?([^/]*)/.exec(pathname) ?? [];
-  // A new view: its heading takes the focus, so that a screen reader announces it.
-  useEffect(() => document.querySelector<HTMLElement>('main h1')?.focus(), [pathname]);
+  // A new view (not the first): its heading takes the focus, so that a screen reader announces it.
+  const first = useRef(true);
+  useEffect(() => {
+    if (!first.current) document.querySelector<HTMLElement>('main h1')?.focus();
+    first.current = false;
+  }, [pathname]);
   const View = VIEWS[view];
   const params = new URLSearchParams(search);
   let body: preact.JSX.Element;
@@ -52,4 +56,6 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.textContent = '';
+render(<App />, root);

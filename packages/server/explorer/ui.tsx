@@ -221,3 +221,10 @@ export function Choice(props: {
     </label>
   );
 }
+
+/** A table that scrolls sideways on a narrow screen, reachable by keyboard. */
+export const Scroll = ({ label, children }: { label: string; children: ComponentChildren }) => (
+  <div class="scroll" tabIndex={0} role="region" aria-label={label}>
+    {children}
+  </div>
+);

@@ -2,7 +2,7 @@
 import { type Call, RESULT_FILTERS, apiUrl, queryOf, run, useAnswer } from '../api.ts';
 import { fmt, fmtInterval, fmtP } from '../format.ts';
 import { numeric } from '../schema.ts';
-import { Choice, CopyAs, Empty, Filters, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { Choice, CopyAs, Scroll, Empty, Filters, OtherFilters, Pending, Warnings } from '../ui.tsx';
 import { type Named, groupId, groupName, useBenchmark } from './common.ts';
 
 type Interval = [number, number];
@@ -45,7 +45,7 @@ export function paretoFront(groups: Group[], better: 'higher' | 'lower'): Set<Gr
 
 const W = 640;
 const LEFT = 8;
-const ROW = 26;
+const ROW = 40;
 
 function RankChart({ c, metric }: { c: Comparison; metric: string }) {
   const values = c.groups.flatMap((g) => [g.p5, g.p95, ...(g.median_ci ?? [])]).filter((v): v is number => v !== null);
@@ -63,16 +63,16 @@ function RankChart({ c, metric }: { c: Comparison; metric: string }) {
         </title>
         {base?.median != null && <line class="baseline" x1={x(base.median)} x2={x(base.median)} y1={0} y2={h - 24} />}
         {c.groups.map((g, i) => {
-          const y = i * ROW + 14;
+          const y = i * ROW + 18;
           return (
             <g key={groupId(g)} class={g.rank === null ? 'unranked' : ''}>
-              {ties[i] && <line class="tie" x1={LEFT} x2={LEFT} y1={y - 10} y2={y + 10} />}
+              {ties[i] && <line class="tie" x1={LEFT} x2={LEFT} y1={y - 16} y2={y + 22} />}
               <text x={LEFT + 16} y={y - 4} class="label">
                 {`#${g.rank ?? '–'} ${groupName(g)} (n=${g.n})`}
               </text>
-              {g.p5 !== null && g.p95 !== null && <line class="range" x1={x(g.p5)} x2={x(g.p95)} y1={y + 6} y2={y + 6} />}
-              {g.median_ci && <rect class="ci" x={x(g.median_ci[0])} width={Math.max(2, x(g.median_ci[1]) - x(g.median_ci[0]))} y={y + 1} height={10} />}
-              {g.median !== null && <path class="median" d={`M${x(g.median)} ${y - 1}v14`} />}
+              {g.p5 !== null && g.p95 !== null && <line class="range" x1={x(g.p5)} x2={x(g.p95)} y1={y + 12} y2={y + 12} />}
+              {g.median_ci && <rect class="ci" x={x(g.median_ci[0])} width={Math.max(2, x(g.median_ci[1]) - x(g.median_ci[0]))} y={y + 6} height={12} />}
+              {g.median !== null && <path class="median" d={`M${x(g.median)} ${y + 3}v18`} />}
             </g>
           );
         })}
@@ -148,7 +148,7 @@ export function Rank({ search }: { search: URLSearchParams }) {
             Download: <a href={apiUrl('/results:compare', { ...query, format: 'csv' })} download="compare.csv">CSV</a>{' '}
             <a href={apiUrl('/results:compare', { ...query, format: 'svg' })} download="compare.svg">SVG</a>
           </p>
-          <div class="scroll">
+          <Scroll label="The comparison">
             <table id="rank-table">
               <caption>The comparison, in the server's order</caption>
               <thead>
@@ -194,7 +194,7 @@ export function Rank({ search }: { search: URLSearchParams }) {
                 })}
               </tbody>
             </table>
-          </div>
+          </Scroll>
           {hasPrice && <ParetoChart groups={c.groups} front={front} better={c.better} />}
         </>
       )}
@@ -213,7 +213,10 @@ function ParetoChart({ groups, front, better }: { groups: Group[]; front: Set<Gr
         const px = gs.map((g) => g.price!.per_hour);
         const py = gs.map((g) => g.median!);
         const sx = (v: number) => 50 + ((v - Math.min(...px)) / (Math.max(...px) - Math.min(...px) || 1)) * 540;
-        const sy = (v: number) => 190 - ((v - Math.min(...py)) / (Math.max(...py) - Math.min(...py) || 1)) * 160;
+        // Better is up: the front runs from the bottom left (cheap) to the top right (good).
+        const span = Math.max(...py) - Math.min(...py);
+        const up = (v: number) => (better === 'higher' ? v - Math.min(...py) : Math.max(...py) - v);
+        const sy = (v: number) => (span ? 190 - (up(v) / span) * 160 : 110);
         const line = gs.filter((g) => front.has(g)).sort((a, b) => a.price!.per_hour - b.price!.per_hour);
         return (
           <figure key={cur}>
@@ -227,12 +230,18 @@ function ParetoChart({ groups, front, better }: { groups: Group[]; front: Set<Gr
                 ),
               )}
               {gs.map((g) => (
-                <text key={`t${groupId(g)}`} class="axis" x={sx(g.price!.per_hour) + 8} y={sy(g.median!) - 8}>
+                <text
+                  key={`t${groupId(g)}`}
+                  class="axis"
+                  x={sx(g.price!.per_hour) + (sx(g.price!.per_hour) > 400 ? -8 : 8)}
+                  y={sy(g.median!) - 8}
+                  text-anchor={sx(g.price!.per_hour) > 400 ? 'end' : 'start'}
+                >
                   {g.flavor?.name ?? g.site.name}
                 </text>
               ))}
               <text class="axis" x={50} y={222}>{`price per hour (${cur}) →`}</text>
-              <text class="axis" x={4} y={14}>{`median (${better} is better)`}</text>
+              <text class="axis" x={4} y={14}>{`median, better ↑ (${better} is better)`}</text>
             </svg>
             <figcaption>Performance against price in {cur}: ◆ on the Pareto front (no flavor is both cheaper and better), ● dominated.</figcaption>
           </figure>

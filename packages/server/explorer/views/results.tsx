@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type Call, RESULT_FILTERS, apiUrl, navigate, queryOf, run, useAnswer, withParams } from '../api.ts';
 import { fmt, fmtTime } from '../format.ts';
-import { CopyAs, Empty, Filters, Link, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { CopyAs, Empty, Filters, Link, OtherFilters, Pending, Scroll, Warnings } from '../ui.tsx';
 import { type Named, useBenchmark } from './common.ts';
 
 export interface Result {
@@ -97,7 +97,7 @@ export function Results({ search }: { search: URLSearchParams }) {
           <p role="status">
             Showing {fmt(rows.length)} of {fmt(page.total)} results.
           </p>
-          <div class="scroll">
+          <Scroll label="Results">
             <table id="results-table">
               <caption>Results</caption>
               <thead>
@@ -127,7 +127,7 @@ export function Results({ search }: { search: URLSearchParams }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </Scroll>
           {cursor && (
             <button type="button" onClick={() => void loadMore()}>
               Show more results

@@ -4,7 +4,7 @@ import uPlot from 'uplot';
 import { type Call, RESULT_FILTERS, type Query, apiUrl, client, navigate, queryOf, run, useAnswer } from '../api.ts';
 import { fmt, fmtP, fmtTime } from '../format.ts';
 import { numeric } from '../schema.ts';
-import { Choice, CopyAs, Empty, Filters, Link, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { Choice, CopyAs, Scroll, Empty, Filters, Link, OtherFilters, Pending, Warnings } from '../ui.tsx';
 import { type Named, groupId, groupName, useBenchmark } from './common.ts';
 
 interface Side {
@@ -74,6 +74,7 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
   const plot = useRef<uPlot | null>(null);
   const [at, setAt] = useState<number | null>(null);
   useEffect(() => {
+    const el = box.current!;
     const means: number[] = [];
     for (const s of g.segments) for (let i = 0; i < s.n; i++) means.push(s.mean);
     const [fg, grid, point, mean, worse, better] = ['--fg', '--grid', '--point', '--mean', '--worse', '--better'].map(css);
@@ -102,9 +103,11 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
     };
     const u = new uPlot(
       {
-        width: box.current!.clientWidth,
+        width: el.clientWidth,
         height: 260,
         scales: { x: { time: true }, y: { distr: log ? 3 : 1 } },
+        // The API's times are UTC, and so are the tables'.
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         legend: { show: false },
         cursor: { points: { size: 9 }, drag: { x: false, y: false } },
         axes: [
@@ -113,19 +116,19 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
         ],
         series: [
           {},
-          { label, stroke: point, paths: () => null, points: { show: true, size: 4, fill: point, stroke: point } },
+          { label, stroke: point, paths: () => null, points: { show: true, size: 5, fill: point, stroke: point } },
           { label: 'segment mean', stroke: mean, width: 2, paths: uPlot.paths.stepped!({ align: 1 }), points: { show: false } },
         ],
         hooks: { draw: [drawChanges], setCursor: [(u) => setAt(u.cursor.idx ?? null)] },
       },
       [points.x, points.y, means],
-      box.current!,
+      el,
     );
     plot.current = u;
     const open = () => u.cursor.idx != null && navigate(`/explore/results/${points.ids[u.cursor.idx]}`);
     u.over.addEventListener('click', open);
-    const resize = new ResizeObserver(() => u.setSize({ width: box.current!.clientWidth, height: 260 }));
-    resize.observe(box.current!);
+    const resize = new ResizeObserver(() => u.setSize({ width: el.clientWidth, height: 260 }));
+    resize.observe(el);
     return () => {
       resize.disconnect();
       u.destroy();
@@ -211,7 +214,7 @@ export function Series({ search }: { search: URLSearchParams }) {
             {groupName(g)} <span class="note">({fmt(g.n)} points)</span>
           </h2>
           <SeriesChart g={g} points={d.points[gi]!} log={search.get('scale') === 'log'} label={metric} />
-          <div class="scroll">
+          <Scroll label={`Change points of ${groupName(g)}`}>
             <table class="changes">
               <caption>Change points of {groupName(g)}</caption>
               <thead>
@@ -246,8 +249,8 @@ export function Series({ search }: { search: URLSearchParams }) {
                 ))}
               </tbody>
             </table>
-          </div>
-          <div class="scroll">
+          </Scroll>
+          <Scroll label={`Segments of ${groupName(g)}`}>
             <table class="segments">
               <caption>Segments of {groupName(g)}</caption>
               <thead>
@@ -271,7 +274,7 @@ export function Series({ search }: { search: URLSearchParams }) {
                 ))}
               </tbody>
             </table>
-          </div>
+          </Scroll>
         </section>
       ))}
     </>
