@@ -127,8 +127,14 @@ test('each tarball has package.json, README.md, LICENSE and every file its expor
 
 test('the server tarball holds the built explorer and none of its sources', () => {
   const { files } = tarball('server');
-  assert.equal(files.filter((f) => f.startsWith('assets/explorer/')), ['assets/explorer/explorer.css', 'assets/explorer/explorer.js']);
-  assert.equal(files.filter((f) => f.startsWith('explorer/')), []);
+  assert.equal(
+    files.filter((f) => f.startsWith('assets/explorer/')),
+    ['assets/explorer/explorer.css', 'assets/explorer/explorer.js'],
+  );
+  assert.equal(
+    files.filter((f) => f.startsWith('explorer/')),
+    [],
+  );
 });
 
 test('the CLI tarball is exactly package.json, README.md, LICENSE, its guide and the one bundled dist/benchmarks.js', () => {

@@ -21,7 +21,15 @@ export function queryOf(search: URLSearchParams, keys?: readonly string[]): Quer
 
 /** The filters every result query takes (GET /results, compare, changes, export). */
 export const RESULT_FILTERS = [
-  'benchmark_id', 'site_id', 'flavor_id', 'tags_ids', 'filters', 'upload_before', 'upload_after', 'execution_before', 'execution_after',
+  'benchmark_id',
+  'site_id',
+  'flavor_id',
+  'tags_ids',
+  'filters',
+  'upload_before',
+  'upload_after',
+  'execution_before',
+  'execution_after',
 ] as const;
 
 export const apiUrl = (path: string, q: Query = {}) => `/api/v1${path}${encodeQuery(q)}`;
@@ -38,9 +46,18 @@ export interface Call {
 
 const shell = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 const CLI_FLAGS: Record<string, string> = {
-  benchmark_id: 'benchmark', site_id: 'site', flavor_id: 'flavor', tags_ids: 'tag', filters: 'filter', group_by: 'by',
-  sort_by: 'sort', upload_before: 'uploaded-before', upload_after: 'uploaded-after', execution_before: 'executed-before',
-  execution_after: 'executed-after', changed_after: 'since',
+  benchmark_id: 'benchmark',
+  site_id: 'site',
+  flavor_id: 'flavor',
+  tags_ids: 'tag',
+  filters: 'filter',
+  group_by: 'by',
+  sort_by: 'sort',
+  upload_before: 'uploaded-before',
+  upload_after: 'uploaded-after',
+  execution_before: 'executed-before',
+  execution_after: 'executed-after',
+  changed_after: 'since',
 };
 
 /** The exact `curl`, SDK and CLI commands of a call. */
@@ -79,10 +96,12 @@ export function useAnswer<T>(key: string, load: (signal: AbortSignal) => Promise
     const abort = new AbortController();
     setAnswer({ state: 'loading', retry });
     const slow = setTimeout(() => setAnswer((a) => (a.state === 'loading' ? { state: 'slow', retry } : a)), SLOW_MS);
-    load(abort.signal).then(
-      (data) => !abort.signal.aborted && setAnswer({ state: 'done', data, retry }),
-      (err: Error) => !abort.signal.aborted && setAnswer({ state: 'failed', error: err.message || String(err), retry }),
-    ).finally(() => clearTimeout(slow));
+    load(abort.signal)
+      .then(
+        (data) => !abort.signal.aborted && setAnswer({ state: 'done', data, retry }),
+        (err: Error) => !abort.signal.aborted && setAnswer({ state: 'failed', error: err.message || String(err), retry }),
+      )
+      .finally(() => clearTimeout(slow));
     return () => {
       clearTimeout(slow);
       abort.abort();

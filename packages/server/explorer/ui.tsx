@@ -22,8 +22,14 @@ export function Link(props: { href: string; children: ComponentChildren; class?:
 /** A sentence for an answer that is not (yet) there, with a retry where one helps; null once it is. */
 export function Pending({ answer, what }: { answer: Answer<unknown>; what: string }) {
   if (answer.state === 'done') return null;
-  if (answer.state === 'loading') return <p class="note" role="status">Loading {what}…</p>;
-  const text = answer.state === 'failed' ? `Could not load ${what}: ${answer.error}` : `The server is slow to answer with ${what}; still waiting.`;
+  if (answer.state === 'loading')
+    return (
+      <p class="note" role="status">
+        Loading {what}…
+      </p>
+    );
+  const text =
+    answer.state === 'failed' ? `Could not load ${what}: ${answer.error}` : `The server is slow to answer with ${what}; still waiting.`;
   return (
     <p class={answer.state === 'failed' ? 'note error' : 'note'} role={answer.state === 'failed' ? 'alert' : 'status'}>
       {text}{' '}
@@ -80,7 +86,8 @@ export function Warnings({ warnings, filters }: { warnings?: Warning[]; filters:
   if (!warnings?.length) return null;
   const use = (w: Warning) => {
     const bare = (p: string) => p.replace(/^json\./, '');
-    const fix = (f: string) => f.replace(new RegExp(`^(json\\.)?${bare(w.path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?= )`), w.suggestion!);
+    const fix = (f: string) =>
+      f.replace(new RegExp(`^(json\\.)?${bare(w.path).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?= )`), w.suggestion!);
     navigate(withParams(w.parameter === 'filters' ? { filters: filters.map(fix) } : { [w.parameter]: w.suggestion! }));
   };
   return (
@@ -128,7 +135,11 @@ export function Filters({ paths, filters }: { paths: SchemaPath[]; filters: stri
           {filters.map((f, i) => (
             <li key={f}>
               <code>{f}</code>{' '}
-              <button type="button" aria-label={`Remove filter ${f}`} onClick={() => navigate(withParams({ filters: filters.filter((_, j) => j !== i) }))}>
+              <button
+                type="button"
+                aria-label={`Remove filter ${f}`}
+                onClick={() => navigate(withParams({ filters: filters.filter((_, j) => j !== i) }))}
+              >
                 ×
               </button>
             </li>
@@ -155,17 +166,23 @@ export function Filters({ paths, filters }: { paths: SchemaPath[]; filters: stri
             ))}
           </select>
         </label>
-        <label>
+        <label htmlFor="filter-value">
           Value{type ? ` (${type})` : ''}
           {type === 'boolean' ? (
-            <select value={value} onChange={(e) => setValue(e.currentTarget.value)}>
+            <select id="filter-value" value={value} onChange={(e) => setValue(e.currentTarget.value)}>
               <option value="true">true</option>
               <option value="false">false</option>
             </select>
           ) : type === 'number' || type === 'integer' ? (
-            <input type="number" step={type === 'integer' ? 1 : 'any'} value={value} onInput={(e) => setValue(e.currentTarget.value)} required />
+            <input
+              type="number"
+              step={type === 'integer' ? 1 : 'any'}
+              value={value}
+              onInput={(e) => setValue(e.currentTarget.value)}
+              required
+            />
           ) : (
-            <input type="text" value={value} onInput={(e) => setValue(e.currentTarget.value)} required />
+            <input id="filter-value" type="text" value={value} onInput={(e) => setValue(e.currentTarget.value)} required />
           )}
         </label>
         <button type="submit">Add filter</button>
@@ -190,7 +207,11 @@ export function OtherFilters({ search, keys }: { search: URLSearchParams; keys: 
           <code>
             {k} = {v}
           </code>{' '}
-          <button type="button" aria-label={`Remove ${k} ${v}`} onClick={() => navigate(withParams({ [k]: search.getAll(k).filter((x) => x !== v) }))}>
+          <button
+            type="button"
+            aria-label={`Remove ${k} ${v}`}
+            onClick={() => navigate(withParams({ [k]: search.getAll(k).filter((x) => x !== v) }))}
+          >
             ×
           </button>
         </li>
@@ -224,7 +245,8 @@ export function Choice(props: {
 
 /** A table that scrolls sideways on a narrow screen, reachable by keyboard. */
 export const Scroll = ({ label, children }: { label: string; children: ComponentChildren }) => (
-  <div class="scroll" tabIndex={0} role="region" aria-label={label}>
+  // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must take the focus to scroll by keyboard (axe: scrollable-region-focusable)
+  <section class="scroll" tabIndex={0} aria-label={label}>
     {children}
-  </div>
+  </section>
 );

@@ -42,9 +42,14 @@ test.before(async () => {
   empty = await seed.benchmark({ schema: SCHEMA });
   const site = await seed.site({ name: 'Site A' });
   const other = await seed.site({ name: 'Site B' });
-  flavors = [await seed.flavor(site.id, { name: HOSTILE_FLAVOR }), await seed.flavor(site.id, { name: 'small' }), await seed.flavor(other.id, { name: 'large' })];
+  flavors = [
+    await seed.flavor(site.id, { name: HOSTILE_FLAVOR }),
+    await seed.flavor(site.id, { name: 'small' }),
+    await seed.flavor(other.id, { name: 'large' }),
+  ];
   const prices = [0.4, 0.1, 0.2];
-  for (const [i, f] of flavors.entries()) await seed.sql('update flavor set price_per_hour = ?, currency = ? where id = ?', [prices[i], 'EUR', f.id]);
+  for (const [i, f] of flavors.entries())
+    await seed.sql('update flavor set price_per_hour = ?, currency = ? where id = ?', [prices[i], 'EUR', f.id]);
   const tag = await seed.tag({ name: HOSTILE_TAG });
   const rows = flavors.flatMap((f, fi) =>
     Array.from({ length: 12 }, (_, i) => ({
@@ -81,7 +86,8 @@ async function open(path: string, options: { width?: number; allow?: RegExp } = 
   page.on('dialog', (d) => problems.push(`dialog: ${d.message()}`));
   page.on('request', (r) => !r.url().startsWith(`${t.url}/`) && !r.url().startsWith('data:') && problems.push(`request to ${r.url()}`));
   page.on('response', (r) => {
-    if (r.request().resourceType() === 'document' && r.headers()['content-security-policy'] !== EXPLORER_CSP) problems.push(`no policy on ${r.url()}`);
+    if (r.request().resourceType() === 'document' && r.headers()['content-security-policy'] !== EXPLORER_CSP)
+      problems.push(`no policy on ${r.url()}`);
   });
   const res = await page.goto(`${t.url}${path}`);
   assert.is(res?.status(), 200);
@@ -178,11 +184,26 @@ test('Rank: the numbers of GET /results:compare, the flavor name as text; a cont
   const { page } = o;
   await page.locator('#rank-table tbody tr').first().waitFor();
   const c = await api('/results:compare', rankQuery());
-  assert.equal(await cells(page, '#rank-table', 'median'), c.groups.map((g: any) => fmt(g.median)));
-  assert.equal(await cells(page, '#rank-table', 'median_ci'), c.groups.map((g: any) => fmtInterval(g.median_ci)));
-  assert.equal(await cells(page, '#rank-table', 'n'), c.groups.map((g: any) => fmt(g.n)));
-  assert.equal(await cells(page, '#rank-table', 'per_price'), c.groups.map((g: any) => `${fmt(g.per_price.median)} ${fmtInterval(g.per_price.median_ci)}`));
-  assert.equal(await cells(page, '#rank-table', 'rank'), c.groups.map((g: any) => `${g.rank}`));
+  assert.equal(
+    await cells(page, '#rank-table', 'median'),
+    c.groups.map((g: any) => fmt(g.median)),
+  );
+  assert.equal(
+    await cells(page, '#rank-table', 'median_ci'),
+    c.groups.map((g: any) => fmtInterval(g.median_ci)),
+  );
+  assert.equal(
+    await cells(page, '#rank-table', 'n'),
+    c.groups.map((g: any) => fmt(g.n)),
+  );
+  assert.equal(
+    await cells(page, '#rank-table', 'per_price'),
+    c.groups.map((g: any) => `${fmt(g.per_price.median)} ${fmtInterval(g.per_price.median_ci)}`),
+  );
+  assert.equal(
+    await cells(page, '#rank-table', 'rank'),
+    c.groups.map((g: any) => `${g.rank}`),
+  );
   assert.match((await page.locator('h1 + p, main > p').allTextContents()).join(' '), 'Higher is better');
   // The hostile name is a row header's text and a chart label's; no image was made of it.
   assert.ok((await page.locator('#rank-table th[scope=row]').allTextContents()).some((x) => x.endsWith(HOSTILE_FLAVOR)));
@@ -190,7 +211,10 @@ test('Rank: the numbers of GET /results:compare, the flavor name as text; a cont
   assert.is(await page.locator('img').count(), 0);
   // The Pareto front: the cheapest is on it; the hostile flavor (0.4 EUR, 200–253) is beaten by large (0.2 EUR, 300+).
   const pareto = await cells(page, '#rank-table', 'pareto');
-  assert.equal(pareto, c.groups.map((g: any) => (g.flavor.name === HOSTILE_FLAVOR ? 'dominated' : '◆ on the front')));
+  assert.equal(
+    pareto,
+    c.groups.map((g: any) => (g.flavor.name === HOSTILE_FLAVOR ? 'dominated' : '◆ on the front')),
+  );
   await axe(page, '#rank-table');
   const csv = await page.getByRole('link', { name: 'CSV' }).getAttribute('href');
   assert.is(csv, `/api/v1/results:compare?benchmark_id=${bench.id}&metric=json.result.score&format=csv`);
@@ -200,12 +224,18 @@ test('Rank: the numbers of GET /results:compare, the flavor name as text; a cont
   await page.waitForURL(/group_by=site/);
   await page.waitForFunction(() => document.querySelectorAll('#rank-table tbody tr').length === 2);
   const bySite = await api('/results:compare', { ...rankQuery(), group_by: 'site' });
-  assert.equal(await cells(page, '#rank-table', 'median'), bySite.groups.map((g: any) => fmt(g.median)));
+  assert.equal(
+    await cells(page, '#rank-table', 'median'),
+    bySite.groups.map((g: any) => fmt(g.median)),
+  );
   assert.is(await page.locator('svg text.label').count(), 2);
   await page.goBack();
   await page.waitForFunction(() => document.querySelectorAll('#rank-table tbody tr').length === 3);
   assert.not.match(page.url(), 'group_by');
-  assert.equal(await cells(page, '#rank-table', 'median'), c.groups.map((g: any) => fmt(g.median)));
+  assert.equal(
+    await cells(page, '#rank-table', 'median'),
+    c.groups.map((g: any) => fmt(g.median)),
+  );
 
   // A filter built from the schema (an integer input).
   await page.getByLabel('Path').fill('json.machine.cpu.count');
@@ -215,7 +245,10 @@ test('Rank: the numbers of GET /results:compare, the flavor name as text; a cont
   await page.waitForURL(/filters=/);
   await page.waitForFunction(() => document.querySelectorAll('#rank-table tbody tr').length === 2);
   const filtered = await api('/results:compare', { ...rankQuery(), filters: 'json.machine.cpu.count >= 4' });
-  assert.equal(await cells(page, '#rank-table', 'median'), filtered.groups.map((g: any) => fmt(g.median)));
+  assert.equal(
+    await cells(page, '#rank-table', 'median'),
+    filtered.groups.map((g: any) => fmt(g.median)),
+  );
   await page.goBack();
   await page.waitForFunction(() => document.querySelectorAll('#rank-table tbody tr').length === 3);
   await o.done();
@@ -228,7 +261,9 @@ test('Rank against a baseline: each ratio with its interval; the permalink rende
   await o.page.waitForURL(/baseline=/);
   await o.page.locator('td[data-field="ratio"]').first().waitFor();
   const c = await api('/results:compare', { ...rankQuery(), baseline: flavors[1]!.id });
-  const expected = c.groups.map((g: any) => (g.vs_baseline === null ? 'baseline' : `${fmt(g.vs_baseline.ratio)}× ${fmtInterval(g.vs_baseline.ratio_ci)}`));
+  const expected = c.groups.map((g: any) =>
+    g.vs_baseline === null ? 'baseline' : `${fmt(g.vs_baseline.ratio)}× ${fmtInterval(g.vs_baseline.ratio_ci)}`,
+  );
   assert.equal(await cells(o.page, '#rank-table', 'ratio'), expected);
   const table = await o.page.locator('#rank-table').textContent();
   const permalink = o.page.url();
@@ -248,12 +283,27 @@ test('Series: the change points and segments of GET /results:changes, a point un
   assert.is(await page.locator('.chart canvas').count(), ch.groups.length);
   const changes = ch.groups.flatMap((g: any) => g.changes);
   assert.ok(changes.length >= 1, 'the seeded step is found');
-  assert.equal(await cells(page, 'table.changes', 'before'), changes.map((c: any) => fmt(c.before.mean)));
-  assert.equal(await cells(page, 'table.changes', 'after'), changes.map((c: any) => fmt(c.after.mean)));
-  assert.equal(await cells(page, 'table.changes', 'pvalue'), changes.map((c: any) => fmtP(c.pvalue)));
-  assert.equal(await page.locator('table.changes td.regression, table.changes td.improvement').allTextContents(), changes.map((c: any) => (c.direction === 'regression' ? '▼ regression' : '▲ improvement')));
+  assert.equal(
+    await cells(page, 'table.changes', 'before'),
+    changes.map((c: any) => fmt(c.before.mean)),
+  );
+  assert.equal(
+    await cells(page, 'table.changes', 'after'),
+    changes.map((c: any) => fmt(c.after.mean)),
+  );
+  assert.equal(
+    await cells(page, 'table.changes', 'pvalue'),
+    changes.map((c: any) => fmtP(c.pvalue)),
+  );
+  assert.equal(
+    await page.locator('table.changes td.regression, table.changes td.improvement').allTextContents(),
+    changes.map((c: any) => (c.direction === 'regression' ? '▼ regression' : '▲ improvement')),
+  );
   const segments = ch.groups.flatMap((g: any) => g.segments);
-  assert.equal(await cells(page, 'table.segments', 'mean'), segments.map((s: any) => fmt(s.mean)));
+  assert.equal(
+    await cells(page, 'table.segments', 'mean'),
+    segments.map((s: any) => fmt(s.mean)),
+  );
   assert.ok((await page.locator('section.group h2').allTextContents()).some((x) => x.includes(HOSTILE_FLAVOR)));
   // Keyboard: the chart takes the focus, the arrow keys walk its points.
   const chart = page.locator('.chart').first();
@@ -285,7 +335,10 @@ test('Results: the page of GET /results, chosen columns, a sort by header, more 
   await page.locator('#results-table tbody tr').first().waitFor();
   const first = await api('/results', { benchmark_id: bench.id, per_page: '10' });
   assert.is(await page.locator('#results-table tbody tr').count(), 10);
-  assert.equal(await page.locator('td[data-path="json.result.score"]').allTextContents(), first.items.map((r: any) => String(r.json.result.score)));
+  assert.equal(
+    await page.locator('td[data-path="json.result.score"]').allTextContents(),
+    first.items.map((r: any) => String(r.json.result.score)),
+  );
   assert.ok((await page.locator('#results-table tbody td').allTextContents()).includes(HOSTILE_TAG));
   await axe(page, '#results-table');
   // Sort by the score, descending: the URL and the table follow.
@@ -294,13 +347,22 @@ test('Results: the page of GET /results, chosen columns, a sort by header, more 
   await page.getByRole('button', { name: /^result\.score/ }).click();
   await page.waitForURL(/sort_by=-json.result.score/);
   const sorted = await api('/results', { benchmark_id: bench.id, per_page: '10', sort_by: '-json.result.score' });
-  await page.waitForFunction((top) => document.querySelector('td[data-path="json.result.score"]')?.textContent === top, String(sorted.items[0].json.result.score));
-  assert.equal(await page.locator('td[data-path="json.result.score"]').allTextContents(), sorted.items.map((r: any) => String(r.json.result.score)));
+  await page.waitForFunction(
+    (top) => document.querySelector('td[data-path="json.result.score"]')?.textContent === top,
+    String(sorted.items[0].json.result.score),
+  );
+  assert.equal(
+    await page.locator('td[data-path="json.result.score"]').allTextContents(),
+    sorted.items.map((r: any) => String(r.json.result.score)),
+  );
   // More rows: the next page by its cursor.
   await page.getByRole('button', { name: 'Show more results' }).click();
   await page.waitForFunction(() => document.querySelectorAll('#results-table tbody tr').length === 20);
   const next = await api('/results', { benchmark_id: bench.id, per_page: '10', sort_by: '-json.result.score', cursor: sorted.next_cursor });
-  assert.equal((await page.locator('td[data-path="json.result.score"]').allTextContents()).slice(10), next.items.map((r: any) => String(r.json.result.score)));
+  assert.equal(
+    (await page.locator('td[data-path="json.result.score"]').allTextContents()).slice(10),
+    next.items.map((r: any) => String(r.json.result.score)),
+  );
   // A column less: the URL names the columns.
   await page.locator('details.columns summary').click();
   await page.getByLabel('json.machine.cpu.count').uncheck();
@@ -347,8 +409,14 @@ test('An empty benchmark: a sentence, not a blank page; copy-as gives the exact 
   await page.locator('details.copy summary').click();
   const curl = await page.locator('pre[data-kind="curl"]').textContent();
   assert.is(curl, `curl '${t.url}/api/v1/results:compare?benchmark_id=${empty.id}&metric=json.result.score'`);
-  assert.is(await page.locator('pre[data-kind="sdk"]').textContent(), `const client = createClient({ baseUrl: '${t.url}' });\nawait client.results.compare({"benchmark_id":"${empty.id}","metric":"json.result.score"});`);
-  assert.is(await page.locator('pre[data-kind="cli"]').textContent(), `benchmarks compare --benchmark ${empty.id} --metric json.result.score --server ${t.url} -o json`);
+  assert.is(
+    await page.locator('pre[data-kind="sdk"]').textContent(),
+    `const client = createClient({ baseUrl: '${t.url}' });\nawait client.results.compare({"benchmark_id":"${empty.id}","metric":"json.result.score"});`,
+  );
+  assert.is(
+    await page.locator('pre[data-kind="cli"]').textContent(),
+    `benchmarks compare --benchmark ${empty.id} --metric json.result.score --server ${t.url} -o json`,
+  );
   await axe(page, 'text=No result has a number');
   await page.goto(`${t.url}/explore/results?benchmark_id=${empty.id}`);
   await page.getByText('No result matches this query.').waitFor();

@@ -44,7 +44,7 @@ export function Benchmarks({ search }: { search: URLSearchParams }) {
     <>
       <h1 tabIndex={-1}>Benchmarks</h1>
       <p>Choose a benchmark to rank its flavors, follow a metric over time, or list its results.</p>
-      <form role="search" onSubmit={submit} class="row">
+      <form onSubmit={submit} class="row" aria-label="Search the benchmarks">
         <label>
           Search terms
           <input type="search" value={text} onInput={(e) => setText(e.currentTarget.value)} />
@@ -71,7 +71,9 @@ export function Benchmarks({ search }: { search: URLSearchParams }) {
                     <dt>Last upload</dt>
                     <dd>{fmtTime(f.last)}</dd>
                     <dt>Flavors</dt>
-                    <dd>{f.flavors ? (f.flavors.length ? f.flavors.join(', ') : 'none with a number') : 'no numeric metric in its schema'}</dd>
+                    <dd>
+                      {f.flavors ? (f.flavors.length ? f.flavors.join(', ') : 'none with a number') : 'no numeric metric in its schema'}
+                    </dd>
                   </dl>
                   <p class="links">
                     {f.metric && <Link href={href('/rank', q)}>Rank</Link>}

@@ -14,7 +14,10 @@ export interface Benchmark {
 export function useBenchmark(id: string | null): Answer<{ benchmark: Benchmark; paths: SchemaPath[] }> {
   return useAnswer(`benchmark ${id}`, async (signal) => {
     if (!id) throw new Error('no benchmark_id in the address: choose a benchmark first');
-    const benchmark = await run<Benchmark>({ operationId: 'getBenchmark', path: '/benchmarks/{id}', params: { id }, sdk: '', cli: '' }, signal);
+    const benchmark = await run<Benchmark>(
+      { operationId: 'getBenchmark', path: '/benchmarks/{id}', params: { id }, sdk: '', cli: '' },
+      signal,
+    );
     return { benchmark, paths: schemaPaths(benchmark.json_schema) };
   });
 }

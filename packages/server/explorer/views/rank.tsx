@@ -43,11 +43,13 @@ export function paretoFront(groups: Group[], better: 'higher' | 'lower'): Set<Gr
   return new Set(priced.filter((g) => !priced.some((o) => o !== g && beats(o, g))));
 }
 
-const W = 640;
+/** The charts' width in pixels: the text keeps its size on a phone (at most 640, at least 320). */
+const width = () => Math.max(320, Math.min(640, innerWidth - 40));
 const LEFT = 8;
 const ROW = 40;
 
 function RankChart({ c, metric }: { c: Comparison; metric: string }) {
+  const W = width();
   const values = c.groups.flatMap((g) => [g.p5, g.p95, ...(g.median_ci ?? [])]).filter((v): v is number => v !== null);
   const lo = Math.min(...values);
   const hi = Math.max(...values);
@@ -66,12 +68,22 @@ function RankChart({ c, metric }: { c: Comparison; metric: string }) {
           const y = i * ROW + 18;
           return (
             <g key={groupId(g)} class={g.rank === null ? 'unranked' : ''}>
-              {ties[i] && <line class="tie" x1={LEFT} x2={LEFT} y1={y - 16} y2={y + 22} />}
+              {ties[i] && (
+                <line
+                  class="tie"
+                  x1={LEFT}
+                  x2={LEFT}
+                  y1={c.groups[i - 1]?.rank === g.rank ? y - 22 : y - 14}
+                  y2={c.groups[i + 1]?.rank === g.rank ? y + 18 : y + 20}
+                />
+              )}
               <text x={LEFT + 16} y={y - 4} class="label">
                 {`#${g.rank ?? '–'} ${groupName(g)} (n=${g.n})`}
               </text>
               {g.p5 !== null && g.p95 !== null && <line class="range" x1={x(g.p5)} x2={x(g.p95)} y1={y + 12} y2={y + 12} />}
-              {g.median_ci && <rect class="ci" x={x(g.median_ci[0])} width={Math.max(2, x(g.median_ci[1]) - x(g.median_ci[0]))} y={y + 6} height={12} />}
+              {g.median_ci && (
+                <rect class="ci" x={x(g.median_ci[0])} width={Math.max(2, x(g.median_ci[1]) - x(g.median_ci[0]))} y={y + 6} height={12} />
+              )}
               {g.median !== null && <path class="median" d={`M${x(g.median)} ${y + 3}v18`} />}
             </g>
           );
@@ -111,8 +123,21 @@ export function Rank({ search }: { search: URLSearchParams }) {
       <Pending answer={bench} what="the benchmark" />
       <div class="row controls">
         <Choice label="Metric" name="metric" value={metric} options={metrics.map((m) => [m, m])} />
-        <Choice label="Group by" name="group_by" value={search.get('group_by') ?? 'flavor'} options={[['flavor', 'flavor'], ['site', 'site']]} />
-        <Choice label="Confidence" name="confidence" value={search.get('confidence') ?? '0.95'} options={['0.9', '0.95', '0.99'].map((v) => [v, v])} />
+        <Choice
+          label="Group by"
+          name="group_by"
+          value={search.get('group_by') ?? 'flavor'}
+          options={[
+            ['flavor', 'flavor'],
+            ['site', 'site'],
+          ]}
+        />
+        <Choice
+          label="Confidence"
+          name="confidence"
+          value={search.get('confidence') ?? '0.95'}
+          options={['0.9', '0.95', '0.99'].map((v) => [v, v])}
+        />
         <Choice
           label="Baseline"
           name="baseline"
@@ -125,28 +150,42 @@ export function Rank({ search }: { search: URLSearchParams }) {
             name="rank_by"
             value={search.get('rank_by') ? `${search.get('rank_by')} ${search.get('currency') ?? ''}`.trim() : 'metric'}
             set={(v) => ({ rank_by: v === 'metric' ? undefined : 'price', currency: v.split(' ')[1] })}
-            options={[['metric', 'the metric'], ...currencies.map((cur) => [`price ${cur}`, `value for money (${cur})`] as [string, string])]}
+            options={[
+              ['metric', 'the metric'],
+              ...currencies.map((cur) => [`price ${cur}`, `value for money (${cur})`] as [string, string]),
+            ]}
           />
         )}
       </div>
       <Filters paths={paths} filters={filters} />
-      <OtherFilters search={search} keys={['site_id', 'flavor_id', 'tags_ids', 'upload_before', 'upload_after', 'execution_before', 'execution_after']} />
+      <OtherFilters
+        search={search}
+        keys={['site_id', 'flavor_id', 'tags_ids', 'upload_before', 'upload_after', 'execution_before', 'execution_after']}
+      />
       <CopyAs call={call} />
       <Pending answer={answer} what="the comparison" />
       {c && <Warnings warnings={c.warnings} filters={filters} />}
       {c && c.groups.length === 0 && (
-        <Empty text={`No result has a number at ${metric} (${c.matched} results match, ${c.excluded} without a number).`} retry={answer.retry} />
+        <Empty
+          text={`No result has a number at ${metric} (${c.matched} results match, ${c.excluded} without a number).`}
+          retry={answer.retry}
+        />
       )}
       {c && c.groups.length > 0 && (
         <>
           <p>
-            <strong>{c.better === 'higher' ? 'Higher is better' : 'Lower is better'}.</strong> {c.matched} results match; {c.excluded} have no
-            number at {metric}. Groups whose intervals overlap share a rank.
+            <strong>{c.better === 'higher' ? 'Higher is better' : 'Lower is better'}.</strong> {c.matched} results match; {c.excluded} have
+            no number at {metric}. Groups whose intervals overlap share a rank.
           </p>
           <RankChart c={c} metric={metric} />
           <p class="links">
-            Download: <a href={apiUrl('/results:compare', { ...query, format: 'csv' })} download="compare.csv">CSV</a>{' '}
-            <a href={apiUrl('/results:compare', { ...query, format: 'svg' })} download="compare.svg">SVG</a>
+            Download:{' '}
+            <a href={apiUrl('/results:compare', { ...query, format: 'csv' })} download="compare.csv">
+              CSV
+            </a>{' '}
+            <a href={apiUrl('/results:compare', { ...query, format: 'svg' })} download="compare.svg">
+              SVG
+            </a>
           </p>
           <Scroll label="The comparison">
             <table id="rank-table">
@@ -180,12 +219,18 @@ export function Rank({ search }: { search: URLSearchParams }) {
                       <td>{g.p5 === null ? '–' : `${fmt(g.p5)}–${fmt(g.p95)}`}</td>
                       {hasPrice && <td data-field="price">{g.price ? `${fmt(g.price.per_hour)} ${g.price.currency}` : '–'}</td>}
                       {hasPrice && (
-                        <td data-field="per_price">{g.per_price ? `${fmt(g.per_price.median)} ${fmtInterval(g.per_price.median_ci)}` : '–'}</td>
+                        <td data-field="per_price">
+                          {g.per_price ? `${fmt(g.per_price.median)} ${fmtInterval(g.per_price.median_ci)}` : '–'}
+                        </td>
                       )}
                       {hasPrice && <td data-field="pareto">{front.has(g) ? '◆ on the front' : g.price ? 'dominated' : '–'}</td>}
                       {hasBaseline && (
                         <td data-field="ratio">
-                          {groupId(g) === c.baseline ? 'baseline' : vs?.ratio != null ? `${fmt(vs.ratio)}× ${fmtInterval(vs.ratio_ci)}` : '–'}
+                          {groupId(g) === c.baseline
+                            ? 'baseline'
+                            : vs?.ratio != null
+                              ? `${fmt(vs.ratio)}× ${fmtInterval(vs.ratio_ci)}`
+                              : '–'}
                         </td>
                       )}
                       {hasBaseline && <td>{fmtP(vs?.pvalue)}</td>}
@@ -205,14 +250,18 @@ export function Rank({ search }: { search: URLSearchParams }) {
 /** Performance against price, one chart per currency, the front joined by a line and drawn as diamonds. */
 function ParetoChart({ groups, front, better }: { groups: Group[]; front: Set<Group>; better: 'higher' | 'lower' }) {
   const priced = groups.filter((g) => g.price && g.median !== null);
-  const currencies = [...new Set(priced.map((g) => g.price!.currency))];
+  // A chart per currency with two flavors or more (the table holds a lone one).
+  const currencies = [...new Set(priced.map((g) => g.price!.currency))].filter(
+    (cur) => priced.filter((g) => g.price!.currency === cur).length > 1,
+  );
+  const W = width();
   return (
     <>
       {currencies.map((cur) => {
         const gs = priced.filter((g) => g.price!.currency === cur);
         const px = gs.map((g) => g.price!.per_hour);
         const py = gs.map((g) => g.median!);
-        const sx = (v: number) => 50 + ((v - Math.min(...px)) / (Math.max(...px) - Math.min(...px) || 1)) * 540;
+        const sx = (v: number) => 30 + ((v - Math.min(...px)) / (Math.max(...px) - Math.min(...px) || 1)) * (W - 60);
         // Better is up: the front runs from the bottom left (cheap) to the top right (good).
         const span = Math.max(...py) - Math.min(...py);
         const up = (v: number) => (better === 'higher' ? v - Math.min(...py) : Math.max(...py) - v);
@@ -220,7 +269,11 @@ function ParetoChart({ groups, front, better }: { groups: Group[]; front: Set<Gr
         const line = gs.filter((g) => front.has(g)).sort((a, b) => a.price!.per_hour - b.price!.per_hour);
         return (
           <figure key={cur}>
-            <svg viewBox="0 0 640 230" role="img" aria-label={`Median against price per hour in ${cur}; diamonds on the line are the Pareto front (${better} is better); the table above holds the same numbers.`}>
+            <svg
+              viewBox={`0 0 ${W} 230`}
+              role="img"
+              aria-label={`Median against price per hour in ${cur}; diamonds on the line are the Pareto front (${better} is better); the table above holds the same numbers.`}
+            >
               <polyline class="front" points={line.map((g) => `${sx(g.price!.per_hour)},${sy(g.median!)}`).join(' ')} />
               {gs.map((g) =>
                 front.has(g) ? (
@@ -233,17 +286,19 @@ function ParetoChart({ groups, front, better }: { groups: Group[]; front: Set<Gr
                 <text
                   key={`t${groupId(g)}`}
                   class="axis"
-                  x={sx(g.price!.per_hour) + (sx(g.price!.per_hour) > 400 ? -8 : 8)}
+                  x={sx(g.price!.per_hour) + (sx(g.price!.per_hour) > W / 2 ? -8 : 8)}
                   y={sy(g.median!) - 8}
-                  text-anchor={sx(g.price!.per_hour) > 400 ? 'end' : 'start'}
+                  text-anchor={sx(g.price!.per_hour) > W / 2 ? 'end' : 'start'}
                 >
                   {g.flavor?.name ?? g.site.name}
                 </text>
               ))}
-              <text class="axis" x={50} y={222}>{`price per hour (${cur}) →`}</text>
+              <text class="axis" x={30} y={222}>{`price per hour (${cur}) →`}</text>
               <text class="axis" x={4} y={14}>{`median, better ↑ (${better} is better)`}</text>
             </svg>
-            <figcaption>Performance against price in {cur}: ◆ on the Pareto front (no flavor is both cheaper and better), ● dominated.</figcaption>
+            <figcaption>
+              Performance against price in {cur}: ◆ on the Pareto front (no flavor is both cheaper and better), ● dominated.
+            </figcaption>
           </figure>
         );
       })}

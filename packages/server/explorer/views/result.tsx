@@ -57,9 +57,7 @@ export function ResultPage({ id }: { id: string }) {
             <Link href={href('/results', { benchmark_id: r.benchmark.id, flavor_id: r.flavor.id })}>Results of its flavor</Link>
           </p>
           <h2>JSON document</h2>
-          <pre class="json" tabIndex={0} aria-label="The result's JSON document">
-            {JSON.stringify(r.json, null, 2)}
-          </pre>
+          <pre class="json">{JSON.stringify(r.json, null, 2)}</pre>
         </>
       )}
     </>

@@ -26,7 +26,8 @@ interface Page {
 /** A value inside a result's JSON, as text (objects as JSON). */
 export function valueAt(json: unknown, path: string): string {
   let v: unknown = json;
-  for (const key of path.replace(/^json\./, '').split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
+  for (const key of path.replace(/^json\./, '').split('.'))
+    v = v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
   return v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 
@@ -72,7 +73,10 @@ export function Results({ search }: { search: URLSearchParams }) {
       <h1 tabIndex={-1}>Results{bench.state === 'done' ? `: ${bench.data.benchmark.name}` : ''}</h1>
       {search.has('benchmark_id') && <Pending answer={bench} what="the benchmark" />}
       <Filters paths={paths} filters={filters} />
-      <OtherFilters search={search} keys={['site_id', 'flavor_id', 'tags_ids', 'upload_before', 'upload_after', 'execution_before', 'execution_after']} />
+      <OtherFilters
+        search={search}
+        keys={['site_id', 'flavor_id', 'tags_ids', 'upload_before', 'upload_after', 'execution_before', 'execution_after']}
+      />
       {paths.length > 0 && (
         <details class="columns">
           <summary>Columns ({chosen.length} JSON paths)</summary>

@@ -53,18 +53,69 @@ async function pointsOf(query: Query, g: Group, bySite: boolean, signal: AbortSi
   const { metric, group_by: _g, better: _b, max_pvalue: _p, min_magnitude: _m, min_size: _s, changed_after: _c, ...filters } = query;
   const columns = ['id', 'execution_datetime', metric as string];
   const csv = client.results.exportCsv({ ...filters, [bySite ? 'site_id' : 'flavor_id']: groupId(g), columns } as never, { signal });
-  const text = await new Response(csv).text();
   const out: Points = { ids: [], x: [], y: [] };
-  for (const line of text.split('\n').slice(1)) {
-    const [id, at, value] = line.split(',');
-    const v = value ? Number(value) : Number.NaN;
-    if (!id || !at || !Number.isFinite(v)) continue;
-    out.ids.push(id);
-    out.x.push(time(at));
-    out.y.push(v);
+  // Read as it arrives, a chunk at a time, yielding: no long task even for 100,000 rows.
+  const reader = csv.getReader();
+  const decoder = new TextDecoder();
+  let rest = '';
+  let header = true;
+  let since = performance.now();
+  for (;;) {
+    const { done, value } = await reader.read();
+    // Reads that are already buffered resolve as microtasks, which never let the page draw: yield.
+    if (performance.now() - since > 25) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      since = performance.now();
+    }
+    const lines = (rest + decoder.decode(value, { stream: !done })).split('\n');
+    rest = done ? '' : lines.pop()!;
+    for (const line of lines) {
+      const [id, at, cell] = line.split(',');
+      const v = cell ? Number(cell) : Number.NaN;
+      if (header || !id || !at || !Number.isFinite(v)) {
+        header = false;
+        continue;
+      }
+      out.ids.push(id);
+      out.x.push(time(at));
+      out.y.push(v);
+    }
+    if (done) return out;
   }
-  return out;
 }
+
+/**
+ * Dense series drawn as the SDK's SVG draws them (changes-chart.ts): per pixel column one stroke from
+ * its lowest to its highest point, so that 100,000 points cost a few thousand strokes, not arcs.
+ */
+const columns: uPlot.Series.PathBuilder = (u, si, i0, i1) => {
+  const xs = u.data[0];
+  const ys = u.data[si]!;
+  const path = new Path2D();
+  let col = Number.NaN;
+  let lo = 0;
+  let hi = 0;
+  const flush = () => {
+    if (Number.isNaN(col)) return;
+    path.moveTo(col, lo);
+    path.lineTo(col, hi);
+  };
+  for (let i = i0; i <= i1; i++) {
+    const x = Math.round(u.valToPos(xs[i]!, 'x', true));
+    const y = u.valToPos(ys[i]!, 'y', true);
+    if (x !== col) {
+      flush();
+      col = x;
+      lo = hi = y;
+    } else {
+      lo = Math.min(lo, y);
+      hi = Math.max(hi, y);
+    }
+  }
+  flush();
+  return { stroke: path };
+};
+const DENSE = 2000;
 
 const css = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
@@ -95,8 +146,10 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
         ctx.beginPath();
         const s = 8 * devicePixelRatio;
         // Regression: a triangle pointing down; improvement: up (shape, not only colour).
-        if (c.direction === 'regression') ctx.moveTo(x - s, top), ctx.lineTo(x + s, top), ctx.lineTo(x, top + s * 1.5);
-        else ctx.moveTo(x - s, top + s * 1.5), ctx.lineTo(x + s, top + s * 1.5), ctx.lineTo(x, top);
+        const [base, tip] = c.direction === 'regression' ? [top, top + s * 1.5] : [top + s * 1.5, top];
+        ctx.moveTo(x - s, base);
+        ctx.lineTo(x + s, base);
+        ctx.lineTo(x, tip);
         ctx.fill();
       }
       ctx.restore();
@@ -116,7 +169,9 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
         ],
         series: [
           {},
-          { label, stroke: point, paths: () => null, points: { show: true, size: 5, fill: point, stroke: point } },
+          points.x.length > DENSE
+            ? { label, stroke: point, width: 3, cap: 'round', paths: columns, points: { show: false } }
+            : { label, stroke: point, paths: () => null, points: { show: true, size: 5, fill: point, stroke: point } },
           { label: 'segment mean', stroke: mean, width: 2, paths: uPlot.paths.stepped!({ align: 1 }), points: { show: false } },
         ],
         hooks: { draw: [drawChanges], setCursor: [(u) => setAt(u.cursor.idx ?? null)] },
@@ -151,8 +206,12 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
         ref={box}
         class="chart"
         tabIndex={0}
-        role="img"
-        aria-label={`${label} over time, ${points.x.length} points; arrow keys move between points, Enter opens one. The tables below hold the segments and changes.`}
+        role="slider"
+        aria-valuemin={0}
+        aria-valuemax={Math.max(0, points.x.length - 1)}
+        aria-valuenow={at ?? 0}
+        aria-valuetext={at === null ? 'no point chosen' : `${fmtTime(new Date(points.x[at]! * 1000).toISOString())}: ${fmt(points.y[at])}`}
+        aria-label={`${label} over time, ${points.x.length} points: the arrow keys move between points, Enter opens one; the tables below hold the segments and changes`}
         onKeyDown={key}
       />
       <p class="note pointer" aria-live="polite">
@@ -190,11 +249,30 @@ export function Series({ search }: { search: URLSearchParams }) {
       <Pending answer={bench} what="the benchmark" />
       <div class="row controls">
         <Choice label="Metric" name="metric" value={metric} options={metrics.map((m) => [m, m])} />
-        <Choice label="Group by" name="group_by" value={bySite ? 'site' : 'flavor'} options={[['flavor', 'flavor'], ['site', 'site']]} />
-        <Choice label="Scale" name="scale" value={search.get('scale') ?? ''} options={[['', 'linear'], ['log', 'logarithmic']]} />
+        <Choice
+          label="Group by"
+          name="group_by"
+          value={bySite ? 'site' : 'flavor'}
+          options={[
+            ['flavor', 'flavor'],
+            ['site', 'site'],
+          ]}
+        />
+        <Choice
+          label="Scale"
+          name="scale"
+          value={search.get('scale') ?? ''}
+          options={[
+            ['', 'linear'],
+            ['log', 'logarithmic'],
+          ]}
+        />
       </div>
       <Filters paths={paths} filters={filters} />
-      <OtherFilters search={search} keys={['site_id', 'flavor_id', 'tags_ids', 'upload_before', 'upload_after', 'execution_before', 'execution_after', 'changed_after']} />
+      <OtherFilters
+        search={search}
+        keys={['site_id', 'flavor_id', 'tags_ids', 'upload_before', 'upload_after', 'execution_before', 'execution_after', 'changed_after']}
+      />
       <CopyAs call={call} />
       <Pending answer={answer} what="the series" />
       {d && <Warnings warnings={d.changes.warnings} filters={filters} />}
@@ -203,9 +281,14 @@ export function Series({ search }: { search: URLSearchParams }) {
       )}
       {d && d.changes.groups.length > 0 && (
         <p>
-          {d.changes.better === 'higher' ? 'Higher' : 'Lower'} is better: a change toward the worse side is a regression (▼), toward the better
-          an improvement (▲). Download: <a href={apiUrl('/results:changes', { ...query, format: 'csv' })} download="changes.csv">CSV</a>{' '}
-          <a href={apiUrl('/results:changes', { ...query, format: 'svg' })} download="changes.svg">SVG</a>
+          {d.changes.better === 'higher' ? 'Higher' : 'Lower'} is better: a change toward the worse side is a regression (▼), toward the
+          better an improvement (▲). Download:{' '}
+          <a href={apiUrl('/results:changes', { ...query, format: 'csv' })} download="changes.csv">
+            CSV
+          </a>{' '}
+          <a href={apiUrl('/results:changes', { ...query, format: 'svg' })} download="changes.svg">
+            SVG
+          </a>
         </p>
       )}
       {d?.changes.groups.map((g, gi) => (
