@@ -88,24 +88,25 @@ try {
   const page = await context.newPage();
   // Scripts as text: tsx would wrap named functions in a helper the page does not have.
   await page.addInitScript(
-    'window.longest = 0; new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longest = Math.max(window.longest, e.duration); }).observe({ type: "longtask", buffered: true });',
+    'window.frames_ = []; let last = performance.now(); const tick = (now) => { window.frames_.push(now - last); last = now; requestAnimationFrame(tick); }; requestAnimationFrame(tick); ' +
+      'window.longest = 0; new PerformanceObserver((list) => { for (const e of list.getEntries()) window.longest = Math.max(window.longest, e.duration); }).observe({ type: "longtask", buffered: true });',
   );
   await page.goto(`${url}/explore/series?benchmark_id=${bench.id}&metric=json.score`);
   await page.locator('section.group canvas').first().waitFor({ timeout: 120_000 });
   const drawn = await page.evaluate(() => performance.now());
   const loadTask = (await page.evaluate('window.longest')) as number;
-  // The pointer sweeps the chart while every frame's length is recorded.
-  await page.evaluate(
-    'window.frames_ = []; let last = performance.now(); const tick = (now) => { window.frames_.push(now - last); last = now; requestAnimationFrame(tick); }; requestAnimationFrame(tick);',
-  );
+  // Every frame's length from the navigation to the drawn chart, then while the pointer sweeps it.
+  const drawing = (await page.evaluate('window.frames_.splice(0).slice(1)')) as number[];
   const box = (await page.locator('.chart .u-over').first().boundingBox())!;
   for (let i = 0; i <= 100; i++) await page.mouse.move(box.x + (box.width * i) / 100, box.y + box.height / 2);
   const frames = (await page.evaluate('window.frames_.slice(1)')) as number[];
   const pointing = await page.locator('.pointer').first().textContent();
   await context.close();
   const worst = Math.max(...frames);
+  const worstDrawing = Math.max(...drawing);
+  const task = loadTask > 0 ? `${loadTask.toFixed(0)} ms` : 'none over 50 ms';
   log(
-    `series of ${POINTS}: drawn after ${drawn.toFixed(0)} ms, longest task ${loadTask.toFixed(0)} ms, worst frame ${worst.toFixed(0)} ms`,
+    `series of ${POINTS}: drawn after ${drawn.toFixed(0)} ms, longest task ${task}, worst frames ${worstDrawing.toFixed(0)} / ${worst.toFixed(0)} ms`,
   );
   if (!pointing?.includes('result')) throw new Error('pointing showed no result');
   console.log(
@@ -117,7 +118,8 @@ try {
         ([name, ms]) => `| ${name} view usable after navigation (median of 5) | ${ms.toFixed(0)} ms | 1,000 ms |`,
       ),
       `| series of ${POINTS.toLocaleString('en')} points: drawn after navigation | ${drawn.toFixed(0)} ms | |`,
-      `| … longest task while loading and drawing | ${loadTask.toFixed(0)} ms | |`,
+      `| … longest task while loading and drawing | ${task} | |`,
+      `| … worst frame while loading and drawing (${drawing.length} frames) | ${worstDrawing.toFixed(0)} ms | 100 ms |`,
       `| … worst frame while pointing (${frames.length} frames) | ${worst.toFixed(0)} ms | 100 ms |`,
     ].join('\n'),
   );

@@ -250,3 +250,18 @@ export const Scroll = ({ label, children }: { label: string; children: Component
     {children}
   </section>
 );
+
+/** A table's header row (false leaves a column out). */
+export const Head = ({ cols }: { cols: (string | false)[] }) => (
+  <thead>
+    <tr>
+      {cols
+        .filter((c): c is string => c !== false)
+        .map((c) => (
+          <th key={c} scope="col">
+            {c}
+          </th>
+        ))}
+    </tr>
+  </thead>
+);

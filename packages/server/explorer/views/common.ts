@@ -1,14 +1,8 @@
+import type { Reply } from '@benchmarks/sdk';
 import { type Answer, run, useAnswer } from '../api.ts';
 import { type SchemaPath, schemaPaths } from '../schema.ts';
 
-export interface Benchmark {
-  id: string;
-  name: string;
-  description: string | null;
-  url: string | null;
-  json_schema: unknown;
-  upload_datetime: string;
-}
+export type Benchmark = Reply<'getBenchmark'>;
 
 /** The benchmark a view is about, with the paths its schema describes. */
 export function useBenchmark(id: string | null): Answer<{ benchmark: Benchmark; paths: SchemaPath[] }> {
@@ -22,10 +16,7 @@ export function useBenchmark(id: string | null): Answer<{ benchmark: Benchmark; 
   });
 }
 
-export interface Named {
-  id: string;
-  name: string;
-}
+type Named = { id: string; name: string };
 
 /** A group's name: `site / flavor` (or the site's, grouped by site). */
 export const groupName = (g: { site: Named; flavor: Named | null }) => (g.flavor ? `${g.site.name} / ${g.flavor.name}` : g.site.name);

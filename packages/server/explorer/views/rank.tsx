@@ -1,33 +1,13 @@
 /** Rank: GET /results:compare drawn: medians with intervals, ties, n, price, value for money and its Pareto front, baseline ratios. */
+import type { Reply } from '@benchmarks/sdk';
 import { type Call, RESULT_FILTERS, apiUrl, queryOf, run, useAnswer } from '../api.ts';
 import { fmt, fmtInterval, fmtP } from '../format.ts';
 import { numeric } from '../schema.ts';
-import { Choice, CopyAs, Scroll, Empty, Filters, OtherFilters, Pending, Warnings } from '../ui.tsx';
-import { type Named, groupId, groupName, useBenchmark } from './common.ts';
+import { Choice, CopyAs, Head, Scroll, Empty, Filters, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { groupId, groupName, useBenchmark } from './common.ts';
 
-type Interval = [number, number];
-export interface Group {
-  site: Named;
-  flavor: Named | null;
-  n: number;
-  median: number | null;
-  median_ci: Interval | null;
-  p5: number | null;
-  p95: number | null;
-  rank: number | null;
-  price: { per_hour: number; currency: string } | null;
-  per_price: { median: number; median_ci: Interval } | null;
-  vs_baseline?: { ratio: number | null; ratio_ci: Interval | null; pvalue: number | null } | null;
-}
-interface Comparison {
-  better: 'higher' | 'lower';
-  confidence: number;
-  matched: number;
-  excluded: number;
-  baseline?: string;
-  groups: Group[];
-  warnings?: [];
-}
+type Comparison = Reply<'compareResults'>;
+export type Group = Comparison['groups'][number];
 
 const KEYS = [...RESULT_FILTERS, 'metric', 'group_by', 'better', 'confidence', 'min_samples', 'rank_by', 'currency', 'baseline'] as const;
 
@@ -116,7 +96,7 @@ export function Rank({ search }: { search: URLSearchParams }) {
   const front = c ? paretoFront(c.groups, c.better) : new Set<Group>();
   const currencies = [...new Set(c?.groups.flatMap((g) => (g.price ? [g.price.currency] : [])) ?? [])];
   const hasPrice = currencies.length > 0;
-  const hasBaseline = c?.groups.some((g) => g.vs_baseline !== undefined);
+  const hasBaseline = !!c?.groups.some((g) => g.vs_baseline !== undefined);
   return (
     <>
       <h1 tabIndex={-1}>Rank{bench.state === 'done' ? `: ${bench.data.benchmark.name}` : ''}</h1>
@@ -190,21 +170,21 @@ export function Rank({ search }: { search: URLSearchParams }) {
           <Scroll label="The comparison">
             <table id="rank-table">
               <caption>The comparison, in the server's order</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Rank</th>
-                  <th scope="col">Group</th>
-                  <th scope="col">n</th>
-                  <th scope="col">Median</th>
-                  <th scope="col">{c.confidence * 100}% interval</th>
-                  <th scope="col">p5–p95</th>
-                  {hasPrice && <th scope="col">Price per hour</th>}
-                  {hasPrice && <th scope="col">{c.better === 'higher' ? 'Median per price' : 'Cost of a run'} [interval]</th>}
-                  {hasPrice && <th scope="col">Pareto front</th>}
-                  {hasBaseline && <th scope="col">Ratio to baseline [interval]</th>}
-                  {hasBaseline && <th scope="col">p-value</th>}
-                </tr>
-              </thead>
+              <Head
+                cols={[
+                  'Rank',
+                  'Group',
+                  'n',
+                  'Median',
+                  `${c.confidence * 100}% interval`,
+                  'p5–p95',
+                  hasPrice && 'Price per hour',
+                  hasPrice && `${c.better === 'higher' ? 'Median per price' : 'Cost of a run'} [interval]`,
+                  hasPrice && 'Pareto front',
+                  hasBaseline && 'Ratio to baseline [interval]',
+                  hasBaseline && 'p-value',
+                ]}
+              />
               <tbody>
                 {c.groups.map((g) => {
                   const tie = g.rank !== null && c.groups.filter((o) => o.rank === g.rank).length > 1;

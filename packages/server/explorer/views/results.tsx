@@ -1,27 +1,13 @@
 /** Results: GET /results with filters built from the schema, chosen JSON columns, sort by a column, more rows by the cursor. */
+import type { Reply } from '@benchmarks/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { type Call, RESULT_FILTERS, apiUrl, navigate, queryOf, run, useAnswer, withParams } from '../api.ts';
 import { fmt, fmtTime } from '../format.ts';
 import { CopyAs, Empty, Filters, Link, OtherFilters, Pending, Scroll, Warnings } from '../ui.tsx';
-import { type Named, useBenchmark } from './common.ts';
+import { useBenchmark } from './common.ts';
 
-export interface Result {
-  id: string;
-  execution_datetime: string;
-  upload_datetime: string;
-  benchmark: Named;
-  site: Named;
-  flavor: Named;
-  tags: Named[];
-  json: Record<string, unknown>;
-  hidden: boolean;
-}
-interface Page {
-  items: Result[];
-  total: number;
-  next_cursor: string | null;
-  warnings?: [];
-}
+type Page = Reply<'listResults'>;
+export type Result = Page['items'][number];
 
 /** A value inside a result's JSON, as text (objects as JSON). */
 export function valueAt(json: unknown, path: string): string {

@@ -1,44 +1,15 @@
 /** Series: the groups of GET /results:changes over time: points (from the export), segment means, change points. */
+import type { Reply } from '@benchmarks/sdk';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { type Call, RESULT_FILTERS, type Query, apiUrl, client, navigate, queryOf, run, useAnswer } from '../api.ts';
 import { fmt, fmtP, fmtTime } from '../format.ts';
 import { numeric } from '../schema.ts';
-import { Choice, CopyAs, Scroll, Empty, Filters, Link, OtherFilters, Pending, Warnings } from '../ui.tsx';
-import { type Named, groupId, groupName, useBenchmark } from './common.ts';
+import { Choice, CopyAs, Head, Scroll, Empty, Filters, Link, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { groupId, groupName, useBenchmark } from './common.ts';
 
-interface Side {
-  n: number;
-  mean: number;
-  median: number;
-}
-interface Change {
-  at: string;
-  result_id: string;
-  index: number;
-  before: Side;
-  after: Side;
-  magnitude: number | null;
-  pvalue: number;
-  direction: 'regression' | 'improvement';
-  record: { id: string; state: string } | null;
-}
-interface Group {
-  site: Named;
-  flavor: Named | null;
-  n: number;
-  first: string;
-  last: string;
-  segments: { from: string; to: string; n: number; mean: number; median: number; stddev: number | null }[];
-  changes: Change[];
-}
-interface Changes {
-  better: string;
-  matched: number;
-  excluded: number;
-  groups: Group[];
-  warnings?: [];
-}
+type Changes = Reply<'findChanges'>;
+type Group = Changes['groups'][number];
 
 const KEYS = [...RESULT_FILTERS, 'metric', 'group_by', 'better', 'max_pvalue', 'min_magnitude', 'min_size', 'changed_after'] as const;
 const time = (t: string) => Date.parse(`${t}Z`) / 1000;
@@ -126,8 +97,13 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
   const [at, setAt] = useState<number | null>(null);
   useEffect(() => {
     const el = box.current!;
-    const means: number[] = [];
-    for (const s of g.segments) for (let i = 0; i < s.n; i++) means.push(s.mean);
+    // Each segment's mean at its first and last point only: a line of a few strokes, however long the series.
+    const means: (number | null)[] = new Array(points.x.length).fill(null);
+    let first = 0;
+    for (const s of g.segments) {
+      means[first] = means[Math.min(points.x.length, first + s.n) - 1] = s.mean;
+      first += s.n;
+    }
     const [fg, grid, point, mean, worse, better] = ['--fg', '--grid', '--point', '--mean', '--worse', '--better'].map(css);
     const drawChanges = (u: uPlot) => {
       const ctx = u.ctx;
@@ -172,7 +148,14 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
           points.x.length > DENSE
             ? { label, stroke: point, width: 3, cap: 'round', paths: columns, points: { show: false } }
             : { label, stroke: point, paths: () => null, points: { show: true, size: 5, fill: point, stroke: point } },
-          { label: 'segment mean', stroke: mean, width: 2, paths: uPlot.paths.stepped!({ align: 1 }), points: { show: false } },
+          {
+            label: 'segment mean',
+            stroke: mean,
+            width: 2,
+            paths: uPlot.paths.stepped!({ align: 1 }),
+            spanGaps: true,
+            points: { show: false },
+          },
         ],
         hooks: { draw: [drawChanges], setCursor: [(u) => setAt(u.cursor.idx ?? null)] },
       },
@@ -228,16 +211,19 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
   );
 }
 
+/** A group's chart once its points have come (each group's export on its own: the tables do not wait). */
+function GroupChart({ query, g, bySite, log }: { query: Query; g: Group; bySite: boolean; log: boolean }) {
+  const points = useAnswer(JSON.stringify([query, groupId(g)]), (signal) => pointsOf(query, g, bySite, signal));
+  if (points.state !== 'done') return <Pending answer={points} what={`the points of ${groupName(g)}`} />;
+  return <SeriesChart g={g} points={points.data} log={log} label={query.metric as string} />;
+}
+
 export function Series({ search }: { search: URLSearchParams }) {
   const query = queryOf(search, KEYS);
   const bench = useBenchmark(search.get('benchmark_id'));
   const call: Call = { operationId: 'findChanges', path: '/results:changes', query, sdk: 'results.changes', cli: 'changes' };
   const bySite = search.get('group_by') === 'site';
-  const answer = useAnswer(JSON.stringify(query), async (signal) => {
-    const changes = await run<Changes>(call, signal);
-    const points = await Promise.all(changes.groups.map((g) => pointsOf(query, g, bySite, signal)));
-    return { changes, points };
-  });
+  const answer = useAnswer(JSON.stringify(query), async (signal) => ({ changes: await run<Changes>(call, signal) }));
   const metric = search.get('metric') ?? '';
   const filters = search.getAll('filters');
   const paths = bench.state === 'done' ? bench.data.paths : [];
@@ -296,21 +282,11 @@ export function Series({ search }: { search: URLSearchParams }) {
           <h2 id={`g${gi}`}>
             {groupName(g)} <span class="note">({fmt(g.n)} points)</span>
           </h2>
-          <SeriesChart g={g} points={d.points[gi]!} log={search.get('scale') === 'log'} label={metric} />
+          <GroupChart query={query} g={g} bySite={bySite} log={search.get('scale') === 'log'} />
           <Scroll label={`Change points of ${groupName(g)}`}>
             <table class="changes">
               <caption>Change points of {groupName(g)}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">At</th>
-                  <th scope="col">Direction</th>
-                  <th scope="col">Mean before</th>
-                  <th scope="col">Mean after</th>
-                  <th scope="col">Magnitude</th>
-                  <th scope="col">p-value</th>
-                  <th scope="col">Triage</th>
-                </tr>
-              </thead>
+              <Head cols={['At', 'Direction', 'Mean before', 'Mean after', 'Magnitude', 'p-value', 'Triage']} />
               <tbody>
                 {g.changes.length === 0 && (
                   <tr>
@@ -336,15 +312,7 @@ export function Series({ search }: { search: URLSearchParams }) {
           <Scroll label={`Segments of ${groupName(g)}`}>
             <table class="segments">
               <caption>Segments of {groupName(g)}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">From</th>
-                  <th scope="col">To</th>
-                  <th scope="col">n</th>
-                  <th scope="col">Mean</th>
-                  <th scope="col">Median</th>
-                </tr>
-              </thead>
+              <Head cols={['From', 'To', 'n', 'Mean', 'Median']} />
               <tbody>
                 {g.segments.map((s) => (
                   <tr key={s.from}>
