@@ -166,7 +166,7 @@ export function Filters({ paths, filters }: { paths: SchemaPath[]; filters: stri
             ))}
           </select>
         </label>
-        <label htmlFor="filter-value">
+        <label for="filter-value">
           Value{type ? ` (${type})` : ''}
           {type === 'boolean' ? (
             <select id="filter-value" value={value} onChange={(e) => setValue(e.currentTarget.value)}>
@@ -175,6 +175,7 @@ export function Filters({ paths, filters }: { paths: SchemaPath[]; filters: stri
             </select>
           ) : type === 'number' || type === 'integer' ? (
             <input
+              id="filter-value"
               type="number"
               step={type === 'integer' ? 1 : 'any'}
               value={value}

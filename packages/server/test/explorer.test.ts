@@ -154,7 +154,9 @@ test('GET /explore: the page under its policy, its two files, and within 120 KB 
     gzipped += gzipSync(Buffer.from(await res.arrayBuffer()), { level: 9 }).length;
   }
   assert.ok(gzipped <= 120 * 1024, `JavaScript and CSS: ${gzipped} bytes gzipped`);
-  assert.is((await fetch(`${t.url}/explore/assets/nothing.js`)).status, 404);
+  const missing = await fetch(`${t.url}/explore/assets/nothing.js`);
+  assert.is(missing.status, 404);
+  await missing.text();
   const spec = await api('/api-spec.json', {});
   assert.match(spec.info.description, '/explore');
 });
@@ -280,7 +282,7 @@ test('Series: the change points and segments of GET /results:changes, a point un
   await page.locator('section.group').first().waitFor();
   const ch = await api('/results:changes', rankQuery());
   assert.is(await page.locator('section.group').count(), ch.groups.length);
-  assert.is(await page.locator('.chart canvas').count(), ch.groups.length);
+  await page.waitForFunction((n) => document.querySelectorAll('.chart canvas').length === n, ch.groups.length);
   const changes = ch.groups.flatMap((g: any) => g.changes);
   assert.ok(changes.length >= 1, 'the seeded step is found');
   assert.equal(
@@ -370,7 +372,9 @@ test('Results: the page of GET /results, chosen columns, a sort by header, more 
   assert.is(await page.locator('td[data-path="json.machine.cpu.count"]').count(), 0);
   const exported = await page.getByRole('link', { name: 'Export this query as CSV' }).getAttribute('href');
   assert.match(exported!, 'columns=json.result.score');
-  assert.is((await fetch(`${t.url}${exported}`)).status, 200);
+  const csv = await fetch(`${t.url}${exported}`);
+  assert.is(csv.status, 200);
+  assert.match(await csv.text(), /^id,execution_datetime,site_name,flavor_name,tags,json.result.score\r?\n/);
   await page.goBack();
   await page.waitForFunction(() => document.querySelectorAll('td[data-path="json.machine.cpu.count"]').length > 0);
   // A path the schema does not describe: the server's warning, and its suggestion one click away.
