@@ -27,6 +27,7 @@ let bench: { id: string };
 let empty: { id: string };
 let flavors: { id: string; name: string }[];
 let resultId: string;
+let hiddenId: string;
 const SCHEMA = {
   type: 'object',
   properties: {
@@ -63,6 +64,7 @@ test.before(async () => {
     })),
   );
   [resultId] = await seed.results(rows);
+  [hiddenId] = await seed.results([{ ...rows[0]!, hidden: true, json: { result: { score: 1 } } }]);
   browser = await launchChromium();
 });
 test.after(async () => {
@@ -164,7 +166,7 @@ test('GET /explore: the page under its policy, its two files, and within 120 KB 
 test('Benchmarks: each benchmark with its result count, flavors and links; search terms in the URL', async () => {
   const o = await open('/explore');
   const { page } = o;
-  const card = page.locator('.card', { hasText: bench.id.slice(0, 0) }).filter({ has: page.locator(`a[href*="${bench.id}"]`) });
+  const card = page.locator('.card').filter({ has: page.locator(`a[href*="${bench.id}"]`) });
   await card.first().waitFor();
   const listed = await api('/results', { benchmark_id: bench.id, per_page: '1' });
   assert.is(await card.locator('[data-field="total"]').textContent(), fmt(listed.total));
@@ -396,6 +398,9 @@ test('Result: every field, the tag as text, the JSON document; a hidden or unkno
   await axe(page, 'pre.json');
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= 375, `fits 375 px (${width})`);
+  await page.goto(`${t.url}/explore/results/${hiddenId}`);
+  await page.getByText('This result is hidden').waitFor();
+  assert.is(await page.locator('pre.json').count(), 0);
   await o.done();
   // The browser reports the API's 404 on the console: that one is expected.
   const missing = await open('/explore/results/00000000-0000-4000-8000-000000000000', { allow: /status of 404/ });
@@ -425,6 +430,23 @@ test('An empty benchmark: a sentence, not a blank page; copy-as gives the exact 
   await page.goto(`${t.url}/explore/results?benchmark_id=${empty.id}`);
   await page.getByText('No result matches this query.').waitFor();
   await o.done();
+});
+
+test('At 375 px wide every view fits: nothing wider than the screen but what scrolls inside its region', async () => {
+  const q = `benchmark_id=${bench.id}&metric=json.result.score`;
+  for (const [path, ready] of [
+    ['/explore', '.card'],
+    [`/explore/rank?${q}&baseline=${flavors[1]!.id}`, '#rank-table'],
+    [`/explore/series?${q}`, 'section.group:nth-of-type(3) .chart canvas'],
+    [`/explore/results?benchmark_id=${bench.id}`, '#results-table'],
+  ]) {
+    const o = await open(path!, { width: 375 });
+    await o.page.locator(ready!).first().waitFor();
+    await o.page.locator('details.copy summary').click();
+    const width = await o.page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 375, `${path} is ${width} px wide`);
+    await o.done();
+  }
 });
 
 test.run();
