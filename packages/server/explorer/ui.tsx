@@ -149,7 +149,7 @@ export function Filters({ paths, filters }: { paths: SchemaPath[]; filters: stri
       <form onSubmit={add} class="row">
         <label>
           Path
-          <input list="schema-paths" value={path} onInput={(e) => setPath(e.currentTarget.value)} required />
+          <input list="schema-paths" value={path} placeholder={paths[0]?.path} onInput={(e) => setPath(e.currentTarget.value)} required />
         </label>
         <datalist id="schema-paths">
           {paths.map((p) => (

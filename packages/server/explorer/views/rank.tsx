@@ -245,7 +245,7 @@ function ParetoChart({ groups, front, better }: { groups: Group[]; front: Set<Gr
         // Better is up: the front runs from the bottom left (cheap) to the top right (good).
         const span = Math.max(...py) - Math.min(...py);
         const up = (v: number) => (better === 'higher' ? v - Math.min(...py) : Math.max(...py) - v);
-        const sy = (v: number) => (span ? 190 - (up(v) / span) * 160 : 110);
+        const sy = (v: number) => (span ? 190 - (up(v) / span) * 140 : 110);
         const line = gs.filter((g) => front.has(g)).sort((a, b) => a.price!.per_hour - b.price!.per_hour);
         return (
           <figure key={cur}>

@@ -283,49 +283,55 @@ export function Series({ search }: { search: URLSearchParams }) {
             {groupName(g)} <span class="note">({fmt(g.n)} points)</span>
           </h2>
           <GroupChart query={query} g={g} bySite={bySite} log={search.get('scale') === 'log'} />
-          <Scroll label={`Change points of ${groupName(g)}`}>
-            <table class="changes">
-              <caption>Change points of {groupName(g)}</caption>
-              <Head cols={['At', 'Direction', 'Mean before', 'Mean after', 'Magnitude', 'p-value', 'Triage']} />
-              <tbody>
-                {g.changes.length === 0 && (
-                  <tr>
-                    <td colSpan={7}>No change point at these thresholds.</td>
-                  </tr>
-                )}
-                {g.changes.map((c) => (
-                  <tr key={c.result_id}>
-                    <td>
-                      <Link href={`/explore/results/${c.result_id}`}>{fmtTime(c.at)}</Link>
-                    </td>
-                    <td class={c.direction}>{c.direction === 'regression' ? '▼ regression' : '▲ improvement'}</td>
-                    <td data-field="before">{fmt(c.before.mean)}</td>
-                    <td data-field="after">{fmt(c.after.mean)}</td>
-                    <td data-field="magnitude">{c.magnitude === null ? '–' : `${fmt(c.magnitude * 100)} %`}</td>
-                    <td data-field="pvalue">{fmtP(c.pvalue)}</td>
-                    <td>{c.record?.state ?? '–'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </Scroll>
-          <Scroll label={`Segments of ${groupName(g)}`}>
-            <table class="segments">
-              <caption>Segments of {groupName(g)}</caption>
-              <Head cols={['From', 'To', 'n', 'Mean', 'Median']} />
-              <tbody>
-                {g.segments.map((s) => (
-                  <tr key={s.from}>
-                    <td>{fmtTime(s.from)}</td>
-                    <td>{fmtTime(s.to)}</td>
-                    <td data-field="n">{fmt(s.n)}</td>
-                    <td data-field="mean">{fmt(s.mean)}</td>
-                    <td data-field="median">{fmt(s.median)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </Scroll>
+          <details open={g.changes.length <= 20}>
+            <summary>{g.changes.length} change points</summary>
+            <Scroll label={`Change points of ${groupName(g)}`}>
+              <table class="changes">
+                <caption>Change points of {groupName(g)}</caption>
+                <Head cols={['At', 'Direction', 'Mean before', 'Mean after', 'Magnitude', 'p-value', 'Triage']} />
+                <tbody>
+                  {g.changes.length === 0 && (
+                    <tr>
+                      <td colSpan={7}>No change point at these thresholds.</td>
+                    </tr>
+                  )}
+                  {g.changes.map((c) => (
+                    <tr key={c.result_id}>
+                      <td>
+                        <Link href={`/explore/results/${c.result_id}`}>{fmtTime(c.at)}</Link>
+                      </td>
+                      <td class={c.direction}>{c.direction === 'regression' ? '▼ regression' : '▲ improvement'}</td>
+                      <td data-field="before">{fmt(c.before.mean)}</td>
+                      <td data-field="after">{fmt(c.after.mean)}</td>
+                      <td data-field="magnitude">{c.magnitude === null ? '–' : `${fmt(c.magnitude * 100)} %`}</td>
+                      <td data-field="pvalue">{fmtP(c.pvalue)}</td>
+                      <td>{c.record?.state ?? '–'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </Scroll>
+          </details>
+          <details open={g.segments.length <= 20}>
+            <summary>{g.segments.length} segments</summary>
+            <Scroll label={`Segments of ${groupName(g)}`}>
+              <table class="segments">
+                <caption>Segments of {groupName(g)}</caption>
+                <Head cols={['From', 'To', 'n', 'Mean', 'Median']} />
+                <tbody>
+                  {g.segments.map((s) => (
+                    <tr key={s.from}>
+                      <td>{fmtTime(s.from)}</td>
+                      <td>{fmtTime(s.to)}</td>
+                      <td data-field="n">{fmt(s.n)}</td>
+                      <td data-field="mean">{fmt(s.mean)}</td>
+                      <td data-field="median">{fmt(s.median)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </Scroll>
+          </details>
         </section>
       ))}
     </>
