@@ -300,7 +300,7 @@ test('Series: the change points and segments of GET /results:changes, a point un
     changes.map((c: any) => fmtP(c.pvalue)),
   );
   assert.equal(
-    await page.locator('table.changes td.regression, table.changes td.improvement').allTextContents(),
+    await page.locator('table.changes .regression, table.changes .improvement').allTextContents(),
     changes.map((c: any) => (c.direction === 'regression' ? '▼ regression' : '▲ improvement')),
   );
   const segments = ch.groups.flatMap((g: any) => g.segments);
