@@ -163,6 +163,18 @@ test('GET /explore: the page under its policy, its two files, and within 120 KB 
   assert.match(spec.info.description, '/explore');
 });
 
+test('Swagger UI at / links to the explorer, and the explorer links back', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${t.url}/`);
+  // Swagger UI opens the description's links in a new tab.
+  await page.locator('.info a[href="/explore"]').waitFor();
+  await page.goto(`${t.url}/explore`);
+  await page.getByRole('link', { name: 'API (Swagger UI)' }).waitFor();
+  assert.is(await page.getByRole('link', { name: 'API (Swagger UI)' }).getAttribute('href'), '/');
+  await context.close();
+});
+
 test('Benchmarks: each benchmark with its result count, flavors and links; search terms in the URL', async () => {
   const o = await open('/explore');
   const { page } = o;
