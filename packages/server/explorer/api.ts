@@ -116,7 +116,7 @@ export function navigate(href: string, replace = false): void {
   dispatchEvent(new PopStateEvent('popstate'));
 }
 
-/** The current path with some parameters changed (`undefined` or `[]` removes one); `cursor` never carries over. */
+/** The current path with some parameters changed (`undefined` or `[]` removes one). */
 export function withParams(changes: Record<string, string | string[] | undefined>): string {
   const search = new URLSearchParams(location.search);
   for (const [k, v] of Object.entries(changes)) {

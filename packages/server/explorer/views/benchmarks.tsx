@@ -7,7 +7,7 @@ import { CopyAs, Empty, Link, Pending } from '../ui.tsx';
 import { type Benchmark, groupName } from './common.ts';
 
 type Page<T> = { items: T[]; total: number };
-type Facts = { total: number; last: string | null; flavors: string[] | null; metric: string | undefined };
+type Facts = { total: number | null; last: string | null; flavors: string[] | null; metric: string | undefined };
 
 /** Per benchmark: its count and last upload (one result, newest first), its flavors (groups of its default metric's comparison). */
 async function factsOf(b: Benchmark, signal: AbortSignal): Promise<Facts> {
@@ -33,7 +33,8 @@ export function Benchmarks({ search }: { search: URLSearchParams }) {
     : { operationId: 'listBenchmarks', path: '/benchmarks', sdk: 'benchmarks.list', cli: 'benchmarks list' };
   const answer = useAnswer(JSON.stringify(query), async (signal) => {
     const page = await run<Page<Benchmark>>(call, signal);
-    return { page, facts: await Promise.all(page.items.map((b) => factsOf(b, signal))) };
+    // A benchmark whose facts fail (a busy server) is still listed, without them.
+    return { page, facts: await Promise.all(page.items.map((b) => factsOf(b, signal).catch(() => null))) };
   });
   const [text, setText] = useState(terms.join(' '));
   const submit = (e: Event) => {
@@ -59,7 +60,12 @@ export function Benchmarks({ search }: { search: URLSearchParams }) {
         ) : (
           <ul class="cards">
             {answer.data.page.items.map((b, i) => {
-              const f = answer.data.facts[i]!;
+              const f = answer.data.facts[i] ?? {
+                total: null,
+                last: null,
+                flavors: null,
+                metric: defaultMetric(schemaPaths(b.json_schema)),
+              };
               const q = { benchmark_id: b.id, ...(f.metric ? { metric: f.metric } : {}) };
               return (
                 <li key={b.id} class="card">
@@ -72,7 +78,11 @@ export function Benchmarks({ search }: { search: URLSearchParams }) {
                     <dd>{fmtTime(f.last)}</dd>
                     <dt>Flavors</dt>
                     <dd>
-                      {f.flavors ? (f.flavors.length ? f.flavors.join(', ') : 'none with a number') : 'no numeric metric in its schema'}
+                      {f.flavors
+                        ? f.flavors.join(', ') || 'none with a number'
+                        : f.metric
+                          ? 'unknown (no answer)'
+                          : 'no numeric metric in its schema'}
                     </dd>
                   </dl>
                   <p class="links">

@@ -107,6 +107,8 @@ export function Rank({ search }: { search: URLSearchParams }) {
           label="Group by"
           name="group_by"
           value={search.get('group_by') ?? 'flavor'}
+          // A baseline is a flavor or a site: it does not carry over.
+          set={(v) => ({ group_by: v, baseline: undefined })}
           options={[
             ['flavor', 'flavor'],
             ['site', 'site'],
