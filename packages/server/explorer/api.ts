@@ -81,7 +81,8 @@ export const run = <T>(call: Call, signal: AbortSignal) =>
   client.core.invoke(call.operationId, { query: call.query, params: call.params, signal }) as Promise<T>;
 
 export type Answer<T> =
-  | { state: 'loading' | 'slow'; retry: () => void }
+  | { state: 'loading'; retry: () => void }
+  | { state: 'slow'; retry: () => void }
   | { state: 'done'; data: T; retry: () => void }
   | { state: 'failed'; error: string; retry: () => void };
 

@@ -19,30 +19,9 @@ export function Link(props: { href: string; children: ComponentChildren; class?:
   );
 }
 
-/** A sentence for an answer that is not (yet) there, with a retry where one helps; null once it is. */
-export function Pending({ answer, what }: { answer: Answer<unknown>; what: string }) {
-  if (answer.state === 'done') return null;
-  if (answer.state === 'loading')
-    return (
-      <p class="note" role="status">
-        Loading {what}…
-      </p>
-    );
-  const text =
-    answer.state === 'failed' ? `Could not load ${what}: ${answer.error}` : `The server is slow to answer with ${what}; still waiting.`;
-  return (
-    <p class={answer.state === 'failed' ? 'note error' : 'note'} role={answer.state === 'failed' ? 'alert' : 'status'}>
-      {text}{' '}
-      <button type="button" onClick={answer.retry}>
-        Retry
-      </button>
-    </p>
-  );
-}
-
-/** An empty answer: a sentence (and a retry). */
-export const Empty = ({ text, retry }: { text: string; retry?: () => void }) => (
-  <p class="note" role="status">
+/** A sentence in place of an answer (empty, slow, failed), with a retry where one helps. */
+export const Note = ({ text, retry, alert }: { text: string; retry?: () => void; alert?: boolean }) => (
+  <p class={alert ? 'note error' : 'note'} role={alert ? 'alert' : 'status'}>
     {text}{' '}
     {retry && (
       <button type="button" onClick={retry}>
@@ -51,6 +30,14 @@ export const Empty = ({ text, retry }: { text: string; retry?: () => void }) => 
     )}
   </p>
 );
+
+/** The sentence of an answer not (yet) there; null once it is. */
+export function Pending({ answer, what }: { answer: Answer<unknown>; what: string }) {
+  if (answer.state === 'done') return null;
+  if (answer.state === 'loading') return <Note text={`Loading ${what}…`} />;
+  if (answer.state === 'slow') return <Note text={`The server is slow to answer with ${what}; still waiting.`} retry={answer.retry} />;
+  return <Note alert text={`Could not load ${what}: ${answer.error}`} retry={answer.retry} />;
+}
 
 /** "Copy as curl / SDK / CLI": the commands that fetch what the view shows. */
 export function CopyAs({ call }: { call: Call }) {
@@ -188,11 +175,7 @@ export function Filters({ paths, filters }: { paths: SchemaPath[]; filters: stri
         </label>
         <button type="submit">Add filter</button>
       </form>
-      {problem && (
-        <p class="note error" role="alert">
-          {problem}
-        </p>
-      )}
+      {problem && <Note alert text={problem} />}
     </fieldset>
   );
 }

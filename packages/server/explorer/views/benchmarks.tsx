@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { type Call, href, navigate, queryOf, run, useAnswer, withParams } from '../api.ts';
 import { fmt, fmtTime } from '../format.ts';
 import { defaultMetric, schemaPaths } from '../schema.ts';
-import { CopyAs, Empty, Link, Pending } from '../ui.tsx';
+import { CopyAs, Note, Link, Pending } from '../ui.tsx';
 import { type Benchmark, groupName } from './common.ts';
 
 type Page<T> = { items: T[]; total: number };
@@ -56,7 +56,7 @@ export function Benchmarks({ search }: { search: URLSearchParams }) {
       <Pending answer={answer} what="the benchmarks" />
       {answer.state === 'done' &&
         (answer.data.page.items.length === 0 ? (
-          <Empty text={terms.length ? 'No approved benchmark matches these terms.' : 'No approved benchmark yet.'} retry={answer.retry} />
+          <Note text={terms.length ? 'No approved benchmark matches these terms.' : 'No approved benchmark yet.'} retry={answer.retry} />
         ) : (
           <ul class="cards">
             {answer.data.page.items.map((b, i) => {

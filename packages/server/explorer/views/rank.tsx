@@ -3,7 +3,7 @@ import type { Reply } from '@benchmarks/sdk';
 import { type Call, RESULT_FILTERS, apiUrl, queryOf, run, useAnswer } from '../api.ts';
 import { fmt, fmtInterval, fmtP } from '../format.ts';
 import { numeric } from '../schema.ts';
-import { Choice, CopyAs, Head, Scroll, Empty, Filters, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { Choice, CopyAs, Head, Scroll, Note, Filters, OtherFilters, Pending, Warnings } from '../ui.tsx';
 import { groupId, groupName, useBenchmark } from './common.ts';
 
 type Comparison = Reply<'compareResults'>;
@@ -148,7 +148,7 @@ export function Rank({ search }: { search: URLSearchParams }) {
       <Pending answer={answer} what="the comparison" />
       {c && <Warnings warnings={c.warnings} filters={filters} />}
       {c && c.groups.length === 0 && (
-        <Empty
+        <Note
           text={`No result has a number at ${metric} (${c.matched} results match, ${c.excluded} without a number).`}
           retry={answer.retry}
         />

@@ -2,7 +2,7 @@
 import { type Call, href, run, useAnswer } from '../api.ts';
 import { fmtTime } from '../format.ts';
 import { defaultMetric } from '../schema.ts';
-import { CopyAs, Link, Pending } from '../ui.tsx';
+import { CopyAs, Link, Note, Pending } from '../ui.tsx';
 import { useBenchmark } from './common.ts';
 import type { Result } from './results.tsx';
 
@@ -19,9 +19,7 @@ export function ResultPage({ id }: { id: string }) {
       <CopyAs call={call} />
       <Pending answer={answer} what="the result" />
       {answer.state === 'done' && answer.data.hidden && (
-        <p class="note" role="status">
-          This result is hidden (deleted or under a claim): the explorer does not show it.
-        </p>
+        <Note text="This result is hidden (deleted or under a claim): the explorer does not show it." />
       )}
       {r && (
         <>

@@ -3,7 +3,7 @@ import type { Reply } from '@benchmarks/sdk';
 import { useEffect, useState } from 'preact/hooks';
 import { type Call, RESULT_FILTERS, apiUrl, navigate, queryOf, run, useAnswer, withParams } from '../api.ts';
 import { fmt, fmtTime } from '../format.ts';
-import { CopyAs, Empty, Filters, Link, OtherFilters, Pending, Scroll, Warnings } from '../ui.tsx';
+import { CopyAs, Note, Filters, Link, OtherFilters, Pending, Scroll, Warnings } from '../ui.tsx';
 import { useBenchmark } from './common.ts';
 
 type Page = Reply<'listResults'>;
@@ -81,7 +81,7 @@ export function Results({ search }: { search: URLSearchParams }) {
       </p>
       <Pending answer={answer} what="the results" />
       {page && <Warnings warnings={page.warnings} filters={filters} />}
-      {page && page.total === 0 && <Empty text="No result matches this query." retry={answer.retry} />}
+      {page && page.total === 0 && <Note text="No result matches this query." retry={answer.retry} />}
       {page && page.total > 0 && (
         <>
           <p role="status">
@@ -123,14 +123,7 @@ export function Results({ search }: { search: URLSearchParams }) {
               Show more results
             </button>
           )}
-          {more.failed && (
-            <p class="note error" role="alert">
-              Could not load more results: {more.failed}{' '}
-              <button type="button" onClick={() => void loadMore()}>
-                Retry
-              </button>
-            </p>
-          )}
+          {more.failed && <Note alert text={`Could not load more results: ${more.failed}`} retry={() => void loadMore()} />}
         </>
       )}
     </>

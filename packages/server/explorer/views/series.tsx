@@ -5,7 +5,7 @@ import uPlot from 'uplot';
 import { type Call, RESULT_FILTERS, type Query, apiUrl, client, navigate, queryOf, run, useAnswer } from '../api.ts';
 import { fmt, fmtP, fmtTime } from '../format.ts';
 import { numeric } from '../schema.ts';
-import { Choice, CopyAs, Head, Scroll, Empty, Filters, Link, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { Choice, CopyAs, Head, Scroll, Note, Filters, Link, OtherFilters, Pending, Warnings } from '../ui.tsx';
 import { groupId, groupName, useBenchmark } from './common.ts';
 
 type Changes = Reply<'findChanges'>;
@@ -263,7 +263,7 @@ export function Series({ search }: { search: URLSearchParams }) {
       <Pending answer={answer} what="the series" />
       {d && <Warnings warnings={d.changes.warnings} filters={filters} />}
       {d && d.changes.groups.length === 0 && (
-        <Empty text={`No result has a number at ${metric} (${d.changes.matched} results match).`} retry={answer.retry} />
+        <Note text={`No result has a number at ${metric} (${d.changes.matched} results match).`} retry={answer.retry} />
       )}
       {d && d.changes.groups.length > 0 && (
         <p>
