@@ -197,7 +197,7 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
         aria-label={`${label} over time, ${points.x.length} points: the arrow keys move between points, Enter opens one; the tables below hold the segments and changes`}
         onKeyDown={key}
       />
-      <p class="note pointer" aria-live="polite">
+      <p class="note pointer">
         {at === null ? (
           'Point at a point (or focus the chart and use the arrow keys) to see its result; click to open it.'
         ) : (
@@ -284,7 +284,7 @@ export function Series({ search }: { search: URLSearchParams }) {
           </h2>
           <GroupChart query={query} g={g} bySite={bySite} log={search.get('scale') === 'log'} />
           <details open={g.changes.length <= 20}>
-            <summary>{g.changes.length} change points</summary>
+            <summary>Change points: {g.changes.length}</summary>
             <Scroll label={`Change points of ${groupName(g)}`}>
               <table class="changes">
                 <caption>Change points of {groupName(g)}</caption>
@@ -313,7 +313,7 @@ export function Series({ search }: { search: URLSearchParams }) {
             </Scroll>
           </details>
           <details open={g.segments.length <= 20}>
-            <summary>{g.segments.length} segments</summary>
+            <summary>Segments: {g.segments.length}</summary>
             <Scroll label={`Segments of ${groupName(g)}`}>
               <table class="segments">
                 <caption>Segments of {groupName(g)}</caption>
