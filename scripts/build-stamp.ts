@@ -6,7 +6,7 @@
  * compiled server as a process (packages/server/test/support/process.ts, the documentation's
  * examples) and the packaging test, which packs it. CI then compiles once.
  *
- * What the build reads: every file under `packages/<name>/src`, each package's package.json and
+ * What the build reads: every file under `packages/<name>/src` and `packages/server/explorer`, each package's package.json and
  * tsconfig.json, tsconfig.base.json, package-lock.json (the CLI bundle holds its dependencies), and
  * the build script with this module.
  */
@@ -23,6 +23,7 @@ export const stampFile = (root: string) => join(root, 'dist', 'build.json');
 const outputs = (root: string) => [
   ...['sdk', 'server', 'demo'].map((name) => join(root, 'packages', name, 'dist', 'index.js')),
   join(root, 'packages', 'cli', 'dist', 'benchmarks.js'),
+  join(root, 'packages', 'server', 'assets', 'explorer', 'explorer.js'),
 ];
 
 function filesUnder(dir: string): string[] {
@@ -40,6 +41,8 @@ export function buildInputs(root: string): string[] {
       const dir = join(root, 'packages', name);
       return [join(dir, 'package.json'), join(dir, 'tsconfig.json'), ...filesUnder(join(dir, 'src'))];
     }),
+    // The explorer's sources, bundled into the server's assets.
+    ...filesUnder(join(root, 'packages', 'server', 'explorer')),
     ...['tsconfig.base.json', 'package-lock.json', 'scripts/build.ts', 'scripts/build-stamp.ts'].map((f) => join(root, f)),
   ];
   return files

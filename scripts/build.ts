@@ -11,6 +11,9 @@
  * packaging test (test/packaging.test.ts) packs this build when it is the build of the sources in
  * place (scripts/build-stamp.ts), and builds again otherwise.
  *
+ * - the explorer (`/explore`): its sources (packages/server/explorer) bundled and minified by esbuild into
+ *   `packages/server/assets/explorer/` (explorer.js, explorer.css), which the built server serves.
+ *
  * - with `--sea`, also the CLI as a standalone executable for runners without Node
  *   (`packages/cli/dist/benchmarks-<platform>-<arch>`: this Node binary with the CLI inside, a Node
  *   single executable application). Not published to npm: attach it to a release.
@@ -25,6 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
 import { writeStamp } from './build-stamp.ts';
+import { EXPLORER_ASSETS, explorerBuildOptions } from '../packages/server/src/http/explorer.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const COMPILED = ['sdk', 'server', 'demo'];
@@ -55,6 +59,12 @@ const CLI_BUNDLE = {
   minify: true,
   logLevel: 'warning',
 } satisfies BuildOptions;
+
+/** The explorer's two files, from nothing. */
+async function bundleExplorer(): Promise<void> {
+  rmSync(EXPLORER_ASSETS, { recursive: true, force: true });
+  await build({ ...explorerBuildOptions(), outdir: EXPLORER_ASSETS });
+}
 
 /** The CLI as one file. */
 export async function bundleCli(): Promise<string> {
@@ -108,12 +118,13 @@ export async function buildStandalone(): Promise<string> {
 const onlyCli = process.argv.includes('--cli');
 const started = Date.now();
 if (!onlyCli) compile();
+if (!onlyCli) await bundleExplorer();
 const cli = await bundleCli();
 const standalone = process.argv.includes('--sea') ? await buildStandalone() : undefined;
 // What this build read, for the steps that reuse it (scripts/build-stamp.ts).
 if (!onlyCli) writeStamp(ROOT);
 const size = (file: string) => `${Math.round(statSync(file).size / 1024)} KB`;
 process.stdout.write(
-  `built ${onlyCli ? '' : `${COMPILED.map((n) => `packages/${n}/dist`).join(', ')}, `}packages/cli/dist/benchmarks.js (${size(cli)})` +
+  `built ${onlyCli ? '' : `${COMPILED.map((n) => `packages/${n}/dist`).join(', ')}, packages/server/assets/explorer, `}packages/cli/dist/benchmarks.js (${size(cli)})` +
     `${standalone ? ` and ${standalone.slice(ROOT.length)} (${size(standalone)})` : ''} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
 );

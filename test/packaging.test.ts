@@ -125,6 +125,18 @@ test('each tarball has package.json, README.md, LICENSE and every file its expor
   assert.equal(problems, []);
 });
 
+test('the server tarball holds the built explorer and none of its sources', () => {
+  const { files } = tarball('server');
+  assert.equal(
+    files.filter((f) => f.startsWith('assets/explorer/')),
+    ['assets/explorer/explorer.css', 'assets/explorer/explorer.js'],
+  );
+  assert.equal(
+    files.filter((f) => f.startsWith('explorer/')),
+    [],
+  );
+});
+
 test('the CLI tarball is exactly package.json, README.md, LICENSE, its guide and the one bundled dist/benchmarks.js', () => {
   assert.equal(tarball('cli').files, ['LICENSE', 'README.md', 'dist/benchmarks.js', 'docs/cli.md', 'package.json']);
 });
@@ -257,6 +269,15 @@ test('the installed benchmarks-server runs on its embedded PostgreSQL, answers /
     const health = await fetch(`${url}/api/v1/health`);
     assert.is(health.status, 200);
     assert.equal(await health.json(), { status: 'ok', version: manifestOf('server').version });
+    // The explorer, from the bundle the build put in the package's assets.
+    const explorer = await fetch(`${url}/explore/rank`);
+    assert.is(explorer.status, 200);
+    assert.match(explorer.headers.get('content-security-policy') ?? '', "script-src 'self'");
+    for (const file of ['explorer.js', 'explorer.css']) {
+      const asset = await fetch(`${url}/explore/assets/${file}`);
+      assert.is(asset.status, 200, file);
+      assert.ok((await asset.text()).length > 1000, `${file} is the bundle`);
+    }
     assert.ok(processesMentioning(dataDir).length >= 2, 'the server and its PostgreSQL run with the data directory');
     server.child.kill('SIGTERM');
     const { code, stderr } = await within(server.exited, 30_000, 'stopping on SIGTERM');

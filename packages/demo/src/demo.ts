@@ -115,6 +115,7 @@ export async function startDemo(config: ServerConfig, logger: Logger, signal?: A
         [
           '',
           `Benchmark results service (demo) at ${server.url}/   (Swagger UI; API at ${server.url}/api/v1)`,
+          `Explorer: ${server.url}/explore`,
           `Built-in OpenID provider: ${issuer.issuer}  (device login client: ${issuer.cliClientId})`,
           issuer.webClient
             ? `Web login client: ${issuer.webClient.clientId} (authorization code + PKCE; redirect URIs: ${issuer.webClient.redirectUris.join(', ')})`

@@ -5,6 +5,7 @@ import type { AppContext } from './services/app-context.ts';
 import { problemMiddleware } from './http/problem.ts';
 import { securityHeaders } from './http/security.ts';
 import { swaggerUi } from './http/swagger.ts';
+import { explorer } from './http/explorer.ts';
 import { buildRouter, methodNotAllowed } from './http/router.ts';
 import { createAuthenticator } from './http/auth.ts';
 import { buildOpenApi } from './http/openapi.ts';
@@ -126,6 +127,7 @@ export function createApp(app: AppContext): Koa {
     }
     await next();
   });
+  koa.use(explorer());
   koa.use(swaggerUi(`${API_BASE_PATH}/api-spec.json`).routes());
   koa.use(router.routes());
   koa.use(methodNotAllowed(router));

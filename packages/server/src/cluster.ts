@@ -249,7 +249,13 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
     return failedStart(err);
   }
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  logger.info(`serving on ${url}`, { url, swaggerUi: `${url}/`, api: `${url}/api/v1`, workers: config.workers });
+  logger.info(`serving on ${url}`, {
+    url,
+    swaggerUi: `${url}/`,
+    explorer: `${url}/explore`,
+    api: `${url}/api/v1`,
+    workers: config.workers,
+  });
   if (demo) {
     readying = demo.ready({ url, context: { orm } }, stopped.signal);
     await readying.catch((err) => {

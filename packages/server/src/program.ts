@@ -127,7 +127,12 @@ async function startServing(opts: Record<string, unknown>, options: ProgramOptio
     await server.close().catch((e) => logger.warn('the interrupted start did not release everything', { error: (e as Error).message }));
     throw err;
   }
-  logger.info(`serving on ${server.url}`, { url: server.url, swaggerUi: `${server.url}/`, api: `${server.url}/api/v1` });
+  logger.info(`serving on ${server.url}`, {
+    url: server.url,
+    swaggerUi: `${server.url}/`,
+    explorer: `${server.url}/explore`,
+    api: `${server.url}/api/v1`,
+  });
   if (demo) {
     readying = demo.ready(server, stopped.signal);
     await readying.catch((err) => {

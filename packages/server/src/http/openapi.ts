@@ -143,7 +143,8 @@ export function buildOpenApi(operations: Record<string, OperationDef>, options: 
         "Results of containerised benchmarks, uploaded by a community and validated against each benchmark's " +
         'JSON Schema. Reading is open; uploading needs an OpenID Connect access token of a registered user. ' +
         `Registering (POST /users:register) means accepting the terms of use, version ${options.termsVersion}: ` +
-        `${options.termsUrl}. Every error is application/problem+json.`,
+        `${options.termsUrl}. Every error is application/problem+json. ` +
+        'To look rather than read: [the explorer](/explore) draws rankings, series and results from this API.',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       'x-terms-of-use': { version: options.termsVersion, url: options.termsUrl },
     },
