@@ -140,21 +140,10 @@ const CPU_FLAGS = (
   'xsaves arat umip pku ospke avx512_vnni md_clear arch_capabilities'
 ).split(' ');
 
-const KERNELS = [
-  '5.15.0-105-generic',
-  '5.15.0-119-generic',
-  '6.1.0-18-amd64',
-  '6.5.0-35-generic',
-  '6.8.0-45-generic',
-  '4.18.0-513.el8.x86_64',
-];
-const DISTROS = [
-  'Ubuntu 22.04.4 LTS',
-  'Ubuntu 24.04.1 LTS',
-  'Debian GNU/Linux 12 (bookworm)',
-  'Rocky Linux 8.9 (Green Obsidian)',
-  'AlmaLinux 9.4',
-];
+const KERNELS = '5.15.0-105-generic 5.15.0-119-generic 6.1.0-18-amd64 6.5.0-35-generic 6.8.0-45-generic 4.18.0-513.el8.x86_64'.split(' ');
+const DISTROS = 'Ubuntu 22.04.4 LTS|Ubuntu 24.04.1 LTS|Debian GNU/Linux 12 (bookworm)|Rocky Linux 8.9 (Green Obsidian)|AlmaLinux 9.4'.split(
+  '|',
+);
 const RUNTIMES = ['docker 24.0.7', 'docker 26.1.3', 'podman 4.9.4', 'apptainer 1.3.1'];
 const PACKAGES: [string, string[]][] = [
   ['glibc', ['2.31', '2.35', '2.36', '2.39']],
@@ -989,92 +978,18 @@ export function resultDocument(def: BenchmarkDef, ctx: ResultContext): Record<st
 // ---------------------------------------------------------------------------------------------
 // Sites, flavors and tags
 
-const SITE_NAMES = [
-  'CESGA',
-  'IFCA-LCG2',
-  'CESNET-MCC',
-  'CYFRONET-CLOUD',
-  'INFN-BARI',
-  'INFN-CATANIA',
-  'DESY-HH',
-  'KIT-SCC',
-  'SURF-HPC',
-  'CSC-CPOUTA',
-  'GRNET-OKEANOS',
-  'IISAS-FEDCLOUD',
-  'UPV-GRyCAP',
-  'LIP-LISBON',
-  'PSNC-CLOUD',
-  'IN2P3-CC',
-  'IJCLAB-CLOUD',
-  'UNIMELB-NECTAR',
-  'NCG-INGRID-PT',
-  'TUBITAK-ULAKBIM',
-  'BIFI-ZARAGOZA',
-  'CETA-CIEMAT',
-  'SCAI-FRAUNHOFER',
-  'FZJ-JSC',
-  'GWDG-GOE',
-  'LRZ-MUC',
-  'CINECA-ADA',
-  'BSC-MN',
-  'EPCC-EDINBURGH',
-  'STFC-SCD',
-  'NIKHEF-AMS',
-  'UIO-NREC',
-  'NDGF-T1',
-  'CSCS-LUGANO',
-  'UNIGE-BAOBAB',
-  'IJS-VEGA',
-  'ARNES-SI',
-  'SRCE-CROATIA',
-  'HG-ARCC',
-  'RO-ISS-BUC',
-  'IICT-BAS-SOFIA',
-  'IPB-BELGRADE',
-  'UKIM-SKOPJE',
-  'GRENA-TBILISI',
-  'IIAP-YEREVAN',
-  'IUCC-TELAVIV',
-  'CLOUDIFIN-PT',
-  'EGI-FEDCLOUD-UK',
-  'WCSS-WROCLAW',
-  'TARTU-HPC',
-];
-const CITIES = [
-  ['Santiago de Compostela', 'Spain'],
-  ['Santander', 'Spain'],
-  ['Prague', 'Czech Republic'],
-  ['Krakow', 'Poland'],
-  ['Bari', 'Italy'],
-  ['Catania', 'Italy'],
-  ['Hamburg', 'Germany'],
-  ['Karlsruhe', 'Germany'],
-  ['Amsterdam', 'Netherlands'],
-  ['Espoo', 'Finland'],
-  ['Athens', 'Greece'],
-  ['Bratislava', 'Slovakia'],
-  ['Valencia', 'Spain'],
-  ['Lisbon', 'Portugal'],
-  ['Poznan', 'Poland'],
-  ['Villeurbanne', 'France'],
-  ['Orsay', 'France'],
-  ['Melbourne', 'Australia'],
-  ['Braga', 'Portugal'],
-  ['Ankara', 'Turkey'],
-] as const;
-const STREETS = [
-  'Avenida de Vigo',
-  'Avda. de los Castros',
-  'Zikova',
-  'Nawojki',
-  'Via Orabona',
-  'Via Santa Sofia',
-  'Notkestrasse',
-  'Hermann-von-Helmholtz-Platz',
-  'Science Park',
-  'Keilaranta',
-];
+const SITE_NAMES =
+  'CESGA IFCA-LCG2 CESNET-MCC CYFRONET-CLOUD INFN-BARI INFN-CATANIA DESY-HH KIT-SCC SURF-HPC CSC-CPOUTA GRNET-OKEANOS IISAS-FEDCLOUD UPV-GRyCAP LIP-LISBON PSNC-CLOUD IN2P3-CC IJCLAB-CLOUD UNIMELB-NECTAR NCG-INGRID-PT TUBITAK-ULAKBIM BIFI-ZARAGOZA CETA-CIEMAT SCAI-FRAUNHOFER FZJ-JSC GWDG-GOE LRZ-MUC CINECA-ADA BSC-MN EPCC-EDINBURGH STFC-SCD NIKHEF-AMS UIO-NREC NDGF-T1 CSCS-LUGANO UNIGE-BAOBAB IJS-VEGA ARNES-SI SRCE-CROATIA HG-ARCC RO-ISS-BUC IICT-BAS-SOFIA IPB-BELGRADE UKIM-SKOPJE GRENA-TBILISI IIAP-YEREVAN IUCC-TELAVIV CLOUDIFIN-PT EGI-FEDCLOUD-UK WCSS-WROCLAW TARTU-HPC'.split(
+    ' ',
+  );
+const CITIES =
+  'Santiago de Compostela/Spain|Santander/Spain|Prague/Czech Republic|Krakow/Poland|Bari/Italy|Catania/Italy|Hamburg/Germany|Karlsruhe/Germany|Amsterdam/Netherlands|Espoo/Finland|Athens/Greece|Bratislava/Slovakia|Valencia/Spain|Lisbon/Portugal|Poznan/Poland|Villeurbanne/France|Orsay/France|Melbourne/Australia|Braga/Portugal|Ankara/Turkey'
+    .split('|')
+    .map((c) => c.split('/') as [string, string]);
+const STREETS =
+  'Avenida de Vigo|Avda. de los Castros|Zikova|Nawojki|Via Orabona|Via Santa Sofia|Notkestrasse|Hermann-von-Helmholtz-Platz|Science Park|Keilaranta'.split(
+    '|',
+  );
 
 const CPU_BRANDS = [
   { brand: 'Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz', ghz: 2.5 },
@@ -1112,38 +1027,10 @@ const SIZES = [
   { size: 'hpc', vcpus: 64, ram: 256 },
 ];
 
-export const TAGS = [
-  'cpu-intensive',
-  'memory-bound',
-  'io-bound',
-  'network-bound',
-  'gpu',
-  'baseline',
-  'regression',
-  'nightly',
-  'manual',
-  'ci',
-  'production',
-  'staging',
-  'ssd',
-  'nvme',
-  'hdd',
-  'ceph',
-  '10gbe',
-  '25gbe',
-  'infiniband',
-  'avx512',
-  'arm64',
-  'sriov',
-  'hugepages',
-  'numa-pinned',
-  'overcommitted',
-  'spot',
-  'preemptible',
-  'kvm',
-  'container',
-  'bare-metal',
-];
+export const TAGS =
+  'cpu-intensive memory-bound io-bound network-bound gpu baseline regression nightly manual ci production staging ssd nvme hdd ceph 10gbe 25gbe infiniband avx512 arm64 sriov hugepages numa-pinned overcommitted spot preemptible kvm container bare-metal'.split(
+    ' ',
+  );
 
 export interface SiteSpec {
   name: string;
@@ -1153,24 +1040,6 @@ export interface SiteSpec {
 }
 
 /** `sites` sites with `flavorsPerSite` flavors each (2 of them with GPUs), from the generator `rng`. */
-/** The sites and flavors of `siteSpecs` created through a seeder, each flavor with its hardware spec. */
-export async function seedSiteFlavors(
-  seed: {
-    site(fields: { name: string }): Promise<{ id: string }>;
-    flavor(siteId: string, fields: { name: string }): Promise<{ id: string; site_id: string }>;
-  },
-  rng: Rng,
-  sites: number,
-  flavorsPerSite: number,
-): Promise<{ id: string; site_id: string; spec: FlavorSpec }[]> {
-  const flavors: { id: string; site_id: string; spec: FlavorSpec }[] = [];
-  for (const s of siteSpecs(rng, sites, flavorsPerSite)) {
-    const site = await seed.site({ name: s.name });
-    for (const f of s.flavors) flavors.push({ ...(await seed.flavor(site.id, { name: f.name })), spec: f.spec });
-  }
-  return flavors;
-}
-
 export function siteSpecs(rng: Rng, sites: number, flavorsPerSite: number): SiteSpec[] {
   const out: SiteSpec[] = [];
   for (let s = 0; s < sites; s++) {

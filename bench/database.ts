@@ -116,10 +116,12 @@ function withParameters(text: string, detail: string | undefined): string {
 }
 
 /**
- * The statements the server's request connections (application_name `benchmarks-server`; its own
- * connections for background work are `benchmarks-server <purpose>`) sent between two marks, from
- * PostgreSQL's log, bound values written in.
+ * The connections of the server that do a request's work: its pool, and the export's own (the others
+ * named `benchmarks-server <purpose>` are background work: metric values, the change listener…).
  */
+const REQUEST_CONNECTIONS = new Set(['benchmarks-server', 'benchmarks-server export']);
+
+/** The statements the server's request connections sent between two marks, from PostgreSQL's log, bound values written in. */
 export class StatementLog {
   private offset = 0;
   private marks = 0;
@@ -172,7 +174,7 @@ export class StatementLog {
           return out;
         }
         const m = /^(?:statement|execute [^:]+): ([\s\S]*)$/.exec(e.message ?? '');
-        if (m && e.application_name === 'benchmarks-server') out.push(withParameters(m[1]!, e.detail));
+        if (m && REQUEST_CONNECTIONS.has(e.application_name ?? '')) out.push(withParameters(m[1]!, e.detail));
       }
     }
     throw new Error(`the statement log (${this.dir}) did not show the mark ${mark}`);
