@@ -139,7 +139,7 @@ async function seedSeries(input: RoundsInput & { adminToken: string }, results: 
       json_schema: { type: 'object', properties: { result: { type: 'object', properties: { score: { type: 'number' } } } } },
     }),
   });
-  if (res.status !== 201) throw new Error(`creating the series benchmark: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  if (!res.ok) throw new Error(`creating the series benchmark: ${res.status} ${(await res.text()).slice(0, 300)}`);
   const benchmark = ((await res.json()) as { id: string }).id;
   await client.query(
     `insert into app_user (iss, sub, email, registration_datetime, terms_version) values (${SERIES_OWNER}, 'bench@example.org', now(), '2024-01')`,

@@ -14,7 +14,7 @@ import { cpuMeter, waitForQuiet, type CpuGroups } from './cpu.ts';
 const EXPORT_BATCH_ROWS = 500;
 import type { ReaderResult } from './export-reader.ts';
 import type { ExportReport, RunReport } from './report.ts';
-import type { Scenario } from './scenarios.ts';
+import type { FullScenario } from './scenarios.ts';
 import type { ServerProcess } from './server.ts';
 import type { SqlTarget } from './sql-load.ts';
 import { summarize } from './stats.ts';
@@ -97,7 +97,7 @@ function rssOf(series: { ms: number; mb: number }[], startMb: number, endMb: num
 export interface ExportRunInput {
   server: ServerProcess;
   target: SqlTarget;
-  scenario: Scenario;
+  scenario: FullScenario;
   /** The statements the server issued for the variant, when captured. */
   issued: string[];
   /** The visible results there are, all of which the answer must hold. */

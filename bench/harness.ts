@@ -33,7 +33,7 @@ import {
 } from './report.ts';
 import { buildCompareScenarios, typicalBenchmarks } from './compare-scenarios.ts';
 import { measureExport } from './export-run.ts';
-import { buildScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
+import { buildScenarios, withDefaults, type FullScenario, type ScenarioInputs } from './scenarios.ts';
 import { buildShapeScenarios, MEASURED_ONCE, SHAPE_SCENARIOS, shapeBenchmark, shapeInputs } from './shape-scenarios.ts';
 import { measureChanges, measureCompareBaseline, measureHealth } from './changes-runs.ts';
 import { serverNodeArgs, startServerProcess, type ServerProcess } from './server.ts';
@@ -391,7 +391,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       log(
         `${c.path} >= ${c.threshold}: ${c.passing.toLocaleString('en-US')} of ${c.total.toLocaleString('en-US')} results pass (${(100 * (c.passing / c.total)).toFixed(2)} %, target ${c.target * 100} %)`,
       );
-    const all = [...buildScenarios(inputs), ...buildCompareScenarios(inputs), ...buildShapeScenarios(inputs)];
+    const all = [...buildScenarios(inputs), ...buildCompareScenarios(inputs), ...buildShapeScenarios(inputs)].map(withDefaults);
     // A scenario divided by another (its benchmark's plain list) brings it along.
     const wanted = new Set(o.scenarios);
     for (const s of all) if (wanted.has(s.id) && s.reference) wanted.add(s.reference);
@@ -592,7 +592,12 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
 }
 
 /** EXPLAIN (ANALYZE, BUFFERS) of the requests of a scenario: one per distinct set of statement shapes. */
-async function explainScenario(client: pg.Client, scenario: Scenario, requests: CapturedRequest[], dir: string): Promise<ScenarioReport> {
+async function explainScenario(
+  client: pg.Client,
+  scenario: FullScenario,
+  requests: CapturedRequest[],
+  dir: string,
+): Promise<ScenarioReport> {
   const shape = (sql: string) => sql.replace(/'(?:[^']|'')*'/g, '?').replace(/\b\d+(\.\d+)?\b/g, '?');
   const seen = new Set<string>();
   const groups: Parameters<typeof explainText>[1] = [];

@@ -14,7 +14,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { DATA_ISSUER, generateResults, type Catalogue, type GenerateOptions, type GeneratedResult } from './generate.ts';
+import { DATA_ISSUER, generateResults, type Catalogue, type GenerateOptions } from './generate.ts';
 
 export interface LoadCounts {
   app_user: number;

@@ -7,18 +7,7 @@
  */
 import type pg from 'pg';
 import { valueAt, type BenchmarkRow, type Catalogue } from './generate.ts';
-import {
-  API,
-  benchmarkList,
-  listCheck,
-  PAGE_AND_TOTAL,
-  pageAndTotal,
-  query,
-  resultsById,
-  type Scenario,
-  type ScenarioInputs,
-  type Selectivity,
-} from './scenarios.ts';
+import { API, benchmarkList, listCheck, query, resultsById, type Scenario, type ScenarioInputs, type Selectivity } from './scenarios.ts';
 
 /** A numeric path every benchmark's schema describes without suggesting it (`machine.memory` is not suggested), continuous. */
 export const UNSUGGESTED_FILTER = 'machine.memory.available_mb';
@@ -98,13 +87,6 @@ export function buildShapeScenarios(input: ScenarioInputs): Scenario[] {
   const { benchmark: b, cuts, resultIds } = input.shape;
   const visible = () => input.visible.byBenchmark.get(b.id) ?? 0;
   const of = `${b.def.key}, ${cuts[0]!.total.toLocaleString('en-US')} results`;
-  const common = {
-    kind: 'read' as const,
-    resultsPerRequest: 1,
-    p99Target: false,
-    baseline: (_i: number, issued: string[]) => pageAndTotal(issued),
-    baselineMethod: PAGE_AND_TOTAL,
-  };
   const list = (filter?: string) => ({
     method: 'GET' as const,
     path: `${API}/results?${query([
@@ -119,7 +101,6 @@ export function buildShapeScenarios(input: ScenarioInputs): Scenario[] {
     ])}`,
   });
   const s18: Scenario = {
-    ...common,
     id: SHAPE_LIST,
     key: 'shape-list',
     title: `A benchmark's results (${of})`,
@@ -130,7 +111,6 @@ export function buildShapeScenarios(input: ScenarioInputs): Scenario[] {
     const filter = `${cut.path} >= ${cut.threshold}`;
     const sorted = filteredSortedCheck(b, cut.path, cut.threshold, SHAPE_SORT);
     return {
-      ...common,
       id: SHAPE_LIST + 1 + k,
       key: `shape-${cut.path === SUGGESTED_FILTER ? 'suggested' : 'unsuggested'}-${Math.round(cut.target * 100)}`,
       title: `${filter}, -json.${SHAPE_SORT}: ${percent(cut.share)} pass (target ${percent(cut.target)}; ${cut.path === SUGGESTED_FILTER ? 'suggested' : 'unsuggested'} path)`,
@@ -152,7 +132,6 @@ export function buildShapeScenarios(input: ScenarioInputs): Scenario[] {
     };
   });
   const s25: Scenario = {
-    ...common,
     ...resultsById(resultIds),
     id: 25,
     key: 'shape-get-by-id',
@@ -161,7 +140,6 @@ export function buildShapeScenarios(input: ScenarioInputs): Scenario[] {
     reference: SHAPE_LIST,
   };
   const s26: Scenario = {
-    ...common,
     id: 26,
     key: 'shape-benchmarks',
     title: 'The benchmarks list',
