@@ -368,7 +368,7 @@ export async function measureCompareBaseline(
   ])}`;
   const statuses: Record<string, number> = {};
   const get = getter(server, statuses);
-  const docs = ingestDocuments(input.catalogue, input.options, input.catalogue.benchmarks.length * (input.rounds * 2 + 2)).filter(
+  const docs = ingestDocuments(input.catalogue, input.options, input.catalogue.benchmarks.length * (input.rounds + 2)).filter(
     (d) => d.benchmark.id === benchmark.id,
   );
   const write = async (i: number) => {
