@@ -44,7 +44,8 @@ export interface BenchDatabase {
 
 async function clientFor(url: string, database?: string): Promise<pg.Client> {
   const u = new URL(url);
-  const client = new pg.Client({ connectionString: url, database: database ?? u.pathname.slice(1), application_name: 'bench-harness' });
+  if (database) u.pathname = `/${database}`;
+  const client = new pg.Client({ connectionString: u.toString(), application_name: 'bench-harness' });
   await client.connect();
   return client;
 }
