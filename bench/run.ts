@@ -29,11 +29,13 @@ function number(v: string | undefined, name: string, min: number): number | unde
   return n;
 }
 
-/** `1-7,18-27` → [1, …, 7, 18, …, 27]. */
-function list(v: string, name: string): number[] {
+/** `1-7,18-27` → [1, …, 7, 18, …, 27]; a range keeps only the numbers of `known`, when given. */
+function list(v: string, name: string, known?: number[]): number[] {
   const items = v.split(',').flatMap((part) => {
-    const [from, to = from] = part.split('-').map(Number);
-    return Array.from({ length: Math.max(0, to! - from! + 1) }, (_, k) => from! + k);
+    const [from, to] = part.split('-').map(Number);
+    if (to === undefined) return [from!];
+    const range = Array.from({ length: Math.max(0, to - from! + 1) }, (_, k) => from! + k);
+    return known ? range.filter((n) => known.includes(n)) : range;
   });
   if (!items.length || items.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--${name} takes numbers and ranges, not '${v}'`);
   return items;
@@ -72,7 +74,7 @@ function options(argv: string[]): Partial<BenchOptions> {
   if (s('shape') && s('shape') !== 'default' && s('shape') !== 'origin')
     throw new Error(`--shape is default or origin, not '${s('shape')}'`);
   if (s('baseline') && !['auto', 'pgbench', 'node'].includes(s('baseline')!)) throw new Error('--baseline is auto, pgbench or node');
-  const scenarios = s('scenarios') === undefined ? undefined : list(s('scenarios')!, 'scenarios');
+  const scenarios = s('scenarios') === undefined ? undefined : list(s('scenarios')!, 'scenarios', SCENARIOS);
   const unknown = scenarios?.filter((id) => !SCENARIOS.includes(id));
   if (unknown?.length) throw new Error(`no scenario ${unknown.join(', ')}: they are ${SCENARIOS.join(', ')}`);
   const out: Partial<BenchOptions> = {
