@@ -99,6 +99,23 @@ async function captureComputation(
   return captured.slice(begin, end + 1).filter((s) => !/\bfor update\b/i.test(s));
 }
 
+/** POST /results of `json` to the benchmark and flavor, executed a minute (and `i` seconds) ago. */
+async function upload(server: ServerProcess, token: string, benchmark: string, flavor: string, i: number, json: unknown): Promise<void> {
+  const res = await fetch(
+    `${server.url}${API}/results?${query([
+      ['benchmark_id', benchmark],
+      ['flavor_id', flavor],
+      ['execution_datetime', new Date(Date.now() - 60_000 - i * 1000).toISOString()],
+    ])}`,
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(json),
+    },
+  );
+  if (res.status !== 201) throw new Error(`the upload before an answer: ${res.status} ${(await res.text()).slice(0, 300)}`);
+}
+
 async function replay(client: pg.Client, statements: string[]): Promise<number> {
   const started = performance.now();
   for (const s of statements) await client.query(s);
@@ -191,22 +208,8 @@ export async function measureChanges(
     const cold = (i: number) => path([['max_pvalue', String(0.001 - i * 1e-9)]]);
     const statuses: Record<string, number> = {};
     const get = getter(server, statuses);
-    const write = async (i: number) => {
-      const res = await fetch(
-        `${server.url}${API}/results?${query([
-          ['benchmark_id', benchmark],
-          ['flavor_id', flavors[i % flavors.length]!],
-          ['execution_datetime', new Date(Date.now() - 60_000 - i * 1000).toISOString()],
-        ])}`,
-        {
-          method: 'POST',
-          headers: { authorization: `Bearer ${input.token}`, 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify({ result: { score: 95 + (i % 5) / 2 } }),
-        },
-      );
-      const text = await res.text();
-      if (res.status !== 201) throw new Error(`the write before an answer: ${res.status} ${text.slice(0, 300)}`);
-    };
+    const write = (i: number) =>
+      upload(server, input.token, benchmark, flavors[i % flavors.length]!, i, { result: { score: 95 + (i % 5) / 2 } });
     const replayed = await captureComputation(
       input.statements,
       () => get(cold(0)),
@@ -371,21 +374,9 @@ export async function measureCompareBaseline(
   const docs = ingestDocuments(input.catalogue, input.options, input.catalogue.benchmarks.length * (input.rounds + 2)).filter(
     (d) => d.benchmark.id === benchmark.id,
   );
-  const write = async (i: number) => {
+  const write = (i: number) => {
     const d = docs[i % docs.length]!;
-    const res = await fetch(
-      `${server.url}${API}/results?${query([
-        ['benchmark_id', benchmark.id],
-        ['flavor_id', d.flavor.id],
-        ['execution_datetime', new Date(Date.now() - 60_000 - i * 1000).toISOString()],
-      ])}`,
-      {
-        method: 'POST',
-        headers: { authorization: `Bearer ${input.token}`, 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify(d.json),
-      },
-    );
-    if (res.status !== 201) throw new Error(`the write before a comparison: ${res.status} ${(await res.text()).slice(0, 300)}`);
+    return upload(server, input.token, benchmark.id, d.flavor.id, i, d.json);
   };
   await write(0);
   const replayed = await captureComputation(
