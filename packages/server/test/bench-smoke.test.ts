@@ -6,7 +6,8 @@
  * read back from PostgreSQL's statement log and explained, the generated results satisfy their
  * benchmark's JSON Schema, the loaded counts are the generated ones, the export streamed every
  * visible result, changes over time and compare with a baseline (16, 17) computed from the metric
- * values table and remembered, and the report, its Markdown section and the EXPLAIN files are written. Then the origin shape (4 benchmarks, two created
+ * values table and remembered, and the report, its Markdown section and the EXPLAIN files are
+ * written. Then the origin shape (4 benchmarks, two created
  * through the API) with its scenarios (18 to 27): thresholds that keep the shares aimed at, each
  * run divided by the plain list's, /health probed while changes and comparisons are computed.
  *
@@ -220,7 +221,9 @@ test('npm run bench, tiny: every scenario runs without an error and is reported'
     assert.ok(run.serverPeakRssMb > 0);
     assert.ok(s.statements.length > 0, `scenario ${s.id}: statements explained`);
     for (const st of s.statements) assert.is(st.error, null, `scenario ${s.id} ${st.role}: ${st.error}`);
-    assert.ok(readFileSync(resolve(ROOT, s.explainFile), 'utf8').includes('Execution Time'), `scenario ${s.id}: EXPLAIN ANALYZE saved`);
+    const explained = readFileSync(resolve(ROOT, s.explainFile), 'utf8');
+    assert.ok(explained.includes('Execution Time'), `scenario ${s.id}: EXPLAIN ANALYZE saved`);
+    assert.not.match(explained, /\$\d+\b/, `scenario ${s.id}: every bound value written in`);
   }
   const list = report.scenarios.find((s) => s.id === 1)!;
   assert.ok(list.statements.some((st) => st.role === 'page') && list.statements.some((st) => st.role === 'total'));
