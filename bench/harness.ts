@@ -1,6 +1,8 @@
 /**
  * The whole benchmark: PostgreSQL, data, server, capture and EXPLAIN, load runs, report.
- * `runBench` is what `npm run bench` (bench/run.ts) and the smoke test call.
+ * `runBench` is what `npm run bench` (bench/run.ts) and the smoke test call. The server is a black
+ * box: started as `benchmarks-server start` (bench/server.ts), driven over HTTP, its SQL read from
+ * PostgreSQL's statement log (bench/database.ts); data is loaded and baselines run with `pg`.
  */
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, userInfo } from 'node:os';

@@ -78,7 +78,7 @@ export interface ScenarioInputs {
   variants: number;
   /** Visible results, in all and by benchmark id (what lists, compare and export count). */
   visible: { total: number; byBenchmark: Map<string, number> };
-  /** The benchmark of scenarios 18 to 27, ids of its results and the thresholds of its filters (metric-scenarios.ts), when they run. */
+  /** The benchmark of scenarios 18 to 27, ids of its results and the thresholds of its filters (shape-scenarios.ts), when they run. */
   shape?: { benchmark: BenchmarkRow; resultIds: string[]; cuts: Selectivity[] };
 }
 
