@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { startIssuer } from '@benchmarks/demo/issuer';
 import { createClient, type Client } from '@benchmarks/sdk';
 import { startBenchDatabase } from './database.ts';
-import { startServerProcess } from './server-process.ts';
+import { startServerProcess } from './server.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
@@ -109,17 +109,14 @@ async function main() {
   });
   const server = await startServerProcess(
     {
-      host: '127.0.0.1',
-      port: '0',
-      databaseUrl: db.url,
-      oidcIssuer: issuer.issuer,
-      adminEntitlement: ADMIN,
-      logLevel: 'warn',
-      rateLimit: '0',
-      readRateLimit: '0',
-      webhookAllowPrivate: 'true',
-      maxWatchesPerUser: '250',
-      maxWebhooksPerUser: '50',
+      DATABASE_URL: db.url,
+      OIDC_ISSUERS: issuer.issuer,
+      ADMIN_ENTITLEMENTS: ADMIN,
+      RATE_LIMIT: '0',
+      READ_RATE_LIMIT: '0',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      MAX_WATCHES_PER_USER: '250',
+      MAX_WEBHOOKS_PER_USER: '50',
     },
     log,
   );

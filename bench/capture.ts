@@ -1,13 +1,12 @@
 /**
- * What the server asks of PostgreSQL, taken from the server itself: each request variant of a
- * scenario is sent once, alone, while the server child records every statement at its database
- * driver (see server-child.ts). The statements are then the raw SQL baseline and are explained with
- * EXPLAIN (ANALYZE, BUFFERS) against the same database.
+ * What the server asks of PostgreSQL, read from PostgreSQL's statement log (bench/database.ts): each
+ * request variant of a scenario is sent once, alone, between two marks. The statements are then the
+ * raw SQL baseline and are explained with EXPLAIN (ANALYZE, BUFFERS) against the same database.
  */
 import type pg from 'pg';
+import type { StatementLog } from './database.ts';
 import type { Scenario } from './scenarios.ts';
-import type { ServerProcess } from './server-process.ts';
-import type { CapturedStatement } from './server-child.ts';
+import type { ServerProcess } from './server.ts';
 
 export interface CapturedRequest {
   variant: number;
@@ -30,50 +29,13 @@ export interface ExplainedStatement {
   error: string | null;
 }
 
-/** The text node-postgres sends for a parameter value (its prepareValue), for the common types. */
-function parameterText(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  if (value instanceof Date) return value.toISOString();
-  if (Buffer.isBuffer(value)) return `\\x${value.toString('hex')}`;
-  if (Array.isArray(value)) {
-    const element = (v: unknown): string => {
-      if (v === null || v === undefined) return 'NULL';
-      if (Array.isArray(v)) return parameterText(v)!;
-      return `"${parameterText(v)!.replace(/(["\\])/g, '\\$1')}"`;
-    };
-    return `{${value.map(element).join(',')}}`;
-  }
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
-}
-
-/**
- * A parameter as a literal: an untyped quoted literal resolves to the same type as an untyped
- * parameter does (node-postgres sends every parameter as text of unknown type); numbers and
- * booleans are written bare so that `limit 100` stays readable.
- */
-const literal = (value: unknown): string => {
-  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  const text = parameterText(value);
-  return text === null ? 'null' : `'${text.replaceAll("'", "''")}'`;
-};
-
-/** The statement with its bound values (if the driver sent any) written in as literals. */
-export function executableSql(statement: CapturedStatement): string {
-  const text = statement.text.trim().replace(/;\s*$/, '');
-  if (!statement.values.length) return text;
-  return text.replace(/\$(\d+)\b/g, (m, n: string) =>
-    Number(n) <= statement.values.length ? literal(statement.values[Number(n) - 1]) : m,
-  );
-}
-
 /**
  * A list page: `… limit N offset M`, possibly inside the subquery `(…) p` that the outputs wrap, or
  * the page of a sort walked in the metric values table: `(… limit N offset M) k join result r on
  * r.id = k.result_id order by …) p`.
  */
-export const PAGE_STATEMENT = /\blimit \d+ offset \d+(\s*\)\s*p|\) k join result r on r\.id = k\.result_id order by [^()]*\)\s*p)?\s*$/i;
+export const PAGE_STATEMENT =
+  /\blimit '?\d+'? offset '?\d+'?(\s*\)\s*p|\) k join result r on r\.id = k\.result_id order by [^()]*\)\s*p)?\s*$/i;
 
 export function statementRole(sql: string): string {
   if (/^\s*(begin|commit|rollback|savepoint|release|start transaction)\b/i.test(sql)) return 'transaction';
@@ -103,25 +65,27 @@ async function bodyOf(res: Response): Promise<unknown> {
 }
 
 /** Sends every variant of `scenario` once, recording the statements each one caused. */
-export async function captureScenario(server: ServerProcess, scenario: Scenario): Promise<CapturedRequest[]> {
+export async function captureScenario(server: ServerProcess, statements: StatementLog, scenario: Scenario): Promise<CapturedRequest[]> {
   const out: CapturedRequest[] = [];
-  server.capture(true);
+  await statements.start();
   try {
-    await server.drain();
     for (const [i, variant] of scenario.variants.entries()) {
       const { method, path, headers, body } = variant.request;
       const started = performance.now();
       const res = await fetch(`${server.url}${path}`, { method, headers: { accept: 'application/json', ...headers }, body });
       const parsed = variant.consume && res.ok ? await variant.consume(res) : await bodyOf(res);
       const ms = performance.now() - started;
-      const statements = (await server.drain()).map(executableSql);
-      out.push({ variant: i, status: res.status, body: parsed, statements, problem: variant.check(res.status, parsed), ms });
+      const issued = (await statements.take()).filter((s) => !UTILITY.test(s));
+      out.push({ variant: i, status: res.status, body: parsed, statements: issued, problem: variant.check(res.status, parsed), ms });
     }
   } finally {
-    server.capture(false);
+    await statements.stop();
   }
   return out;
 }
+
+/** Statements that are not the request's work and cannot be explained. */
+const UTILITY = /^\s*(set|reset|show|listen|unlisten|discard|deallocate|select pg_advisory)/i;
 
 /**
  * EXPLAIN (ANALYZE, BUFFERS) of each statement, in one transaction that is rolled back (so inserts

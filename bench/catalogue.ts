@@ -140,21 +140,10 @@ const CPU_FLAGS = (
   'xsaves arat umip pku ospke avx512_vnni md_clear arch_capabilities'
 ).split(' ');
 
-const KERNELS = [
-  '5.15.0-105-generic',
-  '5.15.0-119-generic',
-  '6.1.0-18-amd64',
-  '6.5.0-35-generic',
-  '6.8.0-45-generic',
-  '4.18.0-513.el8.x86_64',
-];
-const DISTROS = [
-  'Ubuntu 22.04.4 LTS',
-  'Ubuntu 24.04.1 LTS',
-  'Debian GNU/Linux 12 (bookworm)',
-  'Rocky Linux 8.9 (Green Obsidian)',
-  'AlmaLinux 9.4',
-];
+const KERNELS = '5.15.0-105-generic 5.15.0-119-generic 6.1.0-18-amd64 6.5.0-35-generic 6.8.0-45-generic 4.18.0-513.el8.x86_64'.split(' ');
+const DISTROS = 'Ubuntu 22.04.4 LTS|Ubuntu 24.04.1 LTS|Debian GNU/Linux 12 (bookworm)|Rocky Linux 8.9 (Green Obsidian)|AlmaLinux 9.4'.split(
+  '|',
+);
 const RUNTIMES = ['docker 24.0.7', 'docker 26.1.3', 'podman 4.9.4', 'apptainer 1.3.1'];
 const PACKAGES: [string, string[]][] = [
   ['glibc', ['2.31', '2.35', '2.36', '2.39']],
@@ -344,18 +333,43 @@ function fioJobs(ctx: ResultContext, rw: string, bs: string, iops: number): Reco
   });
 }
 
+/** Each benchmark's description, one a line. */
+const META_COLUMNS = ['key', 'category', 'image', 'tag', 'units', 'weight', 'metric', 'args', 'url', 'description'] as const;
+const META = new Map(
+  `
+c-ray|cpu|ghcr.io/bench-suite/c-ray|1.2|Seconds|10|result.score|-s 1600x1200 -r 8 -i sphfract -o output.ppm|https://openbenchmarking.org/test/pts/c-ray|c-ray 1.1 ray tracer (Phoronix Test Suite): seconds to render a 1600x1200 scene; lower is better.
+7zip|cpu|ghcr.io/bench-suite/p7zip|22.01|MIPS|8|result.score|b -mmt=on -md=25|https://www.7-cpu.com/|7-Zip built-in LZMA benchmark: compression and decompression rating in MIPS; higher is better.
+sysbench-cpu|cpu|ghcr.io/bench-suite/sysbench|1.0.20|events/s|9|result.events_per_second|cpu --cpu-max-prime=20000 --threads=0 --time=60 run|https://github.com/akopytov/sysbench|sysbench CPU test (prime numbers up to 20000): events per second; higher is better.
+coremark|cpu|ghcr.io/bench-suite/coremark|1.0|Iterations/s|6|result.iterations_per_second|XCFLAGS="-DMULTITHREAD=0 -DUSE_PTHREAD" REBUILD=1|https://github.com/eembc/coremark|EEMBC CoreMark, multi-threaded: iterations per second; higher is better.
+hpl|cpu|ghcr.io/bench-suite/hpl|2.3|GFLOPS|5|result.gflops|mpirun --allow-run-as-root -np $NPROC xhpl|https://www.netlib.org/benchmark/hpl/|High-Performance Linpack: double-precision GFLOPS solving a dense linear system; higher is better.
+stream|cpu|ghcr.io/bench-suite/stream|5.10|MB/s|5|result.triad.best_rate_mbs|STREAM_ARRAY_SIZE=80000000 NTIMES=20|https://www.cs.virginia.edu/stream/|STREAM memory bandwidth (copy, scale, add, triad) in MB/s; higher is better.
+resnet50-tf|gpu|ghcr.io/bench-suite/tf-resnet50|2.15|images/s|6|result.images_per_second|--model=resnet50 --batch_size=128 --num_batches=200 --use_fp16|https://github.com/tensorflow/benchmarks|TensorFlow ResNet-50 training throughput with synthetic ImageNet data: images per second; higher is better.
+hashcat|gpu|ghcr.io/bench-suite/hashcat|6.2.6|H/s|3|result.hashes_per_second|-b -m 1400 --machine-readable|https://hashcat.net/hashcat/|hashcat benchmark mode, SHA-256 (mode 1400): hashes per second; higher is better.
+cuda-bandwidth|gpu|ghcr.io/bench-suite/cuda-samples|12.2|GB/s|3|result.device_to_device_gbs|bandwidthTest --memory=pinned --mode=range --start=1048576 --end=33554432 --increment=8388608|https://github.com/NVIDIA/cuda-samples|CUDA bandwidthTest: host to device, device to host and device to device copies in GB/s; higher is better.
+gromacs-gpu|gpu|ghcr.io/bench-suite/gromacs|2023.3|ns/day|3|result.ns_per_day|mdrun -s benchMEM.tpr -nb gpu -pme gpu -bonded gpu -nsteps 20000 -resetstep 10000|https://www.gromacs.org/|GROMACS molecular dynamics (benchMEM, 82k atoms) on GPU: nanoseconds simulated per day; higher is better.
+blender-cycles|gpu|ghcr.io/bench-suite/blender-benchmark|4.0|Seconds|4|result.render_time_s|benchmark --blender-version 4.0.0 --device-type OPTIX classroom|https://opendata.blender.org/|Blender Cycles render of the classroom scene on the GPU: seconds to render; lower is better.
+fio-randread|storage|ghcr.io/bench-suite/fio|3.36-randread|IOPS|6|result.iops|--name=randread --rw=randread --bs=4k --direct=1 --ioengine=libaio --size=4G --runtime=60 --time_based|https://github.com/axboe/fio|fio 4 KiB random reads, direct I/O: IOPS; higher is better.
+fio-seqwrite|storage|ghcr.io/bench-suite/fio|3.36-seqwrite|MiB/s|5|result.bw_mib|--name=seqwrite --rw=write --bs=1M --direct=1 --ioengine=libaio --size=8G --runtime=60 --time_based|https://github.com/axboe/fio|fio 1 MiB sequential writes, direct I/O: bandwidth in MiB/s; higher is better.
+fio-mixed|storage|ghcr.io/bench-suite/fio|3.36-randrw70|IOPS|4|result.total_iops|--name=mixed --rw=randrw --rwmixread=70 --bs=64k --direct=1 --ioengine=libaio --iodepth=16|https://github.com/axboe/fio|fio 70/30 random read/write mix, 64 KiB blocks: total IOPS; higher is better.
+ioping|storage|ghcr.io/bench-suite/ioping|1.3|us|3|result.latency_us.avg|-c 100 -D /mnt/scratch|https://github.com/koct9i/ioping|ioping request latency on the scratch disk: average microseconds; lower is better.
+iperf3-tcp|network|ghcr.io/bench-suite/iperf3|3.16-tcp|Gbits/s|5|result.throughput_gbps|-c $PEER -P 4 -t 30 -J|https://github.com/esnet/iperf|iperf3 TCP throughput to a peer VM: Gbit/s; higher is better.
+iperf3-udp|network|ghcr.io/bench-suite/iperf3|3.16-udp|ms|2|result.jitter_ms|-c $PEER -u -b 1G -t 30 -J|https://github.com/esnet/iperf|iperf3 UDP at 1 Gbit/s to a peer VM: jitter in ms and loss; lower is better.
+ping|network|ghcr.io/bench-suite/ping|2024.02|ms|4|result.rtt_ms.avg|-c 100 -i 0.2 $PEER|https://github.com/iputils/iputils|ICMP round-trip time to a peer VM (100 packets): average ms; lower is better.
+netperf-rr|network|ghcr.io/bench-suite/netperf|2.7.0|Trans/s|2|result.transactions_per_second|-H $PEER -t TCP_RR -l 30 -- -r 1,1 -o P50_LATENCY,P90_LATENCY,P99_LATENCY|https://github.com/HewlettPackard/netperf|netperf TCP_RR request/response rate with 1-byte messages: transactions per second; higher is better.
+wrk-http|network|ghcr.io/bench-suite/wrk|4.2.0|Requests/s|3|result.requests_per_second|-t4 -c64 -d30s --latency http://$PEER/index.html|https://github.com/wg/wrk|wrk HTTP load against nginx on a peer VM (64 connections): requests per second; higher is better.
+`
+    .trim()
+    .split('\n')
+    .map((line) => {
+      const v = Object.fromEntries(META_COLUMNS.map((c, i) => [c, line.split('|')[i]!]));
+      return [v.key!, { ...v, weight: Number(v.weight) } as Pick<BenchmarkDef, (typeof META_COLUMNS)[number]>];
+    }),
+);
+const meta = (key: string) => META.get(key)!;
+
 export const BENCHMARKS: BenchmarkDef[] = [
   {
-    key: 'c-ray',
-    category: 'cpu',
-    image: 'ghcr.io/bench-suite/c-ray',
-    tag: '1.2',
-    description: 'c-ray 1.1 ray tracer (Phoronix Test Suite): seconds to render a 1600x1200 scene; lower is better.',
-    url: 'https://openbenchmarking.org/test/pts/c-ray',
-    units: 'Seconds',
-    weight: 10,
-    metric: 'result.score',
-    args: '-s 1600x1200 -r 8 -i sphfract -o output.ppm',
+    ...meta('c-ray'),
     resultSchema: obj({ score: num(0, { suggestToUser: true }), all_results: str(), runs: arr(num(0)), threads: int(1) }),
     result: (ctx) => {
       const score = ctx.rng.round((2400 / Math.sqrt(ctx.flavor.vcpus) / speed(ctx)) * ctx.rng.noise(0.05));
@@ -364,16 +378,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: '7zip',
-    category: 'cpu',
-    image: 'ghcr.io/bench-suite/p7zip',
-    tag: '22.01',
-    description: '7-Zip built-in LZMA benchmark: compression and decompression rating in MIPS; higher is better.',
-    url: 'https://www.7-cpu.com/',
-    units: 'MIPS',
-    weight: 8,
-    metric: 'result.score',
-    args: 'b -mmt=on -md=25',
+    ...meta('7zip'),
     resultSchema: obj({
       score: num(0, { suggestToUser: true }),
       compression_mips: num(0),
@@ -392,16 +397,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'sysbench-cpu',
-    category: 'cpu',
-    image: 'ghcr.io/bench-suite/sysbench',
-    tag: '1.0.20',
-    description: 'sysbench CPU test (prime numbers up to 20000): events per second; higher is better.',
-    url: 'https://github.com/akopytov/sysbench',
-    units: 'events/s',
-    weight: 9,
-    metric: 'result.events_per_second',
-    args: 'cpu --cpu-max-prime=20000 --threads=0 --time=60 run',
+    ...meta('sysbench-cpu'),
     resultSchema: obj({
       events_per_second: num(0, { suggestToUser: true }),
       total_events: int(0),
@@ -426,16 +422,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'coremark',
-    category: 'cpu',
-    image: 'ghcr.io/bench-suite/coremark',
-    tag: '1.0',
-    description: 'EEMBC CoreMark, multi-threaded: iterations per second; higher is better.',
-    url: 'https://github.com/eembc/coremark',
-    units: 'Iterations/s',
-    weight: 6,
-    metric: 'result.iterations_per_second',
-    args: 'XCFLAGS="-DMULTITHREAD=0 -DUSE_PTHREAD" REBUILD=1',
+    ...meta('coremark'),
     resultSchema: obj({
       iterations_per_second: num(0, { suggestToUser: true }),
       iterations: int(1),
@@ -457,16 +444,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'hpl',
-    category: 'cpu',
-    image: 'ghcr.io/bench-suite/hpl',
-    tag: '2.3',
-    description: 'High-Performance Linpack: double-precision GFLOPS solving a dense linear system; higher is better.',
-    url: 'https://www.netlib.org/benchmark/hpl/',
-    units: 'GFLOPS',
-    weight: 5,
-    metric: 'result.gflops',
-    args: 'mpirun --allow-run-as-root -np $NPROC xhpl',
+    ...meta('hpl'),
     resultSchema: obj({
       gflops: num(0, { suggestToUser: true }),
       n: int(1),
@@ -493,16 +471,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'stream',
-    category: 'cpu',
-    image: 'ghcr.io/bench-suite/stream',
-    tag: '5.10',
-    description: 'STREAM memory bandwidth (copy, scale, add, triad) in MB/s; higher is better.',
-    url: 'https://www.cs.virginia.edu/stream/',
-    units: 'MB/s',
-    weight: 5,
-    metric: 'result.triad.best_rate_mbs',
-    args: 'STREAM_ARRAY_SIZE=80000000 NTIMES=20',
+    ...meta('stream'),
     resultSchema: obj(
       Object.fromEntries(
         ['copy', 'scale', 'add', 'triad'].map((k) => [
@@ -522,16 +491,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'resnet50-tf',
-    category: 'gpu',
-    image: 'ghcr.io/bench-suite/tf-resnet50',
-    tag: '2.15',
-    description: 'TensorFlow ResNet-50 training throughput with synthetic ImageNet data: images per second; higher is better.',
-    url: 'https://github.com/tensorflow/benchmarks',
-    units: 'images/s',
-    weight: 6,
-    metric: 'result.images_per_second',
-    args: '--model=resnet50 --batch_size=128 --num_batches=200 --use_fp16',
+    ...meta('resnet50-tf'),
     resultSchema: obj({
       images_per_second: num(0, { suggestToUser: true }),
       batch_size: int(1),
@@ -553,16 +513,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'hashcat',
-    category: 'gpu',
-    image: 'ghcr.io/bench-suite/hashcat',
-    tag: '6.2.6',
-    description: 'hashcat benchmark mode, SHA-256 (mode 1400): hashes per second; higher is better.',
-    url: 'https://hashcat.net/hashcat/',
-    units: 'H/s',
-    weight: 3,
-    metric: 'result.hashes_per_second',
-    args: '-b -m 1400 --machine-readable',
+    ...meta('hashcat'),
     resultSchema: obj({
       hash_mode: int(0),
       hash_name: str(),
@@ -582,16 +533,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'cuda-bandwidth',
-    category: 'gpu',
-    image: 'ghcr.io/bench-suite/cuda-samples',
-    tag: '12.2',
-    description: 'CUDA bandwidthTest: host to device, device to host and device to device copies in GB/s; higher is better.',
-    url: 'https://github.com/NVIDIA/cuda-samples',
-    units: 'GB/s',
-    weight: 3,
-    metric: 'result.device_to_device_gbs',
-    args: 'bandwidthTest --memory=pinned --mode=range --start=1048576 --end=33554432 --increment=8388608',
+    ...meta('cuda-bandwidth'),
     resultSchema: obj({
       host_to_device_gbs: num(0),
       device_to_host_gbs: num(0),
@@ -613,16 +555,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'gromacs-gpu',
-    category: 'gpu',
-    image: 'ghcr.io/bench-suite/gromacs',
-    tag: '2023.3',
-    description: 'GROMACS molecular dynamics (benchMEM, 82k atoms) on GPU: nanoseconds simulated per day; higher is better.',
-    url: 'https://www.gromacs.org/',
-    units: 'ns/day',
-    weight: 3,
-    metric: 'result.ns_per_day',
-    args: 'mdrun -s benchMEM.tpr -nb gpu -pme gpu -bonded gpu -nsteps 20000 -resetstep 10000',
+    ...meta('gromacs-gpu'),
     resultSchema: obj({
       ns_per_day: num(0, { suggestToUser: true }),
       hours_per_ns: num(0),
@@ -651,16 +584,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'blender-cycles',
-    category: 'gpu',
-    image: 'ghcr.io/bench-suite/blender-benchmark',
-    tag: '4.0',
-    description: 'Blender Cycles render of the classroom scene on the GPU: seconds to render; lower is better.',
-    url: 'https://opendata.blender.org/',
-    units: 'Seconds',
-    weight: 4,
-    metric: 'result.render_time_s',
-    args: 'benchmark --blender-version 4.0.0 --device-type OPTIX classroom',
+    ...meta('blender-cycles'),
     resultSchema: obj({
       scene: str(),
       render_time_s: num(0, { suggestToUser: true }),
@@ -682,16 +606,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'fio-randread',
-    category: 'storage',
-    image: 'ghcr.io/bench-suite/fio',
-    tag: '3.36-randread',
-    description: 'fio 4 KiB random reads, direct I/O: IOPS; higher is better.',
-    url: 'https://github.com/axboe/fio',
-    units: 'IOPS',
-    weight: 6,
-    metric: 'result.iops',
-    args: '--name=randread --rw=randread --bs=4k --direct=1 --ioengine=libaio --size=4G --runtime=60 --time_based',
+    ...meta('fio-randread'),
     resultSchema: obj({ iops: num(0, { suggestToUser: true }), bw_kib: num(0), jobs: arr(fioJobSchema) }),
     extraSchema: DISK_SCHEMA,
     extra: diskBlock,
@@ -705,16 +620,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'fio-seqwrite',
-    category: 'storage',
-    image: 'ghcr.io/bench-suite/fio',
-    tag: '3.36-seqwrite',
-    description: 'fio 1 MiB sequential writes, direct I/O: bandwidth in MiB/s; higher is better.',
-    url: 'https://github.com/axboe/fio',
-    units: 'MiB/s',
-    weight: 5,
-    metric: 'result.bw_mib',
-    args: '--name=seqwrite --rw=write --bs=1M --direct=1 --ioengine=libaio --size=8G --runtime=60 --time_based',
+    ...meta('fio-seqwrite'),
     resultSchema: obj({ bw_mib: num(0, { suggestToUser: true }), iops: num(0), jobs: arr(fioJobSchema) }),
     extraSchema: DISK_SCHEMA,
     extra: diskBlock,
@@ -728,16 +634,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'fio-mixed',
-    category: 'storage',
-    image: 'ghcr.io/bench-suite/fio',
-    tag: '3.36-randrw70',
-    description: 'fio 70/30 random read/write mix, 64 KiB blocks: total IOPS; higher is better.',
-    url: 'https://github.com/axboe/fio',
-    units: 'IOPS',
-    weight: 4,
-    metric: 'result.total_iops',
-    args: '--name=mixed --rw=randrw --rwmixread=70 --bs=64k --direct=1 --ioengine=libaio --iodepth=16',
+    ...meta('fio-mixed'),
     resultSchema: obj({ total_iops: num(0, { suggestToUser: true }), read_iops: num(0), write_iops: num(0), jobs: arr(fioJobSchema) }),
     extraSchema: DISK_SCHEMA,
     extra: diskBlock,
@@ -751,16 +648,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'ioping',
-    category: 'storage',
-    image: 'ghcr.io/bench-suite/ioping',
-    tag: '1.3',
-    description: 'ioping request latency on the scratch disk: average microseconds; lower is better.',
-    url: 'https://github.com/koct9i/ioping',
-    units: 'us',
-    weight: 3,
-    metric: 'result.latency_us.avg',
-    args: '-c 100 -D /mnt/scratch',
+    ...meta('ioping'),
     resultSchema: obj({
       requests: int(1),
       iops: num(0),
@@ -785,16 +673,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'iperf3-tcp',
-    category: 'network',
-    image: 'ghcr.io/bench-suite/iperf3',
-    tag: '3.16-tcp',
-    description: 'iperf3 TCP throughput to a peer VM: Gbit/s; higher is better.',
-    url: 'https://github.com/esnet/iperf',
-    units: 'Gbits/s',
-    weight: 5,
-    metric: 'result.throughput_gbps',
-    args: '-c $PEER -P 4 -t 30 -J',
+    ...meta('iperf3-tcp'),
     resultSchema: obj({
       throughput_gbps: num(0, { suggestToUser: true }),
       retransmits: int(0),
@@ -819,16 +698,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'iperf3-udp',
-    category: 'network',
-    image: 'ghcr.io/bench-suite/iperf3',
-    tag: '3.16-udp',
-    description: 'iperf3 UDP at 1 Gbit/s to a peer VM: jitter in ms and loss; lower is better.',
-    url: 'https://github.com/esnet/iperf',
-    units: 'ms',
-    weight: 2,
-    metric: 'result.jitter_ms',
-    args: '-c $PEER -u -b 1G -t 30 -J',
+    ...meta('iperf3-udp'),
     resultSchema: obj({
       throughput_gbps: num(0),
       jitter_ms: num(0, { suggestToUser: true }),
@@ -851,16 +721,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'ping',
-    category: 'network',
-    image: 'ghcr.io/bench-suite/ping',
-    tag: '2024.02',
-    description: 'ICMP round-trip time to a peer VM (100 packets): average ms; lower is better.',
-    url: 'https://github.com/iputils/iputils',
-    units: 'ms',
-    weight: 4,
-    metric: 'result.rtt_ms.avg',
-    args: '-c 100 -i 0.2 $PEER',
+    ...meta('ping'),
     resultSchema: obj({
       packets_sent: int(1),
       packets_received: int(0),
@@ -886,16 +747,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'netperf-rr',
-    category: 'network',
-    image: 'ghcr.io/bench-suite/netperf',
-    tag: '2.7.0',
-    description: 'netperf TCP_RR request/response rate with 1-byte messages: transactions per second; higher is better.',
-    url: 'https://github.com/HewlettPackard/netperf',
-    units: 'Trans/s',
-    weight: 2,
-    metric: 'result.transactions_per_second',
-    args: '-H $PEER -t TCP_RR -l 30 -- -r 1,1 -o P50_LATENCY,P90_LATENCY,P99_LATENCY',
+    ...meta('netperf-rr'),
     resultSchema: obj({
       transactions_per_second: num(0, { suggestToUser: true }),
       request_size: int(1),
@@ -916,16 +768,7 @@ export const BENCHMARKS: BenchmarkDef[] = [
     },
   },
   {
-    key: 'wrk-http',
-    category: 'network',
-    image: 'ghcr.io/bench-suite/wrk',
-    tag: '4.2.0',
-    description: 'wrk HTTP load against nginx on a peer VM (64 connections): requests per second; higher is better.',
-    url: 'https://github.com/wg/wrk',
-    units: 'Requests/s',
-    weight: 3,
-    metric: 'result.requests_per_second',
-    args: '-t4 -c64 -d30s --latency http://$PEER/index.html',
+    ...meta('wrk-http'),
     resultSchema: obj({
       requests_per_second: num(0, { suggestToUser: true }),
       transfer_mbs: num(0),
@@ -989,92 +832,18 @@ export function resultDocument(def: BenchmarkDef, ctx: ResultContext): Record<st
 // ---------------------------------------------------------------------------------------------
 // Sites, flavors and tags
 
-const SITE_NAMES = [
-  'CESGA',
-  'IFCA-LCG2',
-  'CESNET-MCC',
-  'CYFRONET-CLOUD',
-  'INFN-BARI',
-  'INFN-CATANIA',
-  'DESY-HH',
-  'KIT-SCC',
-  'SURF-HPC',
-  'CSC-CPOUTA',
-  'GRNET-OKEANOS',
-  'IISAS-FEDCLOUD',
-  'UPV-GRyCAP',
-  'LIP-LISBON',
-  'PSNC-CLOUD',
-  'IN2P3-CC',
-  'IJCLAB-CLOUD',
-  'UNIMELB-NECTAR',
-  'NCG-INGRID-PT',
-  'TUBITAK-ULAKBIM',
-  'BIFI-ZARAGOZA',
-  'CETA-CIEMAT',
-  'SCAI-FRAUNHOFER',
-  'FZJ-JSC',
-  'GWDG-GOE',
-  'LRZ-MUC',
-  'CINECA-ADA',
-  'BSC-MN',
-  'EPCC-EDINBURGH',
-  'STFC-SCD',
-  'NIKHEF-AMS',
-  'UIO-NREC',
-  'NDGF-T1',
-  'CSCS-LUGANO',
-  'UNIGE-BAOBAB',
-  'IJS-VEGA',
-  'ARNES-SI',
-  'SRCE-CROATIA',
-  'HG-ARCC',
-  'RO-ISS-BUC',
-  'IICT-BAS-SOFIA',
-  'IPB-BELGRADE',
-  'UKIM-SKOPJE',
-  'GRENA-TBILISI',
-  'IIAP-YEREVAN',
-  'IUCC-TELAVIV',
-  'CLOUDIFIN-PT',
-  'EGI-FEDCLOUD-UK',
-  'WCSS-WROCLAW',
-  'TARTU-HPC',
-];
-const CITIES = [
-  ['Santiago de Compostela', 'Spain'],
-  ['Santander', 'Spain'],
-  ['Prague', 'Czech Republic'],
-  ['Krakow', 'Poland'],
-  ['Bari', 'Italy'],
-  ['Catania', 'Italy'],
-  ['Hamburg', 'Germany'],
-  ['Karlsruhe', 'Germany'],
-  ['Amsterdam', 'Netherlands'],
-  ['Espoo', 'Finland'],
-  ['Athens', 'Greece'],
-  ['Bratislava', 'Slovakia'],
-  ['Valencia', 'Spain'],
-  ['Lisbon', 'Portugal'],
-  ['Poznan', 'Poland'],
-  ['Villeurbanne', 'France'],
-  ['Orsay', 'France'],
-  ['Melbourne', 'Australia'],
-  ['Braga', 'Portugal'],
-  ['Ankara', 'Turkey'],
-] as const;
-const STREETS = [
-  'Avenida de Vigo',
-  'Avda. de los Castros',
-  'Zikova',
-  'Nawojki',
-  'Via Orabona',
-  'Via Santa Sofia',
-  'Notkestrasse',
-  'Hermann-von-Helmholtz-Platz',
-  'Science Park',
-  'Keilaranta',
-];
+const SITE_NAMES =
+  'CESGA IFCA-LCG2 CESNET-MCC CYFRONET-CLOUD INFN-BARI INFN-CATANIA DESY-HH KIT-SCC SURF-HPC CSC-CPOUTA GRNET-OKEANOS IISAS-FEDCLOUD UPV-GRyCAP LIP-LISBON PSNC-CLOUD IN2P3-CC IJCLAB-CLOUD UNIMELB-NECTAR NCG-INGRID-PT TUBITAK-ULAKBIM BIFI-ZARAGOZA CETA-CIEMAT SCAI-FRAUNHOFER FZJ-JSC GWDG-GOE LRZ-MUC CINECA-ADA BSC-MN EPCC-EDINBURGH STFC-SCD NIKHEF-AMS UIO-NREC NDGF-T1 CSCS-LUGANO UNIGE-BAOBAB IJS-VEGA ARNES-SI SRCE-CROATIA HG-ARCC RO-ISS-BUC IICT-BAS-SOFIA IPB-BELGRADE UKIM-SKOPJE GRENA-TBILISI IIAP-YEREVAN IUCC-TELAVIV CLOUDIFIN-PT EGI-FEDCLOUD-UK WCSS-WROCLAW TARTU-HPC'.split(
+    ' ',
+  );
+const CITIES =
+  'Santiago de Compostela/Spain|Santander/Spain|Prague/Czech Republic|Krakow/Poland|Bari/Italy|Catania/Italy|Hamburg/Germany|Karlsruhe/Germany|Amsterdam/Netherlands|Espoo/Finland|Athens/Greece|Bratislava/Slovakia|Valencia/Spain|Lisbon/Portugal|Poznan/Poland|Villeurbanne/France|Orsay/France|Melbourne/Australia|Braga/Portugal|Ankara/Turkey'
+    .split('|')
+    .map((c) => c.split('/') as [string, string]);
+const STREETS =
+  'Avenida de Vigo|Avda. de los Castros|Zikova|Nawojki|Via Orabona|Via Santa Sofia|Notkestrasse|Hermann-von-Helmholtz-Platz|Science Park|Keilaranta'.split(
+    '|',
+  );
 
 const CPU_BRANDS = [
   { brand: 'Intel(R) Xeon(R) CPU E5-2680 v3 @ 2.50GHz', ghz: 2.5 },
@@ -1112,38 +881,10 @@ const SIZES = [
   { size: 'hpc', vcpus: 64, ram: 256 },
 ];
 
-export const TAGS = [
-  'cpu-intensive',
-  'memory-bound',
-  'io-bound',
-  'network-bound',
-  'gpu',
-  'baseline',
-  'regression',
-  'nightly',
-  'manual',
-  'ci',
-  'production',
-  'staging',
-  'ssd',
-  'nvme',
-  'hdd',
-  'ceph',
-  '10gbe',
-  '25gbe',
-  'infiniband',
-  'avx512',
-  'arm64',
-  'sriov',
-  'hugepages',
-  'numa-pinned',
-  'overcommitted',
-  'spot',
-  'preemptible',
-  'kvm',
-  'container',
-  'bare-metal',
-];
+export const TAGS =
+  'cpu-intensive memory-bound io-bound network-bound gpu baseline regression nightly manual ci production staging ssd nvme hdd ceph 10gbe 25gbe infiniband avx512 arm64 sriov hugepages numa-pinned overcommitted spot preemptible kvm container bare-metal'.split(
+    ' ',
+  );
 
 export interface SiteSpec {
   name: string;
@@ -1153,24 +894,6 @@ export interface SiteSpec {
 }
 
 /** `sites` sites with `flavorsPerSite` flavors each (2 of them with GPUs), from the generator `rng`. */
-/** The sites and flavors of `siteSpecs` created through a seeder, each flavor with its hardware spec. */
-export async function seedSiteFlavors(
-  seed: {
-    site(fields: { name: string }): Promise<{ id: string }>;
-    flavor(siteId: string, fields: { name: string }): Promise<{ id: string; site_id: string }>;
-  },
-  rng: Rng,
-  sites: number,
-  flavorsPerSite: number,
-): Promise<{ id: string; site_id: string; spec: FlavorSpec }[]> {
-  const flavors: { id: string; site_id: string; spec: FlavorSpec }[] = [];
-  for (const s of siteSpecs(rng, sites, flavorsPerSite)) {
-    const site = await seed.site({ name: s.name });
-    for (const f of s.flavors) flavors.push({ ...(await seed.flavor(site.id, { name: f.name })), spec: f.spec });
-  }
-  return flavors;
-}
-
 export function siteSpecs(rng: Rng, sites: number, flavorsPerSite: number): SiteSpec[] {
   const out: SiteSpec[] = [];
   for (let s = 0; s < sites; s++) {

@@ -1,31 +1,30 @@
 /**
- * Scenarios 16 and 17, measured once each after the load runs (as 13 to 15, bench/metric-runs.ts),
- * each against PostgreSQL's own time for the statements the server issued:
+ * Scenarios 16, 17 and 27, measured once each after the load runs, 16 and 17 against PostgreSQL's
+ * own time for the statements the server issued:
  *
  * - 16, GET /results:changes of a benchmark of a quarter of `--results` (250,000 at 1M) in 10 series
- *   of equal length with two steps each, seeded for the scenario (bench/database.ts,
- *   `seedSyntheticResults`: appended to the data set, its metric values filled in, removed after).
+ *   of equal length with two steps each, seeded for the scenario (the benchmark created through the
+ *   API, its results inserted with SQL, the server's triggers filling their metric values; removed after).
  *   Rounds of: the answer computed with nothing remembered (a `max_pvalue` of its own each round, so
  *   that neither the answer nor any series' change points are remembered), the same request again
  *   (remembered), and after one upload to one of the series the request with the default parameters
  *   (the answer forgotten, the change points of the other 9 series remembered).
  * - 17, GET /results:compare?baseline=<its largest flavor> of scenario 8's benchmark (about 50,000
  *   results at 1M): rounds of one upload (which forgets every remembered comparison), the
- *   comparison (computed), and the same again (remembered).
+ *   comparison (computed), and the same again (remembered); and the same benchmark compared by
+ *   flavor against PostgreSQL's own median per flavor (percentile_cont).
+ * - 27, /health while changes and comparisons are computed (`measureHealth`).
  *
  * In both, the statements of one computation are captured once (a round not timed) and replayed on
  * one connection each round: p50 of every time.
  */
 import type pg from 'pg';
-import { connect } from '../packages/server/src/db/orm.ts';
-import { createLogger } from '../packages/server/src/core/logger.ts';
-import { MetricValues } from '../packages/server/src/services/results/metric-values.ts';
-import { executableSql, statementRole } from './capture.ts';
-import { seedSyntheticResults } from './database.ts';
-import type { BenchmarkRow, Catalogue, GenerateOptions } from './generate.ts';
-import { benchmarkWriter, comparedBenchmark } from './metric-runs.ts';
+import { statementRole } from './capture.ts';
+import type { StatementLog } from './database.ts';
+import { ingestDocuments, type BenchmarkRow, type Catalogue, type GenerateOptions } from './generate.ts';
+import { typicalBenchmarks } from './compare-scenarios.ts';
 import { API, query } from './scenarios.ts';
-import type { ServerProcess } from './server-process.ts';
+import type { ServerProcess } from './server.ts';
 import { summarize, type LatencySummary } from './stats.ts';
 
 export interface ColdRememberedReport {
@@ -56,6 +55,7 @@ export interface ColdRememberedReport {
 interface RoundsInput {
   server: ServerProcess;
   client: pg.Client;
+  statements: StatementLog;
   rounds: number;
   log: (message: string) => void;
 }
@@ -77,18 +77,17 @@ function getter(server: ServerProcess, statuses: Record<string, number>) {
 
 /** The statements of one computation among those captured: from its transaction's begin to its end. */
 async function captureComputation(
-  server: ServerProcess,
+  statements: StatementLog,
   get: () => Promise<unknown>,
   isComputation: (sql: string) => boolean,
 ): Promise<string[]> {
-  server.capture(true);
+  await statements.start();
   let captured: string[];
   try {
-    await server.drain();
     await get();
-    captured = (await server.drain()).map(executableSql);
+    captured = await statements.take();
   } finally {
-    server.capture(false);
+    await statements.stop();
   }
   const at = captured.findIndex(isComputation);
   if (at < 0) throw new Error(`no computing statement among:\n${captured.join('\n').slice(0, 2000)}`);
@@ -100,6 +99,23 @@ async function captureComputation(
   return captured.slice(begin, end + 1).filter((s) => !/\bfor update\b/i.test(s));
 }
 
+/** POST /results of `json` to the benchmark and flavor, executed a minute (and `i` seconds) ago. */
+async function upload(server: ServerProcess, token: string, benchmark: string, flavor: string, i: number, json: unknown): Promise<void> {
+  const res = await fetch(
+    `${server.url}${API}/results?${query([
+      ['benchmark_id', benchmark],
+      ['flavor_id', flavor],
+      ['execution_datetime', new Date(Date.now() - 60_000 - i * 1000).toISOString()],
+    ])}`,
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(json),
+    },
+  );
+  if (res.status !== 201) throw new Error(`the upload before an answer: ${res.status} ${(await res.text()).slice(0, 300)}`);
+}
+
 async function replay(client: pg.Client, statements: string[]): Promise<number> {
   const started = performance.now();
   for (const s of statements) await client.query(s);
@@ -109,6 +125,7 @@ async function replay(client: pg.Client, statements: string[]): Promise<number> 
 const SERIES = 10;
 const SERIES_IMAGE = 'ghcr.io/bench/changes-series';
 const SERIES_SITE = 'changes-series-site';
+const SERIES_OWNER = "'https://bench.example', 'bench'";
 
 /** Removes what `seedSeries` wrote (also what a run stopped half-way left). */
 async function removeSeries(client: pg.Client): Promise<void> {
@@ -117,54 +134,67 @@ async function removeSeries(client: pg.Client): Promise<void> {
   await client.query(`delete from benchmark where container_image = '${SERIES_IMAGE}'`);
   await client.query(`delete from flavor where site_id in (select id from site where name = '${SERIES_SITE}')`);
   await client.query(`delete from site where name = '${SERIES_SITE}'`);
-  await client.query("delete from app_user where iss = 'https://bench.example' and sub = 'bench'");
+  await client.query(`delete from app_user where (iss, sub) = (${SERIES_OWNER})`);
 }
 
 /**
- * The benchmark of scenario 16: `results` results in SERIES flavors of equal length, executions a
- * minute apart, each series a level of 100, 90 from 40 % of it and 95 from 75 %, plus deterministic
- * noise of about ±2.5; documents of about 400 bytes. Its metric values filled in as the server would.
+ * The benchmark of scenario 16, created through the API by an administrator (its metric paths
+ * chosen at once), and `results` results inserted with SQL (the server's triggers write their metric
+ * values) in SERIES flavors of equal length, executions a minute apart, each series a level of 100,
+ * 90 from 40 % of it and 95 from 75 %, plus deterministic noise of about ±2.5; documents of about 400 bytes.
  */
-async function seedSeries(client: pg.Client, url: string, results: number): Promise<{ benchmark: string; flavors: string[] }> {
+async function seedSeries(input: RoundsInput & { adminToken: string }, results: number): Promise<{ benchmark: string; flavors: string[] }> {
+  const { client } = input;
   await removeSeries(client);
-  const schema = { type: 'object', properties: { result: { type: 'object', properties: { score: { type: 'number' } } } } };
-  const seeded = await seedSyntheticResults(client, {
-    results,
-    schemas: [schema],
-    image: () => SERIES_IMAGE,
-    siteName: SERIES_SITE,
-    flavors: SERIES,
-    benchmark: 'ids[1]',
-    flavor: `fids[1 + g % ${SERIES}]`,
-    json:
-      "jsonb_build_object('result', jsonb_build_object('score', " +
-      `(case when g < ${results} * 0.4 then 100 when g < ${results} * 0.75 then 90 else 95 end) + ((g::bigint * 7919) % 1000) / 200.0), ` +
-      "'pad', repeat(md5(g::text), 8))",
-    executed: "timestamptz '2024-01-01Z' + make_interval(mins => g)",
+  const res = await fetch(`${input.server.url}${API}/benchmarks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${input.adminToken}`, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({
+      container_image: SERIES_IMAGE,
+      container_tag: '1.0',
+      description: 'The 10 series of scenario 16 (changes over time)',
+      json_schema: { type: 'object', properties: { result: { type: 'object', properties: { score: { type: 'number' } } } } },
+    }),
   });
-  const orm = await connect(url);
-  try {
-    const values = new MetricValues(createLogger('warn'));
-    for (let round = 0; ; round++) {
-      if (round > 0) await new Promise((r) => setTimeout(r, 1000));
-      await values.reconcile(orm.em.fork());
-      const { rows } = await client.query<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = $1', [
-        seeded.benchmarks[0],
-      ]);
-      if (rows[0]?.complete) break;
-      if (round >= 120) throw new Error('the metric values of the series benchmark were not filled in within 2 minutes');
-    }
-  } finally {
-    await orm.close(true);
-  }
-  return { benchmark: seeded.benchmarks[0]!, flavors: seeded.flavors };
+  if (!res.ok) throw new Error(`creating the series benchmark: ${res.status} ${(await res.text()).slice(0, 300)}`);
+  const benchmark = ((await res.json()) as { id: string }).id;
+  await client.query(
+    `insert into app_user (iss, sub, email, registration_datetime, terms_version) values (${SERIES_OWNER}, 'bench@example.org', now(), '2024-01')`,
+  );
+  const site = (
+    await client.query<{ id: string }>(
+      `insert into site (id, name, address, status, upload_datetime, uploader_iss, uploader_sub)
+       values (gen_random_uuid(), '${SERIES_SITE}', 'here', 'approved', now(), ${SERIES_OWNER}) returning id`,
+    )
+  ).rows[0]!.id;
+  const { rows } = await client.query<{ id: string }>(
+    `insert into flavor (id, site_id, name, status, upload_datetime, uploader_iss, uploader_sub)
+     select gen_random_uuid(), $1, 'flavor-' || lpad(i::text, 2, '0'), 'approved', now(), ${SERIES_OWNER} from generate_series(0, ${SERIES - 1}) i
+     returning id`,
+    [site],
+  );
+  const flavors = rows.map((r) => r.id);
+  await client.query(
+    `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
+     select gen_random_uuid(), $1, $2, ($3::uuid[])[1 + g % ${SERIES}],
+       jsonb_build_object('result', jsonb_build_object('score',
+         (case when g < $4 * 0.4 then 100 when g < $4 * 0.75 then 90 else 95 end) + ((g::bigint * 7919) % 1000) / 200.0),
+         'pad', repeat(md5(g::text), 8)),
+       timestamptz '2024-01-01Z' + make_interval(mins => g), now(), ${SERIES_OWNER}, false, false
+     from generate_series(1, $4::int) g`,
+    [benchmark, site, flavors, results],
+  );
+  await client.query('vacuum analyze result');
+  return { benchmark, flavors };
 }
 
-export async function measureChanges(input: RoundsInput & { url: string; token: string; results: number }): Promise<ColdRememberedReport> {
+export async function measureChanges(
+  input: RoundsInput & { token: string; adminToken: string; results: number },
+): Promise<ColdRememberedReport> {
   const { server, client, log } = input;
   const results = Math.max(2000, Math.round(input.results / 4));
   const started = performance.now();
-  const { benchmark, flavors } = await seedSeries(client, input.url, results);
+  const { benchmark, flavors } = await seedSeries(input, results);
   log(
     `changes: ${results} results in ${SERIES} series seeded and their metric values filled in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
@@ -178,24 +208,10 @@ export async function measureChanges(input: RoundsInput & { url: string; token: 
     const cold = (i: number) => path([['max_pvalue', String(0.001 - i * 1e-9)]]);
     const statuses: Record<string, number> = {};
     const get = getter(server, statuses);
-    const write = async (i: number) => {
-      const res = await fetch(
-        `${server.url}${API}/results?${query([
-          ['benchmark_id', benchmark],
-          ['flavor_id', flavors[i % flavors.length]!],
-          ['execution_datetime', new Date(Date.now() - 60_000 - i * 1000).toISOString()],
-        ])}`,
-        {
-          method: 'POST',
-          headers: { authorization: `Bearer ${input.token}`, 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify({ result: { score: 95 + (i % 5) / 2 } }),
-        },
-      );
-      const text = await res.text();
-      if (res.status !== 201) throw new Error(`the write before an answer: ${res.status} ${text.slice(0, 300)}`);
-    };
+    const write = (i: number) =>
+      upload(server, input.token, benchmark, flavors[i % flavors.length]!, i, { result: { score: 95 + (i % 5) / 2 } });
     const replayed = await captureComputation(
-      server,
+      input.statements,
       () => get(cold(0)),
       (s) => /\bstring_agg\(/i.test(s),
     );
@@ -347,7 +363,7 @@ export async function measureCompareBaseline(
   input: RoundsInput & { catalogue: Catalogue; options: GenerateOptions; token: string; visible: number },
 ): Promise<ColdRememberedReport> {
   const { server, client, log } = input;
-  const benchmark = comparedBenchmark(input.catalogue);
+  const benchmark = typicalBenchmarks(input.catalogue)[0]!;
   const path = `${API}/results:compare?${query([
     ['benchmark_id', benchmark.id],
     ['metric', `json.${benchmark.def.metric}`],
@@ -355,10 +371,16 @@ export async function measureCompareBaseline(
   ])}`;
   const statuses: Record<string, number> = {};
   const get = getter(server, statuses);
-  const write = benchmarkWriter({ ...input, benchmark });
+  const docs = ingestDocuments(input.catalogue, input.options, input.catalogue.benchmarks.length * (input.rounds + 2)).filter(
+    (d) => d.benchmark.id === benchmark.id,
+  );
+  const write = (i: number) => {
+    const d = docs[i % docs.length]!;
+    return upload(server, input.token, benchmark.id, d.flavor.id, i, d.json);
+  };
   await write(0);
   const replayed = await captureComputation(
-    server,
+    input.statements,
     () => get(path),
     (s) => statementRole(s) === 'compare',
   );

@@ -167,9 +167,6 @@ export function buildCompareScenarios(input: ScenarioInputs): Scenario[] {
     key: 'compare-by-flavor',
     title: 'Compare the flavors of a benchmark of ~50k results',
     endpoint: 'GET /results:compare?benchmark_id=…&metric=json.<metric>',
-    kind: 'read',
-    resultsPerRequest: 1,
-    p99Target: false,
     variants: typical.map(
       (b): Variant => ({
         label: `${size(b)}: ${b.def.metric}`,
@@ -211,8 +208,6 @@ export function buildCompareScenarios(input: ScenarioInputs): Scenario[] {
     title: 'Export every visible result as NDJSON',
     endpoint: 'GET /results:export?format=ndjson',
     kind: 'export',
-    resultsPerRequest: 1, // not an upload: the export's count is in its run's `export` report
-    p99Target: false,
     variants: [
       {
         label: 'every visible result',

@@ -1,7 +1,7 @@
 /**
  * The measured run of an export scenario (10): one request streaming every visible result, read
  * by a child process that counts bytes and line ends only (bench/export-reader.ts), with the
- * server's RSS sampled every 200 ms (bench/server-process.ts) from just before the request to its
+ * server's RSS sampled every 200 ms (bench/server.ts) from just before the request to its
  * last byte; then its SQL baseline,
  * the same cursor read straight from PostgreSQL (`fetch 500` at a time). Both are timed to the last
  * row, and their rates compare as results per second.
@@ -10,11 +10,12 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { cpuMeter, waitForQuiet, type CpuGroups } from './cpu.ts';
-import { EXPORT_BATCH_ROWS } from '../packages/server/src/services/compare/export.ts';
+/** Rows per `fetch`, as the server's export reads its cursor. */
+const EXPORT_BATCH_ROWS = 500;
 import type { ReaderResult } from './export-reader.ts';
 import type { ExportReport, RunReport } from './report.ts';
-import type { Scenario } from './scenarios.ts';
-import type { ServerProcess } from './server-process.ts';
+import type { FullScenario } from './scenarios.ts';
+import type { ServerProcess } from './server.ts';
 import type { SqlTarget } from './sql-load.ts';
 import { summarize } from './stats.ts';
 
@@ -96,7 +97,7 @@ function rssOf(series: { ms: number; mb: number }[], startMb: number, endMb: num
 export interface ExportRunInput {
   server: ServerProcess;
   target: SqlTarget;
-  scenario: Scenario;
+  scenario: FullScenario;
   /** The statements the server issued for the variant, when captured. */
   issued: string[];
   /** The visible results there are, all of which the answer must hold. */

@@ -274,18 +274,6 @@ export function valueAt(doc: unknown, path: string): unknown {
  * its flavors (a separate stream: it does not disturb the data set).
  */
 export function metricQuantile(catalogue: Catalogue, options: GenerateOptions, benchmark: BenchmarkRow, q: number, sample = 400): number {
-  return pathQuantile(catalogue, options, benchmark, benchmark.def.metric, q, sample);
-}
-
-/** The same for any numeric path of the benchmark's documents (dotted, from the document's root). */
-export function pathQuantile(
-  catalogue: Catalogue,
-  options: GenerateOptions,
-  benchmark: BenchmarkRow,
-  path: string,
-  q: number,
-  sample = 400,
-): number {
   const rng = new Rng(deriveSeed(options.seed, `sample:${benchmark.def.key}`));
   const gpu = benchmark.def.category === 'gpu';
   const flavors = catalogue.flavors.filter((f) => Boolean(f.spec.gpu) === gpu);
@@ -293,7 +281,7 @@ export function pathQuantile(
   for (let i = 0; i < sample; i++) {
     const flavor = rng.pick(flavors);
     const doc = resultDocument(benchmark.def, { rng, flavor: flavor.spec, siteIndex: flavor.siteIndex, age: rng.next() });
-    values.push(valueAt(doc, path) as number);
+    values.push(valueAt(doc, benchmark.def.metric) as number);
   }
   values.sort((a, b) => a - b);
   return values[Math.min(values.length - 1, Math.floor(q * values.length))]!;

@@ -1,18 +1,17 @@
 /**
  * The whole benchmark: PostgreSQL, data, server, capture and EXPLAIN, load runs, report.
- * `runBench` is what `npm run bench` (bench/run.ts) and the smoke test call.
+ * `runBench` is what `npm run bench` (bench/run.ts) and the smoke test call. The server is a black
+ * box: started as `benchmarks-server start` (bench/server.ts), driven over HTTP, its SQL read from
+ * PostgreSQL's statement log (bench/database.ts); data is loaded and baselines run with `pg`.
  */
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, userInfo } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import type pg from 'pg';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
-import { connect } from '../packages/server/src/db/orm.ts';
-import { createLogger } from '../packages/server/src/core/logger.ts';
-import { MetricValues } from '../packages/server/src/services/results/metric-values.ts';
 import { coreCount, cpuMeter, waitForQuiet } from './cpu.ts';
 import { captureScenario, explainStatements, explainText, type CapturedRequest } from './capture.ts';
-import { POSTGRES_SETTINGS, startBenchDatabase, type BenchDatabase } from './database.ts';
+import { POSTGRES_SETTINGS, StatementLog, startBenchDatabase, type BenchDatabase } from './database.ts';
 import {
   GENERATE_DEFAULTS,
   GENERATOR_VERSION,
@@ -24,31 +23,26 @@ import {
 import { runHttpLoad } from './http-load.ts';
 import { countRows, loadData, type CreatedBenchmark, type LoadReport } from './load.ts';
 import {
+  judgeGoals,
   judgeTargets,
   markdownSection,
   writeJson,
   writeMarkdown,
   type BenchReport,
+  type EveryMetricReport,
   type RunReport,
   type ScenarioReport,
 } from './report.ts';
 import { buildCompareScenarios, typicalBenchmarks } from './compare-scenarios.ts';
 import { measureExport } from './export-run.ts';
-import { buildScenarios, type Scenario, type ScenarioInputs } from './scenarios.ts';
-import {
-  buildMetricScenarios,
-  buildShapeScenarios,
-  MEASURED_ONCE,
-  SHAPE_SCENARIOS,
-  shapeBenchmark,
-  shapeInputs,
-} from './metric-scenarios.ts';
-import { measureCompareAfterWrite, measureSeries, metricTableSize } from './metric-runs.ts';
+import { buildScenarios, withDefaults, type FullScenario, type ScenarioInputs } from './scenarios.ts';
+import { buildShapeScenarios, MEASURED_ONCE, SHAPE_SCENARIOS, shapeBenchmark, shapeInputs } from './shape-scenarios.ts';
 import { measureChanges, measureCompareBaseline, measureHealth } from './changes-runs.ts';
-import { judgeEveryMetric, type EveryMetricReport } from './every-metric.ts';
-import { serverNodeArgs, startServerProcess, type ServerProcess } from './server-process.ts';
-import type { RawConfig } from '../packages/server/src/config.ts';
+import { serverNodeArgs, startServerProcess, type ServerProcess } from './server.ts';
 import { pgbenchVersion, runSqlLoad, type BaselineTool } from './sql-load.ts';
+
+/** Every scenario there is: load runs 1 to 10 and 18 to 26, measured once 16, 17 and 27. */
+export const SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
 
 export interface BenchOptions {
   results: number;
@@ -110,6 +104,7 @@ export const SMALL_RESULTS = 100_000;
 export const SMALL_DEFAULTS: Pick<BenchOptions, 'duration' | 'warmup' | 'quietWait'> = { duration: 2, warmup: 1, quietWait: 0 };
 
 const INGEST_SUB = 'bench-ingest';
+const ADMIN_SUB = 'bench-admin';
 const ADMIN_ENTITLEMENT = 'urn:bench:benchmarks-admins';
 
 interface Manifest {
@@ -128,12 +123,12 @@ interface Manifest {
  */
 async function createThroughApi(
   benchmarks: BenchmarkRow[],
-  config: RawConfig,
+  env: Record<string, string>,
   issuer: RunningIssuer,
   client: pg.Client,
   log: (message: string) => void,
 ): Promise<CreatedBenchmark[]> {
-  const server = await startServerProcess(config, log);
+  const server = await startServerProcess(env, log);
   try {
     const call = async (method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
       const res = await fetch(`${server.url}/api/v1${path}`, {
@@ -148,12 +143,7 @@ async function createThroughApi(
     const tokens: Record<'user' | 'admin', string> = { user: '', admin: '' };
     for (const role of ['user', 'admin'] as const) {
       const sub = `bench-${role}`;
-      issuer.addAccount({
-        sub,
-        email: `${sub}@bench.example.org`,
-        email_verified: true,
-        entitlements: role === 'admin' ? [ADMIN_ENTITLEMENT] : [],
-      });
+      if (role === 'user') issuer.addAccount({ sub, email: `${sub}@bench.example.org`, email_verified: true });
       tokens[role] = await issuer.mintAccessToken({ sub, ttlSeconds: 3600 });
       await call('POST', '/users/self', tokens[role]);
     }
@@ -202,6 +192,26 @@ function readManifest(path: string): Manifest | null {
 async function removeIngested(client: pg.Client): Promise<void> {
   await client.query('delete from result where uploader_sub = $1', [INGEST_SUB]);
   await client.query('delete from app_user where sub = $1', [INGEST_SUB]);
+  // The administrator stays when it created benchmarks before the load (the origin shape).
+  await client.query('delete from app_user u where sub = $1 and not exists (select 1 from benchmark b where b.uploader_sub = u.sub)', [
+    ADMIN_SUB,
+  ]);
+}
+
+/**
+ * Waits until the server has filled in the metric values of every benchmark (the loader skips its
+ * triggers, and a server that starts fills in what is missing, in the background); the seconds taken.
+ */
+async function waitForMetricValues(client: pg.Client, log: (message: string) => void): Promise<number> {
+  const started = Date.now();
+  for (let round = 0; ; round++) {
+    const { rows } = await client.query<{ n: number }>(
+      'select count(*)::int as n from benchmark b left join metric_benchmark m on m.benchmark_id = b.id where m.complete is not true',
+    );
+    if (rows[0]!.n === 0) return round === 0 ? 0 : (Date.now() - started) / 1000;
+    if (round % 60 === 59) log(`metric values: ${rows[0]!.n} benchmarks not complete yet`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }
 
 const median = (values: number[]) => {
@@ -274,20 +284,22 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     log(`PostgreSQL in ${o.dataDir}`);
     db = await startBenchDatabase(o.dataDir, log);
     client = await db.client();
-    issuer = await startIssuer({ accounts: [{ sub: INGEST_SUB, email: `${INGEST_SUB}@bench.example.org`, email_verified: true }] });
+    issuer = await startIssuer({
+      accounts: [
+        { sub: INGEST_SUB, email: `${INGEST_SUB}@bench.example.org`, email_verified: true },
+        { sub: ADMIN_SUB, email: `${ADMIN_SUB}@bench.example.org`, email_verified: true, entitlements: [ADMIN_ENTITLEMENT] },
+      ],
+    });
     // The load comes from one address at up to 32 connections: the per-client limits would refuse
     // part of it, so they are off here; the admission of expensive lists too (64 places), unless
     // --default-admission measures it.
-    const serverConfig: RawConfig = {
-      host: '127.0.0.1',
-      port: '0',
-      databaseUrl: db.url,
-      oidcIssuer: issuer.issuer,
-      adminEntitlement: ADMIN_ENTITLEMENT,
-      logLevel: 'warn',
-      rateLimit: '0',
-      readRateLimit: '0',
-      ...(o.defaultAdmission ? {} : { expensiveListConcurrency: '64' }),
+    const serverEnv: Record<string, string> = {
+      DATABASE_URL: db.url,
+      OIDC_ISSUERS: issuer.issuer,
+      ADMIN_ENTITLEMENTS: ADMIN_ENTITLEMENT,
+      RATE_LIMIT: '0',
+      READ_RATE_LIMIT: '0',
+      ...(o.defaultAdmission ? {} : { EXPENSIVE_LIST_CONCURRENCY: '64' }),
     };
 
     // ---------------------------------------------------------------- data
@@ -322,7 +334,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       await db!.recreate();
       client = await db!.client();
       created = catalogue.benchmarks.some((b) => b.createdBy)
-        ? await createThroughApi(catalogue.benchmarks, serverConfig, issuer!, client, log)
+        ? await createThroughApi(catalogue.benchmarks, serverEnv, issuer!, client, log)
         : [];
       const report = await loadData(client, catalogue, generate, o.dataDir, log);
       const saved: Manifest = {
@@ -347,23 +359,23 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       const b = catalogue.benchmarks.find((x) => x.def.key === c.key);
       if (b) b.id = c.id;
     }
-    // The metric values table: the loader skips the server's triggers, so every loaded result is
-    // filled in here, as the server would in the background, not under load.
-    const metricSeconds = await fillMetricValues(db.url, log);
-    if (metricSeconds > 0.5) log(`metric values filled in ${metricSeconds.toFixed(1)} s`);
-    const metricTable = await metricTableSize(client);
-    if (metricTable)
-      log(
-        `metric values: ${metricTable.rows.toLocaleString('en-US')} rows, ${metricTable.rowsPerResult} per result, ` +
-          `${metricTable.bytesPerResult} bytes per result (result table: ${metricTable.resultBytesPerResult})`,
-      );
-
     // ---------------------------------------------------------------- server
-    server = await startServerProcess(serverConfig, log);
+    server = await startServerProcess(serverEnv, log);
+    const metricSeconds = await waitForMetricValues(client, log);
+    if (metricSeconds > 0) {
+      // Started again, so that the memory the filling took is not the server's under load.
+      log(`metric values filled in by the server in ${metricSeconds.toFixed(1)} s`);
+      await server.stop();
+      server = await startServerProcess(serverEnv, log);
+    }
+    const statements = new StatementLog(o.dataDir, client);
     const token = await issuer.mintAccessToken({ sub: INGEST_SUB, ttlSeconds: 24 * 3600 });
-    const registered = await fetch(`${server.url}/api/v1/users/self`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
-    if (registered.status !== 200 && registered.status !== 201)
-      throw new Error(`registering the ingest user: ${registered.status} ${await registered.text()}`);
+    const adminToken = await issuer.mintAccessToken({ sub: ADMIN_SUB, ttlSeconds: 24 * 3600 });
+    for (const bearer of [token, adminToken]) {
+      const registered = await fetch(`${server.url}/api/v1/users/self`, { method: 'POST', headers: { authorization: `Bearer ${bearer}` } });
+      if (registered.status !== 200 && registered.status !== 201)
+        throw new Error(`registering the ingest user and the administrator: ${registered.status} ${await registered.text()}`);
+    }
     await new Promise((r) => setTimeout(r, 1000));
     const idleRssMb = Math.round((await server.rssMb()) * 10) / 10;
 
@@ -381,12 +393,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
       log(
         `${c.path} >= ${c.threshold}: ${c.passing.toLocaleString('en-US')} of ${c.total.toLocaleString('en-US')} results pass (${(100 * (c.passing / c.total)).toFixed(2)} %, target ${c.target * 100} %)`,
       );
-    const all = [
-      ...buildScenarios(inputs),
-      ...buildCompareScenarios(inputs),
-      ...buildMetricScenarios(inputs),
-      ...buildShapeScenarios(inputs),
-    ];
+    const all = [...buildScenarios(inputs), ...buildCompareScenarios(inputs), ...buildShapeScenarios(inputs)].map(withDefaults);
     // A scenario divided by another (its benchmark's plain list) brings it along.
     const wanted = new Set(o.scenarios);
     for (const s of all) if (wanted.has(s.id) && s.reference) wanted.add(s.reference);
@@ -398,7 +405,7 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     for (const scenario of scenarios) {
       log(`scenario ${scenario.id} (${scenario.key}): capturing the SQL of ${scenario.variants.length} request variants`);
       await countVisible(client, inputs.visible);
-      const requests = await captureScenario(server, scenario);
+      const requests = await captureScenario(server, statements, scenario);
       captured.set(scenario.id, requests);
       const problems = requests.filter((r) => r.problem).map((r) => `${scenario.variants[r.variant]!.label}: ${r.problem}`);
       if (problems.length) throw new Error(`scenario ${scenario.id} answers wrongly:\n${problems.slice(0, 5).join('\n')}`);
@@ -491,45 +498,37 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     // ---------------------------------------------------------------- measured once
     await waitForIdleDatabase(client, 300);
     const once = {
-      compareAfterWrite: null as EveryMetricReport['compareAfterWrite'],
-      comparesAfterWrite: null as EveryMetricReport['comparesAfterWrite'],
-      series: null as EveryMetricReport['series'],
       changes: null as EveryMetricReport['changes'],
       compareBaseline: null as EveryMetricReport['compareBaseline'],
       health: null as EveryMetricReport['health'],
     };
-    const visible = async () => (await countVisible(client!, inputs.visible)).byBenchmark;
-    const compareInput = async (concurrency: number) => ({
-      server: server!,
-      client: client!,
-      catalogue,
-      options: generate,
-      token,
-      visible: (await visible()).get(typicalBenchmarks(catalogue)[0]!.id) ?? 0,
-      concurrency,
-      rounds: Math.max(5, Math.min(15, Math.round(o.duration * 1.5))),
-      log,
-    });
+    const rounds = Math.max(5, Math.min(15, Math.round(o.duration * 1.5)));
     for (const id of Object.keys(MEASURED_ONCE).map(Number)) {
       if (!o.scenarios.includes(id)) continue;
       log(`scenario ${id} (${MEASURED_ONCE[id]})`);
       await client.query('checkpoint');
       await waitForQuiet(o.quietWait);
-      if (id === 13) once.compareAfterWrite = await measureCompareAfterWrite(await compareInput(1));
-      if (id === 14) once.comparesAfterWrite = await measureCompareAfterWrite(await compareInput(8));
-      if (id === 15) once.series = await measureSeries({ client, catalogue, runs: Math.max(5, Math.min(15, o.duration)), explainDir, log });
-      const rounds = Math.max(5, Math.min(15, Math.round(o.duration * 1.5)));
-      if (id === 16) once.changes = await measureChanges({ server, client, url: db.url, token, results: o.results, rounds, log });
+      if (id === 16)
+        once.changes = await measureChanges({ server, client, statements, token, adminToken, results: o.results, rounds, log });
       if (id === 17) {
-        const input = await compareInput(1);
-        once.compareBaseline = await measureCompareBaseline({ ...input, rounds });
+        const visible = (await countVisible(client, inputs.visible)).byBenchmark.get(typicalBenchmarks(catalogue)[0]!.id) ?? 0;
+        once.compareBaseline = await measureCompareBaseline({
+          server,
+          client,
+          statements,
+          catalogue,
+          options: generate,
+          token,
+          visible,
+          rounds,
+          log,
+        });
       }
       if (id === 27) once.health = await measureHealth({ server, client, benchmark: shapeBenchmark(catalogue), seconds: o.duration, log });
     }
 
     // Requests autocannon abandoned at the end of the last run finish before the server stops.
     await new Promise((r) => setTimeout(r, 1000));
-    const usage = await server.memoryUsage();
     const finalRssMb = Math.round((await server.rssMb()) * 10) / 10;
     await removeIngested(client);
 
@@ -562,7 +561,6 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
         idleRssMb,
         peakRssMb: server.peakMb(),
         finalRssMb,
-        heapUsedMb: Math.round(usage.heapUsed / 1048576),
         nodeArgs: serverNodeArgs(),
       },
       scenarios: scenarios.map((s) => reports.get(s.id)!),
@@ -570,12 +568,11 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
     clearInterval(loadTimer);
     loads.push(loadavg()[0]!);
     const everyMetric: EveryMetricReport = {
-      metricTable,
       ...once,
       loadAverage: { min: Math.min(...loads), median: median(loads), max: Math.max(...loads), samples: loads.length },
       goals: [],
     };
-    everyMetric.goals = judgeEveryMetric(partial, everyMetric);
+    everyMetric.goals = judgeGoals(partial, everyMetric);
     const report: BenchReport = { ...partial, targets: judgeTargets(partial), everyMetric };
     writeJson(join(o.outDir, 'latest.json'), report);
     if (o.docs) writeMarkdown(o.docs, markdownSection(report));
@@ -597,7 +594,12 @@ export async function runBench(input: Partial<BenchOptions> = {}): Promise<Bench
 }
 
 /** EXPLAIN (ANALYZE, BUFFERS) of the requests of a scenario: one per distinct set of statement shapes. */
-async function explainScenario(client: pg.Client, scenario: Scenario, requests: CapturedRequest[], dir: string): Promise<ScenarioReport> {
+async function explainScenario(
+  client: pg.Client,
+  scenario: FullScenario,
+  requests: CapturedRequest[],
+  dir: string,
+): Promise<ScenarioReport> {
   const shape = (sql: string) => sql.replace(/'(?:[^']|'')*'/g, '?').replace(/\b\d+(\.\d+)?\b/g, '?');
   const seen = new Set<string>();
   const groups: Parameters<typeof explainText>[1] = [];
@@ -641,37 +643,4 @@ async function explainScenario(client: pg.Client, scenario: Scenario, requests: 
     captureProblems: requests.filter((r) => r.problem).map((r) => r.problem!),
     runs: [],
   };
-}
-
-/** Benchmarks whose metric values are not complete (0 when the schema has no metric values table). */
-async function incompleteMetricValues(em: ReturnType<Awaited<ReturnType<typeof connect>>['em']['fork']>): Promise<number> {
-  const [table] = await em.execute<{ present: boolean }[]>("select to_regclass('metric_value') is not null as present");
-  if (!table?.present) return 0;
-  const [row] = await em.execute<{ n: number }[]>(
-    'select count(*)::int as n from benchmark b left join metric_benchmark m on m.benchmark_id = b.id where m.complete is not true',
-  );
-  return row?.n ?? 0;
-}
-
-/** Chooses every benchmark's metric paths and fills their values as the server would; returns the seconds taken. */
-async function fillMetricValues(url: string, log: (message: string) => void): Promise<number> {
-  const started = Date.now();
-  const orm = await connect(url);
-  try {
-    const values = new MetricValues(createLogger('warn'));
-    // The loader skipped the triggers: no benchmark's values are complete, whatever its creation said.
-    await orm.em
-      .fork()
-      .execute('delete from metric_benchmark where benchmark_id in (select id from benchmark) and not exists (select 1 from metric_value)');
-    for (let round = 0; (await incompleteMetricValues(orm.em.fork())) > 0; round++) {
-      if (round > 0) await new Promise((r) => setTimeout(r, 1000));
-      await values.reconcile(orm.em.fork());
-    }
-    await values.close();
-  } catch (err) {
-    log(`metric values: ${(err as Error).message}`);
-  } finally {
-    await orm.close(true);
-  }
-  return (Date.now() - started) / 1000;
 }

@@ -2,20 +2,19 @@
  * Loads the generated data set into PostgreSQL, fast and not through the API:
  *
  * 1. users and the catalogue with ordinary INSERTs (a few hundred rows);
- * 2. results, their tags and claims written as CSV chunks of 100,000 results into a directory the
- *    database server can read, each loaded with a server-side `COPY … FROM '<file>' (FORMAT csv)`
- *    while the next chunk is generated (two cores: Node generates, PostgreSQL copies). When the
- *    server cannot read the files (another machine, permissions), multi-row INSERT batches of 1,000
- *    rows in large transactions with synchronous_commit off take over;
+ * 2. results, their tags and claims written as CSV chunks of 100,000 results into the data
+ *    directory (the embedded cluster's machine), each loaded with a server-side
+ *    `COPY … FROM '<file>' (FORMAT csv)` while the next chunk is generated (two cores: Node
+ *    generates, PostgreSQL copies);
  * 3. secondary indexes are dropped before and rebuilt after (as pg_restore does), foreign-key
  *    triggers are skipped during the load (session_replication_role = replica) and the references
  *    are checked afterwards with one query per foreign key;
  * 4. VACUUM (ANALYZE) and a CHECKPOINT, so that the measurements start from a settled database.
  */
-import { chmodSync, closeSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
-import { DATA_ISSUER, generateResults, type Catalogue, type GenerateOptions, type GeneratedResult } from './generate.ts';
+import { DATA_ISSUER, generateResults, type Catalogue, type GenerateOptions } from './generate.ts';
 
 export interface LoadCounts {
   app_user: number;
@@ -41,9 +40,7 @@ export interface CreatedBenchmark {
 }
 
 export interface LoadReport {
-  method: 'copy-csv' | 'insert-batches';
-  /** Why COPY from files was not used, when it was not. */
-  fallbackReason: string | null;
+  method: 'copy-csv';
   seconds: { generateAndCopy: number; indexes: number; vacuumAnalyze: number; total: number };
   csvBytes: number;
   expected: LoadCounts;
@@ -54,7 +51,6 @@ export interface LoadReport {
 }
 
 const CHUNK = 100_000;
-const BATCH = 1000;
 
 const RESULT_COLUMNS = [
   'id',
@@ -75,37 +71,12 @@ const CLAIM_COLUMNS = ['id', 'resource_type', 'resource_id', 'message', 'status'
 const csvText = (s: string) => `"${s.replaceAll('"', '""')}"`;
 const bool = (b: boolean) => (b ? 't' : 'f');
 
-function resultValues(r: GeneratedResult, json: string): unknown[] {
-  return [
-    r.id,
-    r.benchmark.id,
-    r.flavor.site_id,
-    r.flavor.id,
-    json,
-    r.execution_datetime.toISOString(),
-    r.upload_datetime.toISOString(),
-    DATA_ISSUER,
-    r.uploader_sub,
-    r.deleted,
-    r.hidden,
-  ];
-}
-
 /** Multi-row INSERT of `rows` (arrays of values in `columns` order) with bound parameters. */
 async function insertRows(client: pg.Client, table: string, columns: string[], rows: unknown[][]): Promise<void> {
-  for (let i = 0; i < rows.length; i += BATCH) {
-    const batch = rows.slice(i, i + BATCH);
-    const params: unknown[] = [];
-    const tuples = batch.map(
-      (row) =>
-        `(${row
-          .map((v) => {
-            params.push(v);
-            return `$${params.length}`;
-          })
-          .join(', ')})`,
-    );
-    await client.query(`insert into ${table} (${columns.join(', ')}) values ${tuples.join(', ')}`, params);
+  for (let i = 0; i < rows.length; i += 1000) {
+    const batch = rows.slice(i, i + 1000);
+    const tuples = batch.map((row, r) => `(${row.map((_, c) => `$${r * row.length + c + 1}`).join(', ')})`);
+    await client.query(`insert into ${table} (${columns.join(', ')}) values ${tuples.join(', ')}`, batch.flat());
   }
 }
 
@@ -150,33 +121,6 @@ async function insertCatalogue(client: pg.Client, c: Catalogue): Promise<void> {
     ['id', 'name', 'description', ...reviewed],
     c.tags.map((t) => [t.id, t.name, t.description, ...rv(t)]),
   );
-}
-
-/** Can the database server read a file we write into `dir`? */
-async function canCopyFrom(client: pg.Client, dir: string): Promise<string | null> {
-  const file = join(dir, 'probe.csv');
-  try {
-    writeAll(file, '1\n');
-    await client.query('create temporary table bench_copy_probe (x int)');
-    await client.query(`copy bench_copy_probe from '${file}' with (format csv)`);
-    await client.query('drop table bench_copy_probe');
-    return null;
-  } catch (err) {
-    await client.query('drop table if exists bench_copy_probe').catch(() => {});
-    return (err as Error).message;
-  } finally {
-    rmSync(file, { force: true });
-  }
-}
-
-function writeAll(file: string, text: string): void {
-  const fd = openSync(file, 'w', 0o644);
-  try {
-    writeSync(fd, text);
-  } finally {
-    closeSync(fd);
-  }
-  chmodSync(file, 0o644);
 }
 
 /** Appends text to a file through a buffer, flushing in 4 MB writes. */
@@ -265,9 +209,6 @@ export async function loadData(
   const csvDir = join(workDir, 'csv');
   mkdirSync(csvDir, { recursive: true });
   chmodSync(csvDir, 0o755);
-  const fallbackReason = await canCopyFrom(client, csvDir);
-  const method = fallbackReason ? 'insert-batches' : 'copy-csv';
-  if (fallbackReason) log(`COPY from files is not possible (${fallbackReason}); loading with INSERT batches`);
 
   // The load skips the triggers that write the results' metric values: what the server recorded of
   // the benchmarks created through it before the load (their paths, complete since they had no
@@ -308,15 +249,6 @@ export async function loadData(
 
   let chunk = 0;
   let files: { result: BufferedFile; tags: BufferedFile; claims: BufferedFile } | null = null;
-  let pending: { result: unknown[][]; tags: unknown[][]; claims: unknown[][] } = { result: [], tags: [], claims: [] };
-  const flushInserts = async () => {
-    await client.query('begin');
-    await insertRows(client, 'result', RESULT_COLUMNS, pending.result);
-    await insertRows(client, 'result_tag', TAG_COLUMNS, pending.tags);
-    await insertRows(client, 'claim', CLAIM_COLUMNS, pending.claims);
-    await client.query('commit');
-    pending = { result: [], tags: [], claims: [] };
-  };
   const closeChunk = async () => {
     if (!files) return;
     copy('result', RESULT_COLUMNS, files.result);
@@ -337,50 +269,31 @@ export async function loadData(
     if (r.deleted) expected.result_deleted++;
     expected.result_tag += r.tag_ids.length;
     if (r.claim) expected.claim++;
-    const claim = r.claim
-      ? [
-          r.claim.id,
-          'result',
-          r.id,
-          r.claim.message,
-          r.claim.status,
-          r.claim.upload_datetime.toISOString(),
-          DATA_ISSUER,
-          r.claim.uploader_sub,
-        ]
-      : null;
-    if (method === 'copy-csv') {
-      if (!files) {
-        const name = (kind: string) => join(csvDir, `${kind}-${String(chunk).padStart(3, '0')}.csv`);
-        files = {
-          result: new BufferedFile(name('result')),
-          tags: new BufferedFile(name('result_tag')),
-          claims: new BufferedFile(name('claim')),
-        };
-        chunk++;
-      }
-      const v = resultValues(r, json);
-      files.result.write(
-        `${v[0]},${v[1]},${v[2]},${v[3]},${csvText(json)},${v[5]},${v[6]},${v[7]},${v[8]},${bool(r.deleted)},${bool(r.hidden)}\n`,
-      );
-      for (const tag of r.tag_ids) files.tags.write(`${r.id},${tag}\n`);
-      if (claim) files.claims.write(`${claim.slice(0, 3).join(',')},${csvText(claim[3]!)},${claim.slice(4).join(',')}\n`);
-      if (++i % CHUNK === 0) await closeChunk();
-    } else {
-      pending.result.push(resultValues(r, json));
-      for (const tag of r.tag_ids) pending.tags.push([r.id, tag]);
-      if (claim) pending.claims.push(claim);
-      if (++i % (BATCH * 20) === 0) await flushInserts();
+    if (!files) {
+      const name = (kind: string) => join(csvDir, `${kind}-${String(chunk).padStart(3, '0')}.csv`);
+      files = {
+        result: new BufferedFile(name('result')),
+        tags: new BufferedFile(name('result_tag')),
+        claims: new BufferedFile(name('claim')),
+      };
+      chunk++;
     }
+    const at = (d: Date) => d.toISOString();
+    files.result.write(
+      `${r.id},${r.benchmark.id},${r.flavor.site_id},${r.flavor.id},${csvText(json)},${at(r.execution_datetime)},${at(r.upload_datetime)},${DATA_ISSUER},${r.uploader_sub},${bool(r.deleted)},${bool(r.hidden)}\n`,
+    );
+    for (const tag of r.tag_ids) files.tags.write(`${r.id},${tag}\n`);
+    const c = r.claim;
+    if (c)
+      files.claims.write(
+        `${c.id},result,${r.id},${csvText(c.message)},${c.status},${at(c.upload_datetime)},${DATA_ISSUER},${c.uploader_sub}\n`,
+      );
+    if (++i % CHUNK === 0) await closeChunk();
     if (i % 100_000 === 0) log(`generated ${i.toLocaleString('en-US')} of ${options.results.toLocaleString('en-US')} results`);
   }
-  if (method === 'copy-csv') {
-    await closeChunk();
-    await Promise.all(copies);
-    if (failure) throw failure;
-  } else if (pending.result.length) {
-    await flushInserts();
-  }
+  await closeChunk();
+  await Promise.all(copies);
+  if (failure) throw failure;
   const loadedAt = Date.now();
   log(`rows loaded in ${((loadedAt - started) / 1000).toFixed(1)} s; building ${indexes.length} indexes`);
 
@@ -434,8 +347,7 @@ export async function loadData(
     // best effort
   }
   return {
-    method,
-    fallbackReason,
+    method: 'copy-csv',
     seconds: {
       generateAndCopy: (loadedAt - started) / 1000,
       indexes: (indexedAt - loadedAt) / 1000,
@@ -449,14 +361,4 @@ export async function loadData(
     sizes: { result_table_mb: mb(size.t), result_indexes_mb: mb(size.i), database_mb: mb(size.d) },
     meanJsonBytes: Math.round(jsonBytes / Math.max(1, expected.result)),
   };
-}
-
-/** True when the file exists (used to tell a reused data directory from a fresh one). */
-export function exists(path: string): boolean {
-  try {
-    statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -27,26 +27,34 @@ export interface Scenario {
   title: string;
   /** The endpoint as the report shows it. */
   endpoint: string;
-  /** `export`: one streamed request, measured once (bench/export-run.ts) instead of under load. */
-  kind: 'read' | 'ingest' | 'export';
-  /** Results one successful request stores (ingest: 1 for POST /results, the batch size for a batch). */
-  resultsPerRequest: number;
+  /** Default read; `export`: one streamed request, measured once (bench/export-run.ts) instead of under load. */
+  kind?: 'read' | 'ingest' | 'export';
+  /** Results one successful request stores (ingest: 1 for POST /results, the batch size for a batch; default 1). */
+  resultsPerRequest?: number;
   /** Ids of the results a successful answer stored (ingest), removed before its INSERT is explained again. */
   storedIds?(body: unknown): string[];
-  /** Scenarios 1, 2, 4 and 5 must keep p99 under 100 ms at 1M results. */
-  p99Target: boolean;
   /** The scenario whose 2xx/s each run is divided by (the plain list of the same benchmark), measured in the same run. */
   reference?: number;
   /** The share of the benchmark's results a filter keeps, against the share aimed at. */
   selectivity?: Selectivity;
   variants: Variant[];
-  /** The statements of the raw SQL baseline of variant `index`, given what the server issued for it. */
-  baseline(index: number, issued: string[]): string[];
-  /** How the baseline was made, for the report. */
-  baselineMethod: string;
+  /** The statements of the raw SQL baseline of variant `index`, given what the server issued for it (default: `pageAndTotal`). */
+  baseline?(index: number, issued: string[]): string[];
+  /** How the baseline was made, for the report (default PAGE_AND_TOTAL). */
+  baselineMethod?: string;
   /** The statements to EXPLAIN among those issued (default: all of them). */
   explained?(issued: string[]): string[];
 }
+
+/** A scenario with its defaults filled in. */
+export type FullScenario = Scenario & Required<Pick<Scenario, 'kind' | 'resultsPerRequest' | 'baseline' | 'baselineMethod'>>;
+export const withDefaults = (s: Scenario): FullScenario => ({
+  kind: 'read',
+  resultsPerRequest: 1,
+  baseline: (_i, issued) => pageAndTotal(issued),
+  baselineMethod: PAGE_AND_TOTAL,
+  ...s,
+});
 
 export interface Selectivity {
   path: string;
@@ -70,7 +78,7 @@ export interface ScenarioInputs {
   variants: number;
   /** Visible results, in all and by benchmark id (what lists, compare and export count). */
   visible: { total: number; byBenchmark: Map<string, number> };
-  /** The benchmark of scenarios 18 to 27, ids of its results and the thresholds of its filters (metric-scenarios.ts), when they run. */
+  /** The benchmark of scenarios 18 to 27, ids of its results and the thresholds of its filters (shape-scenarios.ts), when they run. */
   shape?: { benchmark: BenchmarkRow; resultIds: string[]; cuts: Selectivity[] };
 }
 
@@ -184,9 +192,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     key: 'list-by-benchmark',
     title: 'List results of a benchmark',
     endpoint: 'GET /results?benchmark_id=…&per_page=100',
-    kind: 'read',
-    resultsPerRequest: 1,
-    p99Target: true,
     variants: cycle(benchmarks, Math.min(n, benchmarks.length)).map((b) => ({
       label: b.def.key,
       request: {
@@ -198,8 +203,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
       },
       check: listCheck(b, (items) => (items.length === 0 ? 'no results for a benchmark' : null)),
     })),
-    baseline: (_i, issued) => pageAndTotal(issued),
-    baselineMethod: PAGE_AND_TOTAL,
   };
 
   // 2. The same with two numeric JSON filters and a JSON sort
@@ -208,9 +211,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     key: 'json-filter-sort',
     title: 'Two numeric JSON filters, sorted by a JSON metric',
     endpoint: 'GET /results?benchmark_id=…&filters=machine.cpu.count >= 4&filters=<metric> > <p25>&sort_by=-json.<metric>&per_page=100',
-    kind: 'read',
-    resultsPerRequest: 1,
-    p99Target: true,
     variants: cycle(benchmarks, Math.min(n, benchmarks.length)).map((b) => {
       const metric = b.def.metric;
       const threshold = metricQuantile(catalogue, options, b, 0.25);
@@ -241,8 +241,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
         }),
       };
     }),
-    baseline: (_i, issued) => pageAndTotal(issued),
-    baselineMethod: PAGE_AND_TOTAL,
   };
 
   // 3. Search by terms: site, flavor and tag names
@@ -263,9 +261,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     key: 'search-terms',
     title: 'Search by a site, flavor or tag name',
     endpoint: 'GET /results:search?terms=…&per_page=100',
-    kind: 'read',
-    resultsPerRequest: 1,
-    p99Target: false,
     variants: [...new Set(terms)].map((term) => ({
       label: term,
       request: {
@@ -277,8 +272,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
       },
       check: listCheck(null, (items) => (items.length === 0 ? `nothing matched '${term}'` : null)),
     })),
-    baseline: (_i, issued) => pageAndTotal(issued),
-    baselineMethod: PAGE_AND_TOTAL,
   };
 
   // 4. One result by id
@@ -287,9 +280,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     key: 'get-by-id',
     title: 'One result by id',
     endpoint: 'GET /results/{id}',
-    kind: 'read',
-    resultsPerRequest: 1,
-    p99Target: true,
     ...resultsById(input.resultIds.slice(0, Math.max(1, Math.min(n * 5, 100)))),
   };
 
@@ -313,12 +303,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     key: 'catalogue',
     title: 'Benchmarks list and flavors of a site (alternating)',
     endpoint: 'GET /benchmarks, GET /sites/{id}/flavors',
-    kind: 'read',
-    resultsPerRequest: 1,
-    p99Target: true,
     variants: s5Variants,
-    baseline: (_i, issued) => pageAndTotal(issued),
-    baselineMethod: PAGE_AND_TOTAL,
   };
 
   // 6. Ingest: POST /results validated against the benchmark's schema
@@ -348,9 +333,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     title: 'Upload a result (schema validation)',
     endpoint: 'POST /results',
     kind: 'ingest',
-    resultsPerRequest: 1,
     storedIds: (body) => [(body as { id: string }).id],
-    p99Target: false,
     variants: docs.map((d, i) => ({
       label: `${d.benchmark.def.key} on ${d.flavor.name}`,
       request: {
@@ -396,7 +379,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     kind: 'ingest',
     resultsPerRequest: BATCH_SIZE,
     storedIds: batchIds,
-    p99Target: false,
     variants: Array.from({ length: batches }, (_, k) => {
       const items = batchOf(k);
       return {

@@ -84,8 +84,8 @@ const DEFAULT_CONCURRENCY = 4;
  * An upload makes much short-lived garbage for as long as it runs. With the heap limit Node sets
  * on a large machine (a quarter of its memory), V8 lets the old generation grow to several times
  * its live size between collections: 160-170 MB of RSS where 115-120 MB do, at the same speed
- * (bench/cli-upload.ts). A growing factor of 1.2 keeps it there; V8 reads it at each collection, so
- * setting it now works, and only this long-running command does.
+ * (docs/performance.md, "CLI uploads: streaming"). A growing factor of 1.2 keeps it there; V8
+ * reads it at each collection, so setting it now works, and only this long-running command does.
  */
 function boundHeapGrowth(): void {
   setFlagsFromString('--heap-growing-percent=20');

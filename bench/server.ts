@@ -1,0 +1,112 @@
+/**
+ * The API server as users run it: `node <the Dockerfile's NODE_OPTIONS> bin/benchmarks-server.js start`,
+ * configured by its environment variables, NODE_ENV production, in a process of its own so that its
+ * memory is measured alone: the resident set size is sampled every 200 ms from /proc/<pid>/status,
+ * the peak kept per measurement window.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export interface ServerProcess {
+  url: string;
+  pid: number;
+  /** Current resident set size in MB. */
+  rssMb(): Promise<number>;
+  /** Starts a measurement window; `end` gives its peak RSS (MB) and its samples (ms since the start, MB). */
+  window(): { end(): RssWindow };
+  /** Peak RSS over the life of the process (MB). */
+  peakMb(): number;
+  stop(): Promise<void>;
+}
+
+export interface RssWindow {
+  peakMb: number;
+  samples: number;
+  series: { ms: number; mb: number }[];
+}
+
+async function readRssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  return Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/**
+ * The Node flags of a production server, read from the Dockerfile's `ENV NODE_OPTIONS=…` (its heap
+ * budget, docs/deploy.md), then BENCH_SERVER_NODE_ARGS (e.g. --cpu-prof when looking for a hot spot).
+ */
+export function serverNodeArgs(): string[] {
+  const m = /^ENV NODE_OPTIONS=(?:"([^"]*)"|(\S+))\s*$/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'));
+  if (!m) throw new Error('The Dockerfile sets no NODE_OPTIONS: the benchmark runs the server as the image does.');
+  return [...(m[1] ?? m[2]!).split(' '), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ')].filter(Boolean);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** Starts the server with these environment variables (DATABASE_URL, OIDC_ISSUERS…) and waits for /health. */
+export async function startServerProcess(env: Record<string, string>, log: (message: string) => void): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...serverNodeArgs(), join(ROOT, 'bin/benchmarks-server.js'), 'start'], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const pid = child.pid!;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  for (const until = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 100))) {
+    if (child.exitCode !== null) throw new Error(`the server exited during start-up (code ${child.exitCode})`);
+    if (Date.now() > until) throw new Error('the server did not answer /health within 2 minutes');
+    const up = await fetch(`${url}/api/v1/health`).catch(() => null);
+    if (up?.ok) break;
+  }
+
+  let overall = 0;
+  let current: { peak: number; start: number; series: { ms: number; mb: number }[] } = { peak: 0, start: 0, series: [] };
+  let sampling = false;
+  const timer = setInterval(() => {
+    if (sampling) return;
+    sampling = true;
+    void readRssMb(pid).then((mb) => {
+      sampling = false;
+      overall = Math.max(overall, mb);
+      current.peak = Math.max(current.peak, mb);
+      current.series.push({ ms: Math.round(performance.now() - current.start), mb: Math.round(mb * 10) / 10 });
+    });
+  }, 200);
+  timer.unref();
+  log(`server started at ${url} (pid ${pid})`);
+  return {
+    url,
+    pid,
+    rssMb: () => readRssMb(pid),
+    window() {
+      const w = { peak: 0, start: performance.now(), series: [] as { ms: number; mb: number }[] };
+      current = w;
+      return { end: () => ({ peakMb: Math.round(w.peak * 10) / 10, samples: w.series.length, series: w.series.slice() }) };
+    },
+    peakMb: () => Math.round(overall * 10) / 10,
+    async stop() {
+      clearInterval(timer);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(killer);
+      }
+    },
+  };
+}
