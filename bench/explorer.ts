@@ -14,9 +14,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { createClient } from '@benchmarks/sdk';
-import { launchChromium } from '../packages/server/test/support/browser.ts';
+import { chromium } from 'playwright-core';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Debian's Chromium, headless, kept off the network (as the explorer's tests run it). */
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const POINTS = 100_000;
 const log = (m: string) => console.error(`[explorer ${new Date().toISOString().slice(11, 19)}] ${m}`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -36,7 +45,7 @@ const { url, admin } = await new Promise<{ url: string; admin: string }>((resolv
     if (at && token && out.includes('Press Ctrl-C')) resolve({ url: at, admin: token });
   });
 });
-const browser = await launchChromium();
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
 try {
   let gzipped = 0;
   for (const file of ['explorer.js', 'explorer.css']) {
