@@ -52,6 +52,8 @@ for (const name of ['sdk', 'server', 'demo']) {
 }
 mkdirSync(join(root, 'packages', 'cli', 'dist'), { recursive: true });
 writeFileSync(join(root, 'packages', 'cli', 'dist', 'benchmarks.js'), '');
+mkdirSync(join(root, 'packages', 'server', 'assets', 'explorer'), { recursive: true });
+writeFileSync(join(root, 'packages', 'server', 'assets', 'explorer', 'explorer.js'), '');
 writeStamp(root);
 `,
   );

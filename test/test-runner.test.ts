@@ -340,6 +340,7 @@ test('the build is reused only while the sources it read are unchanged and its o
   }
   for (const name of ['sdk', 'server', 'demo']) put(`packages/${name}/dist/index.js`, '');
   put('packages/cli/dist/benchmarks.js', '');
+  put('packages/server/assets/explorer/explorer.js', '');
   assert.is(staleBuild(root), 'no build recorded');
   writeStamp(root);
   assert.is(staleBuild(root), undefined);
@@ -358,6 +359,13 @@ test('the build is reused only while the sources it read are unchanged and its o
   assert.is(staleBuild(root), 'the sources changed since the last build', 'the dependencies changed');
   writeStamp(root);
 
+  put('packages/server/explorer/main.tsx', '');
+  assert.is(staleBuild(root), 'the sources changed since the last build', "the explorer's sources");
+  writeStamp(root);
+
+  rmSync(join(root, 'packages/server/assets/explorer/explorer.js'));
+  assert.is(staleBuild(root), 'packages/server/assets/explorer/explorer.js missing');
+  put('packages/server/assets/explorer/explorer.js', '');
   rmSync(join(root, 'packages/cli/dist/benchmarks.js'));
   assert.is(staleBuild(root), 'packages/cli/dist/benchmarks.js missing');
 });

@@ -4,8 +4,11 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { ConfigurationError } from '../core/errors.ts';
 
-/** Ports from here up to where outgoing connections' ports start are drawn by `freePort`. */
-const LOWEST_DRAWN = 10_000;
+/**
+ * Ports from here up to where outgoing connections' ports start are drawn by `freePort`: above
+ * 10080, the highest of the ports that fetch refuses to reach (the Fetch standard's "bad ports").
+ */
+const LOWEST_DRAWN = 10_081;
 
 /**
  * The first port the system gives outgoing connections (Linux's `ip_local_port_range`; elsewhere the
