@@ -216,8 +216,11 @@ test('CSV columns: each at most once (100 copies of one column multiplied the an
 
 const exportConnections = async () =>
   Number(
+    // This file's database only: other test files' servers may be exporting on the same cluster.
     (
-      await seed.sql<{ n: number }>("select count(*)::int as n from pg_stat_activity where application_name = 'benchmarks-server export'")
+      await seed.sql<{ n: number }>(
+        "select count(*)::int as n from pg_stat_activity where application_name = 'benchmarks-server export' and datname = current_database()",
+      )
     )[0]!.n,
   );
 
