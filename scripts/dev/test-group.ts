@@ -31,6 +31,7 @@
  * the runner's jobs while it runs (a 60 s timer, 60 s), and would keep a user's program running.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -163,7 +164,12 @@ if (failedFiles > 0) {
 
 // A process still running a while after its last file fails, saying what holds it (its own timer does not).
 setTimeout(() => {
-  const open = process.getActiveResourcesInfo().join(', ');
+  // The sockets among them, by their ends: which server or client was left open.
+  const handles = (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles();
+  const sockets = handles.flatMap((h) =>
+    h instanceof Socket && h.remotePort !== undefined ? [`${h.localPort} -> ${h.remoteAddress}:${h.remotePort}`] : [],
+  );
+  const open = [...process.getActiveResourcesInfo(), ...(sockets.length ? [`sockets ${sockets.join(', ')}`] : [])].join(', ');
   const message = `the process has not ended ${EXIT_GRACE_MS / 1000}s after its last file: still open: ${open}`;
   write(`\n[test group] ${message}\n`);
   record({ event: 'lingering', message });
