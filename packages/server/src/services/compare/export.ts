@@ -430,5 +430,8 @@ export async function exportResults(
   // A connection that ends while the answer streams ends the answer at once (and with it the
   // export's place), even while the reader is not asking for more.
   cursor.onLost = (err) => stream.destroy(err);
+  // A stream destroyed before it was first read (its client gone before the answer started) never
+  // runs the generator, nor its `finally`: the connection is ended here too (ending twice is harmless).
+  stream.once('close', () => void cursor.close());
   return stream;
 }
