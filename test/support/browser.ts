@@ -5,17 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium } from 'playwright-core';
-
-export const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+import { launchChromium } from '../../packages/server/test/support/browser.ts';
 
 /** A loopback server answering `/` with a page that loads `/app.js`; its origin is known before use. */
 export async function servePage(script: () => string): Promise<{ origin: string; close(): Promise<void> }> {
@@ -41,7 +31,7 @@ export async function servePage(script: () => string): Promise<{ origin: string;
  * `window.failure`), and returns it with every console error the page logged.
  */
 export async function runPage(origin: string, timeoutMs = 30_000): Promise<{ result: unknown; errors: string[] }> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS, timeout: timeoutMs });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const errors: string[] = [];

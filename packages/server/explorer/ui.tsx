@@ -3,7 +3,7 @@ import { where } from '@benchmarks/sdk';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { type Answer, type Call, copyAs, navigate, withParams } from './api.ts';
-import type { SchemaPath } from './schema.ts';
+import { numeric, type SchemaPath } from './schema.ts';
 
 /** A link that stays in the page (a new history entry) on a plain click. */
 export function Link(props: { href: string; children: ComponentChildren; class?: string }) {
@@ -249,3 +249,27 @@ export const Head = ({ cols }: { cols: (string | false)[] }) => (
     </tr>
   </thead>
 );
+
+/**
+ * The metric (the view's own, then the schema's numbers) and the grouping of a view over groups.
+ * A baseline is a flavor or a site: it does not carry over to the other grouping.
+ */
+export function MetricAndGroup({ search, paths }: { search: URLSearchParams; paths: SchemaPath[] }) {
+  const metric = search.get('metric') ?? '';
+  const metrics = [...new Set([metric, ...paths.filter(numeric).map((p) => p.path)])].filter(Boolean);
+  return (
+    <>
+      <Choice label="Metric" name="metric" value={metric} options={metrics.map((m) => [m, m])} />
+      <Choice
+        label="Group by"
+        name="group_by"
+        value={search.get('group_by') === 'site' ? 'site' : 'flavor'}
+        set={(v) => ({ group_by: v, baseline: undefined })}
+        options={[
+          ['flavor', 'flavor'],
+          ['site', 'site'],
+        ]}
+      />
+    </>
+  );
+}

@@ -2,8 +2,7 @@
 import type { Reply } from '@benchmarks/sdk';
 import { type Call, RESULT_FILTERS, apiUrl, queryOf, run, useAnswer } from '../api.ts';
 import { fmt, fmtInterval, fmtP } from '../format.ts';
-import { numeric } from '../schema.ts';
-import { Choice, CopyAs, Head, Scroll, Note, Filters, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { Choice, CopyAs, Head, Scroll, Note, Filters, MetricAndGroup, OtherFilters, Pending, Warnings } from '../ui.tsx';
 import { groupId, groupName, useBenchmark } from './common.ts';
 
 type Comparison = Reply<'compareResults'>;
@@ -91,7 +90,6 @@ export function Rank({ search }: { search: URLSearchParams }) {
   const metric = search.get('metric') ?? '';
   const filters = search.getAll('filters');
   const paths = bench.state === 'done' ? bench.data.paths : [];
-  const metrics = [...new Set([metric, ...paths.filter(numeric).map((p) => p.path)])].filter(Boolean);
   const c = answer.state === 'done' ? answer.data : null;
   const front = c ? paretoFront(c.groups, c.better) : new Set<Group>();
   const currencies = [...new Set(c?.groups.flatMap((g) => (g.price ? [g.price.currency] : [])) ?? [])];
@@ -102,18 +100,7 @@ export function Rank({ search }: { search: URLSearchParams }) {
       <h1 tabIndex={-1}>Rank{bench.state === 'done' ? `: ${bench.data.benchmark.name}` : ''}</h1>
       <Pending answer={bench} what="the benchmark" />
       <div class="row controls">
-        <Choice label="Metric" name="metric" value={metric} options={metrics.map((m) => [m, m])} />
-        <Choice
-          label="Group by"
-          name="group_by"
-          value={search.get('group_by') ?? 'flavor'}
-          // A baseline is a flavor or a site: it does not carry over.
-          set={(v) => ({ group_by: v, baseline: undefined })}
-          options={[
-            ['flavor', 'flavor'],
-            ['site', 'site'],
-          ]}
-        />
+        <MetricAndGroup search={search} paths={paths} />
         <Choice
           label="Confidence"
           name="confidence"

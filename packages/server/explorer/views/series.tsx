@@ -4,8 +4,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { type Call, RESULT_FILTERS, type Query, apiUrl, client, navigate, queryOf, run, useAnswer } from '../api.ts';
 import { fmt, fmtP, fmtTime } from '../format.ts';
-import { numeric } from '../schema.ts';
-import { Choice, CopyAs, Head, Scroll, Note, Filters, Link, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { Choice, CopyAs, Head, Scroll, Note, Filters, Link, MetricAndGroup, OtherFilters, Pending, Warnings } from '../ui.tsx';
 import { groupId, groupName, useBenchmark } from './common.ts';
 
 type Changes = Reply<'findChanges'>;
@@ -227,23 +226,13 @@ export function Series({ search }: { search: URLSearchParams }) {
   const metric = search.get('metric') ?? '';
   const filters = search.getAll('filters');
   const paths = bench.state === 'done' ? bench.data.paths : [];
-  const metrics = [...new Set([metric, ...paths.filter(numeric).map((p) => p.path)])].filter(Boolean);
   const d = answer.state === 'done' ? answer.data : null;
   return (
     <>
       <h1 tabIndex={-1}>Series{bench.state === 'done' ? `: ${bench.data.benchmark.name}` : ''}</h1>
       <Pending answer={bench} what="the benchmark" />
       <div class="row controls">
-        <Choice label="Metric" name="metric" value={metric} options={metrics.map((m) => [m, m])} />
-        <Choice
-          label="Group by"
-          name="group_by"
-          value={bySite ? 'site' : 'flavor'}
-          options={[
-            ['flavor', 'flavor'],
-            ['site', 'site'],
-          ]}
-        />
+        <MetricAndGroup search={search} paths={paths} />
         <Choice
           label="Scale"
           name="scale"
