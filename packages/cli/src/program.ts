@@ -10,30 +10,7 @@ import * as logout from './commands/auth/logout.ts';
 import * as whoami from './commands/auth/whoami.ts';
 import * as registerUser from './commands/auth/register.ts';
 import * as token from './commands/auth/token.ts';
-import * as benchmarksList from './commands/benchmarks/list.ts';
-import * as benchmarksSearch from './commands/benchmarks/search.ts';
-import * as benchmarksGet from './commands/benchmarks/get.ts';
-import * as benchmarksCreate from './commands/benchmarks/create.ts';
-import * as benchmarksUpdate from './commands/benchmarks/update.ts';
-import * as benchmarksDelete from './commands/benchmarks/delete.ts';
-import * as sitesList from './commands/sites/list.ts';
-import * as sitesSearch from './commands/sites/search.ts';
-import * as sitesGet from './commands/sites/get.ts';
-import * as sitesCreate from './commands/sites/create.ts';
-import * as sitesUpdate from './commands/sites/update.ts';
-import * as sitesDelete from './commands/sites/delete.ts';
-import * as flavorsList from './commands/flavors/list.ts';
-import * as flavorsSearch from './commands/flavors/search.ts';
-import * as flavorsGet from './commands/flavors/get.ts';
-import * as flavorsCreate from './commands/flavors/create.ts';
-import * as flavorsUpdate from './commands/flavors/update.ts';
-import * as flavorsDelete from './commands/flavors/delete.ts';
-import * as tagsList from './commands/tags/list.ts';
-import * as tagsSearch from './commands/tags/search.ts';
-import * as tagsGet from './commands/tags/get.ts';
-import * as tagsCreate from './commands/tags/create.ts';
-import * as tagsUpdate from './commands/tags/update.ts';
-import * as tagsDelete from './commands/tags/delete.ts';
+import * as catalogue from './commands/catalogue.ts';
 import * as resultsList from './commands/results/list.ts';
 import * as resultsSearch from './commands/results/search.ts';
 import * as resultsGet from './commands/results/get.ts';
@@ -77,30 +54,7 @@ const COMMANDS: { register(program: Command): void }[] = [
   whoami,
   registerUser,
   token,
-  benchmarksList,
-  benchmarksSearch,
-  benchmarksGet,
-  benchmarksCreate,
-  benchmarksUpdate,
-  benchmarksDelete,
-  sitesList,
-  sitesSearch,
-  sitesGet,
-  sitesCreate,
-  sitesUpdate,
-  sitesDelete,
-  flavorsList,
-  flavorsSearch,
-  flavorsGet,
-  flavorsCreate,
-  flavorsUpdate,
-  flavorsDelete,
-  tagsList,
-  tagsSearch,
-  tagsGet,
-  tagsCreate,
-  tagsUpdate,
-  tagsDelete,
+  catalogue,
   resultsList,
   resultsSearch,
   resultsGet,

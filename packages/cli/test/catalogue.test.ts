@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../../server/test/support/harness.ts';
 import type { Io } from '../src/io.ts';
-import * as benchmarksDelete from '../src/commands/benchmarks/delete.ts';
+import { benchmarks, runVerb } from '../src/commands/catalogue.ts';
 import { sandbox, type Sandbox } from './support/cli.ts';
 import { seedCatalogue, seedResult, type Catalogue } from './support/seed.ts';
 
@@ -175,7 +175,7 @@ test('delete on a terminal asks first: "n" deletes nothing, "y" deletes', async 
   const s = await scratch('del-ask', 0);
   const options = { ref: s.benchmark.name, server: t.url, token: c.admin };
   const no = terminal('n\n');
-  const declined = await benchmarksDelete.run(options, no).then(
+  const declined = await runVerb(benchmarks, 'delete', options, no).then(
     () => undefined,
     (err: Error) => err,
   );
@@ -183,7 +183,7 @@ test('delete on a terminal asks first: "n" deletes nothing, "y" deletes', async 
   assert.match(no.err(), /Delete benchmark ghcr\.io\/del-ask\/bench:1\.0 \(.*\)\? This cannot be undone\. \[y\/N\] /);
   assert.is(await status(`/benchmarks/${s.benchmark.id}`), 200);
   const yes = terminal('y\n');
-  await benchmarksDelete.run(options, yes);
+  await runVerb(benchmarks, 'delete', options, yes);
   assert.is(await status(`/benchmarks/${s.benchmark.id}`), 404);
 });
 

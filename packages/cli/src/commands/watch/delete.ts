@@ -20,7 +20,7 @@ export async function run(options: Options, io: Io): Promise<void> {
   checkCanConfirm(io, options, `watch ${options.id}`);
   await withContext(options, io, async (ctx) => {
     const watch = await ctx.client.watches.get(options.id);
-    await deleteItem(ctx, options, `watch ${watch.id} (${watch.metric}) with its change records`, '', () =>
+    await deleteItem(ctx, options, `watch ${watch.id} (${watch.metric}) with its change records`, () =>
       ctx.client.watches.delete(watch.id),
     );
   });
