@@ -1,9 +1,7 @@
 import { Core, type ClientOptions } from './core.ts';
 import type { RequestOptions } from './types.ts';
-import { benchmarksNamespace } from './namespaces/benchmarks.ts';
-import { sitesNamespace } from './namespaces/sites.ts';
+import { reviewedNamespace } from './namespaces/reviewed.ts';
 import { flavorsNamespace } from './namespaces/flavors.ts';
-import { tagsNamespace } from './namespaces/tags.ts';
 import { changesNamespace, watchesNamespace } from './namespaces/alerts.ts';
 import { resultsNamespace } from './namespaces/results.ts';
 import { claimsNamespace, submissionsNamespace } from './namespaces/reports.ts';
@@ -64,10 +62,10 @@ export function createClient(options: ClientOptions) {
      * const { issuers, terms_url } = await client.authConfig();
      */
     authConfig: (options?: RequestOptions) => core.request('getAuthConfig', options),
-    benchmarks: benchmarksNamespace(core),
-    sites: sitesNamespace(core),
+    benchmarks: reviewedNamespace(core, 'Benchmark'),
+    sites: reviewedNamespace(core, 'Site'),
     flavors: flavorsNamespace(core),
-    tags: tagsNamespace(core),
+    tags: reviewedNamespace(core, 'Tag'),
     results: resultsNamespace(core),
     claims: claimsNamespace(core),
     submissions: submissionsNamespace(core),

@@ -132,8 +132,8 @@ export class Core {
    * @example
    * await client.core.invoke(operationIdFromConfig, { params: { id } })
    */
-  invoke(operationId: string, args?: object): Promise<unknown> {
-    return this.#run(operationId, args as LooseArgs | undefined);
+  invoke<T = unknown>(operationId: string, args?: object): Promise<T> {
+    return this.#run(operationId, args as LooseArgs | undefined) as Promise<T>;
   }
 
   /**
@@ -228,7 +228,16 @@ export class Core {
    */
   list<K extends OperationId>(operationId: K, args?: ListArgs<K>): PageRequest<Item<K>>;
   // Untyped implementation, as for request().
-  list(operationId: string, args: LooseArgs = {}): PageRequest<unknown> {
+  list(operationId: string, args?: LooseArgs): PageRequest<unknown> {
+    return this.invokeList(operationId, args);
+  }
+
+  /**
+   * `list` without the types, as `invoke` is `request` without them.
+   * @example
+   * for await (const item of client.core.invokeList(operationIdFromConfig)) console.log(item);
+   */
+  invokeList<T = unknown>(operationId: string, args: LooseArgs = {}): PageRequest<T> {
     const { query } = args;
     // A cursor carries the position: the next pages send it instead of the page asked for first.
     const queryOf = (next: NextPage | undefined) => {
@@ -236,7 +245,7 @@ export class Core {
       const { page: _page, cursor: _cursor, ...rest } = (query ?? {}) as Record<string, unknown>;
       return { ...rest, ...next };
     };
-    return new PageRequest((next) => this.#run(operationId, { ...args, query: queryOf(next) }) as Promise<Page<unknown>>);
+    return new PageRequest((next) => this.#run(operationId, { ...args, query: queryOf(next) }) as Promise<Page<T>>);
   }
 
   /**
