@@ -21,12 +21,9 @@ import * as resultsExport from './commands/results/export.ts';
 import * as compare from './commands/compare.ts';
 import * as changes from './commands/changes.ts';
 import * as reviewList from './commands/review/list.ts';
-import * as reviewApprove from './commands/review/approve.ts';
-import * as reviewReject from './commands/review/reject.ts';
+import * as reviewDecide from './commands/review/decide.ts';
 import * as claimsList from './commands/claims/list.ts';
-import * as claimsGet from './commands/claims/get.ts';
-import * as claimsApprove from './commands/claims/approve.ts';
-import * as claimsReject from './commands/claims/reject.ts';
+import * as claimsDecide from './commands/claims/decide.ts';
 import * as usersList from './commands/users/list.ts';
 import * as usersSearch from './commands/users/search.ts';
 import * as usersRemove from './commands/users/remove.ts';
@@ -41,9 +38,7 @@ import * as webhooksList from './commands/webhooks/list.ts';
 import * as webhooksDeliveries from './commands/webhooks/deliveries.ts';
 import * as webhooksRedeliver from './commands/webhooks/redeliver.ts';
 import * as changesFeed from './commands/changes/feed.ts';
-import * as changesAcknowledge from './commands/changes/acknowledge.ts';
-import * as changesDismiss from './commands/changes/dismiss.ts';
-import * as changesReopen from './commands/changes/reopen.ts';
+import * as changesDecide from './commands/changes/decide.ts';
 import * as watchCreate from './commands/watch/create.ts';
 import * as watchList from './commands/watch/list.ts';
 import * as watchDelete from './commands/watch/delete.ts';
@@ -65,19 +60,14 @@ const COMMANDS: { register(program: Command): void }[] = [
   compare,
   changes,
   changesFeed,
-  changesAcknowledge,
-  changesDismiss,
-  changesReopen,
+  changesDecide,
   watchCreate,
   watchList,
   watchDelete,
   reviewList,
-  reviewApprove,
-  reviewReject,
+  reviewDecide,
   claimsList,
-  claimsGet,
-  claimsApprove,
-  claimsReject,
+  claimsDecide,
   usersList,
   usersSearch,
   usersRemove,

@@ -14,7 +14,11 @@ const WHAT: Record<Decision, [description: string, done: string]> = {
   reopen: ['Reopen an acknowledged or dismissed change record: the CI gate fails on it again', 'Reopened'],
 };
 
-export function registerDecision(program: Command, decision: Decision): void {
+export function register(program: Command): void {
+  for (const decision of Object.keys(WHAT) as Decision[]) registerDecision(program, decision);
+}
+
+function registerDecision(program: Command, decision: Decision): void {
   group(program, 'changes')
     .command(decision)
     .description(`${WHAT[decision][0]} (its watch's owner or an administrator)`)

@@ -13,7 +13,12 @@ export type Options = WithGlobals<{ kind: Kind; ids: string[] }>;
 
 const namespaces = (client: Client) => ({ benchmark: client.benchmarks, site: client.sites, flavor: client.flavors, tag: client.tags });
 
-export function registerDecision(program: Command, decision: Decision): void {
+export function register(program: Command): void {
+  registerDecision(program, 'approve');
+  registerDecision(program, 'reject');
+}
+
+function registerDecision(program: Command, decision: Decision): void {
   group(program, 'review')
     .command(decision)
     .description(
