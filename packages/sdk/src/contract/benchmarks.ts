@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { defineOperation } from './operation.ts';
-import { IdempotencyHeaders, IdParams, ListQuery, Page, Terms } from './common.ts';
-import { Benchmark, DeleteQuery, JsonSchemaDocument, OptionalText, ReadOnlyEcho, ReviewFilters } from './catalogue-schemas.ts';
+import { Benchmark, JsonSchemaDocument, OptionalText, ReadOnlyEcho } from './catalogue-schemas.ts';
+import { reviewedOperations } from './reviewed.ts';
 
 const DOMAIN_PART = '[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?';
 const PATH_PART = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
@@ -84,138 +83,40 @@ export const BenchmarkSort = {
   default: '+container_image,+container_tag',
 };
 
-const BenchmarkPage = Page(Benchmark, 'BenchmarkPage');
-
-export const listBenchmarks = defineOperation({
-  operationId: 'listBenchmarks',
-  method: 'GET',
-  path: '/benchmarks',
+const ops = reviewedOperations({
+  name: 'Benchmark',
   tag: 'benchmarks',
-  summary: 'List benchmarks',
-  description:
-    'Exact filters on image and tag (also under their deprecated aliases docker_image and docker_tag); approved ' +
-    'benchmarks unless `status` asks otherwise.',
-  auth: 'none',
-  query: ListQuery(
-    {
-      container_image: Type.Optional(Type.String({ maxLength: 255, description: 'Exact image.' })),
-      container_tag: Type.Optional(Type.String({ maxLength: 128, description: 'Exact tag.' })),
-      docker_image: Type.Optional(Type.String({ maxLength: 255, ...alias('container_image') })),
-      docker_tag: Type.Optional(Type.String({ maxLength: 128, ...alias('container_tag') })),
-      ...ReviewFilters,
-    },
-    BenchmarkSort,
-  ),
-  response: { status: 200, schema: BenchmarkPage },
-});
-
-export const searchBenchmarks = defineOperation({
-  operationId: 'searchBenchmarks',
-  method: 'GET',
-  path: '/benchmarks:search',
-  tag: 'benchmarks',
-  summary: 'Search benchmarks',
-  description:
-    'Every term must occur (case-insensitive) in the image, the tag or the description. Ordered as the list ' +
-    '(default image, tag, id) unless sort_by says otherwise.',
-  auth: 'none',
-  query: ListQuery({ terms: Type.Optional(Terms), ...ReviewFilters }, BenchmarkSort),
-  response: { status: 200, schema: BenchmarkPage },
-});
-
-export const getBenchmark = defineOperation({
-  operationId: 'getBenchmark',
-  method: 'GET',
-  path: '/benchmarks/{id}',
-  tag: 'benchmarks',
-  summary: 'One benchmark, whatever its status',
-  auth: 'none',
-  params: IdParams,
-  response: { status: 200, schema: Benchmark },
-});
-
-export const createBenchmark = defineOperation({
-  operationId: 'createBenchmark',
-  method: 'POST',
-  path: '/benchmarks',
-  tag: 'benchmarks',
-  summary: 'Submit a benchmark for review',
-  description:
-    'The benchmark starts on_review (approved at once when an administrator submits it). `json_schema` must be ' +
-    'a valid JSON Schema (422 INVALID_JSON_SCHEMA) of bounded size: by default at most 256 KiB of JSON and 5,000 ' +
-    'values, counting every object member and array element (422 JSON_SCHEMA_TOO_LARGE), that compiles within ' +
-    '10 s (422 JSON_SCHEMA_TOO_COMPLEX); the same holds for updates. The same image and tag twice: 409 DUPLICATE.',
-  auth: 'user',
-  headers: IdempotencyHeaders,
-  body: BenchmarkInput,
-  response: { status: 201, schema: Benchmark },
-  errors: [409],
-});
-
-export const updateBenchmark = defineOperation({
-  operationId: 'updateBenchmark',
-  method: 'PUT',
-  path: '/benchmarks/{id}',
-  tag: 'benchmarks',
-  summary: 'Replace the editable fields of a benchmark',
-  description:
-    'The body is the creation body; absent optional fields become null. Status and uploader are kept. The body may ' +
-    'also carry the read-only fields (id, name, status, upload_datetime) as read: ignored when equal to the stored ' +
-    'values, 422 INVALID_BODY naming the field when not.',
-  auth: 'admin',
-  params: IdParams,
-  body: BenchmarkUpdate,
-  response: { status: 200, schema: Benchmark },
-  errors: [409],
-});
-
-export const deleteBenchmark = defineOperation({
-  operationId: 'deleteBenchmark',
-  method: 'DELETE',
-  path: '/benchmarks/{id}',
-  tag: 'benchmarks',
-  summary: 'Delete a benchmark',
-  description: 'With results: 409 REFERENCED with their `count`, unless `cascade=true`, which deletes them too.',
-  auth: 'admin',
-  params: IdParams,
-  query: DeleteQuery,
-  response: { status: 204, schema: null },
-  errors: [409],
-});
-
-export const approveBenchmark = defineOperation({
-  operationId: 'approveBenchmark',
-  method: 'POST',
-  path: '/benchmarks/{id}:approve',
-  tag: 'benchmarks',
-  summary: 'Approve a benchmark on review',
-  description: 'An approved benchmark: 409 ALREADY_APPROVED.',
-  auth: 'admin',
-  params: IdParams,
-  response: { status: 204, schema: null },
-  errors: [409],
-});
-
-export const rejectBenchmark = defineOperation({
-  operationId: 'rejectBenchmark',
-  method: 'POST',
-  path: '/benchmarks/{id}:reject',
-  tag: 'benchmarks',
-  summary: 'Reject (delete) a benchmark on review',
-  description: 'An approved benchmark: 409 ALREADY_APPROVED (use DELETE).',
-  auth: 'admin',
-  params: IdParams,
-  response: { status: 204, schema: null },
-  errors: [409],
+  item: Benchmark,
+  input: BenchmarkInput,
+  update: BenchmarkUpdate,
+  sort: BenchmarkSort,
+  filters: {
+    container_image: Type.Optional(Type.String({ maxLength: 255, description: 'Exact image.' })),
+    container_tag: Type.Optional(Type.String({ maxLength: 128, description: 'Exact tag.' })),
+    docker_image: Type.Optional(Type.String({ maxLength: 255, ...alias('container_image') })),
+    docker_tag: Type.Optional(Type.String({ maxLength: 128, ...alias('container_tag') })),
+  },
+  text: {
+    list: 'Exact filters on image and tag (also under their deprecated aliases docker_image and docker_tag)',
+    search: 'the image, the tag or the description',
+    order: ' (default image, tag, id) unless sort_by says otherwise',
+    create:
+      'The benchmark starts on_review (approved at once when an administrator submits it). `json_schema` must be ' +
+      'a valid JSON Schema (422 INVALID_JSON_SCHEMA) of bounded size: by default at most 256 KiB of JSON and 5,000 ' +
+      'values, counting every object member and array element (422 JSON_SCHEMA_TOO_LARGE), that compiles within ' +
+      '10 s (422 JSON_SCHEMA_TOO_COMPLEX); the same holds for updates. The same image and tag twice: 409 DUPLICATE.',
+    update: ['absent optional fields become null', 'Status and uploader', 'id, name, status, upload_datetime'],
+    delete: 'With results: 409 REFERENCED with their `count`, unless `cascade=true`, which deletes them too.',
+  },
 });
 
 export const benchmarkOperations = {
-  listBenchmarks,
-  searchBenchmarks,
-  getBenchmark,
-  createBenchmark,
-  updateBenchmark,
-  deleteBenchmark,
-  approveBenchmark,
-  rejectBenchmark,
+  listBenchmarks: ops.list,
+  searchBenchmarks: ops.search,
+  getBenchmark: ops.get,
+  createBenchmark: ops.create,
+  updateBenchmark: ops.update,
+  deleteBenchmark: ops.delete,
+  approveBenchmark: ops.approve,
+  rejectBenchmark: ops.reject,
 };

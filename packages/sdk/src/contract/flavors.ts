@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
-import { IdempotencyHeaders, IdParams, ListQuery, Page, Terms } from './common.ts';
-import { DeleteQuery, Flavor, NameInput, OptionalText, ReadOnlyEcho, ReviewFilters, Site } from './catalogue-schemas.ts';
+import { IdParams } from './common.ts';
+import { Flavor, NameInput, OptionalText, ReadOnlyEcho, Site } from './catalogue-schemas.ts';
+import { reviewedOperations } from './reviewed.ts';
 
 const FlavorFields = {
   name: NameInput('Name of the virtual hardware template, unique within its site.'),
@@ -33,61 +34,24 @@ export const FlavorSort = {
   default: '+name',
 };
 
-const FlavorPage = Page(Flavor, 'FlavorPage');
-const SiteIdParams = IdParams;
-
-export const listFlavors = defineOperation({
-  operationId: 'listFlavors',
-  method: 'GET',
-  path: '/sites/{id}/flavors',
+const ops = reviewedOperations({
+  name: 'Flavor',
   tag: 'flavors',
-  summary: "List a site's flavors",
-  description: 'Exact filter on name; approved flavors unless `status` asks otherwise. Unknown site: 404.',
-  auth: 'none',
-  params: SiteIdParams,
-  query: ListQuery({ name: Type.Optional(Type.String({ maxLength: 200, description: 'Exact name.' })), ...ReviewFilters }, FlavorSort),
-  response: { status: 200, schema: FlavorPage },
-});
-
-export const searchFlavors = defineOperation({
-  operationId: 'searchFlavors',
-  method: 'GET',
-  path: '/sites/{id}/flavors:search',
-  tag: 'flavors',
-  summary: "Search a site's flavors",
-  description: 'Every term must occur (case-insensitive) in the name or the description. Ordered as the list.',
-  auth: 'none',
-  params: SiteIdParams,
-  query: ListQuery({ terms: Type.Optional(Terms), ...ReviewFilters }, FlavorSort),
-  response: { status: 200, schema: FlavorPage },
-});
-
-export const createFlavor = defineOperation({
-  operationId: 'createFlavor',
-  method: 'POST',
-  path: '/sites/{id}/flavors',
-  tag: 'flavors',
-  summary: 'Submit a flavor of a site for review',
-  description:
-    'The site may itself be on review. The flavor starts on_review (approved at once when an administrator ' +
-    'submits it). A name taken at that site: 409 DUPLICATE. Unknown site: 404.',
-  auth: 'user',
-  params: SiteIdParams,
-  headers: IdempotencyHeaders,
-  body: FlavorInput,
-  response: { status: 201, schema: Flavor },
-  errors: [409],
-});
-
-export const getFlavor = defineOperation({
-  operationId: 'getFlavor',
-  method: 'GET',
-  path: '/flavors/{id}',
-  tag: 'flavors',
-  summary: 'One flavor, whatever its status',
-  auth: 'none',
-  params: IdParams,
-  response: { status: 200, schema: Flavor },
+  item: Flavor,
+  input: FlavorInput,
+  update: FlavorUpdate,
+  sort: FlavorSort,
+  inSite: true,
+  filters: { name: Type.Optional(Type.String({ maxLength: 200, description: 'Exact name.' })) },
+  text: {
+    list: 'Exact filter on name',
+    search: 'the name or the description',
+    create:
+      'The site may itself be on review. The flavor starts on_review (approved at once when an administrator ' +
+      'submits it). A name taken at that site: 409 DUPLICATE. Unknown site: 404.',
+    update: ['an absent description becomes null', 'The site, status and uploader', 'id, site_id, status, upload_datetime'],
+    delete: 'With results: 409 REFERENCED with their `count`, unless `cascade=true`, which deletes them too.',
+  },
 });
 
 export const getFlavorSite = defineOperation({
@@ -101,71 +65,14 @@ export const getFlavorSite = defineOperation({
   response: { status: 200, schema: Site },
 });
 
-export const updateFlavor = defineOperation({
-  operationId: 'updateFlavor',
-  method: 'PUT',
-  path: '/flavors/{id}',
-  tag: 'flavors',
-  summary: 'Replace the editable fields of a flavor',
-  description:
-    'The body is the creation body; an absent description becomes null. The site, status and uploader are kept. The body may also carry ' +
-    'the read-only fields (id, site_id, status, upload_datetime) as read: ignored when equal to the stored values, 422 INVALID_BODY naming the ' +
-    'field when not.',
-  auth: 'admin',
-  params: IdParams,
-  body: FlavorUpdate,
-  response: { status: 200, schema: Flavor },
-  errors: [409],
-});
-
-export const deleteFlavor = defineOperation({
-  operationId: 'deleteFlavor',
-  method: 'DELETE',
-  path: '/flavors/{id}',
-  tag: 'flavors',
-  summary: 'Delete a flavor',
-  description: 'With results: 409 REFERENCED with their `count`, unless `cascade=true`, which deletes them too.',
-  auth: 'admin',
-  params: IdParams,
-  query: DeleteQuery,
-  response: { status: 204, schema: null },
-  errors: [409],
-});
-
-export const approveFlavor = defineOperation({
-  operationId: 'approveFlavor',
-  method: 'POST',
-  path: '/flavors/{id}:approve',
-  tag: 'flavors',
-  summary: 'Approve a flavor on review',
-  description: 'An approved flavor: 409 ALREADY_APPROVED.',
-  auth: 'admin',
-  params: IdParams,
-  response: { status: 204, schema: null },
-  errors: [409],
-});
-
-export const rejectFlavor = defineOperation({
-  operationId: 'rejectFlavor',
-  method: 'POST',
-  path: '/flavors/{id}:reject',
-  tag: 'flavors',
-  summary: 'Reject (delete) a flavor on review',
-  description: 'An approved flavor: 409 ALREADY_APPROVED (use DELETE).',
-  auth: 'admin',
-  params: IdParams,
-  response: { status: 204, schema: null },
-  errors: [409],
-});
-
 export const flavorOperations = {
-  listFlavors,
-  searchFlavors,
-  createFlavor,
-  getFlavor,
+  listFlavors: { ...ops.list, params: IdParams },
+  searchFlavors: { ...ops.search, params: IdParams },
+  createFlavor: { ...ops.create, params: IdParams },
+  getFlavor: ops.get,
   getFlavorSite,
-  updateFlavor,
-  deleteFlavor,
-  approveFlavor,
-  rejectFlavor,
+  updateFlavor: ops.update,
+  deleteFlavor: ops.delete,
+  approveFlavor: ops.approve,
+  rejectFlavor: ops.reject,
 };
