@@ -1,5 +1,5 @@
 /**
- * The segmentation of GET /results:changes (services/compare/changes-stats.ts), checked against
+ * The segmentation of GET /results:changes (services/changes/changes-stats.ts), checked against
  * statistics recomputed here another way: the E-divisive statistic from its definition (every
  * pair), Welch's t and degrees of freedom by hand, and the p-value by numerical integration of
  * Student's t density. Series with known steps are found at the right place, in one window and
@@ -17,7 +17,7 @@ import {
   summarise,
   welch,
   windowLength,
-} from '../src/services/compare/changes-stats.ts';
+} from '../src/services/changes/changes-stats.ts';
 
 const OPTIONS = { maxPvalue: 0.001, minMagnitude: 0.02, minSize: 5 };
 

@@ -1,5 +1,5 @@
 /**
- * GET /results:changes from the table of metric values (services/results/metric-values.ts): the same
+ * GET /results:changes from the table of metric values (services/metrics/metric-values.ts): the same
  * answer as from the documents, field by field and sketch by sketch, over series with steps, ties in
  * execution time, hidden results, missing, non-numeric and extreme values (beyond a double, rounding to
  * zero); the documents answer what the table cannot (JSON filters, tags, upload times, an incomplete
@@ -13,9 +13,9 @@ import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, upload, type Seeder, type SeededResult } from './support/seed.ts';
 import { prng } from './support/hardening.ts';
-import { findChanges, readSeries, type ChangesParams } from '../src/services/compare/changes.ts';
-import { ChangesSegmenter } from '../src/services/compare/changes-segmenter.ts';
-import { encodePoints, sortPoints } from '../src/services/compare/changes-series.ts';
+import { findChanges, readSeries, type ChangesParams } from '../src/services/changes/changes.ts';
+import { ChangesSegmenter } from '../src/services/changes/changes-segmenter.ts';
+import { encodePoints, sortPoints } from '../src/services/changes/changes-series.ts';
 
 let t: TestServer;
 let seed: Seeder;
@@ -272,8 +272,8 @@ test('the worker starts in a process run with V8 flags, as production and the be
   // Listed in a worker's execArgv, --max-old-space-size makes `new Worker` throw: every series would
   // be segmented in place, on the event loop.
   const script = `
-    import { ChangesSegmenter } from ${JSON.stringify(new URL('../src/services/compare/changes-segmenter.ts', import.meta.url).href)};
-    import { encodePoints } from ${JSON.stringify(new URL('../src/services/compare/changes-series.ts', import.meta.url).href)};
+    import { ChangesSegmenter } from ${JSON.stringify(new URL('../src/services/changes/changes-segmenter.ts', import.meta.url).href)};
+    import { encodePoints } from ${JSON.stringify(new URL('../src/services/changes/changes-series.ts', import.meta.url).href)};
     const segmenter = new ChangesSegmenter({ minPoints: 1 });
     const points = encodePoints([{ value: 1, ms: 0, id: '00000000-0000-4000-8000-000000000000' }]);
     await segmenter.segment([{ points, n: 1 }], { maxPvalue: 0.001, minMagnitude: 0, minSize: 3 }, { from: 0, to: 1, columns: 1 });

@@ -12,9 +12,9 @@ import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
-import { findChanges, seriesChanges } from '../src/services/compare/changes.ts';
-import { encodePoints, summariseSeries } from '../src/services/compare/changes-series.ts';
-import { ChangesSegmenter } from '../src/services/compare/changes-segmenter.ts';
+import { findChanges, seriesChanges } from '../src/services/changes/changes.ts';
+import { encodePoints, summariseSeries } from '../src/services/changes/changes-series.ts';
+import { ChangesSegmenter } from '../src/services/changes/changes-segmenter.ts';
 
 let t: TestServer;
 let seed: Seeder;

@@ -1,5 +1,5 @@
 /**
- * Walking lists by cursor (services/lists/cursor.ts, services/lists/keyset.ts): every list answers next_cursor,
+ * Walking lists by cursor (services/query/cursor.ts, services/query/keyset.ts): every list answers next_cursor,
  * and the pages after cursors hold exactly the items of the pages by number, in the same order, for
  * every sort (fixed fields, names, JSON paths over numbers, other values, nulls and missing values,
  * both directions, ties down to the microsecond, a benchmark's indexed metric); results uploaded
@@ -9,7 +9,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { encodeCursor } from '../src/services/lists/cursor.ts';
+import { encodeCursor } from '../src/services/query/cursor.ts';
 import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, expectProblem, type Seeder } from './support/seed.ts';
 

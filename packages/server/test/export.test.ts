@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { startTestServer, queryString, type TestServer } from './support/harness.ts';
 import { assertProblem } from './support/problem.ts';
 import { createSeeder, type Seeder } from './support/seed.ts';
-import { EXPORT_BATCH_ROWS } from '../src/services/compare/export.ts';
+import { EXPORT_BATCH_ROWS } from '../src/services/export/export.ts';
 import { numbered } from '../src/db/bound-driver.ts';
 
 let t: TestServer;

@@ -89,6 +89,45 @@ test('every import goes to the same layer or a lower one: services, db, auth and
   assert.equal(wrong, []);
 });
 
+/**
+ * The service domains (folders of src/services/) and the domains each may import, lower first: the
+ * query language and list mechanics, JSON Schemas, the metric values table, the catalogue, results,
+ * then what reads results (compare, changes, export) and what reads changes (alerts, webhooks).
+ */
+const DOMAINS: Record<string, readonly string[]> = {
+  runtime: [],
+  query: [],
+  schemas: ['query'],
+  metrics: ['runtime', 'schemas', 'query'],
+  catalogue: ['metrics', 'schemas', 'query'],
+  results: ['catalogue', 'metrics', 'schemas', 'query', 'runtime'],
+  compare: ['results', 'catalogue', 'metrics', 'query', 'runtime'],
+  changes: ['compare', 'results', 'catalogue', 'metrics', 'query', 'runtime'],
+  export: ['results', 'catalogue', 'metrics', 'query'],
+  alerts: ['changes', 'compare', 'results', 'catalogue', 'query'],
+  webhooks: ['catalogue', 'query'],
+};
+
+const domainOf = (file: string) => /^services\/([^/]+)\//.exec(file)?.[1];
+
+test('a service domain imports only the domains below it', () => {
+  const wrong: string[] = [];
+  for (const [from, targets] of graph()) {
+    const a = domainOf(from);
+    if (!a) continue;
+    if (!(a in DOMAINS)) wrong.push(`${from}: no domain '${a}' (add it to DOMAINS in test/layers.test.ts)`);
+    for (const to of targets) {
+      const b = domainOf(to);
+      if (b && b !== a && !DOMAINS[a]?.includes(b)) wrong.push(`${from} (${a}) imports ${to} (${b})`);
+    }
+  }
+  assert.equal(wrong, []);
+  // The table itself points one way: each domain's imports are declared before it.
+  const names = Object.keys(DOMAINS);
+  const upward = names.flatMap((name, i) => DOMAINS[name]!.filter((dep) => names.indexOf(dep) >= i).map((dep) => `${name} -> ${dep}`));
+  assert.equal(upward, []);
+});
+
 test('no import cycle between the modules of src/', () => {
   const edges = graph();
   // Tarjan's strongly connected components: any component of more than one module is a cycle.

@@ -1,6 +1,6 @@
 /**
  * Result lists reading numeric filters and sorts from the metric values table
- * (services/results/metric-lookup.ts): the same pages as from the documents alone (rows, order, total,
+ * (services/metrics/metric-lookup.ts): the same pages as from the documents alone (rows, order, total,
  * next_cursor, cursors usable across both) over generated data with missing, null, non-numeric and
  * extreme values, hidden results, tags, sites, flavors, both scopes, pages by number and by cursor;
  * when the table cannot sort (a string at the path), the documents answer; and the plan of a
@@ -22,9 +22,9 @@ import {
   type ResultScope,
 } from '../src/services/results/result-query.ts';
 import { withWorkMem } from '../src/db/work-mem.ts';
-import { MetricTable, schemaForcesNumber } from '../src/services/results/metric-lookup.ts';
+import { MetricTable, schemaForcesNumber } from '../src/services/metrics/metric-lookup.ts';
 import { TotalCache } from '../src/services/results/total-cache.ts';
-import { suggestedMetrics } from '../src/services/results/metric-values.ts';
+import { suggestedMetrics } from '../src/services/metrics/metric-values.ts';
 import { EmbedCache } from '../src/services/catalogue/embeds.ts';
 
 let t: TestServer;

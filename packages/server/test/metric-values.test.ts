@@ -1,5 +1,5 @@
 /**
- * The metric values table (services/results/metric-values.ts): which paths a schema gets, the rows every
+ * The metric values table (services/metrics/metric-values.ts): which paths a schema gets, the rows every
  * write path leaves (backfill of older results, single and batch uploads, SQL inserts and
  * updates, claims, deletions), and GET /results:compare answering from it exactly as from the
  * documents, over generated data with missing, non-numeric, string, null, huge and tiny values.
@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from './support/harness.ts';
 import { createSeeder, upload, type Seeder, type SeededResult } from './support/seed.ts';
 import { prng } from './support/hardening.ts';
 import { compareResults, plainValues, tableAggregates, type CompareParams } from '../src/services/compare/compare.ts';
-import { chooseMetricPaths, MAX_METRIC_PATHS, MetricValues, metricValuePaths } from '../src/services/results/metric-values.ts';
+import { chooseMetricPaths, MAX_METRIC_PATHS, MetricValues, metricValuePaths } from '../src/services/metrics/metric-values.ts';
 import { withOwnConnection } from '../src/db/own-connection.ts';
 
 let t: TestServer;
@@ -624,7 +624,7 @@ test('idle(): waits while another process holds the pass, then until the values 
   await seed.sql('update metric_benchmark set complete = false where benchmark_id = ?', [other.id]);
   const complete = async () =>
     (await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = ?', [other.id]))[0]!.complete;
-  // The lock of the process running the pass (BACKFILL_LOCK in services/results/metric-values.ts).
+  // The lock of the process running the pass (BACKFILL_LOCK in services/metrics/metric-values.ts).
   const holder = new pg.Client({ connectionString: t.databaseUrl });
   await holder.connect();
   await holder.query('select pg_advisory_lock(1650814563, 3)');

@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import pg from 'pg';
 import { buildConfig } from '../src/config.ts';
 import { startServer, type RunningServer } from '../src/server.ts';
-import { exportResults, type ExportParams } from '../src/services/compare/export.ts';
+import { exportResults, type ExportParams } from '../src/services/export/export.ts';
 import { createMigratedTestDatabase, releaseTestDatabase } from './support/database.ts';
 import { ADMIN_ENTITLEMENT, startTestServer, type TestServer } from './support/harness.ts';
 import { startPgBouncer, type PgBouncer } from './support/pgbouncer.ts';

@@ -69,7 +69,7 @@ export function bindValues(sql: string, params: readonly unknown[]): Knex.Value[
 
 /**
  * `sql` with its `?` as `$1`, `$2`, ... and its values checked as `bindValues` does: for statements
- * sent on a plain pg client (the export's cursor, services/compare/export.ts) under the same rules. No
+ * sent on a plain pg client (the export's cursor, services/export/export.ts) under the same rules. No
  * identifiers (`??`) there: an Error.
  */
 export function numbered(sql: string, params: readonly unknown[]): { text: string; values: Knex.Value[] } {

@@ -9,7 +9,7 @@
  * - `control` (db/control.ts): `/ready` and `pg_cancel_backend` for abandoned requests, which must
  *   answer when every pooled connection is busy.
  * - `listener` (db/change-listener.ts): `LISTEN` holds the session for as long as the process runs.
- * - `export` (services/compare/export.ts): a cursor fetched batch by batch in one repeatable-read
+ * - `export` (services/export/export.ts): a cursor fetched batch by batch in one repeatable-read
  *   snapshot for as long as the answer streams, which would hold a pooled connection meanwhile.
  * - `import-origin` (import-origin/source.ts, target.ts): the source's snapshot over many cursors;
  *   on the target, the import lock held for the whole import.

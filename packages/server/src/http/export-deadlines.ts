@@ -24,7 +24,7 @@ function acceptedBytes(socket: Socket): number {
  *
  * Progress is what the connection accepts, not what the server produces: while nothing waits to
  * be written (the export is waiting for the database, bounded by the statement timeout), the clock
- * does not run. Writes are at most 64 KB (services/compare/export.ts), so a reader slower than 64 KB per
+ * does not run. Writes are at most 64 KB (services/export/export.ts), so a reader slower than 64 KB per
  * `stallMs` looks stalled.
  */
 export function enforceExportDeadlines(ctx: Koa.Context, deadlines: ExportDeadlines): void {

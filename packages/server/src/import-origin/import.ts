@@ -5,12 +5,12 @@
  * interrupted run, run again, skips what is here and goes on), streaming (results a batch at a time
  * from a cursor: memory does not grow with their number). The metric value paths of the imported
  * benchmarks are chosen before their results are imported, so that the insert trigger writes the
- * results' metric values with them (services/results/metric-values.ts).
+ * results' metric values with them (services/metrics/metric-values.ts).
  */
 import { DEFAULTS } from '../config.ts';
 import { createLogger } from '../core/logger.ts';
 import { withOwnConnection } from '../db/own-connection.ts';
-import { chooseMetricPaths } from '../services/results/metric-values.ts';
+import { chooseMetricPaths } from '../services/metrics/metric-values.ts';
 import { importCatalogue } from './catalogue.ts';
 import type { BatchInfo, ImportContext, ProgressEvent } from './context.ts';
 import { redactUrl } from './mapping.ts';

@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * A narrow table of the numbers results hold at the numeric paths their benchmark's JSON Schema
- * describes (services/results/metric-values.ts; docs/decisions.md, "Metric values"), so that a comparison
+ * describes (services/metrics/metric-values.ts; docs/decisions.md, "Metric values"), so that a comparison
  * reads an index instead of one heap page per result:
  *
  * - `metric_path`: each benchmark's chosen paths (at most MAX_METRIC_PATHS), with a small id.
@@ -85,7 +85,7 @@ export class Migration20261126000000_metric_values extends Migration {
         select n.id, n.flavor_id, n.site_id, n.execution_datetime, p.id, n.hidden,
                case when jsonb_typeof(n.json #> p.path) = 'number' then (n.json #> p.path)::numeric end
         from ${from} n join metric_path p on p.benchmark_id = n.benchmark_id${where};`;
-    // The shared lock of metric_value changes (services/results/metric-values.ts, CHANGE_LOCK).
+    // The shared lock of metric_value changes (services/metrics/metric-values.ts, CHANGE_LOCK).
     const lock = 'perform pg_advisory_xact_lock_shared(1650814563, 2);';
     this.addSql(`
       create function metric_values_insert() returns trigger language plpgsql as $$

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * What result lists need of the metric values table (services/results/metric-lookup.ts; docs/querying.md,
+ * What result lists need of the metric values table (services/metrics/metric-lookup.ts; docs/querying.md,
  * "Filters and sorts from the metric values table"):
  *
  * - `metric_value_path_idx` with the result's id in its key, `(path_id, value, result_id) include
@@ -15,7 +15,7 @@ import { Migration } from '@mikro-orm/migrations';
  *   every path's values together); the MCV list of the pair gives the planner the frequent values of
  *   each path (a CPU count, an integer setting).
  *
- * The table is filled after start (services/results/metric-values.ts), and its pass ends with
+ * The table is filled after start (services/metrics/metric-values.ts), and its pass ends with
  * `vacuum (analyze)`, which gathers these statistics too (autovacuum's ANALYZE keeps them).
  */
 export class Migration20261126010000_metric_value_lists extends Migration {

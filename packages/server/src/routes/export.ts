@@ -3,7 +3,7 @@ import type { Handlers } from '../http/handler.ts';
 import { enforceExportDeadlines } from '../http/export-deadlines.ts';
 import { reply } from '../core/reply.ts';
 import { currentScope } from '../db/request-scope.ts';
-import { exportResults, type ExportFormat } from '../services/compare/export.ts';
+import { exportResults, type ExportFormat } from '../services/export/export.ts';
 import { exportPaths, pathWarnings } from '../services/results/path-warnings.ts';
 import { warningHeader } from '../http/warnings.ts';
 

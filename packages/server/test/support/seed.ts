@@ -3,7 +3,7 @@
  * not depend on the catalogue's HTTP endpoints. Parents are flushed before children.
  */
 import { randomUUID } from 'node:crypto';
-import { choosePathsOfNewBenchmark } from '../../src/services/results/metric-values.ts';
+import { choosePathsOfNewBenchmark } from '../../src/services/metrics/metric-values.ts';
 import { Benchmark, Flavor, Result, ResultTag, Site, Tag } from '../../src/entities/index.ts';
 import type { TestServer } from './harness.ts';
 

@@ -6,7 +6,7 @@ import type { Caller } from '../../core/caller.ts';
 import { parseDateBound } from '../../core/dates.ts';
 import { Where } from '../../db/sql.ts';
 import { paginate } from '../catalogue/catalogue.ts';
-import { columnKey, type KeyTerm } from '../lists/keyset.ts';
+import { columnKey, type KeyTerm } from '../query/keyset.ts';
 import { RECORD_COLUMNS, RECORDS, type RecordView, recordView } from './records.ts';
 
 type FeedQuery = Static<typeof ChangesFeedQuery>;

@@ -6,7 +6,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from '../../core/caller.ts';
-import type { ChangesAnswer } from '../compare/changes.ts';
+import type { ChangesAnswer } from '../changes/changes.ts';
 import type { ChangeState } from './records.ts';
 import { isOwner, type WatchRow } from './watches.ts';
 

@@ -13,8 +13,8 @@ import { errors } from '../../core/errors.ts';
 import { formatTimestamp } from '../../core/format.ts';
 import { lockKeyOf } from '../../db/advisory-lock.ts';
 import { transaction } from '../../db/transaction.ts';
-import { findChanges } from '../compare/changes.ts';
-import type { ChangesSegmenter } from '../compare/changes-segmenter.ts';
+import { findChanges } from '../changes/changes.ts';
+import type { ChangesSegmenter } from '../changes/changes-segmenter.ts';
 import { findWatch, requireOwner, type WatchRow, watchQuery } from './watches.ts';
 
 type Side = { n: number; mean: number; median: number };

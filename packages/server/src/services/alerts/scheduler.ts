@@ -9,7 +9,7 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../../core/logger.ts';
-import type { ChangesSegmenter } from '../compare/changes-segmenter.ts';
+import type { ChangesSegmenter } from '../changes/changes-segmenter.ts';
 import { refreshWatch } from './records.ts';
 import { checkStale } from './stale.ts';
 import { WATCH_COLUMNS, type WatchRow } from './watches.ts';

@@ -14,9 +14,9 @@ import { transaction } from '../../db/transaction.ts';
 import { getItem, paginate } from '../catalogue/catalogue.ts';
 import { benchmarks } from '../catalogue/benchmarks.ts';
 import { metricPath } from '../compare/compare.ts';
-import type { ChangesParams } from '../compare/changes.ts';
+import type { ChangesParams } from '../changes/changes.ts';
 import { resultWhere } from '../results/result-query.ts';
-import { columnKey } from '../lists/keyset.ts';
+import { columnKey } from '../query/keyset.ts';
 
 type Input = Static<typeof WatchInput>;
 

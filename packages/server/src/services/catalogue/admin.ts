@@ -4,7 +4,7 @@ import type { SubmitSort, UserSort } from '@benchmarks/sdk/contract/admin';
 import { errors } from '../../core/errors.ts';
 import { addTerms, addUploadBounds, columnKeys, paginate } from './catalogue.ts';
 import { formatTimestamp } from '../../core/format.ts';
-import { fixedFieldSort } from '../results/sort.ts';
+import { fixedFieldSort } from '../query/sort.ts';
 import { Where } from '../../db/sql.ts';
 import { UPLOADER_JOIN } from './uploader.ts';
 import { UPLOADER_ADMIN_COLUMNS, type UploaderAdminColumns, uploaderAdminView, userAdminView } from './users.ts';

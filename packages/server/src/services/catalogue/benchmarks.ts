@@ -7,7 +7,7 @@ import { AppError } from '../../core/errors.ts';
 import { type CatalogueKind, COUNTS, createItem, type ReferenceCounts, updateItem } from './catalogue.ts';
 import { approveItem, removeItem } from './review.ts';
 import type { SchemaCompiler } from '../schemas/schema-compiler.ts';
-import { choosePathsOfNewBenchmark, type MetricValues } from '../results/metric-values.ts';
+import { choosePathsOfNewBenchmark, type MetricValues } from '../metrics/metric-values.ts';
 import type { Caller } from '../../core/caller.ts';
 import { transaction } from '../../db/transaction.ts';
 import { Where } from '../../db/sql.ts';

@@ -9,10 +9,10 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller } from '../../core/caller.ts';
 import { AppError, errors } from '../../core/errors.ts';
 import { parseDateBound } from '../../core/dates.ts';
-import { itemsVanishing, pageJson, PAGE_READ_ATTEMPTS, type PageEnvelope } from '../lists/pagination.ts';
-import { fingerprint, ListWalk } from '../lists/cursor.ts';
-import { columnKey, orderSql, type KeyTerm } from '../lists/keyset.ts';
-import { fixedFieldSort, type SortTerm } from '../results/sort.ts';
+import { itemsVanishing, pageJson, PAGE_READ_ATTEMPTS, type PageEnvelope } from '../query/pagination.ts';
+import { fingerprint, ListWalk } from '../query/cursor.ts';
+import { columnKey, orderSql, type KeyTerm } from '../query/keyset.ts';
+import { fixedFieldSort, type SortTerm } from '../query/sort.ts';
 import { likePattern, type Where } from '../../db/sql.ts';
 import type { EmbedCache } from './embeds.ts';
 import type { JsonText } from '../../core/reply.ts';
@@ -228,7 +228,7 @@ export function addUploadBounds(where: Where, query: { upload_before?: string; u
 
 /**
  * Runs a paginated list in the order of `keys`, by page (one query for the page and one count with
- * the same WHERE) or after a cursor (services/lists/cursor.ts; no count). `from` (a table, a subquery, or
+ * the same WHERE) or after a cursor (services/query/cursor.ts; no count). `from` (a table, a subquery, or
  * a join) and `columns` are fixed SQL text, never user input; `list` names the list in its cursors.
  */
 export async function paginate<Row, Item>(
@@ -282,7 +282,7 @@ export async function listItems<Row extends ReviewedRow, Item>(
   // One statement: the ids and row versions of the page, with the total of the list (catalogue
   // tables are small: counting them along is cheaper than a second round trip). The items are the
   // same JSON text results embed, remembered per row version (services/catalogue/embeds.ts). After a cursor
-  // nothing is counted (services/lists/cursor.ts).
+  // nothing is counted (services/query/cursor.ts).
   const keys = columnKeys(terms, kind.sortColumns);
   const order = orderSql(keys);
   const filter = where.toSql();

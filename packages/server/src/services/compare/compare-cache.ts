@@ -67,7 +67,7 @@ const DEFAULT_MAX_BYTES = Math.min(64 * 1024 * 1024, Math.floor(getHeapStatistic
 const keyOf = (query: object) => JSON.stringify(Object.entries(query).sort(([a], [b]) => (a < b ? -1 : 1)));
 
 /**
- * Also the cache of GET /results:changes (services/compare/changes.ts), which reads as much: `Q` and `C`
+ * Also the cache of GET /results:changes (services/changes/changes.ts), which reads as much: `Q` and `C`
  * are the operation's query and what it computes.
  */
 export class CompareCache<Q extends { format?: string } = CompareParams, C extends Answered = Computed> {

@@ -32,8 +32,8 @@ import { AppError } from '../../core/errors.ts';
 import { parseDateBound } from '../../core/dates.ts';
 import { getItem } from '../catalogue/catalogue.ts';
 import { benchmarks } from '../catalogue/benchmarks.ts';
-import { valueAt } from '../results/json-filter.ts';
-import { parseJsonPath } from '../results/json-path.ts';
+import { valueAt } from '../query/json-filter.ts';
+import { parseJsonPath } from '../query/json-path.ts';
 import { resultWhere } from '../results/result-query.ts';
 import { betterFromSchema, medianIntervalRank, normalQuantile, PERCENTILES, percentilePosition, type Better } from './compare-stats.ts';
 import { type Baseline, prepareBaseline, versus } from './compare-baseline.ts';
@@ -47,7 +47,7 @@ import {
   orderStatistic,
 } from './compare-answer.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from '../results/path-warnings.ts';
-import { completeMetricPath } from '../results/metric-values.ts';
+import { completeMetricPath } from '../metrics/metric-values.ts';
 import { Where } from '../../db/sql.ts';
 
 export type { CompareAnswer, CompareGroupAnswer, CompareParams } from './compare-answer.ts';
@@ -87,7 +87,7 @@ const AROUND = `array[${PERCENTILES.map(
   (f) => `s.xs[floor(${f}::float8 * (s.n - 1))::int + 1], s.xs[ceil(${f}::float8 * (s.n - 1))::int + 1]`,
 ).join(', ')}]`;
 
-/** The segments of `json.<dotted.path>`, as in `sort_by` (services/results/json-path.ts); 422 INVALID_METRIC otherwise. */
+/** The segments of `json.<dotted.path>`, as in `sort_by` (services/query/json-path.ts); 422 INVALID_METRIC otherwise. */
 export function metricPath(metric: string): string[] {
   const path = parseJsonPath(metric, { bare: false });
   if (!path.ok) {
@@ -198,7 +198,7 @@ type TableFilters = Pick<
 >;
 
 /**
- * Whether the table of metric values (services/results/metric-values.ts) holds what the query filters by:
+ * Whether the table of metric values (services/metrics/metric-values.ts) holds what the query filters by:
  * site, flavor and execution time are there; tags, upload times and JSON filters need the result.
  */
 export function answerableFromTable(query: TableFilters): boolean {

@@ -8,8 +8,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { LRUCache } from 'lru-cache';
 import type { Static } from '@sinclair/typebox';
 import { UNDESCRIBED_PATH, type Warning } from '@benchmarks/sdk/contract/warnings';
-import { parseFilters } from './json-filter.ts';
-import { jsonPathText, prefixedJsonPath } from './json-path.ts';
+import { parseFilters } from '../query/json-filter.ts';
+import { jsonPathText, prefixedJsonPath } from '../query/json-path.ts';
 import { parseResultSort } from './result-query.ts';
 import { DescribedPaths } from '../schemas/schema-paths.ts';
 

@@ -5,13 +5,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../../core/errors.ts';
 import { parseDateBound } from '../../core/dates.ts';
-import { filterSql, parseFilters, type Fragment, type JsonFilter } from './json-filter.ts';
-import { prefixedJsonPath } from './json-path.ts';
-import type { PageRequest } from '../lists/pagination.ts';
-import { parseSort, type SortTerm } from './sort.ts';
-import { BENCHMARK_NAME, resultSortKeys, SORT_FIELDS, type Join } from './result-keys.ts';
-import { orderSql, type KeyTerm } from '../lists/keyset.ts';
-import { fingerprint, ListWalk } from '../lists/cursor.ts';
+import { filterSql, parseFilters, type Fragment, type JsonFilter } from '../query/json-filter.ts';
+import { prefixedJsonPath } from '../query/json-path.ts';
+import type { PageRequest } from '../query/pagination.ts';
+import { parseSort, type SortTerm } from '../query/sort.ts';
+import { BENCHMARK_NAME, resultSortKeys, SORT_FIELDS, type Join } from '../query/result-keys.ts';
+import { orderSql, type KeyTerm } from '../query/keyset.ts';
+import { fingerprint, ListWalk } from '../query/cursor.ts';
 import { likePattern, Where } from '../../db/sql.ts';
 import type { TotalCache } from './total-cache.ts';
 import { prepared } from '../../db/bound-driver.ts';
@@ -34,7 +34,7 @@ import {
   type MetricPaths,
   type MetricTable,
   type TableFilter,
-} from './metric-lookup.ts';
+} from '../metrics/metric-lookup.ts';
 import { withWorkMem } from '../../db/work-mem.ts';
 
 /** The query parameters of /results, /results:search and /users/self/results. */
@@ -115,7 +115,7 @@ export function parseResultSort(sortBy: string | undefined): SortTerm[] {
 const bound = (value: string) => parseDateBound(value).toISOString();
 
 /**
- * How a list reads the metric values table (services/results/metric-lookup.ts), when it does: the
+ * How a list reads the metric values table (services/metrics/metric-lookup.ts), when it does: the
  * benchmark's paths there, and the one its sort walks (null: the sort reads the documents).
  */
 export interface MetricPlan {
@@ -137,7 +137,7 @@ function tableFilter(plan: MetricPlan | undefined, filter: JsonFilter, idColumn:
 /**
  * The WHERE of a result list and the joins it needs. Throws 422 on a malformed filter. With
  * `metric`, numeric filters on its paths look the table up for the result whose id is `idColumn`
- * (default `r.id`): the same rows (services/results/metric-lookup.ts).
+ * (default `r.id`): the same rows (services/metrics/metric-lookup.ts).
  */
 export function resultWhere(
   query: ResultListQuery,
@@ -237,13 +237,13 @@ export function isExpensiveList(query: ResultListQuery, plan: MetricPlan | null)
   return parseResultSort(query.sort_by).some((term) => !INDEXED_SORT_FIELDS.has(term.field));
 }
 
-/** The order of a list's query as key terms (services/results/result-keys.ts), and the joins they need. */
+/** The order of a list's query as key terms (services/query/result-keys.ts), and the joins they need. */
 function sortKeys(query: ResultListQuery): { keys: KeyTerm[]; joins: Set<Join> } {
   return resultSortKeys(parseResultSort(query.sort_by));
 }
 
 /**
- * The walk of a result list (services/lists/cursor.ts): by page, or after the query's cursor, which must
+ * The walk of a result list (services/query/cursor.ts): by page, or after the query's cursor, which must
  * be one of this list's (the same WHERE with the same values, the same order). Throws 422 on a
  * malformed filter or sort, on cursor with page, and on a cursor of another list.
  */
@@ -261,7 +261,7 @@ export function resultKeysFrom(query: ResultListQuery): string {
 
 /**
  * The SQL of one page and of its total (exposed for EXPLAIN in tests and benchmarks). With
- * `metric` (services/results/metric-lookup.ts), numeric filters on the table's paths look the
+ * `metric` (services/metrics/metric-lookup.ts), numeric filters on the table's paths look the
  * table up, and a sort by one of its paths walks the table (`table`: the numbers part, then the
  * rest from the documents). With `walk` after a cursor (resolved), the rows after the cursor's
  * result and one more row than a page are read; the page's outputs read each row's sort keys
@@ -315,7 +315,7 @@ export function resultListSql(
 
 /**
  * The numeric filters of a list bounded only by what the table holds (`tableOnly`, at least one
- * filter): what choosing each filter's set takes (services/results/metric-lookup.ts, `setsSql`).
+ * filter): what choosing each filter's set takes (services/metrics/metric-lookup.ts, `setsSql`).
  */
 export interface TableSets {
   /** In the query's order, none a complement yet. */
@@ -519,7 +519,7 @@ function sortedByTable(
 }
 
 /**
- * Whether and how a list reads the metric values table (`table` given, services/results/metric-lookup.ts):
+ * Whether and how a list reads the metric values table (`table` given, services/metrics/metric-lookup.ts):
  * when it is of one benchmark whose values are complete, with numeric filters on the table's
  * paths, or sorted first by one of them that the table can sort by (visible results only). Null:
  * the documents alone.
@@ -558,8 +558,8 @@ function planIds(plan: MetricPlan, query: ResultListQuery): number[] {
  * connections, unless `sequential` and the pool is busy (expensive lists then hold one connection
  * each, so that the few admitted at once leave the rest of the pool to everyone else; on a quiet
  * pool they take two, and answer in the time of the slower statement rather than of both). A page
- * after a cursor counts nothing: its total is the one the walk began with (services/lists/cursor.ts).
- * With `table` (services/results/metric-lookup.ts), what the metric values table can answer is read there
+ * after a cursor counts nothing: its total is the one the walk began with (services/query/cursor.ts).
+ * With `table` (services/metrics/metric-lookup.ts), what the metric values table can answer is read there
  * (`metricPlan`); should a path it used be gone by the end (a schema change meanwhile), the page is
  * read again from the documents. A list the table alone bounds first chooses its filters' sets
  * from their counts (`chooseSets`, remembered as totals are); its total is then known.

@@ -10,7 +10,7 @@ import { JsonText } from '../../core/reply.ts';
 import { transaction } from '../../db/transaction.ts';
 import type { benchmarkView, flavorView, siteView, tagView } from '../catalogue/views.ts';
 import { formatTimestamp } from '../../core/format.ts';
-import { checkPageDepth, itemsVanishing, pageJson, pageRequest, PAGE_READ_ATTEMPTS } from '../lists/pagination.ts';
+import { checkPageDepth, itemsVanishing, pageJson, pageRequest, PAGE_READ_ATTEMPTS } from '../query/pagination.ts';
 import {
   findResultRows,
   isExpensiveList,
@@ -23,7 +23,7 @@ import {
 } from './result-query.ts';
 import type { TotalCache } from './total-cache.ts';
 import type { EmbedCache, EmbedRef } from '../catalogue/embeds.ts';
-import type { MetricTable } from './metric-lookup.ts';
+import type { MetricTable } from '../metrics/metric-lookup.ts';
 import { lockResult, refreshHidden, requireUploaderOrAdmin } from '../catalogue/claims.ts';
 import { listPaths, pathWarnings, type PathWarning, type SchemaPathsCache } from './path-warnings.ts';
 import { columnArrays, insertFromArrays, RESULT_TAG_TABLE, type ResultTagRow } from '../../db/table-columns.ts';
@@ -32,7 +32,7 @@ import { columnArrays, insertFromArrays, RESULT_TAG_TABLE, type ResultTagRow } f
 export interface ResultServices {
   totals: TotalCache;
   embeds: EmbedCache;
-  /** Lists read numeric filters and sorts from the metric values table when it can answer (services/results/metric-lookup.ts); absent: the documents only. */
+  /** Lists read numeric filters and sorts from the metric values table when it can answer (services/metrics/metric-lookup.ts); absent: the documents only. */
   metricTable?: MetricTable;
   /** The paths benchmarks' schemas describe; absent: no warnings. */
   schemaPaths?: SchemaPathsCache;

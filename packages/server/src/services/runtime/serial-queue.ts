@@ -1,5 +1,5 @@
 /**
- * Background upkeep run one at a time (the metric values, services/results/metric-values.ts): `request(work)` runs `work` after the
+ * Background upkeep run one at a time (the metric values, services/metrics/metric-values.ts): `request(work)` runs `work` after the
  * run in flight, and the requests made while one waits share it (and the `work` of the first).
  * A run that could not finish (another process held a lock, a writer was still running, an
  * error) asks for another one later with `retryLater()`, which runs the latest work again.

@@ -14,7 +14,7 @@
  * schema: a schema of 5,000 values is walked in milliseconds, and a recursive one ends.
  */
 import { LRUCache } from 'lru-cache';
-import { MAX_PATH_SEGMENTS } from '../results/json-path.ts';
+import { MAX_PATH_SEGMENTS } from '../query/json-path.ts';
 
 type Node = Record<string, unknown>;
 const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -23,7 +23,7 @@ const isNode = (value: unknown): value is Node => typeof value === 'object' && v
 const ANY_INDEX = Symbol('any index');
 type LeafSegment = string | typeof ANY_INDEX;
 
-/** A segment that `#>` may read as an array index (services/results/json-filter.ts). */
+/** A segment that `#>` may read as an array index (services/query/json-filter.ts). */
 const INDEX_SEGMENT = /^-?\d+$/;
 /** Nodes the index of `$id`s and anchors looks at. */
 const MAX_INDEXED_NODES = 100_000;

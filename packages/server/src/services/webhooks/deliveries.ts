@@ -5,7 +5,7 @@ import { errors } from '../../core/errors.ts';
 import { formatTimestamp } from '../../core/format.ts';
 import { Where } from '../../db/sql.ts';
 import { paginate } from '../catalogue/catalogue.ts';
-import { columnKey } from '../lists/keyset.ts';
+import { columnKey } from '../query/keyset.ts';
 import { findEndpoint } from './endpoints.ts';
 
 interface AttemptRow {

@@ -9,7 +9,7 @@ import { formatTimestamp } from '../../core/format.ts';
 import { Where } from '../../db/sql.ts';
 import { transaction } from '../../db/transaction.ts';
 import { paginate } from '../catalogue/catalogue.ts';
-import { columnKey } from '../lists/keyset.ts';
+import { columnKey } from '../query/keyset.ts';
 import { urlRefusal } from './addresses.ts';
 import { newSecret } from './signing.ts';
 

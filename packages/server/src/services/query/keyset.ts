@@ -6,7 +6,7 @@
  * where its NULLs go (last ascending, first descending, unless the term says otherwise), and the
  * collation the term sorts by. Every value is a bound parameter with the key's type.
  */
-import type { Fragment } from '../results/json-filter.ts';
+import type { Fragment } from './json-filter.ts';
 
 /** The SQL type of a key: how its value is written in a cursor and bound back. */
 export type KeyType = 'uuid' | 'timestamptz' | 'text' | 'int' | 'jsonb';

@@ -1,5 +1,5 @@
 /**
- * One series of GET /results:changes from the bytes the statement returns (services/compare/changes.ts,
+ * One series of GET /results:changes from the bytes the statement returns (services/changes/changes.ts,
  * `readSeries`) to what the answer shows: sorted, segmented (changes-stats.ts) and sketched for the
  * chart. Everything proportional to the series' length happens here, so that a long series can be
  * handled in a worker thread (changes-worker.ts) whole, and only the small summary comes back.

@@ -1,5 +1,5 @@
 /**
- * Result lists read from the metric values table (services/results/metric-values.ts; docs/querying.md,
+ * Result lists read from the metric values table (services/metrics/metric-values.ts; docs/querying.md,
  * "Filters and sorts from the metric values table"): every SQL text that lists take from
  * `metric_value` and `metric_path` is made here, so that a change of the table's storage changes
  * this module only.
@@ -22,7 +22,7 @@
  * is read again from the documents when one has gone (a schema change at that moment).
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Fragment, JsonFilter } from './json-filter.ts';
+import type { Fragment, JsonFilter } from '../query/json-filter.ts';
 import { KEY_SLOTS } from '../../db/metric-rows.ts';
 
 const KEY_COLUMNS = Array.from({ length: KEY_SLOTS }, (_, i) => `s.k${i + 1}`).join(', ');

@@ -50,7 +50,7 @@ export function parseFilter(expression: string): JsonFilter | string {
   const first = expression.indexOf(' ');
   const second = first < 0 ? -1 : expression.indexOf(' ', first + 1);
   if (second < 0) return 'expected three parts separated by spaces (%20): <dotted.path> <operator> <value>';
-  // A filter's path is always a JSON path: `json.` is optional (services/results/json-path.ts).
+  // A filter's path is always a JSON path: `json.` is optional (services/query/json-path.ts).
   const path = parseJsonPath(expression.slice(0, first), { bare: true });
   if (!path.ok) return path.reason;
   const op = expression.slice(first + 1, second);

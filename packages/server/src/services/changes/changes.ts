@@ -12,15 +12,15 @@ import type { Changes, ChangesQuery } from '@benchmarks/sdk/contract/changes';
 import { parseDateBound } from '../../core/dates.ts';
 import { getItem } from '../catalogue/catalogue.ts';
 import { benchmarks } from '../catalogue/benchmarks.ts';
-import { valueAt } from '../results/json-filter.ts';
+import { valueAt } from '../query/json-filter.ts';
 import { resultWhere } from '../results/result-query.ts';
-import { answerableFromTable, metricPath, tableWhere } from './compare.ts';
-import { completeMetricPath } from '../results/metric-values.ts';
-import { betterFromSchema } from './compare-stats.ts';
+import { answerableFromTable, metricPath, tableWhere } from '../compare/compare.ts';
+import { completeMetricPath } from '../metrics/metric-values.ts';
+import { betterFromSchema } from '../compare/compare-stats.ts';
 import type { ChangesSegmenter } from './changes-segmenter.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from '../results/path-warnings.ts';
 import { formatTimestamp } from '../../core/format.ts';
-import { CompareCache } from './compare-cache.ts';
+import { CompareCache } from '../compare/compare-cache.ts';
 import { SKETCH_COLUMNS, type Sketch } from '@benchmarks/sdk/changes-chart';
 import { type SeriesSummary, summariseSeries, type TimeAxis } from './changes-series.ts';
 
@@ -77,7 +77,7 @@ interface SeriesRow {
  * particular order: sorting them in PostgreSQL was most of the statement's time, by (execution
  * time, id) in Node (changes-series.ts, `sortPoints`) a few milliseconds per 25,000 points.
  *
- * The points come from the table of metric values (services/results/metric-values.ts) when it can
+ * The points come from the table of metric values (services/metrics/metric-values.ts) when it can
  * answer, as compare's do (`answerableFromTable`: no JSON filter, tag or upload time; the benchmark's
  * values complete in this snapshot): an index-only scan of the path's range of metric_value_path_idx
  * holds every column a series needs (group, result id, execution time, the value exactly as stored),

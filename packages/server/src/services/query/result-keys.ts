@@ -1,12 +1,12 @@
 /**
- * The order of result lists as key terms (services/lists/keyset.ts): the ORDER BY of a page and the
+ * The order of result lists as key terms (services/query/keyset.ts): the ORDER BY of a page and the
  * keyset predicate of a cursor are both generated from these, so they agree exactly, JSON paths
  * included (numbers first, numerically; other values by their text in code point order; missing
  * or null last in both directions).
  */
 import { valueAt, type Fragment } from './json-filter.ts';
 import { prefixedJsonPath } from './json-path.ts';
-import type { KeyTerm, KeyType } from '../lists/keyset.ts';
+import type { KeyTerm, KeyType } from './keyset.ts';
 import type { SortTerm } from './sort.ts';
 
 export type Join = 'b' | 's' | 'f';

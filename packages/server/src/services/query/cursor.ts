@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { MAX_CURSOR_LENGTH } from '@benchmarks/sdk/contract/common';
 import { AppError } from '../../core/errors.ts';
-import type { Fragment } from '../results/json-filter.ts';
+import type { Fragment } from './json-filter.ts';
 import { afterSql, cursorKeys, keyColumnsSql, keyValuesOf, type KeyTerm } from './keyset.ts';
 import { DEFAULT_PER_PAGE, type PageFields, pageFields } from './pagination.ts';
 

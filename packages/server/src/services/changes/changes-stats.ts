@@ -17,7 +17,7 @@
  *   overflows, from 5e-324 to ±1.7e308.
  * - Deterministic: the same series gives the same answer (ties go to the earliest position).
  */
-import { distributions } from './distributions.ts';
+import { distributions } from '../compare/distributions.ts';
 
 export interface ChangeOptions {
   maxPvalue: number;

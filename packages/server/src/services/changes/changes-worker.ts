@@ -1,5 +1,5 @@
 /**
- * A worker thread of services/compare/changes-segmenter.ts: sorts, segments and sketches series
+ * A worker thread of services/changes/changes-segmenter.ts: sorts, segments and sketches series
  * (changes-series.ts) away from the server's event loop. A job is two exchanges: the series sorted,
  * its digest goes to the segmenter, which answers with the change points it remembers for it (or
  * none); then the summary comes back. Holds nothing between jobs, so that it can be terminated at

@@ -25,8 +25,8 @@ import { numbered } from '../../db/bound-driver.ts';
 import { csvField, csvText, type CsvCell } from '@benchmarks/sdk/csv';
 import type { EmbedCache } from '../catalogue/embeds.ts';
 import { formatTimestamp } from '../../core/format.ts';
-import { prefixedJsonPath } from '../results/json-path.ts';
-import { suggestedMetrics } from '../results/metric-values.ts';
+import { prefixedJsonPath } from '../query/json-path.ts';
+import { suggestedMetrics } from '../metrics/metric-values.ts';
 import { RESULT_COLUMNS, resultWhere, type ResultTextRow } from '../results/result-query.ts';
 import { resultItemsJson } from '../results/results.ts';
 

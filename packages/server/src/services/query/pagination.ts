@@ -11,7 +11,7 @@ export const PAGE_READ_ATTEMPTS = 3;
 export const itemsVanishing = () =>
   errors.unavailable('CATALOGUE_CHANGING', 'Items of this answer kept being deleted while it was read; try again.');
 
-/** The paginated list envelope of SPEC.md, with the cursor of the next page (services/lists/cursor.ts). */
+/** The paginated list envelope of SPEC.md, with the cursor of the next page (services/query/cursor.ts). */
 export interface PageEnvelope<T> extends PageFields {
   items: T[];
 }
@@ -64,7 +64,7 @@ export function checkPageDepth({ page, per_page }: PageRequest, maxDepth: number
 
 /**
  * The fields of page `page` of `total` items. A page past the end has no items but the right
- * total; `pages` is 0 when nothing matches. next_cursor is the walk's to set (services/lists/cursor.ts).
+ * total; `pages` is 0 when nothing matches. next_cursor is the walk's to set (services/query/cursor.ts).
  */
 export function pageFields(total: number, page: number, per_page: number): PageFields {
   const pages = Math.ceil(total / per_page);
