@@ -15,8 +15,6 @@ import type { RequestState } from './http/handler.ts';
 import { accessLog } from './http/access-log.ts';
 import { logAppError } from './http/app-errors.ts';
 import { requestScope } from './http/request-scope.ts';
-import { WRITES_CHANNEL } from './db/change-listener.ts';
-import { parseLsn } from './db/replicas.ts';
 import { publicOrigin } from './http/origin.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -51,39 +49,10 @@ export function createApp(app: AppContext): Koa {
     largeBodies: app.largeBodies,
   });
 
-  /**
-   * Where a request reads (db/replicas.ts): writes and everything while no replica is usable from
-   * the primary; a read from a replica that has replayed the caller's last write. A token not
-   * verified recently may be a writer's: its request reads from the primary (once; then it is known).
-   */
+  /** Where a request reads (db/read-routing.ts): writes, and every request without replicas, from the primary. */
   const readFrom = async (ctx: Koa.Context) => {
-    const replicas = app.replicas;
-    if (!replicas || !SAFE_METHODS.has(ctx.method)) return app.orm;
-    let minLsn: bigint | null = null;
-    if (replicas.primaryUp && ctx.get('authorization')) {
-      const identity = await authenticator.knownClient(ctx);
-      if (!identity) return app.orm;
-      minLsn = app.writePositions?.required(identity) ?? null;
-    }
-    return replicas.pick(minLsn) ?? app.orm;
-  };
-  /** After a write of a known caller, where the primary's WAL is: this process and every other learn it. */
-  const recordWrite = async (ctx: Koa.Context) => {
-    if (!app.replicas || !app.writePositions) return;
-    const identity = await authenticator.knownClient(ctx);
-    if (!identity) return;
-    try {
-      const [row] = await app.orm.em
-        .fork()
-        .execute<{ lsn: string }[]>(
-          `select pg_current_wal_lsn()::text as lsn, pg_notify('${WRITES_CHANNEL}', ? || ' ' || pg_current_wal_lsn()::text)`,
-          [identity],
-        );
-      app.writePositions.record(identity, parseLsn(row!.lsn));
-    } catch (err) {
-      // The primary is gone: so are this caller's writes to read; nothing to record.
-      app.logger.debug('write position not recorded', { error: (err as Error).message });
-    }
+    if (!app.reads || !SAFE_METHODS.has(ctx.method)) return app.orm;
+    return app.reads.readFrom(ctx.get('authorization') ? () => authenticator.knownClient(ctx) : undefined);
   };
 
   // What escapes every middleware (a bug), and a streamed answer that fails after its first byte
@@ -91,7 +60,7 @@ export function createApp(app: AppContext): Koa {
   koa.on('error', (err: Error, ctx?: Koa.Context) => logAppError(app.logger, err, ctx));
   koa.use(accessLog(app.logger, { level: app.config.accessLog ? 'info' : 'debug' }));
   // Statements of a request whose client went away are cancelled (outside the pool, which may be full).
-  koa.use(requestScope(app.logger, (pids, server) => (app.replicas?.controlOf(server) ?? app.control).cancel(pids)));
+  koa.use(requestScope(app.logger, (pids, server) => (app.reads?.replicas.controlOf(server) ?? app.control).cancel(pids)));
   koa.use(securityHeaders());
   koa.use(problemMiddleware(app.logger));
   if (app.config.corsOrigins.length) koa.use(cors(app.config.corsOrigins));
@@ -108,7 +77,9 @@ export function createApp(app: AppContext): Koa {
         app.totals.invalidate();
         app.compares.invalidate();
         app.changes.invalidate();
-        await recordWrite(ctx);
+        // After a write of a known caller, where the primary's WAL is: its next reads wait for a replica there.
+        const identity = app.reads && (await authenticator.knownClient(ctx));
+        if (identity) await app.reads!.wrote(identity);
       }
     }
   });

@@ -9,8 +9,7 @@ import { bootstrapDatabase } from './db/bootstrap.ts';
 import { ChangeListener } from './db/change-listener.ts';
 import { DatabaseControl } from './db/control.ts';
 import type { DatabaseStatus, EmbeddedEvent } from './db/embedded.ts';
-import { connect, type PoolOptions } from './db/orm.ts';
-import { databaseLabel, parseLsn, ReadReplicas, REPLICA_DEFAULTS } from './db/replicas.ts';
+import { ReadRouting } from './db/read-routing.ts';
 import { TokenVerifier } from './auth/verifier.ts';
 import { answerClientErrors } from './http/client-error.ts';
 import { ExpensiveListAdmission, ExportAdmission, LargeBodyAdmission } from './services/runtime/admission.ts';
@@ -26,7 +25,6 @@ import { SchemaCompiler } from './services/schemas/schema-compiler.ts';
 import { SharedRateLimiter } from './rate-limit/shared.ts';
 import { TotalCache } from './services/results/total-cache.ts';
 import { UploadTargets } from './services/results/upload-targets.ts';
-import { WritePositions } from './services/runtime/write-positions.ts';
 import { WatchScheduler } from './services/alerts/scheduler.ts';
 import { WebhookDeliverer } from './services/webhooks/deliverer.ts';
 import { createApp } from './app.ts';
@@ -167,20 +165,10 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     rateLimiters: limiters,
     databaseState: options.databaseState ?? (() => ({ state: db.embedded?.state() ?? 'running', reason: db.embedded?.reason() })),
   };
-  if (config.databaseReadUrls.length) {
-    const replicaOrms = await connectReplicas(config.databaseReadUrls, logger, { ...pool }, stack);
-    const replicas = stack.use(
-      'replica checks',
-      new ReadReplicas(orm, replicaOrms, logger, { maxLagMs: config.maxReplicaLagMs, checkMs: REPLICA_DEFAULTS.checkMs }),
-      (r) => r.close(),
-    );
-    context.replicas = replicas;
-    context.writePositions = new WritePositions(config.maxReplicaLagMs);
-    await replicas.start();
-  }
+  context.reads = await ReadRouting.start(config.databaseReadUrls, config.maxReplicaLagMs, orm, logger, { ...pool }, stack);
+  const reads = context.reads;
   // Totals are forgotten when any process (or anyone) writes: PostgreSQL notifies every listener;
   // with replicas, every process also learns where each caller's writes left the primary.
-  const positions = context.writePositions;
   const listener = stack.use(
     'change listener',
     new ChangeListener(db.sessionUrl, logger, {
@@ -190,7 +178,7 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
         changes.invalidate();
         if (table === 'result' || table === '*') watches.touch(benchmarks);
       },
-      ...(positions ? { write: (payload: string) => recordWritePosition(positions, payload) } : {}),
+      ...(reads ? { write: (payload: string) => reads.noticed(payload) } : {}),
     }),
     (l) => l.close(),
   );
@@ -234,28 +222,6 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
   return { url: `http://${hostForUrl}:${port}`, port, context, close: () => stack.dispose() };
 }
 
-/**
- * One ORM per read replica, each on `stack` once connected; when one cannot connect, the others
- * are still waited for (and so registered) before the first failure is thrown.
- */
-async function connectReplicas(
-  urls: string[],
-  logger: Logger,
-  pool: PoolOptions,
-  stack: DisposalStack,
-): Promise<{ url: string; orm: MikroORM }[]> {
-  const outcomes = await Promise.allSettled(
-    urls.map(async (url) => {
-      const orm = await connect(url, logger, pool);
-      stack.defer(`replica pool ${databaseLabel(url)}`, () => orm.close(true));
-      return { url, orm };
-    }),
-  );
-  const failed = outcomes.find((o) => o.status === 'rejected');
-  if (failed) throw failed.reason;
-  return outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
-}
-
 /** Stops accepting; requests in flight finish, and a request still running after the grace period is cut. */
 function drain(server: Server): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -271,17 +237,6 @@ function drain(server: Server): Promise<void> {
       resolve();
     });
   });
-}
-
-/** `<iss> <sub> <lsn>` of a notification on benchmarks_writes (app.ts sends them); anything else is ignored. */
-function recordWritePosition(positions: WritePositions, payload: string): void {
-  const at = payload.lastIndexOf(' ');
-  if (at <= 0) return;
-  try {
-    positions.record(payload.slice(0, at), parseLsn(payload.slice(at + 1)));
-  } catch {
-    // not a position: not ours
-  }
 }
 
 /**

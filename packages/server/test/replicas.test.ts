@@ -73,8 +73,8 @@ test.before(async () => {
 async function checked(): Promise<void> {
   await Promise.all(
     [t, strict].map(async (s) => {
-      await s.server.context.replicas!.check();
-      await s.server.context.replicas!.check();
+      await s.server.context.reads!.replicas.check();
+      await s.server.context.reads!.replicas.check();
     }),
   );
 }
@@ -127,7 +127,7 @@ test('with the primary stopped, reads keep working from the replica and writes a
   assert.ok(total >= 2, before.text);
   await rep.primary.stop('fast');
   await checked(); // a check has found the primary gone
-  assert.is(t.server.context.replicas!.primaryUp, false, 'the check found the primary gone');
+  assert.is(t.server.context.reads!.replicas.primaryUp, false, 'the check found the primary gone');
   const list = await anonymous(t, `/results?benchmark_id=${benchmarkId}`);
   assert.is(list.status, 200, list.text);
   assert.is(JSON.parse(list.text).total, total);

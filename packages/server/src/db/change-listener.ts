@@ -15,7 +15,7 @@ import { ownClient } from './own-connection.ts';
 import type { Logger } from '../core/logger.ts';
 
 export const CHANGES_CHANNEL = 'benchmarks_changes';
-/** Sent after each write request when read replicas are used: `<iss> <sub> <lsn>` (services/runtime/write-positions.ts). */
+/** Sent after each write request when read replicas are used: `<iss> <sub> <lsn>` (db/read-routing.ts). */
 export const WRITES_CHANNEL = 'benchmarks_writes';
 
 export interface ChangeHandlers {

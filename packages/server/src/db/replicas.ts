@@ -10,7 +10,7 @@
  *   beat none, and writes answer 503 meanwhile.
  * - **Reading one's own writes**: `pick(minLsn)` only returns a replica whose last checked position
  *   is at or past `minLsn` (the primary's position after the caller's last write,
- *   services/runtime/write-positions.ts); otherwise the caller reads from the primary. A position only
+ *   db/read-routing.ts); otherwise the caller reads from the primary. A position only
  *   grows, so a replica checked at or past it has the write.
  * - Each replica has its own pool (MikroORM instance, same entities, no migrations: a standby
  *   replays the primary's) and its own control connection for cancelling the statements of

@@ -16,8 +16,7 @@ import type { SchemaCompiler } from './schemas/schema-compiler.ts';
 import type { DatabaseControl } from '../db/control.ts';
 import type { ExpensiveListAdmission, ExportAdmission } from './runtime/admission.ts';
 import type { RateLimiter } from '../rate-limit/limiter.ts';
-import type { ReadReplicas } from '../db/replicas.ts';
-import type { WritePositions } from './runtime/write-positions.ts';
+import type { ReadRouting } from '../db/read-routing.ts';
 import type { DatabaseStatus } from '../db/embedded.ts';
 import type { WatchScheduler } from './alerts/scheduler.ts';
 
@@ -60,10 +59,8 @@ export interface AppContext {
   exports: ExportAdmission;
   /** Writes and reads per client (shared by the deployment's processes, or this one's alone); null: unlimited. */
   rateLimiters: { writes: RateLimiter | null; reads: RateLimiter | null };
-  /** Read replicas (DATABASE_READ_URL); absent: every statement goes to the primary. */
-  replicas?: ReadReplicas;
-  /** Each caller's last write position, for reading one's own writes from replicas. */
-  writePositions?: WritePositions;
+  /** Where reads go with read replicas (DATABASE_READ_URL); absent: every statement goes to the primary. */
+  reads?: ReadRouting;
   /** The embedded PostgreSQL's state (`restarting` after it ended unexpectedly, `failed`), for `/ready`; absent: running. */
   databaseState?: () => DatabaseStatus;
 }
