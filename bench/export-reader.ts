@@ -1,9 +1,7 @@
 /**
  * The reader of the measured export (bench/export-run.ts), in a process of its own: it sends the
- * request, reads the answer to its end counting bytes and line ends only, and prints what it
- * measured as one JSON line. Inside the harness the same reading cost about eight times the CPU
- * (29 s instead of 3.4 s for 5.7 GB: the harness's heap is large), taken from the two cores the
- * server and PostgreSQL share.
+ * request and reads the answer to its end counting bytes and line ends only (inside the harness, whose
+ * heap is large, the same reading cost about eight times the CPU, taken from the server's two cores).
  *
  *   node bench/export-reader.ts <url>   prints `sending`, then the ReaderResult as JSON, a line each
  */
@@ -21,11 +19,7 @@ export interface ReaderResult {
 function read(url: string): Promise<ReaderResult> {
   const started = performance.now();
   const out: ReaderResult = { status: 0, results: 0, bytes: 0, seconds: 0, firstByteMs: 0, error: null };
-  const done = (error: string | null) => {
-    out.error ??= error;
-    out.seconds = (performance.now() - started) / 1000;
-    return out;
-  };
+  const done = (error: string | null) => ({ ...out, error: out.error ?? error, seconds: (performance.now() - started) / 1000 });
   process.stdout.write('sending\n'); // the parent starts sampling the server's memory
   return new Promise((resolve) => {
     const req = get(url, { headers: { accept: 'application/x-ndjson' } }, (res) => {

@@ -17,88 +17,83 @@
  *   --out <dir>          where latest.json and explain/ go (default bench/results)
  *   --docs <file>, --no-docs   the Markdown file whose generated section is rewritten (default docs/performance.md), or none
  *   --default-admission  the server's default admission of expensive lists (EXPENSIVE_LIST_*), not 64 places
+ *
+ * Below 100,000 results a run is a development run: shorter runs and warm-ups, runs of slow requests
+ * lengthened twice at most (not 6 times), and no waiting for a quiet CPU (on a shared machine every
+ * wait would run to its limit). Options given explicitly win.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runBench, SCENARIOS, type BenchOptions } from './harness.ts';
+import { GENERATE_DEFAULTS } from './generate.ts';
+import { ROOT, runBench, type BenchOptions } from './harness.ts';
+import { SCENARIOS } from './scenarios.ts';
 
-function number(v: string | undefined, name: string, min: number): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < min) throw new Error(`--${name} takes a number >= ${min}, not '${v}'`);
+const STRINGS = 'results shape duration warmup connections scenarios baseline seed variants quiet-wait data-dir out docs'.split(' ');
+const { values: v } = parseArgs({
+  args: process.argv.slice(2),
+  options: Object.fromEntries([
+    ...STRINGS.map((k) => [k, { type: 'string' as const }]),
+    ...['keep', 'no-docs', 'default-admission', 'help'].map((k) => [k, { type: 'boolean' as const }]),
+  ]),
+}) as { values: Record<string, string | undefined> };
+if (v.help) {
+  console.log('usage: npm run bench -- [options]: see bench/run.ts');
+  process.exit(0);
+}
+
+function number(name: string, min: number, otherwise: number): number {
+  if (v[name] === undefined) return otherwise;
+  const n = Number(v[name]);
+  if (!Number.isFinite(n) || n < min) throw new Error(`--${name} takes a number >= ${min}, not '${v[name]}'`);
   return n;
 }
 
 /** `1-7,18-27` → [1, …, 7, 18, …, 27]; a range keeps only the numbers of `known`, when given. */
-function list(v: string, name: string, known?: number[]): number[] {
-  const items = v.split(',').flatMap((part) => {
+function list(name: string, otherwise: number[], known?: number[]): number[] {
+  if (v[name] === undefined) return otherwise;
+  const items = v[name].split(',').flatMap((part) => {
     const [from, to] = part.split('-').map(Number);
     if (to === undefined) return [from!];
     const range = Array.from({ length: Math.max(0, to - from! + 1) }, (_, k) => from! + k);
     return known ? range.filter((n) => known.includes(n)) : range;
   });
-  if (!items.length || items.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--${name} takes numbers and ranges, not '${v}'`);
+  if (!items.length || items.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(`--${name} takes numbers and ranges, not '${v[name]}'`);
   return items;
 }
 
-function options(argv: string[]): Partial<BenchOptions> {
-  const { values: v } = parseArgs({
-    args: argv,
-    strict: true,
-    options: {
-      ...Object.fromEntries(
-        [
-          'results',
-          'shape',
-          'duration',
-          'warmup',
-          'connections',
-          'scenarios',
-          'baseline',
-          'seed',
-          'variants',
-          'quiet-wait',
-          'data-dir',
-          'out',
-          'docs',
-        ].map((k) => [k, { type: 'string' as const }]),
-      ),
-      ...Object.fromEntries(['keep', 'no-docs', 'default-admission', 'help'].map((k) => [k, { type: 'boolean' as const }])),
-    },
-  }) as { values: Record<string, string | boolean | undefined> };
-  const s = (k: string) => v[k] as string | undefined;
-  if (v.help) {
-    console.log('usage: npm run bench -- [options]: see bench/run.ts');
-    process.exit(0);
-  }
-  if (s('shape') && s('shape') !== 'default' && s('shape') !== 'origin')
-    throw new Error(`--shape is default or origin, not '${s('shape')}'`);
-  if (s('baseline') && !['auto', 'pgbench', 'node'].includes(s('baseline')!)) throw new Error('--baseline is auto, pgbench or node');
-  const scenarios = s('scenarios') === undefined ? undefined : list(s('scenarios')!, 'scenarios', SCENARIOS);
-  const unknown = scenarios?.filter((id) => !SCENARIOS.includes(id));
-  if (unknown?.length) throw new Error(`no scenario ${unknown.join(', ')}: they are ${SCENARIOS.join(', ')}`);
-  const out: Partial<BenchOptions> = {
-    results: number(s('results'), 'results', 100),
-    shape: s('shape') as BenchOptions['shape'] | undefined,
-    duration: number(s('duration'), 'duration', 0.1),
-    warmup: number(s('warmup'), 'warmup', 0),
-    connections: s('connections') === undefined ? undefined : list(s('connections')!, 'connections'),
-    scenarios,
-    baseline: s('baseline') as BenchOptions['baseline'] | undefined,
-    seed: number(s('seed'), 'seed', 0),
-    variants: number(s('variants'), 'variants', 1),
-    quietWait: number(s('quiet-wait'), 'quiet-wait', 0),
-    dataDir: s('data-dir') && resolve(s('data-dir')!),
-    outDir: s('out') && resolve(s('out')!),
-    docs: v['no-docs'] ? null : s('docs') && resolve(s('docs')!),
-    keep: v.keep as boolean | undefined,
-    defaultAdmission: v['default-admission'] as boolean | undefined,
-  };
-  return Object.fromEntries(Object.entries(out).filter(([, x]) => x !== undefined));
-}
+const choice = <T extends string>(name: string, choices: T[]): T => {
+  if (v[name] !== undefined && !choices.includes(v[name] as T)) throw new Error(`--${name} is ${choices.join(', ')}, not '${v[name]}'`);
+  return (v[name] ?? choices[0]) as T;
+};
 
 try {
-  const report = await runBench(options(process.argv.slice(2)));
+  const results = number('results', 100, GENERATE_DEFAULTS.results);
+  const small = results < 100_000;
+  const scenarios = list('scenarios', [1, 2, 3, 4, 5, 6, 7], SCENARIOS);
+  const unknown = scenarios.filter((id) => !SCENARIOS.includes(id));
+  if (unknown.length) throw new Error(`no scenario ${unknown.join(', ')}: they are ${SCENARIOS.join(', ')}`);
+  const options: BenchOptions = {
+    results,
+    shape: choice('shape', ['default', 'origin']),
+    seed: number('seed', 0, GENERATE_DEFAULTS.seed),
+    duration: number('duration', 0.1, small ? 2 : 10),
+    warmup: number('warmup', 0, small ? 1 : 2),
+    connections: list('connections', [1, 8, 32]),
+    // "Read and write load": compare and export (8 to 10) add about 12 minutes at 1M, run when named.
+    scenarios,
+    baseline: choice('baseline', ['auto', 'pgbench', 'node']),
+    variants: number('variants', 1, 20),
+    quietWait: number('quiet-wait', 0, small ? 0 : 60),
+    dataDir: resolve(v['data-dir'] ?? join(ROOT, 'bench', 'results', 'data')),
+    outDir: resolve(v.out ?? join(ROOT, 'bench', 'results')),
+    docs: v['no-docs'] ? null : resolve(v.docs ?? join(ROOT, 'docs', 'performance.md')),
+    keep: !!v.keep,
+    defaultAdmission: !!v['default-admission'],
+    small,
+    log: (m) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`),
+  };
+  const report = await runBench(options);
   const errors = report.scenarios
     .flatMap((s) => s.runs)
     .reduce((n, r) => n + r.api.errors + r.api.timeouts + r.api.non2xx + (r.sql?.errors ?? 0), 0);

@@ -1,8 +1,7 @@
 /**
  * The API server as users run it: `node <the Dockerfile's NODE_OPTIONS> bin/benchmarks-server.js start`,
- * configured by its environment variables, NODE_ENV production, in a process of its own so that its
- * memory is measured alone: the resident set size is sampled every 200 ms from /proc/<pid>/status,
- * the peak kept per measurement window.
+ * configured by its environment, NODE_ENV production, in a process of its own so that its memory is
+ * measured alone: the resident set size is sampled every 200 ms from /proc/<pid>/status.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -10,31 +9,15 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { r1, sleep } from './measure.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-export interface ServerProcess {
-  url: string;
-  pid: number;
-  /** Current resident set size in MB. */
-  rssMb(): Promise<number>;
-  /** Starts a measurement window; `end` gives its peak RSS (MB) and its samples (ms since the start, MB). */
-  window(): { end(): RssWindow };
-  /** Peak RSS over the life of the process (MB). */
-  peakMb(): number;
-  stop(): Promise<void>;
-}
+export type ServerProcess = Awaited<ReturnType<typeof startServerProcess>>;
+type Sample = { ms: number; mb: number };
 
-export interface RssWindow {
-  peakMb: number;
-  samples: number;
-  series: { ms: number; mb: number }[];
-}
-
-async function readRssMb(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-  return Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1] ?? 0) / 1024;
-}
+const readRssMb = async (pid: number) =>
+  Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1] ?? 0) / 1024;
 
 /**
  * The Node flags of a production server, read from the Dockerfile's `ENV NODE_OPTIONS=…` (its heap
@@ -46,18 +29,17 @@ export function serverNodeArgs(): string[] {
   return [...(m[1] ?? m[2]!).split(' '), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ')].filter(Boolean);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
       const { port } = s.address() as { port: number };
       s.close(() => resolve(port));
     });
     s.on('error', reject);
   });
-}
 
 /** Starts the server with these environment variables (DATABASE_URL, OIDC_ISSUERS…) and waits for /health. */
-export async function startServerProcess(env: Record<string, string>, log: (message: string) => void): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, log: (message: string) => void) {
   const port = await freePort();
   const child = spawn(process.execPath, [...serverNodeArgs(), join(ROOT, 'bin/benchmarks-server.js'), 'start'], {
     cwd: ROOT,
@@ -67,15 +49,13 @@ export async function startServerProcess(env: Record<string, string>, log: (mess
   const pid = child.pid!;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  for (const until = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 100))) {
+  for (const until = Date.now() + 120_000; !(await fetch(`${url}/api/v1/health`).catch(() => null))?.ok; await sleep(100)) {
     if (child.exitCode !== null) throw new Error(`the server exited during start-up (code ${child.exitCode})`);
     if (Date.now() > until) throw new Error('the server did not answer /health within 2 minutes');
-    const up = await fetch(`${url}/api/v1/health`).catch(() => null);
-    if (up?.ok) break;
   }
-
+  // The samples of the current measurement window, and the peak over the life of the process.
   let overall = 0;
-  let current: { peak: number; start: number; series: { ms: number; mb: number }[] } = { peak: 0, start: 0, series: [] };
+  let current = { peak: 0, start: 0, series: [] as Sample[] };
   let sampling = false;
   const timer = setInterval(() => {
     if (sampling) return;
@@ -84,7 +64,7 @@ export async function startServerProcess(env: Record<string, string>, log: (mess
       sampling = false;
       overall = Math.max(overall, mb);
       current.peak = Math.max(current.peak, mb);
-      current.series.push({ ms: Math.round(performance.now() - current.start), mb: Math.round(mb * 10) / 10 });
+      current.series.push({ ms: Math.round(performance.now() - current.start), mb: r1(mb) });
     });
   }, 200);
   timer.unref();
@@ -93,20 +73,20 @@ export async function startServerProcess(env: Record<string, string>, log: (mess
     url,
     pid,
     rssMb: () => readRssMb(pid),
+    /** Starts a measurement window; `end` gives its peak RSS (MB) and samples (ms since its start, MB). */
     window() {
-      const w = { peak: 0, start: performance.now(), series: [] as { ms: number; mb: number }[] };
+      const w = { peak: 0, start: performance.now(), series: [] as Sample[] };
       current = w;
-      return { end: () => ({ peakMb: Math.round(w.peak * 10) / 10, samples: w.series.length, series: w.series.slice() }) };
+      return { end: () => ({ peakMb: r1(w.peak), samples: w.series.length, series: w.series.slice() }) };
     },
-    peakMb: () => Math.round(overall * 10) / 10,
+    peakMb: () => r1(overall),
     async stop() {
       clearInterval(timer);
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        await exited;
-        clearTimeout(killer);
-      }
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(killer);
     },
   };
 }
