@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { startIssuer } from '@benchmarks/demo/issuer';
 import { createClient, type Client } from '@benchmarks/sdk';
 import { startBenchDatabase } from './database.ts';
+import { sleep } from './measure.ts';
 import { startServerProcess } from './server.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -70,17 +71,16 @@ function startReceiver() {
 const base = Date.now() - 30 * 86_400_000;
 let clock = 0;
 /** Results spread over the flavors, one second apart; `value(flavorIndex)` gives each score. */
-function items(benchmark_id: string, flavors: string[], n: number, value: (f: number) => number) {
-  return Array.from({ length: n }, (_, i) => {
-    const f = i % flavors.length;
+const items = (benchmark_id: string, flavors: string[], n: number, value: (f: number) => number) =>
+  Array.from({ length: n }, (_, i) => {
+    const execution_datetime = new Date(base + clock++ * 1000).toISOString();
     return {
       benchmark_id,
-      flavor_id: flavors[f]!,
-      execution_datetime: new Date(base + clock++ * 1000).toISOString(),
-      json: { result: { score: value(f) } },
+      flavor_id: flavors[i % flavors.length]!,
+      execution_datetime,
+      json: { result: { score: value(i % flavors.length) } },
     };
   });
-}
 
 /** Uploads `all` in batches of 500, `concurrency` at a time; answers results/s. */
 async function upload(client: Client, all: ReturnType<typeof items>, concurrency = 4): Promise<number> {
@@ -107,19 +107,14 @@ async function main() {
   const issuer = await startIssuer({
     accounts: [{ sub: 'bench-admin', email: 'admin@bench.example.org', email_verified: true, entitlements: [ADMIN] }],
   });
-  const server = await startServerProcess(
-    {
-      DATABASE_URL: db.url,
-      OIDC_ISSUERS: issuer.issuer,
-      ADMIN_ENTITLEMENTS: ADMIN,
-      RATE_LIMIT: '0',
-      READ_RATE_LIMIT: '0',
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      MAX_WATCHES_PER_USER: '250',
-      MAX_WEBHOOKS_PER_USER: '50',
-    },
-    log,
-  );
+  const limits = {
+    RATE_LIMIT: '0',
+    READ_RATE_LIMIT: '0',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    MAX_WATCHES_PER_USER: '250',
+    MAX_WEBHOOKS_PER_USER: '50',
+  };
+  const server = await startServerProcess({ DATABASE_URL: db.url, OIDC_ISSUERS: issuer.issuer, ADMIN_ENTITLEMENTS: ADMIN, ...limits }, log);
   const receiver = await startReceiver();
   const report: Record<string, unknown> = {};
   try {
@@ -178,12 +173,12 @@ async function main() {
       // Ten results per flavor per second: the fifth slower one (min_size 5) is in this second's upload.
       for (const [f, at] of shifted) if (Number.isNaN(at)) shifted.set(f, performance.now());
       const wait = started + (s + 1) * 1000 - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (wait > 0) await sleep(wait);
     }
     const achieved = (perSecond * seconds) / ((performance.now() - started) / 1000);
     const deadline = performance.now() + 90_000;
     while (receiver.received.filter((e) => e.data.after!.mean > 140).length < shifted.size && performance.now() < deadline)
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
     const latencies = [...shifted].map(([f, at]) => {
       const event = receiver.received.find((e) => e.data.flavor?.id === flavors[f] && e.data.after!.mean > 140);
       return event ? (event.at - at) / 1000 : null;
@@ -197,15 +192,19 @@ async function main() {
     for await (const r of client.changes.list({ benchmark_id: watched.id })) records.push(r);
     receiver.received.length = 0;
     const acknowledged = records.slice(0, 10);
+    /** Acknowledges and reopens each of the records, `times` times: an event to every endpoint each time. */
+    const acknowledge = async (times: number, note: string) => {
+      for (let i = 0; i < times; i++)
+        for (const r of acknowledged) {
+          await client.changes.acknowledge(r.id, `${note} ${i}`);
+          await client.changes.reopen(r.id);
+        }
+    };
     const t0 = performance.now();
-    for (let i = 0; i < 5; i++)
-      for (const r of acknowledged) {
-        await client.changes.acknowledge(r.id, `bench ${i}`);
-        await client.changes.reopen(r.id);
-      }
+    await acknowledge(5, 'bench');
     const expected = 5 * acknowledged.length * 40;
     while (receiver.received.filter((e) => e.type === 'change.acknowledged').length < expected && performance.now() - t0 < 120_000)
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     const acks = receiver.received.filter((e) => e.type === 'change.acknowledged');
     if (acks.length === 0) throw new Error(`no change.acknowledged delivery (${records.length} records)`);
     const span = (acks.at(-1)!.at - t0) / 1000;
@@ -218,12 +217,8 @@ async function main() {
     receiver.setMode('pending');
     const window = server.window();
     const rounds = Math.ceil(10_000 / (40 * acknowledged.length));
-    for (let i = 0; i < rounds; i++)
-      for (const r of acknowledged) {
-        await client.changes.acknowledge(r.id, `pending ${i}`);
-        await client.changes.reopen(r.id);
-      }
-    await new Promise((r) => setTimeout(r, 30_000));
+    await acknowledge(rounds, 'pending');
+    await sleep(30_000);
     const pendingMb = window.end().peakMb;
     log(`memory: ${idleMb.toFixed(0)} MB idle, peak ${pendingMb.toFixed(0)} MB with 10,000 deliveries pending`);
     report.memory = { idleMb, pendingPeakMb: pendingMb, pending: rounds * acknowledged.length * 40 };
