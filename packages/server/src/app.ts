@@ -46,7 +46,7 @@ export function createApp(app: AppContext): Koa {
     authenticator,
     rateLimiter: app.rateLimiters.writes,
     readRateLimiter: app.rateLimiters.reads,
-    largeBodies: app.largeBodies,
+    largeBodies: app.runtime.largeBodies,
   });
 
   /** Where a request reads (db/read-routing.ts): writes, and every request without replicas, from the primary. */
@@ -74,9 +74,9 @@ export function createApp(app: AppContext): Koa {
       // A write (even a failed one: it may have changed something before failing) makes every
       // remembered total suspect; cleared before the answer leaves, so its client reads fresh totals.
       if (!SAFE_METHODS.has(ctx.method)) {
-        app.totals.invalidate();
-        app.compares.invalidate();
-        app.changes.invalidate();
+        app.results.totals.invalidate();
+        app.compare.cache.invalidate();
+        app.changes.cache.invalidate();
         // After a write of a known caller, where the primary's WAL is: its next reads wait for a replica there.
         const identity = app.reads && (await authenticator.knownClient(ctx));
         if (identity) await app.reads!.wrote(identity);

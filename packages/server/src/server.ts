@@ -134,36 +134,33 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
   for (const [name, limiter] of Object.entries(limiters)) {
     if (limiter instanceof SharedRateLimiter) stack.defer(`shared rate limit (${name})`, () => limiter.close());
   }
-  const totals = new TotalCache({ ttlMs: config.totalsCacheSeconds * 1000 });
-  const compares = new CompareCache({ ttlMs: config.totalsCacheSeconds * 1000 });
-  const changes = new ChangesCache({ ttlMs: config.totalsCacheSeconds * 1000 });
-  const changeSegmenter = stack.use('changes segmenter', new ChangesSegmenter(), (c) => c.close());
-  const watches = stack.use('watch refreshes', new WatchScheduler(orm, logger, config.watchRefreshInterval * 1000, changeSegmenter), (w) =>
-    w.close(),
-  );
+  const ttlMs = config.totalsCacheSeconds * 1000;
+  const segmenter = stack.use('changes segmenter', new ChangesSegmenter(), (c) => c.close());
   const context: AppContext = {
     config,
     orm,
     logger,
     verifier,
     version: VERSION,
-    totals,
-    compares,
-    changes,
-    changeSegmenter,
-    watches,
-    embeds: new EmbedCache(),
-    schemaPaths: new SchemaPathsCache(),
-    uploads: new UploadTargets(schemas),
-    metrics,
-    metricTable: new MetricTable(),
-    largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency),
-    schemas,
     control,
-    expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency, config.expensiveListWaitMs),
-    exports: new ExportAdmission(config.exportConcurrency),
     rateLimiters: limiters,
     databaseState: options.databaseState ?? (() => ({ state: db.embedded?.state() ?? 'running', reason: db.embedded?.reason() })),
+    runtime: {
+      largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency),
+      expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency, config.expensiveListWaitMs),
+      exports: new ExportAdmission(config.exportConcurrency),
+    },
+    schemas,
+    metrics: { values: metrics, table: new MetricTable() },
+    catalogue: { embeds: new EmbedCache() },
+    results: { totals: new TotalCache({ ttlMs }), uploads: new UploadTargets(schemas), schemaPaths: new SchemaPathsCache() },
+    compare: { cache: new CompareCache({ ttlMs }) },
+    changes: { cache: new ChangesCache({ ttlMs }), segmenter },
+    alerts: {
+      watches: stack.use('watch refreshes', new WatchScheduler(orm, logger, config.watchRefreshInterval * 1000, segmenter), (w) =>
+        w.close(),
+      ),
+    },
   };
   context.reads = await ReadRouting.start(config.databaseReadUrls, config.maxReplicaLagMs, orm, logger, { ...pool }, stack);
   const reads = context.reads;
@@ -173,10 +170,10 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     'change listener',
     new ChangeListener(db.sessionUrl, logger, {
       change: (table, benchmarks) => {
-        totals.invalidate();
-        compares.invalidate();
-        changes.invalidate();
-        if (table === 'result' || table === '*') watches.touch(benchmarks);
+        context.results.totals.invalidate();
+        context.compare.cache.invalidate();
+        context.changes.cache.invalidate();
+        if (table === 'result' || table === '*') context.alerts.watches.touch(benchmarks);
       },
       ...(reads ? { write: (payload: string) => reads.noticed(payload) } : {}),
     }),

@@ -49,7 +49,7 @@ const events = (sub: string) =>
 /** Waits until the scheduler has refreshed after what was just written. */
 const refreshed = async () => {
   await new Promise((r) => setTimeout(r, 100)); // the notification reaches the listener
-  await t.server.context.watches.settled();
+  await t.server.context.alerts.watches.settled();
 };
 
 let aliceWatch: any;
@@ -179,17 +179,17 @@ test('a write refreshes the watches of the benchmarks it wrote to only', async (
     execution_datetime: new Date(START),
   });
   await refreshed();
-  const before = t.server.context.watches.refreshes;
+  const before = t.server.context.alerts.watches.refreshes;
   await seed.results([result(other)]);
   await refreshed();
-  assert.is(t.server.context.watches.refreshes, before, 'no watch of the other benchmark');
+  assert.is(t.server.context.alerts.watches.refreshes, before, 'no watch of the other benchmark');
   const [id] = await seed.results([result(benchmarkId)]);
   await refreshed();
   const watches = (await seed.sql<{ n: number }>('select count(*)::int as n from watch where benchmark_id = ?', [benchmarkId]))[0]!.n;
-  assert.is(t.server.context.watches.refreshes, before + watches, 'every watch of this benchmark');
+  assert.is(t.server.context.alerts.watches.refreshes, before + watches, 'every watch of this benchmark');
   await seed.sql('delete from result where id = ?', [id]);
   await refreshed();
-  assert.is(t.server.context.watches.refreshes, before + 2 * watches, 'a delete too');
+  assert.is(t.server.context.alerts.watches.refreshes, before + 2 * watches, 'a delete too');
 });
 
 test('only visible results make records: a step made of hidden results is never a record', async () => {
@@ -256,7 +256,7 @@ test('GET /changes?format=atom: an Atom feed of the same query, names escaped', 
 });
 
 test('GET /results:changes marks a recorded point with its record as the feed shows it, after the answer cache', async () => {
-  const options = t.server.context.changes.options as { minMatched: number };
+  const options = t.server.context.changes.cache.options as { minMatched: number };
   const minMatched = options.minMatched;
   options.minMatched = 1; // this small answer is remembered, as a large one would be
   try {
@@ -277,7 +277,7 @@ test('GET /results:changes marks a recorded point with its record as the feed sh
     assert.is((await t.request('POST', `/changes/${record.id}:acknowledge`, { token: alice })).status, 200);
     assert.equal(await point(alice), { id: record.id, state: 'acknowledged' });
     // A decision written behind the server's back (no write request clears the cache): the mark still follows it.
-    assert.ok(t.server.context.changes.size > 0, 'the answer is remembered');
+    assert.ok(t.server.context.changes.cache.size > 0, 'the answer is remembered');
     await seed.sql("update change_record set decision = 'open' where id = ?", [record.id]);
     assert.equal(await point(alice), { id: record.id, state: 'open' });
     assertProblem(await t.request('GET', '/results:changes', { token: 'not-a-token', query: series }), 401, 'INVALID_TOKEN');

@@ -83,7 +83,7 @@ test('a server admitting one large body at a time stores every batch sent at onc
     [0, 1, 2, 3].map((n) => t.request('POST', '/results:batch', { token: alice, body: { items: batch(n) } })),
   );
   for (const res of responses) assert.is(res.status, 201, res.text);
-  const gate = t.server.context.largeBodies.working;
+  const gate = t.server.context.runtime.largeBodies.working;
   assert.is(gate.peak, 1, 'never two large bodies at once');
   assert.ok(gate.waited >= 1, `some batches waited (${gate.waited})`);
   const [{ n }] = await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ?', [benchmark]);
@@ -124,7 +124,7 @@ test('a client sending its large body slowly holds only a reading place: other b
     slow.on('error', () => resolve(-1));
   });
   slow.write(text.slice(0, text.length / 2));
-  const admission = t.server.context.largeBodies;
+  const admission = t.server.context.runtime.largeBodies;
   await eventually(() => admission.reading.load.active !== 0);
   assert.is(admission.reading.load.active, 1, 'the slow body is being read');
 
@@ -159,7 +159,7 @@ test('a client that goes away in the middle of its large body frees its place, a
   });
   gone.on('error', () => {});
   gone.write(text.slice(0, 1000));
-  const admission = t.server.context.largeBodies;
+  const admission = t.server.context.runtime.largeBodies;
   await eventually(() => admission.reading.load.active !== 0);
   assert.is(admission.reading.load.active, 1);
   gone.destroy();
@@ -173,7 +173,7 @@ test('a client that goes away in the middle of its large body frees its place, a
 
 test('large bodies are refused as small ones are: a "__proto__" key 400, another charset 415, over BODY_LIMIT 413; no place kept', async () => {
   const alice = await t.user('alice');
-  const admission = t.server.context.largeBodies;
+  const admission = t.server.context.runtime.largeBodies;
   const padding = 'p'.repeat(LARGE_BODY_BYTES);
   const send = (text: string, contentType = 'application/json') =>
     t.request('POST', '/results:batch', { token: alice, rawBody: text, contentType });

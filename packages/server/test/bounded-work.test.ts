@@ -418,7 +418,7 @@ async function expensiveBehindLock(
 }
 
 test('32 expensive lists at once on one place: each waits its turn, first come, first served, and all answer 200', async () => {
-  const admission = t.server.context.expensiveLists;
+  const admission = t.server.context.runtime.expensiveLists;
   const before = { ...admission.counts };
   // Counted before the release: a request answered early cannot make the others look as if they had waited.
   const held = await expensiveBehindLock(32, admission);
@@ -442,7 +442,7 @@ test('expensive lists that wait longer than EXPENSIVE_LIST_WAIT: 503 EXPENSIVE_L
   // A wait much shorter than the lock the test holds: the lists behind the first cannot get the place in time.
   const { server, api } = await alongside({ expensiveListConcurrency: '1', expensiveListWait: '20ms' });
   try {
-    const admission = server.context.expensiveLists;
+    const admission = server.context.runtime.expensiveLists;
     const held = await expensiveBehindLock(8, admission, api);
     const refused = await Promise.all(held.answers.slice(1));
     await held.release();
@@ -464,7 +464,7 @@ test('expensive lists that wait longer than EXPENSIVE_LIST_WAIT: 503 EXPENSIVE_L
 });
 
 test('a waiting expensive list whose client goes away leaves the line at once (counted); the next one gets the place', async () => {
-  const admission = t.server.context.expensiveLists;
+  const admission = t.server.context.runtime.expensiveLists;
   const before = { ...admission.counts };
   const lock = await holdLock('lock table result in access exclusive mode');
   const leaving = new AbortController();
@@ -490,7 +490,7 @@ test('a waiting expensive list whose client goes away leaves the line at once (c
 });
 
 test('a cheap list does not wait behind expensive ones', async () => {
-  const admission = t.server.context.expensiveLists;
+  const admission = t.server.context.runtime.expensiveLists;
   let settled = 0;
   const searches = Array.from({ length: 4 }, () =>
     t.request('GET', '/results:search', { query: ATTACK }).finally(() => {

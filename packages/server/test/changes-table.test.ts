@@ -94,8 +94,8 @@ test.before(async () => {
   await seed.sql(`update result set json = jsonb_set(json, '{result,score}', '1e-400'::jsonb) where id = any(?::uuid[])`, [
     inLast.slice(2, 4),
   ]);
-  await t.server.context.metrics.reconcile(fork());
-  await t.server.context.metrics.idle();
+  await t.server.context.metrics.values.reconcile(fork());
+  await t.server.context.metrics.values.idle();
 });
 test.after(async () => {
   await t.close();
@@ -173,7 +173,7 @@ test('the table answers when the benchmark’s values are complete, the document
 });
 
 test('after a write, only the series it changed are segmented again, with a fresh computation’s answer', async () => {
-  const segmenter = t.server.context.changeSegmenter;
+  const segmenter = t.server.context.changes.segmenter;
   segmenter.forget();
   const query = { benchmark_id: benchmarkId, metric: 'json.result.score' };
   const get = async () => {

@@ -411,7 +411,7 @@ test('GET /results:changes: a long series is segmented in a worker thread, with 
       execution_datetime: new Date(START + i * 60_000),
     })),
   );
-  const segmenter = t.server.context.changeSegmenter;
+  const segmenter = t.server.context.changes.segmenter;
   const before = segmenter.segmentedInWorker;
   const res = await t.request('GET', '/results:changes', { query: { benchmark_id: benchmark.id, metric: 'json.score' } });
   assert.is(res.status, 200, res.text);
@@ -488,7 +488,7 @@ test('GET /results:changes: many short series do not hold the event loop (max de
 });
 
 test('GET /results:changes: remembered, and forgotten when anything is written', async () => {
-  const cache = t.server.context.changes;
+  const cache = t.server.context.changes.cache;
   cache.invalidate(); // only this test's answers
   const benchmark = await seed.benchmark();
   const site = await seed.site({ name: 'Cached' });

@@ -183,7 +183,7 @@ test('the cache: answers are bounded by their size (about 2 KB a group), the lea
 });
 
 test('GET /results:compare at another confidence, direction or ranking: answered from what was read, no statement', async () => {
-  t.server.context.compares.invalidate();
+  t.server.context.compare.cache.invalidate();
   const statements = countCompareStatements();
   try {
     const ask = async (query: Record<string, string | number>) => {
@@ -197,7 +197,7 @@ test('GET /results:compare at another confidence, direction or ranking: answered
     assert.is(statements.sent, 1, 'one statement for four confidences');
     assert.ok(others[0].groups[0].median_ci[0] >= first.groups[0].median_ci[0], 'a narrower interval at a lower confidence');
     assert.is(others[1].better, 'lower');
-    t.server.context.compares.invalidate();
+    t.server.context.compare.cache.invalidate();
     await ask({ confidence: 0.8 });
     assert.is(statements.sent, 2, 'after a write: read anew');
   } finally {
@@ -343,7 +343,7 @@ test('8 identical comparisons at once after a write: one statement computes them
   const [{ n: stored }] = await seed.sql<{ n: number }>('select count(*)::int as n from result where benchmark_id = ? and not hidden', [
     benchmarkId,
   ]);
-  const flights = t.server.context.compares.computing.counts;
+  const flights = t.server.context.compare.cache.computing.counts;
   const joined = flights.joined;
   const statements = countCompareStatements();
   // The first comparison's statement waits for the test's lock, so that all eight arrive while it runs.
@@ -355,7 +355,7 @@ test('8 identical comparisons at once after a write: one statement computes them
       t.request('GET', '/results:compare', { query: { benchmark_id: benchmarkId, metric: 'json.score', format } }),
     );
     // Each request has sent its statement, awaits one already sent, or waits for a place to send one.
-    const admission = t.server.context.expensiveLists;
+    const admission = t.server.context.runtime.expensiveLists;
     await until(
       'all eight requests computing or waiting',
       () => statements.sent + flights.joined - joined + admission.load.waiting >= formats.length,

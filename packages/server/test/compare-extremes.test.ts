@@ -280,10 +280,10 @@ test('GET /results:compare: a remembered comparison with extreme values answers 
       [other, f.site_id, f.id, seed.owner.uploader_iss, seed.owner.uploader_sub, documents],
     );
   });
-  t.server.context.compares.invalidate();
+  t.server.context.compare.cache.invalidate();
   const first = await compare({ benchmark_id: other });
   assert.is(first.status, 200, first.text);
-  assert.is(t.server.context.compares.size, 1, 'remembered');
+  assert.is(t.server.context.compare.cache.size, 1, 'remembered');
   const values = [...Array.from({ length: 1000 }, (_, i) => i + 1), ...VALUES.mixed!];
   checkGroup(first.body.groups[0], values, 'remembered');
   assert.equal((await compare({ benchmark_id: other })).body, first.body);
@@ -291,7 +291,7 @@ test('GET /results:compare: a remembered comparison with extreme values answers 
   const svg = await compare({ benchmark_id: other, format: 'svg' });
   assert.equal([csv.status, svg.status], [200, 200]);
   assert.not.match(csv.text + svg.text, /NaN|Infinity/);
-  assert.is(t.server.context.compares.size, 1, 'one computation for the three formats');
+  assert.is(t.server.context.compare.cache.size, 1, 'one computation for the three formats');
 });
 
 test('GET /results:export carries the extreme values intact', async () => {

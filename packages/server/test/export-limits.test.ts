@@ -91,7 +91,7 @@ const exportConnections = async () =>
 /** No export holds a place or a database connection any more (waits a little for them to close). */
 async function nothingHeld(): Promise<void> {
   await until('every export place and connection to be given back', HANG_MS, async () =>
-    t.server.context.exports.active === 0 && (await exportConnections()) === 0 ? true : undefined,
+    t.server.context.runtime.exports.active === 0 && (await exportConnections()) === 0 ? true : undefined,
   );
 }
 
@@ -147,7 +147,7 @@ test('two readers that stop reading hold both places only until EXPORT_STALL_TIM
   const postgresFrom = postgresLines.length;
   // Asked together: one after the other, on a loaded machine the first could be cut off (2 s) before the second had its place.
   const slow = await Promise.all([rawExport(bigBenchmark), rawExport(bigBenchmark)]);
-  await until('both places held', HANG_MS, () => (t.server.context.exports.active === 2 ? true : undefined));
+  await until('both places held', HANG_MS, () => (t.server.context.runtime.exports.active === 2 ? true : undefined));
   assert.is(await exportConnections(), 2);
   const started = Date.now();
   // The third waits in line (both places are held), then gets a place freed by the stall limit.
@@ -158,7 +158,7 @@ test('two readers that stop reading hold both places only until EXPORT_STALL_TIM
   // Nothing but the stall limit frees a place here (no EXPORT_MAX_DURATION): the bound is a hang guard.
   assert.ok(waited < HANG_MS, `the third export waited ${waited} ms`);
   // Both slow readers are cut off (the second a little after the first), still reading nothing.
-  await until('both stalled exports cut off', 5 * STALL_MS, () => (t.server.context.exports.active === 0 ? true : undefined));
+  await until('both stalled exports cut off', 5 * STALL_MS, () => (t.server.context.runtime.exports.active === 0 ? true : undefined));
   for (const raw of slow) {
     await drainUntilClosed(raw);
     assert.ok(raw.received() < exportBytes, 'the stalled answer was cut short');
@@ -223,7 +223,7 @@ test('an export whose database connection dies ends at once and gives its place 
     });
     const terminated = Date.now();
     await seed.sql('select pg_terminate_backend(?)', [backend!.pid]);
-    await until('the place given back', HANG_MS, () => (t.server.context.exports.active === 0 ? true : undefined));
+    await until('the place given back', HANG_MS, () => (t.server.context.runtime.exports.active === 0 ? true : undefined));
     console.log(`an export's connection ended by PostgreSQL: its place given back within ${Date.now() - terminated} ms`);
     await drainUntilClosed(raw);
     assert.ok(raw.received() < exportBytes, 'the answer was cut short');

@@ -236,8 +236,8 @@ test('one export at a time here (EXPORT_CONCURRENCY=1): the next ones wait their
   );
   // (seen waiting, however long the machine takes to get them there)...
   const queued = Date.now() + 60_000;
-  while (t.server.context.exports.waiting < 4 && Date.now() < queued) await new Promise((r) => setTimeout(r, 20));
-  assert.is(t.server.context.exports.waiting, 4, 'four exports wait for the place');
+  while (t.server.context.runtime.exports.waiting < 4 && Date.now() < queued) await new Promise((r) => setTimeout(r, 20));
+  assert.is(t.server.context.runtime.exports.waiting, 4, 'four exports wait for the place');
   // ...and one more is refused at once.
   const busy = await t.request('GET', '/results:export', { query: { benchmark_id: benchmarkId } });
   assertProblem(busy, 503, 'EXPORT_BUSY');

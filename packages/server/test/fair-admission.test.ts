@@ -146,7 +146,7 @@ test('GET /results:compare: one address looping over confidences does not make o
   );
   // A token verified once (registering): from then on its requests are its identity's, whatever the address.
   const token = await t.user('fair-user');
-  const admission = t.server.context.expensiveLists;
+  const admission = t.server.context.runtime.expensiveLists;
   const compare = (from: string, benchmark: string, confidence: number, auth?: string) =>
     fetch(`${t!.api}/results:compare?benchmark_id=${benchmark}&metric=json.score&confidence=${confidence}`, {
       headers: { 'x-forwarded-for': from, ...(auth ? { authorization: `Bearer ${auth}` } : {}) },

@@ -84,9 +84,9 @@ const NOT_THERE = ['missing', 'null'] as const;
 const OTHERS = ['"12"', 'true', '{"v":1}', '[1]', '""'];
 
 const services = (table: boolean, fewMatches?: number, probeEntries?: number): ResultServices => ({
-  totals: new TotalCache({ ttlMs: 0 }),
-  embeds: new EmbedCache(),
-  ...(table ? { metricTable: new MetricTable({ fewMatches, probeEntries }) } : {}),
+  results: { totals: new TotalCache({ ttlMs: 0 }) },
+  catalogue: { embeds: new EmbedCache() },
+  ...(table ? { metrics: { table: new MetricTable({ fewMatches, probeEntries }) } } : {}),
 });
 const on = services(true);
 /** Every filtered list sorted by the table walks the sorted path (none looks its few matches up by id), checking each entry by lookups first. */
@@ -180,8 +180,8 @@ test.before(async () => {
   const rng = prng(20261126);
   await seedBenchmark(strict, 420, false, rng);
   await seedBenchmark(loose, 160, true, rng);
-  await t.server.context.metrics.reconcile(fork());
-  await t.server.context.metrics.idle();
+  await t.server.context.metrics.values.reconcile(fork());
+  await t.server.context.metrics.values.idle();
   const complete = await seed.sql<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = any(?::uuid[])', [
     [strict, loose],
   ]);
@@ -293,7 +293,7 @@ test('the same pages with the table and without it: rows, order, total, next_cur
   await fc.assert(
     fc.asyncProperty(queryArb, async (g) => {
       const { query, scope } = build(g);
-      const plan = await metricPlan(fork(), on.metricTable, query, scope);
+      const plan = await metricPlan(fork(), on.metrics!.table, query, scope);
       used.lists++;
       if (plan) used.filters++;
       if (plan?.sortPathId != null) used.sorts++;
@@ -340,7 +340,7 @@ test('every page of a long walk: the whole list in the same order, by page numbe
   for (const sort_by of ['-json.result.score', '+json.result.score', '-json.result.time', '+json.machine.cpu.count']) {
     for (const filters of [[], ['machine.cpu.count > 4'], ['result.time <= 20', 'result.score >= -3']]) {
       const query: ResultListQuery = { benchmark_id: strict, sort_by, filters, per_page: 30 };
-      const plan = await metricPlan(fork(), on.metricTable, query, { visible: true });
+      const plan = await metricPlan(fork(), on.metrics!.table, query, { visible: true });
       assert.ok(plan?.sortPathId != null, `the table sorts ${sort_by}`);
       const label = `${sort_by} ${filters.join(' & ')}`;
       const reference = await walkAll(query, 'number', [off]);
@@ -356,7 +356,7 @@ test('every page of a long walk: the whole list in the same order, by page numbe
 
 test('a string at the sorted path: the documents sort; filters still look the table up', async () => {
   const query: ResultListQuery = { benchmark_id: loose, sort_by: '-json.result.score', filters: ['machine.cpu.count > 4'] };
-  const plan = await metricPlan(fork(), on.metricTable, query, { visible: true });
+  const plan = await metricPlan(fork(), on.metrics!.table, query, { visible: true });
   assert.ok(plan, 'the filter reads the table');
   assert.is(plan!.sortPathId, null, 'the sort reads the documents');
   const first = JSON.parse(await page(on, query, { visible: true }));
@@ -366,7 +366,7 @@ test('a string at the sorted path: the documents sort; filters still look the ta
 
 test('a path removed while its ids are remembered: the list reads the documents again', async () => {
   const table = new MetricTable({ pathsMs: 60_000 });
-  const s = { ...on, metricTable: table };
+  const s = { ...on, metrics: { table } };
   const query: ResultListQuery = { benchmark_id: strict, sort_by: '-json.result.score', filters: ['machine.cpu.count > 4'] };
   const before = await page(s, query, { visible: true });
   const paths = await table.paths(fork(), strict);
@@ -382,8 +382,8 @@ test('a path removed while its ids are remembered: the list reads the documents 
   } finally {
     // Put the path back as the next choice of paths would (a new id), and fill it in again.
     await seed.sql('delete from metric_benchmark where benchmark_id = ?', [strict]);
-    await t.server.context.metrics.reconcile(fork());
-    await t.server.context.metrics.idle();
+    await t.server.context.metrics.values.reconcile(fork());
+    await t.server.context.metrics.values.idle();
   }
 });
 

@@ -74,8 +74,8 @@ const rowsOf = (resultId: string) =>
   );
 
 async function reconcile(): Promise<void> {
-  await t.server.context.metrics.reconcile(fork());
-  await t.server.context.metrics.idle();
+  await t.server.context.metrics.values.reconcile(fork());
+  await t.server.context.metrics.values.idle();
 }
 
 test.before(async () => {

@@ -160,8 +160,8 @@ const storedScores = async () =>
   ).map((r) => r.score);
 
 test('DATABASE_DIRECT_URL: after both starts the metric values are complete and no advisory lock is left (migrations, the values pass)', async () => {
-  await b.context.metrics.idle();
-  await a.server.context.metrics.idle();
+  await b.context.metrics.values.idle();
+  await a.server.context.metrics.values.idle();
   const complete = await directly<{ complete: boolean }>('select complete from metric_benchmark where benchmark_id = $1', [benchmarkId]);
   assert.equal(complete, [{ complete: true }]);
   const locks = await directly<{ n: number }>(
@@ -312,7 +312,7 @@ test('export: a reader stalled past the idle timeout ends the cursor’s transac
     );
   const stream = await exportResults(
     a.server.context.orm.em.fork(),
-    { embeds: a.server.context.embeds, statementTimeoutMs: 15_000, idleTimeoutMs: 500 },
+    { embeds: a.server.context.catalogue.embeds, statementTimeoutMs: 15_000, idleTimeoutMs: 500 },
     { benchmark_id: bulkId } as ExportParams,
     'ndjson',
   );

@@ -69,7 +69,7 @@ test('a result embeds its catalogue rows and its document as stored', async () =
     assert.equal(r.json, { score: 1.5, nested: { big: 12345678901234567890 } });
     assert.is(r.hidden, false);
   }
-  assert.ok(t.server.context.embeds.size >= 5, 'the catalogue rows are remembered');
+  assert.ok(t.server.context.catalogue.embeds.size >= 5, 'the catalogue rows are remembered');
 });
 
 test('changes made behind the server show at once: every embedded kind', async () => {

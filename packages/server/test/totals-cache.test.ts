@@ -177,11 +177,11 @@ test('8 pages of one large list at once after a write: one count statement answe
     if (sql.startsWith('select count(*)::int as total from result r')) counts++;
     return original(sql, params as unknown[]);
   });
-  const flights = t.server.context.totals.counting.counts;
+  const flights = t.server.context.results.totals.counting.counts;
   const joined = flights.joined;
   // The change listener may deliver the upload's notification only now: a count that was running then
   // is rightly not shared with the lists that follow, so each invalidation from here allows one more.
-  const totals = t.server.context.totals;
+  const totals = t.server.context.results.totals;
   const invalidate = totals.invalidate.bind(totals);
   let invalidations = 0;
   totals.invalidate = () => {

@@ -216,7 +216,7 @@ test('POST /results:batch: PostgreSQL out of disk (53100) or memory (53200) at i
 
 /** Runs `before` inside the server's embed read (after the page's statement), `times` times. */
 async function duringEmbedRead<T>(before: (call: number) => Promise<void>, times: number, request: () => Promise<T>): Promise<T> {
-  const embeds = t.server.context.embeds as EmbedCache;
+  const embeds = t.server.context.catalogue.embeds as EmbedCache;
   const original = embeds.texts;
   let calls = 0;
   embeds.texts = async function (this: EmbedCache, ...args: Parameters<EmbedCache['texts']>) {

@@ -12,7 +12,7 @@ export const alertHandlers: Handlers<typeof alertOperations> = {
   createWatch: async ({ em, caller, body, services }) => {
     const watch = await createWatch(em, caller, body, services.config.maxWatchesPerUser);
     // Its records at once: the creator sees the series' change points without waiting for a write.
-    await refreshWatch(em, watch, services.changeSegmenter);
+    await refreshWatch(em, watch, services.changes.segmenter);
     return watchView(watch);
   },
   listWatches: ({ em, caller, query }) => listWatches(em, caller, query),

@@ -15,8 +15,8 @@ import {
 import { Where } from '../db/sql.ts';
 
 export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {
-  listBenchmarks: ({ em, services, query }) => listItems(em, services.embeds, benchmarks, benchmarkFilters(query), query),
-  searchBenchmarks: ({ em, services, query }) => listItems(em, services.embeds, benchmarks, new Where(), query),
+  listBenchmarks: ({ em, services, query }) => listItems(em, services.catalogue.embeds, benchmarks, benchmarkFilters(query), query),
+  searchBenchmarks: ({ em, services, query }) => listItems(em, services.catalogue.embeds, benchmarks, new Where(), query),
   getBenchmark: async ({ em, params }) => benchmarkView(await getItem(em, benchmarks, params.id)),
   createBenchmark: async ({ caller, body, services, idempotent }) => {
     // The schema is checked (in a worker) before the transaction: no connection is held meanwhile.

@@ -24,10 +24,12 @@ export const changesHandlers: Handlers<typeof changesOperations> = {
     if (!query.format) koa.vary('Accept');
     // Watches of this very series bring their records up to date first (docs/alerts.md).
     const watches = await watchesOf(em, query);
-    for (const watch of watches) await refreshWatch(em, watch, services.changeSegmenter);
+    for (const watch of watches) await refreshWatch(em, watch, services.changes.segmenter);
     // It reads every matching result of a benchmark, as compare does: admitted with the expensive lists, unless remembered.
-    const { answer, benchmarkName, sketch } = await services.changes.answer(query, () =>
-      services.expensiveLists.run(() => findChanges(em, query, { schemaPaths: services.schemaPaths, segmenter: services.changeSegmenter })),
+    const { answer, benchmarkName, sketch } = await services.changes.cache.answer(query, () =>
+      services.runtime.expensiveLists.run(() =>
+        findChanges(em, query, { schemaPaths: services.results.schemaPaths, segmenter: services.changes.segmenter }),
+      ),
     );
     setWarnings(koa, answer.warnings);
     if (format === 'csv') return reply(200, changesCsv(answer), { 'Content-Type': 'text/csv; charset=utf-8; header=present' });

@@ -21,8 +21,10 @@ export const compareHandlers: Handlers<typeof compareOperations> = {
     if (!query.format) koa.vary('Accept');
     // It reads every matching result of a benchmark: admitted with the expensive lists, unless
     // remembered (the answer; or what it read, at another confidence, direction or ranking).
-    const { answer, benchmarkName } = await services.compares.answer(query, () =>
-      services.expensiveLists.run(() => compareResults(em, query, { schemaPaths: services.schemaPaths, cache: services.compares })),
+    const { answer, benchmarkName } = await services.compare.cache.answer(query, () =>
+      services.runtime.expensiveLists.run(() =>
+        compareResults(em, query, { schemaPaths: services.results.schemaPaths, cache: services.compare.cache }),
+      ),
     );
     setWarnings(koa, answer.warnings);
     if (format === 'csv') return reply(200, compareCsv(answer), { 'Content-Type': 'text/csv; charset=utf-8; header=present' });

@@ -31,15 +31,15 @@ export const exportHandlers: Handlers<typeof exportOperations> = {
     if (!query.format) koa.vary('Accept');
     const { statementTimeoutMs, exportStallTimeoutMs, exportMaxDurationMs } = services.config;
     // A request whose client goes away leaves the line (db/request-scope.ts aborts its signal).
-    const leave = await services.exports.enter(currentScope()?.signal, currentScope()?.client);
+    const leave = await services.runtime.exports.enter(currentScope()?.signal, currentScope()?.client);
     // From the moment it has a place: a client that stops reading, or reads for too long, is cut off.
     enforceExportDeadlines(koa, { stallMs: exportStallTimeoutMs, maxMs: exportMaxDurationMs });
     try {
-      const warnings = await pathWarnings(em, services.schemaPaths, query.benchmark_id, exportPaths(query, format));
+      const warnings = await pathWarnings(em, services.results.schemaPaths, query.benchmark_id, exportPaths(query, format));
       const stream = await exportResults(
         em,
         {
-          embeds: services.embeds,
+          embeds: services.catalogue.embeds,
           statementTimeoutMs,
           idleTimeoutMs: exportMaxDurationMs > 0 ? exportMaxDurationMs + IDLE_BEYOND_MAX_DURATION_MS : 0,
         },

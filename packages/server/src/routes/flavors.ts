@@ -8,11 +8,11 @@ import { sites, siteView } from '../services/catalogue/sites.ts';
 export const flavorHandlers: Handlers<typeof flavorOperations> = {
   listFlavors: async ({ em, services, params, query }) => {
     const { where, siteExists } = flavorFilters(em, params.id, query);
-    return listItems(em, services.embeds, flavors, where, query, siteExists);
+    return listItems(em, services.catalogue.embeds, flavors, where, query, siteExists);
   },
   searchFlavors: async ({ em, services, params, query }) => {
     const { where, siteExists } = flavorFilters(em, params.id, {});
-    return listItems(em, services.embeds, flavors, where, query, siteExists);
+    return listItems(em, services.catalogue.embeds, flavors, where, query, siteExists);
   },
   createFlavor: ({ caller, params, body, idempotent }) =>
     idempotent(async (em) => flavorView(await createFlavor(em, caller, params.id, body))),

@@ -21,8 +21,9 @@ export const resultHandlers: Handlers<typeof resultOperations> = {
     warned(koa, listResults(em, services, query, { uploader: { iss: caller.identity.iss, sub: caller.identity.sub } })),
   getResult: ({ em, params, services }) => getResult(em, services, params.id),
   createResult: ({ query, body, caller, services, idempotent }) =>
-    idempotent((em) => createResult(em, services.uploads, caller, query, body)),
-  createResults: ({ body, caller, services, idempotent }) => idempotent((em) => createResults(em, services.uploads, caller, body.items)),
+    idempotent((em) => createResult(em, services.results.uploads, caller, query, body)),
+  createResults: ({ body, caller, services, idempotent }) =>
+    idempotent((em) => createResults(em, services.results.uploads, caller, body.items)),
   async deleteResult({ em, params }) {
     await deleteResult(em, params.id);
   },

@@ -6,8 +6,8 @@ import { siteFields, siteFilters, sites, siteView } from '../services/catalogue/
 import { Where } from '../db/sql.ts';
 
 export const siteHandlers: Handlers<typeof siteOperations> = {
-  listSites: ({ em, services, query }) => listItems(em, services.embeds, sites, siteFilters(query), query),
-  searchSites: ({ em, services, query }) => listItems(em, services.embeds, sites, new Where(), query),
+  listSites: ({ em, services, query }) => listItems(em, services.catalogue.embeds, sites, siteFilters(query), query),
+  searchSites: ({ em, services, query }) => listItems(em, services.catalogue.embeds, sites, new Where(), query),
   getSite: async ({ em, params }) => siteView(await getItem(em, sites, params.id)),
   createSite: ({ caller, body, idempotent }) => {
     const fields = siteFields(body);

@@ -6,8 +6,8 @@ import { tagFields, tagFilters, tags, tagView } from '../services/catalogue/tags
 import { Where } from '../db/sql.ts';
 
 export const tagHandlers: Handlers<typeof tagOperations> = {
-  listTags: ({ em, services, query }) => listItems(em, services.embeds, tags, tagFilters(query), query),
-  searchTags: ({ em, services, query }) => listItems(em, services.embeds, tags, new Where(), query),
+  listTags: ({ em, services, query }) => listItems(em, services.catalogue.embeds, tags, tagFilters(query), query),
+  searchTags: ({ em, services, query }) => listItems(em, services.catalogue.embeds, tags, new Where(), query),
   getTag: async ({ em, params }) => tagView(await getItem(em, tags, params.id)),
   createTag: ({ caller, body, idempotent, services }) => {
     const fields = tagFields(body);

@@ -30,16 +30,15 @@ import { columnArrays, insertFromArrays, RESULT_TAG_TABLE, type ResultTagRow } f
 
 /** The per-process caches result reading uses (AppContext). */
 export interface ResultServices {
-  totals: TotalCache;
-  embeds: EmbedCache;
-  /** Lists read numeric filters and sorts from the metric values table when it can answer (services/metrics/metric-lookup.ts); absent: the documents only. */
-  metricTable?: MetricTable;
   /** The paths benchmarks' schemas describe; absent: no warnings. */
-  schemaPaths?: SchemaPathsCache;
+  results: { totals: TotalCache; schemaPaths?: SchemaPathsCache };
+  catalogue: { embeds: EmbedCache };
+  /** Lists read numeric filters and sorts from the metric values table when it can answer (services/metrics/metric-lookup.ts); absent: the documents only. */
+  metrics?: { table: MetricTable };
   /** How deep paging may reach (page × per_page); absent: no limit. */
   config?: { maxPageDepth: number };
   /** Runs expensive lists a few at a time (services/runtime/admission.ts ExpensiveListAdmission); absent: at once. */
-  expensiveLists?: { run<T>(work: () => Promise<T>): Promise<T> };
+  runtime?: { expensiveLists: { run<T>(work: () => Promise<T>): Promise<T> } };
 }
 
 function requireApproved(row: { status: string }, label: string, id: string): void {
@@ -139,24 +138,24 @@ export async function listResults(
   const walk = resultWalk(query, scope);
   if (services.config && !walk.byCursor) checkPageDepth(pageRequest(query), services.config.maxPageDepth);
   // The one plan of the list: which paths the metric values table answers, and its cost class.
-  const plan = await metricPlan(em, services.metricTable, query, scope);
+  const plan = await metricPlan(em, services.metrics?.table, query, scope);
   const expensive = isExpensiveList(query, plan);
-  const warnings = await pathWarnings(em, services.schemaPaths, query.benchmark_id, listPaths(query));
+  const warnings = await pathWarnings(em, services.results.schemaPaths, query.benchmark_id, listPaths(query));
   const read = async () => {
     for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
-      const found = await findResultRows(em, query, scope, services.totals, {
+      const found = await findResultRows(em, query, scope, services.results.totals, {
         sequential: expensive,
         walk,
-        table: services.metricTable,
+        table: services.metrics?.table,
         plan,
       });
       const { items: rows, fields } = walk.finish(found.rows, found.total);
-      const items = await resultItemsJson(em, services.embeds, rows);
+      const items = await resultItemsJson(em, services.catalogue.embeds, rows);
       if (items) return { body: pageJson(items, fields, warnings.length ? { warnings } : {}), warnings };
     }
     throw itemsVanishing();
   };
-  return expensive && services.expensiveLists ? services.expensiveLists.run(read) : read();
+  return expensive && services.runtime ? services.runtime.expensiveLists.run(read) : read();
 }
 
 /** Any result, hidden ones included; 404 when there is none (also when it went with its benchmark). */
@@ -164,7 +163,7 @@ export async function getResult(em: EntityManager, services: ResultServices, id:
   for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
     const rows = await em.execute<ResultTextRow[]>(RESULT_BY_ID_SQL, [id]);
     if (!rows[0]) throw errors.notFound('Result', id);
-    const items = await resultItemsJson(em, services.embeds, rows);
+    const items = await resultItemsJson(em, services.catalogue.embeds, rows);
     if (items) return new JsonText(...items[0]!);
   }
   throw itemsVanishing();
