@@ -155,6 +155,11 @@ test('betterFromSchema: x-better on the property, through properties, $ref to $d
   assert.is(betterFromSchema(schema, ['missing', 'x']), null);
   assert.is(betterFromSchema({ properties: { a: { $ref: '#/$defs/loop' } }, $defs: { loop: { $ref: '#/$defs/loop' } } }, ['a']), null);
   assert.is(betterFromSchema(true, ['a']), null);
+  // An anchor or a malformed pointer leads nowhere (not to the root, no exception).
+  const rooted = { 'x-better': 'lower', properties: { a: { $ref: '#anchor' }, b: { $ref: '#/%zz' } } };
+  assert.is(betterFromSchema(rooted, ['a']), null);
+  assert.is(betterFromSchema(rooted, ['b']), null);
+  assert.is(betterFromSchema({ properties: { a: { $ref: '#/$defs/a%20b' } }, $defs: { 'a b': { 'x-better': 'higher' } } }, ['a']), 'higher');
   assert.is(betterFromSchema({ properties: { constructor: { 'x-better': 'lower' } } }, ['toString']), null);
 });
 

@@ -101,7 +101,7 @@ const DOMAINS: Record<string, readonly string[]> = {
   metrics: ['runtime', 'schemas', 'query'],
   catalogue: ['metrics', 'schemas', 'query'],
   results: ['catalogue', 'metrics', 'schemas', 'query', 'runtime'],
-  compare: ['results', 'catalogue', 'metrics', 'query', 'runtime'],
+  compare: ['results', 'catalogue', 'metrics', 'schemas', 'query', 'runtime'],
   changes: ['compare', 'results', 'catalogue', 'metrics', 'query', 'runtime'],
   export: ['results', 'catalogue', 'metrics', 'query'],
   alerts: ['changes', 'compare', 'results', 'catalogue', 'query'],

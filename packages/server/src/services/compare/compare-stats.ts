@@ -11,6 +11,7 @@
  * @stdlib's; what is kept here is the search for the median interval's exact rank, which no library
  * gives (docs/decisions.md, "Statistics: @stdlib's distributions, our own rank search").
  */
+import { isNode, localRef } from '../schemas/schema-paths.ts';
 import { distributions } from './distributions.ts';
 
 /** P(T ≤ t) for Student's t with `df` degrees of freedom (@stdlib: the incomplete beta function). */
@@ -272,27 +273,14 @@ export function rankIntervals(intervals: readonly ([number, number] | null)[], b
 }
 
 type SchemaNode = Record<string, unknown>;
-const isNode = (value: unknown): value is SchemaNode => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Follows a local `$ref` (`#/$defs/x`, `#/definitions/x`, any JSON pointer into the document). */
-function resolveRef(root: unknown, node: SchemaNode): SchemaNode | null {
-  const ref = node.$ref;
-  if (typeof ref !== 'string' || !ref.startsWith('#')) return null;
-  let at: unknown = root;
-  for (const raw of ref.slice(1).split('/').slice(1)) {
-    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
-    if (!isNode(at) || !Object.hasOwn(at, key)) return null;
-    at = at[key];
-  }
-  return isNode(at) ? at : null;
-}
 
 /** The node and the nodes its `$ref`s lead to (at most 32 steps: a cycle ends). */
 function withRefs(root: unknown, node: SchemaNode): SchemaNode[] {
   const out = [node];
   let at: SchemaNode | null = node;
   for (let i = 0; i < 32 && at; i++) {
-    at = resolveRef(root, at);
+    const next = localRef(root, at.$ref);
+    at = isNode(next) ? next : null;
     if (at && !out.includes(at)) out.push(at);
     else break;
   }

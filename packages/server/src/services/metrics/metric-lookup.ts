@@ -24,6 +24,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Fragment, JsonFilter } from '../query/json-filter.ts';
 import { KEY_SLOTS } from '../../db/metric-rows.ts';
+import { isNode, localRef } from '../schemas/schema-paths.ts';
 
 const KEY_COLUMNS = Array.from({ length: KEY_SLOTS }, (_, i) => `s.k${i + 1}`).join(', ');
 
@@ -54,26 +55,12 @@ export function pathIdOf(paths: MetricPaths, path: readonly string[]): number | 
   return paths.ids.get(keyOf(path));
 }
 
-type SchemaNode = Record<string, unknown>;
-const isNode = (v: unknown): v is SchemaNode => typeof v === 'object' && v !== null && !Array.isArray(v);
 const NUMERIC = new Set(['number', 'integer']);
 
 /** `type` admits numbers (and perhaps null) only. */
 function typeForcesNumber(type: unknown): boolean {
   const types = Array.isArray(type) ? type : [type];
   return types.length > 0 && types.some((t) => NUMERIC.has(t as string)) && types.every((t) => NUMERIC.has(t as string) || t === 'null');
-}
-
-/** A local JSON pointer reference (`#/$defs/x`), resolved from the root; undefined otherwise. */
-function resolveRef(root: unknown, ref: unknown): unknown {
-  if (typeof ref !== 'string' || !(ref === '#' || ref.startsWith('#/'))) return undefined;
-  let at = root;
-  for (const raw of ref === '#' ? [] : ref.slice(2).split('/')) {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (isNode(at) && Object.hasOwn(at, key)) at = at[key];
-    else return undefined;
-  }
-  return at;
 }
 
 /**
@@ -90,7 +77,7 @@ export function schemaForcesNumber(schema: unknown, path: readonly string[]): bo
       if (walk(node.properties[rest[0]!], rest.slice(1), depth + 1)) return true;
     }
     if (Array.isArray(node.allOf) && node.allOf.some((s) => walk(s, rest, depth + 1))) return true;
-    return node.$ref !== undefined && walk(resolveRef(schema, node.$ref), rest, depth + 1);
+    return node.$ref !== undefined && walk(localRef(schema, node.$ref), rest, depth + 1);
   };
   return walk(schema, path, 0);
 }

@@ -17,7 +17,7 @@ import { LRUCache } from 'lru-cache';
 import { MAX_PATH_SEGMENTS } from '../query/json-path.ts';
 
 type Node = Record<string, unknown>;
-const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** An array element in a described leaf path: any index. */
 const ANY_INDEX = Symbol('any index');
@@ -39,6 +39,12 @@ const MAX_REMEMBERED = 100;
 interface Expansion {
   nodes: Node[];
   open: boolean;
+}
+
+/** A local `$ref` (`#`, `#/$defs/x`: a JSON pointer into the document) from the root; undefined otherwise. */
+export function localRef(root: unknown, ref: unknown): unknown {
+  if (ref === '#') return root;
+  return typeof ref === 'string' && ref.startsWith('#/') ? pointer(root, ref.slice(1)) : undefined;
 }
 
 /** JSON pointer (RFC 6901) from `from`; undefined when it leads nowhere. */
