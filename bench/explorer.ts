@@ -18,7 +18,8 @@ import { chromium } from 'playwright-core';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Debian's Chromium, headless, kept off the network (as the explorer's tests run it). */
-const CHROMIUM_FLAGS = '--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync'.split(' ');
+const CHROMIUM_FLAGS =
+  '--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync'.split(' ');
 const POINTS = 100_000;
 const log = (m: string) => console.error(`[explorer ${new Date().toISOString().slice(11, 19)}] ${m}`);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

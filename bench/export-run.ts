@@ -16,38 +16,36 @@ import type { ServerProcess } from './server.ts';
 
 const READER = fileURLToPath(new URL('./export-reader.ts', import.meta.url));
 const REGISTER = fileURLToPath(new URL('../scripts/dev/register.js', import.meta.url));
-const BATCH_ROWS = 500;
 
 /** The request read to its end by the reader (its CPU counts as the client's); `sending` is called when it sends it. */
-function readApiExport(url: string, sending: () => void): Promise<ReaderResult> {
-  return new Promise((resolve) => {
+const readApiExport = (url: string, sending: () => void) =>
+  new Promise<ReaderResult>((resolve) => {
     const child = spawn(process.execPath, ['--import', REGISTER, READER, url], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
+    let [stdout, stderr] = ['', ''];
     child.stdout.on('data', (d: Buffer) => {
       if (!stdout.includes('\n') && `${stdout}${d}`.includes('\n')) sending();
       stdout += d;
     });
     child.stderr.on('data', (d: Buffer) => (stderr += d));
     child.on('close', (code) => {
-      try {
-        resolve(JSON.parse(stdout.split('\n')[1]!) as ReaderResult);
-      } catch {
-        resolve({
-          status: 0,
-          results: 0,
-          bytes: 0,
-          seconds: 0,
-          firstByteMs: 0,
-          error: `the reader failed (exit ${code}): ${stderr.trim().slice(0, 500)}`,
-        });
-      }
+      const failed = {
+        status: 0,
+        results: 0,
+        bytes: 0,
+        seconds: 0,
+        firstByteMs: 0,
+        error: `the reader failed (exit ${code}): ${stderr.trim().slice(0, 500)}`,
+      };
+      resolve(
+        Promise.resolve(stdout.split('\n')[1]!)
+          .then(JSON.parse)
+          .catch(() => failed),
+      );
     });
   });
-}
 
-/** The cursor's select read directly: begin, declare, fetch until a short batch, commit. */
-async function readSqlExport(target: SqlTarget, select: string): Promise<{ results: number; seconds: number; error: string | null }> {
+/** The cursor's select read directly: begin, declare, fetch 500 rows at a time until a short batch, commit. */
+async function readSqlExport(target: SqlTarget, select: string) {
   const client = new pg.Client({ ...target, application_name: 'bench-baseline' });
   await client.connect();
   const started = performance.now();
@@ -56,8 +54,7 @@ async function readSqlExport(target: SqlTarget, select: string): Promise<{ resul
   try {
     await client.query('begin isolation level repeatable read read only');
     await client.query(`declare bench_rows no scroll cursor for ${select}`);
-    for (let rows = BATCH_ROWS; rows === BATCH_ROWS; results += rows)
-      rows = (await client.query(`fetch ${BATCH_ROWS} from bench_rows`)).rows.length;
+    for (let rows = 500; rows === 500; results += rows) rows = (await client.query('fetch 500 from bench_rows')).rows.length;
     await client.query('commit');
   } catch (err) {
     error = (err as Error).message;
@@ -82,20 +79,12 @@ function rssOf(series: { ms: number; mb: number }[], startMb: number, endMb: num
   };
 }
 
+type ExportRun = { server: ServerProcess; target: SqlTarget; scenario: Scenario; issued: string[]; expected: number; groups: CpuGroups };
 /**
  * Measures the scenario's one request, which must hold the `expected` visible results, and its
  * baseline (the select of `issued`, the statements the server issued for it): a run at one connection.
  */
-export async function measureExport(input: {
-  server: ServerProcess;
-  target: SqlTarget;
-  scenario: Scenario;
-  issued: string[];
-  expected: number;
-  groups: CpuGroups;
-  quietWait: number;
-  log: (message: string) => void;
-}): Promise<RunReport> {
+export async function measureExport(input: ExportRun & { quietWait: number; log: (m: string) => void }): Promise<RunReport> {
   const { server, scenario, expected } = input;
   const quietApi = await waitForQuiet(input.quietWait);
   // The server's memory from the moment the reader sends the request.
@@ -127,41 +116,40 @@ export async function measureExport(input: {
     rss: rssOf(sampled.series, memory.startMb, endMb, api.seconds),
   };
   const n = (v: number) => v.toLocaleString('en-US');
+  const { rss } = report;
   input.log(
     `scenario ${scenario.id}: API ${n(api.results)} results in ${report.seconds} s (${n(report.resultsPerSecond)}/s, ` +
       `${Math.round(api.bytes / 1048576)} MB, first byte ${api.firstByteMs} ms)${api.error ? ` ERROR ${api.error}` : ''}; ` +
       `SQL ${n(sql.results)} in ${report.sqlSeconds} s (${n(report.sqlResultsPerSecond)}/s)${sql.error ? ` ERROR ${sql.error}` : ''}; ` +
-      `server RSS start ${report.rss.startMb} MB, peak ${report.rss.peakMb} MB (halves ${report.rss.firstHalfPeakMb} / ${report.rss.secondHalfPeakMb}), end ${report.rss.endMb} MB`,
+      `server RSS start ${rss.startMb} MB, peak ${rss.peakMb} MB (halves ${rss.firstHalfPeakMb} / ${rss.secondHalfPeakMb}), end ${rss.endMb} MB`,
   );
+  // One request: its rate is 1 / its duration, so that API / SQL is results/s over results/s.
   const latency = summarize([api.seconds * 1000]);
   const sqlWrong = sql.error ?? (sql.results !== expected ? `${sql.results} rows, ${expected} expected` : null);
+  const statusCodes = { [String(api.status)]: 1 };
+  const errors = api.error || (api.status === 200 && !ok) ? 1 : 0;
+  const non2xx = api.status === 200 || api.status === 0 ? 0 : 1;
+  const answers = {
+    connections: 1,
+    seconds: report.seconds,
+    responses: 1,
+    ok: ok ? 1 : 0,
+    rps: 1 / api.seconds,
+    okPerSecond: ok ? 1 / api.seconds : 0,
+  };
+  const autocannonMs = { p50: latency.p50, p97_5: latency.p50, p99: latency.p50 };
   return {
     connections: 1,
-    // One request: its rate is 1 / its duration, so that API / SQL is results/s over results/s.
-    api: {
-      connections: 1,
-      seconds: report.seconds,
-      responses: 1,
-      ok: ok ? 1 : 0,
-      rps: 1 / api.seconds,
-      okPerSecond: ok ? 1 / api.seconds : 0,
-      latencyMs: latency,
-      autocannonMs: { p50: latency.p50, p97_5: latency.p50, p99: latency.p50 },
-      errors: api.error || (api.status === 200 && !ok) ? 1 : 0,
-      timeouts: 0,
-      non2xx: api.status === 200 || api.status === 0 ? 0 : 1,
-      statusCodes: { [String(api.status)]: 1 },
-      meanResponseBytes: api.bytes,
-    },
+    api: { ...answers, latencyMs: latency, autocannonMs, errors, timeouts: 0, non2xx, statusCodes, meanResponseBytes: api.bytes },
     sql: {
       tool: 'node',
       connections: 1,
       seconds: report.sqlSeconds,
       transactions: sql.error ? 0 : 1,
       tps: sql.error ? 0 : 1 / sql.seconds,
-      latencyMs: summarize([sql.seconds * 1000]),
       errors: sqlWrong ? 1 : 0,
       firstError: sqlWrong,
+      latencyMs: summarize([sql.seconds * 1000]),
     },
     ratio: ok && !sql.error ? Math.round((sql.seconds / api.seconds) * 1000) / 1000 : null,
     serverPeakRssMb: report.rss.peakMb,

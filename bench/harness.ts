@@ -340,7 +340,7 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
         await client.query('checkpoint');
         const quietSql = await measure.waitForQuiet(o.quietWait);
         const sqlMeter = measure.cpuMeter(groups);
-        const sql = await measure.runSqlLoad(tool, db, scripts, connections, seconds, o.dataDir);
+        const sql = await measure.runSqlLoad(tool, { target: db, scripts, connections, seconds, workDir: o.dataDir });
         // The baseline's backends exit with their clients: let the postmaster reap them, so that
         // their CPU time is in its children's total when it is read.
         await measure.sleep(500);

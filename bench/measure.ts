@@ -25,15 +25,17 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export type HttpRequestSpec = { method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: string };
 export type HttpRunStats = Awaited<ReturnType<typeof runHttpLoad>>;
 /** The part of autocannon 9's API used here (the package ships no types). */
-type Autocannon = (
-  options: object,
-  done: (err: Error | null, result: any) => void,
-) => { on(event: 'response', listener: (...a: any[]) => void): void };
+type Result = Record<'duration' | '2xx' | 'errors' | 'timeouts' | 'non2xx', number> & {
+  statusCodeStats: Record<string, { count: number }>;
+  latency: Record<'p50' | 'p97_5' | 'p99', number>;
+};
+type Autocannon = (options: object, done: (err: Error | null, r: Result) => void) => { on(e: 'response', f: (...a: any[]) => void): void };
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 /**
  * `connections` keep-alive connections send requests for `seconds`, each the next of `variants`;
  * latency percentiles from every 2xx response as autocannon times it (autocannon's own have no p95).
+ * `responses` of any status, `ok` those 2xx, and their rates.
  */
 export function runHttpLoad(baseUrl: string, variants: HttpRequestSpec[], connections: number, seconds: number) {
   let next = 0;
@@ -42,36 +44,30 @@ export function runHttpLoad(baseUrl: string, variants: HttpRequestSpec[], connec
     return { ...request, method: v.method, path: v.path, headers: { accept: 'application/json', ...v.headers }, body: v.body ?? '' };
   };
   const latencies: number[] = [];
-  let responses = 0;
-  let bytes = 0;
-  const stats = (r: any) => ({
+  let [responses, bytes] = [0, 0];
+  const stats = ({ duration, latency, statusCodeStats, ...r }: Result) => ({
     connections,
-    seconds: r.duration as number,
-    /** Responses of any status, of which 2xx, and their rates. */
+    seconds: duration,
     responses,
-    ok: r['2xx'] as number,
-    rps: r1(responses / r.duration),
-    okPerSecond: r1(r['2xx'] / r.duration),
+    ok: r['2xx'],
+    rps: r1(responses / duration),
+    okPerSecond: r1(r['2xx'] / duration),
     latencyMs: summarize(latencies),
-    autocannonMs: { p50: r.latency.p50 as number, p97_5: r.latency.p97_5 as number, p99: r.latency.p99 as number },
-    errors: r.errors as number,
-    timeouts: r.timeouts as number,
-    non2xx: r.non2xx as number,
-    statusCodes: Object.fromEntries(
-      Object.entries(r.statusCodeStats as Record<string, { count: number }>).map(([code, { count }]) => [code, count]),
-    ),
+    autocannonMs: { p50: latency.p50, p97_5: latency.p97_5, p99: latency.p99 },
+    errors: r.errors,
+    timeouts: r.timeouts,
+    non2xx: r.non2xx,
+    statusCodes: Object.fromEntries(Object.entries(statusCodeStats).map(([code, { count }]) => [code, count])),
     meanResponseBytes: responses ? Math.round(bytes / responses) : 0,
   });
   return new Promise<ReturnType<typeof stats>>((resolve, reject) => {
     const options = { url: baseUrl, connections, duration: seconds, timeout: 120, requests: [{ setupRequest }] };
-    autocannon(options, (err, r) => (err ? reject(err) : resolve(stats(r)))).on(
-      'response',
-      (_client, status: number, resBytes: number, ms: number) => {
-        responses++;
-        bytes += resBytes;
-        if (status >= 200 && status < 300) latencies.push(ms);
-      },
-    );
+    const instance = autocannon(options, (err, r) => (err ? reject(err) : resolve(stats(r))));
+    instance.on('response', (_client, status: number, resBytes: number, ms: number) => {
+      responses++;
+      bytes += resBytes;
+      if (status >= 200 && status < 300) latencies.push(ms);
+    });
   });
 }
 
@@ -97,24 +93,15 @@ const statement = (sql: string) => sql.trim().replace(/;\s*$/, '');
  * variant (at most 100, picked at random), latencies from its per-transaction log; node: one client
  * per connection running the variants round-robin.
  */
-export async function runSqlLoad(
-  tool: BaselineTool,
-  target: SqlTarget,
-  scripts: string[][],
-  connections: number,
-  seconds: number,
-  workDir: string,
-) {
-  if (scripts.length === 0) throw new Error('no SQL to run');
+export async function runSqlLoad(tool: BaselineTool, run: SqlRun) {
+  if (run.scripts.length === 0) throw new Error('no SQL to run');
   const latencies: number[] = [];
-  const run =
-    tool === 'pgbench'
-      ? await pgbench(target, scripts, connections, seconds, workDir, latencies)
-      : await loop(target, scripts, connections, seconds, latencies);
-  return { tool, connections, ...run, latencyMs: summarize(latencies) };
+  const stats = tool === 'pgbench' ? await pgbench(run, latencies) : await loop(run, latencies);
+  return { tool, connections: run.connections, ...stats, latencyMs: summarize(latencies) };
 }
+type SqlRun = { target: SqlTarget; scripts: string[][]; connections: number; seconds: number; workDir: string };
 
-async function pgbench(target: SqlTarget, scripts: string[][], connections: number, seconds: number, workDir: string, latencies: number[]) {
+async function pgbench({ target, scripts, connections, seconds, workDir }: SqlRun, latencies: number[]) {
   const dir = join(workDir, `pgbench-${process.pid}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const files = scripts.slice(0, 100).map((statements, i) => {
@@ -150,7 +137,7 @@ async function pgbench(target: SqlTarget, scripts: string[][], connections: numb
   };
 }
 
-async function loop(target: SqlTarget, scripts: string[][], connections: number, seconds: number, latencies: number[]) {
+async function loop({ target, scripts, connections, seconds }: SqlRun, latencies: number[]) {
   let errors = 0;
   let firstError: string | null = null;
   const clients = await Promise.all(
@@ -193,21 +180,14 @@ const cpuAccounting = existsSync('/proc/stat');
 /** Linux reports process times in clock ticks of 1/100 s on every architecture Node supports. */
 const TICK_MS = 10;
 
-/** Busy and total ticks of the whole machine. */
+/** Busy and total ticks of the whole machine (user nice system idle iowait irq softirq steal). */
 function machineTicks(): { busy: number; total: number } {
-  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = readFileSync('/proc/stat', 'utf8')
-    .split('\n')[0]!
-    .split(/\s+/)
-    .slice(1)
-    .map(Number);
-  const busy = user + nice + system + irq + softirq + steal;
-  return { busy, total: busy + idle + iowait };
+  const t = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1, 9).map(Number);
+  const busy = t[0]! + t[1]! + t[2]! + t[5]! + t[6]! + t[7]!;
+  return { busy, total: busy + t[3]! + t[4]! };
 }
 
-export interface CpuGroups {
-  server: number;
-  postgres: number;
-}
+export type CpuGroups = { server: number; postgres: number };
 
 /** CPU ticks of the server's, PostgreSQL's and this process's trees (their own and their reaped children's), and of the machine. */
 function snapshot(groups: CpuGroups) {

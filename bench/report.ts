@@ -12,52 +12,49 @@ import type { CreatedBenchmark, LoadReport } from './load.ts';
 import type { CpuUsage, HttpRunStats, LatencySummary, SqlRunStats } from './measure.ts';
 import type { Scenario } from './scenarios.ts';
 
-/** The measured export of an export scenario (bench/export-run.ts). */
+/**
+ * The measured export of an export scenario (bench/export-run.ts): the lines received and the visible
+ * results there are, the same cursor read straight from PostgreSQL, and the server's RSS (MB) just
+ * before the request, at its highest, after its last byte, by halves of the samples, and a sample a second.
+ */
+type Sample = { s: number; mb: number };
 export interface ExportReport {
-  /** Lines received, and the visible results there are. */
   results: number;
   expected: number;
   bytes: number;
   seconds: number;
   firstByteMs: number;
   resultsPerSecond: number;
-  /** The same cursor read straight from PostgreSQL. */
   sqlSeconds: number;
   sqlResultsPerSecond: number;
-  /** The server's RSS (MB): just before the request, highest sample, after its last byte, by halves, and one sample a second. */
-  rss: {
-    startMb: number;
-    peakMb: number;
-    endMb: number;
-    firstHalfPeakMb: number | null;
-    secondHalfPeakMb: number | null;
-    samples: number;
-    perSecond: { s: number; mb: number }[];
-  };
+  rss: Record<'startMb' | 'peakMb' | 'endMb' | 'samples', number> &
+    Record<'firstHalfPeakMb' | 'secondHalfPeakMb', number | null> & { perSecond: Sample[] };
 }
 
+/**
+ * A run at `connections`: `ratio`, successful (2xx) API requests per second over SQL transactions per
+ * second; `vsReference`, the same over the 2xx/s of the scenario's reference at the same connections;
+ * CPU by process group during the API and the SQL runs (null without /proc); the seconds waited for a
+ * quiet machine, of each of the two runs (longer than --duration for very slow requests), and needed
+ * after the API run to finish the requests autocannon abandoned. An export run (`export`) counts its
+ * one request and its baseline as one each.
+ */
 export interface RunReport {
   connections: number;
   api: HttpRunStats;
   sql: SqlRunStats | null;
-  /** Successful (2xx) API requests per second over SQL transactions per second. */
   ratio: number | null;
-  /** The same over the 2xx/s of the scenario's reference (its benchmark's plain list) at the same connections, when it has one. */
   vsReference?: number | null;
   serverPeakRssMb: number;
-  /** CPU by process group during the API run and the SQL run (null without /proc). */
   apiCpu: CpuUsage | null;
   sqlCpu: CpuUsage | null;
-  /** Seconds spent waiting for the machine to be quiet before the two runs. */
   quietWaitSeconds: number;
-  /** Length of each of the two runs (longer than --duration for very slow requests). */
   seconds: number;
-  /** Seconds the server needed after the API run to finish the requests autocannon abandoned. */
   drainSeconds: number;
-  /** Export scenarios: the one request and its baseline (its `api` and `sql` count one each). */
   export?: ExportReport;
 }
 
+/** `statements`: those of the first request variant, as explained; `captureProblems` must be empty. */
 export type ScenarioReport = Pick<
   Scenario,
   'id' | 'key' | 'title' | 'endpoint' | 'kind' | 'resultsPerRequest' | 'baselineMethod' | 'reference' | 'selectivity'
@@ -65,50 +62,35 @@ export type ScenarioReport = Pick<
   variants: number;
   statementsPerRequest: number;
   explainFile: string;
-  /** The statements of the first request variant, as explained. */
   statements: { role: string; executionMs: number | null; indexes: string[]; seqScans: string[]; error: string | null }[];
-  /** Problems found in the responses while capturing (must be empty). */
   captureProblems: string[];
   runs: RunReport[];
 };
-
-export interface TargetResult {
-  target: string;
-  status: 'met' | 'missed' | 'not applicable';
-  detail: string;
-}
+export type TargetResult = { target: string; status: 'met' | 'missed' | 'not applicable'; detail: string };
 
 export interface BenchReport {
   version: 1;
   generatedAt: string;
   elapsedSeconds: number;
   machine: { cpus: number; cpuModel: string; memoryGb: number; platform: string; node: string; postgres: string };
-  options: {
-    results: number;
+  options: Record<'results' | 'seed' | 'durationSeconds' | 'warmupSeconds' | 'quietWaitSeconds', number> & {
     shape: Shape;
-    seed: number;
-    durationSeconds: number;
-    warmupSeconds: number;
     connections: number[];
     scenarios: number[];
     baselineTool: string;
-    quietWaitSeconds: number;
   };
   postgresSettings: Record<string, string>;
   data: { reused: boolean; load: LoadReport; shape: Shape; created: CreatedBenchmark[] };
   server: { idleRssMb: number; peakRssMb: number; finalRssMb: number; nodeArgs: string[] };
   scenarios: ScenarioReport[];
   targets: TargetResult[];
-  /** The measurements run once (16, 17, 27) and the goals judged on them and on the users' shape. */
   everyMetric: EveryMetricReport;
 }
-
+/** The measurements run once (16, 17, 27), the machine's 1-minute load average sampled every 10 s, and the goals. */
 export interface EveryMetricReport {
-  /** Scenarios 16 (GET /results:changes), 17 (GET /results:compare with `baseline`) and 27 (/health under load). */
   changes: ColdRememberedReport | null;
   compareBaseline: ColdRememberedReport | null;
   health: HealthUnderLoadReport | null;
-  /** The machine's 1-minute load average, sampled every 10 s through the run. */
   loadAverage: { min: number; median: number; max: number; samples: number };
   goals: TargetResult[];
 }
@@ -119,7 +101,7 @@ export interface EveryMetricReport {
  * and remembered fast; compare by flavor (17) within 1.5× of PostgreSQL's median per flavor; /health
  * (27) fast while changes and comparisons are computed.
  */
-export const EVERY_METRIC_GOALS = {
+const GOALS = {
   listFactor: 4,
   listConnections: [8, 32],
   changesColdP50Ms: 1000,
@@ -127,176 +109,148 @@ export const EVERY_METRIC_GOALS = {
   medianFactor: 1.5,
   healthP99Ms: 100,
 };
-/** Compare (8, 9) at one connection and export (10, results per second, growth of the server's RSS in its second half) at 1M. */
-export const TARGETS = {
-  ratio: 0.5,
-  p99Ms: 100,
-  p99AtResults: 1_000_000,
-  ingestPerSecond: 1000,
-  memoryMb: 250,
-  compareP50Ms: 150,
-  exportPerSecond: 20_000,
-  exportRssGrowthMb: 16,
-};
+/** docs/performance.md's "Targets: read and write load" and "Targets: compare and export" (at one connection, at 1M results). */
+const TARGETS = { ratio: 0.5, p99Ms: 100, p99AtResults: 1_000_000, ingestPerSecond: 1000, memoryMb: 250 };
+const COMPARE_EXPORT = { compareP50Ms: 150, exportPerSecond: 20_000, exportRssGrowthMb: 16 };
 
 const runAt = (s: ScenarioReport | undefined, connections: number) => s?.runs.find((r) => r.connections === connections);
 const fmt = (v: number, digits = 0) => v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 /** MB with one decimal, or – when not measured. */
 const mb = (v: number | null) => (v === null ? '–' : fmt(v, 1));
 const percentOf = (ratio: number | null | undefined) => (ratio == null ? '–' : `${fmt(ratio * 100)}%`);
-const judged = (target: string, met: boolean, detail: string, applicable = true): TargetResult => ({
-  target,
-  status: !applicable ? 'not applicable' : met ? 'met' : 'missed',
-  detail,
-});
 /** Validated results stored per second by a run (successful requests times the results each one stored). */
 const resultsPerSecond = (s: ScenarioReport, r: RunReport) => r.api.okPerSecond * s.resultsPerRequest;
-
-export function judgeGoals(
-  report: Omit<BenchReport, 'targets' | 'everyMetric'>,
-  measured: Omit<EveryMetricReport, 'goals'>,
-): TargetResult[] {
+type Judged = Omit<BenchReport, 'targets' | 'everyMetric'>;
+/** A list of targets and what `judge` pushes to it: met, missed, or not applicable. */
+const judging = () => {
   const out: TargetResult[] = [];
-  const G = EVERY_METRIC_GOALS;
+  const judge = (target: string, met: boolean, detail: string, applicable = true) => {
+    out.push({ target, status: !applicable ? 'not applicable' : met ? 'met' : 'missed', detail });
+  };
+  return { out, judge };
+};
+
+export function judgeGoals(report: Judged, measured: Omit<EveryMetricReport, 'goals'>): TargetResult[] {
+  const { out, judge } = judging();
+  const G = GOALS;
   const scale = report.options.results >= 1_000_000 ? '' : ` (at ${report.options.results.toLocaleString('en-US')} results, not 1M)`;
   const plain = report.scenarios.find((s) => s.id === 18);
-  for (const filtered of report.scenarios.filter((s) => s.id >= 19 && s.id <= 24)) {
-    const id = filtered.id;
+  for (const filtered of report.scenarios.filter((s) => s.id >= 19 && s.id <= 24))
     for (const c of G.listConnections) {
-      const [a, b] = [runAt(plain, c), runAt(filtered, c)];
-      if (!b) continue;
-      if (!a) {
-        out.push({ target: `#${id} vs #18 @${c}`, status: 'not applicable', detail: 'scenario 18 not run at these connections' });
-        continue;
-      }
+      const [a, b, id] = [runAt(plain, c), runAt(filtered, c), filtered.id];
+      if (b && !a) judge(`#${id} vs #18 @${c}`, false, 'scenario 18 not run at these connections', false);
+      if (!a || !b) continue;
       const refused = b.api.statusCodes['503'] ?? 0;
       const factor = b.api.okPerSecond > 0 ? a.api.okPerSecond / b.api.okPerSecond : Number.POSITIVE_INFINITY;
-      out.push(
-        judged(
-          `#${id} within ${G.listFactor}× of #18 in 2xx/s @${c}${c >= 32 ? ', no 503' : ''}${scale}`,
-          factor <= G.listFactor && (c < 32 || refused === 0),
-          `#18 ${a.api.okPerSecond}/s, #${id} ${b.api.okPerSecond}/s: ${Number.isFinite(factor) ? factor.toFixed(2) : '∞'}× slower; ` +
-            `503 ${refused}, 429 ${b.api.statusCodes['429'] ?? 0}; #${id} p50 ${b.api.latencyMs.p50} ms, SQL ${b.sql?.tps ?? '–'} tx/s`,
-        ),
-      );
+      const target = `#${id} within ${G.listFactor}× of #18 in 2xx/s @${c}${c >= 32 ? ', no 503' : ''}${scale}`;
+      const detail =
+        `#18 ${a.api.okPerSecond}/s, #${id} ${b.api.okPerSecond}/s: ${Number.isFinite(factor) ? factor.toFixed(2) : '∞'}× slower; ` +
+        `503 ${refused}, 429 ${b.api.statusCodes['429'] ?? 0}; #${id} p50 ${b.api.latencyMs.p50} ms, SQL ${b.sql?.tps ?? '–'} tx/s`;
+      judge(target, factor <= G.listFactor && (c < 32 || refused === 0), detail);
     }
-  }
-  const { changes, compareBaseline, health } = measured;
-  if (changes) {
-    const of = `${changes.visibleResults.toLocaleString('en-US')} results in ${changes.groups} series`;
-    const source = changes.fromTable ? 'metric values table' : 'documents';
-    out.push(
-      judged(
-        `changes over time computed, p50 < ${G.changesColdP50Ms} ms${scale}`,
-        changes.coldMs.p50 < G.changesColdP50Ms,
-        `${of}: p50 ${changes.coldMs.p50} ms, p95 ${changes.coldMs.p95} ms over ${changes.rounds} rounds; its SQL alone p50 ${changes.sqlMs.p50} ms (${source}); after a write to one series p50 ${changes.afterWriteMs?.p50} ms`,
-      ),
-      judged(
-        `changes over time remembered, p50 < ${G.changesRememberedP50Ms} ms${scale}`,
-        changes.rememberedMs.p50 < G.changesRememberedP50Ms,
-        `${of}: p50 ${changes.rememberedMs.p50} ms, p95 ${changes.rememberedMs.p95} ms`,
-      ),
+  const { changes: ch, compareBaseline, health } = measured;
+  if (ch) {
+    const of = `${ch.visibleResults.toLocaleString('en-US')} results in ${ch.groups} series`;
+    const sql = `its SQL alone p50 ${ch.sqlMs.p50} ms (${ch.fromTable ? 'metric values table' : 'documents'})`;
+    const cold = `${of}: p50 ${ch.coldMs.p50} ms, p95 ${ch.coldMs.p95} ms over ${ch.rounds} rounds; ${sql}; after a write to one series p50 ${ch.afterWriteMs?.p50} ms`;
+    judge(`changes over time computed, p50 < ${G.changesColdP50Ms} ms${scale}`, ch.coldMs.p50 < G.changesColdP50Ms, cold);
+    const remembered = `${of}: p50 ${ch.rememberedMs.p50} ms, p95 ${ch.rememberedMs.p95} ms`;
+    judge(
+      `changes over time remembered, p50 < ${G.changesRememberedP50Ms} ms${scale}`,
+      ch.rememberedMs.p50 < G.changesRememberedP50Ms,
+      remembered,
     );
   }
   const flavors = compareBaseline?.byFlavor;
   if (flavors) {
     const factor = flavors.computedMs.p50 / Math.max(0.001, flavors.medianSqlMs.p50);
-    out.push(
-      judged(
-        `compare by flavor computed within ${G.medianFactor}× of PostgreSQL's median per flavor${scale}`,
-        factor <= G.medianFactor,
-        `computed after a write p50 ${flavors.computedMs.p50} ms, p95 ${flavors.computedMs.p95} ms; percentile_cont per flavor p50 ${flavors.medianSqlMs.p50} ms: ${factor.toFixed(2)}×`,
-      ),
+    const detail = `computed after a write p50 ${flavors.computedMs.p50} ms, p95 ${flavors.computedMs.p95} ms; percentile_cont per flavor p50 ${flavors.medianSqlMs.p50} ms: ${factor.toFixed(2)}×`;
+    judge(
+      `compare by flavor computed within ${G.medianFactor}× of PostgreSQL's median per flavor${scale}`,
+      factor <= G.medianFactor,
+      detail,
     );
   }
-  if (health)
-    out.push(
-      judged(
-        `/health p99 < ${G.healthP99Ms} ms while changes and baseline compares run in loops`,
-        health.loadedMs.p99 < G.healthP99Ms,
-        `p99 ${health.loadedMs.p99} ms, max ${health.loadedMs.max} ms (alone: p99 ${health.idleMs.p99} ms)`,
-      ),
+  if (health) {
+    const detail = `p99 ${health.loadedMs.p99} ms, max ${health.loadedMs.max} ms (alone: p99 ${health.idleMs.p99} ms)`;
+    judge(
+      `/health p99 < ${G.healthP99Ms} ms while changes and baseline compares run in loops`,
+      health.loadedMs.p99 < G.healthP99Ms,
+      detail,
     );
+  }
   return out;
 }
 
-export function judgeTargets(report: Omit<BenchReport, 'targets' | 'everyMetric'>): TargetResult[] {
-  const out: TargetResult[] = [];
-  const applicable = report.options.results >= TARGETS.p99AtResults;
-  const at1M = applicable ? '' : ` (measured at ${fmt(report.options.results)} results; the target is set at 1M)`;
+export function judgeTargets(report: Judged): TargetResult[] {
+  const { out, judge } = judging();
+  const T = { ...TARGETS, ...COMPARE_EXPORT };
+  const at1M = report.options.results >= T.p99AtResults;
+  const scale = at1M ? '' : ` (measured at ${fmt(report.options.results)} results; the target is set at 1M)`;
+  const scenarios = (test: (s: ScenarioReport) => boolean) => report.scenarios.filter(test);
   // The read scenarios of "Read and write load", judged against their SQL baseline.
-  const reads = report.scenarios.filter((s) => s.kind === 'read' && s.id <= 5);
+  const reads = scenarios((s) => s.kind === 'read' && s.id <= 5);
   if (reads.length) {
     const at = report.options.connections.includes(32) ? 32 : Math.max(...report.options.connections);
     const ratios = reads.map((s) => ({ s, run: runAt(s, at) }));
-    out.push(
-      judged(
-        `Read scenarios: API throughput ≥ ${TARGETS.ratio * 100}% of the raw SQL baseline at ${at} connections`,
-        ratios.every(({ run }) => run && run.ratio !== null && run.ratio >= TARGETS.ratio),
-        ratios.map(({ s, run }) => `#${s.id} ${run?.ratio == null ? 'n/a' : `${fmt(run.ratio * 100)}%`}`).join(', ') +
-          (at !== 32 ? ` (32 connections not measured; ${at} used)` : ''),
-      ),
+    const detail = ratios.map(({ s, run }) => `#${s.id} ${run?.ratio == null ? 'n/a' : `${fmt(run.ratio * 100)}%`}`).join(', ');
+    const met = ratios.every(({ run }) => run && run.ratio !== null && run.ratio >= T.ratio);
+    judge(
+      `Read scenarios: API throughput ≥ ${T.ratio * 100}% of the raw SQL baseline at ${at} connections`,
+      met,
+      detail + (at !== 32 ? ` (32 connections not measured; ${at} used)` : ''),
     );
   }
-  const p99 = report.scenarios.filter((s) => [1, 2, 4, 5].includes(s.id));
-  if (p99.length)
-    out.push(
-      judged(
-        `p99 < ${TARGETS.p99Ms} ms at 1M results for scenarios 1, 2, 4, 5 (every concurrency measured)`,
-        p99.every((s) => s.runs.every((r) => r.api.latencyMs.p99 < TARGETS.p99Ms)),
-        p99.map((s) => `#${s.id} ${s.runs.map((r) => `${fmt(r.api.latencyMs.p99, 1)} ms@${r.connections}`).join(' / ')}`).join('; ') + at1M,
-        applicable,
-      ),
-    );
-  const ingest = report.scenarios.filter((s) => s.kind === 'ingest');
+  const p99 = scenarios((s) => [1, 2, 4, 5].includes(s.id));
+  if (p99.length) {
+    const detail = p99
+      .map((s) => `#${s.id} ${s.runs.map((r) => `${fmt(r.api.latencyMs.p99, 1)} ms@${r.connections}`).join(' / ')}`)
+      .join('; ');
+    const met = p99.every((s) => s.runs.every((r) => r.api.latencyMs.p99 < T.p99Ms));
+    judge(`p99 < ${T.p99Ms} ms at 1M results for scenarios 1, 2, 4, 5 (every concurrency measured)`, met, detail + scale, at1M);
+  }
+  const ingest = scenarios((s) => s.kind === 'ingest');
   if (ingest.length) {
     const measured = ingest.flatMap((s) => s.runs.map((r) => ({ s, r, perSecond: resultsPerSecond(s, r) })));
     const best = measured.reduce<(typeof measured)[number] | null>((b, m) => (!b || m.perSecond > b.perSecond ? m : b), null);
     const perScenario = (s: ScenarioReport) =>
       `#${s.id} ${s.runs.map((r) => `${fmt(resultsPerSecond(s, r))}/s@${r.connections}`).join(', ')}${s.resultsPerRequest > 1 ? ` (${s.resultsPerRequest} per request)` : ''}`;
-    out.push(
-      judged(
-        `Ingest: ≥ ${fmt(TARGETS.ingestPerSecond)} validated results/s (best of the ingest scenarios)`,
-        !!best && best.perSecond >= TARGETS.ingestPerSecond,
-        ingest.map(perScenario).join('; ') +
-          (best ? `; best: #${best.s.id} at ${best.r.connections} connections, ${fmt(best.perSecond)} results/s` : ''),
-      ),
+    const top = best ? `; best: #${best.s.id} at ${best.r.connections} connections, ${fmt(best.perSecond)} results/s` : '';
+    judge(
+      `Ingest: ≥ ${fmt(T.ingestPerSecond)} validated results/s (best of the ingest scenarios)`,
+      !!best && best.perSecond >= T.ingestPerSecond,
+      ingest.map(perScenario).join('; ') + top,
     );
   }
-  const compare = report.scenarios.filter((s) => s.id === 8 || s.id === 9);
+  const compare = scenarios((s) => s.id === 8 || s.id === 9).map((s) => ({ s, run: runAt(s, 1) }));
   if (compare.length) {
-    const runs = compare.map((s) => ({ s, run: runAt(s, 1) }));
-    out.push(
-      judged(
-        `Compare (scenarios 8, 9): p50 < ${TARGETS.compareP50Ms} ms at one connection, at 1M results`,
-        runs.every(({ run }) => run && run.api.latencyMs.p50 < TARGETS.compareP50Ms),
-        runs.map(({ s, run }) => `#${s.id} ${run ? `${fmt(run.api.latencyMs.p50, 1)} ms` : 'not run at 1 connection'}`).join(', ') + at1M,
-        applicable,
-      ),
-    );
+    const detail = compare
+      .map(({ s, run }) => `#${s.id} ${run ? `${fmt(run.api.latencyMs.p50, 1)} ms` : 'not run at 1 connection'}`)
+      .join(', ');
+    const met = compare.every(({ run }) => run && run.api.latencyMs.p50 < T.compareP50Ms);
+    judge(`Compare (scenarios 8, 9): p50 < ${T.compareP50Ms} ms at one connection, at 1M results`, met, detail + scale, at1M);
   }
-  for (const s of report.scenarios.filter((x) => x.kind === 'export')) {
+  for (const s of scenarios((x) => x.kind === 'export')) {
     const e = s.runs[0]?.export;
     const [first, second] = [e?.rss.firstHalfPeakMb ?? null, e?.rss.secondHalfPeakMb ?? null];
     const growth = first !== null && second !== null ? second - first : Number.POSITIVE_INFINITY;
-    out.push(
-      judged(
-        `Export (scenario ${s.id}): ≥ ${fmt(TARGETS.exportPerSecond)} results/s, server RSS flat (second half's peak ≤ first half's + ${TARGETS.exportRssGrowthMb} MB), at 1M results`,
-        !!e && e.results === e.expected && e.resultsPerSecond >= TARGETS.exportPerSecond && growth <= TARGETS.exportRssGrowthMb,
-        e
-          ? `${fmt(e.results)} results in ${fmt(e.seconds, 1)} s: ${fmt(e.resultsPerSecond)} results/s; RSS start ${fmt(e.rss.startMb, 1)} MB, ` +
-              `peak ${fmt(e.rss.peakMb, 1)} MB (first half ${mb(first)}, second half ${mb(second)}), end ${fmt(e.rss.endMb, 1)} MB${at1M}`
-          : 'not measured',
-        applicable,
-      ),
+    const target = `Export (scenario ${s.id}): ≥ ${fmt(T.exportPerSecond)} results/s, server RSS flat (second half's peak ≤ first half's + ${T.exportRssGrowthMb} MB), at 1M results`;
+    const met = !!e && e.results === e.expected && e.resultsPerSecond >= T.exportPerSecond && growth <= T.exportRssGrowthMb;
+    const rss =
+      e &&
+      `RSS start ${fmt(e.rss.startMb, 1)} MB, peak ${fmt(e.rss.peakMb, 1)} MB (first half ${mb(first)}, second half ${mb(second)}), end ${fmt(e.rss.endMb, 1)} MB`;
+    judge(
+      target,
+      met,
+      e ? `${fmt(e.results)} results in ${fmt(e.seconds, 1)} s: ${fmt(e.resultsPerSecond)} results/s; ${rss}${scale}` : 'not measured',
+      at1M,
     );
   }
-  out.push(
-    judged(
-      `Server memory < ${TARGETS.memoryMb} MB at peak (RSS)`,
-      report.server.peakRssMb < TARGETS.memoryMb,
-      `peak ${fmt(report.server.peakRssMb, 1)} MB, idle ${fmt(report.server.idleRssMb, 1)} MB`,
-    ),
+  const { peakRssMb, idleRssMb } = report.server;
+  judge(
+    `Server memory < ${T.memoryMb} MB at peak (RSS)`,
+    peakRssMb < T.memoryMb,
+    `peak ${fmt(peakRssMb, 1)} MB, idle ${fmt(idleRssMb, 1)} MB`,
   );
   return out;
 }
