@@ -16,7 +16,7 @@ import { parseRateLimit } from './rate-limit/limiter.ts';
 /** The commands of `benchmarks-server` that take settings. */
 export type CommandName = 'start' | 'migrate' | 'import-origin';
 
-const START = ['start'] as const;
+const START: readonly CommandName[] = ['start'];
 /** The settings every command that opens the database takes. */
 const DATABASE = ['start', 'migrate', 'import-origin'] as const;
 
@@ -24,13 +24,14 @@ const DATABASE = ['start', 'migrate', 'import-origin'] as const;
 export interface SettingBase {
   /** The long flag, e.g. `--port`; commander's name of its value (camel case) is the setting's key. */
   flag: string;
-  /** The value's placeholder in `--help` (`<port>`); absent for a switch, which takes no value. */
+  /** The value's placeholder in `--help` (`<port>`; a boolean's, a duration's and a rate's by their type); absent for a switch. */
   arg?: string;
   /** The environment variable read when the flag is not given. */
   env: string;
   /** One short line for `--help` and the docs' table; explanations belong to docs/configuration.md. */
   help: string;
-  commands: readonly CommandName[];
+  /** Absent: `start` alone. */
+  commands?: readonly CommandName[];
   /** The default, as a user would write it; absent: the setting is optional (its value `undefined`). */
   default?: string;
   /** The default as `--help` and the docs show it, where it is absent or depends on the host. */
@@ -41,6 +42,7 @@ export interface SettingBase {
 
 /** A declaration with its parser: `parse` gets a non-empty value (given or default) and throws one clear sentence. */
 export interface Setting<T = unknown> extends SettingBase {
+  commands: readonly CommandName[];
   kind: string;
   parse(text: string): T;
 }
@@ -98,69 +100,64 @@ export function parseDuration(text: string, name: string): number {
 // ---------------------------------------------------------------------------------------------
 // One builder per type: each keeps the declaration's literal type, so `ServerConfig` is derived.
 
-const text = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'text' as const, parse: (t: string) => t });
-
-const path = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'path' as const, parse: (t: string) => resolve(t) });
-
-const list = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'list' as const, parse: (t: string) => splitList(t) });
-
-const integer = <const O extends SettingBase & { min: number; max?: number; noun?: string }>(o: O) => ({
+/** `o` completed: `start`'s alone unless it names its commands; `arg`, the type's placeholder, unless it has its own. */
+const declare = <const O extends SettingBase, const K extends string, T>(o: O, kind: K, parse: (t: string) => T, arg?: string) => ({
+  commands: START,
+  arg,
   ...o,
-  kind: 'integer' as const,
-  parse: (t: string) => parseInteger(t, o.env, o),
+  kind,
+  parse,
 });
 
-const bool = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'boolean' as const, parse: (t: string) => parseBool(t, o.env) });
+const text = <const O extends SettingBase>(o: O) => declare(o, 'text', (t) => t);
 
-const duration = <const O extends SettingBase>(o: O) => ({
-  ...o,
-  kind: 'duration' as const,
-  parse: (t: string) => parseDuration(t, o.env),
-});
+const path = <const O extends SettingBase>(o: O) => declare(o, 'path', (t) => resolve(t));
 
-const rate = <const O extends SettingBase>(o: O) => ({
-  ...o,
-  kind: 'rate' as const,
-  parse: (t: string) => {
-    try {
-      return parseRateLimit(t);
-    } catch (err) {
-      throw new Error((err as Error).message.replace(/^RATE_LIMIT/, o.env));
-    }
-  },
-});
+const list = <const O extends SettingBase>(o: O) => declare(o, 'list', (t) => splitList(t));
 
-const choice = <const O extends SettingBase & { values: readonly string[] }>(o: O) => ({
-  ...o,
-  kind: 'choice' as const,
-  parse: (t: string): O['values'][number] => {
+const integer = <const O extends SettingBase & { min: number; max?: number; noun?: string }>(o: O) =>
+  declare(o, 'integer', (t) => parseInteger(t, o.env, o));
+
+const bool = <const O extends SettingBase>(o: O) => declare(o, 'boolean', (t) => parseBool(t, o.env), '<bool>');
+
+const duration = <const O extends SettingBase>(o: O) => declare(o, 'duration', (t) => parseDuration(t, o.env), '<duration>');
+
+const rate = <const O extends SettingBase>(o: O) =>
+  declare(
+    o,
+    'rate',
+    (t) => {
+      try {
+        return parseRateLimit(t);
+      } catch (err) {
+        throw new Error((err as Error).message.replace(/^RATE_LIMIT/, o.env));
+      }
+    },
+    '<rate>',
+  );
+
+const choice = <const O extends SettingBase & { values: readonly string[] }>(o: O) =>
+  declare(o, 'choice', (t): O['values'][number] => {
     if (!(o.values as readonly string[]).includes(t)) throw new Error(`${o.env} must be one of ${o.values.join(', ')}, not '${t}'.`);
     return t as O['values'][number];
-  },
-});
+  });
 
 /** `own`: the path of a page the service serves itself, accepted as it is (the terms of use). */
-const url = <const O extends SettingBase & { protocols: readonly string[]; trimSlash?: boolean; own?: string }>(o: O) => ({
-  ...o,
-  kind: 'url' as const,
-  parse: (t: string): string => {
+const url = <const O extends SettingBase & { protocols: readonly string[]; trimSlash?: boolean; own?: string }>(o: O) =>
+  declare(o, 'url', (t): string => {
     if (t === o.own) return t;
     const checked = parseUrl(t, o.env, o.protocols);
     return o.trimSlash ? checked.replace(/\/+$/, '') : checked;
-  },
-});
+  });
 
-const urls = <const O extends SettingBase & { protocols: readonly string[] }>(o: O) => ({
-  ...o,
-  kind: 'urls' as const,
-  parse: (t: string) => splitList(t).map((u) => parseUrl(u, o.env, o.protocols)),
-});
+const urls = <const O extends SettingBase & { protocols: readonly string[] }>(o: O) =>
+  declare(o, 'urls', (t) => splitList(t).map((u) => parseUrl(u, o.env, o.protocols)));
 
 /**
  * A flag without a value (`--demo`): on when given, or when its environment variable is set at all
  * (commander's rule for switches); `RawConfig` holds it as a boolean.
  */
-const toggle = <const O extends SettingBase>(o: O) => ({ ...o, kind: 'switch' as const, parse: (t: string) => parseBool(t, o.env) });
+const toggle = <const O extends SettingBase>(o: O) => declare(o, 'switch', (t) => parseBool(t, o.env));
 
 /** Most workers `--workers` accepts. */
 export const MAX_WORKERS = 256;
@@ -174,13 +171,12 @@ const PER_CORE = 'one per core, at least 2';
 /** Every setting, in the order of `--help` and of the docs' table. */
 export const SETTINGS = {
   // The listener.
-  host: text({ flag: '--host', arg: '<host>', env: 'HOST', help: 'address to listen on', commands: START, default: '127.0.0.1' }),
+  host: text({ flag: '--host', arg: '<host>', env: 'HOST', help: 'address to listen on', default: '127.0.0.1' }),
   port: integer({
     flag: '--port',
     arg: '<port>',
     env: 'PORT',
     help: 'port to listen on; 0: any free port',
-    commands: START,
     default: '8080',
     min: 0,
     max: 65535,
@@ -190,17 +186,14 @@ export const SETTINGS = {
     arg: '<url>',
     env: 'PUBLIC_URL',
     help: 'public base URL (scheme, host, optional path prefix) behind a reverse proxy',
-    commands: START,
     shown: 'request origin',
     protocols: WEB,
     trimSlash: true,
   }),
   trustProxy: bool({
     flag: '--trust-proxy',
-    arg: '<bool>',
     env: 'TRUST_PROXY',
     help: 'honour X-Forwarded-Proto/Host/Prefix/For from the reverse proxy',
-    commands: START,
     default: 'false',
   }),
   corsOrigins: list({
@@ -208,24 +201,24 @@ export const SETTINGS = {
     arg: '<list>',
     env: 'CORS_ORIGINS',
     help: "comma-separated browser origins allowed by CORS, or '*'",
-    commands: START,
     default: '',
     shown: 'none (CORS off)',
   }),
-  workers: {
-    flag: '--workers',
-    arg: '<n>',
-    env: 'WORKERS',
-    help: `processes serving the port (node:cluster), 1 to ${MAX_WORKERS}, or auto: one per core`,
-    commands: START,
-    /** One process: no cluster primary. */
-    default: '1',
-    kind: 'workers' as const,
-    parse: (t: string): number =>
+  workers: declare(
+    {
+      flag: '--workers',
+      arg: '<n>',
+      env: 'WORKERS',
+      help: `processes serving the port (node:cluster), 1 to ${MAX_WORKERS}, or auto: one per core`,
+      /** One process: no cluster primary. */
+      default: '1',
+    },
+    'workers',
+    (t): number =>
       t.trim().toLowerCase() === 'auto'
         ? Math.min(MAX_WORKERS, availableParallelism())
         : parseInteger(t, 'WORKERS', { min: 1, max: MAX_WORKERS, auto: 'one per core' }),
-  },
+  ),
 
   // The database.
   databaseUrl: url({
@@ -265,7 +258,6 @@ export const SETTINGS = {
   /** Long enough for a replica catching up after a burst of uploads; short enough that a stuck one is left soon. */
   maxReplicaLag: duration({
     flag: '--max-replica-lag',
-    arg: '<duration>',
     env: 'MAX_REPLICA_LAG',
     help: 'a replica further behind the primary than this gets no reads',
     commands: DATABASE,
@@ -274,7 +266,6 @@ export const SETTINGS = {
   }),
   preparedStatements: bool({
     flag: '--prepared-statements',
-    arg: '<bool>',
     env: 'PREPARED_STATEMENTS',
     help: 'prepare frequent statements by name on each connection; false behind PgBouncer in transaction mode',
     commands: DATABASE,
@@ -302,7 +293,6 @@ export const SETTINGS = {
   /** initdb and a start take 1-3 s; a cluster recovering after a crash replays its WAL first. */
   databaseStartTimeout: duration({
     flag: '--database-start-timeout',
-    arg: '<duration>',
     env: 'DATABASE_START_TIMEOUT',
     help: 'longest the embedded PostgreSQL may take to be created and started; 0: no limit',
     commands: DATABASE,
@@ -312,7 +302,6 @@ export const SETTINGS = {
   /** Long enough for a database container started alongside the server to come up. */
   databaseConnectTimeout: duration({
     flag: '--database-connect-timeout',
-    arg: '<duration>',
     env: 'DATABASE_CONNECT_TIMEOUT',
     help: 'how long the first connection is retried while the database is unreachable; 0: no limit',
     commands: DATABASE,
@@ -322,7 +311,6 @@ export const SETTINGS = {
   /** The migrations of an empty database take under a second; a migration rewriting a large table takes longer. */
   migrationTimeout: duration({
     flag: '--migration-timeout',
-    arg: '<duration>',
     env: 'MIGRATION_TIMEOUT',
     help: "longest the migrations may take, another process's turn included; 0: no limit",
     commands: DATABASE,
@@ -335,10 +323,8 @@ export const SETTINGS = {
    */
   migrate: bool({
     flag: '--migrate',
-    arg: '<bool>',
     env: 'MIGRATE',
     help: 'apply pending migrations at start; false (or --no-migrate): wait for another process to',
-    commands: START,
     default: 'true',
   }),
   dbPoolSize: integer({
@@ -346,7 +332,6 @@ export const SETTINGS = {
     arg: '<n>',
     env: 'DB_POOL_SIZE',
     help: 'connections of the application pool',
-    commands: START,
     default: '10',
     min: 2,
     max: 1000,
@@ -354,10 +339,8 @@ export const SETTINGS = {
   /** About twice the slowest statement the benchmark measured at a million results (p99 8.5 s: a search, 32 connections on 2 cores). */
   statementTimeout: duration({
     flag: '--statement-timeout',
-    arg: '<duration>',
     env: 'STATEMENT_TIMEOUT',
     help: "longest a request's database statement may run (+2 s if the database is frozen); 0: no limit",
-    commands: START,
     default: '15s',
     field: 'statementTimeoutMs',
   }),
@@ -368,7 +351,6 @@ export const SETTINGS = {
     arg: '<urls>',
     env: 'OIDC_ISSUERS',
     help: 'comma-separated trusted OpenID issuers; none: every token is refused',
-    commands: START,
     default: '',
     shown: 'none',
     field: 'oidcIssuers',
@@ -379,7 +361,6 @@ export const SETTINGS = {
     arg: '<aud>',
     env: 'OIDC_AUDIENCE',
     help: 'required audience (aud) of JWT access tokens',
-    commands: START,
     shown: 'none',
   }),
   /**
@@ -392,7 +373,6 @@ export const SETTINGS = {
     arg: '<url>',
     env: 'OIDC_OPAQUE_ISSUER',
     help: 'the trusted issuer whose userinfo endpoint checks opaque (non-JWT) tokens',
-    commands: START,
     shown: 'the only trusted issuer',
     protocols: WEB,
   }),
@@ -402,7 +382,6 @@ export const SETTINGS = {
     arg: '<id>',
     env: 'OIDC_DEVICE_CLIENT_ID',
     help: 'public client id the CLI logs in with (device authorization grant)',
-    commands: START,
     shown: 'none',
   }),
   adminEntitlement: list({
@@ -410,7 +389,6 @@ export const SETTINGS = {
     arg: '<list>',
     env: 'ADMIN_ENTITLEMENTS',
     help: 'comma-separated entitlements that make a registered user an administrator',
-    commands: START,
     default: '',
     shown: 'none',
     field: 'adminEntitlements',
@@ -422,7 +400,6 @@ export const SETTINGS = {
     arg: '<bytes>',
     env: 'BODY_LIMIT',
     help: 'largest request body, in bytes',
-    commands: START,
     default: '1048576',
     field: 'bodyLimitBytes',
     min: 1024,
@@ -453,10 +430,8 @@ export const SETTINGS = {
   /** Per client: a burst of 1200 writes, then 20 a second (a CI job uploading a thousand results is never slowed). */
   rateLimit: rate({
     flag: '--rate-limit',
-    arg: '<rate>',
     env: 'RATE_LIMIT',
     help: 'writes (POST, PUT, PATCH, DELETE) per client, as <requests>/<window>; 0: no limit',
-    commands: START,
     default: '1200/60s',
   }),
   /**
@@ -465,10 +440,8 @@ export const SETTINGS = {
    */
   readRateLimit: rate({
     flag: '--read-rate-limit',
-    arg: '<rate>',
     env: 'READ_RATE_LIMIT',
     help: 'reads (GET) per client, as <requests>/<window>, e.g. 600/60s; 0: no limit',
-    commands: START,
     default: '0',
   }),
   /** Shared: N processes give each client one budget, not N. */
@@ -477,7 +450,6 @@ export const SETTINGS = {
     arg: '<store>',
     env: 'RATE_LIMIT_STORE',
     help: 'where rate limits keep their buckets: database (shared by every process) or memory (per process)',
-    commands: START,
     default: 'database',
     values: ['database', 'memory'],
   }),
@@ -486,7 +458,6 @@ export const SETTINGS = {
     arg: '<s>',
     env: 'TOTALS_CACHE_SECONDS',
     help: 'how long totals of large result lists and comparisons are remembered; 0: never',
-    commands: START,
     default: '30',
     min: 0,
     max: 3600,
@@ -498,7 +469,6 @@ export const SETTINGS = {
     arg: '<n>',
     env: 'LARGE_BODY_CONCURRENCY',
     help: 'requests with a body of 64 KB or more (batches) handled at once; the others wait',
-    commands: START,
     default: perCore,
     shown: PER_CORE,
     min: 1,
@@ -510,7 +480,6 @@ export const SETTINGS = {
     arg: '<n>',
     env: 'MAX_OPEN_CLAIMS',
     help: 'claims one user may have waiting for review at once; 0: no limit',
-    commands: START,
     default: '50',
     min: 0,
     max: 1_000_000,
@@ -520,7 +489,6 @@ export const SETTINGS = {
     arg: '<n>',
     env: 'MAX_WATCHES_PER_USER',
     help: 'watches one user may hold; 0: no limit',
-    commands: START,
     default: '100',
     min: 0,
     max: 1_000_000,
@@ -531,7 +499,6 @@ export const SETTINGS = {
     arg: '<seconds>',
     env: 'WATCH_REFRESH_INTERVAL',
     help: 'each watched series is segmented again at most once per this many seconds after writes',
-    commands: START,
     default: '10',
     min: 1,
     max: 50,
@@ -543,7 +510,6 @@ export const SETTINGS = {
     arg: '<n>',
     env: 'MAX_PAGE_DEPTH',
     help: 'how deep paging by number may reach: page × per_page at most this; cursors go deeper',
-    commands: START,
     default: '10000',
     min: 100,
     max: 100_000_000,
@@ -554,7 +520,6 @@ export const SETTINGS = {
     arg: '<n>',
     env: 'EXPENSIVE_LIST_CONCURRENCY',
     help: 'expensive result lists and comparisons run at once per process; the others wait their turn',
-    commands: START,
     default: perCore,
     shown: PER_CORE,
     min: 1,
@@ -566,10 +531,8 @@ export const SETTINGS = {
    */
   expensiveListWait: duration({
     flag: '--expensive-list-wait',
-    arg: '<duration>',
     env: 'EXPENSIVE_LIST_WAIT',
     help: 'how long an expensive list waits for its turn before 503, at most --statement-timeout; 0: not at all',
-    commands: START,
     default: '10s',
     field: 'expensiveListWaitMs',
   }),
@@ -579,7 +542,6 @@ export const SETTINGS = {
     arg: '<n>',
     env: 'EXPORT_CONCURRENCY',
     help: 'exports streaming at once per process, each on a connection of its own; one more gets 503',
-    commands: START,
     default: perCore,
     shown: PER_CORE,
     min: 1,
@@ -588,20 +550,16 @@ export const SETTINGS = {
   /** A reader must take 64 KB in this time (2 KB/s); one that stops frees its place and connection within it. */
   exportStallTimeout: duration({
     flag: '--export-stall-timeout',
-    arg: '<duration>',
     env: 'EXPORT_STALL_TIMEOUT',
     help: 'an export whose client accepts no data for this long is cut off; 0: never',
-    commands: START,
     default: '30s',
     field: 'exportStallTimeoutMs',
   }),
   /** A million results export in about a minute (docs/performance.md); a snapshot held longer holds back vacuum. */
   exportMaxDuration: duration({
     flag: '--export-max-duration',
-    arg: '<duration>',
     env: 'EXPORT_MAX_DURATION',
     help: 'the longest an export may stream before it is cut off; 0: no limit',
-    commands: START,
     default: '60m',
     field: 'exportMaxDurationMs',
   }),
@@ -610,10 +568,8 @@ export const SETTINGS = {
   /** CONTRACT.md: tags are reviewed like the rest of the catalogue. */
   reviewTags: bool({
     flag: '--review-tags',
-    arg: '<bool>',
     env: 'REVIEW_TAGS',
     help: "tags users create wait for an administrator's review; false: approved at once",
-    commands: START,
     default: 'true',
   }),
   termsVersion: text({
@@ -621,7 +577,6 @@ export const SETTINGS = {
     arg: '<v>',
     env: 'TERMS_VERSION',
     help: 'version of the terms of use users accept at registration',
-    commands: START,
     default: '2024-01',
   }),
   /** Served by the service itself from packages/server/assets/terms-of-use.md. */
@@ -630,7 +585,6 @@ export const SETTINGS = {
     arg: '<url>',
     env: 'TERMS_URL',
     help: 'where the terms of use are published',
-    commands: START,
     default: '/terms-of-use',
     protocols: WEB,
     own: '/terms-of-use',
@@ -640,10 +594,8 @@ export const SETTINGS = {
   /** Loopback and private addresses reach the operator's own network: off unless the operator says so (tests, a private deployment). */
   webhookAllowPrivate: bool({
     flag: '--webhook-allow-private',
-    arg: '<bool>',
     env: 'WEBHOOK_ALLOW_PRIVATE',
     help: 'webhooks may deliver to loopback and private addresses (never to link-local and metadata ones)',
-    commands: START,
     default: 'false',
   }),
   maxWebhooksPerUser: integer({
@@ -651,7 +603,6 @@ export const SETTINGS = {
     arg: '<n>',
     env: 'MAX_WEBHOOKS_PER_USER',
     help: 'webhook endpoints one user may have',
-    commands: START,
     default: '10',
     min: 1,
     max: 1000,
@@ -659,10 +610,8 @@ export const SETTINGS = {
   /** Standard Webhooks: a receiver should answer within 15 s. */
   webhookTimeout: duration({
     flag: '--webhook-timeout',
-    arg: '<duration>',
     env: 'WEBHOOK_TIMEOUT',
     help: 'longest a webhook receiver may take to answer an attempt',
-    commands: START,
     default: '15s',
     field: 'webhookTimeoutMs',
   }),
@@ -671,17 +620,14 @@ export const SETTINGS = {
     arg: '<n>',
     env: 'WEBHOOK_ATTEMPTS',
     help: 'fewest attempts of a failing delivery before it fails (with --webhook-retry-period)',
-    commands: START,
     default: '8',
     min: 1,
     max: 1000,
   }),
   webhookRetryPeriod: duration({
     flag: '--webhook-retry-period',
-    arg: '<duration>',
     env: 'WEBHOOK_RETRY_PERIOD',
     help: 'shortest time a failing delivery is retried before it fails (with --webhook-attempts)',
-    commands: START,
     default: '1440m',
     shown: '1440m (24 h)',
     field: 'webhookRetryPeriodMs',
@@ -689,19 +635,15 @@ export const SETTINGS = {
   /** Full jitter: the n-th retry waits a random time up to this × 2^(n-1), at most 6 h. */
   webhookRetryDelay: duration({
     flag: '--webhook-retry-delay',
-    arg: '<duration>',
     env: 'WEBHOOK_RETRY_DELAY',
     help: "the first retry's longest wait; each next one's doubles, up to 6 h",
-    commands: START,
     default: '5s',
     field: 'webhookRetryDelayMs',
   }),
   webhookPollInterval: duration({
     flag: '--webhook-poll-interval',
-    arg: '<duration>',
     env: 'WEBHOOK_POLL_INTERVAL',
     help: 'how often each process looks for new alert events and deliveries due; 0: this one delivers none',
-    commands: START,
     default: '1s',
     field: 'webhookPollIntervalMs',
   }),
@@ -729,10 +671,8 @@ export const SETTINGS = {
   /** Operators see each request at the default level. */
   accessLog: bool({
     flag: '--access-log',
-    arg: '<bool>',
     env: 'ACCESS_LOG',
     help: 'one line per request at info; false: at debug',
-    commands: START,
     default: 'true',
   }),
   /** PostgreSQL's warnings, errors and fatal messages; its routine LOG lines (checkpoints, start and stop) at `info`. */
@@ -751,7 +691,6 @@ export const SETTINGS = {
     flag: '--demo',
     env: 'BENCHMARKS_DEMO',
     help: 'embedded database, built-in OpenID provider and demo data (loopback only)',
-    commands: START,
     default: 'false',
     shown: 'off',
   }),
@@ -761,7 +700,6 @@ export const SETTINGS = {
     arg: '<port>',
     env: 'BENCHMARKS_DEMO_ISSUER_PORT',
     help: 'with --demo: port of the built-in OpenID provider, which the tokens it prints name',
-    commands: START,
     shown: 'the last one, else a free one',
     min: 1,
     max: 65535,
@@ -769,10 +707,8 @@ export const SETTINGS = {
   /** With `demo`: seed the sample catalogue into a database not seeded before (one that holds no catalogue). */
   demoSeed: bool({
     flag: '--demo-seed',
-    arg: '<bool>',
     env: 'BENCHMARKS_DEMO_SEED',
     help: 'with --demo: seed the sample catalogue into a database never seeded; false: start empty',
-    commands: START,
     default: 'true',
   }),
 } satisfies Record<string, Setting>;
