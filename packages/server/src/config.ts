@@ -1,15 +1,6 @@
-import {
-  defaultsOf,
-  MAX_WORKERS,
-  parseDuration,
-  readSettings,
-  type RawSettings,
-  SETTINGS,
-  type SettingValues,
-  splitList,
-} from './settings.ts';
+import { defaultsOf, MAX_WORKERS, parseDuration, readSettings, type RawSettings, type SettingValues } from './settings.ts';
 
-export { MAX_WORKERS, parseDuration, splitList };
+export { MAX_WORKERS, parseDuration };
 
 /**
  * Everything the server needs to run; built from flags and environment by the CLI. Each field is
@@ -20,16 +11,8 @@ export interface ServerConfig extends SettingValues {}
 /** What the CLI collects: the text of each flag or environment variable given, by commander's key. */
 export type RawConfig = RawSettings;
 
-/**
- * The defaults by key, as code outside config.ts reads them: numbers for counts, booleans for
- * switches, the text a user would write for durations, rates and the rest.
- */
+/** The defaults by key, as code outside config.ts reads them (settings.ts, `Defaults`). */
 export const DEFAULTS = defaultsOf();
-
-/** `--workers`/WORKERS: a number of processes, or `auto` (one per core, os.availableParallelism()). */
-export function parseWorkers(value: string | undefined): number {
-  return SETTINGS.workers.parse(value === undefined || value === '' ? SETTINGS.workers.default : value);
-}
 
 /**
  * Validates raw option strings; every problem is one clear sentence. Each setting is parsed by its

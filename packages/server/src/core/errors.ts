@@ -81,5 +81,6 @@ export const errors = {
   conflict: (code: string, detail: string, extensions?: Record<string, unknown>) => new AppError(409, code, detail, { extensions }),
   validation: (detail: string, details: ErrorDetail[] = [], code = 'VALIDATION_FAILED') =>
     new AppError(422, code, detail, { errors: details }),
-  unavailable: (code: string, detail: string) => new AppError(503, code, detail, { headers: { 'Retry-After': '5' } }),
+  unavailable: (code: string, detail: string, retryAfterSec = 5) =>
+    new AppError(503, code, detail, { headers: { 'Retry-After': String(retryAfterSec) } }),
 };

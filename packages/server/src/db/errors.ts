@@ -1,4 +1,4 @@
-import { AppError } from '../core/errors.ts';
+import { AppError, errors } from '../core/errors.ts';
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 
@@ -11,15 +11,12 @@ const TRANSIENT_NAMES = new Set(['DeadlockException', 'LockWaitTimeoutException'
 
 type DbError = { code?: string; name?: string; message?: string; cause?: unknown; constraint?: string } | null;
 
-// Decisions are taken on codes and class names. Messages are read in two cases only, where nothing
-// else tells the cases apart: PostgreSQL's 57014 (query_canceled) has no field saying why it was
-// cancelled (its statement or lock timeout, or a cancel request), and pg and tarn raise some
-// connection failures as plain Errors without a code.
+// Decisions go by codes and class names; messages only where nothing else tells: 57014
+// (query_canceled) does not say why, and pg and tarn raise some connection failures without a code.
 
 /**
  * Whether a transaction failed for a transient reason (db/transaction.ts repeats it once): the codes
- * above, or a statement cancelled by `statement_timeout` (57014; inside a write transaction that is a
- * lock wait). A statement cancelled for another reason (the client went away) is not repeated.
+ * above, or 57014 from `statement_timeout` (in a write transaction, a lock wait), not from a cancel.
  */
 export function isTransientDatabaseError(err: unknown, depth = 0): boolean {
   const e = err as DbError;
@@ -30,11 +27,7 @@ export function isTransientDatabaseError(err: unknown, depth = 0): boolean {
   return e.cause !== undefined && e.cause !== err && isTransientDatabaseError(e.cause, depth + 1);
 }
 
-/**
- * Database exceptions mapped in one place: unique 409, foreign key 409, transient aborts (deadlock,
- * serialization, lock or statement timeout), insufficient resources (disk, memory, connections) and
- * connection loss 503 with Retry-After.
- */
+/** Database exceptions as problems, in one place: null for one that is not the database's. */
 export function mapDatabaseError(err: unknown): AppError | null {
   const e = err as DbError;
   if (!e || typeof e !== 'object') return null;
@@ -51,51 +44,35 @@ export function mapDatabaseError(err: unknown): AppError | null {
     return new AppError(422, 'INVALID_VALUE', 'A value is outside what the database can store or compare.');
   }
   if (TRANSIENT_CODES.has(code) || TRANSIENT_NAMES.has(e.name ?? '')) {
-    // In a transaction db/transaction.ts already tried again; a statement of its own is not
-    // repeated here. Either way nothing was applied: the client may simply retry.
-    return new AppError(
-      503,
+    // db/transaction.ts already tried a transaction again; either way nothing was applied.
+    return errors.unavailable(
       'DATABASE_BUSY',
       'Concurrent requests kept the database from completing this one (deadlock, serialization failure or lock timeout). Try again.',
-      {
-        headers: { 'Retry-After': '1' },
-      },
+      1,
     );
   }
-  // Cancelled because the client went away (db/request-scope.ts) or by an operator: nobody waits
-  // for this answer; it is not a timeout and is never retried.
+  // Cancelled for a client gone away (db/request-scope.ts) or by an operator: not a timeout, never retried.
   if (code === 'REQUEST_ABANDONED' || (code === '57014' && /user request/i.test(e.message ?? ''))) {
-    return new AppError(
-      503,
+    return errors.unavailable(
       'REQUEST_CANCELLED',
       'The request was cancelled before it completed (its client went away, or the server is stopping). Try again.',
-      {
-        headers: { 'Retry-After': '1' },
-      },
+      1,
     );
   }
   // Insufficient resources (class 53): nothing was stored; it clears when the operator acts, or by itself.
   if (code === '53100') {
-    return new AppError(503, 'DATABASE_DISK_FULL', 'The database has no disk space left: nothing was stored. Try again later.', {
-      headers: { 'Retry-After': '60' },
-    });
+    return errors.unavailable('DATABASE_DISK_FULL', 'The database has no disk space left: nothing was stored. Try again later.', 60);
   }
   if (/^53[0-9A-Z]{3}$/.test(code)) {
-    return new AppError(
-      503,
+    return errors.unavailable(
       'DATABASE_INSUFFICIENT_RESOURCES',
       'The database ran out of memory or connections: nothing was stored. Try again shortly.',
-      { headers: { 'Retry-After': '5' } },
     );
   }
   if (code === '57014') {
-    return new AppError(
-      503,
+    return errors.unavailable(
       'DATABASE_TIMEOUT',
       'The database cancelled the request: it took longer than allowed. Try again later or narrow the request.',
-      {
-        headers: { 'Retry-After': '5' },
-      },
     );
   }
   if (
@@ -110,9 +87,7 @@ export function mapDatabaseError(err: unknown): AppError | null {
       e.message ?? '',
     )
   ) {
-    return new AppError(503, 'DATABASE_UNAVAILABLE', 'The database is unavailable. Try again shortly.', {
-      headers: { 'Retry-After': '5' },
-    });
+    return errors.unavailable('DATABASE_UNAVAILABLE', 'The database is unavailable. Try again shortly.');
   }
   if (e.cause && e.cause !== err) return mapDatabaseError(e.cause);
   return null;
