@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 
+const Service = { method: 'GET', tag: 'service', auth: 'none' } as const;
+
 export const Health = Type.Object({ status: Type.Literal('ok'), version: Type.String() }, { $id: 'Health' });
 export const Ready = Type.Object(
   { status: Type.Literal('ready'), database: Type.Literal('ok'), migrations: Type.Literal('applied') },
@@ -8,33 +10,27 @@ export const Ready = Type.Object(
 );
 
 export const getHealth = defineOperation({
+  ...Service,
   operationId: 'getHealth',
-  method: 'GET',
   path: '/health',
-  tag: 'service',
   summary: 'Liveness: the process answers (does not touch the database)',
-  auth: 'none',
   response: { status: 200, schema: Health },
 });
 
 export const getReady = defineOperation({
+  ...Service,
   operationId: 'getReady',
-  method: 'GET',
   path: '/ready',
-  tag: 'service',
   summary: 'Readiness: the database is reachable and every migration is applied',
-  auth: 'none',
   response: { status: 200, schema: Ready },
   errors: [503],
 });
 
 export const getApiSpec = defineOperation({
+  ...Service,
   operationId: 'getApiSpec',
-  method: 'GET',
   path: '/api-spec.json',
-  tag: 'service',
   summary: 'This OpenAPI 3.1 document (also served at /api-spec.json)',
-  auth: 'none',
   response: { status: 200, schema: Type.Object({ openapi: Type.String() }, { additionalProperties: true }) },
 });
 
@@ -53,11 +49,9 @@ export const AuthConfig = Type.Object(
 );
 
 export const getAuthConfig = defineOperation({
+  ...Service,
   operationId: 'getAuthConfig',
-  method: 'GET',
   path: '/auth/config',
-  tag: 'service',
   summary: 'How to obtain an access token: trusted issuers, the CLI client id, the terms of use',
-  auth: 'none',
   response: { status: 200, schema: AuthConfig },
 });

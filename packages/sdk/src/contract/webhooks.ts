@@ -68,6 +68,7 @@ export const WebhookAttempt = Type.Object(
 );
 
 const Webhooks = { tag: 'webhooks', auth: 'user' } as const;
+const OneWebhook = { ...Webhooks, path: '/users/self/webhooks/{id}', params: IdParams } as const;
 
 export const createWebhook = defineOperation({
   ...Webhooks,
@@ -94,35 +95,29 @@ export const listWebhooks = defineOperation({
 });
 
 export const getWebhook = defineOperation({
-  ...Webhooks,
+  ...OneWebhook,
   operationId: 'getWebhook',
   method: 'GET',
-  path: '/users/self/webhooks/{id}',
   summary: 'One of the caller’s webhook endpoints',
-  params: IdParams,
   response: { status: 200, schema: Webhook },
   errors: [404],
 });
 
 export const updateWebhook = defineOperation({
-  ...Webhooks,
+  ...OneWebhook,
   operationId: 'updateWebhook',
   method: 'PATCH',
-  path: '/users/self/webhooks/{id}',
   summary: 'Change a webhook endpoint, or rotate its secret',
-  params: IdParams,
   body: WebhookUpdate,
   response: { status: 200, schema: Webhook },
   errors: [404, 422],
 });
 
 export const deleteWebhook = defineOperation({
-  ...Webhooks,
+  ...OneWebhook,
   operationId: 'deleteWebhook',
   method: 'DELETE',
-  path: '/users/self/webhooks/{id}',
   summary: 'Delete a webhook endpoint and its deliveries',
-  params: IdParams,
   response: { status: 204, schema: null },
   errors: [404],
 });
