@@ -4,7 +4,8 @@
  */
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
-import { IdParams, ListQuery, Page, Timestamp, Uuid } from './common.ts';
+import { IdParams, ListQuery, NamedRef, Page, Timestamp, Uuid } from './common.ts';
+import { MetricAnswer, MetricFilters } from './results.ts';
 import { ChangePoint, ChangesQuery, ChangeState } from './changes.ts';
 
 const { format: _format, changed_after: _changedAfter, ...SeriesParams } = ChangesQuery.properties;
@@ -29,25 +30,12 @@ export const WatchInput = Type.Object(
 
 const Owner = Type.Object({ iss: Type.String(), sub: Type.String() }, { $id: 'Owner' });
 
-const {
-  benchmark_id: _b,
-  metric: _m,
-  group_by: _g,
-  better: _be,
-  max_pvalue: _p,
-  min_magnitude: _mm,
-  min_size: _s,
-  ...FilterParams
-} = SeriesParams;
-
 export const Watch = Type.Object(
   {
     id: Uuid,
     owner: Owner,
-    benchmark_id: Uuid,
-    metric: Type.String(),
-    group_by: Type.Union([Type.Literal('flavor'), Type.Literal('site')]),
-    ...FilterParams,
+    ...MetricAnswer,
+    ...MetricFilters,
     better: Type.Union([Type.Literal('higher'), Type.Literal('lower'), Type.Null()], {
       description: "null: the schema's x-better, else higher.",
     }),
@@ -60,16 +48,13 @@ export const Watch = Type.Object(
   { $id: 'Watch' },
 );
 
-const NamedRef = Type.Object({ id: Uuid, name: Type.String() });
 const { index: _index, record: _record, ...PointFields } = ChangePoint.properties;
 
 export const ChangeRecord = Type.Object(
   {
     id: Uuid,
     watch_id: Uuid,
-    benchmark_id: Uuid,
-    metric: Type.String(),
-    group_by: Type.Union([Type.Literal('flavor'), Type.Literal('site')]),
+    ...MetricAnswer,
     site: NamedRef,
     flavor: Type.Union([NamedRef, Type.Null()]),
     ...PointFields,
@@ -82,55 +67,48 @@ export const ChangeRecord = Type.Object(
   { $id: 'ChangeRecord' },
 );
 
+const Alerts = { tag: 'alerts', auth: 'user' } as const;
+const OneWatch = { ...Alerts, path: '/watches/{id}', params: IdParams, errors: [403, 404] } as const;
+
 export const createWatch = defineOperation({
+  ...Alerts,
   operationId: 'createWatch',
   method: 'POST',
   path: '/watches',
-  tag: 'alerts',
   summary: 'Watch the series of a metric: the server keeps them segmented and records each change point',
   description:
     'The parameters and defaults of GET /results:changes, and `stale_after`. Unknown benchmark: 404; malformed metric: 422. ' +
     'A user with MAX_WATCHES_PER_USER watches (default 100): 409 TOO_MANY_WATCHES.',
-  auth: 'user',
   body: WatchInput,
   response: { status: 201, schema: Watch },
   errors: [404, 409, 422],
 });
 
 export const listWatches = defineOperation({
+  ...Alerts,
   operationId: 'listWatches',
   method: 'GET',
   path: '/watches',
-  tag: 'alerts',
   summary: "The caller's watches (administrators: everyone's), newest first",
-  auth: 'user',
   query: ListQuery({ benchmark_id: Type.Optional(Uuid) }),
   response: { status: 200, schema: Page(Watch, 'WatchPage') },
 });
 
 export const getWatch = defineOperation({
+  ...OneWatch,
   operationId: 'getWatch',
   method: 'GET',
-  path: '/watches/{id}',
-  tag: 'alerts',
   summary: 'One watch (its owner or an administrator)',
   description: "Another user's: 403 NOT_OWNER.",
-  auth: 'user',
-  params: IdParams,
   response: { status: 200, schema: Watch },
-  errors: [403, 404],
 });
 
 export const deleteWatch = defineOperation({
+  ...OneWatch,
   operationId: 'deleteWatch',
   method: 'DELETE',
-  path: '/watches/{id}',
-  tag: 'alerts',
   summary: 'Delete a watch and its change records (its owner or an administrator)',
-  auth: 'user',
-  params: IdParams,
   response: { status: 204, schema: null },
-  errors: [403, 404],
 });
 
 export const ChangesFeedQuery = ListQuery({
@@ -153,13 +131,12 @@ export const ChangesFeedQuery = ListQuery({
 });
 
 export const listChanges = defineOperation({
+  ...Alerts,
   operationId: 'listChanges',
   method: 'GET',
   path: '/changes',
-  tag: 'alerts',
   summary: "The feed: change records of the caller's watches (administrators: all), newest first",
   description: 'Ordered by first_seen, then at, newest first.',
-  auth: 'user',
   query: ChangesFeedQuery,
   response: {
     status: 200,
@@ -178,10 +155,9 @@ const decide = <const Id extends string, const Verb extends string>(operationId:
     operationId,
     method: 'POST',
     path: `/changes/{id}:${verb}`,
-    tag: 'alerts',
+    ...Alerts,
     summary,
     description: 'The owner of the watch of the record or an administrator (403 NOT_OWNER otherwise). The body is optional.',
-    auth: 'user',
     params: IdParams,
     body: Decision,
     bodyOptional: true,

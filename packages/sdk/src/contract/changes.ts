@@ -5,29 +5,13 @@
  */
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
-import { Uuid } from './common.ts';
-import { ResultFilters } from './results.ts';
+import { NamedRef, Uuid } from './common.ts';
+import { MetricAnswer, MetricQuery } from './results.ts';
 import { WarningHeader, Warnings } from './warnings.ts';
-
-const { benchmark_id: _optionalBenchmark, ...Filters } = ResultFilters;
 
 export const ChangesQuery = Type.Object(
   {
-    benchmark_id: Type.String({ format: 'uuid', description: 'The benchmark whose results are examined (404 if unknown).' }),
-    metric: Type.String({
-      minLength: 1,
-      maxLength: 205,
-      description:
-        'The value followed: `json.<dotted.path>` as in `sort_by` (e.g. `json.result.score`). Results without a JSON number there are counted in `excluded`.',
-      examples: ['json.result.score'],
-    }),
-    group_by: Type.Optional(
-      Type.Union([Type.Literal('flavor'), Type.Literal('site')], {
-        default: 'flavor',
-        description: 'One series per flavor (default) or per site.',
-      }),
-    ),
-    ...Filters,
+    ...MetricQuery('examined', 'followed', 'series'),
     better: Type.Optional(
       Type.Union([Type.Literal('higher'), Type.Literal('lower')], {
         description:
@@ -78,7 +62,6 @@ export const ChangesQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const NamedRef = Type.Object({ id: Uuid, name: Type.String() });
 const Side = Type.Object({
   n: Type.Integer(),
   mean: Type.Number(),
@@ -136,9 +119,7 @@ export const ChangesGroup = Type.Object(
 
 export const Changes = Type.Object(
   {
-    benchmark_id: Uuid,
-    metric: Type.String(),
-    group_by: Type.Union([Type.Literal('flavor'), Type.Literal('site')]),
+    ...MetricAnswer,
     better: Type.Union([Type.Literal('higher'), Type.Literal('lower')]),
     max_pvalue: Type.Number(),
     min_magnitude: Type.Number(),

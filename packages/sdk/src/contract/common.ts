@@ -19,6 +19,9 @@ export const Status = Type.Union([Type.Literal('on_review'), Type.Literal('appro
   description: 'Review status: new uploads start on_review and become approved after an administrator review.',
 });
 
+/** A named item an answer refers to (a site, a flavor). */
+export const NamedRef = Type.Object({ id: Uuid, name: Type.String() });
+
 export const IdParams = Type.Object({ id: Uuid }, { additionalProperties: false });
 
 /** The longest cursor the service reads (its own are far shorter); a longer one is 422 INVALID_CURSOR. */

@@ -4,29 +4,13 @@
  */
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
-import { Uuid } from './common.ts';
-import { ResultFilters } from './results.ts';
+import { NamedRef } from './common.ts';
+import { MetricAnswer, MetricQuery } from './results.ts';
 import { WarningHeader, Warnings } from './warnings.ts';
-
-const { benchmark_id: _optionalBenchmark, ...Filters } = ResultFilters;
 
 export const CompareQuery = Type.Object(
   {
-    benchmark_id: Type.String({ format: 'uuid', description: 'The benchmark whose results are compared (404 if unknown).' }),
-    metric: Type.String({
-      minLength: 1,
-      maxLength: 205,
-      description:
-        'The value compared: `json.<dotted.path>` as in `sort_by` (e.g. `json.result.score`). Results without a JSON number there are counted in `excluded`.',
-      examples: ['json.result.score'],
-    }),
-    group_by: Type.Optional(
-      Type.Union([Type.Literal('flavor'), Type.Literal('site')], {
-        default: 'flavor',
-        description: 'One group per flavor (default) or per site.',
-      }),
-    ),
-    ...Filters,
+    ...MetricQuery('compared', 'compared', 'group'),
     better: Type.Optional(
       Type.Union([Type.Literal('higher'), Type.Literal('lower')], {
         description:
@@ -91,7 +75,6 @@ const Interval = (description = '[low, high]') =>
     maxItems: 2,
     description,
   });
-const NamedRef = Type.Object({ id: Uuid, name: Type.String() });
 
 export const VsBaseline = Type.Object(
   {
@@ -167,9 +150,7 @@ export const CompareGroup = Type.Object(
 
 export const Comparison = Type.Object(
   {
-    benchmark_id: Uuid,
-    metric: Type.String(),
-    group_by: Type.Union([Type.Literal('flavor'), Type.Literal('site')]),
+    ...MetricAnswer,
     better: Type.Union([Type.Literal('higher'), Type.Literal('lower')]),
     confidence: Type.Number(),
     rank_by: Type.Union([Type.Literal('metric'), Type.Literal('price')]),

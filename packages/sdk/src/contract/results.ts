@@ -78,6 +78,41 @@ export const ResultFilters = {
   filters: Type.Optional(Filters),
 };
 
+const { benchmark_id: _required, ...filters } = ResultFilters;
+/** The filters of the list but `benchmark_id`, which the questions about one metric of one benchmark require. */
+export const MetricFilters = filters;
+
+/**
+ * The start of the queries about one metric of one benchmark's results (GET /results:compare and
+ * GET /results:changes): the words that differ are what is done with the results and the metric,
+ * and what a group is called.
+ */
+export const MetricQuery = (results: string, value: string, group: string) => ({
+  benchmark_id: Type.String({ format: 'uuid', description: `The benchmark whose results are ${results} (404 if unknown).` }),
+  metric: Type.String({
+    minLength: 1,
+    maxLength: 205,
+    description:
+      `The value ${value}: \`json.<dotted.path>\` as in \`sort_by\` (e.g. \`json.result.score\`). ` +
+      'Results without a JSON number there are counted in `excluded`.',
+    examples: ['json.result.score'],
+  }),
+  group_by: Type.Optional(
+    Type.Union([Type.Literal('flavor'), Type.Literal('site')], {
+      default: 'flavor',
+      description: `One ${group} per flavor (default) or per site.`,
+    }),
+  ),
+  ...MetricFilters,
+});
+
+/** What the answers about one metric of one benchmark (comparisons, changes, watches) begin with. */
+export const MetricAnswer = {
+  benchmark_id: Uuid,
+  metric: Type.String(),
+  group_by: Type.Union([Type.Literal('flavor'), Type.Literal('site')]),
+};
+
 const ResultPage = Page(Result, 'ResultPage', { warnings: Warnings });
 
 const LIST_NOTES =
