@@ -14,6 +14,7 @@ import { DatabaseControl } from './control.ts';
 import { describeLines, formatDuration, startEmbeddedPostgres, type EmbeddedDatabase, type EmbeddedEvent } from './embedded.ts';
 import { logEmbeddedEvent } from './embedded-events.ts';
 import { connect, migrate, MigrationsBusyError, type PoolOptions } from './orm.ts';
+import { redactUrl } from './own-connection.ts';
 import { logPostgresLine } from './postgres-log.ts';
 
 export interface DatabaseHandle {
@@ -52,10 +53,6 @@ export async function openDatabase(
     },
   });
   return { url: embedded.url, sessionUrl: embedded.url, embedded };
-}
-
-function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }
 
 /** What error messages call the database: its URL (without password), or the embedded cluster with its last log lines. */

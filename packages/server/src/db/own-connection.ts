@@ -34,6 +34,11 @@ export function ownClient(purpose: OwnPurpose, config: Omit<pg.ClientConfig, 'ap
   return new pg.Client({ ...config, application_name: `benchmarks-server ${purpose}` });
 }
 
+/** A URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+}
+
 /** Runs one statement on the connection; returns its rows. */
 export type OwnRun = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
 

@@ -11,9 +11,33 @@ import { type CatalogueOutcome, type TargetUser, userKey } from './target.ts';
 
 /** Runs the phases in order; false when the run was asked to stop. */
 export async function importCatalogue(ctx: ImportContext): Promise<boolean> {
-  for (const phase of [importUsers, importTags, importBenchmarks, importSites, importFlavors]) {
+  const phases = [
+    importUsers,
+    importTags,
+    () => eachRow(ctx, 'benchmarks', ctx.source.benchmarks(ctx.batchSize), importBenchmark),
+    () => eachRow(ctx, 'sites', ctx.source.sites(ctx.batchSize), importSite),
+    () => eachRow(ctx, 'flavors', ctx.source.flavors(ctx.batchSize), importFlavor),
+  ];
+  for (const phase of phases) {
     if (!(await phase(ctx))) return false;
   }
+  return true;
+}
+
+/** A phase of rows inserted one by one, a batch of the source at a time; false when asked to stop. */
+async function eachRow<Row>(
+  ctx: ImportContext,
+  kind: Kind,
+  batches: AsyncIterable<Row[]>,
+  one: (ctx: ImportContext, row: Row, batch: BatchTally) => Promise<void>,
+): Promise<boolean> {
+  for await (const rows of batches) {
+    if (stopping(ctx)) return false;
+    const batch = new BatchTally();
+    for (const row of rows) await one(ctx, row, batch);
+    commit(ctx, kind, batch);
+  }
+  progress(ctx, kind, true);
   return true;
 }
 
@@ -52,10 +76,9 @@ async function importUsers(ctx: ImportContext): Promise<boolean> {
 }
 
 /** Tags had no review, uploader or upload time there: approved, uploaded by the original service at its epoch. */
-async function importTags(ctx: ImportContext): Promise<boolean> {
+function importTags(ctx: ImportContext): Promise<boolean> {
   let owner = false;
-  for await (const rows of ctx.source.tags(ctx.batchSize)) {
-    if (stopping(ctx)) return false;
+  return eachRow(ctx, 'tags', ctx.source.tags(ctx.batchSize), async (_, tag, batch) => {
     if (!owner) {
       owner = true;
       await ctx.target.insertUsers([
@@ -68,32 +91,15 @@ async function importTags(ctx: ImportContext): Promise<boolean> {
         },
       ]);
     }
-    const batch = new BatchTally();
-    for (const tag of rows) {
-      const outcome = await ctx.target.insertCatalogue('tag', {
-        ...tag,
-        status: 'approved',
-        upload_datetime: ctx.epoch,
-        uploader_iss: ORIGIN_SERVICE_USER.iss,
-        uploader_sub: ORIGIN_SERVICE_USER.sub,
-      });
-      if (settle(batch, 'tags', tag.id, outcome, `a tag named "${tag.name}"`)) ctx.tags.add(tag.id);
-    }
-    commit(ctx, 'tags', batch);
-  }
-  progress(ctx, 'tags', true);
-  return true;
-}
-
-async function importBenchmarks(ctx: ImportContext): Promise<boolean> {
-  for await (const rows of ctx.source.benchmarks(ctx.batchSize)) {
-    if (stopping(ctx)) return false;
-    const batch = new BatchTally();
-    for (const row of rows) await importBenchmark(ctx, row, batch);
-    commit(ctx, 'benchmarks', batch);
-  }
-  progress(ctx, 'benchmarks', true);
-  return true;
+    const outcome = await ctx.target.insertCatalogue('tag', {
+      ...tag,
+      status: 'approved',
+      upload_datetime: ctx.epoch,
+      uploader_iss: ORIGIN_SERVICE_USER.iss,
+      uploader_sub: ORIGIN_SERVICE_USER.sub,
+    });
+    if (settle(batch, 'tags', tag.id, outcome, `a tag named "${tag.name}"`)) ctx.tags.add(tag.id);
+  });
 }
 
 /** The stored schema as JSON, `{}` for none; or why jsonb cannot hold it. */
@@ -142,34 +148,12 @@ async function importBenchmark(ctx: ImportContext, row: SourceBenchmark, batch: 
   }
 }
 
-async function importSites(ctx: ImportContext): Promise<boolean> {
-  for await (const rows of ctx.source.sites(ctx.batchSize)) {
-    if (stopping(ctx)) return false;
-    const batch = new BatchTally();
-    for (const row of rows) await importSite(ctx, row, batch);
-    commit(ctx, 'sites', batch);
-  }
-  progress(ctx, 'sites', true);
-  return true;
-}
-
 async function importSite(ctx: ImportContext, row: SourceSite, batch: BatchTally): Promise<void> {
   const { status, nullStatus } = reviewStatus(row.status);
   const outcome = await ctx.target.insertCatalogue('site', { ...row, status });
   if (!settle(batch, 'sites', row.id, outcome, `a site named "${row.name}"`)) return;
   ctx.sites.add(row.id);
   if (nullStatus && 'written' in outcome) flagNullStatus(batch, 'sites', row.id);
-}
-
-async function importFlavors(ctx: ImportContext): Promise<boolean> {
-  for await (const rows of ctx.source.flavors(ctx.batchSize)) {
-    if (stopping(ctx)) return false;
-    const batch = new BatchTally();
-    for (const row of rows) await importFlavor(ctx, row, batch);
-    commit(ctx, 'flavors', batch);
-  }
-  progress(ctx, 'flavors', true);
-  return true;
 }
 
 async function importFlavor(ctx: ImportContext, row: SourceFlavor, batch: BatchTally): Promise<void> {
@@ -190,21 +174,18 @@ async function importFlavor(ctx: ImportContext, row: SourceFlavor, batch: BatchT
  * same id), so that rows referring to it may be imported.
  */
 function settle(batch: BatchTally, kind: Kind, id: string, outcome: CatalogueOutcome, what: string): boolean {
-  if ('written' in outcome) {
-    batch.import(kind);
-    return true;
+  if ('takenBy' in outcome) {
+    batch.refuse(
+      kind,
+      id,
+      'NAME_TAKEN',
+      `${what} is already here with another id (${outcome.takenBy}): rename or delete one of them, then run the import again`,
+    );
+    return false;
   }
-  if ('present' in outcome) {
-    batch.skip(kind, 'ALREADY_PRESENT');
-    return true;
-  }
-  batch.refuse(
-    kind,
-    id,
-    'NAME_TAKEN',
-    `${what} is already here with another id (${outcome.takenBy}): rename or delete one of them, then run the import again`,
-  );
-  return false;
+  if ('written' in outcome) batch.import(kind);
+  else batch.skip(kind, 'ALREADY_PRESENT');
+  return true;
 }
 
 export function flagNullStatus(batch: BatchTally, kind: Kind, id: string): void {

@@ -9,11 +9,10 @@
  */
 import { DEFAULTS } from '../config.ts';
 import { createLogger } from '../core/logger.ts';
-import { withOwnConnection } from '../db/own-connection.ts';
+import { redactUrl, withOwnConnection } from '../db/own-connection.ts';
 import { chooseMetricPaths } from '../services/metrics/metric-values.ts';
 import { importCatalogue } from './catalogue.ts';
 import type { BatchInfo, ImportContext, ProgressEvent } from './context.ts';
-import { redactUrl } from './mapping.ts';
 import { importResults } from './results.ts';
 import { BenchmarkSchemas } from './schemas.ts';
 import { OriginSource } from './source.ts';

@@ -55,8 +55,3 @@ export function resultVisibility(sourceDeleted: boolean, claimed: boolean): Visi
 
 /** The JSON pointer of the first string or key holding U+0000 (jsonb cannot store it), or null: as uploads check it. */
 export { nulPointer } from '../services/results/uploads.ts';
-
-/** A URL without its password, for messages and the summary. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
-}

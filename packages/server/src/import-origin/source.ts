@@ -6,9 +6,8 @@
  * handed on as text with their offset, microseconds included.
  */
 import type pg from 'pg';
-import { ownClient } from '../db/own-connection.ts';
+import { ownClient, redactUrl } from '../db/own-connection.ts';
 import { ConfigurationError } from '../core/errors.ts';
-import { redactUrl } from './mapping.ts';
 
 export interface SourceUser {
   iss: string;
@@ -132,25 +131,15 @@ export class OriginSource {
    * Connects, checks the time zone and that the database has the original service's tables and
    * columns, and opens the snapshot. Every problem is a ConfigurationError of one sentence.
    */
-  static async open(url: string, timezone: string): Promise<OriginSource> {
-    const client = ownClient('import-origin', { connectionString: url, connectionTimeoutMillis: 10_000 });
-    client.on('error', () => {}); // the next statement reports it
-    try {
-      await client.connect();
-    } catch (err) {
-      throw new ConfigurationError(`Cannot reach the source database at ${redactUrl(url)}: ${(err as Error).message}`);
-    }
-    try {
+  static open(url: string, timezone: string): Promise<OriginSource> {
+    return openImportClient(url, 'source', 10_000, async (client) => {
       await client.query("set time zone 'UTC'");
       await checkTimezone(client, timezone);
       const sql = statements(client.escapeLiteral(timezone));
       await checkSchema(client, url, sql);
       await client.query('begin isolation level repeatable read, read only');
       return new OriginSource(client, sql);
-    } catch (err) {
-      await client.end().catch(() => {});
-      throw err;
-    }
+    });
   }
 
   async counts(): Promise<SourceCounts> {
@@ -199,6 +188,31 @@ export class OriginSource {
   async close(): Promise<void> {
     await this.#client.query('rollback').catch(() => {});
     await this.#client.end().catch(() => {});
+  }
+}
+
+/**
+ * A connection of the import to its `which` database, set up by `setUp`: one clear error when it
+ * cannot be reached, and closed again when `setUp` fails.
+ */
+export async function openImportClient<T>(
+  url: string,
+  which: 'source' | 'target',
+  timeoutMs: number | undefined,
+  setUp: (client: pg.Client) => Promise<T>,
+): Promise<T> {
+  const client = ownClient('import-origin', { connectionString: url, connectionTimeoutMillis: timeoutMs });
+  client.on('error', () => {}); // the next statement reports it
+  try {
+    await client.connect();
+  } catch (err) {
+    throw new ConfigurationError(`Cannot reach the ${which} database at ${redactUrl(url)}: ${(err as Error).message}`);
+  }
+  try {
+    return await setUp(client);
+  } catch (err) {
+    await client.end().catch(() => {});
+    throw err;
   }
 }
 

@@ -7,7 +7,7 @@
  * advisory lock, released when the connection ends.
  */
 import type pg from 'pg';
-import { ownClient } from '../db/own-connection.ts';
+import { redactUrl } from '../db/own-connection.ts';
 import { lockKeyOf, tryLock } from '../db/advisory-lock.ts';
 import { ConfigurationError } from '../core/errors.ts';
 import {
@@ -32,7 +32,8 @@ import {
   USER_TABLE,
   type UserRow,
 } from '../db/table-columns.ts';
-import { redactUrl, type ReviewStatus } from './mapping.ts';
+import type { ReviewStatus } from './mapping.ts';
+import { openImportClient } from './source.ts';
 
 const IMPORT_LOCK = lockKeyOf('import-origin');
 
@@ -93,15 +94,8 @@ export class ImportTarget {
   }
 
   /** Connects, checks the schema is migrated and takes the import lock; one clear error otherwise. */
-  static async open(url: string): Promise<ImportTarget> {
-    const client = ownClient('import-origin', { connectionString: url });
-    client.on('error', () => {}); // the next statement reports it
-    try {
-      await client.connect();
-    } catch (err) {
-      throw new ConfigurationError(`Cannot reach the target database at ${redactUrl(url)}: ${(err as Error).message}`);
-    }
-    try {
+  static open(url: string): Promise<ImportTarget> {
+    return openImportClient(url, 'target', undefined, async (client) => {
       const [migrated] = (await client.query<{ ok: boolean }>("select to_regclass('app_setting') is not null as ok")).rows;
       if (!migrated?.ok) {
         throw new ConfigurationError(`The database at ${redactUrl(url)} is not migrated: run benchmarks-server migrate first.`);
@@ -110,10 +104,7 @@ export class ImportTarget {
         throw new ConfigurationError(`Another import-origin is writing to ${redactUrl(url)}: wait for it to end.`);
       }
       return new ImportTarget(client);
-    } catch (err) {
-      await client.end().catch(() => {});
-      throw err;
-    }
+    });
   }
 
   /** Runs `work` in one transaction: all of it is written, or (it throws) none. */
