@@ -21,33 +21,37 @@ import * as scenarios from './scenarios.ts';
 import { serverNodeArgs, startServerProcess, type ServerProcess } from './server.ts';
 
 /**
- * What to run (bench/run.ts): seconds per measured run (`duration`) and of API load before each
- * scenario's runs (`warmup`, not measured); how many variants the scenarios cycle through at most;
- * how long to wait for a quiet machine before each run; `keep` the data directory for the next run;
+ * What to run (bench/run.ts): `duration`, seconds per measured run, `warmup` of API load before each
+ * scenario's runs (not measured); `variants` the scenarios cycle through at most; `quietWait`, how long
+ * to wait for a quiet machine before each run; `keep` the data directory for the next run;
  * `defaultAdmission`, the server's own admission of expensive lists instead of 64 places; `small`, a
  * development run, whose slow requests' runs are lengthened twice at most, not 6 times.
  */
 export type BenchOptions = Record<'results' | 'seed' | 'duration' | 'warmup' | 'variants' | 'quietWait', number> &
-  Record<'keep' | 'defaultAdmission' | 'small', boolean> & {
+  Record<'keep' | 'defaultAdmission' | 'small', boolean> &
+  Record<'dataDir' | 'outDir', string> & {
     shape: Shape;
     connections: number[];
     scenarios: number[];
     baseline: 'auto' | measure.BaselineTool;
-    /** Where PostgreSQL's data, latest.json and explain/ go, and the Markdown file whose generated section is replaced (or null). */
-    dataDir: string;
-    outDir: string;
+    /** The Markdown file whose generated section is replaced, or null. */
     docs: string | null;
-    log: (message: string) => void;
+    log: Log;
   };
+type Log = (message: string) => void;
+type Manifest = { generatorVersion: number; seed: number; results: number; shape: Shape; load: LoadReport; created: CreatedBenchmark[] };
 
 export const ROOT = resolve(new URL('..', import.meta.url).pathname);
-const INGEST_SUB = 'bench-ingest';
-const ADMIN_SUB = 'bench-admin';
-const ADMIN_ENTITLEMENT = 'urn:bench:benchmarks-admins';
+const [INGEST_SUB, ADMIN_SUB, ADMIN_ENTITLEMENT] = ['bench-ingest', 'bench-admin', 'urn:bench:benchmarks-admins'];
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-const count = async (client: pg.Client, sql: string, params: unknown[] = []) =>
-  Number((await client.query<{ n: string }>(`select count(*) as n from ${sql}`, params)).rows[0]!.n);
-type Manifest = { generatorVersion: number; seed: number; results: number; shape: Shape; load: LoadReport; created: CreatedBenchmark[] };
+const count = async (client: pg.Client, from: string, params: unknown[] = []) =>
+  Number((await client.query<{ n: string }>(`select count(*) as n from ${from}`, params)).rows[0]!.n);
+const account = (sub: string, entitlements: string[] = []) => ({
+  sub,
+  email: `${sub}@bench.example.org`,
+  email_verified: true,
+  entitlements,
+});
 
 /**
  * Creates the benchmarks marked `createdBy` through a server of their own, as users do: a user's,
@@ -63,7 +67,7 @@ async function createThroughApi(
 ) {
   const server = await startServerProcess(env, log);
   try {
-    issuer.addAccount({ sub: 'bench-user', email: 'bench-user@bench.example.org', email_verified: true });
+    issuer.addAccount(account('bench-user'));
     const as = async (sub: string) => {
       const sdk = createClient({ baseUrl: server.url, token: await issuer.mintAccessToken({ sub, ttlSeconds: 3600 }) });
       await sdk.self.upsert();
@@ -77,29 +81,31 @@ async function createThroughApi(
       if (createdBy === 'user') await clients.admin.benchmarks.approve(row.id);
       b.id = row.id;
       // Its metric paths are chosen in the transaction that creates it: ready before any upload.
-      const paths = await count(
-        client,
-        'metric_path p join metric_benchmark m using (benchmark_id) where m.complete and p.benchmark_id = $1',
-        [row.id],
-      );
-      created.push({ key: b.def.key, id: row.id, createdBy: createdBy!, status: row.status, metricPaths: paths });
+      const paths = 'metric_path p join metric_benchmark m using (benchmark_id) where m.complete and p.benchmark_id = $1';
+      created.push({
+        key: b.def.key,
+        id: row.id,
+        createdBy: createdBy!,
+        status: row.status,
+        metricPaths: await count(client, paths, [row.id]),
+      });
       const by = createdBy === 'user' ? 'a user (approved by an administrator)' : 'an administrator';
-      log(`created through the API by ${by}: ${b.def.key} ${row.id}, ${paths} metric paths at once`);
+      log(`created through the API by ${by}: ${b.def.key} ${row.id}, ${created.at(-1)!.metricPaths} metric paths at once`);
     }
     return created;
   } finally {
     await server.stop();
   }
 }
-type Log = (message: string) => void;
 
 /** Rows the ingest scenarios and their baselines added (also left over by an interrupted run). */
 async function removeIngested(client: pg.Client): Promise<void> {
   await client.query('delete from result where uploader_sub = $1', [INGEST_SUB]);
   await client.query('delete from app_user where sub = $1', [INGEST_SUB]);
   // The administrator stays when it created benchmarks before the load (the origin shape).
-  const unused = 'not exists (select 1 from benchmark b where b.uploader_sub = u.sub)';
-  await client.query(`delete from app_user u where sub = $1 and ${unused}`, [ADMIN_SUB]);
+  await client.query('delete from app_user u where sub = $1 and not exists (select 1 from benchmark b where b.uploader_sub = u.sub)', [
+    ADMIN_SUB,
+  ]);
 }
 
 /** Polls `done` every `ms` until it answers true or `maxSeconds` pass; the seconds waited. */
@@ -173,24 +179,18 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
   try {
     log(`PostgreSQL in ${o.dataDir}`);
     db = await database.startBenchDatabase(o.dataDir, log);
-    const account = (sub: string, entitlements: string[] = []) => ({
-      sub,
-      email: `${sub}@bench.example.org`,
-      email_verified: true,
-      entitlements,
-    });
     issuer = await startIssuer({ accounts: [account(INGEST_SUB), account(ADMIN_SUB, [ADMIN_ENTITLEMENT])] });
     // The load comes from one address at up to 32 connections: the per-client limits would refuse
     // part of it, so they are off here; the admission of expensive lists too (64 places), unless
     // --default-admission measures it.
-    const serverEnv: Record<string, string> = {
+    const env = {
       DATABASE_URL: db.url,
       OIDC_ISSUERS: issuer.issuer,
       ADMIN_ENTITLEMENTS: ADMIN_ENTITLEMENT,
       RATE_LIMIT: '0',
       READ_RATE_LIMIT: '0',
-      ...(o.defaultAdmission ? {} : { EXPENSIVE_LIST_CONCURRENCY: '64' }),
     };
+    const serverEnv: Record<string, string> = o.defaultAdmission ? env : { ...env, EXPENSIVE_LIST_CONCURRENCY: '64' };
     client = await db.client();
     const data = await prepareData(o, db, client, async (fresh) => {
       const created = catalogue.benchmarks.some((b) => b.createdBy)
@@ -201,9 +201,8 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     });
     client = data.client;
     const { load, created } = data.manifest;
-    for (const [table, n] of Object.entries(load.expected))
-      if (load.loaded[table as keyof typeof load.loaded] !== n)
-        throw new Error(`loaded ${table}: ${load.loaded[table as keyof typeof load.loaded]} rows, generated ${n}`);
+    const wrong = Object.entries(load.expected).find(([table, n]) => load.loaded[table as keyof typeof load.loaded] !== n);
+    if (wrong) throw new Error(`loaded ${wrong[0]}: ${load.loaded[wrong[0] as keyof typeof load.loaded]} rows, generated ${wrong[1]}`);
     for (const [check, n] of Object.entries(load.checks)) if (n !== 0) throw new Error(`data check ${check} failed: ${n} rows`);
     // Reused data: the benchmarks created through the API have the ids the server gave them then.
     for (const c of created) catalogue.benchmarks.find((x) => x.def.key === c.key)!.id = c.id;
@@ -212,22 +211,20 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     // missing, in the background: once they are, it is started again, so that the memory the filling
     // took is not the server's under load.
     server = await startServerProcess(serverEnv, log);
-    const incomplete = () =>
-      count(client!, 'benchmark b left join metric_benchmark m on m.benchmark_id = b.id where m.complete is not true');
-    if ((await incomplete()) > 0) {
-      let polls = 0;
-      const filled = async () => {
-        const left = await incomplete();
-        if (++polls % 60 === 0) log(`metric values: ${left} benchmarks not complete yet`);
-        return left === 0;
-      };
+    let polls = 0;
+    const filled = async () => {
+      const left = await count(client!, 'benchmark b left join metric_benchmark m on m.benchmark_id = b.id where m.complete is not true');
+      if (++polls % 60 === 0) log(`metric values: ${left} benchmarks not complete yet`);
+      return left === 0;
+    };
+    if (!(await filled())) {
       log(`metric values filled in by the server in ${(await waitUntil(filled, 1000)).toFixed(1)} s`);
       await server.stop();
       server = await startServerProcess(serverEnv, log);
     }
     const statements = database.statementLog(o.dataDir, client);
     const [token, adminToken] = await Promise.all(
-      [INGEST_SUB, ADMIN_SUB].map((sub) => issuer!.mintAccessToken({ sub, ttlSeconds: 24 * 3600 })),
+      [INGEST_SUB, ADMIN_SUB].map((sub) => issuer!.mintAccessToken({ sub, ttlSeconds: 86_400 })),
     );
     for (const bearer of [token!, adminToken!]) await createClient({ baseUrl: server.url, token: bearer }).self.upsert();
     await measure.sleep(1000);
@@ -236,6 +233,7 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     // A sample of result ids spread over the table (deterministic for a given table).
     const percent = Math.min(100, Math.max(0.01, 40_000 / Math.max(1, await count(client, 'result'))));
     const sample = await client.query<{ id: string }>(`select id from result tablesample system (${percent}) repeatable (7) limit 100`);
+    const shaped = o.scenarios.some((id) => scenarios.SHAPE_SCENARIOS.includes(id));
     const inputs: scenarios.ScenarioInputs = {
       catalogue,
       options: generate,
@@ -244,9 +242,7 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
       identity: { iss: issuer.issuer, sub: INGEST_SUB },
       variants: o.variants,
       visible: await countVisible(client, { total: 0, byBenchmark: new Map() }),
-      shape: o.scenarios.some((id) => scenarios.SHAPE_SCENARIOS.includes(id))
-        ? await scenarios.shapeInputs(client, scenarios.shapeBenchmark(catalogue))
-        : undefined,
+      shape: shaped ? await scenarios.shapeInputs(client, scenarios.shapeBenchmark(catalogue)) : undefined,
     };
     const n = (v: number) => v.toLocaleString('en-US');
     for (const c of inputs.shape?.cuts ?? [])
@@ -260,32 +256,25 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
 
     const captured = new Map<number, database.CapturedRequest[]>();
     const reports = new Map<number, report.ScenarioReport>();
-    for (const scenario of chosen) {
-      log(`scenario ${scenario.id} (${scenario.key}): capturing the SQL of ${scenario.variants.length} request variants`);
+    for (const s of chosen) {
+      log(`scenario ${s.id} (${s.key}): capturing the SQL of ${s.variants.length} request variants`);
       await countVisible(client, inputs.visible);
-      const requests = await database.captureScenario(server, statements, scenario);
-      const problems = requests.filter((r) => r.problem).map((r) => `${scenario.variants[r.variant]!.label}: ${r.problem}`);
-      if (problems.length) throw new Error(`scenario ${scenario.id} answers wrongly:\n${problems.slice(0, 5).join('\n')}`);
-      captured.set(scenario.id, requests);
-      const file = join(explainDir, `${scenario.id}-${scenario.key}.txt`);
-      const { id, key, title, endpoint, kind, resultsPerRequest, baselineMethod, reference, selectivity } = scenario;
-      reports.set(id, {
-        id,
-        key,
-        title,
-        endpoint,
-        kind,
-        resultsPerRequest,
-        variants: scenario.variants.length,
-        statementsPerRequest: requests[0]?.statements.length ?? 0,
-        baselineMethod,
-        ...(reference ? { reference } : {}),
-        ...(selectivity ? { selectivity } : {}),
-        explainFile: relative(ROOT, file),
-        statements: await database.explainScenario(client, scenario, requests, file),
-        captureProblems: [],
-        runs: [],
-      });
+      const requests = await database.captureScenario(server, statements, s);
+      const problems = requests.filter((r) => r.problem).map((r) => `${s.variants[r.variant]!.label}: ${r.problem}`);
+      if (problems.length) throw new Error(`scenario ${s.id} answers wrongly:\n${problems.slice(0, 5).join('\n')}`);
+      captured.set(s.id, requests);
+      const file = join(explainDir, `${s.id}-${s.key}.txt`);
+      const explained = await database.explainScenario(client, s, requests, file);
+      const meta = { id: s.id, key: s.key, title: s.title, endpoint: s.endpoint, kind: s.kind, resultsPerRequest: s.resultsPerRequest };
+      const statementsPerRequest = requests[0]?.statements.length ?? 0;
+      const more = {
+        variants: s.variants.length,
+        statementsPerRequest,
+        baselineMethod: s.baselineMethod,
+        reference: s.reference,
+        selectivity: s.selectivity,
+      };
+      reports.set(s.id, { ...meta, ...more, explainFile: relative(ROOT, file), statements: explained, captureProblems: [], runs: [] });
     }
 
     const groups = { server: server.pid, postgres: db.postmasterPid() };
@@ -296,18 +285,8 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
         // One request, measured once whatever --connections says (bench/export-run.ts).
         await client.query('checkpoint');
         const expected = (await countVisible(client, inputs.visible)).total;
-        runs.push(
-          await measureExport({
-            server,
-            target: db,
-            scenario,
-            issued: requests[0]!.statements,
-            expected,
-            groups,
-            quietWait: o.quietWait,
-            log,
-          }),
-        );
+        const input = { server, target: db, scenario, issued: requests[0]!.statements, expected, groups };
+        runs.push(await measureExport({ ...input, quietWait: o.quietWait, log }));
         continue;
       }
       const scripts = requests.map((r) => scenario.baseline(r.variant, r.statements));
@@ -347,15 +326,15 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
         const sqlCpu = sqlMeter.stop();
         // Throughput counts successful answers only: a fast 503 is not a served request.
         const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1000) / 1000 : null);
-        const reference = scenario.reference ? reports.get(scenario.reference)?.runs.find((r) => r.connections === connections) : undefined;
-        const vs = reference ? { vsReference: ratio(api.okPerSecond, reference.api.okPerSecond) } : {};
+        const reference = reports.get(scenario.reference ?? 0)?.runs.find((r) => r.connections === connections);
+        const vsReference = reference && ratio(api.okPerSecond, reference.api.okPerSecond);
         const quietWaitSeconds = quietApi.waited + quietSql.waited;
         const run = {
           connections,
           api,
           sql,
           ratio: ratio(api.okPerSecond, sql.tps),
-          ...vs,
+          vsReference,
           serverPeakRssMb: memory.peakMb,
           apiCpu,
           sqlCpu,
@@ -364,14 +343,13 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
         const pct = (v: number | null | undefined) => (v == null ? '–' : `${Math.round(v * 100)}%`);
         const per = (ms: number) => (ms / Math.max(1, api.responses)).toFixed(2);
         const stored = scenario.resultsPerRequest > 1 ? ` (${Math.round(api.okPerSecond * scenario.resultsPerRequest)} results/s)` : '';
-        const against = run.vsReference !== undefined ? `, vs #${scenario.reference} ${pct(run.vsReference)}` : '';
-        const cpu = apiCpu
-          ? `; CPU ms/request server ${per(apiCpu.serverMs)} PostgreSQL ${per(apiCpu.postgresMs)} client ${per(apiCpu.clientMs)}, other load ${apiCpu.otherPercent}%/${sqlCpu?.otherPercent}%`
-          : '';
+        const cpu =
+          apiCpu && `; CPU ms/request server ${per(apiCpu.serverMs)} PostgreSQL ${per(apiCpu.postgresMs)} client ${per(apiCpu.clientMs)}`;
         log(
           `scenario ${scenario.id} @${connections}: API ${api.okPerSecond.toFixed(1)} 2xx/s${stored} p50 ${api.latencyMs.p50} p95 ${api.latencyMs.p95} p99 ${api.latencyMs.p99} ms, ` +
             `errors ${api.errors + api.timeouts}, non-2xx ${api.non2xx} (503 ${api.statusCodes['503'] ?? 0}, 429 ${api.statusCodes['429'] ?? 0}); ` +
-            `SQL ${sql.tps}/s p99 ${sql.latencyMs.p99} ms${sql.errors ? ` (${sql.errors} errors: ${sql.firstError})` : ''}; ratio ${pct(run.ratio)}${against}; RSS peak ${memory.peakMb} MB${cpu}`,
+            `SQL ${sql.tps}/s p99 ${sql.latencyMs.p99} ms${sql.errors ? ` (${sql.errors} errors: ${sql.firstError})` : ''}; ratio ${pct(run.ratio)}` +
+            `${reference ? `, vs #${scenario.reference} ${pct(vsReference)}` : ''}; RSS peak ${memory.peakMb} MB${cpu ? `${cpu}, other load ${apiCpu.otherPercent}%/${sqlCpu?.otherPercent}%` : ''}`,
         );
       }
     }
@@ -379,17 +357,15 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     await waitForIdleDatabase(client);
     const once: Omit<report.EveryMetricReport, 'loadAverage' | 'goals'> = { changes: null, compareBaseline: null, health: null };
     const rounds = Math.max(5, Math.min(15, Math.round(o.duration * 1.5)));
-    const roundsInput = { server, client, statements, token: token!, rounds, log };
-    for (const id of Object.keys(scenarios.MEASURED_ONCE)
-      .map(Number)
-      .filter((x) => o.scenarios.includes(x))) {
+    const each = { server, client, statements, token: token!, rounds, log };
+    for (const id of [16, 17, 27].filter((x) => o.scenarios.includes(x))) {
       log(`scenario ${id} (${scenarios.MEASURED_ONCE[id]})`);
       await client.query('checkpoint');
       await measure.waitForQuiet(o.quietWait);
-      if (id === 16) once.changes = await measureChanges({ ...roundsInput, adminToken: adminToken!, results: o.results });
+      if (id === 16) once.changes = await measureChanges({ ...each, adminToken: adminToken!, results: o.results });
       if (id === 17) {
         const visible = (await countVisible(client, inputs.visible)).byBenchmark.get(scenarios.typicalBenchmarks(catalogue)[0]!.id) ?? 0;
-        once.compareBaseline = await measureCompareBaseline({ ...roundsInput, catalogue, options: generate, visible });
+        once.compareBaseline = await measureCompareBaseline({ ...each, catalogue, options: generate, visible });
       }
       if (id === 27)
         once.health = await measureHealth({ server, client, benchmark: scenarios.shapeBenchmark(catalogue), seconds: o.duration, log });
@@ -400,30 +376,29 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     const finalRssMb = measure.r1(await server.rssMb());
     await removeIngested(client);
     const cpu = cpus();
+    const machine = {
+      cpus: cpu.length,
+      cpuModel: cpu[0]?.model.trim() ?? 'unknown',
+      memoryGb: Math.round(totalmem() / 1073741824),
+      platform: `${process.platform} ${process.arch}`,
+      node: process.version,
+      postgres: db.version,
+    };
     const baselineTool = tool === 'pgbench' ? (measure.pgbenchVersion() ?? 'pgbench') : 'node-postgres loop';
+    const run = {
+      results: o.results,
+      shape: o.shape,
+      seed: o.seed,
+      durationSeconds: o.duration,
+      warmupSeconds: o.warmup,
+      connections: o.connections,
+    };
     const partial = {
       version: 1 as const,
       generatedAt: new Date().toISOString(),
       elapsedSeconds: Math.round((Date.now() - began) / 1000),
-      machine: {
-        cpus: cpu.length,
-        cpuModel: cpu[0]?.model.trim() ?? 'unknown',
-        memoryGb: Math.round(totalmem() / 1073741824),
-        platform: `${process.platform} ${process.arch}`,
-        node: process.version,
-        postgres: db.version,
-      },
-      options: {
-        results: o.results,
-        shape: o.shape,
-        seed: o.seed,
-        durationSeconds: o.duration,
-        warmupSeconds: o.warmup,
-        connections: o.connections,
-        scenarios: o.scenarios,
-        baselineTool,
-        quietWaitSeconds: o.quietWait,
-      },
+      machine,
+      options: { ...run, scenarios: o.scenarios, baselineTool, quietWaitSeconds: o.quietWait },
       postgresSettings: database.POSTGRES_SETTINGS,
       data: { reused: data.reused, load, shape: o.shape, created },
       server: { idleRssMb, peakRssMb: server.peakMb(), finalRssMb, nodeArgs: serverNodeArgs() },
@@ -437,11 +412,9 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     report.writeJson(join(o.outDir, 'latest.json'), result);
     if (o.docs) report.writeMarkdown(o.docs, report.markdownSection(result));
     log(`report written to ${join(o.outDir, 'latest.json')}${o.docs ? ` and ${o.docs}` : ''}`);
-    for (const t of result.targets) log(`target ${t.status.toUpperCase()}: ${t.target} — ${t.detail}`);
-    for (const t of everyMetric.goals) log(`goal ${t.status.toUpperCase()}: ${t.target} — ${t.detail}`);
-    log(
-      `load average (1 min) during the run: ${loadAverage.min.toFixed(1)}–${loadAverage.max.toFixed(1)}, median ${loadAverage.median.toFixed(1)}`,
-    );
+    for (const t of [...result.targets, ...everyMetric.goals]) log(`${t.status.toUpperCase()}: ${t.target} — ${t.detail}`);
+    const { min, max } = loadAverage;
+    log(`load average (1 min) during the run: ${min.toFixed(1)}–${max.toFixed(1)}, median ${loadAverage.median.toFixed(1)}`);
     return result;
   } finally {
     await server?.stop().catch((err: unknown) => log(`stopping the server: ${(err as Error).message}`));

@@ -101,14 +101,8 @@ export interface EveryMetricReport {
  * and remembered fast; compare by flavor (17) within 1.5× of PostgreSQL's median per flavor; /health
  * (27) fast while changes and comparisons are computed.
  */
-const GOALS = {
-  listFactor: 4,
-  listConnections: [8, 32],
-  changesColdP50Ms: 1000,
-  changesRememberedP50Ms: 10,
-  medianFactor: 1.5,
-  healthP99Ms: 100,
-};
+const GOALS = { listFactor: 4, listConnections: [8, 32], medianFactor: 1.5, healthP99Ms: 100 };
+const CHANGES = { coldP50Ms: 1000, rememberedP50Ms: 10 };
 /** docs/performance.md's "Targets: read and write load" and "Targets: compare and export" (at one connection, at 1M results). */
 const TARGETS = { ratio: 0.5, p99Ms: 100, p99AtResults: 1_000_000, ingestPerSecond: 1000, memoryMb: 250 };
 const COMPARE_EXPORT = { compareP50Ms: 150, exportPerSecond: 20_000, exportRssGrowthMb: 16 };
@@ -137,9 +131,9 @@ export function judgeGoals(report: Judged, measured: Omit<EveryMetricReport, 'go
   const plain = report.scenarios.find((s) => s.id === 18);
   for (const filtered of report.scenarios.filter((s) => s.id >= 19 && s.id <= 24))
     for (const c of G.listConnections) {
-      const [a, b, id] = [runAt(plain, c), runAt(filtered, c), filtered.id];
-      if (b && !a) judge(`#${id} vs #18 @${c}`, false, 'scenario 18 not run at these connections', false);
-      if (!a || !b) continue;
+      // 18, their reference, is run along with them.
+      const [a, b, id] = [runAt(plain, c)!, runAt(filtered, c), filtered.id];
+      if (!b) continue;
       const refused = b.api.statusCodes['503'] ?? 0;
       const factor = b.api.okPerSecond > 0 ? a.api.okPerSecond / b.api.okPerSecond : Number.POSITIVE_INFINITY;
       const target = `#${id} within ${G.listFactor}× of #18 in 2xx/s @${c}${c >= 32 ? ', no 503' : ''}${scale}`;
@@ -153,11 +147,11 @@ export function judgeGoals(report: Judged, measured: Omit<EveryMetricReport, 'go
     const of = `${ch.visibleResults.toLocaleString('en-US')} results in ${ch.groups} series`;
     const sql = `its SQL alone p50 ${ch.sqlMs.p50} ms (${ch.fromTable ? 'metric values table' : 'documents'})`;
     const cold = `${of}: p50 ${ch.coldMs.p50} ms, p95 ${ch.coldMs.p95} ms over ${ch.rounds} rounds; ${sql}; after a write to one series p50 ${ch.afterWriteMs?.p50} ms`;
-    judge(`changes over time computed, p50 < ${G.changesColdP50Ms} ms${scale}`, ch.coldMs.p50 < G.changesColdP50Ms, cold);
+    judge(`changes over time computed, p50 < ${CHANGES.coldP50Ms} ms${scale}`, ch.coldMs.p50 < CHANGES.coldP50Ms, cold);
     const remembered = `${of}: p50 ${ch.rememberedMs.p50} ms, p95 ${ch.rememberedMs.p95} ms`;
     judge(
-      `changes over time remembered, p50 < ${G.changesRememberedP50Ms} ms${scale}`,
-      ch.rememberedMs.p50 < G.changesRememberedP50Ms,
+      `changes over time remembered, p50 < ${CHANGES.rememberedP50Ms} ms${scale}`,
+      ch.rememberedMs.p50 < CHANGES.rememberedP50Ms,
       remembered,
     );
   }

@@ -1,71 +1,60 @@
 /**
  * `npm run bench [-- options]`: the performance benchmark (docs/performance.md, "Running the benchmark").
  *
- *   --results <n>        results to generate and load (default 1000000)
- *   --shape <shape>      default: 20 benchmarks of every kind; origin: 4 benchmarks of c-ray's documents, a quarter each,
- *                        one created through the API by a user, one by an administrator
- *   --duration <s>       seconds per measured run (default 10, 2 below 100,000 results; at least 0.1)
- *   --warmup <s>         seconds of API warm-up per scenario (default 2, 1 below 100,000 results)
- *   --connections <list> concurrent connections, e.g. 1,8,32 (default)
- *   --scenarios <list>   which scenarios, e.g. 1,2,4 or 18-27 (default 1-7): 1 to 7 read and write load; 8 to 10 compare and
- *                        export; 16 changes over time, 17 compare against a baseline; 18 to 27 the users' shape
- *   --baseline <tool>    auto (pgbench when installed), pgbench or node
+ *   --results <n>         results to generate and load (default 1000000)
+ *   --shape <shape>       default (20 benchmarks of every kind) or origin (4 of c-ray's, a quarter each, two created through the API)
+ *   --duration <s>        seconds per measured run (default 10, 2 below 100,000 results; at least 0.1)
+ *   --warmup <s>          seconds of API warm-up per scenario (default 2, 1 below 100,000 results)
+ *   --connections <list>  concurrent connections, e.g. 1,8,32 (default)
+ *   --scenarios <list>    e.g. 1,2,4 or 18-27 (default 1-7): 1 to 7 read and write load, 8 to 10 compare and export, 16 changes
+ *                         over time, 17 compare against a baseline, 18 to 27 the users' shape; a range skips the numbers unused
+ *   --baseline <tool>     auto (pgbench when installed), pgbench or node
  *   --seed <n>, --variants <n>   generator seed; how many benchmarks, terms, ids… a scenario cycles through (default 20)
- *   --quiet-wait <s>     before each run, wait up to s seconds for other programs to leave the CPU (default 60, 0 below 100,000 results)
- *   --data-dir <dir>     where the embedded PostgreSQL and its data live (default bench/results/data)
- *   --keep               keep the data directory: the next run with the same --results reuses the data
- *   --out <dir>          where latest.json and explain/ go (default bench/results)
+ *   --quiet-wait <s>      before each run, wait up to s seconds for other programs to leave the CPU (default 60, 0 below 100,000 results)
+ *   --data-dir <dir>, --keep   where the embedded PostgreSQL lives (default bench/results/data); keep it for the next run's reuse
+ *   --out <dir>           where latest.json and explain/ go (default bench/results)
  *   --docs <file>, --no-docs   the Markdown file whose generated section is rewritten (default docs/performance.md), or none
- *   --default-admission  the server's default admission of expensive lists (EXPENSIVE_LIST_*), not 64 places
+ *   --default-admission   the server's default admission of expensive lists (EXPENSIVE_LIST_*), not 64 places
  *
  * Below 100,000 results a run is a development run: shorter runs and warm-ups, runs of slow requests
- * lengthened twice at most (not 6 times), and no waiting for a quiet CPU (on a shared machine every
- * wait would run to its limit). Options given explicitly win.
+ * lengthened twice at most (not 6 times), and no waiting for a quiet CPU. Options given explicitly win.
  */
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { GENERATE_DEFAULTS } from './generate.ts';
-import { ROOT, runBench, type BenchOptions } from './harness.ts';
+import { ROOT, runBench } from './harness.ts';
 import { SCENARIOS } from './scenarios.ts';
 
 const STRINGS = 'results shape duration warmup connections scenarios baseline seed variants quiet-wait data-dir out docs'.split(' ');
-const { values: v } = parseArgs({
-  args: process.argv.slice(2),
-  options: Object.fromEntries([
-    ...STRINGS.map((k) => [k, { type: 'string' as const }]),
-    ...['keep', 'no-docs', 'default-admission', 'help'].map((k) => [k, { type: 'boolean' as const }]),
-  ]),
-}) as { values: Record<string, string | undefined> };
+const booleans = ['keep', 'no-docs', 'default-admission', 'help'].map((k) => [k, { type: 'boolean' as const }]);
+const options = Object.fromEntries([...STRINGS.map((k) => [k, { type: 'string' as const }]), ...booleans]);
+const v = parseArgs({ args: process.argv.slice(2), options }).values as Record<string, string | undefined>;
 if (v.help) {
   console.log('usage: npm run bench -- [options]: see bench/run.ts');
   process.exit(0);
 }
 
 function number(name: string, min: number, otherwise: number): number {
-  if (v[name] === undefined) return otherwise;
-  const n = Number(v[name]);
+  const n = Number(v[name] ?? otherwise);
   if (!Number.isFinite(n) || n < min) throw new Error(`--${name} takes a number >= ${min}, not '${v[name]}'`);
   return n;
 }
-
 /** `1-7,18-27` → [1, …, 7, 18, …, 27]; a range keeps only the numbers of `known`, when given. */
 function list(name: string, otherwise: number[], known?: number[]): number[] {
-  if (v[name] === undefined) return otherwise;
-  const items = v[name].split(',').flatMap((part) => {
-    const [from, to] = part.split('-').map(Number);
-    if (to === undefined) return [from!];
-    const range = Array.from({ length: Math.max(0, to - from! + 1) }, (_, k) => from! + k);
+  const items = (v[name]?.split(',') ?? otherwise.map(String)).flatMap((part) => {
+    const [from, to] = part.split('-').map(Number) as [number, number?];
+    if (to === undefined) return [from];
+    const range = Array.from({ length: Math.max(0, to - from + 1) }, (_, k) => from + k);
     return known ? range.filter((n) => known.includes(n)) : range;
   });
   if (!items.length || items.some((n) => !Number.isInteger(n) || n < 1))
     throw new Error(`--${name} takes numbers and ranges, not '${v[name]}'`);
   return items;
 }
-
-const choice = <T extends string>(name: string, choices: T[]): T => {
+function choice<T extends string>(name: string, choices: T[]): T {
   if (v[name] !== undefined && !choices.includes(v[name] as T)) throw new Error(`--${name} is ${choices.join(', ')}, not '${v[name]}'`);
   return (v[name] ?? choices[0]) as T;
-};
+}
 
 try {
   const results = number('results', 100, GENERATE_DEFAULTS.results);
@@ -73,14 +62,13 @@ try {
   const scenarios = list('scenarios', [1, 2, 3, 4, 5, 6, 7], SCENARIOS);
   const unknown = scenarios.filter((id) => !SCENARIOS.includes(id));
   if (unknown.length) throw new Error(`no scenario ${unknown.join(', ')}: they are ${SCENARIOS.join(', ')}`);
-  const options: BenchOptions = {
+  const report = await runBench({
     results,
     shape: choice('shape', ['default', 'origin']),
     seed: number('seed', 0, GENERATE_DEFAULTS.seed),
     duration: number('duration', 0.1, small ? 2 : 10),
     warmup: number('warmup', 0, small ? 1 : 2),
     connections: list('connections', [1, 8, 32]),
-    // "Read and write load": compare and export (8 to 10) add about 12 minutes at 1M, run when named.
     scenarios,
     baseline: choice('baseline', ['auto', 'pgbench', 'node']),
     variants: number('variants', 1, 20),
@@ -92,11 +80,9 @@ try {
     defaultAdmission: !!v['default-admission'],
     small,
     log: (m) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${m}`),
-  };
-  const report = await runBench(options);
-  const errors = report.scenarios
-    .flatMap((s) => s.runs)
-    .reduce((n, r) => n + r.api.errors + r.api.timeouts + r.api.non2xx + (r.sql?.errors ?? 0), 0);
+  });
+  const runs = report.scenarios.flatMap((s) => s.runs);
+  const errors = runs.reduce((n, r) => n + r.api.errors + r.api.timeouts + r.api.non2xx + (r.sql?.errors ?? 0), 0);
   if (errors) console.error(`${errors} requests or transactions failed: see bench/results/latest.json`);
   process.exit(errors ? 1 : 0);
 } catch (err) {

@@ -1,12 +1,9 @@
 /**
- * The scenarios measured under load (16, 17 and 27 are measured once, in bench/changes-runs.ts): what
- * each sends to the API (request variants, so that benchmark ids, result ids, terms and documents vary
- * across requests), how an answer is checked, and which of the statements the server issued for a
- * request make its raw SQL baseline. 8 to 10 read a benchmark of the most typical size (about 50,000
- * results at 1M); 18 to 26 the users' shape, one benchmark B (a quarter of the results with `--shape
- * origin`): 18 its plain list, which the others are divided by, 19 to 24 filters `<path> >= X` with X
- * taken from the loaded data so that 1 %, 75 % and 100 % of its results pass, on a suggested path (19
- * to 21) and an unsuggested one (22 to 24).
+ * The scenarios measured under load (16, 17 and 27 are measured once, bench/changes-runs.ts): what each
+ * sends (request variants, so that ids, terms and documents vary), how an answer is checked, and which
+ * of the statements the server issued make its raw SQL baseline. 18 to 26 read the users' shape: one
+ * benchmark B, 18 its plain list, which the others are divided by; 19 to 24 filters `<path> >= X`, X
+ * from the loaded data so that 1 %, 75 % and 100 % pass, on a suggested path and an unsuggested one.
  */
 import type pg from 'pg';
 import { PAGE_STATEMENT } from './database.ts';
@@ -17,10 +14,9 @@ import type { HttpRequestSpec } from './measure.ts';
 export type Variant = { label: string; request: HttpRequestSpec; consume?(res: Response): Promise<unknown>; check: Check };
 type Check = (status: number, body: unknown) => string | null;
 /**
- * A scenario: `kind` export is one streamed request, measured once (bench/export-run.ts); `storedIds`,
- * the results an upload stored (removed before its INSERT is explained again); `reference`, the scenario
- * each run's 2xx/s is divided by; `baseline`, the statements of a variant's raw SQL baseline given those
- * the server issued for it; `explained`, those to EXPLAIN (default: all).
+ * `kind` export: one streamed request, measured once; `storedIds`: the results an upload stored;
+ * `reference`: the scenario each run's 2xx/s is divided by; `baseline`: the statements of a variant's
+ * raw SQL baseline, given those the server issued for it; `explained`: those to EXPLAIN (default: all).
  */
 export type Scenario = Record<'key' | 'title' | 'endpoint' | 'baselineMethod', string> & {
   id: number;
@@ -36,18 +32,19 @@ export type Scenario = Record<'key' | 'title' | 'endpoint' | 'baselineMethod', s
 /** The share `>= threshold` keeps of the benchmark's visible results, and the share aimed at. */
 export type Selectivity = { path: string; target: number; threshold: number; passing: number; total: number; share: number };
 
+/**
+ * Ids of loaded results (for GET /results/{id}); the uploads' token and its identity; how many variants
+ * a scenario cycles through at most; the visible results (counted again before each capture); the
+ * users' shape (`shapeInputs`), when it runs.
+ */
 export interface ScenarioInputs {
   catalogue: Catalogue;
   options: GenerateOptions;
-  /** Ids of loaded results (for GET /results/{id}), the token of the uploads and its identity (the uploader of their baselines). */
   resultIds: string[];
   token: string;
   identity: { iss: string; sub: string };
-  /** How many variants each scenario cycles through (at most). */
   variants: number;
-  /** Visible results, in all and by benchmark id (what lists, compare and export count), counted again before each capture. */
   visible: { total: number; byBenchmark: Map<string, number> };
-  /** The users' shape (`shapeInputs`), when it runs. */
   shape?: { benchmark: BenchmarkRow; resultIds: string[]; cuts: Selectivity[] };
 }
 
@@ -73,9 +70,8 @@ const META = new Map(
     .map(([id, key, title, endpoint]) => [Number(id), { key: key!, title: title!, endpoint: endpoint! }]),
 );
 export const SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
-/** The measurements that are not load runs, by scenario id (bench/changes-runs.ts). */
+/** The measurements that are not load runs. */
 export const MEASURED_ONCE: Record<number, string> = { 16: 'changes', 17: 'compare-baseline', 27: 'health-under-load' };
-/** The scenarios of the users' shape, which need `ScenarioInputs.shape`. */
 export const SHAPE_SCENARIOS = [18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
 const BATCH_SIZE = 100;
 /** The issue's filter on a suggested path, and a continuous numeric path every schema describes without suggesting it. */
@@ -305,7 +301,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
   const cpuFlavors = catalogue.flavors.filter((f) => !f.spec.gpu);
   const terms = [...spread(catalogue.sites, third), ...spread(cpuFlavors, third), ...spread(catalogue.tags, third)].map((x) => x.name);
 
-  // Uploads: fresh documents, executed an hour apart before the latest hour of the data set.
+  // Fresh documents, executed an hour apart before the latest hour of the data set.
   const latest = Math.floor(Math.min(options.end.getTime(), Date.now()) / 3_600_000) * 3_600_000;
   const executed = (i: number) => new Date(latest - (i + 1) * 3_600_000).toISOString().replace('.000Z', 'Z');
   const docs = ingestDocuments(catalogue, options, Math.min(n * 5, 100));
