@@ -41,6 +41,10 @@ export const UserSort = { fields: ['iss', 'sub', 'email', 'registration_datetime
 const UserAdminPage = Page(UserAdmin, 'UserAdminPage');
 
 const Selector = (description: string) => Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description }));
+/** Who a user is; with an email, what the list and the removal select by (a removed user has no email left). */
+const Identity = { iss: Selector('Exact issuer.'), sub: Selector('Exact subject.') };
+const UserSelectors = { ...Identity, email: Selector('Exact email.') };
+const Users = { tag: 'users', auth: 'admin' } as const;
 
 export const listSubmits = defineOperation({
   operationId: 'listSubmits',
@@ -56,60 +60,53 @@ export const listSubmits = defineOperation({
 });
 
 export const listUsers = defineOperation({
+  ...Users,
   operationId: 'listUsers',
   method: 'GET',
   path: '/users',
-  tag: 'users',
   summary: 'List users',
   description: 'Exact filters on iss, sub and email. Removed users are listed, without email.',
-  auth: 'admin',
-  query: ListQuery({ iss: Selector('Exact issuer.'), sub: Selector('Exact subject.'), email: Selector('Exact email.') }, UserSort),
+  query: ListQuery(UserSelectors, UserSort),
   response: { status: 200, schema: UserAdminPage },
 });
 
 export const searchUsers = defineOperation({
+  ...Users,
   operationId: 'searchUsers',
   method: 'GET',
   path: '/users:search',
-  tag: 'users',
   summary: 'Search users',
   description: 'Every term must occur (case-insensitive) in the email or the subject.',
-  auth: 'admin',
   query: ListQuery({ terms: Type.Optional(Terms) }, UserSort),
   response: { status: 200, schema: UserAdminPage },
 });
 
 export const removeUsers = defineOperation({
+  ...Users,
   operationId: 'removeUsers',
   method: 'POST',
   path: '/users:remove',
-  tag: 'users',
   summary: 'Remove users: erase their personal data, keep their uploads',
   description:
     'Removes every user matching all the given selectors (at least one, else 422 SELECTOR_REQUIRED): the email ' +
     'is erased and the user can no longer act as registered, nor register again (403 USER_REMOVED) until an ' +
     'administrator restores it (POST /users:restore). What they uploaded stays, shown with `removed: true`. ' +
     '204 also when nothing matches.',
-  auth: 'admin',
-  query: Type.Object(
-    { iss: Selector('Exact issuer.'), sub: Selector('Exact subject.'), email: Selector('Exact email.') },
-    { additionalProperties: false },
-  ),
+  query: Type.Object(UserSelectors, { additionalProperties: false }),
   response: { status: 204, schema: null },
 });
 
 export const restoreUsers = defineOperation({
+  ...Users,
   operationId: 'restoreUsers',
   method: 'POST',
   path: '/users:restore',
-  tag: 'users',
   summary: 'Restore removed users: they are registered again',
   description:
     'Restores every removed user matching all the given selectors (at least one, else 422 SELECTOR_REQUIRED; the ' +
     'email of a removed user is erased, so it is no selector). They are registered again with the terms they ' +
     'accepted, without an email until they refresh it (POST /users/self:update). 204 also when nothing matches.',
-  auth: 'admin',
-  query: Type.Object({ iss: Selector('Exact issuer.'), sub: Selector('Exact subject.') }, { additionalProperties: false }),
+  query: Type.Object(Identity, { additionalProperties: false }),
   response: { status: 204, schema: null },
 });
 

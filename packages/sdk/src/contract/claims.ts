@@ -33,10 +33,19 @@ export const ClaimInput = Type.Object(
 
 export const ClaimSort = { fields: ['upload_datetime', 'id', 'status'] as const, default: '+upload_datetime' };
 
-const ClaimPage = Page(Claim, 'ClaimPage');
 const ClaimAdminPage = Page(ClaimAdmin, 'ClaimAdminPage');
 
-const StatusOf = (description: string) => Type.Optional(Type.Union([Type.Literal('on_review'), Type.Literal('approved')], { description }));
+/** The list of a result's claims and of the caller's own. */
+const ClaimList = {
+  query: ListQuery(
+    { status: Type.Optional(Type.Union(Status.anyOf, { description: 'Only claims with this status (default: all).' })), ...UploadBounds },
+    ClaimSort,
+  ),
+  response: { status: 200, schema: Page(Claim, 'ClaimPage') },
+} as const;
+const Review = { tag: 'reports', auth: 'admin' } as const;
+const OneClaim = { ...Review, params: IdParams } as const;
+const Decided = { ...OneClaim, method: 'POST', response: { status: 204, schema: null }, errors: [409] } as const;
 
 export const claimResult = defineOperation({
   operationId: 'claimResult',
@@ -65,21 +74,19 @@ export const listResultClaims = defineOperation({
   description: 'Every status unless `status` says otherwise. Others: 403 NOT_UPLOADER.',
   auth: 'user',
   params: IdParams,
-  query: ListQuery({ status: StatusOf('Only claims with this status (default: all).'), ...UploadBounds }, ClaimSort),
-  response: { status: 200, schema: ClaimPage },
+  ...ClaimList,
 });
 
 export const listClaims = defineOperation({
+  ...Review,
   operationId: 'listClaims',
   method: 'GET',
   path: '/reports/claims',
-  tag: 'reports',
   summary: 'Claims to review (administrators)',
   description:
     'Claims on review unless `status=approved` asks for the upheld ones. `uploader_iss` and `uploader_sub` narrow ' +
     'the list to one claimant (exact values), e.g. to review or reject in bulk what one user filed. Each claim ' +
     'shows its claimant with email.',
-  auth: 'admin',
   query: ListQuery(
     {
       status: Type.Optional(
@@ -122,66 +129,51 @@ export const ClaimRejections = Type.Object(
 );
 
 export const rejectClaims = defineOperation({
+  ...Review,
   operationId: 'rejectClaims',
   method: 'POST',
   path: '/reports/claims:reject',
-  tag: 'reports',
   summary: 'Reject many claims on review at once',
   description:
     'Rejects, in one transaction, every listed claim that is on review, as POST /reports/claims/{id}:reject does ' +
     'for one. The others do not fail the request: the answer says which ids named no claim and which claims are ' +
     'upheld (left as they are). Each list keeps the order of the request, duplicates collapsed.',
-  auth: 'admin',
   body: ClaimIds,
   response: { status: 200, schema: ClaimRejections },
 });
 
 export const getClaim = defineOperation({
+  ...OneClaim,
   operationId: 'getClaim',
   method: 'GET',
   path: '/reports/claims/{id}',
-  tag: 'reports',
   summary: 'One claim (administrators): the claimant with email',
-  auth: 'admin',
-  params: IdParams,
   response: { status: 200, schema: ClaimAdmin },
 });
 
 export const approveClaim = defineOperation({
+  ...Decided,
   operationId: 'approveClaim',
-  method: 'POST',
   path: '/reports/claims/{id}:approve',
-  tag: 'reports',
   summary: 'Uphold a claim: the result stays hidden',
   description: 'An approved claim: 409 ALREADY_APPROVED.',
-  auth: 'admin',
-  params: IdParams,
-  response: { status: 204, schema: null },
-  errors: [409],
 });
 
 export const rejectClaim = defineOperation({
+  ...Decided,
   operationId: 'rejectClaim',
-  method: 'POST',
   path: '/reports/claims/{id}:reject',
-  tag: 'reports',
   summary: 'Reject a claim on review: it is removed, and the result restored once no claim is left',
   description: 'An approved claim: 409 ALREADY_APPROVED (DELETE removes it). A deleted result stays hidden.',
-  auth: 'admin',
-  params: IdParams,
-  response: { status: 204, schema: null },
-  errors: [409],
 });
 
 export const deleteClaim = defineOperation({
+  ...OneClaim,
   operationId: 'deleteClaim',
   method: 'DELETE',
   path: '/reports/claims/{id}',
-  tag: 'reports',
   summary: 'Delete a claim of any status; the result is restored once no claim is left',
   description: 'A deleted result stays hidden.',
-  auth: 'admin',
-  params: IdParams,
   response: { status: 204, schema: null },
 });
 
@@ -193,8 +185,7 @@ export const listSelfClaims = defineOperation({
   summary: 'The claims the caller filed',
   description: 'Every status unless `status` says otherwise.',
   auth: 'user',
-  query: ListQuery({ status: StatusOf('Only claims with this status (default: all).'), ...UploadBounds }, ClaimSort),
-  response: { status: 200, schema: ClaimPage },
+  ...ClaimList,
 });
 
 export const claimOperations = {
