@@ -1,12 +1,9 @@
 /**
- * Access token verification for the API server.
- *
- * A JWT is verified against the JWKS of its issuer (found by OpenID discovery), which must be
- * one of the trusted issuers; an opaque token is checked at the userinfo endpoint of one issuer
- * only, the one configured for them (a token sent to another issuer would be disclosed to it, and
- * it could replay it). Results are cached for a short time, keyed by the SHA-256 of the token:
- * successes up to 60 s, and opaque tokens refused by their issuer for 60 s, so that repeating a bad
- * token costs the provider nothing. Tokens are never logged nor put into errors.
+ * Access token verification. A JWT is verified against the JWKS of its issuer (OpenID discovery),
+ * one of the trusted issuers; an opaque token at the userinfo endpoint of the one issuer configured
+ * for them only (another issuer would learn the token, and could replay it). Results are cached by
+ * the token's SHA-256: successes up to 60 s, opaque tokens refused by their issuer for 60 s (a bad
+ * token repeated costs the provider nothing). Tokens are never logged nor put into errors.
  */
 import { createHash } from 'node:crypto';
 import { isIPv4 } from 'node:net';
@@ -97,9 +94,8 @@ interface TrustedIssuer {
 
 /** Errors from the network or from a bad HTTP answer when fetching a JWKS (as opposed to verification errors). */
 function isJwksFetchFailure(err: unknown): boolean {
-  if (err instanceof TypeError) return true; // fetch failed
-  if (err instanceof joseErrors.JWKSTimeout) return true;
-  if (err instanceof joseErrors.JWKSInvalid) return true;
+  // fetch failed, or the key set timed out or is not one
+  if (err instanceof TypeError || err instanceof joseErrors.JWKSTimeout || err instanceof joseErrors.JWKSInvalid) return true;
   const name = (err as { name?: unknown })?.name;
   if (name === 'TimeoutError' || name === 'AbortError') return true;
   // jose uses its generic JOSEError for "Expected 200 OK ..." and unparsable JSON
@@ -198,16 +194,13 @@ export class TokenVerifier {
   }
 
   async verify(token: string): Promise<Identity> {
-    if (typeof token !== 'string') throw unauthorized('INVALID_TOKEN', 'The access token is malformed.', true);
-    token = token.trim();
-    if (token === '' || token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) {
-      throw unauthorized('INVALID_TOKEN', 'The access token is malformed.', true);
-    }
+    token = typeof token === 'string' ? token.trim() : '';
+    if (token === '' || token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) throw refused('The access token is malformed.');
     const key = tokenKey(token);
     const cached = this.#cache.get(key);
     if (cached) return { ...cached, entitlements: [...cached.entitlements] };
     const failed = this.#failures.get(key);
-    if (failed) throw unauthorized(failed.code, failed.detail, true);
+    if (failed) throw refused(failed.detail, failed.code);
     let pending = this.#inflight.get(key);
     if (!pending) {
       pending = this.#verifyUncached(token, key).finally(() => this.#inflight.delete(key));
@@ -229,7 +222,7 @@ export class TokenVerifier {
       try {
         verified = await this.#verifyOpaque(token);
       } catch (err) {
-        if (err instanceof AppError && err.status === 401) this.#rememberFailure(cacheKey, err);
+        if (err instanceof AppError && err.status === 401 && this.#failureTtlMs > 0) this.#failures.set(cacheKey, err);
         throw err;
       }
     }
@@ -237,16 +230,9 @@ export class TokenVerifier {
     return verified.identity;
   }
 
-  #rememberFailure(key: string, error: AppError): void {
-    if (this.#failureTtlMs <= 0) return;
-    this.#failures.set(key, error);
-  }
-
   #remember(key: string, identity: Identity, exp: number | undefined): void {
-    let ttl = this.#cacheTtlMs;
-    if (exp !== undefined) ttl = Math.min(ttl, Math.floor(exp * 1000 - Date.now()));
-    if (ttl <= 0) return;
-    this.#cache.set(key, identity, { ttl });
+    const ttl = exp === undefined ? this.#cacheTtlMs : Math.min(this.#cacheTtlMs, Math.floor(exp * 1000 - Date.now()));
+    if (ttl > 0) this.#cache.set(key, identity, { ttl });
   }
 
   #findIssuer(iss: string): TrustedIssuer | undefined {
@@ -308,24 +294,16 @@ export class TokenVerifier {
       alg = decodeProtectedHeader(token).alg;
       claims = decodeJwt(token);
     } catch {
-      throw unauthorized('INVALID_TOKEN', 'The access token is malformed.', true);
+      throw refused('The access token is malformed.');
     }
-    if (typeof alg !== 'string' || alg.toLowerCase() === 'none') {
-      throw unauthorized('INVALID_TOKEN', 'Unsigned access tokens are not accepted.', true);
-    }
-    if (/^HS/i.test(alg)) {
-      throw unauthorized('INVALID_TOKEN', `Access tokens signed with ${alg} (a shared secret) are not accepted.`, true);
-    }
-    if (!ALLOWED_ALGORITHMS.includes(alg)) {
-      throw unauthorized('INVALID_TOKEN', `Access tokens signed with ${alg} are not accepted.`, true);
-    }
-    if (typeof claims.iss !== 'string' || claims.iss === '') {
-      throw unauthorized('INVALID_TOKEN', 'The access token names no issuer.', true);
-    }
+    if (typeof alg !== 'string' || alg.toLowerCase() === 'none') throw refused('Unsigned access tokens are not accepted.');
+    if (/^HS/i.test(alg)) throw refused(`Access tokens signed with ${alg} (a shared secret) are not accepted.`);
+    if (!ALLOWED_ALGORITHMS.includes(alg)) throw refused(`Access tokens signed with ${alg} are not accepted.`);
+    if (typeof claims.iss !== 'string' || claims.iss === '') throw refused('The access token names no issuer.');
     const trusted = this.#findIssuer(claims.iss);
     if (!trusted) {
       const shown = claims.iss.length > 200 ? `${claims.iss.slice(0, 200)}…` : claims.iss;
-      throw unauthorized('UNTRUSTED_ISSUER', `Tokens from issuer ${shown} are not accepted here.`, true);
+      throw refused(`Tokens from issuer ${shown} are not accepted here.`, 'UNTRUSTED_ISSUER');
     }
 
     const metadata = await this.#metadataOr503(trusted);
@@ -345,9 +323,7 @@ export class TokenVerifier {
     } catch (err) {
       throw this.#jwtError(err, trusted);
     }
-    if (typeof payload.sub !== 'string' || payload.sub === '') {
-      throw unauthorized('INVALID_TOKEN', 'The access token names no subject.', true);
-    }
+    if (typeof payload.sub !== 'string' || payload.sub === '') throw refused('The access token names no subject.');
 
     const tokenClaims = payload as Record<string, unknown>;
     let email = emailOf(tokenClaims);
@@ -370,32 +346,22 @@ export class TokenVerifier {
   #jwtError(err: unknown, issuer: TrustedIssuer): AppError {
     if (err instanceof AppError) return err;
     if (err instanceof IssuerUnavailable) return errors.unavailable('ISSUER_UNAVAILABLE', err.message);
-    if (err instanceof joseErrors.JWTExpired) {
-      return unauthorized('TOKEN_EXPIRED', 'The access token has expired.', true);
-    }
+    if (err instanceof joseErrors.JWTExpired) return refused('The access token has expired.', 'TOKEN_EXPIRED');
     if (err instanceof joseErrors.JWTClaimValidationFailed) {
       switch (err.claim) {
         case 'nbf':
-          return unauthorized('TOKEN_NOT_YET_VALID', 'The access token is not valid yet.', true);
+          return refused('The access token is not valid yet.', 'TOKEN_NOT_YET_VALID');
         case 'aud':
-          return unauthorized(
-            'INVALID_AUDIENCE',
-            `The access token is not meant for this service (audience ${this.#audience ?? ''}).`,
-            true,
-          );
+          return refused(`The access token is not meant for this service (audience ${this.#audience ?? ''}).`, 'INVALID_AUDIENCE');
         case 'iss':
-          return unauthorized('UNTRUSTED_ISSUER', `The access token's issuer does not match the provider ${issuer.configured}.`, true);
+          return refused(`The access token's issuer does not match the provider ${issuer.configured}.`, 'UNTRUSTED_ISSUER');
         default:
-          return unauthorized('INVALID_TOKEN', `The access token is invalid (${err.claim} claim).`, true);
+          return refused(`The access token is invalid (${err.claim} claim).`);
       }
     }
-    if (err instanceof joseErrors.JWKSNoMatchingKey) {
-      return unauthorized('INVALID_TOKEN', 'The access token was not signed by a key of its issuer.', true);
-    }
-    if (err instanceof joseErrors.JWSSignatureVerificationFailed) {
-      return unauthorized('INVALID_TOKEN', 'The access token signature is invalid.', true);
-    }
-    return unauthorized('INVALID_TOKEN', 'The access token is invalid.', true);
+    if (err instanceof joseErrors.JWKSNoMatchingKey) return refused('The access token was not signed by a key of its issuer.');
+    if (err instanceof joseErrors.JWSSignatureVerificationFailed) return refused('The access token signature is invalid.');
+    return refused('The access token is invalid.');
   }
 
   async #metadataOr503(issuer: TrustedIssuer): Promise<IssuerMetadata> {
@@ -409,24 +375,16 @@ export class TokenVerifier {
 
   /** An opaque token, checked at the userinfo endpoint of the issuer configured for them, and no other. */
   async #verifyOpaque(token: string): Promise<{ identity: Identity; exp?: number }> {
-    if (this.#issuers.length === 0) {
-      throw unauthorized('INVALID_TOKEN', 'The access token is not accepted here.', true);
-    }
+    if (this.#issuers.length === 0) throw refused('The access token is not accepted here.');
     const issuer = this.#opaqueIssuer;
     if (!issuer) {
-      throw unauthorized(
-        'INVALID_TOKEN',
+      throw refused(
         'Opaque (non-JWT) access tokens are not accepted here: several OpenID providers are trusted and none is configured to check them (OIDC_OPAQUE_ISSUER). Send a JWT access token.',
-        true,
       );
     }
     const metadata = await this.#metadataOr503(issuer);
     if (!metadata.hasUserinfo) {
-      throw unauthorized(
-        'INVALID_TOKEN',
-        `Opaque access tokens cannot be checked: the OpenID provider ${issuer.configured} has no userinfo endpoint.`,
-        true,
-      );
+      throw refused(`Opaque access tokens cannot be checked: the OpenID provider ${issuer.configured} has no userinfo endpoint.`);
     }
     let info: Record<string, unknown>;
     try {
@@ -439,17 +397,18 @@ export class TokenVerifier {
           `The OpenID provider ${issuer.configured} could not be reached to check the access token.`,
         );
       }
-      throw unauthorized(
-        'INVALID_TOKEN',
+      throw refused(
         'The access token is not valid (opaque tokens are checked at the userinfo endpoint of the issuer configured for them).',
-        true,
       );
     }
-    if (typeof info.sub !== 'string' || info.sub === '') {
-      throw unauthorized('INVALID_TOKEN', 'The access token names no subject at its issuer.', true);
-    }
+    if (typeof info.sub !== 'string' || info.sub === '') throw refused('The access token names no subject at its issuer.');
     return { identity: { iss: metadata.issuer, sub: info.sub, email: emailOf(info), entitlements: entitlementsOf(info) } };
   }
+}
+
+/** A 401 for a token that was sent: all this module refuses. */
+function refused(detail: string, code = 'INVALID_TOKEN'): AppError {
+  return unauthorized(code, detail, true);
 }
 
 function tokenKey(token: string): string {
