@@ -17,6 +17,7 @@
  *   service's database before any pool can exist.
  */
 import pg from 'pg';
+import type { Run } from './advisory-lock.ts';
 
 /** Why a connection is opened outside the pool (see above); its `application_name`. */
 export type OwnPurpose =
@@ -39,9 +40,6 @@ export function redactUrl(url: string): string {
   return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
 }
 
-/** Runs one statement on the connection; returns its rows. */
-export type OwnRun = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
-
 /**
  * Runs statements on a connection of their own, opened for the purpose and closed afterwards:
  * maintenance that may run for minutes (`create index concurrently` on a large table) is neither
@@ -55,7 +53,7 @@ export type OwnRun = (sql: string, params?: unknown[]) => Promise<Record<string,
  */
 export async function withOwnConnection<T>(
   url: string,
-  work: (run: OwnRun) => Promise<T>,
+  work: (run: Run) => Promise<T>,
   purpose: Extract<OwnPurpose, 'maintenance' | 'migration lock' | 'metric values' | 'import-origin'> = 'maintenance',
 ): Promise<T> {
   const client = ownClient(purpose, { connectionString: url, connectionTimeoutMillis: 5_000 });

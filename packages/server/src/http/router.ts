@@ -60,14 +60,10 @@ const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false }
 const validators = new WeakMap<object, Partial<Record<Where, CompiledValidator>>>();
 
 function validatorOf(schema: object, where: Where): CompiledValidator {
-  let byPlace = validators.get(schema);
-  if (!byPlace) {
-    byPlace = {};
-    validators.set(schema, byPlace);
-  }
-  const validator = byPlace[where] ?? compileValidator(schema, where);
-  byPlace[where] = validator;
-  return validator;
+  const byPlace = validators.get(schema) ?? {};
+  validators.set(schema, byPlace);
+  byPlace[where] ??= compileValidator(schema, where);
+  return byPlace[where];
 }
 
 /** The validator of `schema` at `where`, compiled on its first call. */

@@ -62,10 +62,7 @@ export class RateLimiter {
     return this.#buckets.size;
   }
 
-  /**
-   * Takes one token for `client`, after learning what other processes took when the limiter is
-   * shared (rate-limit/shared.ts); here, at once.
-   */
+  /** Takes one token for `client`; a shared limiter learns what other processes took first (rate-limit/shared.ts). */
   charge(client: string): RateDecision | Promise<RateDecision> {
     return this.take(client);
   }
@@ -104,23 +101,12 @@ export class RateLimiter {
     }
   }
 
-  /**
-   * Called for every token taken (1) or given back (−1): a limiter shared by several processes
-   * (rate-limit/shared.ts) reports them to the others. Nothing here.
-   */
+  /** Each token taken (1) or given back (−1): a shared limiter reports them to the other processes. */
   protected taken(_client: string, _delta: number): void {}
 
-  /**
-   * Sets what `client` has left, as known elsewhere (another process's charges included), as of now.
-   */
+  /** Sets what `client` has left, as known elsewhere (another process's charges included), as of now. */
   protected adopt(client: string, tokens: number): void {
-    const stored = this.#buckets.get(client);
-    if (stored) {
-      stored.tokens = Math.min(this.limit.max, tokens);
-      stored.updatedAt = this.#now();
-    } else {
-      this.#buckets.set(client, { tokens: Math.min(this.limit.max, tokens), updatedAt: this.#now() });
-    }
+    this.#buckets.set(client, { tokens: Math.min(this.limit.max, tokens), updatedAt: this.#now() });
   }
 
   /** At most once a window: forgets clients whose bucket has refilled completely. */

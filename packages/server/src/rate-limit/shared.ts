@@ -1,19 +1,16 @@
 /**
- * Rate limits shared by every server process of a deployment (several processes, `--workers`, many
- * machines) through PostgreSQL, without a statement per request.
+ * Rate limits shared by every server process of a deployment (`--workers`, many machines) through
+ * PostgreSQL, without a statement per request.
  *
- * Each process keeps token buckets (rate-limit/limiter.ts) and reports the tokens it took to a shared
- * bucket per client (`rate_bucket`, an unlogged table) every `syncMs`, in one statement for all
- * its clients. The statement refills the shared bucket by the time passed (PostgreSQL's clock: one
- * clock for every process), takes the reported tokens (as if taken at the last report: a burst
- * is never cut by the cap on refills), and returns what each client has left,
- * which the process adopts (minus what it took since). A request of a client whose state this
- * process has not learned within `syncMs` waits for one such statement first, so a process never
- * decides from an old view: between two reports it only misses the others' charges of the last
- * `syncMs`, which bounds the excess to what a client sends to the other processes in `syncMs`
- * (docs/deploy.md, "Scaling out"). Tokens taken beyond the budget that way are owed (the shared
- * bucket goes below zero, down to −max) and paid back by waiting. A client sending steadily costs
- * one statement per `syncMs` per process, however many requests it sends.
+ * Each process keeps token buckets (limiter.ts) and every `syncMs` reports, in one statement for all
+ * its clients, the tokens it took to a shared bucket per client (`rate_bucket`, unlogged). The
+ * statement refills it by the time passed on PostgreSQL's clock (one clock for all), takes the
+ * reported tokens as of the last report (a burst is never cut by the cap on refills), and returns
+ * what each client has left, which the process adopts less what it took since. A client not learned
+ * within `syncMs` waits for one such statement first: a process only misses the others' charges of
+ * the last `syncMs`, which bounds the excess (docs/deploy.md, "Scaling out"); tokens taken beyond
+ * the budget are owed (down to −max) and paid back by waiting. A steady client costs one statement
+ * per `syncMs` per process.
  *
  * When the database cannot be reached, each process keeps limiting on its own and reports later.
  */
