@@ -142,12 +142,13 @@ export function repeatable(value: string, previous: string[] | undefined): strin
   return [...(previous ?? []), value];
 }
 
-export function addListOptions(command: Command, sortFields: readonly string[]): Command {
-  return command
+/** --page, --per-page, --sort when the list has `sortFields` (webhooks, watches and the feed have one order), --all. */
+export function addListOptions(command: Command, sortFields?: readonly string[]): Command {
+  command
     .option('--page <n>', 'page to show (1-indexed)', positiveInteger('--page'))
-    .option('--per-page <n>', 'items per page, 1 to 100 (default 100)', positiveInteger('--per-page', 100))
-    .option('--sort <terms>', `comma-separated fields, each optionally prefixed by + or - (${sortFields.join(', ')})`)
-    .option('--all', 'follow every page and show every item');
+    .option('--per-page <n>', 'items per page, 1 to 100 (default 100)', positiveInteger('--per-page', 100));
+  if (sortFields) command.option('--sort <terms>', `comma-separated fields, each optionally prefixed by + or - (${sortFields.join(', ')})`);
+  return command.option('--all', 'follow every page and show every item');
 }
 
 /** `name,-date` → `+name,-date`: a term without a sign sorts ascending. */

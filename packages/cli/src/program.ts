@@ -5,81 +5,32 @@ import type { Io } from './io.ts';
 import { CLI_VERSION } from './version.ts';
 import { attachIo } from './commands/common.ts';
 
-import * as login from './commands/auth/login.ts';
-import * as logout from './commands/auth/logout.ts';
-import * as whoami from './commands/auth/whoami.ts';
-import * as registerUser from './commands/auth/register.ts';
-import * as token from './commands/auth/token.ts';
 import * as catalogue from './commands/catalogue.ts';
-import * as resultsList from './commands/results/list.ts';
-import * as resultsSearch from './commands/results/search.ts';
-import * as resultsGet from './commands/results/get.ts';
-import * as resultsUpload from './commands/results/upload.ts';
-import * as resultsTags from './commands/results/tags.ts';
-import * as resultsClaim from './commands/results/claim.ts';
-import * as resultsExport from './commands/results/export.ts';
-import * as compare from './commands/compare.ts';
 import * as changes from './commands/changes.ts';
-import * as reviewList from './commands/review/list.ts';
-import * as reviewDecide from './commands/review/decide.ts';
-import * as claimsList from './commands/claims/list.ts';
-import * as claimsDecide from './commands/claims/decide.ts';
-import * as usersList from './commands/users/list.ts';
-import * as usersSearch from './commands/users/search.ts';
-import * as usersRemove from './commands/users/remove.ts';
-import * as configList from './commands/config/list.ts';
-import * as configGet from './commands/config/get.ts';
-import * as configSet from './commands/config/set.ts';
-import * as configUnset from './commands/config/unset.ts';
-import * as configUse from './commands/config/use.ts';
-import * as completion from './commands/completion/script.ts';
-import * as webhooksCreate from './commands/webhooks/create.ts';
-import * as webhooksList from './commands/webhooks/list.ts';
-import * as webhooksDeliveries from './commands/webhooks/deliveries.ts';
-import * as webhooksRedeliver from './commands/webhooks/redeliver.ts';
-import * as changesFeed from './commands/changes/feed.ts';
-import * as changesDecide from './commands/changes/decide.ts';
-import * as watchCreate from './commands/watch/create.ts';
-import * as watchList from './commands/watch/list.ts';
-import * as watchDelete from './commands/watch/delete.ts';
+import * as claims from './commands/claims.ts';
+import * as compare from './commands/compare.ts';
+import * as completion from './commands/completion.ts';
+import * as config from './commands/config.ts';
+import * as identity from './commands/identity.ts';
+import * as results from './commands/results.ts';
+import * as review from './commands/review.ts';
+import * as users from './commands/users.ts';
+import * as watch from './commands/watch.ts';
+import * as webhooks from './commands/webhooks.ts';
 
+/** In the order of the help. */
 const COMMANDS: { register(program: Command): void }[] = [
-  login,
-  logout,
-  whoami,
-  registerUser,
-  token,
+  identity,
   catalogue,
-  resultsList,
-  resultsSearch,
-  resultsGet,
-  resultsUpload,
-  resultsTags,
-  resultsClaim,
-  resultsExport,
+  results,
   compare,
   changes,
-  changesFeed,
-  changesDecide,
-  watchCreate,
-  watchList,
-  watchDelete,
-  reviewList,
-  reviewDecide,
-  claimsList,
-  claimsDecide,
-  usersList,
-  usersSearch,
-  usersRemove,
-  webhooksCreate,
-  webhooksList,
-  webhooksDeliveries,
-  webhooksRedeliver,
-  configList,
-  configGet,
-  configSet,
-  configUnset,
-  configUse,
+  watch,
+  review,
+  claims,
+  users,
+  webhooks,
+  config,
   completion,
 ];
 

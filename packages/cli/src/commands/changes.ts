@@ -1,18 +1,19 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ApiError, type ChangesQuery, type Reply } from '@benchmarks/sdk';
 import { renderChangesSvg } from '@benchmarks/sdk/changes-chart';
-import { lookOf, num, paint, shorten, type Look } from '../compare/look.ts';
-import { withContext, type Context } from '../context.ts';
+import { changeRecordColumns } from '../columns.ts';
+import { groupName, lookOf, num, paint, percentChange as percent, shorten, type Look } from '../compare/look.ts';
+import { changesReport } from '../compare/reports.ts';
+import type { Context } from '../context.ts';
 import { CliError, UsageError } from '../errors.ts';
-import { positiveInteger } from '../global-options.ts';
+import { addListOptions, pageQuery, positiveInteger, type ListOptions } from '../global-options.ts';
 import type { Io } from '../io.ts';
 import { renderJson, renderNdjson } from '../output.ts';
-import { isUuid, Resolver } from '../resolve.ts';
-import { Sink } from '../sink.ts';
+import { Resolver } from '../resolve.ts';
 import { addSummaryOption, appendSummary, explorerUrl, summaryFile, type SummaryOption } from '../summary.ts';
-import { changesReport } from '../compare/reports.ts';
-import { group, runs, type WithGlobals } from './common.ts';
-import { addFilterOptions, filterQuery, type FilterOptions } from './results/filters.ts';
+import { benchmarkName, withChart, writeOutput } from './compare.ts';
+import { group, runs, runsInContext, type WithGlobals } from './common.ts';
+import { addFilterOptions, filterQuery, metricPath, type FilterOptions } from './results/filters.ts';
 
 type Changes = Reply<'findChanges'>;
 type Group = Changes['groups'][number];
@@ -98,7 +99,7 @@ export function checkSeries(options: Partial<SeriesOptions>): void {
 
 /** The query of the series, names resolved to ids. */
 export async function seriesQuery(ctx: Context, options: SeriesOptions): Promise<ChangesQuery> {
-  const metric = options.metric === 'json' || options.metric.startsWith('json.') ? options.metric : `json.${options.metric}`;
+  const metric = metricPath(options.metric);
   const benchmark_id = await new Resolver(ctx.client, { anyStatus: true }).benchmark(options.benchmark);
   return {
     ...(await filterQuery(ctx.client, { ...options, benchmark: benchmark_id })),
@@ -111,6 +112,46 @@ export async function seriesQuery(ctx: Context, options: SeriesOptions): Promise
     min_size: options.minSize,
   };
 }
+
+const STATES = ['open', 'acknowledged', 'dismissed', 'gone', 'all'] as const;
+
+type RecordOptions = WithGlobals<
+  ListOptions & {
+    state?: (typeof STATES)[number];
+    direction?: 'regression' | 'improvement';
+    benchmark?: string;
+    metric?: string;
+    watch?: string;
+    since?: string;
+    id: string;
+    note?: string;
+  }
+>;
+
+/** `changes feed`. */
+async function listRecords(ctx: Context, options: RecordOptions): Promise<void> {
+  const benchmark_id = options.benchmark && (await new Resolver(ctx.client, { anyStatus: true }).benchmark(options.benchmark));
+  const metric = options.metric && metricPath(options.metric);
+  const query = {
+    ...(options.state ? { state: options.state } : {}),
+    ...(options.direction ? { direction: options.direction } : {}),
+    ...(benchmark_id ? { benchmark_id } : {}),
+    ...(metric ? { metric } : {}),
+    ...(options.watch ? { watch_id: options.watch } : {}),
+    ...(options.since ? { since: options.since } : {}),
+    ...pageQuery(options),
+  };
+  await ctx.printList(ctx.client.changes.list(query), changeRecordColumns, options);
+}
+
+type Decision = 'acknowledge' | 'dismiss' | 'reopen';
+
+/** The triage of a change record: each decision's description and what it says once done. */
+const DECISIONS: Record<Decision, [description: string, done: string]> = {
+  acknowledge: ['Acknowledge a change record as expected: the CI gate passes it', 'Acknowledged'],
+  dismiss: ['Dismiss a change record as not real: the CI gate passes it', 'Dismissed'],
+  reopen: ['Reopen an acknowledged or dismissed change record: the CI gate fails on it again', 'Reopened'],
+};
 
 export function register(program: Command): void {
   const command = group(program, 'changes')
@@ -140,6 +181,36 @@ Examples:
   benchmarks changes --benchmark ghcr.io/org/bench:1.0 --metric json.result.score --output svg --out changes.svg`,
   );
   command.action(runs(run));
+  const feed = command
+    .command('feed')
+    .description("The change records of your watches (an administrator: every watch's), newest first: open ones unless --state says")
+    .addOption(new Option('--state <state>', 'records in this state (default open), or all').choices(STATES))
+    .addOption(new Option('--direction <direction>', 'only regressions or only improvements').choices(['regression', 'improvement']))
+    .option('--benchmark <benchmark>', 'of this benchmark: id or image:tag')
+    .option('--metric <path>', 'of this metric, a JSON path such as json.result.score (the json. may be left out)')
+    .option('--watch <id>', 'of this watch')
+    .option('--since <when>', 'first seen since then: a number of days (30d), a date or a date-time', (v) => sinceOf(v));
+  addListOptions(feed)
+    .addHelpText(
+      'after',
+      '\nExamples:\n  benchmarks changes feed --direction regression --since 7d\n  benchmarks changes feed --state all --watch 3f0c9d2e-... -o json',
+    )
+    .action(runsInContext(listRecords));
+  for (const decision of Object.keys(DECISIONS) as Decision[]) {
+    command
+      .command(decision)
+      .description(`${DECISIONS[decision][0]} (its watch's owner or an administrator)`)
+      .argument('<id>', 'change record id, from `benchmarks changes feed`')
+      .option('--note <text>', 'why, kept with who decided and when (at most 1000 characters)')
+      .addHelpText('after', `\nExample:\n  benchmarks changes ${decision} 3f0c9d2e-... --note 'new compiler, expected'`)
+      .action(
+        runsInContext(async (ctx, options: RecordOptions) => {
+          const record = await ctx.client.changes[decision](options.id, options.note);
+          ctx.info(`${DECISIONS[decision][1]} change ${record.id}.`);
+          ctx.printItem(record, changeRecordColumns);
+        }),
+      );
+  }
 }
 
 const SPARKS = '▁▂▃▄▅▆▇█';
@@ -161,13 +232,11 @@ export function sparkline(group: Group, width: number): string {
   return out;
 }
 
-const percent = (m: number | null) => (m === null ? 'n/a' : `${m > 0 ? '+' : ''}${num(m * 100)}%`);
-
 /** The table: a line per group, then one per change point. */
 export function changesText(answer: Changes, name: string, look: Look): string {
   const lines = [`${name}: ${answer.metric} over time (${answer.better} is better), by ${answer.group_by}`, ''];
   for (const g of answer.groups) {
-    const label = shorten(g.flavor ? `${g.site.name} / ${g.flavor.name}` : g.site.name, 50, look);
+    const label = shorten(groupName(g), 50, look);
     const spark = look.unicode ? `  ${sparkline(g, 24)}` : '';
     const count = g.changes.length === 0 ? 'no change' : `${g.changes.length} change${g.changes.length === 1 ? '' : 's'}`;
     lines.push(`${paint(look, 'bold', label)} (${g.n})${spark}  ${count}`);
@@ -182,15 +251,14 @@ export function changesText(answer: Changes, name: string, look: Look): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** A change point `--fail-on` fails on, as a line naming it. */
+const failure = (group: string, c: { direction: string; at: string; magnitude: number | null; pvalue: number }, which: string) =>
+  `${group}: ${c.direction} at ${c.at} (${percent(c.magnitude)}, p=${c.pvalue.toPrecision(2)}, ${which})`;
+
 /** The change points `--fail-on` fails on, as lines naming them. */
 function failing(answer: Changes, failOn: 'regression' | 'any'): string[] {
   return answer.groups.flatMap((g) =>
-    g.changes
-      .filter((c) => failOn === 'any' || c.direction === 'regression')
-      .map(
-        (c) =>
-          `${g.flavor ? `${g.site.name} / ${g.flavor.name}` : g.site.name}: ${c.direction} at ${c.at} (${percent(c.magnitude)}, p=${c.pvalue.toPrecision(2)}, result ${c.result_id})`,
-      ),
+    g.changes.filter((c) => failOn === 'any' || c.direction === 'regression').map((c) => failure(groupName(g), c, `result ${c.result_id}`)),
   );
 }
 
@@ -238,10 +306,7 @@ async function failingRecords(ctx: Context, watch: Watch, options: Options): Pro
       ...(options.since ? { since: options.since } : {}),
     })
     .toArray({ max: 10_000 });
-  return records.map(
-    (r) =>
-      `${r.flavor ? `${r.site.name} / ${r.flavor.name}` : r.site.name}: ${r.direction} at ${r.at} (${percent(r.magnitude)}, p=${r.pvalue.toPrecision(2)}, change ${r.id})`,
-  );
+  return records.map((r) => failure(groupName(r), r, `change ${r.id}`));
 }
 
 async function changes(ctx: Context, options: Options, format: string, summary: string | undefined): Promise<void> {
@@ -250,17 +315,14 @@ async function changes(ctx: Context, options: Options, format: string, summary: 
   // its watch comes first, so that the answer marks the records too.
   const watch = options.failOn && ctx.tokens.kind !== 'none' ? await watchOf(ctx, query) : null;
   const answer = await ctx.client.results.changes(query);
-  const name = isUuid(options.benchmark) ? (await ctx.client.benchmarks.get(query.benchmark_id)).name : options.benchmark;
+  const name = await benchmarkName(ctx, options.benchmark, query.benchmark_id);
   let text: string;
   if (format === 'csv') text = await ctx.client.results.changesCsv(query);
   else if (format === 'json') text = renderJson(answer);
   else if (format === 'ndjson') text = renderNdjson([answer]);
   else if (format === 'svg') text = renderChangesSvg(answer, name);
   else text = changesText(answer, name, lookOf(ctx.io, options.out !== undefined));
-  const sink = await Sink.open(ctx.io, options.out);
-  await sink.write(text);
-  await sink.commit();
-  if (sink.path) ctx.info(`Wrote ${sink.path}.`);
+  await writeOutput(ctx, options.out, text);
   const found = options.failOn
     ? ((watch ? await failingRecords(ctx, watch, options) : null) ?? failing(answer, options.failOn))
     : undefined;
@@ -275,7 +337,5 @@ async function changes(ctx: Context, options: Options, format: string, summary: 
 export async function run(options: Options, io: Io): Promise<void> {
   checkSeries(options);
   const summary = summaryFile(io, options.summary);
-  const svg = options.output === 'svg';
-  const settingsOptions = svg ? { ...options, output: undefined } : options;
-  await withContext(settingsOptions, io, (ctx) => changes(ctx, options, svg ? 'svg' : ctx.settings.output, summary), { output: 'table' });
+  await withChart(options, io, (ctx, format) => changes(ctx, options, format, summary));
 }

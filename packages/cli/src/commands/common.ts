@@ -1,10 +1,11 @@
 /**
- * What command files share: how a commander action reaches `run(options, io)`, the resource groups
- * (`benchmarks benchmarks list`, ...), and the filters of reviewed resources.
+ * What command files share: how a commander action reaches `run(options, io)` (or `run(ctx, options)`),
+ * the resource groups (`benchmarks benchmarks list`, ...), and the filters of reviewed resources.
  */
 import { Option, type Command } from 'commander';
+import { withContext, type Context } from '../context.ts';
+import type { GlobalOptions, ListOptions } from '../global-options.ts';
 import type { Io } from '../io.ts';
-import { positiveInteger, type GlobalOptions, type ListOptions } from '../global-options.ts';
 
 const ios = new WeakMap<Command, Io>();
 
@@ -20,19 +21,29 @@ function rootOf(command: Command): Command {
 
 /**
  * The commander action of a command: gathers its options with the global ones, names its
- * positional arguments, and calls `run(options, io)`.
+ * positional arguments (`positional`, else as declared: `<delivery-id>` is `deliveryId`), and calls
+ * `run(options, io)`.
  */
-export function runs<O>(run: (options: O, io: Io) => Promise<unknown>, positional: readonly string[] = []) {
+export function runs<O>(run: (options: O, io: Io) => Promise<unknown>, positional?: readonly string[]) {
   return async (...args: unknown[]): Promise<void> => {
     const command = args.at(-1) as Command;
     const values: Record<string, unknown> = { ...command.optsWithGlobals() };
-    positional.forEach((name, i) => {
+    const names = positional ?? command.registeredArguments.map((a) => a.name().replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()));
+    names.forEach((name, i) => {
       values[name] = args[i];
     });
     const io = ios.get(rootOf(command));
     if (!io) throw new Error('The program has no io attached');
     await run(values as O, io);
   };
+}
+
+/** The action of a command that runs in a context (its client closed at the end): `run(ctx, options)`. */
+export function runsInContext<O extends GlobalOptions>(
+  run: (ctx: Context, options: O) => Promise<unknown>,
+  positional: readonly string[] = [],
+) {
+  return runs((options: O, io) => withContext(options, io, (ctx) => run(ctx, options)), positional);
 }
 
 const GROUPS: Record<string, string> = {
@@ -44,7 +55,6 @@ const GROUPS: Record<string, string> = {
   review: 'Review submissions waiting for an administrator (admin)',
   claims: 'Claims against results (admin)',
   users: 'Registered users (admin)',
-  changes: "Find change points over time in one metric of a benchmark's results; the feed of change records and their triage",
   watch: 'Your watches: series the server keeps segmented, each change point a record',
   webhooks: 'Your webhook endpoints, which receive the alerts of your watches',
   config: 'Read and change the config file (profiles)',
@@ -59,21 +69,8 @@ export function group(program: Command, name: keyof typeof GROUPS & string): Com
 
 export type WithGlobals<O> = O & GlobalOptions;
 
-/** --page, --per-page and --all, for lists with one order (no --sort): webhooks, watches, the feed. */
-export function addPageOptions(command: Command): Command {
-  return command
-    .option('--page <n>', 'page to show (1-indexed)', positiveInteger('--page'))
-    .option('--per-page <n>', 'items per page, 1 to 100 (default 100)', positiveInteger('--per-page', 100))
-    .option('--all', 'follow every page and show every item');
-}
-
-export const pageOf = (o: ListOptions) => ({
-  ...(o.page === undefined ? {} : { page: o.page }),
-  ...(o.perPage === undefined ? {} : { per_page: o.perPage }),
-});
-
 // ---------------------------------------------------------------------------------------------
-// Filters of benchmarks, sites, flavors and tags lists
+// Review status and upload dates: the catalogue's lists, `review list` and `claims list`
 
 export interface ReviewFilterOptions extends ListOptions {
   status?: 'approved' | 'on_review';
@@ -88,11 +85,7 @@ export function addReviewFilters(command: Command): Command {
     .option('--uploaded-after <date>', 'uploaded after this date or date-time');
 }
 
-export function reviewQuery(options: ReviewFilterOptions): {
-  status?: 'approved' | 'on_review';
-  upload_before?: string;
-  upload_after?: string;
-} {
+export function reviewQuery(options: ReviewFilterOptions) {
   return {
     ...(options.status ? { status: options.status } : {}),
     ...(options.uploadedBefore ? { upload_before: options.uploadedBefore } : {}),

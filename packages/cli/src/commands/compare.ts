@@ -5,7 +5,7 @@ import { lookOf, type Comparison } from '../compare/look.ts';
 import { compareText } from '../compare/view.ts';
 import { withContext, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
-import { positiveInteger } from '../global-options.ts';
+import { positiveInteger, type GlobalOptions } from '../global-options.ts';
 import type { Io } from '../io.ts';
 import { renderJson, renderNdjson } from '../output.ts';
 import { isUuid, Resolver } from '../resolve.ts';
@@ -13,7 +13,7 @@ import { Sink } from '../sink.ts';
 import { addSummaryOption, appendSummary, explorerUrl, summaryFile, type SummaryOption } from '../summary.ts';
 import { compareReport } from '../compare/reports.ts';
 import { runs, type WithGlobals } from './common.ts';
-import { addFilterOptions, filterQuery, type FilterOptions } from './results/filters.ts';
+import { addFilterOptions, filterQuery, metricPath, type FilterOptions } from './results/filters.ts';
 
 export type Options = WithGlobals<
   FilterOptions & {
@@ -94,8 +94,7 @@ Examples:
 
 /** The options the server would refuse, refused here with the flag's name. */
 function checkOptions(options: Options): { metric: string; currency: string | undefined } {
-  // `json` alone stays as it is (the server refuses it); a top-level key named json is json.json.
-  const metric = options.metric === 'json' || options.metric.startsWith('json.') ? options.metric : `json.${options.metric}`;
+  const metric = metricPath(options.metric);
   const currency = options.currency?.toUpperCase();
   if (currency !== undefined && !/^[A-Z]{3}$/.test(currency)) {
     throw new UsageError(`--currency must be an ISO 4217 code of three letters (EUR, USD), not '${options.currency}'.`);
@@ -109,8 +108,23 @@ function checkOptions(options: Options): { metric: string; currency: string | un
 }
 
 /** The benchmark's `image:tag`, for titles: as given, or read when given by id. */
-async function benchmarkName(ctx: Context, ref: string, id: string): Promise<string> {
+export async function benchmarkName(ctx: Context, ref: string, id: string): Promise<string> {
   return isUuid(ref) ? (await ctx.client.benchmarks.get(id)).name : ref;
+}
+
+/** `compare` and `changes`: `--output svg` is theirs, the other settings resolved as for any command, a table by default. */
+export function withChart(options: GlobalOptions, io: Io, fn: (ctx: Context, format: string) => Promise<void>): Promise<void> {
+  const svg = options.output === 'svg';
+  const settingsOptions = svg ? { ...options, output: undefined } : options;
+  return withContext(settingsOptions, io, (ctx) => fn(ctx, svg ? 'svg' : ctx.settings.output), { output: 'table' });
+}
+
+/** The output, to stdout or the file of `--out`. */
+export async function writeOutput(ctx: Context, out: string | undefined, text: string): Promise<void> {
+  const sink = await Sink.open(ctx.io, out);
+  await sink.write(text);
+  await sink.commit();
+  if (sink.path) ctx.info(`Wrote ${sink.path}.`);
 }
 
 async function compare(
@@ -164,19 +178,11 @@ async function compare(
       text = compareText(answer, name, look, { minSamples: options.minSamples ?? DEFAULT_MIN_SAMPLES, currency });
     }
   }
-  const sink = await Sink.open(ctx.io, options.out);
-  await sink.write(text);
-  await sink.commit();
-  if (sink.path) ctx.info(`Wrote ${sink.path}.`);
+  await writeOutput(ctx, options.out, text);
 }
 
 export async function run(options: Options, io: Io): Promise<void> {
   const checked = checkOptions(options);
   const summary = summaryFile(io, options.summary);
-  // svg is compare's own output: the other settings are resolved as for any command.
-  const svg = options.output === 'svg';
-  const settingsOptions = svg ? { ...options, output: undefined } : options;
-  await withContext(settingsOptions, io, (ctx) => compare(ctx, options, svg ? 'svg' : ctx.settings.output, checked, summary), {
-    output: 'table',
-  });
+  await withChart(options, io, (ctx, format) => compare(ctx, options, format, checked, summary));
 }

@@ -42,6 +42,9 @@ export function num(value: number): string {
   return String(Number(value.toPrecision(4)));
 }
 
+/** A relative change as a signed percentage: `+12.5%`. */
+export const percentChange = (m: number | null) => (m === null ? 'n/a' : `${m > 0 ? '+' : ''}${num(m * 100)}%`);
+
 /** `[low, high]` */
 export const interval = ([low, high]: readonly [number, number] | number[]) => `[${num(low!)}, ${num(high!)}]`;
 
@@ -53,11 +56,14 @@ export function shorten(text: string, max: number, look: Look): string {
   return chars.slice(0, Math.max(1, max - mark.length)).join('') + mark;
 }
 
+/** `site / flavor`, or `site` when grouped by site. */
+export const groupName = (g: { site: { name: string }; flavor: { name: string } | null }) =>
+  g.flavor ? `${g.site.name} / ${g.flavor.name}` : g.site.name;
+
 /** `site / flavor (n)`, or `site (n)` when grouped by site; long names shortened. */
 export function groupLabel(group: Group, look: Look, max = 40): string {
-  const name = group.flavor ? `${group.site.name} / ${group.flavor.name}` : group.site.name;
   const suffix = ` (${group.n})`;
-  return shorten(name.replace(/\s+/g, ' '), max - suffix.length, look) + suffix;
+  return shorten(groupName(group).replace(/\s+/g, ' '), max - suffix.length, look) + suffix;
 }
 
 /** The rank as shown: its number, or a dash for a group left unranked. */

@@ -5,14 +5,12 @@
 import type { Reply } from '@benchmarks/sdk';
 import { isBaseline, ratioText } from '@benchmarks/sdk/chart';
 import { markdownTable, markdownText as md } from '../summary.ts';
-import { interval, num, type Comparison, type Group } from './look.ts';
+import { groupName, interval, num, percentChange, type Comparison, type Group } from './look.ts';
 
 type Changes = Reply<'findChanges'>;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-const percent = (m: number | null) => (m === null ? 'n/a' : `${m > 0 ? '+' : ''}${num(m * 100)}%`);
-const nameOf = (g: { site: { name: string }; flavor: { name: string } | null }) =>
-  md(g.flavor ? `${g.site.name} / ${g.flavor.name}` : g.site.name);
+const nameOf = (g: Parameters<typeof groupName>[0]) => md(groupName(g));
 
 /**
  * `gate`: what `--fail-on` found (open records, or the changes reported without a watch); without
@@ -38,7 +36,7 @@ export function changesReport(answer: Changes, benchmark: string, gate?: { what:
           String(g.n),
           c.direction === 'regression' ? '🔴 regression' : '🟢 improvement',
           c.at.slice(0, 16).replace('T', ' '),
-          percent(c.magnitude),
+          percentChange(c.magnitude),
           `${num(c.before.mean)} → ${num(c.after.mean)}`,
           c.pvalue.toPrecision(2),
           c.record ? c.record.state : '',

@@ -82,3 +82,6 @@ export async function filterQuery(client: Client, options: FilterOptions) {
 export async function resultQuery(client: Client, options: ResultFilterOptions) {
   return { ...(await filterQuery(client, options)), ...pageQuery(options) };
 }
+
+/** `json` alone stays as it is (the server refuses it); a top-level key named json is json.json. */
+export const metricPath = (metric: string) => (metric === 'json' || metric.startsWith('json.') ? metric : `json.${metric}`);

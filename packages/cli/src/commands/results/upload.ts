@@ -74,7 +74,7 @@ Examples:
   run-bench | benchmarks results upload - --benchmark ghcr.io/org/bench:1.0 --flavor CESGA/c4.large --executed-at now
   benchmarks results upload 'runs/**/*.ndjson' --dry-run`,
     )
-    .action(runs(run, ['inputs']));
+    .action(runs(run));
 }
 
 const DEFAULT_BATCH_SIZE = 100;

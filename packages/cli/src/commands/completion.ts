@@ -3,13 +3,11 @@
  * itself, so it never lags behind the commands.
  */
 import { Argument, type Command, type Option } from 'commander';
-import { OUTPUT_FORMATS } from '../../config.ts';
-import type { Io } from '../../io.ts';
-import { runs } from '../common.ts';
+import { OUTPUT_FORMATS } from '../config.ts';
+import { runs } from './common.ts';
 
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
-export type Shell = (typeof SHELLS)[number];
-export type Options = { shell: Shell; program: Command };
+const SHELLS = ['bash', 'zsh', 'fish'] as const;
+type Shell = (typeof SHELLS)[number];
 
 interface Node {
   path: string;
@@ -176,6 +174,8 @@ ${lines.join('\n')}
 `;
 }
 
+const SCRIPTS: Record<Shell, (program: Command) => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
+
 export function register(program: Command): void {
   program
     .command('completion')
@@ -186,11 +186,5 @@ export function register(program: Command): void {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: `${fpath[1]}` is zsh syntax in an example shell command, not a template placeholder
       '\nExamples:\n  source <(benchmarks completion bash)       # in ~/.bashrc\n  benchmarks completion zsh > "${fpath[1]}/_benchmarks"\n  benchmarks completion fish > ~/.config/fish/completions/benchmarks.fish',
     )
-    .action(runs((options: { shell: Shell }, io: Io) => run({ ...options, program }, io), ['shell']));
-}
-
-const SCRIPTS: Record<Shell, (program: Command) => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
-
-export async function run(options: Options, io: Io): Promise<void> {
-  io.stdout.write(SCRIPTS[options.shell](options.program));
+    .action(runs(async (options: { shell: Shell }, io) => io.stdout.write(SCRIPTS[options.shell](program))));
 }
