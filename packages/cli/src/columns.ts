@@ -6,22 +6,11 @@
 import type { Item, Reply } from '@benchmarks/sdk';
 import type { Column } from './output.ts';
 
-export type Benchmark = Reply<'getBenchmark'>;
-export type Site = Reply<'getSite'>;
-export type Flavor = Reply<'getFlavor'>;
-export type Tag = Reply<'getTag'>;
-export type Result = Reply<'getResult'>;
-export type Claim = Reply<'claimResult'>;
 export type Submit = Item<'listSubmits'>;
-export type UserAdmin = Item<'listUsers'>;
-export type Webhook = Reply<'getWebhook'>;
-export type WebhookAttempt = Item<'listWebhookDeliveries'>;
-export type Watch = Reply<'getWatch'>;
-export type ChangeRecord = Reply<'acknowledgeChange'>;
 
 const uploader = (u: { iss: string; sub: string; removed: boolean }) => `${u.sub}${u.removed ? ' (removed)' : ''} @ ${u.iss}`;
 
-export const benchmarkColumns: Column<Benchmark>[] = [
+export const benchmarkColumns: Column<Reply<'getBenchmark'>>[] = [
   { header: 'id', value: (b) => b.id, whole: true },
   { header: 'name', value: (b) => b.name },
   { header: 'status', value: (b) => b.status },
@@ -30,7 +19,7 @@ export const benchmarkColumns: Column<Benchmark>[] = [
   { header: 'url', value: (b) => b.url, drop: 1 },
 ];
 
-export const siteColumns: Column<Site>[] = [
+export const siteColumns: Column<Reply<'getSite'>>[] = [
   { header: 'id', value: (s) => s.id, whole: true },
   { header: 'name', value: (s) => s.name },
   { header: 'address', value: (s) => s.address, max: 40, drop: 3 },
@@ -39,7 +28,7 @@ export const siteColumns: Column<Site>[] = [
   { header: 'description', value: (s) => s.description, max: 40, drop: 2 },
 ];
 
-export const flavorColumns: Column<Flavor>[] = [
+export const flavorColumns: Column<Reply<'getFlavor'>>[] = [
   { header: 'id', value: (f) => f.id, whole: true },
   { header: 'site_id', value: (f) => f.site_id, whole: true, drop: 1 },
   { header: 'name', value: (f) => f.name },
@@ -48,14 +37,14 @@ export const flavorColumns: Column<Flavor>[] = [
   { header: 'description', value: (f) => f.description, max: 40, drop: 3 },
 ];
 
-export const tagColumns: Column<Tag>[] = [
+export const tagColumns: Column<Reply<'getTag'>>[] = [
   { header: 'id', value: (t) => t.id, whole: true },
   { header: 'name', value: (t) => t.name },
   { header: 'status', value: (t) => t.status },
   { header: 'description', value: (t) => t.description, max: 60, drop: 1 },
 ];
 
-export const resultColumns: Column<Result>[] = [
+export const resultColumns: Column<Reply<'getResult'>>[] = [
   { header: 'id', value: (r) => r.id, whole: true },
   { header: 'benchmark', value: (r) => r.benchmark.name },
   { header: 'site', value: (r) => r.site.name, drop: 5 },
@@ -67,7 +56,7 @@ export const resultColumns: Column<Result>[] = [
   { header: 'json', value: (r) => r.json, max: 50, drop: 4 },
 ];
 
-export const claimColumns: Column<Claim>[] = [
+export const claimColumns: Column<Reply<'claimResult'>>[] = [
   { header: 'id', value: (c) => c.id, whole: true },
   { header: 'resource_type', value: (c) => c.resource_type, drop: 1 },
   { header: 'resource_id', value: (c) => c.resource_id, whole: true, drop: 4 },
@@ -86,7 +75,7 @@ export const submitColumns = (names: ReadonlyMap<string, string>): Column<Submit
   { header: 'upload_datetime', value: (s) => s.upload_datetime, drop: 1 },
 ];
 
-export const userColumns: Column<UserAdmin>[] = [
+export const userColumns: Column<Item<'listUsers'>>[] = [
   { header: 'iss', value: (u) => u.iss },
   { header: 'sub', value: (u) => u.sub, whole: true },
   { header: 'email', value: (u) => u.email },
@@ -95,7 +84,7 @@ export const userColumns: Column<UserAdmin>[] = [
   { header: 'removed', value: (u) => u.removed, drop: 3 },
 ];
 
-export const webhookColumns: Column<Webhook>[] = [
+export const webhookColumns: Column<Reply<'getWebhook'>>[] = [
   { header: 'id', value: (w) => w.id, whole: true },
   { header: 'url', value: (w) => w.url, max: 60 },
   { header: 'format', value: (w) => w.format, drop: 2 },
@@ -104,7 +93,7 @@ export const webhookColumns: Column<Webhook>[] = [
   { header: 'disabled_reason', value: (w) => w.disabled_reason ?? '', max: 60, drop: 3 },
 ];
 
-export const webhookAttemptColumns: Column<WebhookAttempt>[] = [
+export const webhookAttemptColumns: Column<Item<'listWebhookDeliveries'>>[] = [
   { header: 'attempted_datetime', value: (a) => a.attempted_datetime },
   { header: 'delivery_id', value: (a) => a.delivery_id, whole: true },
   { header: 'event_type', value: (a) => a.event_type, drop: 2 },
@@ -114,7 +103,7 @@ export const webhookAttemptColumns: Column<WebhookAttempt>[] = [
   { header: 'event_id', value: (a) => a.event_id, whole: true, drop: 3 },
 ];
 
-export const watchColumns: Column<Watch>[] = [
+export const watchColumns: Column<Reply<'getWatch'>>[] = [
   { header: 'id', value: (w) => w.id, whole: true },
   { header: 'benchmark_id', value: (w) => w.benchmark_id, whole: true, drop: 3 },
   { header: 'metric', value: (w) => w.metric },
@@ -125,7 +114,7 @@ export const watchColumns: Column<Watch>[] = [
 
 const percent = (m: number | null) => (m === null ? '' : `${m > 0 ? '+' : ''}${(m * 100).toFixed(1)}%`);
 
-export const changeRecordColumns: Column<ChangeRecord>[] = [
+export const changeRecordColumns: Column<Reply<'acknowledgeChange'>>[] = [
   { header: 'id', value: (r) => r.id, whole: true },
   { header: 'first_seen', value: (r) => r.first_seen, drop: 3 },
   { header: 'state', value: (r) => r.state },
