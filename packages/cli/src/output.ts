@@ -16,18 +16,13 @@ export function renderRecord<T>(item: T, columns: readonly Column<T>[]): string 
 }
 
 /**
- * A cell as CSV text, through the service's one CSV rule (@benchmarks/sdk/csv): text a spreadsheet
- * would run as a formula (CSV injection, OWASP: a leading `=`, `+`, `-`, `@`, tab or carriage
- * return) gets a leading `'`; typed numbers are left as they are (`-3` stays a number).
+ * A cell as CSV, through the service's one CSV rule (@benchmarks/sdk/csv): text a spreadsheet would
+ * run as a formula (CSV injection, OWASP: a leading `=`, `+`, `-`, `@`, tab or carriage return) gets a
+ * leading `'`, typed numbers stay as they are (`-3` is a number); then quoted as RFC 4180 says.
  */
-export function csvCell(value: unknown): string {
-  const s = text(value);
-  return typeof value === 'number' ? s : csvText(s);
-}
-
-/** RFC 4180: a field holding a comma, a quote or a line break is quoted, quotes doubled (after the formula guard). */
 export function csvField(value: unknown): string {
-  return sharedCsvField(csvCell(value));
+  const s = text(value);
+  return sharedCsvField(typeof value === 'number' ? s : csvText(s));
 }
 
 /** One CSV record, with its line break. */
