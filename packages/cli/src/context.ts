@@ -6,49 +6,12 @@
 import { createClient, type Client, type FetchLike, type PageRequest } from '@benchmarks/sdk';
 import { TokenSource } from './auth.ts';
 import { UsageError } from './errors.ts';
-import {
-  checkServer,
-  resolveSettings,
-  type GlobalOptions,
-  type ListOptions,
-  type Settings,
-  type SettingDefaults,
-} from './global-options.ts';
+import { checkServer, resolveSettings, type GlobalOptions, type ListOptions, type SettingDefaults } from './global-options.ts';
 import type { Io } from './io.ts';
 import { renderItem, renderList, type Column } from './output.ts';
 import { progressFor, type Progress } from './progress.ts';
 import { colorEnabled, stdoutWidth } from './terminal.ts';
 import { CLI_VERSION } from './version.ts';
-
-export interface Context {
-  io: Io;
-  settings: Settings;
-  tokens: TokenSource;
-  /** The SDK client; a UsageError when no server is configured. */
-  readonly client: Client;
-  /**
-   * Another client (closed with the context) whose token comes from `getToken`; `observe` sees
-   * every HTTP status, or the network error, of each attempt of its requests, with the request's
-   * Idempotency-Key (the same for every retry of one call) and whether the answer is a replay.
-   */
-  newClient(getToken: () => Promise<string | undefined>, observe?: Observer): Client;
-  /** The API base URL, e.g. http://host:8080/api/v1. */
-  readonly apiBase: string;
-  /** A line on stdout (data). */
-  out(text: string): void;
-  /** A hint or progress line on stderr, unless --quiet. */
-  info(text: string): void;
-  /** A warning on stderr, even with --quiet. */
-  warn(text: string): void;
-  printItem<T>(item: T, columns: readonly Column<T>[]): void;
-  /** `beforeColumns` runs on the items before a table or CSV renders them (what the columns need to look up). */
-  printList<T>(
-    request: PageRequest<T>,
-    columns: readonly Column<T>[],
-    options: ListOptions,
-    beforeColumns?: (items: T[]) => Promise<void>,
-  ): Promise<T[]>;
-}
 
 /**
  * Sees each attempt's status or network error, with its Idempotency-Key when it has one, and
@@ -90,11 +53,10 @@ function observed(fetch: FetchLike, observe: Observer): FetchLike {
   };
 }
 
-export async function createContext(
-  options: GlobalOptions,
-  io: Io,
-  defaults?: SettingDefaults,
-): Promise<Context & { close(): Promise<void> }> {
+/** What a command runs with (see {@link createContext}). */
+export type Context = Omit<Awaited<ReturnType<typeof createContext>>, 'close'>;
+
+export async function createContext(options: GlobalOptions, io: Io, defaults?: SettingDefaults) {
   const settings = await resolveSettings(options, io, defaults);
   const tokens = new TokenSource(settings);
   const clients: Client[] = [];
@@ -106,6 +68,7 @@ export async function createContext(
     warned.add(message);
     io.stderr.write(`warning: ${message}\n`);
   };
+  /** Another client (closed with the context) whose token comes from `getToken`; `observe` sees each attempt of its requests. */
   const newClient = (getToken: () => Promise<string | undefined>, observe?: Observer): Client => {
     if (!settings.server) throw new UsageError(NO_SERVER);
     checkServer(settings.server);
@@ -132,21 +95,32 @@ export async function createContext(
     io,
     settings,
     tokens,
-    get client() {
+    /** The SDK client; a UsageError when no server is configured. */
+    get client(): Client {
       return getClient();
     },
     newClient,
-    get apiBase() {
+    /** The API base URL, e.g. http://host:8080/api/v1. */
+    get apiBase(): string {
       return getClient().baseUrl;
     },
-    out: (text) => io.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+    /** A line on stdout (data). */
+    out: (text: string) => io.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+    /** A hint or progress line on stderr, unless --quiet. */
     info,
-    warn: (text) => io.stderr.write(`${text}\n`),
-    printItem(item, columns) {
+    /** A warning on stderr, even with --quiet. */
+    warn: (text: string) => io.stderr.write(`${text}\n`),
+    printItem<T>(item: T, columns: readonly Column<T>[]): void {
       io.stdout.write(renderItem(settings.output, item, columns));
     },
-    async printList(request, columns, listOptions, beforeColumns) {
-      let items: Awaited<typeof request>['items'];
+    /** `beforeColumns` runs on the items before a table or CSV renders them (what the columns need to look up). */
+    async printList<T>(
+      request: PageRequest<T>,
+      columns: readonly Column<T>[],
+      listOptions: ListOptions,
+      beforeColumns?: (items: T[]) => Promise<void>,
+    ): Promise<T[]> {
+      let items: T[];
       if (listOptions.all) {
         items = [];
         let progress: Progress | undefined;
