@@ -1,13 +1,8 @@
 /**
- * PostgreSQL advisory locks that coordinate the server processes sharing one database
- * (docs/deploy.md, "Many processes"): one for applying the migrations, others for the metric
- * values' upkeep. Session-level locks, taken on a connection of their own: PostgreSQL
- * releases them when that connection ends, so a process that crashes leaves none behind.
- *
- * They are only ever tried (`pg_try_advisory_lock`), and tried again after a pause when waiting
- * makes sense, never waited for inside a statement: a session waiting in a statement holds a
- * snapshot, and `create index concurrently` on another session waits for every older snapshot to
- * end; if that other session holds the lock, the two would wait for each other (a deadlock).
+ * Advisory locks that coordinate the processes sharing one database (docs/deploy.md, "Many
+ * processes"): session-level, on a connection of their own, so a process that crashes leaves none.
+ * They are only tried, again after a pause, never waited for in a statement: that session would
+ * hold a snapshot, which `create index concurrently` under the lock on another session waits for.
  */
 import { createHash } from 'node:crypto';
 

@@ -1,8 +1,7 @@
 /**
- * The database a process serves from, made ready: the external one, or the embedded PostgreSQL
- * started under the data directory; connected within DATABASE_CONNECT_TIMEOUT; migrated within
- * MIGRATION_TIMEOUT (or, with `--no-migrate`, waited for until nothing is pending). Each resource
- * opened here is registered on the caller's disposal stack as it is opened (core/disposal.ts).
+ * The database a process serves from, made ready: the external one or the embedded PostgreSQL,
+ * connected within DATABASE_CONNECT_TIMEOUT, migrated within MIGRATION_TIMEOUT (with `--no-migrate`,
+ * waited for). Each resource goes on the caller's disposal stack as it is opened (core/disposal.ts).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { DEFAULTS, parseDuration, type ServerConfig } from '../config.ts';
@@ -19,19 +18,14 @@ import { logPostgresLine } from './postgres-log.ts';
 
 export interface DatabaseHandle {
   url: string;
-  /**
-   * Where the connections that need a session of their own go (the migration lock, the metric values'
-   * upkeep, the change listener): DATABASE_DIRECT_URL, else `url`.
-   */
+  /** Where the connections that need a session of their own go (db/own-connection.ts): DATABASE_DIRECT_URL, else `url`. */
   sessionUrl: string;
   embedded: EmbeddedDatabase | null;
 }
 
 /**
- * The external database, or an embedded PostgreSQL under the data directory (started within
- * `databaseStartTimeoutMs`, on `databasePort`). The embedded cluster's own log lines go to `databaseLogger` at the
- * level of their severity (default: a logger at `databaseLogLevel`). `signal` aborts the embedded
- * start (db/embedded.ts: the cluster is stopped again, and the promise rejects with its reason).
+ * The external database, or an embedded PostgreSQL under the data directory, whose own log lines go
+ * to `databaseLogger` (default: one at `databaseLogLevel`). `signal` aborts the embedded start.
  */
 export async function openDatabase(
   config: ServerConfig,
@@ -62,15 +56,11 @@ async function describeDatabase(db: DatabaseHandle): Promise<string> {
 }
 
 export interface ConnectOptions {
-  /**
-   * How long to keep trying while the database refuses connections, does not answer or is still
-   * starting, in ms; 0: no limit. Default: `DATABASE_CONNECT_TIMEOUT`'s. Other failures (a wrong
-   * password, say) end at once.
-   */
+  /** How long to try again while the database is unreachable or starting, in ms (0: no limit); other failures end at once. */
   timeoutMs?: number;
-  /** Ends the error message: what the database is (default: its URL without the password). */
+  /** What error messages call the database (default: its URL without the password). */
   describe?: () => Promise<string>;
-  /** Ends the attempts at once (a stop asked for during the start-up), rejecting with its reason; what an attempt opens is closed. */
+  /** Ends the attempts at once, rejecting with its reason; what an attempt opens is closed. */
   signal?: AbortSignal;
 }
 
@@ -109,10 +99,7 @@ async function within<T>(work: Promise<T>, ms: number): Promise<T | typeof EXPIR
   }
 }
 
-/**
- * Connects and checks the database answers, trying again every second until `timeoutMs` while it
- * is unreachable or starting; one clear error otherwise.
- */
+/** Connects and checks the database answers, trying again every second while it is unreachable or starting. */
 export async function connectDatabase(url: string, logger?: Logger, pool?: PoolOptions, options: ConnectOptions = {}): Promise<MikroORM> {
   const timeoutMs = options.timeoutMs ?? parseDuration(DEFAULTS.databaseConnectTimeout, 'DATABASE_CONNECT_TIMEOUT');
   const describe = options.describe ?? (async () => `the database at ${redactUrl(url)}`);
@@ -171,12 +158,9 @@ export async function connectDatabase(url: string, logger?: Logger, pool?: PoolO
 }
 
 /**
- * Applies the pending migrations within `timeoutMs` (0: no limit), waiting meanwhile while another
- * process holds the migration lock (db/orm.ts): processes started together on one database apply
- * them once. They run in one transaction: past the deadline the error says so, and the transaction
- * is rolled back when the connection closes (each of its statements is also cancelled by
- * PostgreSQL past the deadline). `signal` (a stop asked for meanwhile) ends the wait at once with
- * its reason: the caller closes the connection, which rolls the transaction back.
+ * Applies the pending migrations within `timeoutMs` (0: no limit), waiting while another process
+ * holds the migration lock (db/orm.ts). They run in one transaction, rolled back when the caller
+ * closes the connection after the deadline or `signal` (PostgreSQL also cancels its statements).
  */
 export async function migrateWithin(
   orm: MikroORM,
@@ -219,10 +203,9 @@ export async function migrateWithin(
 const PENDING_POLL_MS = 1000;
 
 /**
- * For a process that must not migrate (`--no-migrate`, MIGRATE=false): returns once no migration
- * is pending, waiting up to `timeoutMs` (0: no limit) for another process or `benchmarks-server
- * migrate` to apply them (as pods start next to a migration Job); then one clear error. `signal`
- * ends the wait at once, rejecting with its reason.
+ * For a process that must not migrate (`--no-migrate`): returns once no migration is pending,
+ * waiting up to `timeoutMs` (0: no limit) for another process to apply them, as pods started next to
+ * a migration Job do. `signal` ends the wait at once, rejecting with its reason.
  */
 export async function awaitMigrations(
   url: string,
@@ -268,11 +251,7 @@ export interface BootstrapOptions {
   pool?: PoolOptions;
   /** Told of the embedded cluster's unexpected ends and restarts (db/restarts.ts). */
   onDatabaseEvent?: (event: EmbeddedEvent) => void;
-  /**
-   * Aborts the start-up (a stop asked for meanwhile): the step in progress ends at once (the
-   * embedded start, the connection attempts, the migrations, the wait for them), and the promise
-   * rejects with the signal's reason, what was opened still on the stack for the caller to release.
-   */
+  /** Aborts the step in progress at once, rejecting with its reason; what was opened stays on the stack for the caller. */
   signal?: AbortSignal;
 }
 
@@ -280,11 +259,9 @@ export interface BootstrapOptions {
 const FAILED_CLOSE_MS = 1000;
 
 /**
- * Opens the database (starting the embedded one if need be), connects and applies the migrations
- * (with `config.migrate` false: waits until none is pending), each step within its deadline of
- * `config`; every resource it opens goes on `stack` as it is opened (the embedded cluster, then the
- * ORM), for the caller to release on failure or at stop. A failure is a ConfigurationError naming
- * the database.
+ * Opens the database, connects and applies the migrations (or waits for them), each step within its
+ * deadline of `config`; what it opens goes on `stack`, for the caller to release on failure or at
+ * stop. A failure is a ConfigurationError naming the database.
  */
 export async function bootstrapDatabase(
   config: ServerConfig,
@@ -303,8 +280,7 @@ export async function bootstrapDatabase(
     const orm = await connectDatabase(db.url, logger, pool, { timeoutMs: config.databaseConnectTimeoutMs, describe, signal });
     stack.defer('database pool', async () => {
       if (!failed) return orm.close(true);
-      // The pool waits for the connections in use: a migration past its deadline holds one until
-      // PostgreSQL cancels it (or the embedded cluster stops).
+      // The pool waits for its connections: a migration past its deadline holds one until cancelled.
       const closed = orm.close(true);
       if ((await within(closed, FAILED_CLOSE_MS)) === EXPIRED) closed.catch(() => {});
     });
@@ -320,10 +296,7 @@ export async function bootstrapDatabase(
   }
 }
 
-/**
- * `bootstrapDatabase` on a stack of its own, for a command that only needs the database (`migrate`,
- * `import-origin`): on failure, whatever was opened is released again; `close()` releases it after use.
- */
+/** `bootstrapDatabase` on a stack of its own, for `migrate` and `import-origin`: released on failure, or by `close()`. */
 export async function prepareDatabase(
   config: ServerConfig,
   logger: Logger,

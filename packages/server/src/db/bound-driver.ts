@@ -1,12 +1,8 @@
 /**
- * The SQL seam: every statement, the ORM's own and the services' raw SQL alike, reaches PostgreSQL
- * here, as a text with placeholders and its values sent apart.
- *
- * MikroORM 6 writes every value into the SQL text itself (`Platform.formatQuery`, escaped literals)
- * and has no option to keep them bound. This connection overrides
- * the one public method all statements go through, `execute`, with its declared signature, and
- * otherwise uses only what the base class offers its subclasses (`executeQuery` for logging and
- * timing, `transformRawResult`, `getKnex()`); the driver is registered through the `driver` option.
+ * The SQL seam: every statement, the ORM's and the services' alike, reaches PostgreSQL here, as a
+ * text with placeholders and its values sent apart. MikroORM 6 writes values into the text itself
+ * (`Platform.formatQuery`) with no option to bind them: this connection overrides `execute`, the one
+ * public method all statements go through, using only what the base class offers its subclasses.
  *
  * Rules of the seam (docs/architecture.md, "The SQL seam"):
  * - `?` is a value, sent as `$n` (`??` an identifier, `\\?` a literal question mark: knex's rules).
@@ -45,9 +41,8 @@ function isBindable(value: unknown): value is Knex.Value {
 }
 
 /**
- * The values of `sql`, checked against its placeholders: as many as there are placeholders, none
- * undefined, and every array at a placeholder with an array cast. A mistake here is the code's, not
- * the client's: a plain Error (a 500 that names no user input).
+ * The values of `sql`, checked against its placeholders: as many, none undefined, every array at a
+ * placeholder with an array cast. A mistake here is the code's: a plain Error (a 500).
  */
 export function bindValues(sql: string, params: readonly unknown[]): Knex.Value[] {
   const marks = placeholders(sql);
@@ -67,11 +62,7 @@ export function bindValues(sql: string, params: readonly unknown[]): Knex.Value[
   return params.filter(isBindable);
 }
 
-/**
- * `sql` with its `?` as `$1`, `$2`, ... and its values checked as `bindValues` does: for statements
- * sent on a plain pg client (the export's cursor, services/export/export.ts) under the same rules. No
- * identifiers (`??`) there: an Error.
- */
+/** `sql` with its `?` as `$1`, `$2`, ..., its values checked by `bindValues`, for a plain pg client (no `??` there). */
 export function numbered(sql: string, params: readonly unknown[]): { text: string; values: Knex.Value[] } {
   const values = bindValues(sql, params);
   let n = 0;
@@ -95,10 +86,8 @@ const MAX_PREPARED = 500;
 const preparedNames = new Map<string, string>();
 
 /**
- * The name under which a marked statement is prepared on each pooled connection (pg prepares a
- * name once per connection, then sends only Bind and Execute: PostgreSQL neither parses nor plans
- * it again). The name is derived from the text, so a text always gets the same name. Past
- * MAX_PREPARED distinct texts, new ones run unnamed: a connection never holds more than that.
+ * The name a marked statement is prepared under on each connection (pg prepares it once, then only
+ * binds and executes it), derived from the text. Past MAX_PREPARED texts, new ones run unnamed.
  */
 export function preparedName(sql: string): string | undefined {
   if (!sql.startsWith(PREPARED_MARK)) return undefined;
@@ -111,9 +100,8 @@ export function preparedName(sql: string): string | undefined {
 }
 
 /**
- * Whether a knex builder was bound to a transaction (`qb.transacting(trx)` gives it the transaction's
- * client); `raw.transacting(qb)` then runs on that client too. Read as knex sets it at run time:
- * knex's types declare no `transacting` on a client, nor a client on a Raw.
+ * Whether a knex builder was bound to a transaction (`qb.transacting(trx)`), read as knex sets it at
+ * run time: its types declare no `transacting` on a client, nor a client on a Raw.
  */
 function boundToTransaction(query: Knex.QueryBuilder | Knex.Raw): boolean {
   const client: unknown = Reflect.get(query, 'client');
@@ -182,10 +170,8 @@ export class BoundParametersDriver extends AbstractSqlDriver<BoundParametersConn
 /** Settings of the seam that belong to one ORM (one pool), never to the process. */
 export interface SeamOptions {
   /**
-   * Whether marked statements are prepared by name on each connection (PREPARED_STATEMENTS,
-   * default true). Behind PgBouncer in transaction mode a connection changes between statements,
-   * so a statement prepared on one is unknown on the next: every statement then runs unnamed
-   * (parsed and planned each time).
+   * Whether marked statements are prepared by name (PREPARED_STATEMENTS, default true); behind
+   * PgBouncer in transaction mode the next statement may reach a connection that never prepared it.
    */
   preparedStatements?: boolean;
 }

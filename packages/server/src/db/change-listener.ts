@@ -1,14 +1,9 @@
 /**
- * Listens to the change notifications of the database (channel `benchmarks_changes`, sent at
- * commit by the triggers of migration 20261125000000_shared_state for every write to results,
- * their tags and the catalogue, whichever process or client made it) on a connection of its own,
- * and tells the process: it then forgets its remembered totals, so a total read through any
- * process counts a write made through any other as soon as PostgreSQL delivers the notification
- * (a few milliseconds after the commit).
- *
- * When the connection drops it is opened again (1 s, doubling to 30 s); notifications sent
- * meanwhile are lost, so `onChange('*')` is called on every (re)connection, and until then the
- * caches fall back to their own lifetime (TOTALS_CACHE_SECONDS).
+ * Listens, on a connection of its own, to the database's change notifications (`benchmarks_changes`,
+ * sent at commit by the triggers of migration 20261125000000_shared_state for every write to results,
+ * their tags and the catalogue, whoever made it), so that the process forgets its remembered totals
+ * within milliseconds of a write through any other. A dropped connection is opened again (1 s,
+ * doubling to 30 s); what was sent meanwhile is lost, so every (re)connection reports a change of `*`.
  */
 import type pg from 'pg';
 import { ownClient } from './own-connection.ts';

@@ -1,10 +1,8 @@
 /**
- * One database connection of its own, outside the application pool, for what must answer even when
- * every pooled connection is busy: `/ready` (are the database and the migrations there?) and the
- * cancellation of statements whose client went away (pg_cancel_backend). Connected on first use
- * and again after a failure; every statement it runs is short and bounded by `timeoutMs`. Its
- * statements run one at a time, and cancellations asked for in the same turn of the event loop go
- * in one statement (many clients leaving at once cost one round trip).
+ * A connection outside the pool, for what must answer when every pooled one is busy: `/ready` and
+ * the cancels of statements whose client went away. Connected on first use and after a failure; its
+ * statements are short (`timeoutMs`) and run one at a time, and the cancels asked for in one turn
+ * of the event loop go in one statement (many clients leaving at once cost one round trip).
  */
 import type pg from 'pg';
 import { ownClient } from './own-connection.ts';
@@ -74,10 +72,7 @@ export class DatabaseControl {
     }
   }
 
-  /**
-   * The migrations not applied yet (every one when the table is missing). Concurrent calls share
-   * one statement, so a flood of `/ready` costs the database one query at a time.
-   */
+  /** The migrations not applied yet; concurrent calls share one statement (a flood of `/ready` costs one query at a time). */
   pendingMigrations(): Promise<string[]> {
     this.#readiness ??= pendingMigrations((sql) => this.#query(sql)).finally(() => {
       this.#readiness = null;

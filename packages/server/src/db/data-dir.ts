@@ -1,7 +1,6 @@
 /**
- * The data directory (`--data-dir`): created level by level and tried with a file of its own, so
- * that a place where nothing can be created fails at once with one clear error. (Node's recursive
- * `mkdir` spins for minutes on a path such as /proc/nope, where the parent exists and refuses.)
+ * The data directory (`--data-dir`), created level by level and tried with a file, so that a place
+ * where nothing can be created fails at once (Node's recursive `mkdir` spins for minutes on /proc/nope).
  */
 import { mkdir, open, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';

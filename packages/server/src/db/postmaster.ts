@@ -1,16 +1,13 @@
 /**
- * The embedded PostgreSQL's postmaster, started under a watchdog so that it never outlives this
- * process, however this process ends (SIGKILL and crashes included).
+ * The embedded PostgreSQL's postmaster, under a watchdog so that it never outlives this process,
+ * however it ends (SIGKILL and crashes included).
  *
- * The watchdog is a POSIX shell in a session and process group of its own (so that Ctrl-C in a
- * terminal, which signals the terminal's foreground group, reaches this process alone and the
- * server decides when the database stops). It starts the postmaster as its child and holds the
- * read end of a pipe whose only write end is this process's. When that end closes, because this
- * process stops the cluster or because it ended, the watchdog asks the postmaster for a fast
- * shutdown (SIGINT), then an immediate one (SIGQUIT) 30 s later, then kills it 5 s after that.
- * When the postmaster ends the watchdog ends too, with the postmaster's exit status, after ending
- * its guard. (PostgreSQL's other processes each run in a session of their own; those of a
- * postmaster that was killed notice it is gone and end by themselves.)
+ * The watchdog is a POSIX shell in a process group of its own (Ctrl-C reaches this process alone,
+ * and the server decides when the database stops). It starts the postmaster and holds the read end
+ * of a pipe whose only write end is this process's. When that end closes (a stop, or this process
+ * ended), it asks for a fast shutdown (SIGINT), an immediate one (SIGQUIT) 30 s later, and kills it
+ * 5 s after that. When the postmaster ends, the watchdog ends its guard and exits with its status.
+ * (The backends of a killed postmaster notice it is gone and end by themselves.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,9 +16,8 @@ import { constants } from 'node:os';
 /** The name the watchdog shows in `ps` (its `$0`): db/leftover.ts recognises it by this. */
 export const WATCHDOG_NAME = 'benchmarks-postgres-watchdog';
 
-// `"$@"` is the postmaster's command line. Its stdin is /dev/null and it does not hold the pipe
-// (fd 3), which only the guard reads; the guard is started before the pid is written, so that
-// even a write failing (this process gone) leaves the postmaster watched.
+// `"$@"` is the postmaster's command line; only the guard holds the pipe (fd 3), and it starts
+// before the pid is written, so that a failing write (this process gone) leaves the postmaster watched.
 const SCRIPT = [
   'exec 3<&0 </dev/null',
   '"$@" 3<&- &',
@@ -56,10 +52,7 @@ export interface Postmaster {
   exited: Promise<PostmasterExit>;
   /** Whether it still runs. */
   running(): boolean;
-  /**
-   * Fast shutdown (sessions rolled back); the whole group killed when it has not ended within
-   * `graceMs`. Resolves once it has ended.
-   */
+  /** Fast shutdown (sessions rolled back), the group killed past `graceMs`; resolves once it has ended. */
   stop(graceMs: number): Promise<void>;
 }
 

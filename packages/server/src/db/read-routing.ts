@@ -1,12 +1,8 @@
 /**
- * Where a request reads when read replicas are configured (DATABASE_READ_URL; db/replicas.ts):
- * writes, and everything while no replica is usable, go to the primary; a read goes to a replica
- * that has replayed the caller's last write, so every client reads its own writes.
- *
- * Where each caller's last write left the primary's WAL is learned from the writes this process
- * serves and, through PostgreSQL notifications (channel `benchmarks_writes`, change-listener.ts),
- * from those of every other process. A position is forgotten after the replicas' lag bound: by
- * then every replica in use has replayed it.
+ * Where a request reads with read replicas (db/replicas.ts): writes, and everything while no replica
+ * is usable, go to the primary; a read to a replica that has replayed the caller's last write.
+ * Where each caller's last write left the WAL is learned from this process's writes and, through
+ * notifications (`benchmarks_writes`), every other's; it is forgotten after the lag bound.
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { LRUCache } from 'lru-cache';
@@ -26,15 +22,13 @@ export class ReadRouting {
     maxLagMs: number,
     maxEntries = 100_000,
   ) {
-    // Bounded by size, one per entry, rather than by `max`, which allocates room for every entry at
-    // once (about 3 MB and 12 ms of each start for 100,000 that most servers never see).
+    // By size rather than `max`, which allocates room for every entry at once (3 MB, 12 ms a start).
     this.#positions = new LRUCache({ maxSize: maxEntries, sizeCalculation: () => 1, ttl: Math.max(1, maxLagMs) });
   }
 
   /**
-   * One pool per replica, each on `stack` once connected (when one cannot connect, the others are
-   * still waited for, and so released, before the first failure is thrown); checked once before
-   * this returns, then every second. Undefined without replicas.
+   * One pool per replica, each on `stack` once connected (all are waited for before a failure is
+   * thrown), checked once before this returns, then every second. Undefined without replicas.
    */
   static async start(
     urls: readonly string[],
@@ -64,11 +58,7 @@ export class ReadRouting {
     return new ReadRouting(primary, replicas, logger, maxLagMs);
   }
 
-  /**
-   * The database of a read. `caller` names the request's caller when its token was verified
-   * recently (undefined: no token): a token not known may be a writer's, whose read goes to the
-   * primary (once; then it is known).
-   */
+  /** The database of a read; `caller` names a recently verified caller (null: a token not known, maybe a writer's: the primary). */
   async readFrom(caller?: () => Promise<string | null>): Promise<MikroORM> {
     let minLsn: bigint | null = null;
     if (this.replicas.primaryUp && caller) {

@@ -1,20 +1,13 @@
 /**
  * Read replicas (DATABASE_READ_URL): streaming standbys of the primary that serve reads.
- *
- * - **Health and lag**: every `checkMs` the primary's WAL position is sampled
- *   (`pg_current_wal_lsn()`) and each replica's replayed position read
- *   (`pg_last_wal_replay_lsn()`). A replica holds every commit of the primary up to the last
- *   sample at or below its position, so its lag is at most the time since that sample. A replica
- *   that does not answer, or lags more than `maxLagMs`, gets no reads until a check finds it well.
- *   When the primary itself does not answer, replicas are used whatever their lag: stale answers
- *   beat none, and writes answer 503 meanwhile.
- * - **Reading one's own writes**: `pick(minLsn)` only returns a replica whose last checked position
- *   is at or past `minLsn` (the primary's position after the caller's last write,
- *   db/read-routing.ts); otherwise the caller reads from the primary. A position only
- *   grows, so a replica checked at or past it has the write.
- * - Each replica has its own pool (MikroORM instance, same entities, no migrations: a standby
- *   replays the primary's) and its own control connection for cancelling the statements of
- *   requests whose client went away.
+ * - Health and lag: every `checkMs` the primary's WAL position is sampled and each replica's
+ *   replayed position read. A replica holds every commit up to the last sample at or below its
+ *   position, so its lag is at most the time since that sample. One that does not answer, or lags
+ *   more than `maxLagMs`, gets no reads. While the primary does not answer, replicas are used
+ *   whatever their lag: stale answers beat none.
+ * - Reading one's own writes: `pick(minLsn)` only returns a replica checked at or past `minLsn`
+ *   (the primary's position after the caller's last write, db/read-routing.ts).
+ * - Each replica has its own pool and its own control connection (for cancels).
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from '../core/logger.ts';

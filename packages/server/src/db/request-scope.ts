@@ -1,13 +1,9 @@
 /**
  * Which pooled connections each request holds, so that the statements of a request whose client
- * went away can be cancelled (http/request-scope.ts calls `cancelHeld`).
- *
- * The request's scope travels with its async context (AsyncLocalStorage): the knex client's
- * `acquireConnection`/`releaseConnection` are wrapped (`trackConnections`, installed by
- * db/bound-driver.ts) to record the connections acquired inside a scope, transactions included.
- * A connection whose statement was cancelled is never handed out again: the pool's `validate`
- * (`reusable`, db/orm.ts) discards it, so a cancel that arrives late can never hit the statement
- * of another request that got the connection meanwhile.
+ * went away can be cancelled (http/request-scope.ts). The scope travels with the async context;
+ * knex's `acquireConnection`/`releaseConnection` are wrapped to record the connections acquired in
+ * it. A connection whose statement was cancelled is discarded by the pool's `validate`
+ * (`reusable`), so a late cancel never hits another request's statement.
  */
 import { type RequestContext, requestStorage } from '../core/request-context.ts';
 
@@ -27,10 +23,7 @@ export interface RequestScope extends RequestContext {
   readonly held: Set<PooledConnection>;
   /** Set once the request was handled: later statements (background work) are not tracked. */
   done: boolean;
-  /**
-   * Who is asking, for sharing places fairly (services/runtime/admission.ts): `id:<iss> <sub>` once
-   * the caller's token is verified, else `ip:<address>` (http/request-scope.ts, http/router.ts).
-   */
+  /** Who is asking, for fair shares (services/runtime/admission.ts): `id:<iss> <sub>` once verified, else `ip:<address>`. */
   client?: string;
 }
 
@@ -69,10 +62,7 @@ export function refuseIfAbandoned(): void {
   if (currentScope()?.signal.aborted) throw new RequestAbandonedError();
 }
 
-/**
- * The pool's `validate`: false for a connection whose statement was cancelled, or is still waiting
- * for the server's answer (pg gave up on it: query_timeout, db/orm.ts); it is destroyed.
- */
+/** The pool's `validate`: false (destroyed) once its statement was cancelled or pg gave up waiting for it (query_timeout). */
 export function reusable(connection: PooledConnection): boolean {
   return !cancelled.has(connection) && connection.readyForQuery !== false;
 }
@@ -106,10 +96,9 @@ export function trackConnections(client: KnexClient, server: string): void {
 }
 
 /**
- * Cancels what the scope's connections run: marks them so the pool discards them once released,
- * then asks each database to cancel their backends (`cancel`: pg_cancel_backend from a connection
- * outside the pool, db/control.ts, on the database the connection is to: a replica's process ids
- * mean nothing on the primary). Returns how many backends were signalled.
+ * Cancels what the scope's connections run: marks them for the pool to discard, then asks the
+ * database each is to (a replica's pids mean nothing on the primary) to cancel their backends.
+ * Returns how many were signalled.
  */
 export async function cancelHeld(scope: RequestScope, cancel: (pids: number[], server: string) => Promise<number>): Promise<number> {
   const byServer = new Map<string, number[]>();

@@ -1,9 +1,8 @@
 /**
- * Keeps the embedded cluster running: when its postmaster ends without being asked (killed, a
- * crash, the OOM killer), it is started again at once, on the same port with the same password, so
- * that the pools reconnect by themselves. A start that fails is tried again after 1, 2 and 4 s.
- * When it cannot be started again, or ends a fourth time within five minutes, it is given up:
- * `failed`; the server goes on answering what needs no database, `/ready` says why.
+ * Keeps the embedded cluster running: a postmaster that ends unasked (killed, the OOM killer) is
+ * started again at once on the same port and password, so the pools reconnect by themselves; a
+ * failed start is tried again after 1, 2 and 4 s. One that cannot start, or ends a fourth time in
+ * five minutes, is given up (`failed`): the server answers what needs no database, `/ready` says why.
  */
 import { ConfigurationError } from '../core/errors.ts';
 import { describeLines } from './cluster-log.ts';

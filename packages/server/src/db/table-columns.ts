@@ -1,14 +1,9 @@
 /**
- * The columns of every table the service inserts into with its own SQL, as every writer inserts
- * them: users and the catalogue (`import-origin`, which keeps the source's ids), results, their
- * tags and claims (uploads, tag edits, claims and `import-origin`). Each writer builds its statement
- * with `insertFromArrays` and its values with `columnArrays`, so a column added by a migration is
- * added here once and the row type of every writer then requires it. test/table-columns.test.ts
- * fails while a declaration differs from the migrated table or from its MikroORM entity
- * (src/entities), through which the service writes the same tables otherwise.
- *
- * Every insert is one statement whatever the number of rows: one array per column, read by
- * `unnest` (an array is one bound value, db/bound-driver.ts).
+ * The columns of every table the service inserts into with its own SQL (uploads, tag edits, claims,
+ * `import-origin`). Every writer builds its statement with `insertFromArrays` and its values with
+ * `columnArrays`, so a column a migration adds is added here once and every writer's row type then
+ * requires it; test/table-columns.test.ts compares each with its table and its entity. An insert is
+ * one statement whatever the number of rows: one array per column, read by `unnest`.
  */
 
 /** The TypeScript value of each SQL type used below (a timestamp as a Date or an ISO text; jsonb as its JSON text). */
@@ -28,11 +23,7 @@ export type Column = SqlType | `${SqlType} null`;
 
 type Columns = Readonly<Record<string, Column>>;
 
-/**
- * A table as the service writes it: its `columns` in insert order, and `filledByDatabase`, the
- * columns no writer gives (generated, or a default no writer overrides). The two together are
- * every column of the migrated table.
- */
+/** A table as written: its `columns` in insert order and `filledByDatabase`, those no writer gives (together, all of them). */
 export interface Table<C extends Columns = Columns, N extends string = string> {
   readonly name: N;
   readonly columns: C;
@@ -158,10 +149,8 @@ export type ResultTagRow = RowOf<typeof RESULT_TAG_TABLE>;
 export type ClaimRow = RowOf<typeof CLAIM_TABLE>;
 
 /**
- * `insert into <table> (<columns>) select … from unnest(<p>::<type>[], …) as u (<columns>)`, the
- * placeholder of the n-th array (0-based) written by `param` (`?` on the pool, `$n+1` on a plain
- * client), then `rest`: more of the `from` clause, a `where`, `on conflict`, `returning`. Table and
- * column names are fixed text, never user input.
+ * `insert into <table> (<columns>) select … from unnest(<p>::<type>[], …) as u (<columns>) <rest>`,
+ * the n-th placeholder written by `param` (`?` on the pool, `$n+1` on a plain client).
  */
 export function insertFromArrays(into: Table, param: (index: number) => string, rest = ''): string {
   const names = Object.keys(into.columns);

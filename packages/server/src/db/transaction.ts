@@ -1,9 +1,7 @@
 /**
- * The one way services run a transaction. PostgreSQL aborts a transaction now and then for reasons
- * that another try usually clears: a deadlock, a serialization failure, a lock wait that timed out.
- * The work is then run once more, in a new transaction; a second such failure propagates and
- * db/errors.ts answers it 503 DATABASE_BUSY with Retry-After. Nothing of a failed attempt is kept
- * (it was rolled back), so `work` must only depend on its arguments and on what it reads through `tx`.
+ * The one way services run a transaction. One aborted for a reason another try usually clears (a
+ * deadlock, a serialization failure, a lock timeout) runs once more; a second such failure is a 503
+ * DATABASE_BUSY (db/errors.ts). `work` must depend only on its arguments and what it reads through `tx`.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { isTransientDatabaseError } from './errors.ts';

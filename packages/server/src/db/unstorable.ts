@@ -10,11 +10,9 @@ function unstorable(value: unknown, depth = 0): boolean {
 }
 
 /**
- * PostgreSQL cannot store a NUL character in text or jsonb, and an unpaired surrogate would silently
- * become U+FFFD on the way to UTF-8. Every statement passes here before it is sent (MikroORM's
- * `onQuery`, called by db/bound-driver.ts): such a value is refused with 422 whichever field or
- * parameter carried it, inside arrays too. Fields that know better (a result's JSON, a filter) refuse
- * it earlier with a more precise message.
+ * PostgreSQL cannot store a NUL in text or jsonb, and an unpaired surrogate would silently become
+ * U+FFFD. Every statement passes here before it is sent (`onQuery`): such a value is a 422 whatever
+ * carried it; fields that know better (a result's JSON, a filter) refuse it earlier, more precisely.
  */
 export function refuseUnstorableValues(sql: string, params: readonly unknown[]): string {
   if (params.some((p) => unstorable(p))) {

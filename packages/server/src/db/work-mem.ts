@@ -1,12 +1,9 @@
 /**
- * Statements of a list read from the metric values table, planned with settings of their own, local
- * to a transaction (the pooled connection keeps its own, and no other statement plans with them):
- * - `work_mem` sized to the sets of result ids they check rows against, which PostgreSQL hashes
- *   only when their estimate fits in hash_mem (work_mem × hash_mem_multiplier) and otherwise scans
- *   again for every row (services/metrics/metric-lookup.ts);
- * - no parallel workers: a page reads a bounded range, whose workers cost more to start than they
- *   save (a top-N sort of 30,000 entries: 16 ms with two workers, 7 ms without), and under load
- *   they take the cores of the other requests.
+ * Statements of a list read from the metric values, planned with settings local to a transaction:
+ * - `work_mem` sized to the sets of result ids they check rows against, which PostgreSQL hashes only
+ *   when they fit in hash_mem and otherwise scans for every row (services/metrics/metric-lookup.ts);
+ * - no parallel workers: for a bounded range they cost more to start than they save (a top-N sort
+ *   of 30,000 entries: 16 ms with two, 7 ms without), and under load they take others' cores.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 
