@@ -12,21 +12,19 @@ import type { DatabaseStatus, EmbeddedEvent } from './db/embedded.ts';
 import { ReadRouting } from './db/read-routing.ts';
 import { TokenVerifier } from './auth/verifier.ts';
 import { answerClientErrors } from './http/client-error.ts';
-import { ExpensiveListAdmission, ExportAdmission, LargeBodyAdmission } from './services/runtime/admission.ts';
+import { startRuntime } from './services/runtime/admission.ts';
 import type { AppContext } from './services/app-context.ts';
 import { CompareCache } from './services/compare/compare-cache.ts';
-import { ChangesCache } from './services/changes/changes.ts';
-import { ChangesSegmenter } from './services/changes/changes-segmenter.ts';
+import { startChanges } from './services/changes/changes.ts';
 import { EmbedCache } from './services/catalogue/embeds.ts';
-import { MetricValues } from './services/metrics/metric-values.ts';
-import { MetricTable } from './services/metrics/metric-lookup.ts';
+import { startMetrics } from './services/metrics/metric-values.ts';
 import { SchemaPathsCache } from './services/results/path-warnings.ts';
-import { SchemaCompiler } from './services/schemas/schema-compiler.ts';
+import { startSchemas } from './services/schemas/schema-compiler.ts';
 import { SharedRateLimiter } from './rate-limit/shared.ts';
 import { TotalCache } from './services/results/total-cache.ts';
 import { UploadTargets } from './services/results/upload-targets.ts';
-import { WatchScheduler } from './services/alerts/scheduler.ts';
-import { WebhookDeliverer } from './services/webhooks/deliverer.ts';
+import { startAlerts } from './services/alerts/scheduler.ts';
+import { startWebhooks } from './services/webhooks/deliverer.ts';
 import { createApp } from './app.ts';
 import { VERSION } from './version.ts';
 
@@ -119,23 +117,15 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     logger.info(
       'several OpenID issuers are trusted and none checks opaque tokens (OIDC_OPAQUE_ISSUER): only JWT access tokens are accepted',
     );
-  const metrics = stack.use('metric values', new MetricValues(logger, { sessionUrl: db.sessionUrl }), (m) => m.close());
-  const schemas = stack.use(
-    'schema workers',
-    new SchemaCompiler({
-      maxBytes: config.maxSchemaBytes,
-      maxNodes: config.maxSchemaNodes,
-      ...(options.schemaBudgetMs === undefined ? {} : { budgetMs: options.schemaBudgetMs }),
-    }),
-    (s) => s.close(),
-  );
+  const metrics = startMetrics(stack, logger, db.sessionUrl);
+  const schemas = startSchemas(stack, config, options.schemaBudgetMs);
   const control = stack.use('control connection', new DatabaseControl(db.url), (c) => c.close());
   const limiters = rateLimiters(config, orm, logger);
   for (const [name, limiter] of Object.entries(limiters)) {
     if (limiter instanceof SharedRateLimiter) stack.defer(`shared rate limit (${name})`, () => limiter.close());
   }
   const ttlMs = config.totalsCacheSeconds * 1000;
-  const segmenter = stack.use('changes segmenter', new ChangesSegmenter(), (c) => c.close());
+  const changes = startChanges(stack, ttlMs);
   const context: AppContext = {
     config,
     orm,
@@ -145,22 +135,14 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     control,
     rateLimiters: limiters,
     databaseState: options.databaseState ?? (() => ({ state: db.embedded?.state() ?? 'running', reason: db.embedded?.reason() })),
-    runtime: {
-      largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency),
-      expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency, config.expensiveListWaitMs),
-      exports: new ExportAdmission(config.exportConcurrency),
-    },
+    runtime: startRuntime(config),
     schemas,
-    metrics: { values: metrics, table: new MetricTable() },
+    metrics,
     catalogue: { embeds: new EmbedCache() },
     results: { totals: new TotalCache({ ttlMs }), uploads: new UploadTargets(schemas), schemaPaths: new SchemaPathsCache() },
     compare: { cache: new CompareCache({ ttlMs }) },
-    changes: { cache: new ChangesCache({ ttlMs }), segmenter },
-    alerts: {
-      watches: stack.use('watch refreshes', new WatchScheduler(orm, logger, config.watchRefreshInterval * 1000, segmenter), (w) =>
-        w.close(),
-      ),
-    },
+    changes,
+    alerts: startAlerts(stack, orm, logger, config, changes.segmenter),
   };
   context.reads = await ReadRouting.start(config.databaseReadUrls, config.maxReplicaLagMs, orm, logger, { ...pool }, stack);
   const reads = context.reads;
@@ -180,22 +162,10 @@ async function serve(config: ServerConfig, options: StartOptions, logger: Logger
     (l) => l.close(),
   );
   await listener.start();
-  stack.use(
-    'webhook deliveries',
-    new WebhookDeliverer(orm, logger, {
-      pollIntervalMs: config.webhookPollIntervalMs,
-      timeoutMs: config.webhookTimeoutMs,
-      attempts: config.webhookAttempts,
-      retryPeriodMs: config.webhookRetryPeriodMs,
-      retryDelayMs: config.webhookRetryDelayMs,
-      allowPrivate: config.webhookAllowPrivate,
-      origin: config.publicUrl,
-    }).start(),
-    (w) => w.close(),
-  );
+  startWebhooks(stack, orm, logger, config);
   // The metric paths of benchmarks whose schema changed since they were chosen (or created by
   // SQL), and the values of their results, filled in in the background.
-  void metrics.reconcile(orm.em.fork());
+  void metrics.values.reconcile(orm.em.fork());
   const handle = createApp(context).callback();
   let draining = false;
   const worker = options.worker === undefined ? undefined : String(options.worker);

@@ -13,6 +13,8 @@ import type { ChangesSegmenter } from '../changes/changes-segmenter.ts';
 import { refreshWatch } from './records.ts';
 import { checkStale } from './stale.ts';
 import { WATCH_COLUMNS, type WatchRow } from './watches.ts';
+import type { ServerConfig } from '../../config.ts';
+import type { DisposalStack } from '../../core/disposal.ts';
 
 const ROUND_AT_LEAST_MS = 60_000;
 
@@ -110,4 +112,16 @@ export class WatchScheduler {
     this.#timer = null;
     await this.#running;
   }
+}
+
+/** The alerts domain: watched series refreshed after writes, until the app stops. */
+export function startAlerts(
+  stack: DisposalStack,
+  orm: MikroORM,
+  logger: Logger,
+  config: ServerConfig,
+  segmenter: ChangesSegmenter,
+): { watches: WatchScheduler } {
+  const watches = new WatchScheduler(orm, logger, config.watchRefreshInterval * 1000, segmenter);
+  return { watches: stack.use('watch refreshes', watches, (w) => w.close()) };
 }

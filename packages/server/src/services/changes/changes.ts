@@ -17,12 +17,13 @@ import { resultWhere } from '../results/result-query.ts';
 import { answerableFromTable, metricPath, tableWhere } from '../compare/compare.ts';
 import { completeMetricPath } from '../metrics/metric-values.ts';
 import { betterFromSchema } from '../compare/compare-stats.ts';
-import type { ChangesSegmenter } from './changes-segmenter.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from '../results/path-warnings.ts';
 import { formatTimestamp } from '../../core/format.ts';
 import { CompareCache } from '../compare/compare-cache.ts';
 import { SKETCH_COLUMNS, type Sketch } from '@benchmarks/sdk/changes-chart';
 import { type SeriesSummary, summariseSeries, type TimeAxis } from './changes-series.ts';
+import type { DisposalStack } from '../../core/disposal.ts';
+import { ChangesSegmenter } from './changes-segmenter.ts';
 
 export type ChangesParams = Static<typeof ChangesQuery>;
 export type ChangesAnswer = Static<typeof Changes>;
@@ -266,4 +267,9 @@ export async function findChanges(
     ...(warnings.length ? { warnings } : {}),
   };
   return { answer, benchmarkName: `${benchmark.container_image}:${benchmark.container_tag}`, sketch };
+}
+
+/** The changes domain: answers remembered for `ttlMs`, and the segmenter, whose worker ends with the app. */
+export function startChanges(stack: DisposalStack, ttlMs: number): { cache: ChangesCache; segmenter: ChangesSegmenter } {
+  return { cache: new ChangesCache({ ttlMs }), segmenter: stack.use('changes segmenter', new ChangesSegmenter(), (c) => c.close()) };
 }

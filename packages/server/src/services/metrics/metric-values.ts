@@ -39,6 +39,8 @@ import { withOwnConnection } from '../../db/own-connection.ts';
 import { SerialQueue } from '../runtime/serial-queue.ts';
 import { DescribedPaths } from '../schemas/schema-paths.ts';
 import { KEY_SLOTS, metricRowsSql } from '../../db/metric-rows.ts';
+import type { DisposalStack } from '../../core/disposal.ts';
+import { MetricTable } from './metric-lookup.ts';
 
 /**
  * At most this many paths per benchmark (besides the result's own row). Each costs a row of about
@@ -476,4 +478,9 @@ async function inTransaction(run: Run, work: () => Promise<void>): Promise<void>
     await run('rollback').catch(() => {});
     throw err;
   }
+}
+
+/** The metrics domain: the table's upkeep (its connection released with the app) and what lists read from it. */
+export function startMetrics(stack: DisposalStack, logger: Logger, sessionUrl: string): { values: MetricValues; table: MetricTable } {
+  return { values: stack.use('metric values', new MetricValues(logger, { sessionUrl }), (m) => m.close()), table: new MetricTable() };
 }

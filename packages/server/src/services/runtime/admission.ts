@@ -1,5 +1,6 @@
 import { AppError } from '../../core/errors.ts';
 import { currentScope } from '../../db/request-scope.ts';
+import type { ServerConfig } from '../../config.ts';
 
 /**
  * A first-come, first-served semaphore: at most `limit` pieces of work run at once; the others wait
@@ -377,4 +378,13 @@ export class ExportAdmission {
   enter(signal?: AbortSignal, client?: string): Promise<() => void> {
     return this.#places.enter(signal, client);
   }
+}
+
+/** The admission of a process: large bodies, expensive lists and exports, each a few at a time. */
+export function startRuntime(config: ServerConfig) {
+  return {
+    largeBodies: new LargeBodyAdmission(config.largeBodyConcurrency),
+    expensiveLists: new ExpensiveListAdmission(config.expensiveListConcurrency, config.expensiveListWaitMs),
+    exports: new ExportAdmission(config.exportConcurrency),
+  };
 }

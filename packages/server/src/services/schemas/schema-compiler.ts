@@ -12,6 +12,8 @@ import { LRUCache } from 'lru-cache';
 import { AppError, errors, type ErrorDetail } from '../../core/errors.ts';
 import { countNodes, loadValidator, validatorScript, type ResultValidator } from './json-schema.ts';
 import type { SchemaAnswer, SchemaJob } from './schema-worker.ts';
+import type { ServerConfig } from '../../config.ts';
+import type { DisposalStack } from '../../core/disposal.ts';
 
 export interface SchemaCompilerOptions {
   /** Largest json_schema accepted, in bytes of JSON text. */
@@ -323,4 +325,14 @@ export class SchemaCompiler {
     for (const job of this.#uploads.splice(0).concat(this.#checks.splice(0))) job.reject(stopping);
     await Promise.all(this.#slots.map((slot) => this.#release(slot, stopping)?.terminate()));
   }
+}
+
+/** The schemas domain: a compiler whose worker threads end with the app. */
+export function startSchemas(stack: DisposalStack, config: ServerConfig, budgetMs?: number): SchemaCompiler {
+  const compiler = new SchemaCompiler({
+    maxBytes: config.maxSchemaBytes,
+    maxNodes: config.maxSchemaNodes,
+    ...(budgetMs === undefined ? {} : { budgetMs }),
+  });
+  return stack.use('schema workers', compiler, (s) => s.close());
 }

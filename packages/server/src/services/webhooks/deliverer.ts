@@ -13,6 +13,8 @@ import { formatTimestamp } from '../../core/format.ts';
 import { transaction } from '../../db/transaction.ts';
 import { type AlertEvent, type Sent, send, slackBody, standardBody } from './send.ts';
 import { signature } from './signing.ts';
+import type { ServerConfig } from '../../config.ts';
+import type { DisposalStack } from '../../core/disposal.ts';
 
 /** Attempts in flight per process: a slow receiver holds one place only. */
 export const MAX_IN_FLIGHT = 16;
@@ -203,4 +205,18 @@ export class WebhookDeliverer {
     await this.#polling;
     await Promise.all(this.#inFlight.values());
   }
+}
+
+/** The webhooks domain: the outbox delivered until the app stops. */
+export function startWebhooks(stack: DisposalStack, orm: MikroORM, logger: Logger, config: ServerConfig): void {
+  const deliverer = new WebhookDeliverer(orm, logger, {
+    pollIntervalMs: config.webhookPollIntervalMs,
+    timeoutMs: config.webhookTimeoutMs,
+    attempts: config.webhookAttempts,
+    retryPeriodMs: config.webhookRetryPeriodMs,
+    retryDelayMs: config.webhookRetryDelayMs,
+    allowPrivate: config.webhookAllowPrivate,
+    origin: config.publicUrl,
+  });
+  stack.use('webhook deliveries', deliverer.start(), (w) => w.close());
 }
