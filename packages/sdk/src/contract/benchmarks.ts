@@ -83,7 +83,7 @@ export const BenchmarkSort = {
   default: '+container_image,+container_tag',
 };
 
-const ops = reviewedOperations({
+export const benchmarkOperations = reviewedOperations({
   name: 'Benchmark',
   tag: 'benchmarks',
   item: Benchmark,
@@ -109,14 +109,3 @@ const ops = reviewedOperations({
     delete: 'With results: 409 REFERENCED with their `count`, unless `cascade=true`, which deletes them too.',
   },
 });
-
-export const benchmarkOperations = {
-  listBenchmarks: ops.list,
-  searchBenchmarks: ops.search,
-  getBenchmark: ops.get,
-  createBenchmark: ops.create,
-  updateBenchmark: ops.update,
-  deleteBenchmark: ops.delete,
-  approveBenchmark: ops.approve,
-  rejectBenchmark: ops.reject,
-};

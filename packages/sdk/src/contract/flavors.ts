@@ -66,13 +66,13 @@ export const getFlavorSite = defineOperation({
 });
 
 export const flavorOperations = {
-  listFlavors: { ...ops.list, params: IdParams },
-  searchFlavors: { ...ops.search, params: IdParams },
-  createFlavor: { ...ops.create, params: IdParams },
-  getFlavor: ops.get,
+  listFlavors: { ...ops.listFlavors, params: IdParams },
+  searchFlavors: { ...ops.searchFlavors, params: IdParams },
+  createFlavor: { ...ops.createFlavor, params: IdParams },
+  getFlavor: ops.getFlavor,
   getFlavorSite,
-  updateFlavor: ops.update,
-  deleteFlavor: ops.delete,
-  approveFlavor: ops.approve,
-  rejectFlavor: ops.reject,
+  updateFlavor: ops.updateFlavor,
+  deleteFlavor: ops.deleteFlavor,
+  approveFlavor: ops.approveFlavor,
+  rejectFlavor: ops.rejectFlavor,
 };

@@ -2,8 +2,8 @@
  * The API contract: every operation declared once, as data. The server implements it, the SDK
  * calls it, the OpenAPI document is generated from it.
  */
-import * as system from './system.ts';
-import * as users from './users.ts';
+import { systemOperations } from './system.ts';
+import { userOperations } from './users.ts';
 import { benchmarkOperations } from './benchmarks.ts';
 import { siteOperations } from './sites.ts';
 import { flavorOperations } from './flavors.ts';
@@ -18,15 +18,8 @@ export { Health, Ready, AuthConfig } from './system.ts';
 
 /** Every operation, keyed by operationId. Each resource module adds its group here. */
 export const operations = {
-  getHealth: system.getHealth,
-  getReady: system.getReady,
-  getApiSpec: system.getApiSpec,
-  getAuthConfig: system.getAuthConfig,
-  registerSelf: users.registerSelf,
-  upsertSelf: users.upsertSelf,
-  getSelf: users.getSelf,
-  updateSelf: users.updateSelf,
-  tryAdmin: users.tryAdmin,
+  ...systemOperations,
+  ...userOperations,
   // catalogue operations (benchmarks, sites, flavors, tags, admin views)
   ...benchmarkOperations,
   ...siteOperations,

@@ -37,6 +37,9 @@ export interface ReviewedDef<N extends string, I extends TSchema, C extends TSch
   };
 }
 
+/** Operations keyed by their operationId (`listSites`, `getSite`, …), in the order declared. */
+type ByOperationId<O extends Record<string, { operationId: string }>> = { [V in keyof O as O[V]['operationId']]: O[V] };
+
 export function reviewedOperations<
   const N extends string,
   I extends TSchema,
@@ -46,15 +49,13 @@ export function reviewedOperations<
 >(d: ReviewedDef<N, I, C, U, F>) {
   const one = d.name.toLowerCase();
   const many = `${one}s`;
-  const site = d.inSite
-    ? { prefix: "a site's ", path: `/sites/{id}/${many}`, params: IdParams, unknown: ' Unknown site: 404.' }
-    : undefined;
+  const site = d.inSite ? { prefix: "a site's ", path: `/sites/{id}/${many}`, unknown: ' Unknown site: 404.' } : undefined;
   const collection = site?.path ?? `/${many}`;
   const item = `/${many}/{id}`;
   const common = { tag: d.tag, params: IdParams, errors: [409] as const };
   const page = Page(d.item, `${d.name}Page`);
   const decided = { method: 'POST', auth: 'admin', response: { status: 204, schema: null } } as const;
-  return {
+  const ops = {
     list: defineOperation({
       operationId: `list${d.name}s`,
       method: 'GET',
@@ -142,4 +143,5 @@ export function reviewedOperations<
       ...common,
     }),
   };
+  return Object.fromEntries(Object.values(ops).map((op) => [op.operationId, op])) as ByOperationId<typeof ops>;
 }

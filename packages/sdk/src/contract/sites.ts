@@ -21,7 +21,7 @@ export const SiteSort = {
   default: '+name',
 };
 
-const ops = reviewedOperations({
+export const siteOperations = reviewedOperations({
   name: 'Site',
   tag: 'sites',
   item: Site,
@@ -46,14 +46,3 @@ const ops = reviewedOperations({
       'or with results: 409 REFERENCED (use DELETE with cascade).',
   },
 });
-
-export const siteOperations = {
-  listSites: ops.list,
-  searchSites: ops.search,
-  getSite: ops.get,
-  createSite: ops.create,
-  updateSite: ops.update,
-  deleteSite: ops.delete,
-  approveSite: ops.approve,
-  rejectSite: ops.reject,
-};

@@ -55,3 +55,5 @@ export const getAuthConfig = defineOperation({
   summary: 'How to obtain an access token: trusted issuers, the CLI client id, the terms of use',
   response: { status: 200, schema: AuthConfig },
 });
+
+export const systemOperations = { getHealth, getReady, getApiSpec, getAuthConfig };

@@ -21,7 +21,7 @@ export const TagSort = {
   default: '+name',
 };
 
-const ops = reviewedOperations({
+export const tagOperations = reviewedOperations({
   name: 'Tag',
   tag: 'tags',
   item: Tag,
@@ -41,14 +41,3 @@ const ops = reviewedOperations({
       'from those results (the results stay).',
   },
 });
-
-export const tagOperations = {
-  listTags: ops.list,
-  searchTags: ops.search,
-  getTag: ops.get,
-  createTag: ops.create,
-  updateTag: ops.update,
-  deleteTag: ops.delete,
-  approveTag: ops.approve,
-  rejectTag: ops.reject,
-};

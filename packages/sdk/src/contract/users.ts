@@ -74,3 +74,5 @@ export const tryAdmin = defineOperation({
   response: { status: 204, schema: null },
   errors: [401, 403],
 });
+
+export const userOperations = { registerSelf, upsertSelf, getSelf, updateSelf, tryAdmin };
