@@ -63,13 +63,16 @@ function tokenRefused(code: string): string {
   return `${TOKEN_REFUSALS[code] ?? 'Not authenticated: the server does not accept this access token'}; ${LOGIN_HINT}.`;
 }
 
+/** ` (/a: must be number; ...)`: the first five problems and how many more, or '' without any. */
+export function problemList(errors: readonly { path?: string; message: string }[]): string {
+  const details = errors.map((e) => (e.path && e.path !== '/' ? `${e.path}: ${e.message}` : e.message));
+  const shown = details.slice(0, 5).join('; ') + (details.length > 5 ? `; and ${details.length - 5} more` : '');
+  return shown ? ` (${shown})` : '';
+}
+
 /** The reason an API error gives, with each listed problem: `422 SCHEMA_VIOLATION: ... (/a: must be number)`. */
 export function apiReason(err: ApiError): string {
-  const details = err.errors
-    .filter((e) => !err.detail.includes(e.message))
-    .map((e) => (e.path && e.path !== '/' ? `${e.path}: ${e.message}` : e.message));
-  const shown = details.slice(0, 5).join('; ') + (details.length > 5 ? `; and ${details.length - 5} more` : '');
-  return `${err.status} ${err.code}: ${err.detail}${shown ? ` (${shown})` : ''}`;
+  return `${err.status} ${err.code}: ${err.detail}${problemList(err.errors.filter((e) => !err.detail.includes(e.message)))}`;
 }
 
 /** A known error as one line and its exit code; `undefined` for an unexpected one. */

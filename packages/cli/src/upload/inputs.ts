@@ -28,30 +28,25 @@ export interface RawItem {
 
 const hasGlob = (arg: string) => /[*?[]/.test(arg);
 
-async function walk(dir: string, out: string[]): Promise<void> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  entries.sort((a, b) => a.name.localeCompare(b.name));
-  for (const entry of entries) {
-    if (entry.name.startsWith('.')) continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) await walk(path, out);
-    else if (entry.isFile() && RESULT_EXTENSIONS.has(extname(entry.name).toLowerCase())) out.push(path);
-  }
-}
-
-async function allFiles(dir: string, out: string[]): Promise<void> {
+/**
+ * The files below `dir`, sorted, hidden ones left out. `results`: only .json, .ndjson and .jsonl
+ * files, and a directory that cannot be read is an error; else (a glob's base) every file, and
+ * directories that cannot be read are skipped.
+ */
+async function walk(dir: string, out: string[], results: boolean): Promise<void> {
   let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
-  } catch {
+  } catch (err) {
+    if (results) throw err;
     return;
   }
   entries.sort((a, b) => a.name.localeCompare(b.name));
   for (const entry of entries) {
     if (entry.name.startsWith('.')) continue;
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) await allFiles(path, out);
-    else if (entry.isFile()) out.push(path);
+    if (entry.isDirectory()) await walk(path, out, results);
+    else if (entry.isFile() && (!results || RESULT_EXTENSIONS.has(extname(entry.name).toLowerCase()))) out.push(path);
   }
 }
 
@@ -87,7 +82,7 @@ async function expandGlob(pattern: string): Promise<string[]> {
   const firstGlob = segments.findIndex(hasGlob);
   const base = segments.slice(0, firstGlob).join('/') || (normalized.startsWith('/') ? '/' : '.');
   const files: string[] = [];
-  await allFiles(base, files);
+  await walk(base, files, false);
   const matcher = globRegExp(normalized.replace(/^\.\//, ''));
   return files.filter((file) => {
     const path = file.split(sep).join('/');
@@ -106,7 +101,7 @@ export async function expandInputs(args: readonly string[]): Promise<string[]> {
     const info = await stat(arg).catch(() => undefined);
     if (info?.isDirectory()) {
       const found: string[] = [];
-      await walk(arg, found);
+      await walk(arg, found, true);
       if (found.length === 0) throw new CliError(`No .json, .ndjson or .jsonl files in the directory ${arg}.`);
       files.push(...found);
     } else if (info) {
@@ -122,8 +117,8 @@ export async function expandInputs(args: readonly string[]): Promise<string[]> {
   return [...new Set(files)];
 }
 
-/** `file:17`, `file[3]` or `file`. */
-export function where(item: { source: string; line?: number; index?: number }): string {
-  if (item.index !== undefined) return `${item.source}[${item.index}]`;
-  return item.line !== undefined ? `${item.source}:${item.line}` : item.source;
+/** `file:17`, `file[3]` or `file` (a report's items say null for no line or index). */
+export function where(item: { source: string; line?: number | null; index?: number | null }): string {
+  if (typeof item.index === 'number') return `${item.source}[${item.index}]`;
+  return typeof item.line === 'number' ? `${item.source}:${item.line}` : item.source;
 }

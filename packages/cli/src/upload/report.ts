@@ -4,7 +4,7 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { ApiError } from '@benchmarks/sdk';
-import { describeKnown } from '../errors.ts';
+import { describeKnown, problemList } from '../errors.ts';
 import { where, type RawItem } from './inputs.ts';
 
 export type ItemStatus = 'uploaded' | 'failed' | 'skipped' | 'valid' | 'invalid';
@@ -43,17 +43,11 @@ function errorReport(error: unknown): ItemReport['error'] {
 }
 
 /** `422 SCHEMA_VIOLATION: detail (/a: must be number; ...)` */
-export function reason(e: NonNullable<ItemReport['error']>): string {
-  const details = (e.errors ?? []).map((d) => (d.path && d.path !== '/' ? `${d.path}: ${d.message}` : d.message));
-  const shown = details.slice(0, 5).join('; ') + (details.length > 5 ? `; and ${details.length - 5} more` : '');
-  return `${e.status ? `${e.status} ${e.code}: ` : ''}${e.message}${shown ? ` (${shown})` : ''}`;
-}
+export const reason = (e: NonNullable<ItemReport['error']>) =>
+  `${e.status ? `${e.status} ${e.code}: ` : ''}${e.message}${problemList(e.errors ?? [])}`;
 
 /** `file:line: reason` */
-export function failureLine(item: ItemReport): string {
-  const place = where({ source: item.source, line: item.line ?? undefined, index: item.index ?? undefined });
-  return item.error ? `${place}: ${reason(item.error)}` : place;
-}
+export const failureLine = (item: ItemReport) => (item.error ? `${where(item)}: ${reason(item.error)}` : where(item));
 
 export type Summary = Record<'total' | ItemStatus, number>;
 

@@ -73,7 +73,7 @@ export class ResumeReport {
     if (!previous) return undefined;
     if (previous.source !== item.source || (previous.line ?? undefined) !== item.line || (previous.index ?? undefined) !== item.index) {
       throw new CliError(
-        `The report does not match the inputs: its item ${this.covered + 1} is ${where({ source: previous.source, line: previous.line ?? undefined, index: previous.index ?? undefined })}, ` +
+        `The report does not match the inputs: its item ${this.covered + 1} is ${where(previous)}, ` +
           `the inputs give ${where(item)}. Resume with the same inputs, in the same order, from the same directory.`,
       );
     }
