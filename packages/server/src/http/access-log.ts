@@ -7,10 +7,7 @@ export function requestIdOf(ctx: Koa.Context): string {
   return (ctx.state as { requestId?: string }).requestId ?? '';
 }
 
-/**
- * An `X-Request-Id` a client or a proxy sends is kept when it is a plain token (at most 64 letters,
- * digits, `.`, `_`, `-`): it can neither forge a log line nor break a header or a URN.
- */
+/** A client's `X-Request-Id` is kept when a plain token: it can forge no log line, nor break a header or a URN. */
 export const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 function requestIdFor(ctx: Koa.Context): string {
@@ -52,13 +49,10 @@ function mayHoldCredential(value: string): boolean {
 }
 
 /**
- * The query string as logged: filters, sorts and pages as sent (still percent-encoded, so a `+` a
- * client left unencoded shows as such), so that an operator can tell which list was slow or refused.
- * Tokens belong in the Authorization header, but a client may put one in the query: `[redacted]`
- * stands for the value of a credential-like parameter (`access_token`, `token`, ...) or `email`,
- * for a value holding a long opaque run of letters and digits (not an id), and on the user
- * directory for every value but paging and sort. The logger scrubs the rest as any text (email
- * addresses, bearer credentials, JWTs: core/logger.ts).
+ * The query string as logged, as sent (percent-encoded), so that an operator can tell which list was
+ * slow or refused. `[redacted]` stands for the value of a credential-like parameter or `email`, of a
+ * value holding a long opaque run (a token a client misplaced), and on the user directory for every
+ * value but paging and sort; the logger scrubs the rest as any text (core/logger.ts).
  */
 export function loggedQuery(path: string, querystring: string): string | undefined {
   if (!querystring) return undefined;
@@ -97,14 +91,10 @@ export interface AccessLogOptions {
 }
 
 /**
- * Gives each request an id (`X-Request-Id` on the answer, `requestId` on every line logged while it
- * is handled) and writes one line per request: method, path, query string (`loggedQuery`), status,
- * duration in ms, and `worker` in a worker process (its logger carries it). Headers are never
- * logged, so neither is the Authorization header. The line is at `level`, except: successful probes
- * (`/health`, `/ready`) at debug, so that an orchestrator's probe every few seconds does not drown
- * the requests; answers an operator must see, 503 (database unavailable or busy, a statement
- * timeout, an admission queue full), at warn with the problem code; a request its client abandoned
- * at info.
+ * Gives each request an id (`X-Request-Id`, and `requestId` on its log lines) and logs one line per
+ * request (no headers, so no Authorization) at `level`, except: successful probes at debug (an
+ * orchestrator's every few seconds would drown the requests), 503s at warn with the problem code
+ * (an operator must see them), a request its client abandoned at info.
  */
 export function accessLog(logger: Logger, { level = 'debug' }: AccessLogOptions = {}): Koa.Middleware {
   return async (ctx, next) => {
@@ -113,8 +103,7 @@ export function accessLog(logger: Logger, { level = 'debug' }: AccessLogOptions 
     (ctx.state as { requestId?: string }).requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     try {
-      // Lines logged while the request is handled carry its id: the request scope, entered next
-      // (http/request-scope.ts), holds it for the logger.
+      // The request scope, entered next (http/request-scope.ts), holds the id for the logger.
       await next();
     } finally {
       const fields = {

@@ -3,10 +3,7 @@ import type { Logger } from '../core/logger.ts';
 import { requestIdOf } from './access-log.ts';
 import type { CutReason } from './export-deadlines.ts';
 
-/**
- * What Node reports on a response whose client went away: the connection reset or closed before
- * the last byte (Koa's pipe of a streamed body, and its watch of the response, both see it).
- */
+/** What Node reports on a response whose client went away before its last byte. */
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED']);
 
 /** Why the answer ended early, in the words of the log line. */
@@ -19,10 +16,8 @@ type ErrorState = { cutShort?: CutReason; cutLogged?: boolean };
 
 /**
  * Koa's `error` event: what escaped every middleware, and failures of a streamed answer after its
- * first byte (the problem middleware answered everything else). A client that went away (or that
- * the server cut off: export-deadlines.ts) is routine, logged once at `info`; an export whose
- * database connection was lost at `warn` (the answer was cut, the service goes on); anything else
- * is a bug, at `error`.
+ * first byte. A client gone away (or cut off: export-deadlines.ts) is routine, once at `info`; an
+ * export that lost its connection at `warn`; anything else is a bug, at `error`.
  */
 export function logAppError(logger: Logger, err: Error, ctx?: Koa.Context): void {
   const code = (err as { code?: unknown })?.code;

@@ -1,8 +1,7 @@
 /**
- * Request bodies, one way for all: the text is read by co-body (Content-Encoding, the declared
- * length, the size limit) and parsed by @hapi/bourne, which refuses `__proto__` keys. These are the
- * two halves of co-body's own JSON parser (what koa-body runs), called apart so that a large body can
- * be read while holding one place and parsed while holding another (services/runtime/admission.ts).
+ * Request bodies: read by co-body (encoding, declared length, size limit), parsed by @hapi/bourne
+ * (no `__proto__` keys), the two halves of co-body's JSON parser called apart so that a large body is
+ * read holding one place and parsed holding another (services/runtime/admission.ts).
  */
 import type Koa from 'koa';
 import * as coBody from 'co-body';
@@ -10,10 +9,7 @@ import Bourne from '@hapi/bourne';
 import { AppError } from '../core/errors.ts';
 import { LARGE_BODY_BYTES } from '../services/runtime/admission.ts';
 
-/**
- * Checks what the headers say of the body (JSON, UTF-8) before anything is read, and tells whether
- * there is none, a small one, or a large one (declared at LARGE_BODY_BYTES or more, or chunked).
- */
+/** Checks the body is JSON in UTF-8 before reading it; none, small, or large (LARGE_BODY_BYTES or more, or chunked). */
 export function checkBodyHeaders(ctx: Koa.Context): 'none' | 'small' | 'large' {
   const declared = ctx.request.length ?? 0;
   const chunked = ctx.get('transfer-encoding') !== '';

@@ -2,18 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { titleOf } from '../core/errors.ts';
-import { PROBLEM_TYPE_BASE, problemInstance } from './problem.ts';
+import { problemBody } from './problem.ts';
 
 const KNOWN: Record<string, [status: number, code: string, detail: string]> = {
   HPE_HEADER_OVERFLOW: [431, 'HEADERS_TOO_LARGE', 'The request line or headers are larger than the server accepts.'],
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'REQUEST_TIMEOUT', 'The request was not received in time.'],
 };
 
-/**
- * Requests Node's HTTP parser refuses before Koa sees them (a URL or headers over the size limit,
- * malformed HTTP) still get a problem+json answer instead of Node's bare status line, with a request
- * id of their own like every other answer.
- */
+/** Requests Node's HTTP parser refuses before Koa (headers too large, malformed HTTP) get a problem+json answer too. */
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) {
@@ -22,14 +18,7 @@ export function answerClientErrors(server: Server): void {
     }
     const [status, code, detail] = KNOWN[err.code ?? ''] ?? [400, 'BAD_REQUEST', 'The request is not valid HTTP.'];
     const requestId = randomUUID();
-    const body = JSON.stringify({
-      type: PROBLEM_TYPE_BASE + code.toLowerCase().replace(/_/g, '-'),
-      title: titleOf(status),
-      status,
-      detail,
-      code,
-      instance: problemInstance(requestId),
-    });
+    const body = JSON.stringify(problemBody(status, code, detail, requestId));
     socket.end(
       `HTTP/1.1 ${status} ${titleOf(status)}\r\n` +
         'Content-Type: application/problem+json\r\n' +

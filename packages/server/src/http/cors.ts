@@ -16,9 +16,8 @@ export const EXPOSED_HEADERS = [
 ];
 
 /**
- * CORS (@koa/cors) for the configured origins only ('*' allows any), without credentials: the API
- * authenticates with a bearer token, never a cookie. A preflight is answered with 204; a request
- * from another origin passes without CORS headers (the browser then hides the answer).
+ * CORS for the configured origins only ('*': any), without credentials (a bearer token, never a
+ * cookie); a request from another origin gets no CORS headers, and its browser hides the answer.
  */
 export function cors(origins: readonly string[]): Koa.Middleware {
   const any = origins.includes('*');
@@ -30,8 +29,7 @@ export function cors(origins: readonly string[]): Koa.Middleware {
       return any ? '*' : allowed.has(origin) ? origin : '';
     },
     allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-    // Idempotency-Key: the SDK sends one with every creating POST (a browser would refuse the
-    // upload otherwise); X-Request-Id: a caller's own id is kept (access-log.ts).
+    // The SDK sends an Idempotency-Key with every creating POST; a caller's X-Request-Id is kept.
     allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Idempotency-Key', 'X-Request-Id'],
     exposeHeaders: EXPOSED_HEADERS,
     maxAge: 600,

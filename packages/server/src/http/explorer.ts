@@ -39,9 +39,9 @@ export function explorerBuildOptions() {
 }
 
 /**
- * The files: when the server runs from its TypeScript sources (a clone: `npm start`, the tests), the
- * explorer's sources bundled in memory by esbuild, once; when it runs its build, the bundle the build
- * made. esbuild is a development dependency, named by a variable so that the build never loads it.
+ * The files: run from the TypeScript sources, the explorer's bundled in memory by esbuild, once;
+ * run from the build, its bundle. esbuild, a development dependency, is named by a variable so that
+ * the build never loads it.
  */
 function loader(): () => Promise<Map<string, string>> {
   let files: Promise<Map<string, string>> | undefined;

@@ -18,14 +18,10 @@ function acceptedBytes(socket: Socket): number {
 
 /**
  * Ends a streamed answer whose client stops reading, or that streams too long, by destroying its
- * connection: the stream is destroyed with it (Koa pipes it to the response), which closes its
- * cursor and gives its place back. A client that reads nothing otherwise holds both forever:
- * Node never times out a response being written, and back-pressure stops the export politely.
- *
- * Progress is what the connection accepts, not what the server produces: while nothing waits to
- * be written (the export is waiting for the database, bounded by the statement timeout), the clock
- * does not run. Writes are at most 64 KB (services/export/export.ts), so a reader slower than 64 KB per
- * `stallMs` looks stalled.
+ * connection (and so the stream, its cursor and its place): Node never times out a response being
+ * written, and back-pressure would hold them forever. Progress is what the connection accepts: while
+ * nothing waits to be written, the clock does not run. Writes are at most 64 KB, so a reader slower
+ * than 64 KB per `stallMs` looks stalled.
  */
 export function enforceExportDeadlines(ctx: Koa.Context, deadlines: ExportDeadlines): void {
   const socket = ctx.req.socket;

@@ -23,12 +23,10 @@ export interface RequestContext<O extends OperationDef> {
   services: AppContext;
   koa: Koa.Context;
   /**
-   * Runs `store`, the part of the operation that writes, and returns what it returns. When the
-   * request carries an `Idempotency-Key` (operations that declare it), `store` runs in one
-   * transaction with the key's record, at most once per key: a repeated request gets the first
-   * answer instead (services/results/idempotency.ts). Work that needs no database (checking a schema) goes
-   * before it, so that no connection is held meanwhile. Without a key it is `store(em)`.
-   * An operation that declares the header must call it (the router checks).
+   * Runs `store`, the part of the operation that writes. With an `Idempotency-Key`, in one transaction
+   * with the key's record, at most once per key: a repeat gets the first answer (services/results/
+   * idempotency.ts). Work without the database goes before it, holding no connection. An operation
+   * that declares the header must call it (the router checks).
    */
   idempotent<T>(store: (em: EntityManager) => Promise<T>): Promise<T | Reply>;
 }

@@ -1,7 +1,4 @@
-/**
- * The `Idempotency-Key` header between Koa and services/results/idempotency.ts: the declared headers of a
- * request, and the `idempotent(store)` each handler of a creating operation stores through.
- */
+/** The `Idempotency-Key` header between Koa and services/results/idempotency.ts. */
 import type Koa from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OperationDef } from '@benchmarks/sdk/contract';
@@ -29,11 +26,7 @@ interface Input {
   em: EntityManager;
 }
 
-/**
- * The `idempotent` of one request's handler, and `verify()`, which fails loudly when the handler of
- * an operation that declares the header answered a keyed request without storing through it (the
- * key would have been ignored).
- */
+/** The `idempotent` of one request's handler, and `verify()`, which fails when a keyed request was answered without it. */
 export function idempotency(
   ctx: Koa.Context,
   def: OperationDef,

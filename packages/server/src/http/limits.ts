@@ -1,7 +1,4 @@
-/**
- * Limits on request input enforced by the HTTP core. The others live in the contract's schemas
- * (maxItems, maxLength, per_page), where the OpenAPI document shows them; docs/security.md lists all.
- */
+/** Limits on input enforced here; the others live in the contract's schemas (docs/security.md lists all). */
 
 /** Deepest nesting of objects and arrays accepted in a JSON body (a scalar body is depth 0). */
 export const MAX_JSON_DEPTH = 64;

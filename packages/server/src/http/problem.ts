@@ -4,15 +4,13 @@ import { mapDatabaseError } from '../db/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { requestIdOf } from './access-log.ts';
 
-/** Problem types are URNs: stable identifiers, documented in docs/errors.md. */
-export const PROBLEM_TYPE_BASE = 'urn:benchmarks:problem:';
-
 /**
- * A problem's `instance` (RFC 9457): this occurrence, named by the request's id (`X-Request-Id`, the
- * `requestId` of its log lines), so that a user can quote it and an operator find its lines.
+ * The members every problem body starts with (RFC 9457). Types are URNs, stable, documented in
+ * docs/errors.md; `instance` names the request's id, so that a user can quote it and an operator find its lines.
  */
-export function problemInstance(requestId: string): string | undefined {
-  return requestId ? `urn:benchmarks:request:${requestId}` : undefined;
+export function problemBody(status: number, code: string, detail: string, requestId: string) {
+  const type = `urn:benchmarks:problem:${code.toLowerCase().replace(/_/g, '-')}`;
+  return { type, title: titleOf(status), status, detail, code, ...(requestId ? { instance: `urn:benchmarks:request:${requestId}` } : {}) };
 }
 
 /** Renders every error as application/problem+json; hides the message of every 5xx. */
@@ -37,14 +35,8 @@ export function problemMiddleware(logger: Logger): Koa.Middleware {
         }
       }
       ctx.type = 'application/problem+json';
-      const instance = problemInstance(requestIdOf(ctx));
       ctx.body = {
-        type: PROBLEM_TYPE_BASE + problem.code.toLowerCase().replace(/_/g, '-'),
-        title: titleOf(problem.status),
-        status: problem.status,
-        detail: problem.detail,
-        code: problem.code,
-        ...(instance ? { instance } : {}),
+        ...problemBody(problem.status, problem.code, problem.detail, requestIdOf(ctx)),
         ...(problem.errors ? { errors: problem.errors } : {}),
         ...problem.extensions,
       };

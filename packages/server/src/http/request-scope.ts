@@ -4,13 +4,10 @@ import { cancelHeld, RequestAbandonedError, runInScope } from '../db/request-sco
 import { requestIdOf } from './access-log.ts';
 
 /**
- * Handles each request inside a scope that knows its database connections (db/request-scope.ts).
- * When the client goes away before its answer was sent (the response closes unfinished: Node
- * reports it as soon as the socket closes, even while nothing is being written), the request is
- * abandoned: its running statements are cancelled at once (pg_cancel_backend through `cancel`, a
- * connection outside the pool), it starts no new one, and it leaves any admission queue. The scope
- * names the client by its address (behind a trusted proxy, the one the proxy saw) until the router
- * knows its identity.
+ * Handles each request in a scope that knows its database connections (db/request-scope.ts). When
+ * the client goes away before its answer (Node reports it as the socket closes), the request is
+ * abandoned: its running statements are cancelled at once, it starts no new one, and it leaves any
+ * admission queue.
  */
 export function requestScope(logger: Logger, cancel: (pids: number[], server: string) => Promise<number>): Koa.Middleware {
   return async (ctx, next) => {

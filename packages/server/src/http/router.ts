@@ -19,11 +19,7 @@ export function toRouterPath(path: string): string {
   return path.replace(/:/g, '\\:').replace(/\{(\w+)\}/g, ':$1');
 }
 
-/**
- * Query keys written `name[]=` (PHP/axios style) are read as `name=`. The result only has own
- * properties: a key such as `__proto__` stays a key (and is refused as unknown), it never sets the
- * object's prototype.
- */
+/** Query keys written `name[]=` (PHP/axios style) read as `name=`; `__proto__` stays a key (refused as unknown). */
 export function normalizeQuery(query: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
   const out = new Map<string, string | string[]>();
   for (const [rawKey, value] of Object.entries(query)) {
@@ -52,10 +48,8 @@ interface CompiledOperation {
 const NO_QUERY = { type: 'object', properties: {}, additionalProperties: false };
 
 /**
- * Validators by schema and place, compiled when first used and then kept for the process: the
- * contract's schemas are the same objects for every app a process builds (a test's servers, a
- * worker's restart), and compiling all of them at start-up (122, about 0.35 s of processor time)
- * would be paid by every start for operations it may never serve.
+ * Validators by schema and place, compiled when first used and kept for the process (the contract's
+ * schemas are the same objects for every app it builds): compiling all 122 would cost every start 0.35 s.
  */
 const validators = new WeakMap<object, Partial<Record<Where, CompiledValidator>>>();
 
@@ -120,11 +114,10 @@ export interface RouterOptions {
 }
 
 /**
- * Charges a write to its client, in two steps. Before authentication, a write without a token
- * verified recently is charged to the IP address, so that a flood of new or bad tokens is refused
- * (429) before any identity provider is asked about them. Once the token is verified, the address
- * gets its charge back and the write is charged to the token's identity. A refused write (401, 403)
- * stays charged to the address.
+ * Charges a write to its client. Without a token verified recently it is charged to the address
+ * first, so that a flood of new or bad tokens is refused (429) before any identity provider is
+ * asked; once the token is verified the address is refunded and the identity charged. A refused
+ * write (401, 403) stays charged to the address.
  */
 async function authenticateAndLimit(ctx: Koa.Context, def: OperationDef, options: RouterOptions) {
   const limiter = options.rateLimiter;
@@ -147,11 +140,7 @@ async function authenticateAndLimit(ctx: Koa.Context, def: OperationDef, options
   return caller;
 }
 
-/**
- * Charges a read to its client before anything else is done: the identity of a token verified
- * recently (asking no identity provider), otherwise the IP address, so anonymous clients and
- * floods of unknown tokens share their address's budget.
- */
+/** Charges a read before anything else: to a recently verified token's identity, else to the address (unknown tokens too). */
 async function limitRead(ctx: Koa.Context, operationId: string, def: OperationDef, options: RouterOptions): Promise<void> {
   const limiter = options.readRateLimiter;
   if (!limiter || WRITE_METHODS.has(def.method) || UNLIMITED_READS.has(operationId)) return;
@@ -160,11 +149,9 @@ async function limitRead(ctx: Koa.Context, operationId: string, def: OperationDe
 }
 
 /**
- * Names the request's client in its scope, for the fair sharing of expensive places
- * (services/runtime/admission.ts): the caller's identity once its token is verified (authenticated
- * here, or on an operation that needs no token, verified recently: no identity provider is asked),
- * else its address, as the scope began. An unverified token names no one: a client cannot claim
- * another's share, nor a share per made-up token.
+ * Names the request's client in its scope, for fair shares (services/runtime/admission.ts): the
+ * caller's identity once its token is verified (here, or recently), else its address. An unverified
+ * token names no one: no client claims another's share, nor one per made-up token.
  */
 async function nameClient(ctx: Koa.Context, caller: Caller | null, authenticator: Authenticator): Promise<void> {
   const scope = currentScope();
@@ -214,17 +201,15 @@ async function validateAndHandle(
   }
   // A handler of a creating operation stores through `idempotent` (once per Idempotency-Key).
   const once = idempotency(ctx, def, input, body);
-  // One router serves every operation: each handler's request type is checked against its operation
-  // in routes/ (Handlers<ops>); here the operation is any, so its handler's parameter is `never`.
+  // Each handler's request type is checked against its operation in routes/; here it is `never`.
   const result = await handler({ ...input, body, koa: ctx, idempotent: once.idempotent } as never);
   once.verify();
   return result;
 }
 
 /**
- * Binds every operation of the contract to its handler: authentication first (as the origin
- * service: an anonymous request with a bad body gets 401, not 422), then path, query and body
- * validation (each validator compiled when first used, then kept), then the handler.
+ * Binds every operation to its handler: authentication first (as the origin service: an anonymous
+ * request with a bad body gets 401, not 422), then path, query and body validation, then the handler.
  */
 export function buildRouter(
   operations: Record<string, OperationDef>,
@@ -266,8 +251,7 @@ export function buildRouter(
       const admission = options.largeBodies;
       let result: unknown;
       if (body === 'large' && admission) {
-        // A large body is read as text while holding a reading place (a slow client holds only
-        // that), then parsed, validated and handled while holding a working place.
+        // Read while holding a reading place (a slow client holds only that), handled while holding a working one.
         result = await admission.reading.run(async () => {
           const text = await readBodyText(ctx, limit);
           return admission.working.run(() => validateAndHandle(ctx, def, op, handler, () => parseJsonText(text, limit), input));

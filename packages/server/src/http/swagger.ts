@@ -8,11 +8,7 @@ import type Koa from 'koa';
 const require = createRequire(import.meta.url);
 const distDir = dirname(require.resolve('swagger-ui-dist/package.json'));
 
-/**
- * koa2-swagger-ui's page loads `${swaggerCdnUrl}/${swaggerVersion}/<file>`: pointed at this route,
- * every file comes from the installed swagger-ui-dist (the template names the style sheet
- * `swagger-ui.min.css`, swagger-ui-dist ships it as `swagger-ui.css`).
- */
+/** koa2-swagger-ui's page loads `${swaggerCdnUrl}/${swaggerVersion}/<file>`: here, from the installed swagger-ui-dist. */
 const CDN_URL = '/swagger-ui';
 const VERSION_DIR = 'assets';
 const ASSETS = new Map<string, [file: string, type: string]>([
@@ -30,10 +26,9 @@ export function inlineScriptHashes(html: string): string[] {
 }
 
 /**
- * The page's policy: scripts only from this server plus the page's own inline script, allowed by
- * its hash. Styles keep 'unsafe-inline': Swagger UI sets style attributes at run time, and a style
- * cannot run code. Style sheets only from this server: the template's link to Google's web fonts
- * is refused by the browser (the page falls back to local fonts; no visitor is sent to Google).
+ * The page's policy: scripts from this server and the page's inline script, by its hash. Styles keep
+ * 'unsafe-inline' (Swagger UI sets style attributes; a style runs no code); style sheets from this
+ * server only, so the template's Google web fonts are refused and no visitor is sent to Google.
  */
 export function swaggerCsp(scriptHashes: readonly string[]): string {
   return (
@@ -42,11 +37,7 @@ export function swaggerCsp(scriptHashes: readonly string[]): string {
   );
 }
 
-/**
- * Swagger UI at `/` through koa2-swagger-ui, mounted on a route as its README shows
- * (`routePrefix: false`), with its assets served from swagger-ui-dist (no CDN). Mount its `routes()`.
- * koa2-swagger-ui (with handlebars, which compiles its page) is loaded by the page's first request.
- */
+/** Swagger UI at `/`, its assets from swagger-ui-dist (no CDN); koa2-swagger-ui is loaded by the page's first request. */
 export function swaggerUi(specUrl: string): Router {
   let page: Promise<Koa.Middleware> | undefined;
   const router = new Router();

@@ -28,11 +28,7 @@ export type Where = ErrorDetail['in'];
 
 export type CompiledValidator = (data: unknown) => ErrorDetail[] | null;
 
-/**
- * `schema`: a JSON Schema (a TypeBox schema of the contract, or a plain one). Parameters (query,
- * path, headers) that are numbers must be written in plain decimal first (`decimalNumberProblem`):
- * ajv's coercion alone takes whatever JavaScript's `Number()` takes.
- */
+/** A JSON Schema's validator; number parameters must be plain decimals first (ajv's coercion takes what `Number()` does). */
 export function compileValidator(schema: object, where: Where): CompiledValidator {
   const ajv = where === 'body' ? strict : coercing;
   const plain = JSON.parse(JSON.stringify(stripIds(schema)));
@@ -46,10 +42,9 @@ export function compileValidator(schema: object, where: Where): CompiledValidato
 }
 
 /**
- * How a number must be written in a parameter: an integer as an optional `-` then digits, a number
- * as JSON writes one (`0.95`, `-2`, `9.5e-1`). Not hexadecimal, binary or octal (`0x10`), not with
- * spaces around it, a `+`, a decimal point in an integer (`1.0`), an exponent in an integer (`1e1`),
- * `Infinity` or an empty string, all of which ajv's coercion (JavaScript's `Number()`) would take.
+ * How a number must be written in a parameter: an integer as digits after an optional `-`, a number
+ * as JSON writes one; not `0x10`, ` 1`, `+1`, `1.0` or `1e1` for an integer, `Infinity` or '', all
+ * of which `Number()` takes.
  */
 const DECIMAL = {
   integer: /^-?\d+$/,
@@ -63,10 +58,7 @@ const DECIMAL_SYNTAX: Record<NumberKind, string> = {
   number: 'a decimal number as JSON writes one (0.95, -2, 9.5e-1)',
 };
 
-/**
- * The kind of number a parameter's schema takes, alone or as the items of an array; null when it
- * takes anything else too (then its value is not necessarily meant as a number, and ajv decides).
- */
+/** The kind of number a parameter's schema takes (or its items'); null when it takes anything else too: ajv decides. */
 function numberKind(schema: unknown): NumberKind | null {
   if (!schema || typeof schema !== 'object') return null;
   const s = schema as { type?: unknown; items?: unknown; anyOf?: unknown[]; oneOf?: unknown[] };
@@ -108,9 +100,8 @@ function decimalNumberProblem(data: unknown, numbers: [string, NumberKind][], wh
 }
 
 /**
- * ajv reports an `anyOf` of `required` alternatives (a field or its deprecated alias, as a benchmark's
- * container_image or docker_image) as one error per alternative and one for the anyOf: folded into one
- * `required` error naming the first field, the others in `params.alternatives`.
+ * ajv reports an `anyOf` of `required` alternatives (a field or its deprecated alias) as one error
+ * each and one for the anyOf: folded into one naming the first field, the others in `alternatives`.
  */
 export function foldAlternatives(errors: readonly ErrorObject[]): ErrorObject[] {
   const out: ErrorObject[] = [];
@@ -183,8 +174,7 @@ export function describeError(e: ErrorObject, where: Where, data?: unknown): Err
   } else if (e.keyword === 'format' && (e.params as { format: string }).format === 'uuid') {
     message = 'must be a UUID';
   } else if (e.keyword === 'uniqueItems') {
-    // ajv names the items only by their places, the last pair first: the message names the value
-    // given twice and its first repeat.
+    // ajv names the last pair by their places: the message names the value and its first repeat.
     const { i, j } = e.params as { i: number; j: number };
     const items = valueAt(data, pointer);
     const [first, again] = (Array.isArray(items) && firstRepeat(items)) || [Math.min(i, j), Math.max(i, j)];

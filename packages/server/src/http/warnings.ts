@@ -1,8 +1,4 @@
-/**
- * The `Warning` response header (`299 - "<text>"`, the format of RFC 7234) of answers that carry
- * warnings (services/results/path-warnings.ts). The body, where it is JSON, carries them in full; the header
- * also reaches CSV, SVG and NDJSON answers.
- */
+/** The `Warning` header (`299 - "<text>"`, RFC 7234) of answers with warnings: it reaches CSV, SVG and NDJSON too. */
 import type Koa from 'koa';
 
 /** Bytes of the header at most: it travels with every answer and clients cap header sizes. */
@@ -11,10 +7,7 @@ const MAX_HEADER_LENGTH = 4096;
 /** U+FFFD, for a lone surrogate, which has no UTF-8 form. */
 const REPLACEMENT = '%EF%BF%BD';
 
-/**
- * A header value may hold only visible ASCII (Node refuses the rest): other characters, and `%`
- * itself, are percent-encoded (UTF-8); `"` and `\` are quoted pairs.
- */
+/** A header value holds visible ASCII only: the rest, and `%`, percent-encoded (UTF-8); `"` and `\` quoted pairs. */
 function quotedText(text: string): string {
   let out = '';
   for (const char of text) {
