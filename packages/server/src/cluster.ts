@@ -1,12 +1,9 @@
 /**
- * `benchmarks-server start --workers N`: this process (the primary) opens the database once
- * (starting the embedded PostgreSQL when there is no DATABASE_URL), applies the migrations, runs
- * the demo's OpenID provider with `--demo`, then forks N workers (worker.ts) that share one port
- * through node:cluster. A worker that dies is forked again, after a pause that doubles while
- * workers die soon after they start. SIGTERM or SIGINT stops every worker as a single process
- * stops (requests in flight finish), then the demo and the database; the exit code is 0 when every
- * worker stopped cleanly. The command line is the same in every process: a worker knows it is
- * one from node:cluster.
+ * `benchmarks-server start --workers N`: the primary opens and migrates the database once, runs the
+ * demo's provider with `--demo`, then forks N workers (worker.ts) sharing one port through
+ * node:cluster. A dead worker is forked again, after a pause that doubles while workers die young.
+ * SIGTERM or SIGINT stops the workers (requests in flight finish), then the demo and the database;
+ * exit code 0 when every worker stopped cleanly.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -175,10 +172,8 @@ export interface PrimaryOptions {
 }
 
 /**
- * Runs the primary of `--workers`: returns once every worker serves; the process ends on SIGTERM or
- * SIGINT. What it opens (the demo, the database, the workers) goes on one disposal stack as it is
- * opened, released in reverse when the start fails, at a stop, and when the embedded PostgreSQL is
- * given up.
+ * Runs the primary of `--workers`; returns once every worker serves. What it opens goes on one
+ * disposal stack, released in reverse when the start fails and at a stop.
  */
 export async function runPrimary(config: ServerConfig, options: PrimaryOptions): Promise<void> {
   const { logger, stops } = options;

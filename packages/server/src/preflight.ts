@@ -1,11 +1,8 @@
 /**
- * What `start` checks before it starts anything (the demo's provider, PostgreSQL, workers), so that
- * a start that cannot serve fails at once with one clear line and leaves nothing behind: the data
- * directory can be used and no live server runs its cluster (a cluster left by a server that ended
- * is stopped, db/leftover.ts), and the HTTP port and `--database-port` are free. A port taken in
- * the moment between this check and the listening is still reported, with the same line, once
- * PostgreSQL has started (and it is stopped again). `signal` (a stop asked for meanwhile) ends the
- * checks at once, rejecting with its reason.
+ * What `start` checks before it starts anything, so that a start that cannot serve fails at once with
+ * one clear line and leaves nothing behind: the data directory can be used and no live server runs
+ * its cluster (db/leftover.ts), and the HTTP port and `--database-port` are free (one taken meanwhile
+ * is reported with the same line later). `signal` ends the checks at once, rejecting with its reason.
  */
 import type { ServerConfig } from './config.ts';
 import type { Logger } from './core/logger.ts';

@@ -52,8 +52,8 @@ export interface ProgramOptions {
 }
 
 async function start(opts: Record<string, unknown>, options: ProgramOptions): Promise<void> {
-  // A worker takes SIGTERM from its primary (worker.ts); every other process takes its stop
-  // requests over before it acquires anything, so that a stop during the start-up releases it.
+  // A worker takes SIGTERM from its primary (worker.ts); the others take their stop requests over
+  // before they acquire anything, so that a stop during the start-up releases it.
   if (cluster.isWorker) {
     const cfg = configOf(opts);
     await useLogFormat(cfg.logFormat);
@@ -151,7 +151,7 @@ async function migrateOnly(opts: Record<string, unknown>): Promise<void> {
     if (stops.signal.aborted) stops.exitInterrupted();
     throw err;
   }
-  // Once they are applied, they are reported and the database released whatever a stop asks (a second one forces exit 1).
+  // Once applied, they are reported and the database released whatever a stop asks (a second forces exit 1).
   const { applied, close } = prepared;
   try {
     process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'The database is up to date.\n');

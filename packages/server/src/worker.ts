@@ -1,10 +1,8 @@
 /**
- * A worker of `benchmarks-server start --workers N` (forked by cluster.ts): the server of a single
- * process, on the database the primary prepared (migrations applied, the embedded PostgreSQL
- * started: its URL comes in DATABASE_URL), trusting the demo provider the primary runs. Its log
- * lines carry `worker` (its id) and its answers `X-Worker`. SIGTERM, which the primary sends, stops
- * it as a single process stops: requests in flight finish first. SIGINT is the primary's to handle
- * (Ctrl-C in a terminal reaches every process of the group).
+ * A worker of `start --workers N` (cluster.ts): the server of a single process, on the database the
+ * primary prepared (DATABASE_URL), trusting the primary's demo provider; `worker` on its log lines,
+ * `X-Worker` on its answers. SIGTERM from the primary stops it after its requests in flight; SIGINT
+ * is the primary's (Ctrl-C reaches every process of the group).
  */
 import cluster from 'node:cluster';
 import type { ServerConfig } from './config.ts';

@@ -1,8 +1,4 @@
-/**
- * Waiting that a stop can interrupt: a start-up interrupted by SIGINT or SIGTERM (exit.ts) aborts
- * its signal, and whatever it is waiting for (a retry pause, the embedded PostgreSQL getting ready,
- * the migrations) rejects at once with the signal's reason.
- */
+/** Waiting that a stop can interrupt: an interrupted start-up (exit.ts) rejects at once with its signal's reason. */
 
 /** Rejects with `signal.reason` once `signal` aborts; otherwise settles as `work` does. */
 export async function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {

@@ -1,8 +1,7 @@
 /**
- * What a start acquires, released in reverse: each resource is registered on the stack as soon as
- * it is opened, so a start that fails at any step releases exactly what it had opened, and a stop
- * releases everything, last opened first. (`AsyncDisposableStack` from Node 24 on; this one adds
- * names, durations in the log, and every failure reported instead of the first.)
+ * What a start acquires, released in reverse: each resource goes on the stack as it is opened, so a
+ * failed start releases exactly what it had opened. (Node 24's `AsyncDisposableStack` lacks the
+ * names, the durations in the log, and every failure reported rather than the first.)
  */
 import type { Logger } from './logger.ts';
 
@@ -57,10 +56,7 @@ export class DisposalStack {
     return this.#disposing !== undefined;
   }
 
-  /**
-   * Releases every resource, last acquired first, each once even when called again. A release that
-   * fails does not stop the others: once all have run, a ReleaseError lists every failure.
-   */
+  /** Releases every resource, last acquired first, once; a failure stops none of the others: a ReleaseError lists them all. */
   dispose(): Promise<void> {
     this.#disposing ??= this.#releaseAll();
     return this.#disposing;

@@ -1,9 +1,6 @@
 import type { Logger } from './logger.ts';
 
-/**
- * `logger` with `fields` added to every line (a line's own fields win): the worker id on every
- * line of a worker of `--workers`.
- */
+/** `logger` with `fields` on every line (a line's own win): a worker's id. */
 export function withFields(logger: Logger, fields: Record<string, unknown>): Logger {
   const at =
     (log: Logger['info']): Logger['info'] =>

@@ -1,9 +1,7 @@
 /**
- * The server's logger: pino, one JSON object per line (`level` by name, `time` in ISO 8601, `msg`),
- * written asynchronously to stderr; or, with `useLogFormat('pretty')` (`--log-format`, a terminal),
- * one readable line per event (pino-pretty), written synchronously. Every line written while a request is handled carries its
- * `requestId`; credentials and email addresses never reach a line (keys redacted by pino, and the
- * same in free text such as an error message that quotes a statement).
+ * The server's logger: pino, one JSON object per line, written asynchronously to stderr, or one
+ * readable line per event (`--log-format pretty`). A line written while a request is handled carries
+ * its `requestId`; credentials and email addresses never reach a line, as keys or in free text.
  */
 import { pino, type DestinationStream } from 'pino';
 import { requestStorage } from './request-context.ts';
@@ -75,10 +73,8 @@ function sharedStderr(): DestinationStream {
 }
 
 /**
- * How the loggers created from now on without `write` put their lines on stderr: `json` (the
- * default) or `pretty`, pino-pretty in this process: one line per event, coloured on a terminal
- * (unless NO_COLOR), written synchronously so that the lines before an exit are never lost (a
- * terminal reads far faster than the server logs). `auto`: pretty when stderr is a terminal.
+ * How the loggers created from now on without `write` write: `json`, or `pretty` (pino-pretty here,
+ * synchronously, so that the lines before an exit are never lost); `auto`: pretty on a terminal.
  */
 export async function useLogFormat(format: LogFormat): Promise<void> {
   const pretty = format === 'pretty' || (format === 'auto' && Boolean(process.stderr.isTTY));
@@ -95,11 +91,7 @@ export async function useLogFormat(format: LogFormat): Promise<void> {
   });
 }
 
-/**
- * A logger at `level`. Lines go to stderr through pino's asynchronous destination (flushed when
- * the process exits, or by `flush()`); given `write`, each line is handed to it synchronously
- * instead (tests read lines right after the event that logs them).
- */
+/** A logger at `level`, to stderr; given `write`, each line goes to it synchronously instead (for tests). */
 export function createLogger(level: LogLevel, write?: (line: string) => void): Logger {
   const destination = write ? ({ write } satisfies DestinationStream) : sharedStderr();
   const log = pino(
@@ -129,8 +121,7 @@ export function createLogger(level: LogLevel, write?: (line: string) => void): L
     warn: at('warn'),
     error: at('error'),
     flush: () => {
-      // Best effort: a destination already closed, or a pipe that would block (EAGAIN), loses
-      // nothing more by being left to pino's own exit hook.
+      // Best effort: a closed destination or a pipe that would block is left to pino's exit hook.
       try {
         (destination as { flushSync?: () => void }).flushSync?.();
       } catch {}

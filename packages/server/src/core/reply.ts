@@ -10,10 +10,8 @@ export class Reply<T = unknown> {
 export const reply = <T>(status: number, body: T, headers?: Record<string, string>) => new Reply(status, body, headers);
 
 /**
- * A handler's answer already serialised: JSON text sent as it is (with the operation's status), for
- * responses assembled from pre-serialised parts. It must be the JSON of the operation's response.
- * The parts are encoded one by one into a single buffer: no large joined string is ever made (it
- * would live in V8's large-object space until a full collection).
+ * A handler's answer already serialised, in parts: the JSON of the operation's response, encoded
+ * part by part into one buffer (a large joined string would live in V8's large-object space).
  */
 export class JsonText {
   readonly parts: readonly string[];

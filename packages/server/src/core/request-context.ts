@@ -6,9 +6,8 @@ export interface RequestContext {
 }
 
 /**
- * The one AsyncLocalStorage of the request being handled: the logger reads the request id from it,
- * and db/request-scope.ts keeps the request's database connections in it (its scope extends this).
- * One for both, because on Node 20 each AsyncLocalStorage in use costs every promise created while
- * a request is handled (two of them cost the cheapest requests about a tenth more server CPU).
+ * The one AsyncLocalStorage of the request being handled, for the logger's request id and
+ * db/request-scope.ts's connections: each one in use costs every promise made meanwhile (a second
+ * would cost the cheapest requests a tenth more CPU).
  */
 export const requestStorage = new AsyncLocalStorage<RequestContext>();

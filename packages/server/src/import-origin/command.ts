@@ -1,9 +1,7 @@
 /**
- * The `benchmarks-server import-origin` command: migrates this service's database (as `migrate`
- * does), imports the original service's database into it, and prints the summary on stdout (a
- * table, or JSON with `--json`); progress goes to stderr. Exit code 0 when every row was imported
- * or already here, 1 when a row was refused (the others are imported all the same) or the run
- * stopped early.
+ * `benchmarks-server import-origin`: migrates this service's database, imports the original
+ * service's into it, and prints the summary on stdout (progress on stderr). Exit code 1 when a row
+ * was refused (the others are imported all the same) or the run stopped early.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { type Command, Option } from 'commander';

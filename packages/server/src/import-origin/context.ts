@@ -1,7 +1,4 @@
-/**
- * What the phases of an import share: both databases, the tally, the schemas, what is available
- * to refer to (catalogue rows imported or already here), and the caller's hooks.
- */
+/** What the phases of an import share: the databases, the tally, the schemas, what rows may refer to, the hooks. */
 import type { BenchmarkSchemas } from './schemas.ts';
 import type { OriginSource } from './source.ts';
 import type { BatchTally, Kind, Tally } from './summary.ts';

@@ -1,11 +1,8 @@
 /**
- * `benchmarks-server import-origin`, as a function: moves a deployment of the original service
- * (its PostgreSQL database) into this service's database, keeping every id (docs/migrating.md).
- * Idempotent (a row whose id is here is left alone: a second run writes nothing), resumable (an
- * interrupted run, run again, skips what is here and goes on), streaming (results a batch at a time
- * from a cursor: memory does not grow with their number). The metric value paths of the imported
- * benchmarks are chosen before their results are imported, so that the insert trigger writes the
- * results' metric values with them (services/metrics/metric-values.ts).
+ * `benchmarks-server import-origin` as a function: moves the original service's database into this
+ * one, keeping every id (docs/migrating.md). Idempotent (a row whose id is here is left alone),
+ * resumable, streaming (results a batch at a time). The imported benchmarks' metric value paths are
+ * chosen before their results, so that the insert trigger writes their metric values with them.
  */
 import { DEFAULTS } from '../config.ts';
 import { createLogger } from '../core/logger.ts';
@@ -47,10 +44,9 @@ export interface ImportOptions {
 }
 
 /**
- * Imports everything the source holds that is not here yet; resolves to the summary (also when
- * rows were refused: they are in it). Rejects when a database cannot be reached or the source is
- * not the original service's schema (ConfigurationError), or when a batch fails: what was committed
- * stays, and running it again resumes.
+ * Imports what the source holds that is not here yet; resolves to the summary, refusals included.
+ * Rejects when a database cannot be reached or is not the original's (ConfigurationError), or a
+ * batch fails: what was committed stays, and running it again resumes.
  * @example
  * const summary = await importOrigin({ from: 'postgresql://reader@origin/perf', to: config.databaseUrl });
  */
@@ -85,8 +81,7 @@ export async function importOrigin(options: ImportOptions): Promise<ImportSummar
     };
     let complete = await importCatalogue(ctx);
     if (complete) {
-      // Should a writer elsewhere hold them up, the imported benchmarks stay incomplete: the
-      // server's pass completes them (their results' values are written all the same).
+      // Held up by a writer elsewhere, they stay incomplete for the server's pass to complete.
       await withOwnConnection(options.to, (run) => chooseMetricPaths(run, createLogger('silent')), 'import-origin');
       complete = await importResults(ctx);
     }

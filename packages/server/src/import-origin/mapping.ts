@@ -1,25 +1,17 @@
-/**
- * How the original service's values map to ours where they differ (docs/migrating.md, "What maps to
- * what"; docs/decisions.md, "Importing from the original service"). Pure functions: the import
- * applies them row by row, the tests read them.
- */
+/** How the original service's values map to ours where they differ (docs/migrating.md, "What maps to what"). */
 
 export type ReviewStatus = 'on_review' | 'approved';
 
-/**
- * The identity that uploads what the original service stored without an uploader (its tags): it
- * cannot log in (no trusted issuer has this name) and stands for the original service.
- */
+/** The uploader of what the original stored without one (its tags): no trusted issuer has this name, so none logs in as it. */
 export const ORIGIN_SERVICE_USER = { iss: 'urn:benchmarks:origin-service', sub: 'origin-service' } as const;
 
 /** The terms of use recorded for the users of the original service: they accepted its terms, not ours. */
 export const ORIGIN_TERMS_VERSION = 'origin';
 
 /**
- * A review status of the original service (the enum `resourcestatus`: on_review or approved; the
- * column is nullable). A null status had not been approved there: its lists left the item out and
- * results could not be uploaded to it, which is what on_review means here; administrators find it
- * in GET /reports/submits. `nullStatus` tells that it was null, so that the import can report it.
+ * A review status of the original (on_review, approved, or null). A null one had not been approved
+ * there (left out of lists, no uploads to it), which is what on_review means here; `nullStatus`
+ * tells, so that the import can report it.
  */
 export function reviewStatus(status: string | null): { status: ReviewStatus; nullStatus: boolean } {
   if (status === 'approved') return { status: 'approved', nullStatus: false };
@@ -34,19 +26,14 @@ export function userEmail(email: string | null): string | null {
 export interface Visibility {
   deleted: boolean;
   hidden: boolean;
-  /**
-   * The result was listed by the original service although a claim was linked to it (a claim it
-   * stopped hiding by hand): here every claim hides its result until it is rejected or deleted.
-   */
+  /** Listed there although a claim was linked to it: here every claim hides its result until it is rejected or deleted. */
   claimedButListed: boolean;
 }
 
 /**
- * A result's `deleted` and `hidden` flags from the original's `deleted` and whether a claim is
- * linked to it. The original marked a result `deleted` both when an administrator deleted it and
- * when a user claimed it; here the claim alone hides the result (services/catalogue/claims.ts, refreshHidden:
- * hidden = deleted or has a claim), so a claimed result is not `deleted`: rejecting its claim brings
- * it back, as SPEC.md's claim review says. A deleted result without a claim stays deleted and hidden.
+ * A result's `deleted` and `hidden` from the original's `deleted` and its claim. The original
+ * marked a claimed result `deleted` too; here the claim alone hides it, so a claimed result is not
+ * `deleted`: rejecting its claim brings it back, as SPEC.md's claim review says.
  */
 export function resultVisibility(sourceDeleted: boolean, claimed: boolean): Visibility {
   const deleted = sourceDeleted && !claimed;

@@ -1,8 +1,4 @@
-/**
- * What the command shows: the summary as a table (stdout), and progress on stderr, a bar redrawn
- * in place on a terminal, plain lines otherwise (a log file or CI gets one line per kind and one
- * every few seconds during the results).
- */
+/** The summary as a table, and progress: a bar redrawn in place on a terminal, else a line per kind and every few seconds. */
 import type { ProgressEvent } from './context.ts';
 import { type ImportSummary, KINDS, type Kind, type NoteOutcome } from './summary.ts';
 

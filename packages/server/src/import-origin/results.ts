@@ -1,8 +1,7 @@
 /**
- * The results phase: results in id order, a batch at a time, each batch in one transaction with
- * the results' tags and claims. Results already here are left as they are, with their tags and
- * claims (what happened to them here since, a claim rejected or tags replaced, is kept): only new
- * results are validated and written. Then the claims no result links to, which are refused.
+ * The results phase: a batch at a time in id order, each in one transaction with its tags and
+ * claims. Results already here are left as they are (a claim rejected or tags replaced here since
+ * is kept). Then the claims no result links to, which are refused.
  */
 import { commit, type ImportContext, progress, stopping } from './context.ts';
 import { flagNullStatus } from './catalogue.ts';
@@ -84,10 +83,7 @@ async function writeBatch(ctx: ImportContext, rows: SourceResult[], tagsOf: Map<
   }
 }
 
-/**
- * A result here already: it, its tags and its claim are left as they are. What the first run
- * refused (a link to a refused tag, a claim of another type) is refused again: it is still missing.
- */
+/** A result here already, left as it is; what the first run refused of it is refused again: it is still missing. */
 function skipPresent(ctx: ImportContext, row: SourceResult, tagsOf: Map<string, string[]>, batch: BatchTally): void {
   batch.skip('results', 'ALREADY_PRESENT');
   for (const tag of tagsOf.get(row.id) ?? []) {
@@ -146,10 +142,7 @@ async function planResult(ctx: ImportContext, row: SourceResult, tags: string[],
   if (notes.notes.length) plan.notes.set(row.id, notes);
 }
 
-/**
- * The claim linked to the result, if any, added to the plan; true when the result has one. A
- * linked row of another resource type than "result" is refused (this service claims results only).
- */
+/** Plans the claim linked to the result; true when it has one. One of another type is refused: claims are of results only. */
 function planClaim(row: SourceResult, plan: Plan, notes: BatchTally, batch: BatchTally): boolean {
   if (!row.claim_id) return false;
   if (row.claim_type !== 'result') {

@@ -1,9 +1,6 @@
 /**
- * The benchmarks' JSON Schemas as this service judges them: the same checks as POST /benchmarks
- * (size limits, a supported draft, valid against its meta-schema, compiles within the budget) and
- * the same validators as POST /results, through the server's SchemaCompiler (worker threads).
- * Each schema is judged and compiled once, when first needed: a rerun that finds every result
- * already here compiles nothing.
+ * The benchmarks' JSON Schemas as this service judges them: the checks of POST /benchmarks and the
+ * validators of POST /results (SchemaCompiler), each once, when first needed: a rerun compiles nothing.
  */
 import { AppError } from '../core/errors.ts';
 import type { ResultValidator } from '../services/schemas/json-schema.ts';

@@ -1,9 +1,7 @@
 /**
- * The original service's database (its tables: docs/migrating.md, "What maps to what"), read-only:
- * one repeatable-read, read-only transaction, so that every table is read from the same snapshot,
- * and each table streamed through a cursor a batch at a time (constant memory at any size). Its naive timestamps
- * are read in the time zone they were written in (the original wrote its server's local time) and
- * handed on as text with their offset, microseconds included.
+ * The original service's database, read in one repeatable-read, read-only transaction (one snapshot),
+ * each table through a cursor a batch at a time. Its naive timestamps are read in the time zone they
+ * were written in (its server's) and handed on as text with their offset, microseconds included.
  */
 import type pg from 'pg';
 import { ownClient, redactUrl } from '../db/own-connection.ts';

@@ -1,8 +1,7 @@
 /**
- * What an import did, per kind of row: imported, skipped (already here), refused (with the reason)
- * and flagged (imported, with something the operator should know). Counts are exact; each reason
- * keeps a few examples, so that the summary stays small at a million results, and every refused or
- * flagged row also goes to the report sink (`--report FILE`, one JSON line each) when there is one.
+ * What an import did, per kind of row: imported, skipped (already here), refused and flagged
+ * (imported, worth a look). Counts are exact; each reason keeps a few examples (the summary stays
+ * small at a million results), and every refused or flagged row goes to the report (`--report`).
  */
 
 /** The kinds of rows an import moves, in the order it moves them. */
@@ -63,7 +62,7 @@ const OUTCOME_ORDER: NoteOutcome[] = ['refused', 'flagged', 'skipped'];
 export class BatchTally {
   readonly imported = new Map<Kind, number>();
   readonly skipped: { kind: Kind; code: string; count: number }[] = [];
-  readonly notes: (Note & { outcome: 'refused' | 'flagged' })[] = [];
+  readonly notes: ReportLine[] = [];
 
   import(kind: Kind, count = 1): void {
     if (count) this.imported.set(kind, (this.imported.get(kind) ?? 0) + count);

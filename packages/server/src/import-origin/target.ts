@@ -1,10 +1,7 @@
 /**
  * This service's database, written by the import: every insert keeps the source's id and does
- * nothing when a row with that id is already here (`on conflict do nothing`), so a second run
- * writes nothing and an interrupted run, run again, finishes the work. Results go in batches, one
- * multi-row insert per table and one transaction per batch (results with their tags and claim), so
- * an interruption never leaves half a batch. One import at a time per database: a session-level
- * advisory lock, released when the connection ends.
+ * nothing when that id is here, so a second run writes nothing. A batch of results is one insert per
+ * table in one transaction, never half written. One import at a time: a session-level advisory lock.
  */
 import type pg from 'pg';
 import { redactUrl } from '../db/own-connection.ts';
@@ -37,10 +34,7 @@ import { openImportClient } from './source.ts';
 
 const IMPORT_LOCK = lockKeyOf('import-origin');
 
-/**
- * The rows as imported are the service's own (db/table-columns.ts): a column a migration adds to a
- * table written here fails the typecheck of the import until it gives that column a value.
- */
+/** The rows as imported are the service's own (db/table-columns.ts): a column a migration adds fails the typecheck here. */
 export type TargetUser = UserRow;
 
 /** A catalogue row as imported: the service's own row, its status one the service knows. */
@@ -134,10 +128,7 @@ export class ImportTarget {
     return new Set(rows.map((r) => userKey(r)));
   }
 
-  /**
-   * Inserts one catalogue row with its id. When nothing is written, says why: a row with that id
-   * is here (present), or another row holds its unique name (takenBy: that row's id).
-   */
+  /** Inserts one catalogue row with its id; else says why: that id is here, or another row holds its unique name. */
   async insertCatalogue<Name extends CatalogueTable>(table: Name, item: CatalogueRows[Name]): Promise<CatalogueOutcome> {
     // The signature ties the row to its table; past it, any declared table and its row.
     const { table: into, unique } = CATALOGUE[table] as { table: Table; unique: readonly string[] };
