@@ -230,11 +230,7 @@ export const SETTINGS = {
     shown: 'embedded',
     protocols: POSTGRES,
   }),
-  /**
-   * The database of `databaseUrl` reached directly (or through a session-mode PgBouncer pool), for
-   * the connections that need a session of their own: the migration lock, the metric values' upkeep and
-   * their locks, the change listener. Needed when `databaseUrl` is PgBouncer in transaction mode.
-   */
+  /** Directly, or through a session-mode pool: needed when `databaseUrl` is PgBouncer in transaction mode (db/own-connection.ts). */
   databaseDirectUrl: url({
     flag: '--database-direct-url',
     arg: '<url>',
@@ -279,7 +275,6 @@ export const SETTINGS = {
     commands: DATABASE,
     default: '.benchmarks',
   }),
-  /** The embedded PostgreSQL's port on 127.0.0.1; 0: any free port. */
   databasePort: integer({
     flag: '--database-port',
     arg: '<port>',
@@ -317,10 +312,7 @@ export const SETTINGS = {
     default: '5m',
     field: 'migrationTimeoutMs',
   }),
-  /**
-   * Whether `start` applies pending migrations (under a lock, once for all processes sharing the
-   * database); false: it waits up to `migrationTimeoutMs` for another process to apply them, then fails.
-   */
+  /** Under a lock, once for all the processes sharing the database; false: waits up to `migrationTimeoutMs`, then fails. */
   migrate: bool({
     flag: '--migrate',
     env: 'MIGRATE',
@@ -363,11 +355,7 @@ export const SETTINGS = {
     help: 'required audience (aud) of JWT access tokens',
     shown: 'none',
   }),
-  /**
-   * The trusted issuer whose userinfo endpoint checks opaque (non-JWT) tokens; opaque tokens are
-   * never sent to another. Defaults to the only trusted issuer; with several and none named,
-   * opaque tokens are refused (auth/verifier.ts).
-   */
+  /** Opaque tokens are never sent to another issuer; with several trusted and none named, they are refused (auth/verifier.ts). */
   oidcOpaqueIssuer: url({
     flag: '--oidc-opaque-issuer',
     arg: '<url>',
@@ -434,10 +422,7 @@ export const SETTINGS = {
     help: 'writes (POST, PUT, PATCH, DELETE) per client, as <requests>/<window>; 0: no limit',
     default: '1200/60s',
   }),
-  /**
-   * None: a limit per address throttles every user behind one proxy or NAT, and load tests; the work a
-   * read can cause is bounded otherwise (docs/decisions.md, "Reads are not rate limited by default").
-   */
+  /** None: a limit per address throttles everyone behind one NAT; a read's work is bounded otherwise (docs/decisions.md). */
   readRateLimit: rate({
     flag: '--read-rate-limit',
     env: 'READ_RATE_LIMIT',
@@ -525,10 +510,7 @@ export const SETTINGS = {
     min: 1,
     max: 1000,
   }),
-  /**
-   * Long enough for 32 connections of comparisons (about 0.5 s each at a million results) to be
-   * served two at a time; with the statement timeout, within the SDK's 30 s request timeout.
-   */
+  /** 32 connections of comparisons (0.5 s each at a million results) served two at a time, within the SDK's 30 s timeout. */
   expensiveListWait: duration({
     flag: '--expensive-list-wait',
     env: 'EXPENSIVE_LIST_WAIT',
@@ -694,7 +676,6 @@ export const SETTINGS = {
     default: 'false',
     shown: 'off',
   }),
-  /** With `demo`: the port of its OpenID provider; absent: the one it used last time, else a free one. */
   demoIssuerPort: integer({
     flag: '--demo-issuer-port',
     arg: '<port>',
@@ -704,7 +685,6 @@ export const SETTINGS = {
     min: 1,
     max: 65535,
   }),
-  /** With `demo`: seed the sample catalogue into a database not seeded before (one that holds no catalogue). */
   demoSeed: bool({
     flag: '--demo-seed',
     env: 'BENCHMARKS_DEMO_SEED',
