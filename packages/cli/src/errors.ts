@@ -75,45 +75,33 @@ export function apiReason(err: ApiError): string {
   return `${err.status} ${err.code}: ${err.detail}${problemList(err.errors.filter((e) => !err.detail.includes(e.message)))}`;
 }
 
+const known = (message: string, exitCode: ExitCode = EXIT.ERROR) => ({ message, exitCode });
+
 /** A known error as one line and its exit code; `undefined` for an unexpected one. */
 export function describeKnown(err: unknown): { message: string; exitCode: ExitCode } | undefined {
-  if (err instanceof CliError) return { message: err.message, exitCode: err.exitCode };
-  if (err instanceof AuthenticationError) {
-    return { message: tokenRefused(err.code), exitCode: EXIT.AUTH };
-  }
+  if (err instanceof CliError) return known(err.message, err.exitCode);
+  if (err instanceof AuthenticationError) return known(tokenRefused(err.code), EXIT.AUTH);
   if (err instanceof PermissionError) {
-    if (err.code === 'NOT_REGISTERED') {
-      return { message: 'Not registered: run `benchmarks register` to accept the terms of use first.', exitCode: EXIT.AUTH };
-    }
-    if (err.code === 'NOT_ADMIN') {
-      return { message: 'Not allowed: this needs an administrator of the service.', exitCode: EXIT.AUTH };
-    }
-    return { message: `Not allowed: ${err.detail}`, exitCode: EXIT.AUTH };
+    if (err.code === 'NOT_REGISTERED')
+      return known('Not registered: run `benchmarks register` to accept the terms of use first.', EXIT.AUTH);
+    if (err.code === 'NOT_ADMIN') return known('Not allowed: this needs an administrator of the service.', EXIT.AUTH);
+    return known(`Not allowed: ${err.detail}`, EXIT.AUTH);
   }
-  if (err instanceof NotFoundError) return { message: `Not found: ${err.detail}`, exitCode: EXIT.ERROR };
+  if (err instanceof NotFoundError) return known(`Not found: ${err.detail}`);
   if (err instanceof ValidationError) {
     // A query parameter the server refused came from an option: the command was called wrongly.
     const fromOptions = err.errors.length > 0 && err.errors.every((e) => e.in === 'query');
-    return fromOptions
-      ? { message: `Invalid option: ${apiReason(err)}`, exitCode: EXIT.USAGE }
-      : { message: `Refused by the server: ${apiReason(err)}`, exitCode: EXIT.ERROR };
+    return fromOptions ? known(`Invalid option: ${apiReason(err)}`, EXIT.USAGE) : known(`Refused by the server: ${apiReason(err)}`);
   }
-  if (err instanceof ConflictError) return { message: `${err.detail} [${err.code}]`, exitCode: EXIT.ERROR };
-  if (err instanceof ServerError) {
-    return { message: `The server failed (${err.status} ${err.code}): ${err.detail}. Try again later.`, exitCode: EXIT.ERROR };
-  }
-  if (err instanceof ApiError) return { message: `The server refused the request: ${apiReason(err)}`, exitCode: EXIT.ERROR };
+  if (err instanceof ConflictError) return known(`${err.detail} [${err.code}]`);
+  if (err instanceof ServerError) return known(`The server failed (${err.status} ${err.code}): ${err.detail}. Try again later.`);
+  if (err instanceof ApiError) return known(`The server refused the request: ${apiReason(err)}`);
   if (err instanceof TimeoutError) {
-    return {
-      message: `No answer from ${err.request.url} within ${err.timeoutMs / 1000} s: check the server address (--server) or try again.`,
-      exitCode: EXIT.ERROR,
-    };
+    return known(`No answer from ${err.request.url} within ${err.timeoutMs / 1000} s: check the server address (--server) or try again.`);
   }
-  if (err instanceof IncompleteResponseError) {
-    return { message: `${err.message}. What was written before is incomplete.`, exitCode: EXIT.ERROR };
-  }
+  if (err instanceof IncompleteResponseError) return known(`${err.message}. What was written before is incomplete.`);
   if (err instanceof ConnectionError) {
-    return { message: `${err.message}. Check the server address (--server, BENCHMARKS_SERVER) and your network.`, exitCode: EXIT.ERROR };
+    return known(`${err.message}. Check the server address (--server, BENCHMARKS_SERVER) and your network.`);
   }
   return undefined;
 }
