@@ -56,32 +56,31 @@ export class Resolver {
     }
   }
 
-  benchmark(ref: string): Promise<string> {
+  /** The id of `ref`, found by `list` (a name is looked up once); `missing` says there is none. */
+  #find(kind: string, ref: string, missing: string, list: (status: Status) => Promise<{ items: { id: string }[] }>): Promise<string> {
     if (isUuid(ref)) return Promise.resolve(ref);
-    return this.#cached(`benchmark:${ref}`, async () => {
+    return this.#cached(`${kind}:${ref}`, async () => {
+      const found = await this.#first(list);
+      if (!found) throw new CliError(missing);
+      this.#mustBeUsable(kind, ref, found.status);
+      return found.item.id;
+    });
+  }
+
+  benchmark(ref: string): Promise<string> {
+    return this.#find('benchmark', ref, `No benchmark ${ref}: see \`benchmarks benchmarks list\`.`, (status) => {
       const parts = splitImageTag(ref);
       if (!parts) throw new CliError(`'${ref}' is neither a benchmark id nor image:tag (e.g. ghcr.io/org/bench:1.0).`);
-      const found = await this.#first((status) =>
-        this.client.benchmarks.list({ container_image: parts.image, container_tag: parts.tag, status, per_page: 1 }),
-      );
-      if (!found) throw new CliError(`No benchmark ${ref}: see \`benchmarks benchmarks list\`.`);
-      this.#mustBeUsable('benchmark', ref, found.status);
-      return found.item.id;
+      return this.client.benchmarks.list({ container_image: parts.image, container_tag: parts.tag, status, per_page: 1 });
     });
   }
 
   site(ref: string): Promise<string> {
-    if (isUuid(ref)) return Promise.resolve(ref);
-    return this.#cached(`site:${ref}`, async () => {
-      const found = await this.#findSite(ref);
-      if (!found) throw new CliError(`No site named '${ref}': see \`benchmarks sites list\`.`);
-      this.#mustBeUsable('site', ref, found.status);
-      return found.item.id;
-    });
+    return this.#find('site', ref, `No site named '${ref}': see \`benchmarks sites list\`.`, (status) => this.#sites(ref, status));
   }
 
-  #findSite(name: string) {
-    return this.#first((status) => this.client.sites.list({ name, status, per_page: 1 }));
+  #sites(name: string, status: Status) {
+    return this.client.sites.list({ name, status, per_page: 1 });
   }
 
   /** `site/flavor`, where the site is a name or an id; a name with slashes is tried at each one. */
@@ -94,7 +93,7 @@ export class Resolver {
         const siteRef = ref.slice(0, at);
         const name = ref.slice(at + 1);
         if (!siteRef || !name) continue;
-        const siteId = isUuid(siteRef) ? siteRef : (await this.#findSite(siteRef))?.item.id;
+        const siteId = isUuid(siteRef) ? siteRef : (await this.#first((status) => this.#sites(siteRef, status)))?.item.id;
         if (!siteId) continue;
         const found = await this.#first((status) => this.client.flavors.list(siteId, { name, status, per_page: 1 }));
         if (!found) throw new CliError(`No flavor '${name}' at site '${siteRef}': see \`benchmarks flavors list '${siteRef}'\`.`);
@@ -106,12 +105,8 @@ export class Resolver {
   }
 
   tag(ref: string): Promise<string> {
-    if (isUuid(ref)) return Promise.resolve(ref);
-    return this.#cached(`tag:${ref}`, async () => {
-      const found = await this.#first((status) => this.client.tags.list({ name: ref, status, per_page: 1 }));
-      if (!found) throw new CliError(`No tag named '${ref}': see \`benchmarks tags list\`.`);
-      this.#mustBeUsable('tag', ref, found.status);
-      return found.item.id;
-    });
+    return this.#find('tag', ref, `No tag named '${ref}': see \`benchmarks tags list\`.`, (status) =>
+      this.client.tags.list({ name: ref, status, per_page: 1 }),
+    );
   }
 }
