@@ -2,7 +2,7 @@
  * Identity: the OIDC device authorization grant (`login`), the stored tokens, and refreshing them
  * before they expire. openid-client is loaded only when a login or a refresh needs it.
  */
-import type { Configuration, DeviceAuthorizationResponse } from 'openid-client';
+import type * as openid from 'openid-client';
 import { updateProfile, type StoredAuth } from './config.ts';
 import { AuthError, CliError } from './errors.ts';
 import type { Settings } from './global-options.ts';
@@ -17,8 +17,8 @@ export function isLoopbackHost(host: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
-/** Discovery of an issuer; plain http is allowed only on loopback (a local or test provider). */
-async function issuerConfig(issuer: string, clientId: string): Promise<Configuration> {
+/** openid-client and the discovery of an issuer; plain http is allowed only on loopback (a local or test provider). */
+async function issuerConfig(issuer: string, clientId: string): Promise<{ client: typeof openid; config: openid.Configuration }> {
   const client = await import('openid-client');
   let url: URL;
   try {
@@ -31,13 +31,8 @@ async function issuerConfig(issuer: string, clientId: string): Promise<Configura
     throw new CliError(`Refusing to log in over plain http to ${issuer}: only loopback issuers may use http.`);
   }
   try {
-    return await client.discovery(
-      url,
-      clientId,
-      undefined,
-      client.None(),
-      insecure ? { execute: [client.allowInsecureRequests] } : undefined,
-    );
+    const options = insecure ? { execute: [client.allowInsecureRequests] } : undefined;
+    return { client, config: await client.discovery(url, clientId, undefined, client.None(), options) };
   } catch (err) {
     throw new CliError(`Cannot use the identity provider ${issuer}: ${oauthReason(err)}.`);
   }
@@ -84,9 +79,8 @@ export async function deviceLogin(options: {
   prompt: (device: DevicePrompt) => void;
   signal?: AbortSignal;
 }): Promise<StoredAuth> {
-  const client = await import('openid-client');
-  const config = await issuerConfig(options.issuer, options.clientId);
-  let device: DeviceAuthorizationResponse;
+  const { client, config } = await issuerConfig(options.issuer, options.clientId);
+  let device: openid.DeviceAuthorizationResponse;
   try {
     device = await client.initiateDeviceAuthorization(config, { scope: options.scopes });
   } catch (err) {
@@ -111,8 +105,7 @@ export async function deviceLogin(options: {
 export async function revoke(auth: StoredAuth): Promise<boolean> {
   if (!auth.refresh_token) return false;
   try {
-    const client = await import('openid-client');
-    const config = await issuerConfig(auth.issuer, auth.client_id);
+    const { client, config } = await issuerConfig(auth.issuer, auth.client_id);
     await client.tokenRevocation(config, auth.refresh_token, { token_type_hint: 'refresh_token' });
     return true;
   } catch {
@@ -162,8 +155,7 @@ export class TokenSource {
 
   async #refresh(auth: StoredAuth): Promise<string> {
     if (!auth.refresh_token) throw new AuthError('Your login has expired: run `benchmarks login` again.');
-    const client = await import('openid-client');
-    const config = await issuerConfig(auth.issuer, auth.client_id);
+    const { client, config } = await issuerConfig(auth.issuer, auth.client_id);
     let refreshed: StoredAuth;
     try {
       refreshed = toStored(auth.issuer, auth.client_id, await client.refreshTokenGrant(config, auth.refresh_token), auth);
