@@ -1,6 +1,6 @@
 /** `review list|approve|reject`: the items waiting for an administrator; names work as ids do. */
 import { Argument, Option, type Command } from 'commander';
-import { NotFoundError } from '@benchmarks/sdk';
+import { NotFoundError, type Client } from '@benchmarks/sdk';
 import { submitColumns, type Submit } from '../columns.ts';
 import type { Context } from '../context.ts';
 import { CliError, describeKnown } from '../errors.ts';
@@ -13,12 +13,7 @@ type Kind = (typeof KINDS)[number];
 type Decision = 'approve' | 'reject';
 type Options = WithGlobals<ListOptions & ReviewFilterOptions & { type?: Kind; kind: Kind; refs: string[] }>;
 
-const namespaces = ({ benchmarks, sites, flavors, tags }: Context['client']) => ({
-  benchmark: benchmarks,
-  site: sites,
-  flavor: flavors,
-  tag: tags,
-});
+const namespaces = (client: Client) => ({ benchmark: client.benchmarks, site: client.sites, flavor: client.flavors, tag: client.tags });
 
 async function list(ctx: Context, options: Options): Promise<void> {
   const request = ctx.client.submissions.list({
