@@ -1,13 +1,8 @@
 /**
- * `npm run bench:alerts [-- options]`: what watches and webhooks cost and how fast they are, through
- * the public API only (the SDK, a real OpenID provider, the server in a process of its own, a
- * webhook receiver on loopback):
- *   1. upload throughput with no watch, with 100 watches on another benchmark (the series uploaded
- *      to are not watched), and with 10 and 100 watches on the series uploaded to;
- *   2. the time from the upload that makes a change point detectable to its delivered
- *      `change.detected` event, under a sustained upload of 1,000 results/s;
- *   3. deliveries per second to a local receiver;
- *   4. the server's memory with 10,000 deliveries pending (the receiver answers 503, Retry-After 1 h).
+ * `npm run bench:alerts [-- options]`: what watches and webhooks cost, through the SDK, with a real
+ * OpenID provider and a webhook receiver on loopback: 1. upload throughput with no watch, 100 watches
+ * on another benchmark, 10 and 100 on the series uploaded to; 2. upload to delivered `change.detected`
+ * under 1,000 results/s; 3. deliveries per second; 4. the server's memory with 10,000 deliveries pending.
  *
  *   --data-dir <dir>   the cluster (default bench/results/alerts-data; recreated every run)
  *   --uploads <n>      results per throughput run (default 20000)

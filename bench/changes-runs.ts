@@ -1,20 +1,7 @@
 /**
- * Scenarios 16, 17 and 27, measured once each after the load runs, 16 and 17 against PostgreSQL's own
- * time for the statements the server issued (those of one computation, captured once in a round not
- * timed, replayed on one connection each round); p50 of every time:
- *
- * - 16, GET /results:changes of a benchmark of a quarter of `--results` (250,000 at 1M) in 10 series
- *   of equal length with two steps each, seeded for the scenario (created through the API, its results
- *   inserted with SQL, the server's triggers filling their metric values; removed after). Rounds of:
- *   the answer computed with nothing remembered (a `max_pvalue` of its own each round, so that neither
- *   the answer nor any series' change points are remembered), the same request again (remembered),
- *   and after one upload to one of the series the request with the default parameters (the answer
- *   forgotten, the change points of the other 9 series remembered).
- * - 17, GET /results:compare?baseline=<its largest flavor> of scenario 8's benchmark (about 50,000
- *   results at 1M): rounds of one upload (which forgets every remembered comparison), the comparison
- *   (computed) and the same again (remembered); and the same benchmark compared by flavor, after a
- *   write, against PostgreSQL's own median per flavor (percentile_cont).
- * - 27, /health probed every 10 ms alone, then while loops of changes and of comparisons are computed.
+ * The measurements run once after the load runs: 16, changes over time of 10 series seeded for it; 17,
+ * compare against a baseline; both computed with nothing remembered, remembered, after a write, and
+ * against PostgreSQL's time for the statements of one computation replayed; 27, /health under load.
  */
 import type pg from 'pg';
 import { createClient } from '@benchmarks/sdk';
@@ -24,29 +11,8 @@ import { r2, sleep, summarize, type LatencySummary } from './measure.ts';
 import { API, query, typicalBenchmarks } from './scenarios.ts';
 import type { ServerProcess } from './server.ts';
 
-/**
- * The rounds of a computation: `coldMs` computed with nothing remembered, `rememberedMs` the same
- * request again, `afterWriteMs` (16) the first answer after an upload to one series, `sqlMs` the
- * statements of one computation replayed, `ratio` coldMs.p50 / sqlMs.p50; `groups` of the answer (series
- * or flavors); `byFlavor` (17) the benchmark compared by flavor after a write, and PostgreSQL's median.
- */
-export interface ColdRememberedReport {
-  benchmark: string;
-  visibleResults: number;
-  groups: number;
-  request: string;
-  rounds: number;
-  coldMs: LatencySummary;
-  rememberedMs: LatencySummary;
-  afterWriteMs: LatencySummary | null;
-  sqlMs: LatencySummary;
-  ratio: number | null;
-  statements: number;
-  /** Whether the computation read the metric values table. */
-  fromTable: boolean;
-  statuses: Record<string, number>;
-  byFlavor?: { request: string; computedMs: LatencySummary; medianSqlMs: LatencySummary };
-}
+/** The rounds of a computation: `ratio` is coldMs.p50 / sqlMs.p50; `groups` are the answer's series or flavors. */
+export type ColdRememberedReport = ReturnType<ReturnType<typeof rounds>['report']>;
 export type HealthUnderLoadReport = Awaited<ReturnType<typeof measureHealth>>;
 type RoundsInput = {
   server: ServerProcess;
@@ -56,6 +22,7 @@ type RoundsInput = {
   rounds: number;
   log: (m: string) => void;
 };
+type ByFlavor = { request: string; computedMs: LatencySummary; medianSqlMs: LatencySummary };
 
 /** GET of `path`, timed, its status counted in `statuses`; with `strict`, anything but 200 throws. */
 async function timed(server: ServerProcess, path: string, statuses: Record<string, number>, strict = true) {
@@ -71,24 +38,21 @@ async function timed(server: ServerProcess, path: string, statuses: Record<strin
 /** Timed requests and replays, by name; the statements of one computation; the report of the rounds. */
 function rounds(input: RoundsInput) {
   const statuses: Record<string, number> = {};
-  const times: Record<string, number[]> = {};
-  const note = (name: string, ms: number) => {
-    times[name] = [...(times[name] ?? []), ms];
-  };
+  const times: Record<string, number[]> = { cold: [], remembered: [], afterWrite: [], sql: [], byFlavor: [], median: [] };
   let captured = { replayed: [] as string[], fromTable: false };
   const r = {
     times,
     get: async (path: string, name?: string) => {
       const answer = await timed(input.server, path, statuses);
-      if (name) note(name, answer.ms);
+      if (name) times[name]!.push(answer.ms);
       return answer.groups;
     },
     async replay(statements: string[], name: string) {
       const started = performance.now();
       for (const s of statements) await input.client.query(s);
-      note(name, performance.now() - started);
+      times[name]!.push(performance.now() - started);
     },
-    /** The statements of the computation `get` causes (that `isComputation` finds): from its transaction's begin to its end. */
+    /** The statements of the computation that `get(path)` causes (`isComputation` finds it): its transaction, begin to end. */
     async capture(path: string, isComputation: (sql: string) => boolean) {
       const all = await input.statements.during(async (take) => {
         await r.get(path);
@@ -96,31 +60,31 @@ function rounds(input: RoundsInput) {
       });
       const at = all.findIndex(isComputation);
       if (at < 0) throw new Error(`no computing statement among:\n${all.join('\n').slice(0, 2000)}`);
-      let begin = at;
+      let [begin, end] = [at, at];
       while (begin > 0 && !/^\s*(begin|start transaction)\b/i.test(all[begin]!)) begin--;
-      let end = at;
       while (end < all.length - 1 && !/^\s*(commit|rollback)\b/i.test(all[end]!)) end++;
       // Statements of other work in the window (the watches' refresh locks its rows) are not the computation's.
       const replayed = all.slice(begin, end + 1).filter((s) => !/\bfor update\b/i.test(s));
       captured = { replayed, fromTable: replayed.some((s) => /\bfrom metric_value v\b/i.test(s)) };
       return replayed;
     },
-    report(meta: Pick<ColdRememberedReport, 'benchmark' | 'visibleResults' | 'groups' | 'request'>): ColdRememberedReport {
-      const [coldMs, sqlMs] = [summarize(times.cold!), summarize(times.sql!)];
-      const afterWriteMs = times.afterWrite ? summarize(times.afterWrite) : null;
+    report(meta: { benchmark: string; visibleResults: number; groups: number; request: string }, byFlavor?: ByFlavor) {
+      const [coldMs, sqlMs, rememberedMs] = [summarize(times.cold!), summarize(times.sql!), summarize(times.remembered!)];
+      const afterWriteMs = times.afterWrite!.length ? summarize(times.afterWrite!) : null;
       const ratio = sqlMs.p50 > 0 ? r2(coldMs.p50 / sqlMs.p50) : null;
       const { replayed, fromTable } = captured;
       return {
         ...meta,
         rounds: input.rounds,
         coldMs,
-        rememberedMs: summarize(times.remembered!),
+        rememberedMs,
         afterWriteMs,
         sqlMs,
         ratio,
         statements: replayed.length,
         fromTable,
         statuses,
+        byFlavor,
       };
     },
   };
@@ -152,31 +116,33 @@ async function removeSeries(client: pg.Client): Promise<void> {
 }
 
 /**
- * The benchmark of scenario 16, created through the API by an administrator (its metric paths chosen
- * at once), and `results` results inserted with SQL (the server's triggers write their metric values)
- * in SERIES flavors of equal length, executions a minute apart, each series a level of 100, 90 from
- * 40 % of it and 95 from 75 %, plus deterministic noise of about ±2.5; documents of about 400 bytes.
+ * Scenario 16's benchmark, created through the API by an administrator, and `results` results inserted
+ * with SQL in SERIES flavors, a minute apart, each series a level of 100, 90 from 40 % of it and 95 from
+ * 75 %, plus deterministic noise of about ±2.5 (documents of about 400 bytes).
  */
 async function seedSeries(input: RoundsInput & { adminToken: string }, results: number) {
   const { client } = input;
   await removeSeries(client);
-  const { id: benchmark } = await createClient({ baseUrl: input.server.url, token: input.adminToken }).benchmarks.create({
+  const json_schema = { type: 'object', properties: { result: { type: 'object', properties: { score: { type: 'number' } } } } };
+  const description = 'The 10 series of scenario 16 (changes over time)';
+  const admin = createClient({ baseUrl: input.server.url, token: input.adminToken });
+  const { id: benchmark } = await admin.benchmarks.create({
     container_image: SERIES_IMAGE,
     container_tag: '1.0',
-    description: 'The 10 series of scenario 16 (changes over time)',
-    json_schema: { type: 'object', properties: { result: { type: 'object', properties: { score: { type: 'number' } } } } },
+    description,
+    json_schema,
   });
-  const user =
-    "insert into app_user (iss, sub, email, registration_datetime, terms_version) values (%, 'bench@example.org', now(), '2024-01')";
-  await client.query(user.replace('%', SERIES_OWNER));
   const owned = `'approved', now(), ${SERIES_OWNER}`;
   const reviewed = 'status, upload_datetime, uploader_iss, uploader_sub';
-  const sql = `insert into site (id, name, address, ${reviewed}) values (gen_random_uuid(), '${SERIES_SITE}', 'here', ${owned}) returning id`;
-  const site = (await client.query<{ id: string }>(sql)).rows[0]!.id;
+  await client.query(
+    `insert into app_user (iss, sub, email, registration_datetime, terms_version) values (${SERIES_OWNER}, 'bench@example.org', now(), '2024-01')`,
+  );
+  const site = `insert into site (id, name, address, ${reviewed}) values (gen_random_uuid(), '${SERIES_SITE}', 'here', ${owned}) returning id`;
+  const siteId = (await client.query<{ id: string }>(site)).rows[0]!.id;
   const { rows } = await client.query<{ id: string }>(
     `insert into flavor (id, site_id, name, ${reviewed})
      select gen_random_uuid(), $1, 'flavor-' || lpad(i::text, 2, '0'), ${owned} from generate_series(0, ${SERIES - 1}) i returning id`,
-    [site],
+    [siteId],
   );
   await client.query(
     `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
@@ -186,22 +152,21 @@ async function seedSeries(input: RoundsInput & { adminToken: string }, results: 
          'pad', repeat(md5(g::text), 8)),
        timestamptz '2024-01-01Z' + make_interval(mins => g), now(), ${SERIES_OWNER}, false, false
      from generate_series(1, $4::int) g`,
-    [benchmark, site, rows.map((r) => r.id), results],
+    [benchmark, siteId, rows.map((r) => r.id), results],
   );
   await client.query('vacuum analyze result');
   return { benchmark, flavors: rows.map((r) => r.id) };
 }
 
-export async function measureChanges(input: RoundsInput & { adminToken: string; results: number }): Promise<ColdRememberedReport> {
+export async function measureChanges(input: RoundsInput & { adminToken: string; results: number }) {
   const results = Math.max(2000, Math.round(input.results / 4));
   const started = performance.now();
   const { benchmark, flavors } = await seedSeries(input, results);
   input.log(
-    `changes: ${results} results in ${SERIES} series seeded and their metric values filled in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+    `changes: ${results} results in ${SERIES} series seeded, metric values filled in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
   try {
-    const path = (extra: Record<string, string> = {}) =>
-      `${API}/results:changes?${query({ benchmark_id: benchmark, metric: 'json.result.score', ...extra })}`;
+    const path = (extra = {}) => `${API}/results:changes?${query({ benchmark_id: benchmark, metric: 'json.result.score', ...extra })}`;
     // A max_pvalue of its own per round: nothing remembered, the same change points found.
     const cold = (i: number) => path({ max_pvalue: String(0.001 - i * 1e-9) });
     const r = rounds(input);
@@ -262,10 +227,10 @@ export async function measureCompareBaseline(input: RoundsInput & { catalogue: C
     await r.get(path, 'remembered');
     await r.replay(replayed, 'sql');
   }
-  const report = r.report({ benchmark: benchmark.def.key, visibleResults: input.visible, groups, request: `GET ${path}` });
-  report.byFlavor = { request: `GET ${byFlavor}`, computedMs: summarize(r.times.byFlavor!), medianSqlMs: summarize(r.times.median!) };
+  const flavors = { request: `GET ${byFlavor}`, computedMs: summarize(r.times.byFlavor!), medianSqlMs: summarize(r.times.median!) };
+  const report = r.report({ benchmark: benchmark.def.key, visibleResults: input.visible, groups, request: `GET ${path}` }, flavors);
   input.log(
-    `compare by flavor computed p50 ${report.byFlavor.computedMs.p50} ms, PostgreSQL's median per flavor p50 ${report.byFlavor.medianSqlMs.p50} ms; ` +
+    `compare by flavor computed p50 ${flavors.computedMs.p50} ms, PostgreSQL's median per flavor p50 ${flavors.medianSqlMs.p50} ms; ` +
       `compare with a baseline: ${groups} flavors, computed p50 ${report.coldMs.p50} ms, remembered p50 ${report.rememberedMs.p50} ms; ${source(report)}`,
   );
   return report;
@@ -275,10 +240,9 @@ export async function measureCompareBaseline(input: RoundsInput & { catalogue: C
 const HEALTH_LOOPS = 2;
 
 /**
- * Scenario 27: GET /health probed every 10 ms for `seconds` alone, then for `seconds` while
- * HEALTH_LOOPS loops of `GET /results:changes` (a `max_pvalue` of its own each request) and as many of
- * `GET /results:compare?baseline=…` (a `confidence` of its own) send one request after another, so
- * that nothing is answered from memory. Every status is counted; a probe's time counts whatever its status.
+ * Scenario 27: GET /health every 10 ms for `seconds` alone, then for `seconds` while HEALTH_LOOPS loops
+ * each of changes and of compare with a baseline send requests nothing answers from memory (a
+ * `max_pvalue`, a `confidence` of their own). A probe's time counts whatever its status.
  */
 export async function measureHealth(input: {
   server: ServerProcess;
@@ -297,18 +261,15 @@ export async function measureHealth(input: {
   const healthStatuses: Record<string, number> = {};
   const probe = async (): Promise<number[]> => {
     const times: number[] = [];
-    for (const end = performance.now() + input.seconds * 1000; performance.now() < end; ) {
+    for (const end = performance.now() + input.seconds * 1000; performance.now() < end; await sleep(Math.max(0, 10 - times.at(-1)!)))
       times.push((await timed(server, `${API}/health`, healthStatuses, false)).ms);
-      await sleep(Math.max(0, 10 - times.at(-1)!));
-    }
     return times;
   };
   const idle = await probe();
   let stop = false;
   let counter = 0;
   const loops = requests.map((request) => {
-    const statuses: Record<string, number> = {};
-    const times: number[] = [];
+    const [statuses, times]: [Record<string, number>, number[]] = [{}, []];
     const running = Array.from({ length: HEALTH_LOOPS }, async () => {
       while (!stop) times.push((await timed(server, request(counter++), statuses, false)).ms);
     });
@@ -318,7 +279,7 @@ export async function measureHealth(input: {
   stop = true;
   await Promise.all(loops.flatMap((l) => l.running));
   const [idleMs, loadedMs] = [summarize(idle), summarize(loaded)];
-  const loopsReport = loops.map(({ request, statuses, times }) => ({
+  const report = loops.map(({ request, statuses, times }) => ({
     request,
     loops: HEALTH_LOOPS,
     answers: times.length,
@@ -326,9 +287,9 @@ export async function measureHealth(input: {
     ms: summarize(times),
   }));
   const line = (m: LatencySummary) => `p50 ${m.p50} p95 ${m.p95} p99 ${m.p99} max ${m.max} ms`;
-  const each = loopsReport.map(
+  const each = report.map(
     (l) => `${l.request.split('?')[0]} ×${l.loops}: ${l.answers} answers ${JSON.stringify(l.statuses)}, p50 ${l.ms.p50} ms`,
   );
   input.log(`health: alone ${line(idleMs)}; under load ${line(loadedMs)} (statuses ${JSON.stringify(healthStatuses)}); ${each.join('; ')}`);
-  return { benchmark: benchmark.def.key, seconds: input.seconds, idleMs, loadedMs, healthStatuses, loops: loopsReport };
+  return { benchmark: benchmark.def.key, seconds: input.seconds, idleMs, loadedMs, healthStatuses, loops: report };
 }

@@ -180,6 +180,11 @@ export const statementRole = (sql: string) => ROLES.find(([re]) => re.test(sql))
 export type CapturedRequest = Awaited<ReturnType<typeof captureScenario>>[number];
 /** Statements that are not the request's work and cannot be explained. */
 const UTILITY = /^\s*(set|reset|show|listen|unlisten|discard|deallocate|select pg_advisory)/i;
+/** The text as JSON, or as it is when it is not JSON (for the message). */
+const json = (text: string): Promise<unknown> =>
+  Promise.resolve(text)
+    .then(JSON.parse)
+    .catch(() => text);
 
 /**
  * Sends every variant of `scenario` once, alone, recording the statements it caused (executable SQL,
@@ -191,14 +196,7 @@ export function captureScenario(server: ServerProcess, log: StatementLog, scenar
     for (const [variant, { request, consume, check }] of scenario.variants.entries()) {
       const started = performance.now();
       const res = await fetch(`${server.url}${request.path}`, { ...request, headers: { accept: 'application/json', ...request.headers } });
-      // An answer that is not JSON is kept as text, for the message.
-      const text = consume && res.ok ? '' : await res.text();
-      const body: unknown =
-        consume && res.ok
-          ? await consume(res)
-          : await Promise.resolve(text)
-              .then(JSON.parse)
-              .catch(() => text);
+      const body = consume && res.ok ? await consume(res) : await res.text().then(json);
       const ms = performance.now() - started;
       const statements = (await take()).filter((s) => !UTILITY.test(s));
       out.push({ variant, status: res.status, body, statements, problem: check(res.status, body), ms });
@@ -216,54 +214,49 @@ export async function explainScenario(client: pg.Client, scenario: Scenario, req
   const shape = (sql: string) => sql.replace(/'(?:[^']|'')*'/g, '?').replace(/\b\d+(\.\d+)?\b/g, '?');
   const distinct = (plan: string, re: RegExp) => [...new Set([...plan.matchAll(re)].map((m) => m[1]!))];
   const INDEX = /(?:Index Scan|Index Only Scan|Bitmap Index Scan)(?: Backward)? (?:using|on) (\S+)/g;
+  const lines = [
+    `# Scenario ${scenario.id}: ${scenario.title}`,
+    `# ${scenario.endpoint}`,
+    '# Every statement the server issued for the request,',
+  ];
+  lines.push('# in order, with EXPLAIN (ANALYZE, BUFFERS) (run inside a transaction that is rolled back).', '');
   const seen = new Set<string>();
-  const lines = [`# Scenario ${scenario.id}: ${scenario.title}`, `# ${scenario.endpoint}`];
-  lines.push(
-    '# Every statement the server issued for the request, in order, with EXPLAIN (ANALYZE, BUFFERS)',
-    '# (run inside a transaction that is rolled back).',
-    '',
-  );
-  let first: { role: string; executionMs: number | null; indexes: string[]; seqScans: string[]; error: string | null }[] | undefined;
+  const summaries = [];
   for (const r of requests) {
     const key = r.statements.map(shape).join('\n');
     if (seen.has(key) || seen.size >= 3) continue;
     seen.add(key);
     const stored = (scenario.storedIds?.(r.body) ?? []).map((id) => `'${id.replaceAll("'", "''")}'`);
     const statements = (scenario.explained?.(r.statements) ?? r.statements).filter((sql) => statementRole(sql) !== 'transaction');
-    const explained = [];
+    lines.push(`## Request: ${scenario.variants[r.variant]!.label}`, `## ${scenario.variants[r.variant]!.request.path}`, '');
+    const summary = [];
     await client.query('begin');
     try {
       if (stored.length) await client.query(`delete from result where id in (${stored.join(', ')})`);
-      for (const sql of statements) {
+      for (const [i, sql] of statements.entries()) {
         await client.query('savepoint explain');
-        const plan = await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${sql}`).then(
-          ({ rows }) => rows.map((row) => row['QUERY PLAN']).join('\n'),
-          (err: Error) => ({ error: err.message }),
+        const { plan, error } = await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${sql}`).then(
+          ({ rows }) => ({ plan: rows.map((row) => row['QUERY PLAN']).join('\n'), error: null }),
+          (err: Error) => ({ plan: '', error: err.message }),
         );
-        await client.query(typeof plan === 'string' ? 'release savepoint explain' : 'rollback to savepoint explain');
-        const text = typeof plan === 'string' ? plan : '';
-        const time = /Execution Time: ([\d.]+) ms/.exec(text);
-        const error = typeof plan === 'string' ? null : plan.error;
-        explained.push({
-          role: statementRole(sql),
-          sql,
-          plan: text,
+        await client.query(error ? 'rollback to savepoint explain' : 'release savepoint explain');
+        const role = statementRole(sql);
+        const text = sql.length > 4000 ? `${sql.slice(0, 4000)} … (${sql.length} characters)` : sql;
+        lines.push(`-- [${i + 1}/${statements.length}] ${role}`, `${text};`, '', error ? `ERROR: ${error}` : plan, '');
+        const time = /Execution Time: ([\d.]+) ms/.exec(plan);
+        summary.push({
+          role,
           executionMs: time ? Number(time[1]) : null,
-          indexes: distinct(text, INDEX),
-          seqScans: distinct(text, /Seq Scan on (\S+)/g),
+          indexes: distinct(plan, INDEX),
+          seqScans: distinct(plan, /Seq Scan on (\S+)/g),
           error,
         });
       }
     } finally {
       await client.query('rollback');
     }
-    first ??= explained.map(({ role, executionMs, indexes, seqScans, error }) => ({ role, executionMs, indexes, seqScans, error }));
-    lines.push(`## Request: ${scenario.variants[r.variant]!.label}`, `## ${scenario.variants[r.variant]!.request.path}`, '');
-    explained.forEach((e, i) => {
-      const sql = e.sql.length > 4000 ? `${e.sql.slice(0, 4000)} … (${e.sql.length} characters)` : e.sql;
-      lines.push(`-- [${i + 1}/${explained.length}] ${e.role}`, `${sql};`, '', e.error ? `ERROR: ${e.error}` : e.plan, '');
-    });
+    summaries.push(summary);
   }
   writeFileSync(file, lines.join('\n'));
-  return first ?? [];
+  return summaries[0] ?? [];
 }

@@ -1,11 +1,8 @@
 /**
  * `npm run bench:explorer`: the explorer's budgets, in headless Chromium against `npm start`'s demo
- * server (its own data directory, removed afterwards):
- *   - the size of its JavaScript and CSS, gzipped (budget 120 KB);
- *   - each view usable (its table or cards drawn) after navigation, median of 5 fresh contexts (budget 1 s);
- *   - a series of 100,000 points (uploaded through the SDK): the longest task while it loads and
- *     draws, and the longest frame while the pointer sweeps it (budget: no frame over 100 ms).
- * Prints the figures as Markdown for docs/performance.md.
+ * (its own data directory): its JavaScript and CSS gzipped (120 KB); each view usable after navigation,
+ * median of 5 (1 s); a series of 100,000 points: the longest task while it loads, the longest frame
+ * while the pointer sweeps it (100 ms). Prints the figures as Markdown for docs/performance.md.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,9 +1,7 @@
 /**
- * The reader of the measured export (bench/export-run.ts), in a process of its own: it sends the
- * request and reads the answer to its end counting bytes and line ends only (inside the harness, whose
- * heap is large, the same reading cost about eight times the CPU, taken from the server's two cores).
- *
- *   node bench/export-reader.ts <url>   prints `sending`, then the ReaderResult as JSON, a line each
+ * `node bench/export-reader.ts <url>`: the reader of the measured export (bench/export-run.ts), in a
+ * process of its own (in the harness's large heap the same reading cost eight times the CPU): prints
+ * `sending`, reads the answer counting bytes and line ends only, then prints its ReaderResult as JSON.
  */
 import { get } from 'node:http';
 

@@ -1,16 +1,14 @@
 /**
- * The measured run of an export scenario (10): one request streaming every visible result, read by a
- * child process that counts bytes and line ends only (bench/export-reader.ts), the server's RSS
- * sampled every 200 ms from just before the request to its last byte; then its SQL baseline, the same
- * cursor read straight from PostgreSQL (`fetch 500` at a time, as the server reads it). Both are timed
- * to the last row, and their rates compare as results per second.
+ * The measured run of an export scenario: one request read by a child process (bench/export-reader.ts),
+ * the server's RSS sampled from just before it to its last byte; then the same cursor read straight
+ * from PostgreSQL (`fetch 500` at a time, as the server reads it). Rates compare as results per second.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { ReaderResult } from './export-reader.ts';
 import { cpuMeter, r1, r2, sleep, summarize, waitForQuiet, type CpuGroups, type SqlTarget } from './measure.ts';
-import type { ExportReport, RunReport } from './report.ts';
+import type { RunReport } from './report.ts';
 import type { Scenario } from './scenarios.ts';
 import type { ServerProcess } from './server.ts';
 
@@ -65,7 +63,7 @@ async function readSqlExport(target: SqlTarget, select: string) {
 }
 
 /** Start, peak, end, the peaks of each half of the samples (a growing RSS shows in the second; null for a half without one), one sample a second. */
-function rssOf(series: { ms: number; mb: number }[], startMb: number, endMb: number, seconds: number): ExportReport['rss'] {
+function rssOf(series: { ms: number; mb: number }[], startMb: number, endMb: number, seconds: number) {
   const peak = (list: { mb: number }[]) => (list.length ? Math.max(...list.map((s) => s.mb)) : null);
   const perSecond = series.filter((s, i) => i === 0 || Math.floor(s.ms / 1000) !== Math.floor(series[i - 1]!.ms / 1000));
   return {
@@ -79,6 +77,19 @@ function rssOf(series: { ms: number; mb: number }[], startMb: number, endMb: num
   };
 }
 
+/** The export: its lines and the visible results, the same cursor read in SQL, the server's RSS (MB). */
+export type ExportReport = ReturnType<typeof exportReport>;
+const exportReport = (api: ReaderResult, sql: { results: number; seconds: number }, expected: number, rss: ReturnType<typeof rssOf>) => ({
+  results: api.results,
+  expected,
+  bytes: api.bytes,
+  seconds: r2(api.seconds),
+  firstByteMs: api.firstByteMs,
+  resultsPerSecond: Math.round(api.results / api.seconds),
+  sqlSeconds: r2(sql.seconds),
+  sqlResultsPerSecond: Math.round(sql.results / sql.seconds),
+  rss,
+});
 type ExportRun = { server: ServerProcess; target: SqlTarget; scenario: Scenario; issued: string[]; expected: number; groups: CpuGroups };
 /**
  * Measures the scenario's one request, which must hold the `expected` visible results, and its
@@ -104,17 +115,7 @@ export async function measureExport(input: ExportRun & { quietWait: number; log:
   const sqlCpu = sqlMeter.stop();
 
   const ok = api.status === 200 && !api.error && api.results === expected;
-  const report: ExportReport = {
-    results: api.results,
-    expected,
-    bytes: api.bytes,
-    seconds: r2(api.seconds),
-    firstByteMs: api.firstByteMs,
-    resultsPerSecond: Math.round(api.results / api.seconds),
-    sqlSeconds: r2(sql.seconds),
-    sqlResultsPerSecond: Math.round(sql.results / sql.seconds),
-    rss: rssOf(sampled.series, memory.startMb, endMb, api.seconds),
-  };
+  const report = exportReport(api, sql, expected, rssOf(sampled.series, memory.startMb, endMb, api.seconds));
   const n = (v: number) => v.toLocaleString('en-US');
   const { rss } = report;
   input.log(

@@ -1,15 +1,11 @@
 /**
- * The seeded, deterministic generator of the data set: users, a catalogue (the benchmarks of
- * bench/catalogue.ts, sites, flavors, tags) and results spread over two years, a few percent of them
- * hidden (deleted, or under a claim). The same seed and size always give the same rows.
- *
- * Defaults: 1,000,000 results over 20 benchmarks, 50 sites, 500 flavors, 30 tags, 0-3 tags per result.
- * The origin shape: the same over 4 benchmarks of c-ray's documents, a quarter of the results each,
- * the first created through the API by a user (and approved by an administrator), the second by an
- * administrator.
+ * The seeded, deterministic data set: users, a catalogue (the benchmarks of bench/catalogue.ts, 50
+ * sites, 500 flavors, 30 tags) and results over two years, 0 to 3 tags each, 3 % hidden. The origin
+ * shape: 4 benchmarks of c-ray's documents, a quarter of the results each, the first created through
+ * the API by a user (and approved by an administrator), the second by an administrator.
  */
 import { BENCHMARKS, ORIGIN_BENCHMARKS, benchmarkSchema, resultDocument, type FlavorSpec } from './catalogue.ts';
-import { Rng, deriveSeed } from './random.ts';
+import { deriveSeed, seeded, type Rng } from './random.ts';
 
 /** `default`: 20 benchmarks of every kind, unequally used; `origin`: ORIGIN_BENCHMARKS, equally used. */
 export type Shape = 'default' | 'origin';
@@ -67,7 +63,7 @@ export const TAGS = words(
 
 /** The catalogue of a seed: the same ids and names every time. */
 export function generateCatalogue(options: GenerateOptions) {
-  const rng = new Rng(deriveSeed(options.seed, 'catalogue'));
+  const rng = seeded(deriveSeed(options.seed, 'catalogue'));
   const registered = options.start.getTime() - 90 * 86_400_000;
   const users = [CURATOR, ...Array.from({ length: 6 }, (_, i) => `uploader-${String(i + 1).padStart(2, '0')}`)].map((sub, i) => ({
     iss: DATA_ISSUER,
@@ -162,7 +158,7 @@ const document = (b: BenchmarkRow, f: FlavorRow, rng: Rng, age: number) =>
 
 /** The results, in execution order (so the table's physical order follows time). Each call starts over from the seed. */
 export function* generateResults(catalogue: Catalogue, options: GenerateOptions) {
-  const rng = new Rng(deriveSeed(options.seed, `results:${options.results}`));
+  const rng = seeded(deriveSeed(options.seed, `results:${options.results}`));
   const benchmarkWeights = catalogue.benchmarks.map((b) => b.def.weight);
   const totalBenchmarkWeight = benchmarkWeights.reduce((a, b) => a + b, 0);
   // Some sites are busier than others.
@@ -224,7 +220,7 @@ export function valueAt(doc: unknown, path: string): unknown {
 
 /** A quantile of a benchmark's headline metric, estimated from 400 documents generated on its flavors (a stream of its own). */
 export function metricQuantile(catalogue: Catalogue, options: GenerateOptions, benchmark: BenchmarkRow, q: number): number {
-  const rng = new Rng(deriveSeed(options.seed, `sample:${benchmark.def.key}`));
+  const rng = seeded(deriveSeed(options.seed, `sample:${benchmark.def.key}`));
   const flavors = flavorsOf(catalogue, isGpu(benchmark));
   const values = Array.from({ length: 400 }, () => {
     const flavor = rng.pick(flavors);
@@ -235,7 +231,7 @@ export function metricQuantile(catalogue: Catalogue, options: GenerateOptions, b
 
 /** Fresh result documents for the ingest scenarios (not part of the loaded data), over every benchmark in turn. */
 export function ingestDocuments(catalogue: Catalogue, options: GenerateOptions, count: number) {
-  const rng = new Rng(deriveSeed(options.seed, 'ingest'));
+  const rng = seeded(deriveSeed(options.seed, 'ingest'));
   return Array.from({ length: count }, (_, i) => {
     const benchmark = catalogue.benchmarks[i % catalogue.benchmarks.length]!;
     const flavor = rng.pick(flavorsOf(catalogue, isGpu(benchmark)));

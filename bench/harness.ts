@@ -21,11 +21,8 @@ import * as scenarios from './scenarios.ts';
 import { serverNodeArgs, startServerProcess, type ServerProcess } from './server.ts';
 
 /**
- * What to run (bench/run.ts): `duration`, seconds per measured run, `warmup` of API load before each
- * scenario's runs (not measured); `variants` the scenarios cycle through at most; `quietWait`, how long
- * to wait for a quiet machine before each run; `keep` the data directory for the next run;
- * `defaultAdmission`, the server's own admission of expensive lists instead of 64 places; `small`, a
- * development run, whose slow requests' runs are lengthened twice at most, not 6 times.
+ * What to run (bench/run.ts): `variants`, how many the scenarios cycle through at most; `quietWait`, the
+ * seconds to wait for a quiet machine before each run; `small`, a development run.
  */
 export type BenchOptions = Record<'results' | 'seed' | 'duration' | 'warmup' | 'variants' | 'quietWait', number> &
   Record<'keep' | 'defaultAdmission' | 'small', boolean> &
@@ -54,9 +51,8 @@ const account = (sub: string, entitlements: string[] = []) => ({
 });
 
 /**
- * Creates the benchmarks marked `createdBy` through a server of their own, as users do: a user's,
- * which an administrator then approves, and an administrator's, approved at once; their ids become the
- * server's. The server is stopped before the results are loaded (with COPY).
+ * Creates the benchmarks marked `createdBy` through a server of their own, as users do: a user's, which
+ * an administrator approves, and an administrator's; their ids become the server's.
  */
 async function createThroughApi(
   benchmarks: BenchmarkRow[],

@@ -1,14 +1,8 @@
 /**
- * Loads the generated data set into PostgreSQL, fast and not through the API:
- *
- * 1. users and the catalogue with ordinary INSERTs (a few hundred rows);
- * 2. results, their tags and claims written as CSV files of 50,000 results into the data directory
- *    (the embedded cluster's machine), each loaded with a server-side `COPY … FROM '<file>' (FORMAT
- *    csv)` while the next chunk is generated (two cores: Node generates, PostgreSQL copies);
- * 3. secondary indexes are dropped before and rebuilt after (as pg_restore does), foreign-key triggers
- *    are skipped during the load (session_replication_role = replica) and the references are checked
- *    afterwards with one query per foreign key;
- * 4. VACUUM (ANALYZE) and a CHECKPOINT, so that the measurements start from a settled database.
+ * Loads the generated data set into PostgreSQL, not through the API: the catalogue with INSERTs; the
+ * results, their tags and claims as CSV files of 50,000 results in the data directory, each loaded by a
+ * server-side COPY while the next is generated; secondary indexes dropped before and rebuilt after,
+ * foreign-key triggers skipped and the references checked after; then VACUUM (ANALYZE) and a CHECKPOINT.
  */
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -8,36 +8,15 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { ColdRememberedReport, HealthUnderLoadReport } from './changes-runs.ts';
 import type { Shape } from './generate.ts';
+import type { ExportReport } from './export-run.ts';
 import type { CreatedBenchmark, LoadReport } from './load.ts';
 import type { CpuUsage, HttpRunStats, LatencySummary, SqlRunStats } from './measure.ts';
 import type { Scenario } from './scenarios.ts';
 
 /**
- * The measured export of an export scenario (bench/export-run.ts): the lines received and the visible
- * results there are, the same cursor read straight from PostgreSQL, and the server's RSS (MB) just
- * before the request, at its highest, after its last byte, by halves of the samples, and a sample a second.
- */
-type Sample = { s: number; mb: number };
-export interface ExportReport {
-  results: number;
-  expected: number;
-  bytes: number;
-  seconds: number;
-  firstByteMs: number;
-  resultsPerSecond: number;
-  sqlSeconds: number;
-  sqlResultsPerSecond: number;
-  rss: Record<'startMb' | 'peakMb' | 'endMb' | 'samples', number> &
-    Record<'firstHalfPeakMb' | 'secondHalfPeakMb', number | null> & { perSecond: Sample[] };
-}
-
-/**
- * A run at `connections`: `ratio`, successful (2xx) API requests per second over SQL transactions per
- * second; `vsReference`, the same over the 2xx/s of the scenario's reference at the same connections;
- * CPU by process group during the API and the SQL runs (null without /proc); the seconds waited for a
- * quiet machine, of each of the two runs (longer than --duration for very slow requests), and needed
- * after the API run to finish the requests autocannon abandoned. An export run (`export`) counts its
- * one request and its baseline as one each.
+ * A run: `ratio` is 2xx/s over the SQL baseline's transactions/s, `vsReference` over the reference
+ * scenario's 2xx/s; CPU by process group (null without /proc); seconds waited for a quiet machine, of
+ * each run, and to finish the requests autocannon abandoned. An export run counts its request as one.
  */
 export interface RunReport {
   connections: number;
@@ -96,10 +75,9 @@ export interface EveryMetricReport {
 }
 
 /**
- * The goals judged besides the targets: the filtered sorts of the users' shape (19 to 24) within 4× of
- * its plain list (18) in 2xx/s at 8 and 32 connections, no 503 at 32; changes over time (16) computed
- * and remembered fast; compare by flavor (17) within 1.5× of PostgreSQL's median per flavor; /health
- * (27) fast while changes and comparisons are computed.
+ * The goals besides the targets: 19 to 24 within 4× of 18 in 2xx/s at 8 and 32 connections, no 503 at
+ * 32; changes over time computed and remembered fast; compare by flavor within 1.5× of PostgreSQL's
+ * median per flavor; /health fast while changes and comparisons are computed.
  */
 const GOALS = { listFactor: 4, listConnections: [8, 32], medianFactor: 1.5, healthP99Ms: 100 };
 const CHANGES = { coldP50Ms: 1000, rememberedP50Ms: 10 };

@@ -2,22 +2,22 @@
  * `npm run bench [-- options]`: the performance benchmark (docs/performance.md, "Running the benchmark").
  *
  *   --results <n>         results to generate and load (default 1000000)
- *   --shape <shape>       default (20 benchmarks of every kind) or origin (4 of c-ray's, a quarter each, two created through the API)
- *   --duration <s>        seconds per measured run (default 10, 2 below 100,000 results; at least 0.1)
- *   --warmup <s>          seconds of API warm-up per scenario (default 2, 1 below 100,000 results)
- *   --connections <list>  concurrent connections, e.g. 1,8,32 (default)
+ *   --shape <shape>       default (20 benchmarks of every kind) or origin (4 of c-ray's, two created through the API)
+ *   --duration <s>        seconds per measured run (default 10; at least 0.1)
+ *   --warmup <s>          seconds of API warm-up per scenario (default 2)
+ *   --connections <list>  concurrent connections (default 1,8,32)
  *   --scenarios <list>    e.g. 1,2,4 or 18-27 (default 1-7): 1 to 7 read and write load, 8 to 10 compare and export, 16 changes
  *                         over time, 17 compare against a baseline, 18 to 27 the users' shape; a range skips the numbers unused
  *   --baseline <tool>     auto (pgbench when installed), pgbench or node
  *   --seed <n>, --variants <n>   generator seed; how many benchmarks, terms, ids… a scenario cycles through (default 20)
- *   --quiet-wait <s>      before each run, wait up to s seconds for other programs to leave the CPU (default 60, 0 below 100,000 results)
- *   --data-dir <dir>, --keep   where the embedded PostgreSQL lives (default bench/results/data); keep it for the next run's reuse
+ *   --quiet-wait <s>      before each run, wait up to s seconds for other programs to leave the CPU (default 60)
+ *   --data-dir <dir>, --keep   where the embedded PostgreSQL lives (default bench/results/data); keep it for the next run
  *   --out <dir>           where latest.json and explain/ go (default bench/results)
  *   --docs <file>, --no-docs   the Markdown file whose generated section is rewritten (default docs/performance.md), or none
- *   --default-admission   the server's default admission of expensive lists (EXPENSIVE_LIST_*), not 64 places
+ *   --default-admission   the server's default admission of expensive lists, not 64 places
  *
- * Below 100,000 results a run is a development run: shorter runs and warm-ups, runs of slow requests
- * lengthened twice at most (not 6 times), and no waiting for a quiet CPU. Options given explicitly win.
+ * Below 100,000 results: 2 s runs, 1 s warm-ups, slow requests' runs lengthened twice at most (not 6
+ * times), no waiting for a quiet CPU. Options given explicitly win.
  */
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
