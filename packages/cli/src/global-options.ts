@@ -4,16 +4,7 @@
  */
 import { Option, type Command, InvalidArgumentError } from 'commander';
 import { apiBaseUrl } from '@benchmarks/sdk/url';
-import {
-  configPath,
-  DEFAULT_PROFILE,
-  loadConfig,
-  OUTPUT_FORMATS,
-  profileOf,
-  type ConfigFile,
-  type OutputFormat,
-  type Profile,
-} from './config.ts';
+import { configPath, DEFAULT_PROFILE, loadConfig, OUTPUT_FORMATS, profileOf, type OutputFormat } from './config.ts';
 import { UsageError } from './errors.ts';
 import type { Io } from './io.ts';
 
@@ -28,24 +19,7 @@ export interface GlobalOptions {
 }
 
 /** The resolved global settings of one invocation. */
-export interface Settings {
-  /** The server as given (service root or its /api/v1 URL); undefined when none is configured. */
-  server?: string;
-  /** A token given by flag, environment or config (not the stored login). */
-  token?: string;
-  output: OutputFormat;
-  /** Whether the output format was chosen (flag, environment or config file) rather than the default. */
-  outputChosen: boolean;
-  profile: string;
-  quiet: boolean;
-  verbose: boolean;
-  /** Tables show every cell whole, whatever the terminal's width. */
-  wide: boolean;
-  configPath: string;
-  config: ConfigFile;
-  /** The selected profile's settings (with the stored login, if any). */
-  stored: Profile;
-}
+export type Settings = Awaited<ReturnType<typeof resolveSettings>>;
 
 /**
  * What `--output` accepts when parsed: the formats of every command, and `svg`, which only `compare`
@@ -86,7 +60,7 @@ export function checkServer(server: string): string {
   }
 }
 
-export async function resolveSettings(options: GlobalOptions, io: Io, defaults: SettingDefaults = {}): Promise<Settings> {
+export async function resolveSettings(options: GlobalOptions, io: Io, defaults: SettingDefaults = {}) {
   const path = configPath(io.env);
   const config = await loadConfig(path);
   const profile = set(options.profile) ?? set(io.env.BENCHMARKS_PROFILE) ?? config.profile ?? DEFAULT_PROFILE;
@@ -103,16 +77,21 @@ export async function resolveSettings(options: GlobalOptions, io: Io, defaults: 
     throw new UsageError(`Unknown output format '${output}': use one of ${OUTPUT_FORMATS.join(', ')}.`);
   }
   return {
+    /** As given (service root or its /api/v1 URL); undefined when none is configured. */
     server,
+    /** A token given by flag, environment or config (not the stored login). */
     token: set(options.token) ?? set(io.env.BENCHMARKS_TOKEN) ?? set(stored.token),
     output: output as OutputFormat,
+    /** Whether the output format was chosen (flag, environment or config file) rather than the default. */
     outputChosen: chosen !== undefined,
     profile,
     quiet: options.quiet ?? flag(io.env.BENCHMARKS_QUIET) ?? stored.quiet ?? false,
     verbose: options.verbose ?? flag(io.env.BENCHMARKS_VERBOSE) ?? stored.verbose ?? false,
+    /** Tables show every cell whole, whatever the terminal's width. */
     wide: options.wide ?? flag(io.env.BENCHMARKS_WIDE) ?? stored.wide ?? false,
     configPath: path,
     config,
+    /** The selected profile's settings (with the stored login, if any). */
     stored,
   };
 }
