@@ -243,19 +243,18 @@ export async function runPrimary(config: ServerConfig, options: PrimaryOptions):
     return failedStart(err);
   }
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  logger.info(`serving on ${url}`, {
-    url,
-    swaggerUi: `${url}/`,
-    explorer: `${url}/explore`,
-    api: `${url}/api/v1`,
-    workers: config.workers,
-  });
+  logServing(logger, url, { workers: config.workers });
   if (demo) {
     readying = demo.ready({ url, context: { orm } }, stopped.signal);
     await readying.catch((err) => {
       if (!stopped.signal.aborted) throw err;
     });
   }
+}
+
+/** The line that ends a start, with where to go. */
+export function logServing(logger: Logger, url: string, fields: Record<string, unknown> = {}): void {
+  logger.info(`serving on ${url}`, { url, swaggerUi: `${url}/`, explorer: `${url}/explore`, api: `${url}/api/v1`, ...fields });
 }
 
 /** What the workers find in their environment: the database this process opened, the demo it runs. */

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { Command, Option } from 'commander';
-import { runPrimary } from './cluster.ts';
+import { logServing, runPrimary } from './cluster.ts';
 import { buildConfig, type RawConfig, type ServerConfig } from './config.ts';
 import { createLogger, useLogFormat } from './core/logger.ts';
 import { ConfigurationError } from './core/errors.ts';
@@ -124,12 +124,7 @@ async function startServing(opts: Record<string, unknown>, options: ProgramOptio
     await server.close().catch((e) => logger.warn('the interrupted start did not release everything', { error: (e as Error).message }));
     throw err;
   }
-  logger.info(`serving on ${server.url}`, {
-    url: server.url,
-    swaggerUi: `${server.url}/`,
-    explorer: `${server.url}/explore`,
-    api: `${server.url}/api/v1`,
-  });
+  logServing(logger, server.url);
   if (demo) {
     readying = demo.ready(server, stopped.signal);
     await readying.catch((err) => {

@@ -51,11 +51,6 @@ export class DisposalStack {
     return this.#entries.map((e) => e.name);
   }
 
-  /** True once `dispose` was called: nothing may be registered any more. */
-  get disposed(): boolean {
-    return this.#disposing !== undefined;
-  }
-
   /** Releases every resource, last acquired first, once; a failure stops none of the others: a ReleaseError lists them all. */
   dispose(): Promise<void> {
     this.#disposing ??= this.#releaseAll();

@@ -21,18 +21,10 @@ export class JsonText {
 
   /** The UTF-8 bytes of the parts, in order. */
   toBuffer(): Buffer {
-    let size = 0;
-    const lengths = this.parts.map((p) => {
-      const n = Buffer.byteLength(p);
-      size += n;
-      return n;
-    });
-    const out = Buffer.allocUnsafe(size);
+    const lengths = this.parts.map((p) => Buffer.byteLength(p));
+    const out = Buffer.allocUnsafe(lengths.reduce((sum, n) => sum + n, 0));
     let at = 0;
-    this.parts.forEach((p, i) => {
-      out.write(p, at, lengths[i]!, 'utf8');
-      at += lengths[i]!;
-    });
+    for (const [i, p] of this.parts.entries()) at += out.write(p, at, lengths[i]!, 'utf8');
     return out;
   }
 

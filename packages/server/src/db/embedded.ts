@@ -19,7 +19,6 @@ import { describeExit, spawnPostmaster, type Postmaster } from './postmaster.ts'
 import type { PostgresLogLine } from './postgres-log.ts';
 import { superviseRestarts, type RestartEvent } from './restarts.ts';
 
-export { describeLines };
 export { freePort } from './ports.ts';
 
 /** `running`; `restarting` after its postmaster ended unexpectedly (db/restarts.ts); `failed` once given up; `stopped`. */

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import type { AuthLevel } from '@benchmarks/sdk/contract';
-import { AppError, unauthorized } from '../core/errors.ts';
+import { errors, unauthorized } from '../core/errors.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
 import type { Caller, RequestState } from './handler.ts';
 import { findUser } from '../services/catalogue/users.ts';
@@ -55,15 +55,9 @@ export function createAuthenticator(verifier: TokenVerifier | null, adminEntitle
       const isAdmin = user !== null && identity.entitlements.some((e) => admins.has(e));
       if (level === 'token' || level === 'optional') return { identity, user, isAdmin };
       if (!user) {
-        throw new AppError(
-          403,
-          'NOT_REGISTERED',
-          'You are not registered: accept the terms of use with POST /api/v1/users:register first.',
-        );
+        throw errors.forbidden('NOT_REGISTERED', 'You are not registered: accept the terms of use with POST /api/v1/users:register first.');
       }
-      if (level === 'admin' && !isAdmin) {
-        throw new AppError(403, 'NOT_ADMIN', 'This operation is reserved to administrators.');
-      }
+      if (level === 'admin' && !isAdmin) throw errors.forbidden('NOT_ADMIN', 'This operation is reserved to administrators.');
       return { identity, user, isAdmin };
     },
   };
