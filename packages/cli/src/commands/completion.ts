@@ -34,12 +34,16 @@ export function commandTree(program: Command): Node[] {
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-export function bashScript(program: Command): string {
-  const nodes = commandTree(program);
-  const paths = nodes
+/** The command paths as the alternatives of a shell `case` pattern. */
+const casePaths = (nodes: Node[]) =>
+  nodes
     .filter((n) => n.path)
     .map((n) => quote(n.path))
     .join('|');
+
+export function bashScript(program: Command): string {
+  const nodes = commandTree(program);
+  const paths = casePaths(nodes);
   const cases = nodes.map((n) => `    ${quote(n.path)}) words=${quote(n.words.join(' '))} ;;`).join('\n');
   return `# bash completion for benchmarks. Load it with:  source <(benchmarks completion bash)
 _benchmarks_complete() {
@@ -66,10 +70,7 @@ complete -o default -F _benchmarks_complete benchmarks
 
 export function zshScript(program: Command): string {
   const nodes = commandTree(program);
-  const paths = nodes
-    .filter((n) => n.path)
-    .map((n) => `${quote(n.path)}`)
-    .join('|');
+  const paths = casePaths(nodes);
   const cases = nodes.map((n) => `    (${quote(n.path)}) choices=(${n.words.map(quote).join(' ')}) ;;`).join('\n');
   return `#compdef benchmarks
 # zsh completion for benchmarks. Load it with:  source <(benchmarks completion zsh)
