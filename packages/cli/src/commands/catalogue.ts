@@ -81,9 +81,10 @@ const keyOf = (flag: string) =>
     .replace(/^--/, '')
     .replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
-/** At least one field to change. */
-export function requireChanges(options: object, flags: readonly string[]): void {
-  if (!flags.some((flag) => (options as Text)[keyOf(flag)] !== undefined)) {
+/** At least one field to change: one of `options` (`--name <name>`, ...) given. */
+export function requireChanges(given: object, options: readonly Flag[]): void {
+  const flags = options.map(([flag]) => flag.split(' ')[0]!);
+  if (!flags.some((flag) => (given as Text)[keyOf(flag)] !== undefined)) {
     throw new UsageError(`Nothing to change: give ${flags.slice(0, -1).join(', ')} or ${flags.at(-1)}.`);
   }
 }
@@ -356,11 +357,7 @@ export async function deleteItem(ctx: Context, options: DeleteOptions, described
 /** Runs a verb of a resource with commander's options (the positional arguments among them). */
 export async function runVerb<T extends Item, C, U>(res: Resource<T, C, U>, verb: Verb, o: Options, io: Io): Promise<void> {
   if (verb === 'delete') checkCanConfirm(io, o, `${res.one} ${o.ref}`);
-  if (verb === 'update')
-    requireChanges(
-      o,
-      res.update.options.map(([flag]) => flag.split(' ')[0]!),
-    );
+  if (verb === 'update') requireChanges(o, res.update.options);
   const created = verb === 'create' ? await res.create.body(o, io) : undefined;
   const merge = verb === 'update' ? await res.update.body(o, io) : undefined;
   await withContext(o, io, async (ctx) => {
