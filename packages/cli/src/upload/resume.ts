@@ -126,11 +126,7 @@ export interface ResumableOptions {
   batchSize?: number;
 }
 
-export function recordedOptions(
-  options: ResumableOptions,
-  path: string,
-  recorded: RecordedCommand,
-): Required<Pick<ResumableOptions, 'inputs' | 'tag' | 'batchSize'>> & ResumableOptions {
+export function recordedOptions(options: ResumableOptions, path: string, recorded: RecordedCommand) {
   const same = (flag: string, given: unknown, was: unknown) => {
     if (given === undefined || JSON.stringify(given) === JSON.stringify(was)) return;
     throw new UsageError(
