@@ -35,11 +35,6 @@ function isDatabaseState(message: unknown): message is DatabaseStateMessage {
   return (message as DatabaseStateMessage | null)?.type === 'benchmarks-database-state';
 }
 
-function demoOfPrimary(): DemoTrust | undefined {
-  const given = process.env[WORKER_DEMO_ENV];
-  return given ? (JSON.parse(given) as DemoTrust) : undefined;
-}
-
 let failed = false;
 
 /** Hands the failure to the primary and exits 1 (on its own, without a primary, as any start fails). */
@@ -56,7 +51,8 @@ function failWorker(err: unknown): void {
 export async function runWorker(config: ServerConfig, baseLogger: Logger): Promise<void> {
   const id = cluster.worker?.id ?? 0;
   const logger = withFields(baseLogger, { worker: id });
-  const demo = demoOfPrimary();
+  const given = process.env[WORKER_DEMO_ENV];
+  const demo = given ? (JSON.parse(given) as DemoTrust) : undefined;
   if (demo) trustDemo(config, demo);
   let database: DatabaseStatus = { state: 'running' };
   process.on('message', (message) => {

@@ -13,7 +13,7 @@ import { DEFAULTS, parseDuration } from '../config.ts';
 import { ConfigurationError } from '../core/errors.ts';
 import { ClusterLog, describeLines, oneLine } from './cluster-log.ts';
 import { ensureDataDir } from './data-dir.ts';
-import { settleLeftover, type Leftover } from './leftover.ts';
+import { settleLeftover } from './leftover.ts';
 import { checkDatabasePort, freePort } from './ports.ts';
 import { describeExit, spawnPostmaster, type Postmaster } from './postmaster.ts';
 import type { PostgresLogLine } from './postgres-log.ts';
@@ -93,14 +93,6 @@ export function formatDuration(ms: number): string {
   return `${ms}ms`;
 }
 
-/** The one line of a start refused because a live server runs the cluster of the data directory. */
-export function inUse(dataDir: string, found: Extract<Leftover, { state: 'in use' }>): ConfigurationError {
-  return new ConfigurationError(
-    `The data directory ${dataDir} is in use: the server of process ${found.owner} runs its embedded PostgreSQL (process ${found.pid}). ` +
-      'Stop that server first, or give this one another --data-dir.',
-  );
-}
-
 /** Prepares the data directory: created and writable, no left-over cluster in the way (db/leftover.ts); else one ConfigurationError. */
 export async function claimDataDir(dataDir: string, onEvent?: (event: EmbeddedEvent) => void, signal?: AbortSignal): Promise<void> {
   await ensureDataDir(dataDir);
@@ -108,7 +100,12 @@ export async function claimDataDir(dataDir: string, onEvent?: (event: EmbeddedEv
     onStopped: (pid) => onEvent?.({ type: 'leftover stopped', pid }),
     signal,
   });
-  if (found.state === 'in use') throw inUse(dataDir, found);
+  if (found.state === 'in use') {
+    throw new ConfigurationError(
+      `The data directory ${dataDir} is in use: the server of process ${found.owner} runs its embedded PostgreSQL (process ${found.pid}). ` +
+        'Stop that server first, or give this one another --data-dir.',
+    );
+  }
 }
 
 /**

@@ -10,11 +10,6 @@ export function requestIdOf(ctx: Koa.Context): string {
 /** A client's `X-Request-Id` is kept when a plain token: it can forge no log line, nor break a header or a URN. */
 export const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-function requestIdFor(ctx: Koa.Context): string {
-  const given = ctx.get('x-request-id');
-  return SAFE_REQUEST_ID.test(given) ? given : randomUUID();
-}
-
 /** Query parameters whose values are never logged: credentials a client may misplace there, and email addresses. */
 const SECRET_PARAMS = new Set([
   'access_token',
@@ -99,7 +94,8 @@ export interface AccessLogOptions {
 export function accessLog(logger: Logger, { level = 'debug' }: AccessLogOptions = {}): Koa.Middleware {
   return async (ctx, next) => {
     const started = performance.now();
-    const requestId = requestIdFor(ctx);
+    const given = ctx.get('x-request-id');
+    const requestId = SAFE_REQUEST_ID.test(given) ? given : randomUUID();
     (ctx.state as { requestId?: string }).requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     try {
