@@ -15,48 +15,26 @@ interface Sorts {
 }
 
 /**
- * `client.benchmarks`, `client.sites`, `client.tags`: a reviewed catalogue resource, each verb typed
- * by the contract's operation of that name (`client.sites.create` is `createSite`).
+ * The verbs on one item of a reviewed catalogue resource, by its id, each typed by the contract's
+ * operation of that name (`client.sites.get` is `getSite`); flavors have these too.
  * @example
- * const created = await client.sites.create({ name: 'CESGA', address: 'Santiago de Compostela', description: null });
- * await adminClient.sites.approve(created.id);
- * for await (const each of client.sites.list({ sort_by: [asc('name')] })) console.log(each.name);
+ * await adminClient.flavors.approve(id);
+ * const site = await client.sites.get(id);
  */
 // The ids are parameters (their defaults derived from N) so that TypeScript resolves each one
 // alone rather than over the union of every resource's operations.
-export interface ReviewedNamespace<
-  N extends Reviewed,
-  L extends OperationId = `list${N}s`,
-  S extends OperationId = `search${N}s`,
+export interface ReviewedItemVerbs<
+  N extends Reviewed | 'Flavor',
   G extends OperationId = `get${N}`,
-  C extends OperationId = `create${N}`,
   U extends OperationId = `update${N}`,
   D extends OperationId = `delete${N}`,
 > {
-  /**
-   * Approved items (or `status`), filtered and sorted.
-   * @example
-   * await client.benchmarks.list({ container_image: 'ghcr.io/acme/hpl' })
-   */
-  list(query?: ListQuery<L, FieldsOf<Sorts[N]>>, options?: RequestOptions): PageRequest<Item<L>>;
-  /**
-   * Items matching every term, ordered as the list.
-   * @example
-   * client.tags.search({ terms: ['gpu'] })
-   */
-  search(query?: ListQuery<S, FieldsOf<Sorts[N]>>, options?: RequestOptions): PageRequest<Item<S>>;
   /**
    * One item by id, whatever its status.
    * @example
    * await client.sites.get(id)
    */
   get(id: string, options?: RequestOptions): Promise<Reply<G>>;
-  /**
-   * Submits an item (registered user); it starts on review unless an administrator submits it.
-   * @example
-   * await client.tags.create({ name: 'gpu', description: 'runs on a GPU' })
-   */
-  create(body: Body<C>, options?: IdempotencyOptions): Promise<Reply<C>>;
   /**
    * Replaces the editable fields (admin).
    * @example
@@ -83,14 +61,50 @@ export interface ReviewedNamespace<
   reject(id: string, options?: RequestOptions): Promise<void>;
 }
 
+/**
+ * `client.benchmarks`, `client.sites`, `client.tags`: a reviewed catalogue resource, each verb typed
+ * by the contract's operation of that name (`client.sites.create` is `createSite`).
+ * @example
+ * const created = await client.sites.create({ name: 'CESGA', address: 'Santiago de Compostela', description: null });
+ * await adminClient.sites.approve(created.id);
+ * for await (const each of client.sites.list({ sort_by: [asc('name')] })) console.log(each.name);
+ */
+export interface ReviewedNamespace<
+  N extends Reviewed,
+  L extends OperationId = `list${N}s`,
+  S extends OperationId = `search${N}s`,
+  C extends OperationId = `create${N}`,
+> extends ReviewedItemVerbs<N> {
+  /**
+   * Approved items (or `status`), filtered and sorted.
+   * @example
+   * await client.benchmarks.list({ container_image: 'ghcr.io/acme/hpl' })
+   */
+  list(query?: ListQuery<L, FieldsOf<Sorts[N]>>, options?: RequestOptions): PageRequest<Item<L>>;
+  /**
+   * Items matching every term, ordered as the list.
+   * @example
+   * client.tags.search({ terms: ['gpu'] })
+   */
+  search(query?: ListQuery<S, FieldsOf<Sorts[N]>>, options?: RequestOptions): PageRequest<Item<S>>;
+  /**
+   * Submits an item (registered user); it starts on review unless an administrator submits it.
+   * @example
+   * await client.tags.create({ name: 'gpu', description: 'runs on a GPU' })
+   */
+  create(body: Body<C>, options?: IdempotencyOptions): Promise<Reply<C>>;
+}
+
 type Verb = 'list' | 'search' | 'get' | 'create' | 'update' | 'delete' | 'approve' | 'reject';
 
 /** The namespace of resource `name`: each verb calls the operation `${verb}${name}` (`listSites` for lists). */
 export function reviewedNamespace(core: Core, name: 'Benchmark'): ReviewedNamespace<'Benchmark'>;
 export function reviewedNamespace(core: Core, name: 'Site'): ReviewedNamespace<'Site'>;
 export function reviewedNamespace(core: Core, name: 'Tag'): ReviewedNamespace<'Tag'>;
+/** Flavors are listed, searched and created through their site (`flavorsNamespace`): only their verbs by id are these. */
+export function reviewedNamespace(core: Core, name: 'Flavor'): ReviewedItemVerbs<'Flavor'>;
 // One untyped implementation: the overloads above are what callers see, each resolved on its own.
-export function reviewedNamespace(core: Core, name: Reviewed): Record<Verb, (...args: never[]) => unknown> {
+export function reviewedNamespace(core: Core, name: Reviewed | 'Flavor'): Partial<Record<Verb, (...args: never[]) => unknown>> {
   const byId = (verb: string) => (id: string, options?: RequestOptions) => core.invoke(`${verb}${name}`, { ...options, params: { id } });
   return {
     list: (query?: Record<string, unknown>, options?: RequestOptions) => core.invokeList(`list${name}s`, { ...options, query }),
