@@ -55,12 +55,6 @@ export function claimsNamespace(core: Core) {
 }
 
 /**
- * @example
- * const claims: ClaimsNamespace = client.claims;
- */
-export type ClaimsNamespace = ReturnType<typeof claimsNamespace>;
-
-/**
  * `client.submissions`: the items waiting for review (`/reports/submits`), for administrators.
  * @example
  * for await (const s of admin.submissions.list()) console.log(s.resource_type, s.resource_id);
@@ -76,9 +70,3 @@ export function submissionsNamespace(core: Core) {
       core.list('listSubmits', { ...options, query }),
   };
 }
-
-/**
- * @example
- * const submissions: SubmissionsNamespace = client.submissions;
- */
-export type SubmissionsNamespace = ReturnType<typeof submissionsNamespace>;

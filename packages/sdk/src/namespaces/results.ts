@@ -243,9 +243,3 @@ export type ExportCsvQuery = Omit<ListQuery<'exportResults'>, 'format'>;
  * const seen: ExportedResult[] = [];
  */
 export type ExportedResult = Reply<'getResult'>;
-
-/**
- * @example
- * const results: ResultsNamespace = client.results;
- */
-export type ResultsNamespace = ReturnType<typeof resultsNamespace>;

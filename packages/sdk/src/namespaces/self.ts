@@ -72,9 +72,3 @@ export function selfNamespace(core: Core) {
       core.list('listSelfClaims', { ...options, query }),
   };
 }
-
-/**
- * @example
- * const self: SelfNamespace = client.self;
- */
-export type SelfNamespace = ReturnType<typeof selfNamespace>;

@@ -38,9 +38,3 @@ export function usersNamespace(core: Core) {
     restore: (query: Query<'restoreUsers'>, options?: RequestOptions) => core.request('restoreUsers', { ...options, query }),
   };
 }
-
-/**
- * @example
- * const users: UsersNamespace = client.users;
- */
-export type UsersNamespace = ReturnType<typeof usersNamespace>;

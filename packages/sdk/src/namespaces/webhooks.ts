@@ -58,9 +58,3 @@ export function webhooksNamespace(core: Core) {
       core.request('redeliverWebhook', { ...options, params: { id, delivery_id: deliveryId } }),
   };
 }
-
-/**
- * @example
- * const webhooks: WebhooksNamespace = client.webhooks;
- */
-export type WebhooksNamespace = ReturnType<typeof webhooksNamespace>;
