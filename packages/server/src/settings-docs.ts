@@ -1,8 +1,4 @@
-/**
- * The table of settings in docs/configuration.md, rendered from their declarations (settings.ts).
- * scripts/gen-settings.ts writes it between the markers; the settings test fails when the committed
- * table differs from what the declarations give.
- */
+/** The table of settings in docs/configuration.md, written between its markers by scripts/gen-settings.ts. */
 import { type CommandName, SETTINGS, type Setting, shownDefault } from './settings.ts';
 
 export const TABLE_BEGIN = '<!-- settings table: generated from packages/server/src/settings.ts by `npm run gen:settings` -->';

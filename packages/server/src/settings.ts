@@ -1,12 +1,8 @@
 /**
- * Every setting of `benchmarks-server`, declared once: its flag, environment variable, type, bounds,
- * default, one-line help and the commands that take it. The commander options (program.ts), the
- * parsing and validation of what users give (config.ts), `ServerConfig`'s type and the table of
- * docs/configuration.md (scripts/gen-settings.ts) are derived from `SETTINGS`.
- *
- * A value is taken from the flag, else the environment variable (commander), else the default. An
- * empty value counts as not given. Defaults are written as a user would write them and parsed the same
- * way, so a default cannot escape the checks.
+ * Every setting of `benchmarks-server`, declared once; the commander options (program.ts), their
+ * parsing (config.ts), `ServerConfig`'s type and the table of docs/configuration.md derive from it.
+ * A value comes from the flag, else the environment variable, else the default (an empty value is
+ * not given). Defaults are written as a user would write them and parsed so: none escapes the checks.
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';

@@ -1,7 +1,6 @@
 /**
- * The embedded cluster's log as this process sees it: each line of its stderr handed on with its
- * level (db/postgres-log.ts), and its last lines kept for error messages, read from its newest log
- * file instead once it logs to files (`logging_collector = on`).
+ * The embedded cluster's log: each line of its stderr handed on with its level, and its last lines
+ * kept for error messages, read from its newest log file once it logs to files (`logging_collector`).
  */
 import { open, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';

@@ -37,9 +37,8 @@ export interface RateDecision {
 }
 
 /**
- * A token bucket per client: `max` requests in a burst, refilled at `max / window`. Memory is
- * bounded: a full bucket holds no information and is dropped by the sweep, and beyond
- * `maxClients` the least recently seen client is forgotten (which can only favour it).
+ * A token bucket per client: `max` requests in a burst, refilled at `max / window`. A full bucket
+ * is dropped by the sweep; beyond `maxClients` the least recently seen client is forgotten (which can only favour it).
  */
 export class RateLimiter {
   readonly #buckets = new Map<string, Bucket>();
