@@ -83,20 +83,7 @@ async function logout(options: Options, io: Io): Promise<void> {
   if (ctx.settings.token) ctx.warn('Note: a token is still given by --token, BENCHMARKS_TOKEN or the config file, and will be used.');
 }
 
-interface Identity {
-  server: string;
-  profile: string;
-  iss: string | null;
-  sub: string | null;
-  email: string | null;
-  registered: boolean;
-  registration_datetime: string | null;
-  terms_version: string | null;
-  admin: boolean;
-  token: 'login' | 'given';
-}
-
-const identityColumns: Column<Identity>[] = [
+const identityColumns: Column<Awaited<ReturnType<typeof identityOf>>>[] = [
   { header: 'server', value: (i) => i.server },
   { header: 'profile', value: (i) => i.profile },
   { header: 'iss', value: (i) => i.iss },
@@ -111,27 +98,25 @@ const identityColumns: Column<Identity>[] = [
   { header: 'token', value: (i) => (i.token === 'login' ? 'stored login' : 'given (--token, BENCHMARKS_TOKEN or config)') },
 ];
 
-async function whoami(ctx: Context): Promise<void> {
+/** Who the token says you are, and what the server knows of you. */
+async function identityOf(ctx: Context) {
   const token = await ctx.tokens.get();
   if (!token) throw new AuthError(NOT_LOGGED_IN);
   const claims = jwtClaims(token) ?? {};
   const user = await self(ctx);
   const str = (v: unknown) => (typeof v === 'string' ? v : null);
-  ctx.printItem<Identity>(
-    {
-      server: ctx.apiBase,
-      profile: ctx.settings.profile,
-      iss: user?.iss ?? str(claims.iss),
-      sub: user?.sub ?? str(claims.sub),
-      email: user?.email ?? str(claims.email),
-      registered: Boolean(user),
-      registration_datetime: user?.registration_datetime ?? null,
-      terms_version: user?.terms_version ?? null,
-      admin: user ? await ctx.client.self.isAdmin() : false,
-      token: ctx.tokens.kind === 'login' ? 'login' : 'given',
-    },
-    identityColumns,
-  );
+  return {
+    server: ctx.apiBase,
+    profile: ctx.settings.profile,
+    iss: user?.iss ?? str(claims.iss),
+    sub: user?.sub ?? str(claims.sub),
+    email: user?.email ?? str(claims.email),
+    registered: Boolean(user),
+    registration_datetime: user?.registration_datetime ?? null,
+    terms_version: user?.terms_version ?? null,
+    admin: user ? await ctx.client.self.isAdmin() : false,
+    token: ctx.tokens.kind === 'login' ? 'login' : 'given',
+  };
 }
 
 const userColumns: Column<User>[] = [
@@ -202,7 +187,7 @@ Examples:
     .command('whoami')
     .description('Show who you are on the server: identity, registration, administrator or not')
     .addHelpText('after', '\nExample:\n  benchmarks whoami --output json')
-    .action(runsInContext(whoami));
+    .action(runsInContext(async (ctx) => ctx.printItem(await identityOf(ctx), identityColumns)));
   program
     .command('register')
     .description('Register with the service by accepting its terms of use (needed to upload)')

@@ -47,15 +47,10 @@ export function executionTime(value: string): string {
 const message = (err: unknown) => describeKnown(err)?.message ?? (err instanceof Error ? err.message : String(err));
 
 /** The flags' benchmark, flavor and tags as ids, and their execution time, found once for every item. */
-export interface Resolved {
-  benchmark_id?: string;
-  flavor_id?: string;
-  execution_datetime?: string;
-  tags_ids: string[];
-}
+export type Resolved = Awaited<ReturnType<typeof resolveDefaults>>;
 
 /** Resolves the flags; `now` becomes one time for the whole upload. */
-export async function resolveDefaults(defaults: Defaults, resolver: Resolver): Promise<Resolved> {
+export async function resolveDefaults(defaults: Defaults, resolver: Resolver) {
   const [benchmark_id, flavor_id, tags_ids] = await Promise.all([
     defaults.benchmark ? resolver.benchmark(defaults.benchmark) : undefined,
     defaults.flavor ? resolver.flavor(defaults.flavor) : undefined,

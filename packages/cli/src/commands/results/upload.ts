@@ -8,7 +8,7 @@ import { AuthError, CliError, describeKnown, EXIT, UsageError } from '../../erro
 import { positiveInteger, repeatable } from '../../global-options.ts';
 import type { Io } from '../../io.ts';
 import { expandInputs, STDIN } from '../../upload/inputs.ts';
-import { executionTime, prepare, resolveDefaults, type Defaults, type Prepared, type Resolved } from '../../upload/items.ts';
+import { executionTime, prepare, resolveDefaults, type Defaults, type Prepared } from '../../upload/items.ts';
 import { inOrder, segments } from '../../upload/pipeline.ts';
 import { progressFor } from '../../progress.ts';
 import { readInputs } from '../../upload/read.ts';
@@ -117,7 +117,7 @@ async function upload(ctx: Context, options: Options, plan: Plan): Promise<void>
     );
   }
   // Names given as flags must resolve, or nothing can be uploaded.
-  const resolved: Resolved = await resolveDefaults(defaults, resolver);
+  const resolved = await resolveDefaults(defaults, resolver);
   const recorded: RecordedCommand = {
     server: ctx.apiBase,
     inputs: options.inputs,
