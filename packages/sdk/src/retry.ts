@@ -48,44 +48,23 @@ export function newIdempotencyKey(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/**
- * The first backoff window.
- * @example
- * backoffMs(0) < BACKOFF_BASE_MS; // true
- */
-export const BACKOFF_BASE_MS = 250;
-/**
- * The largest backoff window.
- * @example
- * backoffMs(20) < BACKOFF_CAP_MS; // true
- */
-export const BACKOFF_CAP_MS = 8_000;
-/**
- * The longest `Retry-After` the client waits; a longer one is shortened to this.
- * @example
- * retryDelayMs(0, 3600) === RETRY_AFTER_CAP_MS; // true
- */
-export const RETRY_AFTER_CAP_MS = 60_000;
+/** Backoff windows: the first and the largest. */
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_CAP_MS = 8_000;
+/** The longest `Retry-After` the client waits; a longer one is shortened to this. */
+const RETRY_AFTER_CAP_MS = 60_000;
 
 /**
- * Exponential backoff with full jitter (AWS architecture blog): a random wait in
- * `[0, min(cap, base * 2^attempt))`, `attempt` counting from 0.
- * @example
- * backoffMs(2); // somewhere in [0, 1000)
- */
-export function backoffMs(attempt: number, random: () => number = Math.random): number {
-  return Math.floor(random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
-}
-
-/**
- * The wait before retry number `attempt + 1`: the server's `Retry-After` when it gave one (capped at
- * {@link RETRY_AFTER_CAP_MS}), else {@link backoffMs}.
+ * The wait before retry number `attempt + 1` (`attempt` from 0): the server's `Retry-After` when it
+ * gave one (at most a minute), else exponential backoff with full jitter (AWS architecture blog), a
+ * random wait in `[0, min(cap, base * 2^attempt))`.
  * @example
  * retryDelayMs(0, 3); // 3000
+ * retryDelayMs(2); // somewhere in [0, 1000)
  */
 export function retryDelayMs(attempt: number, retryAfterSeconds?: number): number {
   if (retryAfterSeconds !== undefined) return Math.min(retryAfterSeconds * 1000, RETRY_AFTER_CAP_MS);
-  return backoffMs(attempt);
+  return Math.floor(Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
 }
 
 /**
