@@ -1,5 +1,6 @@
 import type { Body, Query, RequestOptions } from './types.ts';
 import { MAX_BATCH_ITEMS } from './contract/results.ts';
+import { ApiError, type ApiErrorInit, type ProblemDetail } from './errors.ts';
 
 /**
  * One result to upload: where and when it ran (the `createResult` query) and its `json`.
@@ -101,18 +102,9 @@ export interface BatchSender<I> {
   createOne(item: I): Promise<{ id: string }>;
 }
 
-interface ProblemLike {
-  status: number;
-  code: string;
-  detail: string;
-  errors: { in: string; path: string; message: string }[];
-}
-
-const isProblem = (err: unknown): err is ProblemLike & Error =>
-  err instanceof Error && typeof (err as Partial<ProblemLike>).status === 'number' && Array.isArray((err as Partial<ProblemLike>).errors);
-
 /** This server has no batch operation (an older version): 404 ROUTE_NOT_FOUND or 405. */
-const noBatchRoute = (err: unknown) => isProblem(err) && ((err.status === 404 && err.code === 'ROUTE_NOT_FOUND') || err.status === 405);
+const noBatchRoute = (err: unknown) =>
+  err instanceof ApiError && ((err.status === 404 && err.code === 'ROUTE_NOT_FOUND') || err.status === 405);
 
 /**
  * The error of one refused item of a refused batch: the batch's error (same class, status and code),
@@ -121,7 +113,7 @@ const noBatchRoute = (err: unknown) => isProblem(err) && ((err.status === 404 &&
  * `{ in: 'body', path: 'benchmark_id' }`) and a detail saying what was wrong with it. `index` is
  * the item's position in the batch as sent, which the server's messages start with (`item 3: `).
  */
-function itemError(batch: ProblemLike & Error, index: number, details: ProblemLike['errors']): Error {
+function itemError(batch: ApiError, index: number, details: ProblemDetail[]): ApiError {
   const prefix = `item ${index}: `;
   const at = `/items/${index}`;
   const errors = details.map((d) => {
@@ -139,27 +131,13 @@ function itemError(batch: ProblemLike & Error, index: number, details: ProblemLi
     ...new Set(other),
     ...(inJson ? [`The result does not satisfy the json_schema of its benchmark: ${inJson} violation(s).`] : []),
   ].join(' ');
-  const Kind = batch.constructor as new (init: object) => Error;
-  const b = batch as unknown as Record<string, unknown>;
-  try {
-    return new Kind({
-      ...b,
-      status: batch.status,
-      code: batch.code,
-      detail,
-      errors,
-      request: b.request,
-      headers: b.headers,
-      extensions: b.extensions,
-    });
-  } catch {
-    return Object.assign(new Error(detail), { status: batch.status, code: batch.code, detail, errors });
-  }
+  const Kind = batch.constructor as new (init: ApiErrorInit) => ApiError;
+  return new Kind({ ...batch, detail, errors });
 }
 
 /** The items of a refused batch that the answer names (`errors[].path` `/items/<i>/…`), with their details. */
-function refusedItems(err: ProblemLike, size: number): Map<number, ProblemLike['errors']> {
-  const out = new Map<number, ProblemLike['errors']>();
+function refusedItems(err: ApiError, size: number): Map<number, ProblemDetail[]> {
+  const out = new Map<number, ProblemDetail[]>();
   for (const e of err.errors) {
     const m = /^\/items\/(\d+)(?:\/|$)/.exec(e.path);
     if (!m) continue;
@@ -339,21 +317,21 @@ export async function upload<I>(source: UploadSource, sender: BatchSender<I>, op
           single = true;
           continue;
         }
-        if (isProblem(error) && error.status === 413 && pending.length > 1) {
+        if (error instanceof ApiError && error.status === 413 && pending.length > 1) {
           const half = Math.ceil(pending.length / 2);
           await send(pending.slice(0, half));
           pending = pending.slice(half);
           continue;
         }
         const refused =
-          isProblem(error) && (error.status === 422 || error.status === 404) ? refusedItems(error, pending.length) : new Map();
+          error instanceof ApiError && (error.status === 422 || error.status === 404) ? refusedItems(error, pending.length) : new Map();
         if (refused.size === 0) {
           for (const { index } of pending) finish({ index, ok: false, error });
           return progress();
         }
         // Nothing was stored: the refused items fail, the others go again in a smaller batch.
         for (const [k, details] of refused)
-          finish({ index: pending[k]!.index, ok: false, error: itemError(error as ProblemLike & Error, k, details) });
+          finish({ index: pending[k]!.index, ok: false, error: itemError(error as ApiError, k, details) });
         progress();
         pending = pending.filter((_, k) => !refused.has(k));
       }
