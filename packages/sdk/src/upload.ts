@@ -159,48 +159,45 @@ async function* entriesOf<I>(source: UploadSource): AsyncGenerator<Entry<I> | { 
   if (typeof source === 'string' || source instanceof Uint8Array)
     throw new TypeError('upload takes items or a stream of NDJSON bytes, not a string or a buffer: wrap it, e.g. [buffer]');
   let index = 0;
-  let decoder: TextDecoder | undefined;
-  let pending = '';
   let line = 0;
-  /** The items of the complete lines of `text` (and of the rest, at the end). */
-  function* lines(text: string, end: boolean): Generator<Entry<I> | { index: number; error: Error }> {
-    pending += text;
-    let start = 0;
-    for (let nl = pending.indexOf('\n'); nl !== -1 || (end && start < pending.length); nl = pending.indexOf('\n', start)) {
-      const stop = nl === -1 ? pending.length : nl;
-      const raw = pending.slice(start, stop);
-      start = stop + 1;
-      line++;
-      if (raw.trim() === '') continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(raw);
-      } catch (err) {
-        yield { index: index++, error: new TypeError(`line ${line} is not valid JSON: ${(err as Error).message}`) };
-        continue;
-      }
-      if (value === null || typeof value !== 'object' || Array.isArray(value))
-        yield {
-          index: index++,
-          error: new TypeError(`line ${line} is not a JSON object (an item is { benchmark_id, flavor_id, execution_datetime, json })`),
-        };
-      else yield { index: index++, item: value as I };
+  const entry = (raw: string): Entry<I> | { index: number; error: Error } => {
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (err) {
+      return { index: index++, error: new TypeError(`line ${line} is not valid JSON: ${(err as Error).message}`) };
     }
-    pending = pending.slice(start);
-  }
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      return {
+        index: index++,
+        error: new TypeError(`line ${line} is not a JSON object (an item is { benchmark_id, flavor_id, execution_datetime, json })`),
+      };
+    return { index: index++, item: value as I };
+  };
+  const decoder = new TextDecoder();
+  let pending = '';
   const bytes = (chunk: unknown) => typeof chunk === 'string' || chunk instanceof Uint8Array;
   let mode: 'items' | 'bytes' | undefined;
   for await (const chunk of iterate(source)) {
     mode ??= bytes(chunk) ? 'bytes' : 'items';
     if ((mode === 'bytes') !== bytes(chunk))
       throw new TypeError('upload source mixes items with bytes or strings: give items, or NDJSON bytes, not both');
-    if (mode === 'items') yield { index: index++, item: chunk as I };
-    else {
-      decoder ??= new TextDecoder();
-      yield* lines(typeof chunk === 'string' ? chunk : decoder.decode(chunk as Uint8Array, { stream: true }), false);
+    if (mode === 'items') {
+      yield { index: index++, item: chunk as I };
+      continue;
+    }
+    pending += typeof chunk === 'string' ? chunk : decoder.decode(chunk as Uint8Array, { stream: true });
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    for (const raw of lines) {
+      line++;
+      if (raw.trim() !== '') yield entry(raw);
     }
   }
-  if (mode === 'bytes') yield* lines(decoder?.decode() ?? '', true);
+  if (mode !== 'bytes') return;
+  pending += decoder.decode();
+  line++;
+  if (pending.trim() !== '') yield entry(pending);
 }
 
 /** Any source as an async iterable; a web stream read through its reader (browsers without stream iteration). */
