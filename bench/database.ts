@@ -87,10 +87,8 @@ export async function startBenchDatabase(dataDir: string, log: (message: string)
 /** A statement's parameters written in as literals (`Parameters: $1 = '…', $2 = NULL`). */
 function withParameters(text: string, detail = ''): string {
   const values = new Map([...detail.matchAll(/\$(\d+) = (NULL|'(?:[^']|'')*')/g)].map((m) => [m[1]!, m[2] === 'NULL' ? 'null' : m[2]!]));
-  return text
-    .trim()
-    .replace(/;\s*$/, '')
-    .replace(/\$(\d+)\b/g, (all, n: string) => values.get(n) ?? all);
+  const sql = text.trim().replace(/;\s*$/, '');
+  return sql.replace(/\$(\d+)\b/g, (all, n: string) => values.get(n) ?? all);
 }
 
 /**

@@ -105,12 +105,7 @@ export function generateCatalogue(options: GenerateOptions) {
       const gpuFlavor = f >= options.flavorsPerSite - Math.max(1, Math.round(options.flavorsPerSite / 5));
       const [size, vcpus, ram] = gpuFlavor ? SIZES[3 + (f % 3)]! : SIZES[f % SIZES.length]!;
       const gpu = gpuFlavor ? rng.pick(GPUS) : null;
-      const short = gpu
-        ? gpu[0]
-            .split(' ')[1]!
-            .toLowerCase()
-            .replace(/[^a-z0-9]/g, '')
-        : '';
+      const short = (gpu?.[0].split(' ')[1] ?? '').toLowerCase().replace(/[^a-z0-9]/g, '');
       const styled = style[gpu ? 1 : 0]!.replace(/\$([svrg])/g, (_m, k: string) => ({ s: size!, v: vcpus!, r: ram!, g: short })[k]!);
       let flavorName = styled;
       for (let k = 2; used.has(flavorName); k++) flavorName = `${styled}-v${k}`;

@@ -36,6 +36,7 @@ export type BenchOptions = Record<'results' | 'seed' | 'duration' | 'warmup' | '
     log: Log;
   };
 type Log = (message: string) => void;
+type Setup = { env: Record<string, string>; issuer: RunningIssuer; log: Log };
 type Manifest = { generatorVersion: number; seed: number; results: number; shape: Shape; load: LoadReport; created: CreatedBenchmark[] };
 
 export const ROOT = resolve(new URL('..', import.meta.url).pathname);
@@ -54,13 +55,7 @@ const account = (sub: string, entitlements: string[] = []) => ({
  * Creates the benchmarks marked `createdBy` through a server of their own, as users do: a user's, which
  * an administrator approves, and an administrator's; their ids become the server's.
  */
-async function createThroughApi(
-  benchmarks: BenchmarkRow[],
-  env: Record<string, string>,
-  issuer: RunningIssuer,
-  client: pg.Client,
-  log: Log,
-) {
+async function createThroughApi(benchmarks: BenchmarkRow[], client: pg.Client, { env, issuer, log }: Setup) {
   const server = await startServerProcess(env, log);
   try {
     issuer.addAccount(account('bench-user'));
@@ -189,9 +184,8 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     const serverEnv: Record<string, string> = o.defaultAdmission ? env : { ...env, EXPENSIVE_LIST_CONCURRENCY: '64' };
     client = await db.client();
     const data = await prepareData(o, db, client, async (fresh) => {
-      const created = catalogue.benchmarks.some((b) => b.createdBy)
-        ? await createThroughApi(catalogue.benchmarks, serverEnv, issuer!, fresh, log)
-        : [];
+      const setup = { env: serverEnv, issuer: issuer!, log };
+      const created = catalogue.benchmarks.some((b) => b.createdBy) ? await createThroughApi(catalogue.benchmarks, fresh, setup) : [];
       const load = await loadData(fresh, catalogue, generate, o.dataDir, log);
       return { generatorVersion: GENERATOR_VERSION, seed: o.seed, results: o.results, shape: o.shape, load, created };
     });

@@ -52,9 +52,8 @@ async function insertCatalogue(client: pg.Client, c: Catalogue): Promise<void> {
   ];
   for (const [table, columns, rows] of tables)
     for (let i = 0; i < rows.length; i += 1000) {
-      const batch = rows
-        .slice(i, i + 1000)
-        .map((row) => columns.split(', ').map((k) => (k === 'json_schema' ? JSON.stringify(row[k]) : row[k])));
+      const value = (row: Record<string, unknown>, k: string) => (k === 'json_schema' ? JSON.stringify(row[k]) : row[k]);
+      const batch = rows.slice(i, i + 1000).map((row) => columns.split(', ').map((k) => value(row, k)));
       const tuples = batch.map((row, r) => `(${row.map((_, k) => `$${r * row.length + k + 1}`).join(', ')})`);
       await client.query(`insert into ${table} (${columns}) values ${tuples.join(', ')}`, batch.flat());
     }
@@ -70,13 +69,7 @@ export async function countRows(client: pg.Client): Promise<LoadCounts> {
   } as LoadCounts;
 }
 
-export async function loadData(
-  client: pg.Client,
-  catalogue: Catalogue,
-  options: GenerateOptions,
-  workDir: string,
-  log: (m: string) => void,
-) {
+export async function loadData(client: pg.Client, catalogue: Catalogue, options: GenerateOptions, dir: string, log: (m: string) => void) {
   const started = Date.now();
   const expected: LoadCounts = {
     // Users registered through the API before the load (bench/harness.ts) are there already.
@@ -92,7 +85,7 @@ export async function loadData(
     claim: 0,
   };
   await insertCatalogue(client, catalogue);
-  const csvDir = join(workDir, 'csv');
+  const csvDir = join(dir, 'csv');
   mkdirSync(csvDir, { recursive: true });
   chmodSync(csvDir, 0o755);
   // The load skips the triggers that write the results' metric values: what the server recorded of

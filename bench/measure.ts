@@ -196,11 +196,8 @@ function snapshot(groups: CpuGroups) {
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       // after the command: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14)
-      const f = stat
-        .slice(stat.lastIndexOf(')') + 2)
-        .split(' ')
-        .map(Number);
-      procs.set(Number(name), { ppid: f[1]!, self: f[11]! + f[12]!, children: f[13]! + f[14]! });
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      procs.set(Number(name), { ppid: Number(f[1]), self: Number(f[11]) + Number(f[12]), children: Number(f[13]) + Number(f[14]) });
     } catch {
       // exited meanwhile
     }

@@ -127,11 +127,8 @@ export function judgeGoals(report: Judged, measured: Omit<EveryMetricReport, 'go
     const cold = `${of}: p50 ${ch.coldMs.p50} ms, p95 ${ch.coldMs.p95} ms over ${ch.rounds} rounds; ${sql}; after a write to one series p50 ${ch.afterWriteMs?.p50} ms`;
     judge(`changes over time computed, p50 < ${CHANGES.coldP50Ms} ms${scale}`, ch.coldMs.p50 < CHANGES.coldP50Ms, cold);
     const remembered = `${of}: p50 ${ch.rememberedMs.p50} ms, p95 ${ch.rememberedMs.p95} ms`;
-    judge(
-      `changes over time remembered, p50 < ${CHANGES.rememberedP50Ms} ms${scale}`,
-      ch.rememberedMs.p50 < CHANGES.rememberedP50Ms,
-      remembered,
-    );
+    const target = `changes over time remembered, p50 < ${CHANGES.rememberedP50Ms} ms${scale}`;
+    judge(target, ch.rememberedMs.p50 < CHANGES.rememberedP50Ms, remembered);
   }
   const flavors = compareBaseline?.byFlavor;
   if (flavors) {
@@ -167,11 +164,8 @@ export function judgeTargets(report: Judged): TargetResult[] {
     const ratios = reads.map((s) => ({ s, run: runAt(s, at) }));
     const detail = ratios.map(({ s, run }) => `#${s.id} ${run?.ratio == null ? 'n/a' : `${fmt(run.ratio * 100)}%`}`).join(', ');
     const met = ratios.every(({ run }) => run && run.ratio !== null && run.ratio >= T.ratio);
-    judge(
-      `Read scenarios: API throughput ≥ ${T.ratio * 100}% of the raw SQL baseline at ${at} connections`,
-      met,
-      detail + (at !== 32 ? ` (32 connections not measured; ${at} used)` : ''),
-    );
+    const target = `Read scenarios: API throughput ≥ ${T.ratio * 100}% of the raw SQL baseline at ${at} connections`;
+    judge(target, met, detail + (at !== 32 ? ` (32 connections not measured; ${at} used)` : ''));
   }
   const p99 = scenarios((s) => [1, 2, 4, 5].includes(s.id));
   if (p99.length) {
@@ -188,11 +182,8 @@ export function judgeTargets(report: Judged): TargetResult[] {
     const perScenario = (s: ScenarioReport) =>
       `#${s.id} ${s.runs.map((r) => `${fmt(resultsPerSecond(s, r))}/s@${r.connections}`).join(', ')}${s.resultsPerRequest > 1 ? ` (${s.resultsPerRequest} per request)` : ''}`;
     const top = best ? `; best: #${best.s.id} at ${best.r.connections} connections, ${fmt(best.perSecond)} results/s` : '';
-    judge(
-      `Ingest: ≥ ${fmt(T.ingestPerSecond)} validated results/s (best of the ingest scenarios)`,
-      !!best && best.perSecond >= T.ingestPerSecond,
-      ingest.map(perScenario).join('; ') + top,
-    );
+    const target = `Ingest: ≥ ${fmt(T.ingestPerSecond)} validated results/s (best of the ingest scenarios)`;
+    judge(target, !!best && best.perSecond >= T.ingestPerSecond, ingest.map(perScenario).join('; ') + top);
   }
   const compare = scenarios((s) => s.id === 8 || s.id === 9).map((s) => ({ s, run: runAt(s, 1) }));
   if (compare.length) {
@@ -208,15 +199,10 @@ export function judgeTargets(report: Judged): TargetResult[] {
     const growth = first !== null && second !== null ? second - first : Number.POSITIVE_INFINITY;
     const target = `Export (scenario ${s.id}): ≥ ${fmt(T.exportPerSecond)} results/s, server RSS flat (second half's peak ≤ first half's + ${T.exportRssGrowthMb} MB), at 1M results`;
     const met = !!e && e.results === e.expected && e.resultsPerSecond >= T.exportPerSecond && growth <= T.exportRssGrowthMb;
-    const rss =
-      e &&
-      `RSS start ${fmt(e.rss.startMb, 1)} MB, peak ${fmt(e.rss.peakMb, 1)} MB (first half ${mb(first)}, second half ${mb(second)}), end ${fmt(e.rss.endMb, 1)} MB`;
-    judge(
-      target,
-      met,
-      e ? `${fmt(e.results)} results in ${fmt(e.seconds, 1)} s: ${fmt(e.resultsPerSecond)} results/s; ${rss}${scale}` : 'not measured',
-      at1M,
-    );
+    const rss = (r: NonNullable<typeof e>['rss']) =>
+      `RSS start ${fmt(r.startMb, 1)} MB, peak ${fmt(r.peakMb, 1)} MB (first half ${mb(first)}, second half ${mb(second)}), end ${fmt(r.endMb, 1)} MB`;
+    const detail = e && `${fmt(e.results)} results in ${fmt(e.seconds, 1)} s: ${fmt(e.resultsPerSecond)} results/s; ${rss(e.rss)}${scale}`;
+    judge(target, met, detail ?? 'not measured', at1M);
   }
   const { peakRssMb, idleRssMb } = report.server;
   judge(

@@ -6,9 +6,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@benchmarks/server';
 import { r1, sleep } from './measure.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -28,15 +28,6 @@ export function serverNodeArgs(): string[] {
   if (!m) throw new Error('The Dockerfile sets no NODE_OPTIONS: the benchmark runs the server as the image does.');
   return [...(m[1] ?? m[2]!).split(' '), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ')].filter(Boolean);
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 
 /** Starts the server with these environment variables (DATABASE_URL, OIDC_ISSUERS…) and waits for /health. */
 export async function startServerProcess(env: Record<string, string>, log: (message: string) => void) {
