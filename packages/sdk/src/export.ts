@@ -12,6 +12,12 @@ const NEWLINE = 0x0a;
 /** Starts the request. */
 export type OpenExport = () => Promise<StreamedResponse>;
 
+/** The error of an answer whose last line ends without its newline: it was cut short. */
+const cutShort = (response: StreamedResponse, received: number, line: string) =>
+  new IncompleteResponseError(response.request, received, `${line} ends without its newline (the answer was cut short)`, {
+    requestId: response.headers['x-request-id'],
+  });
+
 /** One line's record; an ApiError when it is not JSON (the server broke its contract). */
 function parseLine<T>(line: string, number: number, response: StreamedResponse): T {
   try {
@@ -47,27 +53,16 @@ export async function* ndjsonRecords<T>(open: OpenExport, signal?: AbortSignal):
       const chunk = await reader.read();
       if (chunk.done) break;
       received += chunk.value.byteLength;
-      pending += decoder.decode(chunk.value, { stream: true });
-      let start = 0;
-      for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n', start)) {
-        const text = pending.slice(start, end);
-        start = end + 1;
+      const lines = (pending + decoder.decode(chunk.value, { stream: true })).split('\n');
+      pending = lines.pop()!;
+      for (const text of lines) {
         line++;
         // The lines of a chunk already read stop too when the caller aborts.
         signal?.throwIfAborted();
         if (text.trim() !== '') yield parseLine<T>(text, line, response);
       }
-      pending = pending.slice(start);
     }
-    pending += decoder.decode();
-    if (pending.trim() !== '') {
-      throw new IncompleteResponseError(
-        response.request,
-        received,
-        `line ${line + 1} ends without its newline (the answer was cut short)`,
-        { requestId: response.headers['x-request-id'] },
-      );
-    }
+    if ((pending + decoder.decode()).trim() !== '') throw cutShort(response, received, `line ${line + 1}`);
   } finally {
     // Stops the transfer when the caller leaves early or a line failed; a no-op after the end.
     await reader.cancel().catch(() => {});
@@ -103,14 +98,7 @@ export function lineStream(open: OpenExport, signal?: AbortSignal): ReadableStre
         signal?.throwIfAborted();
         const chunk = await reader!.read();
         if (chunk.done) {
-          if (received > 0 && last !== NEWLINE) {
-            throw new IncompleteResponseError(
-              response.request,
-              received,
-              'the last line ends without its newline (the answer was cut short)',
-              { requestId: response.headers['x-request-id'] },
-            );
-          }
+          if (received > 0 && last !== NEWLINE) throw cutShort(response, received, 'the last line');
           controller.close();
           return;
         }
