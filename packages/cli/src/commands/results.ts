@@ -3,12 +3,12 @@ import type { Command } from 'commander';
 import { claimColumns, resultColumns } from '../columns.ts';
 import { withContext } from '../context.ts';
 import { UsageError } from '../errors.ts';
-import { repeatable } from '../global-options.ts';
+import { pageQuery, repeatable } from '../global-options.ts';
 import type { Io } from '../io.ts';
 import { Resolver } from '../resolve.ts';
 import { group, runs, runsInContext, type WithGlobals } from './common.ts';
 import * as resultsExport from './results/export.ts';
-import { addResultFilters, resultQuery, type ResultFilterOptions } from './results/filters.ts';
+import { addResultFilters, filterQuery, type ResultFilterOptions } from './results/filters.ts';
 import * as upload from './results/upload.ts';
 
 type Options = WithGlobals<ResultFilterOptions & { terms: string[]; id: string; message: string; clear?: boolean }>;
@@ -39,7 +39,7 @@ Examples:
     )
     .action(
       runsInContext(async (ctx, o: Options) => {
-        const query = await resultQuery(ctx.client, o);
+        const query = { ...(await filterQuery(ctx.client, o)), ...pageQuery(o) };
         await ctx.printList(o.mine ? ctx.client.self.results(query) : ctx.client.results.list(query), resultColumns, o);
       }),
     );
@@ -51,7 +51,7 @@ Examples:
     .addHelpText('after', "\nExample:\n  benchmarks results search CESGA gpu --filter 'result.score > 100'")
     .action(
       runsInContext(async (ctx, o: Options) => {
-        const query = { terms: o.terms, ...(await resultQuery(ctx.client, o)) };
+        const query = { terms: o.terms, ...(await filterQuery(ctx.client, o)), ...pageQuery(o) };
         await ctx.printList(o.mine ? ctx.client.self.results(query) : ctx.client.results.search(query), resultColumns, o);
       }),
     );

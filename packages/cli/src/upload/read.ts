@@ -70,12 +70,3 @@ export async function* readInput(file: string, stdin: NodeJS.ReadableStream, onB
   const rest = [...splitter.push(decoder.end()), ...splitter.end()];
   if (rest.length) yield rest.map((p) => toItem(source, p));
 }
-
-/** Every input's items, in order. */
-export async function* readInputs(
-  files: readonly string[],
-  stdin: NodeJS.ReadableStream,
-  onBytes?: (bytes: number) => void,
-): AsyncGenerator<RawItem[]> {
-  for (const file of files) yield* readInput(file, stdin, onBytes);
-}

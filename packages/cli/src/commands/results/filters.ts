@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { Client } from '@benchmarks/sdk';
-import { addListOptions, pageQuery, repeatable, type ListOptions } from '../../global-options.ts';
+import { addListOptions, repeatable, type ListOptions } from '../../global-options.ts';
 import { Resolver } from '../../resolve.ts';
 
 export const SORT_FIELDS = [
@@ -76,11 +76,6 @@ export async function filterQuery(client: Client, options: FilterOptions) {
     ...(options.executedBefore ? { execution_before: options.executedBefore } : {}),
     ...(options.executedAfter ? { execution_after: options.executedAfter } : {}),
   };
-}
-
-/** The query of a list's options: its filters, page and sort. */
-export async function resultQuery(client: Client, options: ResultFilterOptions) {
-  return { ...(await filterQuery(client, options)), ...pageQuery(options) };
 }
 
 /** `json` alone stays as it is (the server refuses it); a top-level key named json is json.json. */

@@ -11,7 +11,7 @@ import { expandInputs, STDIN } from '../../upload/inputs.ts';
 import { executionTime, prepare, resolveDefaults, type Defaults, type Prepared } from '../../upload/items.ts';
 import { inOrder, segments } from '../../upload/pipeline.ts';
 import { progressFor } from '../../progress.ts';
-import { readInputs } from '../../upload/read.ts';
+import { readInput } from '../../upload/read.ts';
 import { itemReport, ReportFile, Tally, type ItemReport, type RecordedCommand } from '../../upload/report.ts';
 import { recordedOptions, ResumeReport } from '../../upload/resume.ts';
 import { Sender, Skipped, type Outcome } from '../../upload/send.ts';
@@ -145,19 +145,21 @@ async function upload(ctx: Context, options: Options, plan: Plan): Promise<void>
   let stopError: unknown;
 
   async function* prepared(): AsyncGenerator<Prepared[]> {
-    for await (const raws of readInputs(files, ctx.io.stdin, (n) => (bytesRead += n))) {
-      itemsRead += raws.length;
-      const out: Prepared[] = new Array(raws.length);
-      for (let i = 0; i < raws.length; i++) {
-        let p = prepare(raws[i]!, defaults, resolved, resolver);
-        if (p instanceof Promise) p = await p;
-        if (resume) {
-          const previous = await resume.next(raws[i]!);
-          if (previous) p.previous = { status: previous.status, result_id: previous.result_id };
+    for (const file of files) {
+      for await (const raws of readInput(file, ctx.io.stdin, (n) => (bytesRead += n))) {
+        itemsRead += raws.length;
+        const out: Prepared[] = new Array(raws.length);
+        for (let i = 0; i < raws.length; i++) {
+          let p = prepare(raws[i]!, defaults, resolved, resolver);
+          if (p instanceof Promise) p = await p;
+          if (resume) {
+            const previous = await resume.next(raws[i]!);
+            if (previous) p.previous = { status: previous.status, result_id: previous.result_id };
+          }
+          out[i] = p;
         }
-        out[i] = p;
+        yield out;
       }
-      yield out;
     }
   }
 
