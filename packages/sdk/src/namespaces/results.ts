@@ -5,6 +5,13 @@ import { lineStream, ndjsonRecords } from '../export.ts';
 import type { Body, FieldsOf, ListQuery, Query, IdempotencyOptions, Reply, RequestOptions } from '../types.ts';
 import { upload, type UploadItem, type UploadOptions, type UploadReport, type UploadSource } from '../upload.ts';
 
+/** The body of an answer asked for as CSV or SVG: text, whatever type the JSON answer has. */
+async function text(answer: Promise<unknown>): Promise<string> {
+  const body = await answer;
+  if (typeof body !== 'string') throw new TypeError(`expected a text answer, got ${typeof body}`);
+  return body;
+}
+
 /**
  * `client.results`: benchmark results. Results are never edited: upload a new one instead.
  * @example
@@ -13,13 +20,6 @@ import { upload, type UploadItem, type UploadOptions, type UploadReport, type Up
  *   console.log(each.id, each.json);
  * }
  */
-/** The body of an answer asked for as CSV or SVG: text, whatever type the JSON answer has. */
-async function text(answer: Promise<unknown>): Promise<string> {
-  const body = await answer;
-  if (typeof body !== 'string') throw new TypeError(`expected a text answer, got ${typeof body}`);
-  return body;
-}
-
 export function resultsNamespace(core: Core) {
   const create = (meta: Query<'createResult'>, json: Body<'createResult'>, options?: IdempotencyOptions) =>
     core.request('createResult', { ...options, query: meta, body: json });
