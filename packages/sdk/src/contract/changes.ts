@@ -11,14 +11,12 @@ import { WarningHeader, Warnings } from './warnings.ts';
 
 export const ChangesQuery = Type.Object(
   {
-    ...MetricQuery('examined', 'followed', 'series'),
-    better: Type.Optional(
-      Type.Union([Type.Literal('higher'), Type.Literal('lower')], {
-        description:
-          'Which direction is better, telling regressions from improvements. Default: the `x-better` annotation (`"higher"` or ' +
-          '`"lower"`) of the metric\'s property in the benchmark\'s json_schema, else `higher`.',
-      }),
-    ),
+    ...MetricQuery({
+      results: 'examined',
+      value: 'followed',
+      group: 'series',
+      better: 'Which direction is better, telling regressions from improvements.',
+    }),
     max_pvalue: Type.Optional(
       Type.Number({
         exclusiveMinimum: 0,

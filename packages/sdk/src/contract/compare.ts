@@ -10,13 +10,7 @@ import { WarningHeader, Warnings } from './warnings.ts';
 
 export const CompareQuery = Type.Object(
   {
-    ...MetricQuery('compared', 'compared', 'group'),
-    better: Type.Optional(
-      Type.Union([Type.Literal('higher'), Type.Literal('lower')], {
-        description:
-          'Which direction wins. Default: the `x-better` annotation (`"higher"` or `"lower"`) of the metric\'s property in the benchmark\'s json_schema, else `higher`.',
-      }),
-    ),
+    ...MetricQuery({ results: 'compared', value: 'compared', group: 'group', better: 'Which direction wins.' }),
     confidence: Type.Optional(
       Type.Number({
         minimum: 0.5,

@@ -84,26 +84,33 @@ export const MetricFilters = filters;
 
 /**
  * The start of the queries about one metric of one benchmark's results (GET /results:compare and
- * GET /results:changes): the words that differ are what is done with the results and the metric,
- * and what a group is called.
+ * GET /results:changes); `words` are what differs: what is done with the results and with the
+ * metric, what a group is called, and the first sentence about `better`.
  */
-export const MetricQuery = (results: string, value: string, group: string) => ({
-  benchmark_id: Type.String({ format: 'uuid', description: `The benchmark whose results are ${results} (404 if unknown).` }),
+export const MetricQuery = (words: { results: string; value: string; group: string; better: string }) => ({
+  benchmark_id: Type.String({ format: 'uuid', description: `The benchmark whose results are ${words.results} (404 if unknown).` }),
   metric: Type.String({
     minLength: 1,
     maxLength: 205,
     description:
-      `The value ${value}: \`json.<dotted.path>\` as in \`sort_by\` (e.g. \`json.result.score\`). ` +
+      `The value ${words.value}: \`json.<dotted.path>\` as in \`sort_by\` (e.g. \`json.result.score\`). ` +
       'Results without a JSON number there are counted in `excluded`.',
     examples: ['json.result.score'],
   }),
   group_by: Type.Optional(
     Type.Union([Type.Literal('flavor'), Type.Literal('site')], {
       default: 'flavor',
-      description: `One ${group} per flavor (default) or per site.`,
+      description: `One ${words.group} per flavor (default) or per site.`,
     }),
   ),
   ...MetricFilters,
+  better: Type.Optional(
+    Type.Union([Type.Literal('higher'), Type.Literal('lower')], {
+      description:
+        `${words.better} Default: the \`x-better\` annotation (\`"higher"\` or \`"lower"\`) of the metric's property in the ` +
+        "benchmark's json_schema, else `higher`.",
+    }),
+  ),
 });
 
 /** What the answers about one metric of one benchmark (comparisons, changes, watches) begin with. */
