@@ -22,26 +22,23 @@ export async function* segments(chunks: AsyncIterable<Prepared[]>, batchSize: nu
   let current: Prepared[] = [];
   let ready = 0;
   let chars = 0;
+  const cut = () => {
+    const segment = current;
+    current = [];
+    ready = 0;
+    chars = 0;
+    return segment;
+  };
   for await (const chunk of chunks) {
     for (const item of chunk) {
       if (item.upload) {
         const size = (item.raw.size ?? 0) + ITEM_OVERHEAD;
-        if (ready > 0 && (ready >= batchSize || chars + size > MAX_SEGMENT_CHARS)) {
-          yield current;
-          current = [];
-          ready = 0;
-          chars = 0;
-        }
+        if (ready > 0 && (ready >= batchSize || chars + size > MAX_SEGMENT_CHARS)) yield cut();
         ready++;
         chars += size;
       }
       current.push(item);
-      if (current.length >= MAX_SEGMENT_ITEMS) {
-        yield current;
-        current = [];
-        ready = 0;
-        chars = 0;
-      }
+      if (current.length >= MAX_SEGMENT_ITEMS) yield cut();
     }
   }
   if (current.length) yield current;

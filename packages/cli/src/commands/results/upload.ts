@@ -13,7 +13,7 @@ import { inOrder, segments } from '../../upload/pipeline.ts';
 import { progressFor } from '../../progress.ts';
 import { readInput } from '../../upload/read.ts';
 import { itemReport, ReportFile, Tally, type ItemReport, type RecordedCommand } from '../../upload/report.ts';
-import { recordedOptions, ResumeReport } from '../../upload/resume.ts';
+import { recordedOptions, ResumeReport, type ResumableOptions } from '../../upload/resume.ts';
 import { Sender, Skipped, type Outcome } from '../../upload/send.ts';
 import { ItemsOut, stdoutMode, summaryJson, summaryText, type Ending } from '../../upload/summary.ts';
 import { colorEnabled } from '../../terminal.ts';
@@ -21,18 +21,9 @@ import { checkSegment, SchemaChecks } from '../../upload/validate.ts';
 import { Resolver } from '../../resolve.ts';
 import { group, runs, type WithGlobals } from '../common.ts';
 
-export type Options = WithGlobals<{
-  inputs: string[];
-  benchmark?: string;
-  flavor?: string;
-  executedAt?: string;
-  tag?: string[];
-  dryRun?: boolean;
-  concurrency?: number;
-  batchSize?: number;
-  report?: string;
-  resume?: string;
-}>;
+export type Options = WithGlobals<
+  ResumableOptions & { inputs: string[]; dryRun?: boolean; concurrency?: number; report?: string; resume?: string }
+>;
 
 export function register(program: Command): void {
   group(program, 'results')
