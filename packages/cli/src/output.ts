@@ -43,7 +43,6 @@ export function renderNdjson(values: readonly unknown[]): string {
   return values.map((value) => `${JSON.stringify(value)}\n`).join('');
 }
 
-/** A list in the chosen format. */
 export function renderList<T>(format: OutputFormat, items: readonly T[], columns: readonly Column<T>[], layout?: TableLayout): string {
   if (format === 'json') return renderJson(items);
   if (format === 'ndjson') return renderNdjson(items);
@@ -51,7 +50,6 @@ export function renderList<T>(format: OutputFormat, items: readonly T[], columns
   return items.length === 0 ? '' : renderTable(items, columns, layout);
 }
 
-/** One item in the chosen format. */
 export function renderItem<T>(format: OutputFormat, item: T, columns: readonly Column<T>[]): string {
   if (format === 'json') return renderJson(item);
   if (format === 'ndjson') return renderNdjson([item]);

@@ -40,7 +40,6 @@ export class Sink {
     return new Sink(stream, { path, stream });
   }
 
-  /** Bytes written so far. */
   get bytes(): number {
     return this.#bytes;
   }

@@ -22,7 +22,6 @@ export interface Column<T> {
   drop?: number;
 }
 
-/** How a table is laid out. */
 export interface TableLayout {
   /** The terminal's width; undefined in a pipe or a file, where nothing is cut. */
   width?: number;

@@ -65,10 +65,7 @@ export interface Resource<T extends Item, C, U> {
   examples: Record<'list' | 'search' | 'get' | 'create' | 'update' | 'delete', string>;
 }
 
-export interface DeleteOptions {
-  cascade?: boolean;
-  yes?: boolean;
-}
+export type DeleteOptions = { cascade?: boolean; yes?: boolean };
 
 /** `--description ''` (or `--url ''`) clears the field. */
 export const orNull = (value: string | undefined, current: string | null): string | null =>
