@@ -68,25 +68,15 @@ export interface BenchmarksErrorOptions {
 }
 
 /**
- * The problem+json fields an {@link ApiError} is built from; an optional one may be `undefined`.
+ * The problem+json fields an {@link ApiError} is built from: its own members, each optional (and
+ * may be `undefined`) but `status` and `request`.
  * @example
  * new ApiError({ status: 418, code: 'TEAPOT', request: { method: 'GET', url } });
  */
-export interface ApiErrorInit {
-  status: number;
-  type?: string | undefined;
-  title?: string | undefined;
-  detail?: string | undefined;
-  code?: string | undefined;
-  errors?: ProblemDetail[] | undefined;
-  /** Response headers (never request headers). */
-  headers?: Record<string, string> | undefined;
-  /** Problem members beyond the standard ones (e.g. `count` on a 409 that names dependants). */
-  extensions?: Record<string, unknown> | undefined;
-  request: RequestInfo;
-  /** The request's id (see {@link BenchmarksError.requestId}). */
-  requestId?: string | undefined;
-}
+export type ApiErrorInit = Pick<ApiError, 'status' | 'request'> &
+  Optional<Pick<ApiError, 'type' | 'title' | 'detail' | 'code' | 'errors' | 'headers' | 'extensions' | 'requestId'>>;
+
+type Optional<T> = { [K in keyof T]?: T[K] | undefined };
 
 /**
  * The server answered with an error status. Carries the RFC 9457 problem fields of the body.
