@@ -6,7 +6,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 import { NamedRef, Uuid } from './common.ts';
-import { MetricAnswer, MetricQuery } from './results.ts';
+import { MetricAnswer, MetricQuery, WholeRead } from './results.ts';
 import { WarningHeader, Warnings } from './warnings.ts';
 
 export const ChangesQuery = Type.Object(
@@ -69,9 +69,7 @@ const Side = Type.Object({
 export const ChangeSegment = Type.Object({
   from: Type.String({ description: 'execution_datetime of its first point.' }),
   to: Type.String({ description: 'execution_datetime of its last point.' }),
-  n: Type.Integer(),
-  mean: Type.Number(),
-  median: Type.Number(),
+  ...Side.properties,
   stddev: Type.Union([Type.Number(), Type.Null()], {
     description: 'Sample standard deviation (n − 1); null when n = 1 or beyond the largest double (values near ±1.8e308).',
   }),
@@ -172,10 +170,9 @@ export const Changes = Type.Object(
 );
 
 export const findChanges = defineOperation({
+  ...WholeRead,
   operationId: 'findChanges',
-  method: 'GET',
   path: '/results:changes',
-  tag: 'results',
   summary: 'Find change points over time in one metric, per flavor or site',
   description:
     "Change points in the time series of one numeric metric of one benchmark's visible results, one series per flavor (default) " +
@@ -202,7 +199,6 @@ export const findChanges = defineOperation({
       }),
     },
   },
-  errors: [404, 503],
 });
 
 export const changesOperations = { findChanges };

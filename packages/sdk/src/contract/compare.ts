@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
 import { NamedRef } from './common.ts';
-import { MetricAnswer, MetricQuery } from './results.ts';
+import { MetricAnswer, MetricQuery, WholeRead } from './results.ts';
 import { WarningHeader, Warnings } from './warnings.ts';
 
 export const CompareQuery = Type.Object(
@@ -238,10 +238,9 @@ export const Comparison = Type.Object(
 );
 
 export const compareResults = defineOperation({
+  ...WholeRead,
   operationId: 'compareResults',
-  method: 'GET',
   path: '/results:compare',
-  tag: 'results',
   summary: 'Compare and rank flavors or sites on one metric',
   description:
     "Statistics of one numeric metric of one benchmark's visible results, grouped by flavor (default) or site, with " +
@@ -270,7 +269,6 @@ export const compareResults = defineOperation({
       'image/svg+xml': Type.String({ description: 'A standalone SVG chart of the groups in answer order.' }),
     },
   },
-  errors: [404, 503],
 });
 
 export const compareOperations = { compareResults };

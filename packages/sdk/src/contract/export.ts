@@ -4,7 +4,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { defineOperation } from './operation.ts';
-import { ResultFilters } from './results.ts';
+import { ResultFilters, WholeRead } from './results.ts';
 import { WarningHeader } from './warnings.ts';
 
 /** The fields a CSV export can hold besides JSON paths. */
@@ -48,10 +48,9 @@ const NDJSON_EXAMPLE =
   '{"id":"…","execution_datetime":"2025-01-31T10:00:00.000","upload_datetime":"…","benchmark":{…},"site":{…},"flavor":{…},"tags":[],"json":{"result":{"score":101.5}},"hidden":false}\n';
 
 export const exportResults = defineOperation({
+  ...WholeRead,
   operationId: 'exportResults',
-  method: 'GET',
   path: '/results:export',
-  tag: 'results',
   summary: 'Export every matching result (NDJSON or CSV), streamed',
   description:
     'Every visible result matching the filters of GET /results, without pages, in `execution_datetime, id` order, streamed ' +
@@ -80,7 +79,6 @@ export const exportResults = defineOperation({
       }),
     },
   },
-  errors: [404, 503],
 });
 
 export const exportOperations = { exportResults };

@@ -113,6 +113,9 @@ export const MetricQuery = (words: { results: string; value: string; group: stri
   ),
 });
 
+/** The reads over every matching result (compare, changes, export): an unknown benchmark is 404, a busy server 503. */
+export const WholeRead = { method: 'GET', tag: 'results', errors: [404, 503] } as const;
+
 /** What the answers about one metric of one benchmark (comparisons, changes, watches) begin with. */
 export const MetricAnswer = {
   benchmark_id: Uuid,
