@@ -269,10 +269,6 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
   return Math.max(0, Math.ceil((date - now) / 1000));
 }
 
-function asProblem(body: unknown): Partial<ApiErrorInit> & Record<string, unknown> {
-  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-}
-
 const STANDARD = new Set(['type', 'title', 'status', 'detail', 'code', 'errors']);
 /** A problem's `instance` names its request: `urn:benchmarks:request:<id>`. */
 const INSTANCE = /^urn:benchmarks:request:([A-Za-z0-9._-]{1,64})$/;
@@ -296,8 +292,9 @@ export function errorFromResponse(response: {
 }): ApiError {
   const { status, headers, request } = response;
   const redact = response.redact ?? ((s: string) => s);
-  const p = asProblem(response.body);
-  const text = typeof response.body === 'string' && response.body.trim() ? response.body.trim().slice(0, 500) : undefined;
+  const { body } = response;
+  const p: Record<string, unknown> = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  const text = typeof body === 'string' && body.trim() ? body.trim().slice(0, 500) : undefined;
   const extensions = Object.fromEntries(Object.entries(p).filter(([k]) => !STANDARD.has(k)));
   const errors = Array.isArray(p.errors)
     ? (p.errors as ProblemDetail[]).map((e) => ({ in: String(e.in), path: String(e.path), message: redact(String(e.message)) }))
