@@ -33,16 +33,13 @@ export interface StreamedResponse {
  */
 export class Deadline {
   readonly #controller = new AbortController();
+  /** Aborted when a wait lasted `ms`. */
+  readonly signal: AbortSignal = this.#controller.signal;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #expired = false;
 
   /** `ms`: how long one wait may last. */
   constructor(readonly ms: number) {}
-
-  /** Aborted when a wait lasted `ms`. */
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
 
   /** Whether a wait ran out (the signal was aborted by this timer). */
   get expired(): boolean {
