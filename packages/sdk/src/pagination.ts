@@ -103,16 +103,14 @@ export class PageRequest<T> implements Promise<Page<T>>, AsyncIterable<T> {
    */
   async toArray(options: { max: number }): Promise<T[]> {
     const max = options?.max;
-    if (typeof max !== 'number' || !Number.isInteger(max) || max < 0) {
+    if (!Number.isInteger(max) || max < 0) {
       throw new TypeError('toArray({ max }) needs max, a non-negative integer bound on the number of items');
     }
     const out: T[] = [];
     if (max === 0) return out;
-    for await (const page of this.pages()) {
-      for (const item of page.items) {
-        out.push(item);
-        if (out.length >= max) return out;
-      }
+    for await (const item of this) {
+      out.push(item);
+      if (out.length >= max) break;
     }
     return out;
   }
