@@ -46,7 +46,6 @@ export class Deadline {
     return this.#expired;
   }
 
-  /** Starts (or restarts) the wait. */
   arm(): void {
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
@@ -55,7 +54,6 @@ export class Deadline {
     }, this.ms);
   }
 
-  /** Ends the wait. */
   disarm(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
