@@ -201,9 +201,8 @@ function panel(
     const regression = c.direction === 'regression';
     const colour = regression ? '#c0392b' : '#1e8449';
     // ▼ below the plot's top for a regression, ▲ above its bottom for an improvement.
-    const mark = regression
-      ? `${(x - 5).toFixed(1)},${plotTop + 1} ${(x + 5).toFixed(1)},${plotTop + 1} ${x.toFixed(1)},${plotTop + 10}`
-      : `${(x - 5).toFixed(1)},${plotBottom - 1} ${(x + 5).toFixed(1)},${plotBottom - 1} ${x.toFixed(1)},${plotBottom - 10}`;
+    const [edge, tip] = regression ? [plotTop + 1, plotTop + 10] : [plotBottom - 1, plotBottom - 10];
+    const mark = `${(x - 5).toFixed(1)},${edge} ${(x + 5).toFixed(1)},${edge} ${x.toFixed(1)},${tip}`;
     const magnitude = c.magnitude === null ? '' : ` ${c.magnitude > 0 ? '+' : ''}${fmt(c.magnitude * 100)}%`;
     out.push(
       `<g class="change ${c.direction}">`,
