@@ -39,11 +39,8 @@ export function runs<O>(run: (options: O, io: Io) => Promise<unknown>, positiona
 }
 
 /** The action of a command that runs in a context (its client closed at the end): `run(ctx, options)`. */
-export function runsInContext<O extends GlobalOptions>(
-  run: (ctx: Context, options: O) => Promise<unknown>,
-  positional: readonly string[] = [],
-) {
-  return runs((options: O, io) => withContext(options, io, (ctx) => run(ctx, options)), positional);
+export function runsInContext<O extends GlobalOptions>(run: (ctx: Context, options: O) => Promise<unknown>) {
+  return runs((options: O, io) => withContext(options, io, (ctx) => run(ctx, options)));
 }
 
 const GROUPS: Record<string, string> = {
