@@ -169,7 +169,6 @@ export class Core {
     const key = keyed ? (args.idempotencyKey ?? newIdempotencyKey()) : undefined;
     if (key !== undefined && !VALID_KEY.test(key)) throw new TypeError('idempotencyKey must be 1 to 255 printable ASCII characters');
     const safe = IDEMPOTENT_METHODS.has(def.method);
-    const maxRetries = this.#retries;
     // The id the caller sent, if any: what a failure without an answer can still be traced by.
     const sentId = extra[REQUEST_ID_HEADER];
 
@@ -189,7 +188,7 @@ export class Core {
         if (signal?.aborted) throw signal.reason;
         const timedOut = outcome.error instanceof TimeoutError;
         // A keyed request is retried after a timeout too: the retry gets the first attempt's answer.
-        if (((safe && !timedOut) || key !== undefined) && attempt < maxRetries) {
+        if (((safe && !timedOut) || key !== undefined) && attempt < this.#retries) {
           await sleep(retryDelayMs(attempt), signal);
           continue;
         }
@@ -212,7 +211,7 @@ export class Core {
         (RETRY_STATUSES.has(status) && (safe || status === 429)) ||
         (key !== undefined &&
           retriesKeyed(status, status === 409 ? (parseBody(response, text) as { code?: unknown } | undefined)?.code : undefined));
-      if (retry && attempt < maxRetries) {
+      if (retry && attempt < this.#retries) {
         await sleep(retryDelayMs(attempt, parseRetryAfter(response.headers.get('retry-after'))), signal);
         continue;
       }
