@@ -1,11 +1,9 @@
 /**
- * The chart of change points (GET /results:changes): a standalone SVG of small multiples, one panel
- * per group in answer order, on one time axis: the points (as a dot, or a line from the lowest to
- * the highest value where several fall in one pixel column), each segment's mean as a horizontal
- * line, and each change point as a dashed vertical line with a mark, a red downward triangle for a
- * regression and a green upward triangle for an improvement (shape and colour both tell them
- * apart). Each panel has its own value axis (`drawableRange`, `ticks`: any finite values draw).
- * Pure functions; every text is escaped and the document holds no script and no external reference.
+ * The chart of change points (GET /results:changes): a standalone SVG of small multiples, a panel
+ * per group on one shared time axis, each with its own value axis (any finite values draw). A
+ * regression's mark is a red downward triangle, an improvement's a green upward one: shape and
+ * colour both tell them apart. Pure functions; every text is escaped and the document holds no
+ * script and no external reference.
  */
 import type { Static } from '@sinclair/typebox';
 import { drawableRange, scaleOf, ticks } from './axis.ts';

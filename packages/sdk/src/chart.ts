@@ -1,12 +1,9 @@
 /**
  * The chart of a comparison (GET /results:compare): a standalone SVG to embed in a README or a page,
- * drawn the same way by the server (`format=svg`) and by clients (the CLI). One row per group in
- * answer order, labelled "site / flavor (n)" (with its rank), a thin line from p5 to p95, a bar for
- * the median's interval and a mark at the median, on a value axis with ticks, under a title naming
- * the benchmark, the metric and the direction. With a baseline (`baseline` in the answer), its row
- * is marked ("baseline", in bold), its median drawn as a dashed line across the plot, and every
- * other row's label ends with its ratio to it ("1.35×"). Pure functions; every text is escaped and the
- * document holds no script, no link and no external reference.
+ * drawn the same way by the server (`format=svg`) and by clients (the CLI): a row per group in
+ * answer order, with the baseline marked and its median dashed across when the answer has one.
+ * Pure functions; every text is escaped and the document holds no script, no link and no external
+ * reference.
  */
 import type { Static } from '@sinclair/typebox';
 import { valueAxis } from './axis.ts';
