@@ -35,7 +35,6 @@ async function timed(server: ServerProcess, path: string, statuses: Record<strin
   return { ms, groups: strict ? ((JSON.parse(text) as { groups?: unknown[] }).groups?.length ?? 0) : 0 };
 }
 
-/** Timed requests and replays, by name; the statements of one computation; the report of the rounds. */
 function rounds(input: RoundsInput) {
   const statuses: Record<string, number> = {};
   const times: Record<string, number[]> = { cold: [], remembered: [], afterWrite: [], sql: [], byFlavor: [], median: [] };
@@ -106,7 +105,6 @@ const SERIES_IMAGE = 'ghcr.io/bench/changes-series';
 const SERIES_SITE = 'changes-series-site';
 const SERIES_OWNER = "'https://bench.example', 'bench'";
 
-/** Removes what `seedSeries` wrote (also what a run stopped half-way left). */
 async function removeSeries(client: pg.Client): Promise<void> {
   await client.query(`delete from result where benchmark_id in (select id from benchmark where container_image = '${SERIES_IMAGE}')`);
   await client.query(`delete from benchmark where container_image = '${SERIES_IMAGE}'`);

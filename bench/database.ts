@@ -66,10 +66,8 @@ export async function startBenchDatabase(dataDir: string, log: (message: string)
     password: decodeURIComponent(u.password),
     database,
     version,
-    /** A client for the harness's own queries (application_name bench-harness). */
     client: () => clientFor(handle.url),
     postmasterPid: () => Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]),
-    /** Drops and recreates the database, then applies the server's migrations. */
     async recreate() {
       const c = await clientFor(handle.url, 'postgres');
       try {

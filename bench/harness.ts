@@ -99,7 +99,6 @@ async function removeIngested(client: pg.Client): Promise<void> {
   ]);
 }
 
-/** Polls `done` every `ms` until it answers true or `maxSeconds` pass; the seconds waited. */
 async function waitUntil(done: () => Promise<boolean>, ms: number, maxSeconds = Number.POSITIVE_INFINITY): Promise<number> {
   const started = performance.now();
   while (!(await done()) && performance.now() - started < maxSeconds * 1000) await measure.sleep(ms);

@@ -76,7 +76,6 @@ export type SqlTarget = { host: string; port: number; user: string; password: st
 export type SqlRunStats = Awaited<ReturnType<typeof runSqlLoad>>;
 
 let pgbenchChecked: string | null | undefined;
-/** The pgbench version line, or null when pgbench is not installed. */
 export function pgbenchVersion(): string | null {
   if (pgbenchChecked === undefined) {
     const r = spawnSync('pgbench', ['--version'], { encoding: 'utf8' });

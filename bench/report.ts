@@ -87,13 +87,11 @@ const COMPARE_EXPORT = { compareP50Ms: 150, exportPerSecond: 20_000, exportRssGr
 
 const runAt = (s: ScenarioReport | undefined, connections: number) => s?.runs.find((r) => r.connections === connections);
 const fmt = (v: number, digits = 0) => v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-/** MB with one decimal, or – when not measured. */
 const mb = (v: number | null) => (v === null ? '–' : fmt(v, 1));
 const percentOf = (ratio: number | null | undefined) => (ratio == null ? '–' : `${fmt(ratio * 100)}%`);
 /** Validated results stored per second by a run (successful requests times the results each one stored). */
 const resultsPerSecond = (s: ScenarioReport, r: RunReport) => r.api.okPerSecond * s.resultsPerRequest;
 type Judged = Omit<BenchReport, 'targets' | 'everyMetric'>;
-/** A list of targets and what `judge` pushes to it: met, missed, or not applicable. */
 const judging = () => {
   const out: TargetResult[] = [];
   const judge = (target: string, met: boolean, detail: string, applicable = true) => {

@@ -70,7 +70,6 @@ const META = new Map(
     .map(([id, key, title, endpoint]) => [Number(id), { key: key!, title: title!, endpoint: endpoint! }]),
 );
 export const SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
-/** The measurements that are not load runs. */
 export const MEASURED_ONCE: Record<number, string> = { 16: 'changes', 17: 'compare-baseline', 27: 'health-under-load' };
 export const SHAPE_SCENARIOS = [18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
 const BATCH_SIZE = 100;
@@ -104,7 +103,6 @@ export function typicalBenchmarks(catalogue: Catalogue): BenchmarkRow[] {
 
 const sqlLiteral = (value: string) => `'${value.replaceAll("'", "''")}'`;
 const percent = (share: number) => `${(100 * share).toFixed(share < 0.1 ? 2 : 1)} %`;
-/** The check of the status, then of the body. */
 const expect =
   (expected: number, then: (body: any) => string | null): Check =>
   (status, body) =>
@@ -135,7 +133,6 @@ const sortedCheck = (benchmark: BenchmarkRow, filters: string[], sort: string) =
     return sorted.every((v, i) => i === 0 || v <= sorted[i - 1]!) ? null : `not sorted by -json.${sort}`;
   });
 
-/** The statements of `issued` that `re` matches, at least one. */
 const pick = (issued: string[], re: RegExp, what: string) => {
   const picked = issued.filter((s) => re.test(s));
   if (picked.length === 0) throw new Error(`cannot find the ${what} among:\n${issued.slice(0, 20).join('\n')}`);
@@ -152,7 +149,6 @@ function pageAndTotal(_index: number, issued: string[]): string[] {
   const [total] = pick(issued, /^\s*select count\(\*\)(::int)? as total\b/i, 'total statement');
   return [page!, total!, ...issued.filter((s) => /^\s*select count\(\*\)::int as n from metric_value s\b/i.test(s))];
 }
-/** A read scenario of the table, its baseline the page and total unless given. */
 const read = (id: number, s: Partial<Scenario> & Pick<Scenario, 'variants'>): Scenario => ({
   id,
   ...META.get(id)!,
