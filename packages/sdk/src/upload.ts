@@ -220,17 +220,11 @@ async function* iterate(source: UploadSource): AsyncGenerator<unknown, void, und
 }
 
 /**
- * Uploads the items of `source` in batches of `batchSize` (POST /results:batch, all or none per
- * request; with `batchSize` 1 one POST /results per item), at most `concurrency` requests in flight,
- * reading the source only as fast as requests are sent, and resolves to a report with one outcome per
- * item in source order; a failure never stops the upload. A batch refused because of some of its
- * items (422 or 404 naming them in `errors[].path`) stores nothing: those items fail with their own
- * details, and the others are sent again without them. A batch too large for the server (413) is
- * split in two. Each request carries an `Idempotency-Key`, so the client retries a lost answer, a
- * timeout or a 5xx without storing the batch twice; any failure that remains (401, 403, a 5xx or lost
- * connection after the retries) fails every item of that batch. Against a server without the batch
- * operation, items are sent one by one (POST /results). Aborting `options.signal` stops reading and
- * sending, and the upload rejects with its reason once the requests in flight are over.
+ * What `client.results.upload` does (see there), with what it leaves unsaid: the source is read only
+ * as fast as requests are sent; a batch too large for the server (413) is split in two; a failure
+ * that remains after the client's retries (401, 403, a 5xx, a lost connection) fails every item of
+ * its batch; aborting `options.signal` stops reading and sending, and the upload rejects with its
+ * reason once the requests in flight are over.
  * @example
  * const report = await upload(items, { createBatch: (b) => client.results.createMany(b), createOne: ... }, {});
  */
