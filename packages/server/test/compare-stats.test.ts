@@ -159,7 +159,10 @@ test('betterFromSchema: x-better on the property, through properties, $ref to $d
   const rooted = { 'x-better': 'lower', properties: { a: { $ref: '#anchor' }, b: { $ref: '#/%zz' } } };
   assert.is(betterFromSchema(rooted, ['a']), null);
   assert.is(betterFromSchema(rooted, ['b']), null);
-  assert.is(betterFromSchema({ properties: { a: { $ref: '#/$defs/a%20b' } }, $defs: { 'a b': { 'x-better': 'higher' } } }, ['a']), 'higher');
+  assert.is(
+    betterFromSchema({ properties: { a: { $ref: '#/$defs/a%20b' } }, $defs: { 'a b': { 'x-better': 'higher' } } }, ['a']),
+    'higher',
+  );
   assert.is(betterFromSchema({ properties: { constructor: { 'x-better': 'lower' } } }, ['toString']), null);
 });
 
