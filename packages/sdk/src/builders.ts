@@ -84,44 +84,6 @@ export class Filter {
 }
 
 /**
- * The operators available on a filter path; each returns a {@link Filter}.
- * @example
- * where('result.score').lt(10.5); // 'result.score < 10.5'
- */
-export interface FilterPath {
-  /**
-   * `path == value`
-   * @example
-   * where('machine.vendor').eq('AMD EPYC')
-   */
-  eq(value: FilterValue): Filter;
-  /**
-   * `path > value`
-   * @example
-   * where('score').gt(1)
-   */
-  gt(value: FilterValue): Filter;
-  /**
-   * `path < value`
-   * @example
-   * where('score').lt(1)
-   */
-  lt(value: FilterValue): Filter;
-  /**
-   * `path >= value`
-   * @example
-   * where('machine.cpu.count').gte(4)
-   */
-  gte(value: FilterValue): Filter;
-  /**
-   * `path <= value`
-   * @example
-   * where('machine.cpu.count').lte(64)
-   */
-  lte(value: FilterValue): Filter;
-}
-
-/**
  * Starts a JSON filter on a dotted path inside a result's `json`, with or without the `json.` prefix
  * (`where('json.machine.cpu.count')` is `where('machine.cpu.count')`). Refuses (TypeError) an empty
  * path, `json` alone, an empty segment (`a..b`), whitespace in the path, a non-finite number and an
@@ -131,14 +93,39 @@ export interface FilterPath {
  * const filters = [where('machine.cpu.count').gte(4), where('json.machine.cpu.count').lte(64)];
  * for await (const r of client.results.list({ benchmark_id, filters })) console.log(r.id);
  */
-export function where(path: string): FilterPath {
+export function where(path: string) {
   checkPath(path, 'A filter path');
   return {
-    eq: (value) => new Filter(path, '==', value),
-    gt: (value) => new Filter(path, '>', value),
-    lt: (value) => new Filter(path, '<', value),
-    gte: (value) => new Filter(path, '>=', value),
-    lte: (value) => new Filter(path, '<=', value),
+    /**
+     * `path == value`
+     * @example
+     * where('machine.vendor').eq('AMD EPYC')
+     */
+    eq: (value: FilterValue) => new Filter(path, '==', value),
+    /**
+     * `path > value`
+     * @example
+     * where('score').gt(1)
+     */
+    gt: (value: FilterValue) => new Filter(path, '>', value),
+    /**
+     * `path < value`
+     * @example
+     * where('score').lt(1)
+     */
+    lt: (value: FilterValue) => new Filter(path, '<', value),
+    /**
+     * `path >= value`
+     * @example
+     * where('machine.cpu.count').gte(4)
+     */
+    gte: (value: FilterValue) => new Filter(path, '>=', value),
+    /**
+     * `path <= value`
+     * @example
+     * where('machine.cpu.count').lte(64)
+     */
+    lte: (value: FilterValue) => new Filter(path, '<=', value),
   };
 }
 
