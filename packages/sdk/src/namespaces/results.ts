@@ -5,13 +5,6 @@ import { lineStream, ndjsonRecords } from '../export.ts';
 import type { Body, FieldsOf, ListQuery, Query, IdempotencyOptions, Reply, RequestOptions } from '../types.ts';
 import { upload, type UploadItem, type UploadOptions, type UploadReport, type UploadSource } from '../upload.ts';
 
-/** The body of an answer asked for as CSV or SVG: text, whatever type the JSON answer has. */
-async function text(answer: Promise<unknown>): Promise<string> {
-  const body = await answer;
-  if (typeof body !== 'string') throw new TypeError(`expected a text answer, got ${typeof body}`);
-  return body;
-}
-
 /**
  * `client.results`: benchmark results. Results are never edited: upload a new one instead.
  * @example
@@ -25,6 +18,14 @@ export function resultsNamespace(core: Core) {
     core.request('createResult', { ...options, query: meta, body: json });
   const createMany = (items: Body<'createResults'>['items'], options?: IdempotencyOptions) =>
     core.request('createResults', { ...options, body: { items } });
+  /** A comparison or changes asked for as CSV or SVG: text, whatever type the JSON answer has. */
+  const asText =
+    <Q extends object>(operationId: 'compareResults' | 'findChanges', format: 'csv' | 'svg') =>
+    async (query: Q, options?: RequestOptions): Promise<string> => {
+      const body = await core.invoke(operationId, { ...options, query: { ...query, format } });
+      if (typeof body !== 'string') throw new TypeError(`expected a text answer, got ${typeof body}`);
+      return body;
+    };
   /** The options of one request of an upload: its own, and the key derived from what it sends (random when none). */
   const requestOf = (options: UploadOptions | undefined, items: readonly UploadItem[], operation: 'createResult' | 'createResults') => ({
     signal: options?.signal,
@@ -67,15 +68,13 @@ export function resultsNamespace(core: Core) {
      * @example
      * await writeFile('compare.csv', await client.results.compareCsv({ benchmark_id, metric: 'json.result.score' }));
      */
-    compareCsv: (query: CompareQuery, options?: RequestOptions) =>
-      text(core.invoke('compareResults', { ...options, query: { ...query, format: 'csv' } })),
+    compareCsv: asText<CompareQuery>('compareResults', 'csv'),
     /**
      * The comparison as a standalone SVG chart (text), for a README or a page.
      * @example
      * await writeFile('compare.svg', await client.results.compareSvg({ benchmark_id, metric: 'json.result.score' }));
      */
-    compareSvg: (query: CompareQuery, options?: RequestOptions) =>
-      text(core.invoke('compareResults', { ...options, query: { ...query, format: 'svg' } })),
+    compareSvg: asText<CompareQuery>('compareResults', 'svg'),
     /**
      * Change points over time in one metric of a benchmark's visible results, one series per flavor
      * (or site): E-divisive means with Welch's t-test. Each change comes with its before and after
@@ -92,15 +91,13 @@ export function resultsNamespace(core: Core) {
      * @example
      * await writeFile('changes.csv', await client.results.changesCsv({ benchmark_id, metric: 'json.result.score' }));
      */
-    changesCsv: (query: ChangesQuery, options?: RequestOptions) =>
-      text(core.invoke('findChanges', { ...options, query: { ...query, format: 'csv' } })),
+    changesCsv: asText<ChangesQuery>('findChanges', 'csv'),
     /**
      * The change points as a standalone SVG of small multiples (text), for a README or a page.
      * @example
      * await writeFile('changes.svg', await client.results.changesSvg({ benchmark_id, metric: 'json.result.score' }));
      */
-    changesSvg: (query: ChangesQuery, options?: RequestOptions) =>
-      text(core.invoke('findChanges', { ...options, query: { ...query, format: 'svg' } })),
+    changesSvg: asText<ChangesQuery>('findChanges', 'svg'),
     /**
      * Every visible result matching the list filters (`filters` from `where()`), no pages, in
      * `execution_datetime, id` order, as each arrives: the answer is streamed and parsed a line at a
