@@ -7,7 +7,8 @@ import { commit, type ImportContext, progress, stopping } from './context.ts';
 import { nulPointer, ORIGIN_SERVICE_USER, ORIGIN_TERMS_VERSION, reviewStatus, userEmail } from './mapping.ts';
 import type { SourceBenchmark, SourceFlavor, SourceSite } from './source.ts';
 import { BatchTally, type Kind } from './summary.ts';
-import { type CatalogueOutcome, type TargetUser, userKey } from './target.ts';
+import type { UserRow } from '../db/table-columns.ts';
+import { type CatalogueOutcome, userKey } from './target.ts';
 
 /** Runs the phases in order; false when the run was asked to stop. */
 export async function importCatalogue(ctx: ImportContext): Promise<boolean> {
@@ -47,7 +48,7 @@ async function importUsers(ctx: ImportContext): Promise<boolean> {
     if (stopping(ctx)) return false;
     const batch = new BatchTally();
     const users = rows.map(
-      (u): TargetUser => ({ ...u, email: userEmail(u.email), terms_version: ORIGIN_TERMS_VERSION, removed_datetime: null }),
+      (u): UserRow => ({ ...u, email: userEmail(u.email), terms_version: ORIGIN_TERMS_VERSION, removed_datetime: null }),
     );
     await ctx.target.transaction(async () => {
       const written = await ctx.target.insertUsers(users);

@@ -8,14 +8,15 @@ import { flagNullStatus } from './catalogue.ts';
 import { resultVisibility, reviewStatus } from './mapping.ts';
 import type { SourceResult } from './source.ts';
 import { BatchTally } from './summary.ts';
-import type { TargetClaim, TargetResult } from './target.ts';
+import type { ResultRow } from '../db/table-columns.ts';
+import type { TargetClaim } from './target.ts';
 
 /** The most violations quoted in a SCHEMA_VIOLATION note (the count is always given). */
 const QUOTED_VIOLATIONS = 3;
 
 /** What a batch writes, and the notes of each result (kept only if the result is written). */
 interface Plan {
-  results: TargetResult[];
+  results: ResultRow[];
   links: { result_id: string; tag_id: string }[];
   claims: TargetClaim[];
   notes: Map<string, BatchTally>;

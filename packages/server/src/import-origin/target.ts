@@ -34,19 +34,10 @@ import { openImportClient } from './source.ts';
 
 const IMPORT_LOCK = lockKeyOf('import-origin');
 
-/** The rows as imported are the service's own (db/table-columns.ts): a column a migration adds fails the typecheck here. */
-export type TargetUser = UserRow;
+// The rows as imported are the service's own (db/table-columns.ts): a column a migration adds fails the typecheck here.
 
 /** A catalogue row as imported: the service's own row, its status one the service knows. */
 type Reviewed<Row> = Row & { status: ReviewStatus };
-
-export type TargetBenchmark = Reviewed<BenchmarkRow>;
-export type TargetSite = Reviewed<SiteRow>;
-export type TargetFlavor = Reviewed<FlavorRow>;
-export type TargetTag = Reviewed<TagRow>;
-
-/** A result as imported: the service's own row. */
-export type TargetResult = ResultRow;
 
 /** A claim as imported: on a result, as every claim of the service. */
 export type TargetClaim = Omit<ClaimRow, 'resource_type'>;
@@ -55,10 +46,10 @@ export type TargetClaim = Omit<ClaimRow, 'resource_type'>;
 export type CatalogueOutcome = { written: true } | { present: true } | { takenBy: string };
 
 interface CatalogueRows {
-  benchmark: TargetBenchmark;
-  site: TargetSite;
-  flavor: TargetFlavor;
-  tag: TargetTag;
+  benchmark: Reviewed<BenchmarkRow>;
+  site: Reviewed<SiteRow>;
+  flavor: Reviewed<FlavorRow>;
+  tag: Reviewed<TagRow>;
 }
 type CatalogueTable = keyof CatalogueRows;
 
@@ -122,7 +113,7 @@ export class ImportTarget {
   }
 
   /** Inserts users; returns the `iss sub` keys of those written (the others were here). */
-  async insertUsers(users: readonly TargetUser[]): Promise<Set<string>> {
+  async insertUsers(users: readonly UserRow[]): Promise<Set<string>> {
     if (!users.length) return new Set();
     const { rows } = await this.#client.query<{ iss: string; sub: string }>(INSERT_USERS_SQL, columnArrays(USER_TABLE, users));
     return new Set(rows.map((r) => userKey(r)));
@@ -145,7 +136,7 @@ export class ImportTarget {
   }
 
   /** Inserts results; returns the ids written. */
-  async insertResults(results: readonly TargetResult[]): Promise<Set<string>> {
+  async insertResults(results: readonly ResultRow[]): Promise<Set<string>> {
     if (!results.length) return new Set();
     const { rows } = await this.#client.query<{ id: string }>(INSERT_RESULTS_SQL, columnArrays(RESULT_TABLE, results));
     return new Set(rows.map((r) => r.id));
