@@ -2,7 +2,8 @@ import type Koa from 'koa';
 import type { AuthLevel } from '@benchmarks/sdk/contract';
 import { errors, unauthorized } from '../core/errors.ts';
 import type { TokenVerifier } from '../auth/verifier.ts';
-import type { Caller, RequestState } from './handler.ts';
+import type { Caller } from '../core/caller.ts';
+import type { RequestState } from './handler.ts';
 import { findUser } from '../services/catalogue/users.ts';
 
 export interface Authenticator {

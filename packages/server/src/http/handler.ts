@@ -5,8 +5,6 @@ import type { Caller } from '../core/caller.ts';
 import type { AppContext } from '../services/app-context.ts';
 import type { JsonText, Reply } from '../core/reply.ts';
 
-export type { Caller };
-
 /** What every request carries in ctx.state. */
 export interface RequestState {
   em: EntityManager;

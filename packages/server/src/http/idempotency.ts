@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OperationDef } from '@benchmarks/sdk/contract';
 import type { TObject } from '@sinclair/typebox';
-import type { Caller } from './handler.ts';
+import type { Caller } from '../core/caller.ts';
 import type { Reply } from '../core/reply.ts';
 import { requestHash, storeOnce } from '../services/results/idempotency.ts';
 
