@@ -1,4 +1,5 @@
 /** `claims list|get|approve|reject` (admin; `list --mine` for anyone registered). */
+import { ClaimSort } from '@benchmarks/sdk/contract/claims';
 import { Option, type Command } from 'commander';
 import { claimColumns } from '../columns.ts';
 import { addListOptions, pageQuery } from '../global-options.ts';
@@ -27,7 +28,7 @@ export function register(program: Command): void {
     .option('--uploaded-before <date>', 'filed before this date or date-time')
     .option('--uploaded-after <date>', 'filed after this date or date-time')
     .option('--mine', 'the claims I filed (any registered user)');
-  addListOptions(list, ['upload_datetime', 'status', 'id'])
+  addListOptions(list, ClaimSort.fields)
     .addHelpText(
       'after',
       '\nExamples:\n  benchmarks claims list\n  benchmarks claims approve <id>   # uphold: the result stays hidden\n  benchmarks claims reject <id>    # the result is restored',

@@ -1,4 +1,5 @@
 /** `review list|approve|reject`: the items waiting for an administrator; names work as ids do. */
+import { SubmitSort } from '@benchmarks/sdk/contract/admin';
 import { Argument, Option, type Command } from 'commander';
 import { NotFoundError, type Client } from '@benchmarks/sdk';
 import { submitColumns, type Submit } from '../columns.ts';
@@ -68,7 +69,7 @@ export function register(program: Command): void {
     .addOption(new Option('--type <kind>', 'only this kind').choices(KINDS))
     .option('--uploaded-before <date>', 'uploaded before this date or date-time')
     .option('--uploaded-after <date>', 'uploaded after this date or date-time');
-  addListOptions(listCommand, ['upload_datetime', 'resource_type', 'resource_id'])
+  addListOptions(listCommand, SubmitSort.fields)
     .addHelpText(
       'after',
       '\nExamples:\n  benchmarks review list --type site\n  benchmarks review approve site <id>\n  benchmarks sites get <id>    # to look at it first',

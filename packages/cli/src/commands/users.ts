@@ -4,13 +4,12 @@ import { userColumns } from '../columns.ts';
 import { confirm, mustBeAbleToAsk } from '../confirm.ts';
 import { withContext } from '../context.ts';
 import { UsageError } from '../errors.ts';
+import { UserSort } from '@benchmarks/sdk/contract/admin';
 import { addListOptions, pageQuery, type ListOptions } from '../global-options.ts';
 import type { Io } from '../io.ts';
 import { group, runs, runsInContext, type WithGlobals } from './common.ts';
 
 type Options = WithGlobals<ListOptions & { iss?: string; sub?: string; email?: string; terms: string[]; yes?: boolean }>;
-
-const SORT_FIELDS = ['iss', 'sub', 'email', 'registration_datetime'];
 
 const addSelectors = (command: Command) =>
   command.option('--iss <issuer>', 'exact issuer').option('--sub <subject>', 'exact subject').option('--email <email>', 'exact email');
@@ -38,7 +37,7 @@ async function remove(options: Options, io: Io): Promise<void> {
 export function register(program: Command): void {
   const users = group(program, 'users');
   const list = addSelectors(users.command('list').description('List registered users, removed ones included (admin)'));
-  addListOptions(list, SORT_FIELDS)
+  addListOptions(list, UserSort.fields)
     .addHelpText('after', '\nExample:\n  benchmarks users list --email someone@example.org')
     .action(
       runsInContext((ctx, o: Options) => ctx.printList(ctx.client.users.list({ ...selectorsOf(o), ...pageQuery(o) }), userColumns, o)),
@@ -47,7 +46,7 @@ export function register(program: Command): void {
     .command('search')
     .description('Search users: every term must occur in the email or the subject (admin)')
     .argument('<terms...>', 'search terms (case-insensitive)');
-  addListOptions(search, SORT_FIELDS)
+  addListOptions(search, UserSort.fields)
     .addHelpText('after', '\nExample:\n  benchmarks users search example.org')
     .action(
       runsInContext((ctx, o: Options) => ctx.printList(ctx.client.users.search({ terms: o.terms, ...pageQuery(o) }), userColumns, o)),

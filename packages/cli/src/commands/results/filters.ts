@@ -6,19 +6,7 @@ import type { Command } from 'commander';
 import type { Client } from '@benchmarks/sdk';
 import { addListOptions, repeatable, type ListOptions } from '../../global-options.ts';
 import { Resolver } from '../../resolve.ts';
-
-export const SORT_FIELDS = [
-  'execution_datetime',
-  'upload_datetime',
-  'benchmark_name',
-  'site_name',
-  'flavor_name',
-  'benchmark_id',
-  'site_id',
-  'flavor_id',
-  'id',
-  'json.<dotted.path>',
-];
+import { ResultSort } from '@benchmarks/sdk/contract/results';
 
 /** The filters alone, as `results export` and `compare` take them (no pages, no sort). */
 export interface FilterOptions {
@@ -53,7 +41,7 @@ export function addFilterOptions(command: Command): Command {
 export function addResultFilters(command: Command): Command {
   command.option('--benchmark <benchmark>', 'benchmark id or image:tag');
   addFilterOptions(command).option('--mine', 'only results I uploaded, hidden ones included');
-  return addListOptions(command, SORT_FIELDS);
+  return addListOptions(command, ResultSort.fields);
 }
 
 /** The filters' query, names resolved to ids (items still on review too). */
