@@ -141,21 +141,18 @@ export async function listResults(
   const plan = await metricPlan(em, services.metrics?.table, query, scope);
   const expensive = isExpensiveList(query, plan);
   const warnings = await pathWarnings(em, services.results.schemaPaths, query.benchmark_id, listPaths(query));
-  const read = async () => {
-    for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
-      const found = await findResultRows(em, query, scope, services.results.totals, {
-        sequential: expensive,
-        walk,
-        table: services.metrics?.table,
-        plan,
-      });
-      const { items: rows, fields } = walk.finish(found.rows, found.total);
-      const items = await resultItemsJson(em, services.catalogue.embeds, rows);
-      if (items) return { body: pageJson(items, fields, warnings.length ? { warnings } : {}), warnings };
-    }
-    throw itemsVanishing();
-  };
-  return expensive && services.runtime ? services.runtime.expensiveLists.run(read) : read();
+  // An expensive list holds its place while it reads its rows, not while its page is built: the
+  // next one's walk runs in PostgreSQL meanwhile.
+  const admitted = expensive && services.runtime ? services.runtime.expensiveLists : null;
+  for (let attempt = 1; attempt <= PAGE_READ_ATTEMPTS; attempt++) {
+    const rowsOf = () =>
+      findResultRows(em, query, scope, services.results.totals, { sequential: expensive, walk, table: services.metrics?.table, plan });
+    const found = await (admitted ? admitted.run(rowsOf) : rowsOf());
+    const { items: rows, fields } = walk.finish(found.rows, found.total);
+    const items = await resultItemsJson(em, services.catalogue.embeds, rows);
+    if (items) return { body: pageJson(items, fields, warnings.length ? { warnings } : {}), warnings };
+  }
+  throw itemsVanishing();
 }
 
 /** Any result, hidden ones included; 404 when there is none (also when it went with its benchmark). */
