@@ -17,9 +17,7 @@ const START: readonly CommandName[] = ['start'];
 const DATABASE = ['start', 'migrate', 'import-origin'] as const;
 
 /** What every declaration holds, whatever its type. */
-export interface SettingBase {
-  /** The long flag, e.g. `--port`; commander's name of its value (camel case) is the setting's key. */
-  flag: string;
+export interface Declaration {
   /** The value's placeholder in `--help` (`<port>`; a boolean's, a duration's and a rate's by their type); absent for a switch. */
   arg?: string;
   /** The environment variable read when the flag is not given. */
@@ -32,12 +30,14 @@ export interface SettingBase {
   default?: string;
   /** The default as `--help` and the docs show it, where it is absent or depends on the host. */
   shown?: string;
-  /** The field of `ServerConfig` it fills; absent: its key. */
+  /** The field of `ServerConfig` it fills; absent: its key (a duration's: its key + `Ms`). */
   field?: string;
 }
 
 /** A declaration with its parser: `parse` gets a non-empty value (given or default) and throws one clear sentence. */
-export interface Setting<T = unknown> extends SettingBase {
+export interface Setting<T = unknown> extends Declaration {
+  /** The key in kebab case (commander names the value of `--max-page-depth` `maxPageDepth`), added by `withFlags`. */
+  flag: string;
   commands: readonly CommandName[];
   kind: string;
   parse(text: string): T;
@@ -97,7 +97,7 @@ export function parseDuration(text: string, name: string): number {
 // One builder per type: each keeps the declaration's literal type, so `ServerConfig` is derived.
 
 /** `o` completed: `start`'s alone unless it names its commands; `arg`, the type's placeholder, unless it has its own. */
-const declare = <const O extends SettingBase, const K extends string, T>(o: O, kind: K, parse: (t: string) => T, arg?: string) => ({
+const declare = <const O extends Declaration, const K extends string, T>(o: O, kind: K, parse: (t: string) => T, arg?: string) => ({
   commands: START,
   arg,
   ...o,
@@ -105,20 +105,20 @@ const declare = <const O extends SettingBase, const K extends string, T>(o: O, k
   parse,
 });
 
-const text = <const O extends SettingBase>(o: O) => declare(o, 'text', (t) => t);
+const text = <const O extends Declaration>(o: O) => declare(o, 'text', (t) => t);
 
-const path = <const O extends SettingBase>(o: O) => declare(o, 'path', (t) => resolve(t));
+const path = <const O extends Declaration>(o: O) => declare(o, 'path', (t) => resolve(t));
 
-const list = <const O extends SettingBase>(o: O) => declare(o, 'list', (t) => splitList(t));
+const list = <const O extends Declaration>(o: O) => declare(o, 'list', (t) => splitList(t));
 
-const integer = <const O extends SettingBase & { min: number; max?: number; noun?: string }>(o: O) =>
+const integer = <const O extends Declaration & { min: number; max?: number; noun?: string }>(o: O) =>
   declare(o, 'integer', (t) => parseInteger(t, o.env, o));
 
-const bool = <const O extends SettingBase>(o: O) => declare(o, 'boolean', (t) => parseBool(t, o.env), '<bool>');
+const bool = <const O extends Declaration>(o: O) => declare(o, 'boolean', (t) => parseBool(t, o.env), '<bool>');
 
-const duration = <const O extends SettingBase>(o: O) => declare(o, 'duration', (t) => parseDuration(t, o.env), '<duration>');
+const duration = <const O extends Declaration>(o: O) => declare(o, 'duration', (t) => parseDuration(t, o.env), '<duration>');
 
-const rate = <const O extends SettingBase>(o: O) =>
+const rate = <const O extends Declaration>(o: O) =>
   declare(
     o,
     'rate',
@@ -132,28 +132,28 @@ const rate = <const O extends SettingBase>(o: O) =>
     '<rate>',
   );
 
-const choice = <const O extends SettingBase & { values: readonly string[] }>(o: O) =>
+const choice = <const O extends Declaration & { values: readonly string[] }>(o: O) =>
   declare(o, 'choice', (t): O['values'][number] => {
     if (!(o.values as readonly string[]).includes(t)) throw new Error(`${o.env} must be one of ${o.values.join(', ')}, not '${t}'.`);
     return t as O['values'][number];
   });
 
 /** `own`: the path of a page the service serves itself, accepted as it is (the terms of use). */
-const url = <const O extends SettingBase & { protocols: readonly string[]; trimSlash?: boolean; own?: string }>(o: O) =>
+const url = <const O extends Declaration & { protocols: readonly string[]; trimSlash?: boolean; own?: string }>(o: O) =>
   declare(o, 'url', (t): string => {
     if (t === o.own) return t;
     const checked = parseUrl(t, o.env, o.protocols);
     return o.trimSlash ? checked.replace(/\/+$/, '') : checked;
   });
 
-const urls = <const O extends SettingBase & { protocols: readonly string[] }>(o: O) =>
+const urls = <const O extends Declaration & { protocols: readonly string[] }>(o: O) =>
   declare(o, 'urls', (t) => splitList(t).map((u) => parseUrl(u, o.env, o.protocols)));
 
 /**
  * A flag without a value (`--demo`): on when given, or when its environment variable is set at all
  * (commander's rule for switches); `RawConfig` holds it as a boolean.
  */
-const toggle = <const O extends SettingBase>(o: O) => declare(o, 'switch', (t) => parseBool(t, o.env));
+const toggle = <const O extends Declaration>(o: O) => declare(o, 'switch', (t) => parseBool(t, o.env));
 
 /** Most workers `--workers` accepts. */
 export const MAX_WORKERS = 256;
@@ -164,12 +164,20 @@ const POSTGRES = ['postgres:', 'postgresql:'] as const;
 const perCore = String(Math.max(2, availableParallelism()));
 const PER_CORE = 'one per core, at least 2';
 
+/** Adds each declaration's flag, and a duration's field: its key + `Ms` (durations are held in milliseconds). */
+const withFlags = <S extends Record<string, Omit<Setting, 'flag'>>>(declared: S) =>
+  Object.fromEntries(
+    Object.entries(declared).map(([key, s]) => {
+      const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+      return [key, { ...s, flag, ...(s.kind === 'duration' ? { field: `${key}Ms` } : {}) }];
+    }),
+  ) as { [K in keyof S]: S[K] & { flag: string } };
+
 /** Every setting, in the order of `--help` and of the docs' table. */
-export const SETTINGS = {
+export const SETTINGS = withFlags({
   // The listener.
-  host: text({ flag: '--host', arg: '<host>', env: 'HOST', help: 'address to listen on', default: '127.0.0.1' }),
+  host: text({ arg: '<host>', env: 'HOST', help: 'address to listen on', default: '127.0.0.1' }),
   port: integer({
-    flag: '--port',
     arg: '<port>',
     env: 'PORT',
     help: 'port to listen on; 0: any free port',
@@ -178,7 +186,6 @@ export const SETTINGS = {
     max: 65535,
   }),
   publicUrl: url({
-    flag: '--public-url',
     arg: '<url>',
     env: 'PUBLIC_URL',
     help: 'public base URL (scheme, host, optional path prefix) behind a reverse proxy',
@@ -187,13 +194,11 @@ export const SETTINGS = {
     trimSlash: true,
   }),
   trustProxy: bool({
-    flag: '--trust-proxy',
     env: 'TRUST_PROXY',
     help: 'honour X-Forwarded-Proto/Host/Prefix/For from the reverse proxy',
     default: 'false',
   }),
   corsOrigins: list({
-    flag: '--cors-origins',
     arg: '<list>',
     env: 'CORS_ORIGINS',
     help: "comma-separated browser origins allowed by CORS, or '*'",
@@ -202,7 +207,6 @@ export const SETTINGS = {
   }),
   workers: declare(
     {
-      flag: '--workers',
       arg: '<n>',
       env: 'WORKERS',
       help: `processes serving the port (node:cluster), 1 to ${MAX_WORKERS}, or auto: one per core`,
@@ -218,7 +222,6 @@ export const SETTINGS = {
 
   // The database.
   databaseUrl: url({
-    flag: '--database-url',
     arg: '<url>',
     env: 'DATABASE_URL',
     help: 'external PostgreSQL; without it an embedded PostgreSQL runs under the data directory',
@@ -228,7 +231,6 @@ export const SETTINGS = {
   }),
   /** Directly, or through a session-mode pool: needed when `databaseUrl` is PgBouncer in transaction mode (db/own-connection.ts). */
   databaseDirectUrl: url({
-    flag: '--database-direct-url',
     arg: '<url>',
     env: 'DATABASE_DIRECT_URL',
     help: 'the database of --database-url without PgBouncer, for what needs a session of its own',
@@ -237,7 +239,6 @@ export const SETTINGS = {
     protocols: POSTGRES,
   }),
   databaseReadUrl: urls({
-    flag: '--database-read-url',
     arg: '<urls>',
     env: 'DATABASE_READ_URL',
     help: 'comma-separated read replicas (streaming standbys of the primary) that serve reads',
@@ -249,22 +250,18 @@ export const SETTINGS = {
   }),
   /** Long enough for a replica catching up after a burst of uploads; short enough that a stuck one is left soon. */
   maxReplicaLag: duration({
-    flag: '--max-replica-lag',
     env: 'MAX_REPLICA_LAG',
     help: 'a replica further behind the primary than this gets no reads',
     commands: DATABASE,
     default: '10s',
-    field: 'maxReplicaLagMs',
   }),
   preparedStatements: bool({
-    flag: '--prepared-statements',
     env: 'PREPARED_STATEMENTS',
     help: 'prepare frequent statements by name on each connection; false behind PgBouncer in transaction mode',
     commands: DATABASE,
     default: 'true',
   }),
   dataDir: path({
-    flag: '--data-dir',
     arg: '<dir>',
     env: 'BENCHMARKS_DATA_DIR',
     help: "where the embedded database and the demo provider's keys live",
@@ -272,7 +269,6 @@ export const SETTINGS = {
     default: '.benchmarks',
   }),
   databasePort: integer({
-    flag: '--database-port',
     arg: '<port>',
     env: 'DATABASE_PORT',
     help: 'port of the embedded PostgreSQL on 127.0.0.1; 0: any free port',
@@ -283,40 +279,32 @@ export const SETTINGS = {
   }),
   /** initdb and a start take 1-3 s; a cluster recovering after a crash replays its WAL first. */
   databaseStartTimeout: duration({
-    flag: '--database-start-timeout',
     env: 'DATABASE_START_TIMEOUT',
     help: 'longest the embedded PostgreSQL may take to be created and started; 0: no limit',
     commands: DATABASE,
     default: '60s',
-    field: 'databaseStartTimeoutMs',
   }),
   /** Long enough for a database container started alongside the server to come up. */
   databaseConnectTimeout: duration({
-    flag: '--database-connect-timeout',
     env: 'DATABASE_CONNECT_TIMEOUT',
     help: 'how long the first connection is retried while the database is unreachable; 0: no limit',
     commands: DATABASE,
     default: '30s',
-    field: 'databaseConnectTimeoutMs',
   }),
   /** The migrations of an empty database take under a second; a migration rewriting a large table takes longer. */
   migrationTimeout: duration({
-    flag: '--migration-timeout',
     env: 'MIGRATION_TIMEOUT',
     help: "longest the migrations may take, another process's turn included; 0: no limit",
     commands: DATABASE,
     default: '5m',
-    field: 'migrationTimeoutMs',
   }),
   /** Under a lock, once for all the processes sharing the database; false: waits up to `migrationTimeoutMs`, then fails. */
   migrate: bool({
-    flag: '--migrate',
     env: 'MIGRATE',
     help: 'apply pending migrations at start; false (or --no-migrate): wait for another process to',
     default: 'true',
   }),
   dbPoolSize: integer({
-    flag: '--db-pool-size',
     arg: '<n>',
     env: 'DB_POOL_SIZE',
     help: 'connections of the application pool',
@@ -326,16 +314,13 @@ export const SETTINGS = {
   }),
   /** About twice the slowest statement the benchmark measured at a million results (p99 8.5 s: a search, 32 connections on 2 cores). */
   statementTimeout: duration({
-    flag: '--statement-timeout',
     env: 'STATEMENT_TIMEOUT',
     help: "longest a request's database statement may run (+2 s if the database is frozen); 0: no limit",
     default: '15s',
-    field: 'statementTimeoutMs',
   }),
 
   // Identity.
   oidcIssuer: urls({
-    flag: '--oidc-issuer',
     arg: '<urls>',
     env: 'OIDC_ISSUERS',
     help: 'comma-separated trusted OpenID issuers; none: every token is refused',
@@ -345,7 +330,6 @@ export const SETTINGS = {
     protocols: WEB,
   }),
   oidcAudience: text({
-    flag: '--oidc-audience',
     arg: '<aud>',
     env: 'OIDC_AUDIENCE',
     help: 'required audience (aud) of JWT access tokens',
@@ -353,7 +337,6 @@ export const SETTINGS = {
   }),
   /** Opaque tokens are never sent to another issuer; with several trusted and none named, they are refused (auth/verifier.ts). */
   oidcOpaqueIssuer: url({
-    flag: '--oidc-opaque-issuer',
     arg: '<url>',
     env: 'OIDC_OPAQUE_ISSUER',
     help: 'the trusted issuer whose userinfo endpoint checks opaque (non-JWT) tokens',
@@ -362,14 +345,12 @@ export const SETTINGS = {
   }),
   /** Public client id for the device authorization grant, advertised to the CLI by GET /auth/config. */
   oidcDeviceClientId: text({
-    flag: '--oidc-device-client-id',
     arg: '<id>',
     env: 'OIDC_DEVICE_CLIENT_ID',
     help: 'public client id the CLI logs in with (device authorization grant)',
     shown: 'none',
   }),
   adminEntitlement: list({
-    flag: '--admin-entitlement',
     arg: '<list>',
     env: 'ADMIN_ENTITLEMENTS',
     help: 'comma-separated entitlements that make a registered user an administrator',
@@ -380,7 +361,6 @@ export const SETTINGS = {
 
   // What a request may cost.
   bodyLimit: integer({
-    flag: '--body-limit',
     arg: '<bytes>',
     env: 'BODY_LIMIT',
     help: 'largest request body, in bytes',
@@ -391,7 +371,6 @@ export const SETTINGS = {
   }),
   /** 270 and 90 times the demo's c-ray schema (969 bytes, 54 values); at both limits a schema compiles in about 1 s (in a worker). */
   maxSchemaBytes: integer({
-    flag: '--max-schema-bytes',
     arg: '<bytes>',
     env: 'MAX_SCHEMA_BYTES',
     help: 'largest benchmark json_schema, in bytes of JSON',
@@ -402,7 +381,6 @@ export const SETTINGS = {
     noun: 'a number of bytes',
   }),
   maxSchemaNodes: integer({
-    flag: '--max-schema-nodes',
     arg: '<n>',
     env: 'MAX_SCHEMA_NODES',
     help: 'most values (object members and array elements) in a benchmark json_schema',
@@ -413,21 +391,18 @@ export const SETTINGS = {
   }),
   /** Per client: a burst of 1200 writes, then 20 a second (a CI job uploading a thousand results is never slowed). */
   rateLimit: rate({
-    flag: '--rate-limit',
     env: 'RATE_LIMIT',
     help: 'writes (POST, PUT, PATCH, DELETE) per client, as <requests>/<window>; 0: no limit',
     default: '1200/60s',
   }),
   /** None: a limit per address throttles everyone behind one NAT; a read's work is bounded otherwise (docs/decisions.md). */
   readRateLimit: rate({
-    flag: '--read-rate-limit',
     env: 'READ_RATE_LIMIT',
     help: 'reads (GET) per client, as <requests>/<window>, e.g. 600/60s; 0: no limit',
     default: '0',
   }),
   /** Shared: N processes give each client one budget, not N. */
   rateLimitStore: choice({
-    flag: '--rate-limit-store',
     arg: '<store>',
     env: 'RATE_LIMIT_STORE',
     help: 'where rate limits keep their buckets: database (shared by every process) or memory (per process)',
@@ -435,7 +410,6 @@ export const SETTINGS = {
     values: ['database', 'memory'],
   }),
   totalsCacheSeconds: integer({
-    flag: '--totals-cache-seconds',
     arg: '<s>',
     env: 'TOTALS_CACHE_SECONDS',
     help: 'how long totals of large result lists and comparisons are remembered; 0: never',
@@ -446,7 +420,6 @@ export const SETTINGS = {
   }),
   /** One per core, at least 2: enough to keep the CPU and PostgreSQL busy with batches. */
   largeBodyConcurrency: integer({
-    flag: '--large-body-concurrency',
     arg: '<n>',
     env: 'LARGE_BODY_CONCURRENCY',
     help: 'requests with a body of 64 KB or more (batches) handled at once; the others wait',
@@ -457,7 +430,6 @@ export const SETTINGS = {
   }),
   /** Enough for anyone reporting real problems; a flood of claims cannot hide much of the catalogue. */
   maxOpenClaims: integer({
-    flag: '--max-open-claims',
     arg: '<n>',
     env: 'MAX_OPEN_CLAIMS',
     help: 'claims one user may have waiting for review at once; 0: no limit',
@@ -466,7 +438,6 @@ export const SETTINGS = {
     max: 1_000_000,
   }),
   maxWatchesPerUser: integer({
-    flag: '--max-watches-per-user',
     arg: '<n>',
     env: 'MAX_WATCHES_PER_USER',
     help: 'watches one user may hold; 0: no limit',
@@ -476,7 +447,6 @@ export const SETTINGS = {
   }),
   /** Often enough that a change point is a record well within a minute, rare enough to coalesce bursts. */
   watchRefreshInterval: integer({
-    flag: '--watch-refresh-interval',
     arg: '<seconds>',
     env: 'WATCH_REFRESH_INTERVAL',
     help: 'each watched series is segmented again at most once per this many seconds after writes',
@@ -487,7 +457,6 @@ export const SETTINGS = {
   }),
   /** Elasticsearch's max_result_window: 100 pages of 100. */
   maxPageDepth: integer({
-    flag: '--max-page-depth',
     arg: '<n>',
     env: 'MAX_PAGE_DEPTH',
     help: 'how deep paging by number may reach: page × per_page at most this; cursors go deeper',
@@ -497,7 +466,6 @@ export const SETTINGS = {
   }),
   /** One per core, at least 2: each holds one connection and most of a core of PostgreSQL. */
   expensiveListConcurrency: integer({
-    flag: '--expensive-list-concurrency',
     arg: '<n>',
     env: 'EXPENSIVE_LIST_CONCURRENCY',
     help: 'expensive result lists and comparisons run at once per process; the others wait their turn',
@@ -508,15 +476,12 @@ export const SETTINGS = {
   }),
   /** 32 connections of comparisons (0.5 s each at a million results) served two at a time, within the SDK's 30 s timeout. */
   expensiveListWait: duration({
-    flag: '--expensive-list-wait',
     env: 'EXPENSIVE_LIST_WAIT',
     help: 'how long an expensive list waits for its turn before 503, at most --statement-timeout; 0: not at all',
     default: '10s',
-    field: 'expensiveListWaitMs',
   }),
   /** One per core, at least 2: each holds a database connection of its own for as long as its client reads. */
   exportConcurrency: integer({
-    flag: '--export-concurrency',
     arg: '<n>',
     env: 'EXPORT_CONCURRENCY',
     help: 'exports streaming at once per process, each on a connection of its own; one more gets 503',
@@ -527,31 +492,25 @@ export const SETTINGS = {
   }),
   /** A reader must take 64 KB in this time (2 KB/s); one that stops frees its place and connection within it. */
   exportStallTimeout: duration({
-    flag: '--export-stall-timeout',
     env: 'EXPORT_STALL_TIMEOUT',
     help: 'an export whose client accepts no data for this long is cut off; 0: never',
     default: '30s',
-    field: 'exportStallTimeoutMs',
   }),
   /** A million results export in about a minute (docs/performance.md); a snapshot held longer holds back vacuum. */
   exportMaxDuration: duration({
-    flag: '--export-max-duration',
     env: 'EXPORT_MAX_DURATION',
     help: 'the longest an export may stream before it is cut off; 0: no limit',
     default: '60m',
-    field: 'exportMaxDurationMs',
   }),
 
   // The catalogue.
   /** CONTRACT.md: tags are reviewed like the rest of the catalogue. */
   reviewTags: bool({
-    flag: '--review-tags',
     env: 'REVIEW_TAGS',
     help: "tags users create wait for an administrator's review; false: approved at once",
     default: 'true',
   }),
   termsVersion: text({
-    flag: '--terms-version',
     arg: '<v>',
     env: 'TERMS_VERSION',
     help: 'version of the terms of use users accept at registration',
@@ -559,7 +518,6 @@ export const SETTINGS = {
   }),
   /** Served by the service itself from packages/server/assets/terms-of-use.md. */
   termsUrl: url({
-    flag: '--terms-url',
     arg: '<url>',
     env: 'TERMS_URL',
     help: 'where the terms of use are published',
@@ -571,13 +529,11 @@ export const SETTINGS = {
   // Webhooks.
   /** Loopback and private addresses reach the operator's own network: off unless the operator says so (tests, a private deployment). */
   webhookAllowPrivate: bool({
-    flag: '--webhook-allow-private',
     env: 'WEBHOOK_ALLOW_PRIVATE',
     help: 'webhooks may deliver to loopback and private addresses (never to link-local and metadata ones)',
     default: 'false',
   }),
   maxWebhooksPerUser: integer({
-    flag: '--max-webhooks-per-user',
     arg: '<n>',
     env: 'MAX_WEBHOOKS_PER_USER',
     help: 'webhook endpoints one user may have',
@@ -587,14 +543,11 @@ export const SETTINGS = {
   }),
   /** Standard Webhooks: a receiver should answer within 15 s. */
   webhookTimeout: duration({
-    flag: '--webhook-timeout',
     env: 'WEBHOOK_TIMEOUT',
     help: 'longest a webhook receiver may take to answer an attempt',
     default: '15s',
-    field: 'webhookTimeoutMs',
   }),
   webhookAttempts: integer({
-    flag: '--webhook-attempts',
     arg: '<n>',
     env: 'WEBHOOK_ATTEMPTS',
     help: 'fewest attempts of a failing delivery before it fails (with --webhook-retry-period)',
@@ -603,32 +556,25 @@ export const SETTINGS = {
     max: 1000,
   }),
   webhookRetryPeriod: duration({
-    flag: '--webhook-retry-period',
     env: 'WEBHOOK_RETRY_PERIOD',
     help: 'shortest time a failing delivery is retried before it fails (with --webhook-attempts)',
     default: '1440m',
     shown: '1440m (24 h)',
-    field: 'webhookRetryPeriodMs',
   }),
   /** Full jitter: the n-th retry waits a random time up to this × 2^(n-1), at most 6 h. */
   webhookRetryDelay: duration({
-    flag: '--webhook-retry-delay',
     env: 'WEBHOOK_RETRY_DELAY',
     help: "the first retry's longest wait; each next one's doubles, up to 6 h",
     default: '5s',
-    field: 'webhookRetryDelayMs',
   }),
   webhookPollInterval: duration({
-    flag: '--webhook-poll-interval',
     env: 'WEBHOOK_POLL_INTERVAL',
     help: 'how often each process looks for new alert events and deliveries due; 0: this one delivers none',
     default: '1s',
-    field: 'webhookPollIntervalMs',
   }),
 
   // Logs.
   logLevel: choice({
-    flag: '--log-level',
     arg: '<level>',
     env: 'LOG_LEVEL',
     help: 'the least level logged: debug, info, warn, error or silent',
@@ -638,7 +584,6 @@ export const SETTINGS = {
   }),
   /** Readable on a terminal, JSON lines for log collectors. */
   logFormat: choice({
-    flag: '--log-format',
     arg: '<format>',
     env: 'LOG_FORMAT',
     help: 'pretty (readable lines), json (one object per line) or auto: pretty on a terminal only',
@@ -648,14 +593,12 @@ export const SETTINGS = {
   }),
   /** Operators see each request at the default level. */
   accessLog: bool({
-    flag: '--access-log',
     env: 'ACCESS_LOG',
     help: 'one line per request at info; false: at debug',
     default: 'true',
   }),
   /** PostgreSQL's warnings, errors and fatal messages; its routine LOG lines (checkpoints, start and stop) at `info`. */
   databaseLogLevel: choice({
-    flag: '--database-log-level',
     arg: '<level>',
     env: 'DATABASE_LOG_LEVEL',
     help: "the least level of the embedded PostgreSQL's own log lines: debug, info, warn, error or silent",
@@ -666,14 +609,12 @@ export const SETTINGS = {
 
   // The demo.
   demo: toggle({
-    flag: '--demo',
     env: 'BENCHMARKS_DEMO',
     help: 'embedded database, built-in OpenID provider and demo data (loopback only)',
     default: 'false',
     shown: 'off',
   }),
   demoIssuerPort: integer({
-    flag: '--demo-issuer-port',
     arg: '<port>',
     env: 'BENCHMARKS_DEMO_ISSUER_PORT',
     help: 'with --demo: port of the built-in OpenID provider, which the tokens it prints name',
@@ -682,18 +623,17 @@ export const SETTINGS = {
     max: 65535,
   }),
   demoSeed: bool({
-    flag: '--demo-seed',
     env: 'BENCHMARKS_DEMO_SEED',
     help: 'with --demo: seed the sample catalogue into a database never seeded; false: start empty',
     default: 'true',
   }),
-} satisfies Record<string, Setting>;
+});
 
 export type Settings = typeof SETTINGS;
 export type SettingKey = keyof Settings;
 
 type Parsed<S> = S extends { parse(text: string): infer T } ? T : never;
-type FieldOf<K, S> = S extends { field: infer F extends string } ? F : K;
+type FieldOf<K, S> = S extends { field: infer F extends string } ? F : S extends { kind: 'duration' } ? `${K & string}Ms` : K;
 type Defaulted<S> = S extends { default: string } ? true : false;
 
 /** The values of the settings, by field: optional where the setting has no default. */
@@ -727,7 +667,7 @@ export function settingsOf(command: CommandName): [SettingKey, Setting][] {
 }
 
 /** The default as help and docs show it. */
-export function shownDefault(s: SettingBase): string {
+export function shownDefault(s: Declaration): string {
   return s.shown ?? (s.default === undefined || s.default === '' ? 'none' : s.default);
 }
 
