@@ -7,11 +7,11 @@ import {
   benchmarkFields,
   benchmarkFilters,
   benchmarks,
-  benchmarkView,
   createBenchmark,
   deleteBenchmark,
   updateBenchmark,
 } from '../services/catalogue/benchmarks.ts';
+import { benchmarkView } from '../services/catalogue/views.ts';
 import { Where } from '../db/sql.ts';
 
 export const benchmarkHandlers: Handlers<typeof benchmarkOperations> = {

@@ -2,8 +2,9 @@ import type { flavorOperations } from '@benchmarks/sdk/contract/flavors';
 import type { Handlers } from '../http/handler.ts';
 import { getItem, listItems, updateItem } from '../services/catalogue/catalogue.ts';
 import { approveItem, removeItem } from '../services/catalogue/review.ts';
-import { createFlavor, flavorFields, flavorFilters, flavors, flavorView } from '../services/catalogue/flavors.ts';
-import { sites, siteView } from '../services/catalogue/sites.ts';
+import { createFlavor, flavorFields, flavorFilters, flavors } from '../services/catalogue/flavors.ts';
+import { sites } from '../services/catalogue/sites.ts';
+import { flavorView, siteView } from '../services/catalogue/views.ts';
 
 export const flavorHandlers: Handlers<typeof flavorOperations> = {
   listFlavors: async ({ em, services, params, query }) => {

@@ -2,7 +2,8 @@ import type { siteOperations } from '@benchmarks/sdk/contract/sites';
 import type { Handlers } from '../http/handler.ts';
 import { createItem, getItem, listItems, updateItem } from '../services/catalogue/catalogue.ts';
 import { approveItem, removeItem } from '../services/catalogue/review.ts';
-import { siteFields, siteFilters, sites, siteView } from '../services/catalogue/sites.ts';
+import { siteFields, siteFilters, sites } from '../services/catalogue/sites.ts';
+import { siteView } from '../services/catalogue/views.ts';
 import { Where } from '../db/sql.ts';
 
 export const siteHandlers: Handlers<typeof siteOperations> = {

@@ -2,7 +2,8 @@ import type { tagOperations } from '@benchmarks/sdk/contract/tags';
 import type { Handlers } from '../http/handler.ts';
 import { createItem, getItem, listItems, updateItem } from '../services/catalogue/catalogue.ts';
 import { approveItem, removeItem } from '../services/catalogue/review.ts';
-import { tagFields, tagFilters, tags, tagView } from '../services/catalogue/tags.ts';
+import { tagFields, tagFilters, tags } from '../services/catalogue/tags.ts';
+import { tagView } from '../services/catalogue/views.ts';
 import { Where } from '../db/sql.ts';
 
 export const tagHandlers: Handlers<typeof tagOperations> = {

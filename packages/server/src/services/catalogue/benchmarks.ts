@@ -1,24 +1,17 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import type { Static } from '@sinclair/typebox';
-import { BENCHMARK_ALIASES, type BenchmarkInput, type BenchmarkSort, BenchmarkUpdate } from '@benchmarks/sdk/contract/benchmarks';
+import { BENCHMARK_ALIASES, type BenchmarkInput, BenchmarkSort, BenchmarkUpdate } from '@benchmarks/sdk/contract/benchmarks';
 import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Benchmark, type BenchmarkRow } from '../../entities/catalogue.ts';
 import { AppError } from '../../core/errors.ts';
-import { type CatalogueKind, COUNTS, createItem, type ReferenceCounts, updateItem } from './catalogue.ts';
+import { type CatalogueKind, createItem, resultReferences, updateItem } from './catalogue.ts';
 import { approveItem, removeItem } from './review.ts';
 import type { SchemaCompiler } from '../schemas/schema-compiler.ts';
 import { choosePathsOfNewBenchmark, type MetricValues } from '../metrics/metric-values.ts';
 import type { Caller } from '../../core/caller.ts';
 import { transaction } from '../../db/transaction.ts';
 import { Where } from '../../db/sql.ts';
-
-type SortField = (typeof BenchmarkSort.fields)[number];
-
 import { benchmarkView } from './views.ts';
-
-export { benchmarkView };
-
-const RESULTS = 'from result where benchmark_id = ?';
 
 export const benchmarks: CatalogueKind<BenchmarkRow, ReturnType<typeof benchmarkView>> = {
   type: 'benchmark',
@@ -28,31 +21,15 @@ export const benchmarks: CatalogueKind<BenchmarkRow, ReturnType<typeof benchmark
   view: benchmarkView,
   title: (row) => `${row.container_image}:${row.container_tag}`,
   duplicate: (f) => `Benchmark ${f.container_image}:${f.container_tag} already exists.`,
+  sort: BenchmarkSort,
   sortColumns: {
-    id: ['id'],
     name: ['container_image', 'container_tag'],
-    container_image: ['container_image'],
-    container_tag: ['container_tag'],
     docker_image: ['container_image'],
     docker_tag: ['container_tag'],
-    description: ['description'],
-    url: ['url'],
-    status: ['status'],
-    upload_datetime: ['upload_datetime'],
-  } satisfies Record<SortField, readonly string[]>,
-  defaultSort: '+container_image,+container_tag',
+  } satisfies Partial<Record<(typeof BenchmarkSort.fields)[number], readonly string[]>>,
   searchColumns: ['container_image', 'container_tag', 'description'],
   readOnly: readOnlyFields(BenchmarkUpdate),
-  references: {
-    async count(em, id) {
-      const [row] = await em.execute<ReferenceCounts[]>(`select ${COUNTS} ${RESULTS}`, [id]);
-      return row!;
-    },
-    async cascade(em, id) {
-      await em.execute(`delete ${RESULTS}`, [id]);
-    },
-    cascadeHint: 'delete them too',
-  },
+  references: resultReferences('benchmark_id'),
 };
 
 /**

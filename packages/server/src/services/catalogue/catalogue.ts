@@ -30,7 +30,6 @@ export interface ReviewedRow {
   uploader_sub: string;
 }
 
-/** What refers to an item: `count` results and, for a site, its `flavors`. Any non-zero value blocks. */
 /** The results (`count`, `deleted` of them deleted) and other rows (by name) that refer to an item. */
 export type ReferenceCounts = { count: number; deleted: number } & Record<string, number>;
 /** The select list of ReferenceCounts over `result` rows. */
@@ -49,9 +48,10 @@ export interface CatalogueKind<Row extends ReviewedRow, Item> {
   title(row: Row): string;
   /** The 409 DUPLICATE message for these fields. */
   duplicate(fields: Partial<Row>): string;
-  /** Each sortable field of the contract → the SQL columns it orders by (fixed text). */
-  sortColumns: Record<string, readonly string[]>;
-  defaultSort: string;
+  /** The contract's sortable fields and default order. */
+  sort: { readonly fields: readonly string[]; readonly default: string };
+  /** Sortable fields that order by other SQL columns than their own (fixed text). */
+  sortColumns?: Record<string, readonly string[]>;
   /** Text columns a search term may match. */
   searchColumns: readonly string[];
   /** Fields of the view an update body may echo (the contract's ReadOnlyEcho): checked, never stored. */
@@ -66,6 +66,21 @@ export interface CatalogueKind<Row extends ReviewedRow, Item> {
     cascade(em: EntityManager, id: string): Promise<void>;
     /** What a cascade does to them, for messages: 'delete them too'. */
     cascadeHint: string;
+  };
+}
+
+/** What refers to an item through a column of `result`: its results, which a cascade deletes. */
+export function resultReferences(column: string): CatalogueKind<ReviewedRow, unknown>['references'] {
+  const results = `from result where ${column} = ?`;
+  return {
+    async count(em, id) {
+      const [row] = await em.execute<ReferenceCounts[]>(`select ${COUNTS} ${results}`, [id]);
+      return row!;
+    },
+    async cascade(em, id) {
+      await em.execute(`delete ${results}`, [id]);
+    },
+    cascadeHint: 'delete them too',
   };
 }
 
@@ -187,7 +202,7 @@ export interface ListQueryParams {
   cursor?: string;
 }
 
-const sorters = new WeakMap<object, (sortBy: string | undefined) => SortTerm[]>();
+const sortings = new WeakMap<object, { sorter: (sortBy: string | undefined) => SortTerm[]; columns: Record<string, readonly string[]> }>();
 
 /**
  * The order of fixed column expressions as key terms, always ending with the columns that identify
@@ -270,12 +285,14 @@ export async function listItems<Row extends ReviewedRow, Item>(
   /** Run when the page is empty, e.g. to answer 404 for a parent that does not exist. */
   whenEmpty?: () => Promise<unknown>,
 ): Promise<JsonText> {
-  let sorter = sorters.get(kind);
-  if (!sorter) {
-    sorter = fixedFieldSort(Object.keys(kind.sortColumns), kind.defaultSort);
-    sorters.set(kind, sorter);
+  let sorting = sortings.get(kind);
+  if (!sorting) {
+    const { fields } = kind.sort;
+    const columns = Object.fromEntries(fields.map((f) => [f, kind.sortColumns?.[f] ?? [f]]));
+    sorting = { sorter: fixedFieldSort(fields, kind.sort.default), columns };
+    sortings.set(kind, sorting);
   }
-  const terms = sorter(query.sort_by);
+  const terms = sorting.sorter(query.sort_by);
   where.add('status = ?', query.status ?? 'approved');
   addUploadBounds(where, query);
   addTerms(where, query.terms, kind.searchColumns);
@@ -283,7 +300,7 @@ export async function listItems<Row extends ReviewedRow, Item>(
   // tables are small: counting them along is cheaper than a second round trip). The items are the
   // same JSON text results embed, remembered per row version (services/catalogue/embeds.ts). After a cursor
   // nothing is counted (services/query/cursor.ts).
-  const keys = columnKeys(terms, kind.sortColumns);
+  const keys = columnKeys(terms, sorting.columns);
   const order = orderSql(keys);
   const filter = where.toSql();
   const walk = ListWalk.start(query, keys, fingerprint(kind.table, filter, where.params, order.sql));

@@ -1,21 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Static } from '@sinclair/typebox';
-import { type FlavorInput, type FlavorSort, FlavorUpdate } from '@benchmarks/sdk/contract/flavors';
+import { type FlavorInput, FlavorSort, FlavorUpdate } from '@benchmarks/sdk/contract/flavors';
 import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Flavor, type FlavorRow } from '../../entities/catalogue.ts';
 import type { Caller } from '../../core/caller.ts';
-import { COUNTS, createItem, getItem, type ReferenceCounts, trimmed, type CatalogueKind } from './catalogue.ts';
+import { createItem, getItem, resultReferences, trimmed, type CatalogueKind } from './catalogue.ts';
 import { sites } from './sites.ts';
 import { Where } from '../../db/sql.ts';
 import { AppError } from '../../core/errors.ts';
-
-type SortField = (typeof FlavorSort.fields)[number];
-
 import { flavorView } from './views.ts';
-
-export { flavorView };
-
-const RESULTS = 'from result where flavor_id = ?';
 
 export const flavors: CatalogueKind<FlavorRow, ReturnType<typeof flavorView>> = {
   type: 'flavor',
@@ -25,27 +18,10 @@ export const flavors: CatalogueKind<FlavorRow, ReturnType<typeof flavorView>> = 
   view: flavorView,
   title: (row) => row.name,
   duplicate: (f) => `Flavor ${f.name} already exists at this site.`,
-  sortColumns: {
-    id: ['id'],
-    name: ['name'],
-    description: ['description'],
-    status: ['status'],
-    upload_datetime: ['upload_datetime'],
-    site_id: ['site_id'],
-  } satisfies Record<SortField, readonly string[]>,
-  defaultSort: '+name',
+  sort: FlavorSort,
   searchColumns: ['name', 'description'],
   readOnly: readOnlyFields(FlavorUpdate),
-  references: {
-    async count(em, id) {
-      const [row] = await em.execute<ReferenceCounts[]>(`select ${COUNTS} ${RESULTS}`, [id]);
-      return row!;
-    },
-    async cascade(em, id) {
-      await em.execute(`delete ${RESULTS}`, [id]);
-    },
-    cascadeHint: 'delete them too',
-  },
+  references: resultReferences('flavor_id'),
 };
 
 export function flavorFields(body: Static<typeof FlavorInput>): Partial<FlavorRow> {

@@ -1,15 +1,10 @@
 import type { Static } from '@sinclair/typebox';
-import { type SiteInput, type SiteSort, SiteUpdate } from '@benchmarks/sdk/contract/sites';
+import { type SiteInput, SiteSort, SiteUpdate } from '@benchmarks/sdk/contract/sites';
 import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Site, type SiteRow } from '../../entities/catalogue.ts';
 import { COUNTS, type ReferenceCounts, trimmed, type CatalogueKind } from './catalogue.ts';
 import { Where } from '../../db/sql.ts';
-
-type SortField = (typeof SiteSort.fields)[number];
-
 import { siteView } from './views.ts';
-
-export { siteView };
 
 /** Results at the site: recorded with its id, or on one of its flavors. */
 const RESULTS = 'from result where site_id = ? or flavor_id in (select id from flavor where site_id = ?)';
@@ -22,15 +17,7 @@ export const sites: CatalogueKind<SiteRow, ReturnType<typeof siteView>> = {
   view: siteView,
   title: (row) => row.name,
   duplicate: (f) => `Site ${f.name} already exists.`,
-  sortColumns: {
-    id: ['id'],
-    name: ['name'],
-    address: ['address'],
-    description: ['description'],
-    status: ['status'],
-    upload_datetime: ['upload_datetime'],
-  } satisfies Record<SortField, readonly string[]>,
-  defaultSort: '+name',
+  sort: SiteSort,
   searchColumns: ['name', 'address', 'description'],
   readOnly: readOnlyFields(SiteUpdate),
   references: {

@@ -1,15 +1,10 @@
 import type { Static } from '@sinclair/typebox';
-import { type TagInput, type TagSort, TagUpdate } from '@benchmarks/sdk/contract/tags';
+import { type TagInput, TagSort, TagUpdate } from '@benchmarks/sdk/contract/tags';
 import { readOnlyFields } from '@benchmarks/sdk/contract/catalogue-schemas';
 import { Tag, type TagRow } from '../../entities/catalogue.ts';
 import { COUNTS, type ReferenceCounts, trimmed, type CatalogueKind } from './catalogue.ts';
 import { Where } from '../../db/sql.ts';
-
-type SortField = (typeof TagSort.fields)[number];
-
 import { tagView } from './views.ts';
-
-export { tagView };
 
 export const tags: CatalogueKind<TagRow, ReturnType<typeof tagView>> = {
   type: 'tag',
@@ -19,13 +14,7 @@ export const tags: CatalogueKind<TagRow, ReturnType<typeof tagView>> = {
   view: tagView,
   title: (row) => row.name,
   duplicate: (f) => `Tag ${f.name} already exists.`,
-  sortColumns: {
-    id: ['id'],
-    name: ['name'],
-    description: ['description'],
-    status: ['status'],
-  } satisfies Record<SortField, readonly string[]>,
-  defaultSort: '+name',
+  sort: TagSort,
   searchColumns: ['name', 'description'],
   readOnly: readOnlyFields(TagUpdate),
   references: {
