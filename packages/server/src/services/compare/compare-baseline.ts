@@ -142,19 +142,15 @@ function firstAtMost(ai: number, b: Float64Array, t: number, j: number, end = b.
     step *= 2;
     at = above + step;
   }
-  let atMost = Math.min(at, end); // ai − b[atMost] ≤ t, or the end
-  while (atMost - above > 1) {
-    const mid = (above + atMost) >> 1;
-    if (ai - b[mid]! > t) above = mid;
-    else atMost = mid;
-  }
-  return atMost;
+  return halving(ai, b, t, above, Math.min(at, end));
 }
 
-/** firstAtMost by halving [j, end] from the start: fewer reads when a[i]'s first is far from j (a small group against a large one). */
-function firstAtMostWithin(ai: number, b: Float64Array, t: number, j: number, end: number): number {
-  let above = j - 1; // ai − b[above] > t (or before the start)
-  let atMost = end; // ai − b[atMost] ≤ t (or the end)
+/**
+ * The first index in (above, atMost] whose difference is at most t, by halving: ai − b[above] > t (or
+ * `above` is before the start), ai − b[atMost] ≤ t (or the end). From j − 1 and the end, firstAtMost
+ * with fewer reads when a[i]'s first is far from j (a small group against a large one).
+ */
+function halving(ai: number, b: Float64Array, t: number, above: number, atMost: number): number {
   while (atMost - above > 1) {
     const mid = (above + atMost) >> 1;
     if (ai - b[mid]! > t) above = mid;
@@ -180,12 +176,7 @@ function firstAtMostBucketed(ai: number, b: Float64Array, t: number, j: number, 
     atMost = above;
     above = j - 1;
   }
-  while (atMost - above > 1) {
-    const mid = (above + atMost) >> 1;
-    if (ai - b[mid]! > t) above = mid;
-    else atMost = mid;
-  }
-  return atMost;
+  return halving(ai, b, t, above, atMost);
 }
 
 /** What one pass over the differences at a value t tells (`probe`). */
@@ -339,7 +330,7 @@ export function kthDifference(
         ? firstAtMost(ai, b, mid, from, end)
         : buckets
           ? firstAtMostBucketed(ai, b, mid, from, end, buckets)
-          : firstAtMostWithin(ai, b, mid, from, end);
+          : halving(ai, b, mid, from - 1, end);
       J[atJ + i] = j;
       if (j > 0) above = Math.min(above, ai - b[j - 1]!);
       if (j < m) {

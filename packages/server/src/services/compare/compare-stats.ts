@@ -245,22 +245,13 @@ export function rankIntervals(intervals: readonly ([number, number] | null)[], b
   const ranked = intervals.filter((i): i is [number, number] => i !== null);
   // higher: count the lower bounds above this upper bound; lower: the upper bounds below this lower bound.
   const bounds = ranked.map(([lo, hi]) => (better === 'higher' ? lo : hi)).sort(ascending);
-  const countBelow = (x: number) => {
+  // The bounds below x (with `atMost`, also those equal to it).
+  const count = (x: number, atMost: boolean) => {
     let lo = 0;
     let hi = bounds.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (bounds[mid]! < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
-  const countAtMost = (x: number) => {
-    let lo = 0;
-    let hi = bounds.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (bounds[mid]! <= x) lo = mid + 1;
+      if (bounds[mid]! < x || (atMost && bounds[mid] === x)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -268,7 +259,7 @@ export function rankIntervals(intervals: readonly ([number, number] | null)[], b
   return intervals.map((interval) => {
     if (!interval) return null;
     const [lo, hi] = interval;
-    return 1 + (better === 'higher' ? bounds.length - countAtMost(hi) : countBelow(lo));
+    return 1 + (better === 'higher' ? bounds.length - count(hi, true) : count(lo, false));
   });
 }
 
