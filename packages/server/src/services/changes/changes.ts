@@ -14,7 +14,7 @@ import { getItem } from '../catalogue/catalogue.ts';
 import { benchmarks } from '../catalogue/benchmarks.ts';
 import { valueAt } from '../query/json-filter.ts';
 import { resultWhere } from '../results/result-query.ts';
-import { answerableFromTable, metricPath, tableWhere } from '../compare/compare.ts';
+import { answerableFromTable, jsonNumber, metricPath, tableNumber, tableWhere } from '../compare/compare.ts';
 import { completeMetricPath } from '../metrics/metric-values.ts';
 import { betterFromSchema } from '../compare/compare-stats.ts';
 import { comparePaths, pathWarnings, type SchemaPathsCache } from '../results/path-warnings.ts';
@@ -38,10 +38,6 @@ export interface ComputedChanges {
   benchmarkName: string;
   sketch: Sketch;
 }
-
-/** The largest finite double, and half the smallest positive one (less rounds to zero), as SQL numerics (as compare.ts's). */
-const MAX_DOUBLE = '1.7976931348623157e308';
-const HALF_MIN_DOUBLE = '2.4703282292062328e-324';
 
 /** One group's series as the statement returns it: `POINT_BYTES` per point, in no particular order (changes-series.ts). */
 export interface Series {
@@ -100,13 +96,10 @@ export async function readSeries(
   // for what rounds to zero); null when there is none or it is beyond the largest double.
   const documentPoints = (): { sql: string; params: unknown[] } => {
     const value = valueAt('r.json', path);
-    const number =
-      `case when jsonb_typeof(v) = 'number' and v <= '${MAX_DOUBLE}'::jsonb and v >= '-${MAX_DOUBLE}'::jsonb then ` +
-      `case when v < '${HALF_MIN_DOUBLE}'::jsonb and v > '-${HALF_MIN_DOUBLE}'::jsonb then 0::float8 else v::numeric::float8 end end`;
     const group = bySite ? 'r.site_id' : 'r.flavor_id';
     return {
       sql:
-        `select g, id, t, ${number} as x from (select ${group} as g, r.id, r.execution_datetime as t, ${value.sql} as v ` +
+        `select g, id, t, (${jsonNumber('v')})::float8 as x from (select ${group} as g, r.id, r.execution_datetime as t, ${value.sql} as v ` +
         `from result r ${where.toSql()} offset 0) r offset 0`,
       params: [...value.params, ...where.params],
     };
@@ -116,11 +109,8 @@ export async function readSeries(
   const tablePoints = (pathId: number): { sql: string; params: unknown[] } => {
     const tableFilter = tableWhere(query, pathId);
     const group = bySite ? 'v.site_id' : 'v.flavor_id';
-    const number =
-      `case when v.value <= ${MAX_DOUBLE} and v.value >= -${MAX_DOUBLE} then ` +
-      `case when v.value < ${HALF_MIN_DOUBLE} and v.value > -${HALF_MIN_DOUBLE} then 0::float8 else v.value::float8 end end`;
     return {
-      sql: `select ${group} as g, v.result_id as id, v.execution_datetime as t, ${number} as x from metric_value v ${tableFilter.toSql()}`,
+      sql: `select ${group} as g, v.result_id as id, v.execution_datetime as t, (${tableNumber('v.value')})::float8 as x from metric_value v ${tableFilter.toSql()}`,
       params: tableFilter.params,
     };
   };

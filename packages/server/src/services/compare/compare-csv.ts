@@ -41,8 +41,6 @@ const BASELINE_COLUMNS: [string, (g: CompareGroupAnswer) => Cell][] = [
   ['ratio_pvalue', (g) => g.vs_baseline?.pvalue ?? null],
 ];
 
-export const COMPARE_CSV_COLUMNS = COLUMNS.map(([name]) => name);
-
 export function compareCsv(answer: CompareAnswer): string {
   const columns = answer.baseline ? [...COLUMNS, ...BASELINE_COLUMNS] : COLUMNS;
   const lines = [columns.map(([name]) => name).join(',')];

@@ -76,6 +76,17 @@ const toDouble = (numeric: string) =>
  * at least, its square root far fewer at large magnitudes), else the numeric square root (of a
  * variance beyond a double's range or below 1e-300); null when even that is beyond the largest double.
  */
+/**
+ * The number `v` (jsonb) as a numeric: 0 when it rounds to zero, null when it is no JSON number or
+ * lies beyond the largest double. `tableNumber`: a stored metric value (numeric) likewise.
+ */
+export const jsonNumber = (v: string) =>
+  `case when jsonb_typeof(${v}) = 'number' and ${v} <= '${MAX_DOUBLE}'::jsonb and ${v} >= '-${MAX_DOUBLE}'::jsonb then ` +
+  `case when ${v} < '${HALF_MIN_DOUBLE}'::jsonb and ${v} > '-${HALF_MIN_DOUBLE}'::jsonb then 0::numeric else ${v}::numeric end end`;
+export const tableNumber = (v: string) =>
+  `case when ${v} <= ${MAX_DOUBLE} and ${v} >= -${MAX_DOUBLE} then ` +
+  `case when ${v} < ${HALF_MIN_DOUBLE} and ${v} > -${HALF_MIN_DOUBLE} then 0::numeric else ${v} end end`;
+
 const STDDEV = `case when s.var between 1e-300 and 1e300 then sqrt(s.var::float8) else ${toDouble('sqrt(s.var)')} end`;
 
 /**
@@ -179,13 +190,10 @@ function valuesSql(query: CompareParams, path: string[]): Values {
   const { where } = resultWhere(query, { visible: true });
   const group = query.group_by === 'site' ? 'r.site_id' : 'r.flavor_id';
   const value = valueAt('r.json', path); // the path as GET /results filters and sorts read it
-  const number =
-    `case when jsonb_typeof(v) = 'number' and v <= '${MAX_DOUBLE}'::jsonb and v >= '-${MAX_DOUBLE}'::jsonb then ` +
-    `case when v < '${HALF_MIN_DOUBLE}'::jsonb and v > '-${HALF_MIN_DOUBLE}'::jsonb then 0::numeric else v::numeric end end`;
   return {
     sql:
       'select g, xn::float8 as x, xn from (' +
-      `select g, ${number} as xn from (select ${group} as g, ${value.sql} as v from result r ${where.toSql()} offset 0) r offset 0` +
+      `select g, ${jsonNumber('v')} as xn from (select ${group} as g, ${value.sql} as v from result r ${where.toSql()} offset 0) r offset 0` +
       ') r offset 0',
     params: [...value.params, ...where.params],
   };
@@ -224,11 +232,8 @@ export function tableWhere(query: TableFilters, pathId: number): Where {
 function tableValuesSql(query: CompareParams, pathId: number): Values {
   const where = tableWhere(query, pathId);
   const group = query.group_by === 'site' ? 'v.site_id' : 'v.flavor_id';
-  const number =
-    `case when v.value <= ${MAX_DOUBLE} and v.value >= -${MAX_DOUBLE} then ` +
-    `case when v.value < ${HALF_MIN_DOUBLE} and v.value > -${HALF_MIN_DOUBLE} then 0::numeric else v.value end end`;
   return {
-    sql: `select g, xn::float8 as x, xn from (select ${group} as g, ${number} as xn from metric_value v ${where.toSql()} offset 0) r offset 0`,
+    sql: `select g, xn::float8 as x, xn from (select ${group} as g, ${tableNumber('v.value')} as xn from metric_value v ${where.toSql()} offset 0) r offset 0`,
     params: where.params,
   };
 }
