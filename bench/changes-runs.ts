@@ -7,6 +7,7 @@ import type pg from 'pg';
 import { createClient } from '@benchmarks/sdk';
 import { statementRole, type StatementLog } from './database.ts';
 import { ingestDocuments, type BenchmarkRow, type Catalogue, type GenerateOptions } from './generate.ts';
+import { RESULT_COLUMNS, REVIEWED } from './load.ts';
 import { r2, sleep, summarize, type LatencySummary } from './measure.ts';
 import { API, query, typicalBenchmarks } from './scenarios.ts';
 import type { ServerProcess } from './server.ts';
@@ -131,19 +132,18 @@ async function seedSeries(input: RoundsInput & { adminToken: string }, results: 
     json_schema,
   });
   const owned = `'approved', now(), ${SERIES_OWNER}`;
-  const reviewed = 'status, upload_datetime, uploader_iss, uploader_sub';
   await client.query(
     `insert into app_user (iss, sub, email, registration_datetime, terms_version) values (${SERIES_OWNER}, 'bench@example.org', now(), '2024-01')`,
   );
-  const site = `insert into site (id, name, address, ${reviewed}) values (gen_random_uuid(), '${SERIES_SITE}', 'here', ${owned}) returning id`;
+  const site = `insert into site (id, name, address, ${REVIEWED}) values (gen_random_uuid(), '${SERIES_SITE}', 'here', ${owned}) returning id`;
   const siteId = (await client.query<{ id: string }>(site)).rows[0]!.id;
   const { rows } = await client.query<{ id: string }>(
-    `insert into flavor (id, site_id, name, ${reviewed})
+    `insert into flavor (id, site_id, name, ${REVIEWED})
      select gen_random_uuid(), $1, 'flavor-' || lpad(i::text, 2, '0'), ${owned} from generate_series(0, ${SERIES - 1}) i returning id`,
     [siteId],
   );
   await client.query(
-    `insert into result (id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden)
+    `insert into result (${RESULT_COLUMNS})
      select gen_random_uuid(), $1, $2, ($3::uuid[])[1 + g % ${SERIES}],
        jsonb_build_object('result', jsonb_build_object('score',
          (case when g < $4 * 0.4 then 100 when g < $4 * 0.75 then 90 else 95 end) + ((g::bigint * 7919) % 1000) / 200.0),

@@ -8,7 +8,7 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, s
 import { join } from 'node:path';
 import pg from 'pg';
 import { buildConfig, connectDatabase, createLogger, migrate, openDatabase, type DatabaseHandle } from '@benchmarks/server';
-import { sleep } from './measure.ts';
+import { sleep, statement } from './measure.ts';
 import type { Scenario } from './scenarios.ts';
 import type { ServerProcess } from './server.ts';
 
@@ -82,11 +82,12 @@ export async function startBenchDatabase(dataDir: string, log: (message: string)
   };
 }
 
+export const sqlLiteral = (value: string) => `'${value.replaceAll("'", "''")}'`;
+
 /** A statement's parameters written in as literals (`Parameters: $1 = '…', $2 = NULL`). */
 function withParameters(text: string, detail = ''): string {
   const values = new Map([...detail.matchAll(/\$(\d+) = (NULL|'(?:[^']|'')*')/g)].map((m) => [m[1]!, m[2] === 'NULL' ? 'null' : m[2]!]));
-  const sql = text.trim().replace(/;\s*$/, '');
-  return sql.replace(/\$(\d+)\b/g, (all, n: string) => values.get(n) ?? all);
+  return statement(text).replace(/\$(\d+)\b/g, (all, n: string) => values.get(n) ?? all);
 }
 
 /**
@@ -222,7 +223,7 @@ export async function explainScenario(client: pg.Client, scenario: Scenario, req
     const key = r.statements.map(shape).join('\n');
     if (seen.has(key) || seen.size >= 3) continue;
     seen.add(key);
-    const stored = (scenario.storedIds?.(r.body) ?? []).map((id) => `'${id.replaceAll("'", "''")}'`);
+    const stored = (scenario.storedIds?.(r.body) ?? []).map(sqlLiteral);
     const statements = (scenario.explained?.(r.statements) ?? r.statements).filter((sql) => statementRole(sql) !== 'transaction');
     lines.push(`## Request: ${scenario.variants[r.variant]!.label}`, `## ${scenario.variants[r.variant]!.request.path}`, '');
     const summary = [];

@@ -6,7 +6,7 @@
  */
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, userInfo } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import type pg from 'pg';
 import { startIssuer, type RunningIssuer } from '@benchmarks/demo/issuer';
 import { createClient } from '@benchmarks/sdk';
@@ -14,11 +14,11 @@ import { measureChanges, measureCompareBaseline, measureHealth } from './changes
 import * as database from './database.ts';
 import { measureExport } from './export-run.ts';
 import { GENERATE_DEFAULTS, GENERATOR_VERSION, generateCatalogue, type BenchmarkRow, type Shape } from './generate.ts';
-import { countRows, loadData, type CreatedBenchmark, type LoadReport } from './load.ts';
+import { count, countRows, loadData, type CreatedBenchmark, type LoadReport } from './load.ts';
 import * as measure from './measure.ts';
 import * as report from './report.ts';
 import * as scenarios from './scenarios.ts';
-import { serverNodeArgs, startServerProcess, type ServerProcess } from './server.ts';
+import { ROOT, serverNodeArgs, startServerProcess, type ServerProcess } from './server.ts';
 
 /**
  * What to run (bench/run.ts): `variants`, how many the scenarios cycle through at most; `quietWait`, the
@@ -39,17 +39,10 @@ type Log = (message: string) => void;
 type Setup = { env: Record<string, string>; issuer: RunningIssuer; log: Log };
 type Manifest = { generatorVersion: number; seed: number; results: number; shape: Shape; load: LoadReport; created: CreatedBenchmark[] };
 
-export const ROOT = resolve(new URL('..', import.meta.url).pathname);
 const [INGEST_SUB, ADMIN_SUB, ADMIN_ENTITLEMENT] = ['bench-ingest', 'bench-admin', 'urn:bench:benchmarks-admins'];
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-const count = async (client: pg.Client, from: string, params: unknown[] = []) =>
-  Number((await client.query<{ n: string }>(`select count(*) as n from ${from}`, params)).rows[0]!.n);
-const account = (sub: string, entitlements: string[] = []) => ({
-  sub,
-  email: `${sub}@bench.example.org`,
-  email_verified: true,
-  entitlements,
-});
+function account(sub: string, entitlements: string[] = []) {
+  return { sub, email: `${sub}@bench.example.org`, email_verified: true, entitlements };
+}
 
 /**
  * Creates the benchmarks marked `createdBy` through a server of their own, as users do: a user's, which
@@ -73,15 +66,10 @@ async function createThroughApi(benchmarks: BenchmarkRow[], client: pg.Client, {
       b.id = row.id;
       // Its metric paths are chosen in the transaction that creates it: ready before any upload.
       const paths = 'metric_path p join metric_benchmark m using (benchmark_id) where m.complete and p.benchmark_id = $1';
-      created.push({
-        key: b.def.key,
-        id: row.id,
-        createdBy: createdBy!,
-        status: row.status,
-        metricPaths: await count(client, paths, [row.id]),
-      });
+      const metricPaths = await count(client, paths, [row.id]);
+      created.push({ key: b.def.key, id: row.id, createdBy: createdBy!, status: row.status, metricPaths });
       const by = createdBy === 'user' ? 'a user (approved by an administrator)' : 'an administrator';
-      log(`created through the API by ${by}: ${b.def.key} ${row.id}, ${created.at(-1)!.metricPaths} metric paths at once`);
+      log(`created through the API by ${by}: ${b.def.key} ${row.id}, ${metricPaths} metric paths at once`);
     }
     return created;
   } finally {
@@ -173,14 +161,9 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     // The load comes from one address at up to 32 connections: the per-client limits would refuse
     // part of it, so they are off here; the admission of expensive lists too (64 places), unless
     // --default-admission measures it.
-    const env = {
-      DATABASE_URL: db.url,
-      OIDC_ISSUERS: issuer.issuer,
-      ADMIN_ENTITLEMENTS: ADMIN_ENTITLEMENT,
-      RATE_LIMIT: '0',
-      READ_RATE_LIMIT: '0',
-    };
-    const serverEnv: Record<string, string> = o.defaultAdmission ? env : { ...env, EXPENSIVE_LIST_CONCURRENCY: '64' };
+    const env = { DATABASE_URL: db.url, OIDC_ISSUERS: issuer.issuer, ADMIN_ENTITLEMENTS: ADMIN_ENTITLEMENT, RATE_LIMIT: '0' };
+    const admission: Record<string, string> = o.defaultAdmission ? {} : { EXPENSIVE_LIST_CONCURRENCY: '64' };
+    const serverEnv: Record<string, string> = { ...env, READ_RATE_LIMIT: '0', ...admission };
     client = await db.client();
     const data = await prepareData(o, db, client, async (fresh) => {
       const setup = { env: serverEnv, issuer: issuer!, log };
@@ -254,16 +237,11 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
       captured.set(s.id, requests);
       const file = join(explainDir, `${s.id}-${s.key}.txt`);
       const explained = await database.explainScenario(client, s, requests, file);
-      const meta = { id: s.id, key: s.key, title: s.title, endpoint: s.endpoint, kind: s.kind, resultsPerRequest: s.resultsPerRequest };
+      const { id, key, title, endpoint, kind, resultsPerRequest, baselineMethod, reference, selectivity } = s;
+      const about = { id, key, title, endpoint, kind, resultsPerRequest, variants: s.variants.length };
       const statementsPerRequest = requests[0]?.statements.length ?? 0;
-      const more = {
-        variants: s.variants.length,
-        statementsPerRequest,
-        baselineMethod: s.baselineMethod,
-        reference: s.reference,
-        selectivity: s.selectivity,
-      };
-      reports.set(s.id, { ...meta, ...more, explainFile: relative(ROOT, file), statements: explained, captureProblems: [], runs: [] });
+      const files = { explainFile: relative(ROOT, file), statements: explained, captureProblems: [], runs: [] };
+      reports.set(s.id, { ...about, statementsPerRequest, baselineMethod, reference, selectivity, ...files });
     }
 
     const groups = { server: server.pid, postgres: db.postmasterPid() };
@@ -287,7 +265,7 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
         await measure.runHttpLoad(server.url, variants, 1, o.warmup);
         await waitForIdleDatabase(client);
       }
-      const single = median(requests.map((r) => r.ms)) / 1000;
+      const single = measure.median(requests.map((r) => r.ms)) / 1000;
       for (const connections of o.connections) {
         // A run lasts --duration seconds, longer (at most 6 times, twice in a development run) when
         // requests are so slow that fewer than about 10 per connection would complete.
@@ -317,18 +295,8 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
         const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 1000) / 1000 : null);
         const reference = reports.get(scenario.reference ?? 0)?.runs.find((r) => r.connections === connections);
         const vsReference = reference && ratio(api.okPerSecond, reference.api.okPerSecond);
-        const quietWaitSeconds = quietApi.waited + quietSql.waited;
-        const run = {
-          connections,
-          api,
-          sql,
-          ratio: ratio(api.okPerSecond, sql.tps),
-          vsReference,
-          serverPeakRssMb: memory.peakMb,
-          apiCpu,
-          sqlCpu,
-        };
-        runs.push({ ...run, quietWaitSeconds, seconds, drainSeconds });
+        const run = { connections, api, sql, ratio: ratio(api.okPerSecond, sql.tps), vsReference, serverPeakRssMb: memory.peakMb };
+        runs.push({ ...run, apiCpu, sqlCpu, quietWaitSeconds: quietApi.waited + quietSql.waited, seconds, drainSeconds });
         const pct = (v: number | null | undefined) => (v == null ? '–' : `${Math.round(v * 100)}%`);
         const per = (ms: number) => (ms / Math.max(1, api.responses)).toFixed(2);
         const stored = scenario.resultsPerRequest > 1 ? ` (${Math.round(api.okPerSecond * scenario.resultsPerRequest)} results/s)` : '';
@@ -365,29 +333,17 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     const finalRssMb = measure.r1(await server.rssMb());
     await removeIngested(client);
     const cpu = cpus();
-    const machine = {
-      cpus: cpu.length,
-      cpuModel: cpu[0]?.model.trim() ?? 'unknown',
-      memoryGb: Math.round(totalmem() / 1073741824),
-      platform: `${process.platform} ${process.arch}`,
-      node: process.version,
-      postgres: db.version,
-    };
+    const [cpuModel, memoryGb] = [cpu[0]?.model.trim() ?? 'unknown', Math.round(totalmem() / 1073741824)];
+    const machine = { cpus: cpu.length, cpuModel, memoryGb, platform: `${process.platform} ${process.arch}`, node: process.version };
     const baselineTool = tool === 'pgbench' ? (measure.pgbenchVersion() ?? 'pgbench') : 'node-postgres loop';
-    const run = {
-      results: o.results,
-      shape: o.shape,
-      seed: o.seed,
-      durationSeconds: o.duration,
-      warmupSeconds: o.warmup,
-      connections: o.connections,
-    };
+    const { results, shape, seed, connections } = o;
+    const run = { results, shape, seed, durationSeconds: o.duration, warmupSeconds: o.warmup, connections, scenarios: o.scenarios };
     const partial = {
       version: 1 as const,
       generatedAt: new Date().toISOString(),
       elapsedSeconds: Math.round((Date.now() - began) / 1000),
-      machine,
-      options: { ...run, scenarios: o.scenarios, baselineTool, quietWaitSeconds: o.quietWait },
+      machine: { ...machine, postgres: db.version },
+      options: { ...run, baselineTool, quietWaitSeconds: o.quietWait },
       postgresSettings: database.POSTGRES_SETTINGS,
       data: { reused: data.reused, load, shape: o.shape, created },
       server: { idleRssMb, peakRssMb: server.peakMb(), finalRssMb, nodeArgs: serverNodeArgs() },
@@ -395,7 +351,7 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     };
     clearInterval(loadTimer);
     loads.push(loadavg()[0]!);
-    const loadAverage = { min: Math.min(...loads), median: median(loads), max: Math.max(...loads), samples: loads.length };
+    const loadAverage = { min: Math.min(...loads), median: measure.median(loads), max: Math.max(...loads), samples: loads.length };
     const everyMetric = { ...once, loadAverage, goals: report.judgeGoals(partial, { ...once, loadAverage }) };
     const result: report.BenchReport = { ...partial, targets: report.judgeTargets(partial), everyMetric };
     report.writeJson(join(o.outDir, 'latest.json'), result);

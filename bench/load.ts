@@ -16,8 +16,12 @@ export type LoadReport = Awaited<ReturnType<typeof loadData>>;
 export type CreatedBenchmark = { key: string; id: string; createdBy: 'user' | 'admin'; status: string; metricPaths: number };
 
 const CHUNK = 50_000;
+export const RESULT_COLUMNS =
+  'id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden';
+/** The columns of a reviewed row of the catalogue. */
+export const REVIEWED = 'status, upload_datetime, uploader_iss, uploader_sub';
 const COPIED = {
-  result: 'id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden',
+  result: RESULT_COLUMNS,
   result_tag: 'result_id, tag_id',
   claim: 'id, resource_type, resource_id, message, status, upload_datetime, uploader_iss, uploader_sub',
 };
@@ -32,23 +36,22 @@ const CHECKS = {
   claim_orphans: 'claim c where not exists (select 1 from result r where r.id = c.resource_id)',
   hidden_without_reason: 'result r where r.hidden and not r.deleted and not exists (select 1 from claim c where c.resource_id = r.id)',
 };
-const count = async (client: pg.Client, from: string) =>
-  Number((await client.query<{ n: string }>(`select count(*) as n from ${from}`)).rows[0]!.n);
+export const count = async (client: pg.Client, from: string, params: unknown[] = []) =>
+  Number((await client.query<{ n: string }>(`select count(*) as n from ${from}`, params)).rows[0]!.n);
 
 /** Users and the catalogue, with multi-row INSERTs of bound parameters (the rows' keys are the columns). */
 async function insertCatalogue(client: pg.Client, c: Catalogue): Promise<void> {
-  const reviewed = 'status, upload_datetime, uploader_iss, uploader_sub';
   const tables: [string, string, Record<string, unknown>[]][] = [
     ['app_user', 'iss, sub, email, registration_datetime, terms_version', c.users],
     // Those created through the API before the load (bench/harness.ts) are there already.
     [
       'benchmark',
-      `id, container_image, container_tag, json_schema, description, url, ${reviewed}`,
+      `id, container_image, container_tag, json_schema, description, url, ${REVIEWED}`,
       c.benchmarks.filter((b) => !b.createdBy),
     ],
-    ['site', `id, name, address, description, ${reviewed}`, c.sites],
-    ['flavor', `id, site_id, name, description, ${reviewed}`, c.flavors],
-    ['tag', `id, name, description, ${reviewed}`, c.tags],
+    ['site', `id, name, address, description, ${REVIEWED}`, c.sites],
+    ['flavor', `id, site_id, name, description, ${REVIEWED}`, c.flavors],
+    ['tag', `id, name, description, ${REVIEWED}`, c.tags],
   ];
   for (const [table, columns, rows] of tables)
     for (let i = 0; i < rows.length; i += 1000) {

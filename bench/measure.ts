@@ -20,6 +20,11 @@ export type LatencySummary = ReturnType<typeof summarize>;
 export const r2 = (v: number) => Math.round(v * 100) / 100;
 export const r1 = (v: number) => Math.round(v * 10) / 10;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+/** Lines `[name hh:mm:ss] message`, on stderr unless told. */
+export function logger(name: string, write = console.error) {
+  return (message: string) => write(`[${name} ${new Date().toISOString().slice(11, 19)}] ${message}`);
+}
 
 /** A request: its path and query already URL-encoded. */
 export type HttpRequestSpec = { method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: string };
@@ -84,13 +89,19 @@ export function pgbenchVersion(): string | null {
   return pgbenchChecked;
 }
 
-const statement = (sql: string) => sql.trim().replace(/;\s*$/, '');
+/** A statement without its final semicolon. */
+export const statement = (sql: string) => sql.trim().replace(/;\s*$/, '');
+/** A connected node-postgres client of the baseline. */
+export async function baselineClient(target: SqlTarget) {
+  const client = new pg.Client({ ...target, application_name: 'bench-baseline' });
+  await client.connect();
+  return client;
+}
 
 /**
- * The raw SQL baseline: `connections` clients for `seconds`, a transaction being the statements of one
- * request variant in order, simple query protocol as the server's driver. pgbench: a script per
- * variant (at most 100, picked at random), latencies from its per-transaction log; node: one client
- * per connection running the variants round-robin.
+ * The raw SQL baseline: `connections` clients for `seconds`, a transaction being one variant's statements, simple query
+ * protocol as the server's driver. pgbench: a script per variant (100 at most, picked at random), latencies from its
+ * log; node: a client per connection, round-robin.
  */
 export async function runSqlLoad(tool: BaselineTool, run: SqlRun) {
   if (run.scripts.length === 0) throw new Error('no SQL to run');
@@ -139,13 +150,7 @@ async function pgbench({ target, scripts, connections, seconds, workDir }: SqlRu
 async function loop({ target, scripts, connections, seconds }: SqlRun, latencies: number[]) {
   let errors = 0;
   let firstError: string | null = null;
-  const clients = await Promise.all(
-    Array.from({ length: connections }, async () => {
-      const c = new pg.Client({ ...target, application_name: 'bench-baseline' });
-      await c.connect();
-      return c;
-    }),
-  );
+  const clients = await Promise.all(Array.from({ length: connections }, () => baselineClient(target)));
   const started = performance.now();
   try {
     await Promise.all(
@@ -230,18 +235,11 @@ export function cpuMeter(groups: CpuGroups) {
       const total = Math.max(1, (last.machine.total - first.machine.total) * TICK_MS);
       const other = Math.max(0, busy - server - postgres - client);
       const perS = (v: number) => Math.round(v / seconds);
-      return {
-        serverMsPerS: perS(server),
-        postgresMsPerS: perS(postgres),
-        clientMsPerS: perS(client),
-        otherMsPerS: perS(other),
-        /** Shares of the whole machine used by programs outside the benchmark, and idle. */
-        otherPercent: Math.round((1000 * other) / total) / 10,
-        idlePercent: Math.round((1000 * (total - busy)) / total) / 10,
-        serverMs: Math.round(server),
-        postgresMs: Math.round(postgres),
-        clientMs: Math.round(client),
-      };
+      const rates = { serverMsPerS: perS(server), postgresMsPerS: perS(postgres), clientMsPerS: perS(client), otherMsPerS: perS(other) };
+      // Shares of the whole machine used by programs outside the benchmark, and idle.
+      const share = (v: number) => Math.round((1000 * v) / total) / 10;
+      const shares = { otherPercent: share(other), idlePercent: share(total - busy) };
+      return { ...rates, ...shares, serverMs: Math.round(server), postgresMs: Math.round(postgres), clientMs: Math.round(client) };
     },
   };
 }

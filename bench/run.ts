@@ -22,7 +22,8 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { GENERATE_DEFAULTS } from './generate.ts';
-import { ROOT, runBench } from './harness.ts';
+import { runBench } from './harness.ts';
+import { ROOT } from './server.ts';
 import { SCENARIOS } from './scenarios.ts';
 
 const STRINGS = 'results shape duration warmup connections scenarios baseline seed variants quiet-wait data-dir out docs'.split(' ');

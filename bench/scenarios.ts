@@ -1,13 +1,12 @@
 /**
- * The scenarios measured under load (16, 17 and 27 are measured once, bench/changes-runs.ts): what each
- * sends (request variants, so that ids, terms and documents vary), how an answer is checked, and which
- * of the statements the server issued make its raw SQL baseline. 18 to 26 read the users' shape: one
- * benchmark B, 18 its plain list, which the others are divided by; 19 to 24 filters `<path> >= X`, X
- * from the loaded data so that 1 %, 75 % and 100 % pass, on a suggested path and an unsuggested one.
+ * The scenarios measured under load (docs/performance.md lists them; 16, 17 and 27, measured once, are in
+ * bench/changes-runs.ts): the request variants each sends, how an answer is checked, and which of the
+ * statements the server issued make its raw SQL baseline.
  */
 import type pg from 'pg';
-import { PAGE_STATEMENT } from './database.ts';
+import { PAGE_STATEMENT, sqlLiteral } from './database.ts';
 import { ingestDocuments, metricQuantile, valueAt, type BenchmarkRow, type Catalogue, type GenerateOptions } from './generate.ts';
+import { RESULT_COLUMNS } from './load.ts';
 import type { HttpRequestSpec } from './measure.ts';
 
 /** `check`: a reason the answer is wrong, or null; `consume` reads a 2xx answer's body (default: the text, as JSON when it is). */
@@ -101,7 +100,6 @@ export function typicalBenchmarks(catalogue: Catalogue): BenchmarkRow[] {
   return catalogue.benchmarks.filter((b) => Math.abs(b.def.weight - mean) === nearest);
 }
 
-const sqlLiteral = (value: string) => `'${value.replaceAll("'", "''")}'`;
 const percent = (share: number) => `${(100 * share).toFixed(share < 0.1 ? 2 : 1)} %`;
 const expect =
   (expected: number, then: (body: any) => string | null): Check =>
@@ -143,10 +141,11 @@ const pick = (issued: string[], re: RegExp, what: string) => {
  * total` (not the server's other counts); and, for a list sorted from the metric values table, the
  * counts of its walk, which answer the page too. Catalogue lists count with the page (`count(*) over ()`).
  */
+const TOTAL = /^\s*select count\(\*\)(::int)? as total\b/i;
 function pageAndTotal(_index: number, issued: string[]): string[] {
   const [page] = pick(issued, PAGE_STATEMENT, 'page statement');
-  if (/\bcount\(\*\) over \(\)/i.test(page!) && !issued.some((s) => /^\s*select count\(\*\)(::int)? as total\b/i.test(s))) return [page!];
-  const [total] = pick(issued, /^\s*select count\(\*\)(::int)? as total\b/i, 'total statement');
+  if (/\bcount\(\*\) over \(\)/i.test(page!) && !issued.some((s) => TOTAL.test(s))) return [page!];
+  const [total] = pick(issued, TOTAL, 'total statement');
   return [page!, total!, ...issued.filter((s) => /^\s*select count\(\*\)::int as n from metric_value s\b/i.test(s))];
 }
 const read = (id: number, s: Partial<Scenario> & Pick<Scenario, 'variants'>): Scenario => ({
@@ -195,16 +194,12 @@ const compareCheck = (benchmark: BenchmarkRow, matched: (m: number) => string | 
     if (ranks[0] !== 1 && ranks[0] !== null) return `first rank ${ranks[0]}`;
     if (ranks.some((r, i) => i > 0 && r !== null && (ranks[i - 1] === null || r < ranks[i - 1]!))) return 'groups not in rank order';
     for (const g of body.groups) {
-      const order = [g.min, g.p5, g.p25, g.median, g.p75, g.p95, g.max];
+      const [order, flavor] = [[g.min, g.p5, g.p25, g.median, g.p75, g.p95, g.max], `flavor ${g.flavor?.id}`];
       const [lo = Number.NaN, hi = Number.NaN] = g.median_ci;
-      const problem = !(g.n >= 1)
-        ? `a group of n = ${g.n}`
-        : order.some((v, i) => i > 0 && !(order[i - 1]! <= v))
-          ? `statistics out of order: ${order.join(' ')}`
-          : !(g.min <= lo && lo <= g.median && g.median <= hi && hi <= g.max)
-            ? `median ${g.median} outside its interval [${lo}, ${hi}]`
-            : null;
-      if (problem) return `flavor ${g.flavor?.id}: ${problem}`;
+      if (!(g.n >= 1)) return `${flavor}: a group of n = ${g.n}`;
+      if (order.some((v, i) => i > 0 && !(order[i - 1]! <= v))) return `${flavor}: statistics out of order: ${order.join(' ')}`;
+      if (!(g.min <= lo && lo <= g.median && g.median <= hi && hi <= g.max))
+        return `${flavor}: median ${g.median} outside its interval [${lo}, ${hi}]`;
     }
     return extra?.(body) ?? null;
   });
@@ -293,8 +288,6 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
   const batches = Array.from({ length: Math.max(1, Math.min(5, Math.ceil(n / 4))) }, (_, k) => k);
   const batchDocs = ingestDocuments(catalogue, options, BATCH_SIZE * batches.length).map((d, i) => ({ ...d, at: executed(i) }));
   const batchOf = (k: number) => batchDocs.slice(k * BATCH_SIZE, (k + 1) * BATCH_SIZE);
-  const COLUMNS =
-    'id, benchmark_id, site_id, flavor_id, json, execution_datetime, upload_datetime, uploader_iss, uploader_sub, deleted, hidden';
   const uploader = `${sqlLiteral(input.identity.iss)}, ${sqlLiteral(input.identity.sub)}`;
   const ingest = (id: number, s: Pick<Scenario, 'variants' | 'baseline' | 'baselineMethod' | 'storedIds' | 'resultsPerRequest'>) =>
     ({ id, ...META.get(id)!, kind: 'ingest', ...s }) as Scenario;
@@ -309,11 +302,8 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
       'the compare statement exactly as the server issued it (and the order-statistics and count statements when it issued them), without the benchmark and path lookups and the read-only transaction around them',
   };
 
-  const { visible } = input; // counted again before each capture
-  const exported = expect(
-    200,
-    (s) => s.problem ?? (s.lines === visible.total ? null : `${s.lines} lines, ${visible.total} visible results`),
-  );
+  const { visible: v } = input; // counted again before each capture
+  const exported = expect(200, (s) => s.problem ?? (s.lines === v.total ? null : `${s.lines} lines, ${v.total} visible results`));
   const out: Scenario[] = [
     read(1, {
       variants: benchmarks.map((b) => {
@@ -356,10 +346,10 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
         const d = docs[i]!;
         const ids = [d.benchmark.id, d.flavor.site_id, d.flavor.id].map(sqlLiteral).join(', ');
         const row = `gen_random_uuid(), ${ids}, ${sqlLiteral(JSON.stringify(d.json))}::jsonb, ${sqlLiteral(executed(i))}::timestamptz, now(), ${uploader}, false, false`;
-        if (d.tag_ids.length === 0) return [`insert into result (${COLUMNS}) values (${row})`];
+        if (d.tag_ids.length === 0) return [`insert into result (${RESULT_COLUMNS}) values (${row})`];
         const tags = d.tag_ids.map((t) => `(${sqlLiteral(t)}::uuid)`).join(', ');
         return [
-          `with r as (insert into result (${COLUMNS}) values (${row}) returning id) insert into result_tag (result_id, tag_id) select r.id, t.id from r, (values ${tags}) as t (id)`,
+          `with r as (insert into result (${RESULT_COLUMNS}) values (${row}) returning id) insert into result_tag (result_id, tag_id) select r.id, t.id from r, (values ${tags}) as t (id)`,
         ];
       },
       baselineMethod:
@@ -391,7 +381,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
         const tagged = items.flatMap((d, j) => d.tag_ids.map((t) => `(${j}, ${sqlLiteral(t)}::uuid)`));
         const insert =
           `with d (n, benchmark_id, site_id, flavor_id, json, execution_datetime) as (values ${rows.join(', ')}), ` +
-          `ids as (select n, gen_random_uuid() as id from d), r as (insert into result (${COLUMNS}) ` +
+          `ids as (select n, gen_random_uuid() as id from d), r as (insert into result (${RESULT_COLUMNS}) ` +
           `select ids.id, d.benchmark_id, d.site_id, d.flavor_id, d.json, d.execution_datetime, now(), ${uploader}, false, false ` +
           'from d join ids using (n) returning id) ';
         if (tagged.length === 0) return [`${insert}select count(*) from r`];
@@ -423,14 +413,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     }),
     read(10, {
       kind: 'export',
-      variants: [
-        {
-          label: 'every visible result',
-          request: get(`/results:export?${query({ format: 'ndjson' })}`),
-          consume: readExport,
-          check: exported,
-        },
-      ],
+      variants: [{ label: 'every visible result', request: get('/results:export?format=ndjson'), consume: readExport, check: exported }],
       explained: cursorSelect,
       baseline: (_i, issued) => cursorSelect(issued),
       baselineMethod:

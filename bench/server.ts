@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from '@benchmarks/server';
 import { r1, sleep } from './measure.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The repository's root. */
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export type ServerProcess = Awaited<ReturnType<typeof startServerProcess>>;
 type Sample = { ms: number; mb: number };
