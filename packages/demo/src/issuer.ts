@@ -1,28 +1,20 @@
 /**
- * A real OpenID provider (oidc-provider) on loopback.
+ * A real OpenID provider (oidc-provider) on loopback: the provider that signs real tokens in the
+ * tests, and the server's built-in one in demo mode. It listens only on a loopback address, keeps its
+ * state in memory and, given a key file, persists its signing key so that its tokens outlive a restart.
  *
- * Used by the tests as the provider that signs real tokens, and by the server's demo mode as
- * a built-in provider. It only ever listens on a loopback address, keeps its state in memory
- * and, when given a key file, persists its signing key so that its tokens stay valid across
- * restarts.
- *
- * Clients: the CLI's (device flow) and, when given redirect URIs, a public web client (authorization
- * code with PKCE, no secret) for a browser frontend, with CORS on the token and userinfo endpoints
- * for its origins (discovery and JWKS are open to any origin).
- *
- * Besides the standard endpoints (discovery, JWKS, device authorization, token, userinfo)
- * it has:
- * - a tiny interaction UI at /interaction/:uid (a login form with a `login` field, any user
- *   name signs in, then a consent step), which `approveDevice` drives over HTTP and a browser
- *   fills in for the web client;
- * - a userinfo endpoint that also accepts the provider's own JWT access tokens (as most
- *   production providers do; stock oidc-provider only accepts opaque ones there).
+ * Clients: the CLI's (device flow) and, given redirect URIs, a public web client (authorization code
+ * with PKCE, no secret) for a browser frontend, with CORS on the token and userinfo endpoints for its
+ * origins (discovery and JWKS are open to any origin). Besides the standard endpoints it has:
+ * - a tiny interaction UI at /interaction/:uid (a login form with a `login` field, any user name
+ *   signs in, then a consent step), which `approveDevice` drives over HTTP and a browser fills in;
+ * - a userinfo endpoint that also accepts the provider's own JWT access tokens (as most production
+ *   providers do; stock oidc-provider only accepts opaque ones there).
  */
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { isIPv4 } from 'node:net';
+import { createServer, type IncomingMessage, type RequestListener } from 'node:http';
+import { type AddressInfo, isIPv4 } from 'node:net';
 import { dirname } from 'node:path';
 
 import { calculateJwkThumbprint, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
@@ -86,19 +78,15 @@ const DEFAULT_AUDIENCE = 'benchmarks-api';
 /** Scopes put into minted tokens (no offline_access: nothing is refreshed). */
 const MINT_SCOPES = 'openid email profile eduperson_entitlement';
 
-// ---------------------------------------------------------------------------------------------
-// Loading oidc-provider: it warns at import time on Node 20 ("Unsupported runtime"); it works
-// fine there, so that one warning is filtered out.
-
 type OidcProviderModule = typeof import('oidc-provider');
 let modulePromise: Promise<OidcProviderModule> | undefined;
 
+/** oidc-provider, without the warning it prints at import on a runtime it does not list ("Unsupported runtime"): it works there. */
 function loadOidcProvider(): Promise<OidcProviderModule> {
   modulePromise ??= (async () => {
     const original = console.warn;
     console.warn = (...args: unknown[]) => {
-      if (typeof args[0] === 'string' && args[0].includes('oidc-provider WARNING: Unsupported runtime')) return;
-      original.apply(console, args);
+      if (typeof args[0] !== 'string' || !args[0].includes('oidc-provider WARNING: Unsupported runtime')) original.apply(console, args);
     };
     try {
       return await import('oidc-provider');
@@ -108,9 +96,6 @@ function loadOidcProvider(): Promise<OidcProviderModule> {
   })();
   return modulePromise;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Loopback checks
 
 export function isLoopbackHost(host: string): boolean {
   const h = host
@@ -129,47 +114,35 @@ function hostForUrl(host: string): string {
 // ---------------------------------------------------------------------------------------------
 // Signing key
 
-async function generateSigningKey(): Promise<JWK> {
-  const { privateKey } = await generateKeyPair('RS256', { extractable: true, modulusLength: 2048 });
-  const jwk = await exportJWK(privateKey);
-  jwk.kid = await calculateJwkThumbprint(jwk);
-  jwk.alg = 'RS256';
-  jwk.use = 'sig';
-  return jwk;
-}
-
-function isUsablePrivateRsaKey(jwk: unknown): jwk is JWK {
-  if (typeof jwk !== 'object' || jwk === null) return false;
-  const k = jwk as Record<string, unknown>;
-  return k.kty === 'RSA' && typeof k.n === 'string' && typeof k.e === 'string' && typeof k.d === 'string';
-}
+/** A private RSA JWK as the provider signs with it: its thumbprint as kid (unless it has one), RS256. */
+const signingKeyOf = async (jwk: JWK): Promise<JWK> => ({
+  ...jwk,
+  kid: jwk.kid ?? (await calculateJwkThumbprint(jwk)),
+  alg: 'RS256',
+  use: 'sig',
+});
+const newSigningKey = async () =>
+  signingKeyOf(await exportJWK((await generateKeyPair('RS256', { extractable: true, modulusLength: 2048 })).privateKey));
 
 async function loadOrCreateKey(keyFile: string | undefined): Promise<JWK> {
-  if (!keyFile) return generateSigningKey();
-  let text: string | undefined;
-  try {
-    text = await readFile(keyFile, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  if (text !== undefined) {
+  if (!keyFile) return newSigningKey();
+  const text = await readFile(keyFile, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+  if (typeof text === 'string') {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
       throw new Error(`The OpenID provider key file ${keyFile} is not valid JSON.`);
     }
-    const candidate = (parsed as { keys?: unknown[] })?.keys?.[0] ?? parsed;
-    if (!isUsablePrivateRsaKey(candidate)) {
+    const k = ((parsed as { keys?: unknown[] })?.keys?.[0] ?? parsed) as Record<string, unknown> | null;
+    if (typeof k !== 'object' || k === null || k.kty !== 'RSA' || ![k.n, k.e, k.d].every((v) => typeof v === 'string')) {
       throw new Error(`The OpenID provider key file ${keyFile} does not hold a private RSA JWK.`);
     }
-    const jwk: JWK = { ...candidate };
-    jwk.kid ??= await calculateJwkThumbprint(jwk);
-    jwk.alg = 'RS256';
-    jwk.use = 'sig';
-    return jwk;
+    return signingKeyOf(k as JWK);
   }
-  const jwk = await generateSigningKey();
+  const jwk = await newSigningKey();
   await mkdir(dirname(keyFile), { recursive: true });
   await writeFile(keyFile, `${JSON.stringify({ keys: [jwk] }, null, 2)}\n`, { mode: 0o600 });
   await chmod(keyFile, 0o600);
@@ -181,74 +154,37 @@ function publicPart(jwk: JWK): JWK {
   return { kty, n, e, kid, alg, use };
 }
 
-// ---------------------------------------------------------------------------------------------
-// In-memory adapter (one store per provider instance; no timers, expired entries are dropped lazily)
-
-interface StoredEntry {
-  payload: AdapterPayload;
-  expiresAt: number;
-}
-
-/** Entries are kept a little beyond their expiry so that oidc-provider can say "expired" rather than "not found". */
-const EXPIRY_SLACK_MS = 60_000;
-
-function createMemoryAdapterFactory(): (name: string) => Adapter {
-  const entries = new Map<string, StoredEntry>();
-  const byGrant = new Map<string, Set<string>>();
-  const byUserCode = new Map<string, string>();
-  const byUid = new Map<string, string>();
+/**
+ * The provider's storage: in memory, one per provider, unbounded (oidc-provider's own memory adapter
+ * is one LRU of 1,000 entries that every instance shares). Entries are kept a minute past their expiry,
+ * so that the provider says "expired" rather than "not found", and swept every 500 writes.
+ */
+function memoryAdapter(): (name: string) => Adapter {
+  const entries = new Map<string, { payload: AdapterPayload; expiresAt: number }>();
   let writes = 0;
-
-  const live = (key: string | undefined): AdapterPayload | undefined => {
-    if (key === undefined) return undefined;
-    const entry = entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= Date.now()) {
-      entries.delete(key);
-      return undefined;
-    }
-    return entry.payload;
+  const live = (key: string | undefined) => {
+    const entry = key === undefined ? undefined : entries.get(key);
+    if (entry && entry.expiresAt <= Date.now()) entries.delete(key!);
+    else return entry?.payload;
   };
-
-  const sweep = () => {
-    const now = Date.now();
-    for (const [key, entry] of entries) if (entry.expiresAt <= now) entries.delete(key);
-    for (const [code, key] of byUserCode) if (!entries.has(key)) byUserCode.delete(code);
-    for (const [uid, key] of byUid) if (!entries.has(key)) byUid.delete(uid);
-    for (const [grantId, keys] of byGrant) {
-      for (const key of keys) if (!entries.has(key)) keys.delete(key);
-      if (keys.size === 0) byGrant.delete(grantId);
-    }
-  };
-
-  return (name: string): Adapter => {
+  return (name) => {
     const keyOf = (id: string) => `${name}:${id}`;
+    /** The entry last written with this user code or session uid. */
+    const findBy = async (field: 'userCode' | 'uid', value: string) => {
+      let last: string | undefined;
+      for (const [key, { payload }] of entries) if (key.startsWith(`${name}:`) && payload[field] === value) last = key;
+      return live(last);
+    };
     return {
       async upsert(id, payload, expiresIn) {
         const key = keyOf(id);
-        const expiresAt = typeof expiresIn === 'number' ? Date.now() + expiresIn * 1000 + EXPIRY_SLACK_MS : Infinity;
-        entries.set(key, { payload, expiresAt });
-        if (payload.grantId) {
-          let keys = byGrant.get(payload.grantId);
-          if (!keys) {
-            keys = new Set();
-            byGrant.set(payload.grantId, keys);
-          }
-          keys.add(key);
-        }
-        if (payload.userCode) byUserCode.set(payload.userCode, key);
-        if (name === 'Session' && payload.uid) byUid.set(payload.uid, key);
-        if (++writes % 500 === 0) sweep();
+        entries.delete(key);
+        entries.set(key, { payload, expiresAt: typeof expiresIn === 'number' ? Date.now() + expiresIn * 1000 + 60_000 : Infinity });
+        if (++writes % 500 === 0) for (const [k, e] of entries) if (e.expiresAt <= Date.now()) entries.delete(k);
       },
-      async find(id) {
-        return live(keyOf(id));
-      },
-      async findByUserCode(userCode) {
-        return live(byUserCode.get(userCode));
-      },
-      async findByUid(uid) {
-        return live(byUid.get(uid));
-      },
+      find: async (id) => live(keyOf(id)),
+      findByUserCode: (userCode) => findBy('userCode', userCode),
+      findByUid: (uid) => findBy('uid', uid),
       async consume(id) {
         const payload = live(keyOf(id));
         if (payload) payload.consumed = Math.floor(Date.now() / 1000);
@@ -257,10 +193,7 @@ function createMemoryAdapterFactory(): (name: string) => Adapter {
         entries.delete(keyOf(id));
       },
       async revokeByGrantId(grantId) {
-        const keys = byGrant.get(grantId);
-        if (!keys) return;
-        for (const key of keys) entries.delete(key);
-        byGrant.delete(grantId);
+        for (const [key, { payload }] of entries) if (payload.grantId === grantId) entries.delete(key);
       },
     };
   };
@@ -269,22 +202,18 @@ function createMemoryAdapterFactory(): (name: string) => Adapter {
 // ---------------------------------------------------------------------------------------------
 // Small HTML / HTTP helpers
 
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
+const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const NAMED: Record<string, string> = { quot: '"', lt: '<', gt: '>', amp: '&' };
+const unescapeHtml = (value: string) =>
+  value.replace(/&(?:#[xX]([0-9a-fA-F]+)|#(\d+)|(quot|lt|gt|amp));/g, (_, hex?: string, dec?: string, name?: string) =>
+    hex ? String.fromCodePoint(parseInt(hex, 16)) : dec ? String.fromCodePoint(Number(dec)) : NAMED[name!]!,
+  );
 
-function unescapeHtml(value: string): string {
-  return value
-    .replace(/&#x([0-9a-f]+);/gi, (_, hex: string) => String.fromCodePoint(parseInt(hex, 16)))
-    .replace(/&#(\d+);/g, (_, dec: string) => String.fromCodePoint(parseInt(dec, 10)))
-    .replace(/&quot;/g, '"')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-}
-
-function page(title: string, body: string, marker: string): string {
-  return `<!DOCTYPE html>
+/** Answers with one of the provider's pages, named by `data-page` for `approveDevice` and the tests. */
+function render(ctx: { status: number; type: string; body: unknown }, title: string, body: string, marker: string, status?: number) {
+  if (status) ctx.status = status;
+  ctx.type = 'html';
+  ctx.body = `<!DOCTYPE html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
 <style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}input,button{font-size:1rem;padding:.4rem;margin:.3rem 0}</style>
@@ -296,41 +225,31 @@ ${body}
 </html>`;
 }
 
-async function readUrlencodedBody(req: IncomingMessage, limit = 64 * 1024): Promise<URLSearchParams> {
+async function readForm(req: IncomingMessage, limit = 64 * 1024): Promise<URLSearchParams> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    size += buf.length;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
     if (size > limit) throw new Error('request body too large');
-    chunks.push(buf);
+    chunks.push(chunk);
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
-interface ParsedForm {
-  action: string;
-  method: string;
-  inputs: Map<string, string>;
-}
-
-function parseForms(html: string): ParsedForm[] {
-  const forms: ParsedForm[] = [];
+/** The forms of a page: action, method and the values of their named inputs. */
+function parseForms(html: string): { action: string; method: string; inputs: Map<string, string> }[] {
   const attr = (tag: string, name: string): string | undefined => {
-    const m = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`, 'i').exec(tag);
+    const m = new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)')`, 'i').exec(` ${tag}`);
     return m ? unescapeHtml(m[1] ?? m[2] ?? '') : undefined;
   };
-  for (const m of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)) {
-    const openTag = ` ${m[1]}`;
+  return [...html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)].map(([, open = '', inner = '']) => {
     const inputs = new Map<string, string>();
-    for (const input of m[2].matchAll(/<input\b([^>]*)>/gi)) {
-      const tag = ` ${input[1]}`;
+    for (const [, tag = ''] of inner.matchAll(/<input\b([^>]*)>/gi)) {
       const name = attr(tag, 'name');
       if (name) inputs.set(name, attr(tag, 'value') ?? '');
     }
-    forms.push({ action: attr(openTag, 'action') ?? '', method: (attr(openTag, 'method') ?? 'get').toLowerCase(), inputs });
-  }
-  return forms;
+    return { action: attr(open, 'action') ?? '', method: (attr(open, 'method') ?? 'get').toLowerCase(), inputs };
+  });
 }
 
 /** A minimal cookie jar for a single origin (cookie paths are ignored, which is fine for this provider). */
@@ -339,19 +258,17 @@ class CookieJar {
 
   store(response: Response): void {
     for (const line of response.headers.getSetCookie()) {
-      const [pair, ...attributes] = line.split(';');
+      const [pair = '', ...attributes] = line.split(';');
       const eq = pair.indexOf('=');
       if (eq <= 0) continue;
       const name = pair.slice(0, eq).trim();
       const value = pair.slice(eq + 1).trim();
-      let expired = value === '';
-      for (const attribute of attributes) {
-        const [key, val = ''] = attribute.split('=');
+      const expired = attributes.some((attribute) => {
+        const [key = '', val = ''] = attribute.split('=');
         const k = key.trim().toLowerCase();
-        if (k === 'max-age' && Number(val) <= 0) expired = true;
-        if (k === 'expires' && Date.parse(val) <= Date.now()) expired = true;
-      }
-      if (expired) this.#cookies.delete(name);
+        return (k === 'max-age' && Number(val) <= 0) || (k === 'expires' && Date.parse(val) <= Date.now());
+      });
+      if (expired || value === '') this.#cookies.delete(name);
       else this.#cookies.set(name, value);
     }
   }
@@ -408,7 +325,8 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
   }
   const audience = options.audience ?? DEFAULT_AUDIENCE;
   // Resource indicators must be absolute URIs; the audience of the tokens need not be one.
-  const resourceIndicator = URL.canParse(audience) ? audience : `urn:benchmarks:resource:${audience}`;
+  const indicatorOf = (aud: string) => (URL.canParse(aud) ? aud : `urn:benchmarks:resource:${aud}`);
+  const resourceIndicator = indicatorOf(audience);
 
   const accounts = new Map<string, IssuerAccount>();
   const addAccount = (account: IssuerAccount): void => {
@@ -425,13 +343,10 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
 
   // Listen first: the issuer URL depends on the port the OS picks.
   let handler: RequestListener | undefined;
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (handler) {
-      handler(req, res);
-    } else {
-      res.statusCode = 503;
-      res.end();
-    }
+  const server = createServer((req, res) => {
+    if (handler) return handler(req, res);
+    res.statusCode = 503;
+    res.end();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -440,8 +355,7 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
       resolve();
     });
   });
-  const address = server.address() as AddressInfo;
-  const issuer = `http://${hostForUrl(host)}:${address.port}`;
+  const issuer = `http://${hostForUrl(host)}:${(server.address() as AddressInfo).port}`;
 
   /** Tokens minted with claims: false (extraTokenClaims leaves them alone). */
   const withoutClaims = new WeakSet<object>();
@@ -459,9 +373,16 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
     if (allowed('eduperson_entitlement')) claims.eduperson_entitlement = [...(account.entitlements ?? [])];
     return claims;
   };
+  const resourceServerInfo = (aud: string) => ({
+    audience: aud,
+    scope: CLI_SCOPES,
+    accessTokenFormat: 'jwt' as const,
+    jwt: { sign: { alg: 'RS256' as const } },
+  });
 
+  // What oidc-provider does by default is left out (claims acr, sid, auth_time, iss; the interactions' URL; refresh tokens for offline_access).
   const configuration: Configuration = {
-    adapter: createMemoryAdapterFactory(),
+    adapter: memoryAdapter(),
     jwks: { keys: [signingJwk] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     clients: [
@@ -477,73 +398,45 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
       },
       ...(web ? [web.metadata] : []),
     ],
-    claims: {
-      acr: null,
-      sid: null,
-      auth_time: null,
-      iss: null,
-      openid: ['sub'],
-      email: ['email', 'email_verified'],
-      profile: ['name'],
-      eduperson_entitlement: ['eduperson_entitlement'],
-    },
+    claims: { email: ['email', 'email_verified'], profile: ['name'], eduperson_entitlement: ['eduperson_entitlement'] },
     scopes: ['openid', 'offline_access', 'email', 'profile', 'eduperson_entitlement'],
     // Only the web client's tokens and code exchanges, from its origins: no other client runs in a browser.
     clientBasedCORS: (_ctx, origin, client) => web !== undefined && client.clientId === web.metadata.client_id && web.allows(origin),
     async findAccount(_ctx, sub) {
       const account = accounts.get(sub);
-      if (!account) return undefined;
-      return {
-        accountId: sub,
-        claims: () => accountClaims(account),
-      };
+      return account && { accountId: sub, claims: () => accountClaims(account) };
     },
     async extraTokenClaims(_ctx, token) {
       if (withoutClaims.has(token)) return undefined;
       const t = token as { kind?: string; accountId?: string; resourceServer?: unknown };
-      if (t.kind !== 'AccessToken' || !t.accountId || !t.resourceServer) return undefined;
-      const account = accounts.get(t.accountId);
-      if (!account) return undefined;
-      return {
-        ...(account.email !== undefined ? { email: account.email } : {}),
-        eduperson_entitlement: [...(account.entitlements ?? [])],
-      };
+      const account = t.kind === 'AccessToken' && t.resourceServer ? accounts.get(t.accountId ?? '') : undefined;
+      return (
+        account && {
+          ...(account.email !== undefined ? { email: account.email } : {}),
+          eduperson_entitlement: [...(account.entitlements ?? [])],
+        }
+      );
     },
-    issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
+    // oidc-provider prints a notice for each default it uses (none for the authorization code's 60 s); features left off need none.
     ttl: {
       AccessToken: 3600,
-      AuthorizationCode: 60,
-      BackchannelAuthenticationRequest: 600,
-      ClientCredentials: 600,
       DeviceCode: 600,
       Grant: 14 * 24 * 3600,
       IdToken: 3600,
       Interaction: 3600,
-      PreAuthorizedCode: 600,
       RefreshToken: 14 * 24 * 3600,
       Session: 14 * 24 * 3600,
     },
-    interactions: {
-      url: (_ctx, interaction) => `/interaction/${interaction.uid}`,
-    },
     features: {
       devInteractions: { enabled: false },
-      userinfo: { enabled: true },
-      introspection: { enabled: false },
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       rpInitiatedLogout: { enabled: false },
       resourceIndicators: {
-        enabled: true,
         defaultResource: async () => resourceIndicator,
         useGrantedResource: async () => true,
         getResourceServerInfo: async (_ctx, indicator) => {
           if (indicator !== resourceIndicator) throw new oidcErrors.InvalidTarget();
-          return {
-            audience,
-            scope: CLI_SCOPES,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'RS256' } },
-          };
+          return resourceServerInfo(audience);
         },
       },
       deviceFlow: {
@@ -552,8 +445,8 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
           const message = err
             ? '<p class="error">The code could not be used. Try again.</p>'
             : '<p>Enter the code shown on your device.</p>';
-          ctx.type = 'html';
-          ctx.body = page(
+          render(
+            ctx,
             'Device sign-in',
             `${message}\n${form}\n<button type="submit" form="op.deviceInputForm">Continue</button>`,
             'device-input',
@@ -561,25 +454,20 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
         },
         userCodeConfirmSource: async (ctx, form, client, _deviceInfo, userCode) => {
           const who = escapeHtml(client.clientName ?? client.clientId);
-          ctx.type = 'html';
-          ctx.body = page(
+          render(
+            ctx,
             'Confirm device',
             `<p><strong>${who}</strong> wants to sign in. The code on the device should be <code>${escapeHtml(userCode)}</code>.</p>\n${form}\n<button type="submit" form="op.deviceConfirmForm">Continue</button>`,
             'device-confirm',
           );
         },
-        successSource: async (ctx) => {
-          ctx.type = 'html';
-          ctx.body = page('Sign-in complete', '<p>You can close this page and return to your device.</p>', 'device-success');
-        },
+        successSource: async (ctx) =>
+          render(ctx, 'Sign-in complete', '<p>You can close this page and return to your device.</p>', 'device-success'),
       },
     },
     renderError: async (ctx, out) => {
-      ctx.type = 'html';
-      const details = Object.entries(out)
-        .map(([k, v]) => `<p><strong>${escapeHtml(k)}</strong>: ${escapeHtml(String(v))}</p>`)
-        .join('\n');
-      ctx.body = page('Sign-in error', details, 'error');
+      const details = Object.entries(out).map(([k, v]) => `<p><strong>${escapeHtml(k)}</strong>: ${escapeHtml(String(v))}</p>`);
+      render(ctx, 'Sign-in error', details.join('\n'), 'error');
     },
   };
 
@@ -597,31 +485,16 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
     if (!match) return next();
     const [, uid, action] = match;
     ctx.set('Cache-Control', 'no-store');
-    let details: Awaited<ReturnType<Provider['interactionDetails']>>;
-    try {
-      details = await provider.interactionDetails(ctx.req, ctx.res);
-    } catch {
-      ctx.status = 400;
-      ctx.type = 'html';
-      ctx.body = page('Sign-in error', '<p>This sign-in request is unknown or has expired.</p>', 'error');
-      return;
+    const details = await provider.interactionDetails(ctx.req, ctx.res).catch(() => undefined);
+    if (details?.uid !== uid) {
+      const why = details ? 'does not match your session' : 'is unknown or has expired';
+      return render(ctx, 'Sign-in error', `<p>This sign-in request ${why}.</p>`, 'error', 400);
     }
-    if (details.uid !== uid) {
-      ctx.status = 400;
-      ctx.type = 'html';
-      ctx.body = page('Sign-in error', '<p>This sign-in request does not match your session.</p>', 'error');
-      return;
-    }
-    const finish = async (result: Parameters<Provider['interactionResult']>[2], merge: boolean) => {
-      const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: merge });
-      ctx.status = 303;
-      ctx.redirect(returnTo);
-    };
-
+    const prompt = details.prompt.name;
     if (ctx.method === 'GET' && action === undefined) {
-      ctx.type = 'html';
-      if (details.prompt.name === 'login') {
-        ctx.body = page(
+      if (prompt === 'login') {
+        return render(
+          ctx,
           'Sign in',
           `<form method="post" action="/interaction/${uid}/login">
 <label>User name <input type="text" name="login" autofocus required></label>
@@ -630,52 +503,41 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
 <form method="post" action="/interaction/${uid}/abort"><button type="submit">Cancel</button></form>`,
           'login',
         );
-      } else {
-        const client = await provider.Client.find(String(details.params.client_id));
-        const who = escapeHtml(client?.clientName ?? String(details.params.client_id));
-        ctx.body = page(
-          'Authorize',
-          `<p><strong>${who}</strong> asks for access to your account (scopes: ${escapeHtml(String(details.params.scope ?? ''))}).</p>
+      }
+      const clientId = String(details.params.client_id);
+      const who = escapeHtml((await provider.Client.find(clientId))?.clientName ?? clientId);
+      return render(
+        ctx,
+        'Authorize',
+        `<p><strong>${who}</strong> asks for access to your account (scopes: ${escapeHtml(String(details.params.scope ?? ''))}).</p>
 <form method="post" action="/interaction/${uid}/confirm"><input type="hidden" name="confirm" value="yes"><button type="submit">Allow</button></form>
 <form method="post" action="/interaction/${uid}/abort"><button type="submit">Deny</button></form>`,
-          'consent',
-        );
-      }
-      return;
+        'consent',
+      );
     }
     if (ctx.method !== 'POST' || action === undefined) {
       ctx.status = 405;
       return;
     }
-    const body = await readUrlencodedBody(ctx.req);
-
-    if (action === 'abort') {
-      await finish({ error: 'access_denied', error_description: 'End-User aborted interaction' }, false);
-      return;
-    }
-    if (action === 'login') {
-      if (details.prompt.name !== 'login') {
-        ctx.status = 400;
-        return;
-      }
-      const login = (body.get('login') ?? '').trim();
-      if (!login) {
-        ctx.status = 400;
-        ctx.type = 'html';
-        ctx.body = page('Sign in', '<p>A user name is required.</p>', 'error');
-        return;
-      }
-      if (!accounts.has(login)) addAccount({ sub: login });
-      await finish({ login: { accountId: login } }, false);
-      return;
-    }
-    // confirm (consent)
-    if (details.prompt.name !== 'consent') {
+    const body = await readForm(ctx.req);
+    const finish = async (result: Parameters<Provider['interactionResult']>[2], merge = false) => {
+      const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: merge });
+      ctx.status = 303;
+      ctx.redirect(returnTo);
+    };
+    if (action === 'abort') return finish({ error: 'access_denied', error_description: 'End-User aborted interaction' });
+    if (prompt !== (action === 'login' ? 'login' : 'consent')) {
       ctx.status = 400;
       return;
     }
+    if (action === 'login') {
+      const login = (body.get('login') ?? '').trim();
+      if (!login) return render(ctx, 'Sign in', '<p>A user name is required.</p>', 'error', 400);
+      if (!accounts.has(login)) addAccount({ sub: login });
+      return finish({ login: { accountId: login } });
+    }
     const { session, params, grantId } = details;
-    const promptDetails = details.prompt.details as {
+    const missing = details.prompt.details as {
       missingOIDCScope?: string[];
       missingOIDCClaims?: string[];
       missingResourceScopes?: Record<string, string[]>;
@@ -687,13 +549,11 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
       ctx.status = 400;
       return;
     }
-    if (promptDetails.missingOIDCScope) grant.addOIDCScope(promptDetails.missingOIDCScope.join(' '));
-    if (promptDetails.missingOIDCClaims) grant.addOIDCClaims(promptDetails.missingOIDCClaims);
-    for (const [indicator, scopes] of Object.entries(promptDetails.missingResourceScopes ?? {})) {
+    if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+    if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
       grant.addResourceScope(indicator, scopes.join(' '));
-    }
-    const savedGrantId = await grant.save();
-    await finish({ consent: { grantId: savedGrantId } }, true);
+    await finish({ consent: { grantId: await grant.save() } }, true);
   });
 
   // ---- userinfo with the provider's own JWT access tokens
@@ -702,8 +562,7 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
   provider.use(async (ctx, next) => {
     if (ctx.path !== userinfoPath || (ctx.method !== 'GET' && ctx.method !== 'POST')) return next();
     userinfoRequests++;
-    const authorization = ctx.get('authorization');
-    const m = /^Bearer\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i.exec(authorization);
+    const m = /^Bearer\s+([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/i.exec(ctx.get('authorization'));
     if (!m) return next();
     // Answered here, so without the provider's CORS: the web origins may read the answer, as they
     // may the provider's own (its preflight answers OPTIONS).
@@ -713,41 +572,45 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
       ctx.set('Access-Control-Allow-Origin', origin);
       ctx.set('Access-Control-Expose-Headers', 'WWW-Authenticate');
     }
-    const deny = (description: string) => {
+    ctx.set('Cache-Control', 'no-store');
+    const verified = await jwtVerify(m[1]!, publicJwks, { issuer, algorithms: ['RS256'], requiredClaims: ['sub', 'exp'] }).catch(
+      () => undefined,
+    );
+    const account = verified && accounts.get(String(verified.payload.sub));
+    if (!account) {
+      const description = verified ? 'unknown account' : 'invalid access token';
       ctx.status = 401;
       ctx.set('WWW-Authenticate', `Bearer error="invalid_token", error_description="${description}"`);
-      ctx.set('Cache-Control', 'no-store');
       ctx.body = { error: 'invalid_token', error_description: description };
-    };
-    let payload: Record<string, unknown>;
-    try {
-      ({ payload } = await jwtVerify(m[1], publicJwks, { issuer, algorithms: ['RS256'], requiredClaims: ['sub', 'exp'] }));
-    } catch {
-      deny('invalid access token');
       return;
     }
-    const account = accounts.get(String(payload.sub));
-    if (!account) {
-      deny('unknown account');
-      return;
-    }
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = accountClaims(account, typeof payload.scope === 'string' ? payload.scope : undefined);
+    const { scope } = verified.payload;
+    ctx.body = accountClaims(account, typeof scope === 'string' ? scope : undefined);
   });
 
   handler = provider.callback();
 
-  const cliClient = async () => {
+  /** An access token of the CLI client for `sub`, on a grant of its own: minted, not obtained by a flow. */
+  const mint = async (sub: string, resource?: { indicator: string; audience: string; expiresIn: number }) => {
+    if (!accounts.has(sub)) addAccount({ sub });
     const client = await provider.Client.find(CLI_CLIENT_ID);
     if (!client) throw new Error('The CLI client is not configured.');
-    return client;
-  };
-
-  const newGrant = async (sub: string, scope: string, resource?: string) => {
     const grant = new provider.Grant({ accountId: sub, clientId: CLI_CLIENT_ID });
-    grant.addOIDCScope(scope);
-    if (resource) grant.addResourceScope(resource, scope);
-    return grant.save();
+    grant.addOIDCScope(MINT_SCOPES);
+    if (resource) grant.addResourceScope(resource.indicator, MINT_SCOPES);
+    const fields = resource && {
+      resourceServer: new provider.ResourceServer(resource.indicator, { ...resourceServerInfo(resource.audience), scope: MINT_SCOPES }),
+      // a negative value gives an already expired token (iat now, exp in the past)
+      expiresIn: resource.expiresIn,
+    };
+    return new provider.AccessToken({
+      accountId: sub,
+      client,
+      grantId: await grant.save(),
+      gty: 'urn:benchmarks:minted',
+      scope: MINT_SCOPES,
+      ...fields,
+    });
   };
 
   let closed = false;
@@ -763,42 +626,13 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
 
     async mintAccessToken({ sub, ttlSeconds = 3600, audience: aud = audience, claims = true }) {
       if (!Number.isInteger(ttlSeconds) || ttlSeconds === 0) throw new Error('ttlSeconds must be a non-zero integer.');
-      if (!accounts.has(sub)) addAccount({ sub });
-      const client = await cliClient();
-      const indicator = aud === audience ? resourceIndicator : URL.canParse(aud) ? aud : `urn:benchmarks:resource:${aud}`;
-      const resourceServer = new provider.ResourceServer(indicator, {
-        audience: aud,
-        scope: MINT_SCOPES,
-        accessTokenFormat: 'jwt',
-        jwt: { sign: { alg: 'RS256' } },
-      });
-      const grantId = await newGrant(sub, MINT_SCOPES, indicator);
-      const token = new provider.AccessToken({
-        accountId: sub,
-        client,
-        grantId,
-        gty: 'urn:benchmarks:minted',
-        scope: MINT_SCOPES,
-        resourceServer,
-        // a negative value gives an already expired token (iat now, exp in the past)
-        expiresIn: ttlSeconds,
-      });
+      const token = await mint(sub, { indicator: indicatorOf(aud), audience: aud, expiresIn: ttlSeconds });
       if (!claims) withoutClaims.add(token);
       return token.save();
     },
 
     async mintOpaqueToken(sub) {
-      if (!accounts.has(sub)) addAccount({ sub });
-      const client = await cliClient();
-      const grantId = await newGrant(sub, MINT_SCOPES);
-      const token = new provider.AccessToken({
-        accountId: sub,
-        client,
-        grantId,
-        gty: 'urn:benchmarks:minted',
-        scope: MINT_SCOPES,
-      });
-      return token.save();
+      return (await mint(sub)).save();
     },
 
     async signingKey() {
@@ -818,10 +652,12 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
         let method = form ? 'POST' : 'GET';
         let body: string | undefined = form ? new URLSearchParams([...form]).toString() : undefined;
         for (let hop = 0; hop < 20; hop++) {
-          const headers: Record<string, string> = { accept: 'text/html' };
           const cookie = jar.header();
-          if (cookie) headers.cookie = cookie;
-          if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+          const headers = {
+            accept: 'text/html',
+            ...(cookie ? { cookie } : {}),
+            ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+          };
           const response = await fetch(current, { method, headers, body, redirect: 'manual' });
           jar.store(response);
           const location = response.headers.get('location');
@@ -842,8 +678,7 @@ export async function startIssuer(options: StartIssuerOptions = {}): Promise<Run
       for (let step = 0; step < 10; step++) {
         if (result.html.includes('data-page="device-success"')) return;
         const marker = /data-page="([^"]+)"/.exec(result.html)?.[1];
-        const forms = parseForms(result.html).filter((f) => f.method === 'post' && !f.action.endsWith('/abort'));
-        const form = forms[0];
+        const form = parseForms(result.html).find((f) => f.method === 'post' && !f.action.endsWith('/abort'));
         if (marker === 'error' || marker === 'device-input' || !form) {
           const text = result.html
             .replace(/<style[\s\S]*?<\/style>|<script[\s\S]*?<\/script>/gi, '')
