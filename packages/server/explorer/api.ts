@@ -80,11 +80,9 @@ export function copyAs(call: Call): { curl: string; sdk: string; cli: string } {
 export const run = <T>(call: Call, signal: AbortSignal) =>
   client.core.invoke(call.operationId, { query: call.query, params: call.params, signal }) as Promise<T>;
 
-export type Answer<T> =
-  | { state: 'loading'; retry: () => void }
-  | { state: 'slow'; retry: () => void }
-  | { state: 'done'; data: T; retry: () => void }
-  | { state: 'failed'; error: string; retry: () => void };
+export type Answer<T> = ({ state: 'loading' } | { state: 'slow' } | { state: 'done'; data: T } | { state: 'failed'; error: string }) & {
+  retry: () => void;
+};
 
 const SLOW_MS = 4000;
 

@@ -1,8 +1,8 @@
-/** Pieces every view shares: links, answers' states, "Copy as", filters built from the schema, warnings. */
+/** Pieces every view shares: links, answers' states, "Copy as", filters built from the schema, warnings, tables. */
 import { where } from '@benchmarks/sdk';
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { type Answer, type Call, copyAs, navigate, withParams } from './api.ts';
+import { type Answer, type Call, copyAs, navigate, type Query, RESULT_FILTERS, apiUrl, withParams } from './api.ts';
 import { numeric, type SchemaPath } from './schema.ts';
 
 /** A link that stays in the page (a new history entry) on a plain click. */
@@ -39,6 +39,8 @@ export function Pending({ answer, what }: { answer: Answer<unknown>; what: strin
   return <Note alert text={`Could not load ${what}: ${answer.error}`} retry={answer.retry} />;
 }
 
+const COMMANDS = { curl: 'curl', sdk: 'SDK', cli: 'CLI' } as const;
+
 /** "Copy as curl / SDK / CLI": the commands that fetch what the view shows. */
 export function CopyAs({ call }: { call: Call }) {
   const commands = copyAs(call);
@@ -51,10 +53,10 @@ export function CopyAs({ call }: { call: Call }) {
   return (
     <details class="copy">
       <summary>Copy as curl / SDK / CLI</summary>
-      {(['curl', 'sdk', 'cli'] as const).map((kind) => (
+      {(Object.keys(COMMANDS) as (keyof typeof COMMANDS)[]).map((kind) => (
         <div key={kind} class="command">
           <button type="button" onClick={() => void copy(kind)}>
-            Copy {kind === 'sdk' ? 'SDK' : kind === 'cli' ? 'CLI' : 'curl'}
+            Copy {COMMANDS[kind]}
           </button>
           <pre data-kind={kind}>{commands[kind]}</pre>
         </div>
@@ -63,6 +65,20 @@ export function CopyAs({ call }: { call: Call }) {
         {copied}
       </p>
     </details>
+  );
+}
+
+/** The links that download a view's answer in other formats of its operation (`format=csv`, `format=svg`). */
+export function Downloads({ path, query, name }: { path: string; query: Query; name: string }) {
+  const link = (format: string) => (
+    <a href={apiUrl(path, { ...query, format })} download={`${name}.${format}`}>
+      {format.toUpperCase()}
+    </a>
+  );
+  return (
+    <>
+      Download: {link('csv')} {link('svg')}
+    </>
   );
 }
 
@@ -93,45 +109,55 @@ export function Warnings({ warnings, filters }: { warnings?: Warning[]; filters:
   );
 }
 
-const OPERATORS = ['==', '>', '<', '>=', '<='] as const;
+/** Removable chips: each its text and the URL parameters without it. */
+const Chips = ({ label, chips }: { label?: string; chips: { text: string; remove: string; without: Query }[] }) => (
+  <ul class="chips" aria-label={label}>
+    {chips.map((c) => (
+      <li key={c.text}>
+        <code>{c.text}</code>{' '}
+        <button type="button" aria-label={c.remove} onClick={() => navigate(withParams(c.without))}>
+          ×
+        </button>
+      </li>
+    ))}
+  </ul>
+);
+
+const OPERATORS = { '==': 'eq', '>': 'gt', '<': 'lt', '>=': 'gte', '<=': 'lte' } as const;
 
 /** The JSON filters of the view (`filters`), removable, and a form to add one with an input typed by the schema. */
 export function Filters({ paths, filters }: { paths: SchemaPath[]; filters: string[] }) {
   const [path, setPath] = useState(paths[0]?.path ?? '');
-  const [op, setOp] = useState<(typeof OPERATORS)[number]>('>=');
+  const [op, setOp] = useState<keyof typeof OPERATORS>('>=');
   const [value, setValue] = useState('');
   const [problem, setProblem] = useState('');
   const type = paths.find((p) => p.path === path)?.type;
+  const number = type === 'number' || type === 'integer';
   const add = (e: Event) => {
     e.preventDefault();
     try {
-      const v = type === 'number' || type === 'integer' ? Number(value) : type === 'boolean' ? value === 'true' : value;
+      const v = number ? Number(value) : type === 'boolean' ? value === 'true' : value;
       if (typeof v === 'number' && (value.trim() === '' || !Number.isFinite(v))) throw new TypeError('Give a number.');
-      const filter = String(where(path.trim())[({ '==': 'eq', '>': 'gt', '<': 'lt', '>=': 'gte', '<=': 'lte' } as const)[op]](v));
+      const filter = String(where(path.trim())[OPERATORS[op]](v));
       setProblem('');
       navigate(withParams({ filters: [...filters, filter] }));
     } catch (err) {
       setProblem((err as Error).message);
     }
   };
+  const set = (e: { currentTarget: { value: string } }) => setValue(e.currentTarget.value);
+  const input = { id: 'filter-value', value, onInput: set, required: true };
   return (
     <fieldset class="filters">
       <legend>Filters</legend>
       {filters.length > 0 && (
-        <ul class="chips">
-          {filters.map((f, i) => (
-            <li key={f}>
-              <code>{f}</code>{' '}
-              <button
-                type="button"
-                aria-label={`Remove filter ${f}`}
-                onClick={() => navigate(withParams({ filters: filters.filter((_, j) => j !== i) }))}
-              >
-                ×
-              </button>
-            </li>
-          ))}
-        </ul>
+        <Chips
+          chips={filters.map((f, i) => ({
+            text: f,
+            remove: `Remove filter ${f}`,
+            without: { filters: filters.filter((_, j) => j !== i) },
+          }))}
+        />
       )}
       <form onSubmit={add} class="row">
         <label>
@@ -148,7 +174,7 @@ export function Filters({ paths, filters }: { paths: SchemaPath[]; filters: stri
         <label>
           Operator
           <select value={op} onChange={(e) => setOp(e.currentTarget.value as typeof op)}>
-            {OPERATORS.map((o) => (
+            {Object.keys(OPERATORS).map((o) => (
               <option key={o}>{o}</option>
             ))}
           </select>
@@ -156,21 +182,14 @@ export function Filters({ paths, filters }: { paths: SchemaPath[]; filters: stri
         <label for="filter-value">
           Value{type ? ` (${type})` : ''}
           {type === 'boolean' ? (
-            <select id="filter-value" value={value} onChange={(e) => setValue(e.currentTarget.value)}>
+            <select id="filter-value" value={value} onChange={set}>
               <option value="true">true</option>
               <option value="false">false</option>
             </select>
-          ) : type === 'number' || type === 'integer' ? (
-            <input
-              id="filter-value"
-              type="number"
-              step={type === 'integer' ? 1 : 'any'}
-              value={value}
-              onInput={(e) => setValue(e.currentTarget.value)}
-              required
-            />
+          ) : number ? (
+            <input {...input} type="number" step={type === 'integer' ? 1 : 'any'} />
           ) : (
-            <input id="filter-value" type="text" value={value} onInput={(e) => setValue(e.currentTarget.value)} required />
+            <input {...input} type="text" />
           )}
         </label>
         <button type="submit">Add filter</button>
@@ -180,36 +199,26 @@ export function Filters({ paths, filters }: { paths: SchemaPath[]; filters: stri
   );
 }
 
-/** The other result filters in the URL (flavor_id, tags_ids, dates…), each removable. */
-export function OtherFilters({ search, keys }: { search: URLSearchParams; keys: readonly string[] }) {
+/** The result filters in the URL other than the benchmark and the JSON filters (flavor_id, tags_ids, dates…, and `more`), each removable. */
+export function OtherFilters({ search, more = [] }: { search: URLSearchParams; more?: string[] }) {
+  const keys: string[] = [...RESULT_FILTERS.filter((k) => k !== 'benchmark_id' && k !== 'filters'), ...more];
   const shown = [...search.entries()].filter(([k]) => keys.includes(k));
   if (!shown.length) return null;
-  return (
-    <ul class="chips" aria-label="Other filters">
-      {shown.map(([k, v]) => (
-        <li key={k + v}>
-          <code>
-            {k} = {v}
-          </code>{' '}
-          <button
-            type="button"
-            aria-label={`Remove ${k} ${v}`}
-            onClick={() => navigate(withParams({ [k]: search.getAll(k).filter((x) => x !== v) }))}
-          >
-            ×
-          </button>
-        </li>
-      ))}
-    </ul>
-  );
+  const chips = shown.map(([k, v]) => ({
+    text: `${k} = ${v}`,
+    remove: `Remove ${k} ${v}`,
+    without: { [k]: search.getAll(k).filter((x) => x !== v) },
+  }));
+  return <Chips label="Other filters" chips={chips} />;
 }
 
-/** A select bound to one URL parameter. */
+/** A select bound to one URL parameter: its options' values, shown as `text` gives them. */
 export function Choice(props: {
   label: string;
   name: string;
   value: string;
-  options: [string, string][];
+  options: string[];
+  text?: (value: string) => string;
   set?: (value: string) => Record<string, string | undefined>;
 }) {
   const pick = (v: string) => navigate(withParams(props.set ? props.set(v) : { [props.name]: v || undefined }));
@@ -217,9 +226,9 @@ export function Choice(props: {
     <label>
       {props.label}
       <select value={props.value} onChange={(e) => pick(e.currentTarget.value)}>
-        {props.options.map(([v, text]) => (
+        {props.options.map((v) => (
           <option key={v} value={v}>
-            {text}
+            {props.text ? props.text(v) : v}
           </option>
         ))}
       </select>
@@ -235,19 +244,33 @@ export const Scroll = ({ label, children }: { label: string; children: Component
   </section>
 );
 
-/** A table's header row (false leaves a column out). */
-export const Head = ({ cols }: { cols: (string | false)[] }) => (
-  <thead>
-    <tr>
-      {cols
-        .filter((c): c is string => c !== false)
-        .map((c) => (
-          <th key={c} scope="col">
-            {c}
-          </th>
-        ))}
-    </tr>
-  </thead>
+/** A table in its scrolling region: its caption, its header row (false leaves a column out) and its rows. */
+export const Table = (props: {
+  label: string;
+  caption?: string;
+  id?: string;
+  class?: string;
+  cols: (string | false)[];
+  children: ComponentChildren;
+}) => (
+  <Scroll label={props.label}>
+    <table id={props.id} class={props.class}>
+      <caption>{props.caption ?? props.label}</caption>
+      <thead>
+        <tr>
+          {props.cols.map(
+            (c) =>
+              c !== false && (
+                <th key={c} scope="col">
+                  {c}
+                </th>
+              ),
+          )}
+        </tr>
+      </thead>
+      <tbody>{props.children}</tbody>
+    </table>
+  </Scroll>
 );
 
 /**
@@ -256,19 +279,20 @@ export const Head = ({ cols }: { cols: (string | false)[] }) => (
  */
 export function MetricAndGroup({ search, paths }: { search: URLSearchParams; paths: SchemaPath[] }) {
   const metric = search.get('metric') ?? '';
-  const metrics = [...new Set([metric, ...paths.filter(numeric).map((p) => p.path)])].filter(Boolean);
   return (
     <>
-      <Choice label="Metric" name="metric" value={metric} options={metrics.map((m) => [m, m])} />
+      <Choice
+        label="Metric"
+        name="metric"
+        value={metric}
+        options={[...new Set([metric, ...paths.filter(numeric).map((p) => p.path)])].filter(Boolean)}
+      />
       <Choice
         label="Group by"
         name="group_by"
         value={search.get('group_by') === 'site' ? 'site' : 'flavor'}
         set={(v) => ({ group_by: v, baseline: undefined })}
-        options={[
-          ['flavor', 'flavor'],
-          ['site', 'site'],
-        ]}
+        options={['flavor', 'site']}
       />
     </>
   );

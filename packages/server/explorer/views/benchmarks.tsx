@@ -34,7 +34,13 @@ export function Benchmarks({ search }: { search: URLSearchParams }) {
   const answer = useAnswer(JSON.stringify(query), async (signal) => {
     const page = await run<Page<Benchmark>>(call, signal);
     // A benchmark whose facts fail (a busy server) is still listed, without them.
-    return { page, facts: await Promise.all(page.items.map((b) => factsOf(b, signal).catch(() => null))) };
+    const unknown = (b: Benchmark): Facts => ({
+      total: null,
+      last: null,
+      flavors: null,
+      metric: defaultMetric(schemaPaths(b.json_schema)),
+    });
+    return { page, facts: await Promise.all(page.items.map((b) => factsOf(b, signal).catch(() => unknown(b)))) };
   });
   const [text, setText] = useState(terms.join(' '));
   const submit = (e: Event) => {
@@ -60,12 +66,7 @@ export function Benchmarks({ search }: { search: URLSearchParams }) {
         ) : (
           <ul class="cards">
             {answer.data.page.items.map((b, i) => {
-              const f = answer.data.facts[i] ?? {
-                total: null,
-                last: null,
-                flavors: null,
-                metric: defaultMetric(schemaPaths(b.json_schema)),
-              };
+              const f = answer.data.facts[i]!;
               const q = { benchmark_id: b.id, ...(f.metric ? { metric: f.metric } : {}) };
               return (
                 <li key={b.id} class="card">

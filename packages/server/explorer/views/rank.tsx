@@ -1,17 +1,17 @@
 /** Rank: GET /results:compare drawn: medians with intervals, ties, n, price, value for money and its Pareto front, baseline ratios. */
 import type { Reply } from '@benchmarks/sdk';
-import { type Call, RESULT_FILTERS, apiUrl, queryOf, run, useAnswer } from '../api.ts';
+import { type Call, RESULT_FILTERS, queryOf, run, useAnswer } from '../api.ts';
 import { fmt, fmtInterval, fmtP } from '../format.ts';
-import { Choice, CopyAs, Head, Scroll, Note, Filters, MetricAndGroup, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { Choice, CopyAs, Downloads, Filters, MetricAndGroup, Note, OtherFilters, Pending, Table, Warnings } from '../ui.tsx';
 import { groupId, groupName, useBenchmark } from './common.ts';
 
 type Comparison = Reply<'compareResults'>;
-export type Group = Comparison['groups'][number];
+type Group = Comparison['groups'][number];
 
 const KEYS = [...RESULT_FILTERS, 'metric', 'group_by', 'better', 'confidence', 'min_samples', 'rank_by', 'currency', 'baseline'] as const;
 
 /** The groups no other group of the same currency beats on both price and performance. */
-export function paretoFront(groups: Group[], better: 'higher' | 'lower'): Set<Group> {
+function paretoFront(groups: Group[], better: 'higher' | 'lower'): Set<Group> {
   const priced = groups.filter((g) => g.price && g.median !== null);
   const sign = better === 'higher' ? 1 : -1;
   const beats = (a: Group, b: Group) =>
@@ -21,6 +21,9 @@ export function paretoFront(groups: Group[], better: 'higher' | 'lower'): Set<Gr
     (a.price!.per_hour < b.price!.per_hour || a.median !== b.median);
   return new Set(priced.filter((g) => !priced.some((o) => o !== g && beats(o, g))));
 }
+
+/** Whether another group shares its rank. */
+const tied = (groups: Group[], g: Group) => g.rank !== null && groups.some((o) => o !== g && o.rank === g.rank);
 
 /** The charts' width in pixels: the text keeps its size on a phone (at most 640, at least 320). */
 const width = () => Math.max(320, Math.min(640, innerWidth - 40));
@@ -35,7 +38,6 @@ function RankChart({ c, metric }: { c: Comparison; metric: string }) {
   const x = (v: number) => LEFT + 16 + ((v - lo) / (hi - lo || 1)) * (W - LEFT - 40);
   const h = c.groups.length * ROW + 30;
   const base = c.groups.find((g) => c.baseline && groupId(g) === c.baseline);
-  const ties = c.groups.map((g, i) => g.rank !== null && c.groups.some((o, j) => j !== i && o.rank === g.rank));
   return (
     <figure>
       <svg viewBox={`0 0 ${W} ${h}`} role="img" aria-labelledby="rank-title">
@@ -47,7 +49,7 @@ function RankChart({ c, metric }: { c: Comparison; metric: string }) {
           const y = i * ROW + 18;
           return (
             <g key={groupId(g)} class={g.rank === null ? 'unranked' : ''}>
-              {ties[i] && (
+              {tied(c.groups, g) && (
                 <line
                   class="tie"
                   x1={LEFT}
@@ -95,42 +97,35 @@ export function Rank({ search }: { search: URLSearchParams }) {
   const currencies = [...new Set(c?.groups.flatMap((g) => (g.price ? [g.price.currency] : [])) ?? [])];
   const hasPrice = currencies.length > 0;
   const hasBaseline = !!c?.groups.some((g) => g.vs_baseline !== undefined);
+  const names = new Map(c?.groups.map((g) => [groupId(g), groupName(g)]));
+  const rankBy = search.get('rank_by');
   return (
     <>
       <h1 tabIndex={-1}>Rank{bench.state === 'done' ? `: ${bench.data.benchmark.name}` : ''}</h1>
       <Pending answer={bench} what="the benchmark" />
       <div class="row controls">
         <MetricAndGroup search={search} paths={paths} />
-        <Choice
-          label="Confidence"
-          name="confidence"
-          value={search.get('confidence') ?? '0.95'}
-          options={['0.9', '0.95', '0.99'].map((v) => [v, v])}
-        />
+        <Choice label="Confidence" name="confidence" value={search.get('confidence') ?? '0.95'} options={['0.9', '0.95', '0.99']} />
         <Choice
           label="Baseline"
           name="baseline"
           value={search.get('baseline') ?? ''}
-          options={[['', 'none'], ...(c?.groups.map((g) => [groupId(g), groupName(g)] as [string, string]) ?? [])]}
+          options={['', ...names.keys()]}
+          text={(v) => names.get(v) ?? 'none'}
         />
         {hasPrice && (
           <Choice
             label="Rank by"
             name="rank_by"
-            value={search.get('rank_by') ? `${search.get('rank_by')} ${search.get('currency') ?? ''}`.trim() : 'metric'}
+            value={rankBy ? `${rankBy} ${search.get('currency') ?? ''}`.trim() : 'metric'}
             set={(v) => ({ rank_by: v === 'metric' ? undefined : 'price', currency: v.split(' ')[1] })}
-            options={[
-              ['metric', 'the metric'],
-              ...currencies.map((cur) => [`price ${cur}`, `value for money (${cur})`] as [string, string]),
-            ]}
+            options={['metric', ...currencies.map((cur) => `price ${cur}`)]}
+            text={(v) => (v === 'metric' ? 'the metric' : `value for money (${v.split(' ')[1]})`)}
           />
         )}
       </div>
       <Filters paths={paths} filters={filters} />
-      <OtherFilters
-        search={search}
-        keys={['site_id', 'flavor_id', 'tags_ids', 'upload_before', 'upload_after', 'execution_before', 'execution_after']}
-      />
+      <OtherFilters search={search} />
       <CopyAs call={call} />
       <Pending answer={answer} what="the comparison" />
       {c && <Warnings warnings={c.warnings} filters={filters} />}
@@ -148,67 +143,51 @@ export function Rank({ search }: { search: URLSearchParams }) {
           </p>
           <RankChart c={c} metric={metric} />
           <p class="links">
-            Download:{' '}
-            <a href={apiUrl('/results:compare', { ...query, format: 'csv' })} download="compare.csv">
-              CSV
-            </a>{' '}
-            <a href={apiUrl('/results:compare', { ...query, format: 'svg' })} download="compare.svg">
-              SVG
-            </a>
+            <Downloads path="/results:compare" query={query} name="compare" />
           </p>
-          <Scroll label="The comparison">
-            <table id="rank-table">
-              <caption>The comparison, in the server's order</caption>
-              <Head
-                cols={[
-                  'Rank',
-                  'Group',
-                  'n',
-                  'Median',
-                  `${c.confidence * 100}% interval`,
-                  'p5–p95',
-                  hasPrice && 'Price per hour',
-                  hasPrice && `${c.better === 'higher' ? 'Median per price' : 'Cost of a run'} [interval]`,
-                  hasPrice && 'Pareto front',
-                  hasBaseline && 'Ratio to baseline [interval]',
-                  hasBaseline && 'p-value',
-                ]}
-              />
-              <tbody>
-                {c.groups.map((g) => {
-                  const tie = g.rank !== null && c.groups.filter((o) => o.rank === g.rank).length > 1;
-                  const vs = g.vs_baseline;
-                  return (
-                    <tr key={groupId(g)}>
-                      <td data-field="rank">{g.rank === null ? 'not ranked' : `${g.rank}${tie ? ' (tie)' : ''}`}</td>
-                      <th scope="row">{groupName(g)}</th>
-                      <td data-field="n">{fmt(g.n)}</td>
-                      <td data-field="median">{fmt(g.median)}</td>
-                      <td data-field="median_ci">{fmtInterval(g.median_ci)}</td>
-                      <td>{g.p5 === null ? '–' : `${fmt(g.p5)}–${fmt(g.p95)}`}</td>
-                      {hasPrice && <td data-field="price">{g.price ? `${fmt(g.price.per_hour)} ${g.price.currency}` : '–'}</td>}
-                      {hasPrice && (
-                        <td data-field="per_price">
-                          {g.per_price ? `${fmt(g.per_price.median)} ${fmtInterval(g.per_price.median_ci)}` : '–'}
-                        </td>
-                      )}
-                      {hasPrice && <td data-field="pareto">{front.has(g) ? '◆ on the front' : g.price ? 'dominated' : '–'}</td>}
-                      {hasBaseline && (
-                        <td data-field="ratio">
-                          {groupId(g) === c.baseline
-                            ? 'baseline'
-                            : vs?.ratio != null
-                              ? `${fmt(vs.ratio)}× ${fmtInterval(vs.ratio_ci)}`
-                              : '–'}
-                        </td>
-                      )}
-                      {hasBaseline && <td>{fmtP(vs?.pvalue)}</td>}
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </Scroll>
+          <Table
+            label="The comparison"
+            caption="The comparison, in the server's order"
+            id="rank-table"
+            cols={[
+              'Rank',
+              'Group',
+              'n',
+              'Median',
+              `${c.confidence * 100}% interval`,
+              'p5–p95',
+              hasPrice && 'Price per hour',
+              hasPrice && `${c.better === 'higher' ? 'Median per price' : 'Cost of a run'} [interval]`,
+              hasPrice && 'Pareto front',
+              hasBaseline && 'Ratio to baseline [interval]',
+              hasBaseline && 'p-value',
+            ]}
+          >
+            {c.groups.map((g) => {
+              const vs = g.vs_baseline;
+              return (
+                <tr key={groupId(g)}>
+                  <td data-field="rank">{g.rank === null ? 'not ranked' : `${g.rank}${tied(c.groups, g) ? ' (tie)' : ''}`}</td>
+                  <th scope="row">{groupName(g)}</th>
+                  <td data-field="n">{fmt(g.n)}</td>
+                  <td data-field="median">{fmt(g.median)}</td>
+                  <td data-field="median_ci">{fmtInterval(g.median_ci)}</td>
+                  <td>{g.p5 === null ? '–' : `${fmt(g.p5)}–${fmt(g.p95)}`}</td>
+                  {hasPrice && <td data-field="price">{g.price ? `${fmt(g.price.per_hour)} ${g.price.currency}` : '–'}</td>}
+                  {hasPrice && (
+                    <td data-field="per_price">{g.per_price ? `${fmt(g.per_price.median)} ${fmtInterval(g.per_price.median_ci)}` : '–'}</td>
+                  )}
+                  {hasPrice && <td data-field="pareto">{front.has(g) ? '◆ on the front' : g.price ? 'dominated' : '–'}</td>}
+                  {hasBaseline && (
+                    <td data-field="ratio">
+                      {groupId(g) === c.baseline ? 'baseline' : vs?.ratio != null ? `${fmt(vs.ratio)}× ${fmtInterval(vs.ratio_ci)}` : '–'}
+                    </td>
+                  )}
+                  {hasBaseline && <td>{fmtP(vs?.pvalue)}</td>}
+                </tr>
+              );
+            })}
+          </Table>
           {hasPrice && <ParetoChart groups={c.groups} front={front} better={c.better} />}
         </>
       )}
@@ -235,7 +214,8 @@ function ParetoChart({ groups, front, better }: { groups: Group[]; front: Set<Gr
         const span = Math.max(...py) - Math.min(...py);
         const up = (v: number) => (better === 'higher' ? v - Math.min(...py) : Math.max(...py) - v);
         const sy = (v: number) => (span ? 190 - (up(v) / span) * 140 : 110);
-        const line = gs.filter((g) => front.has(g)).sort((a, b) => a.price!.per_hour - b.price!.per_hour);
+        const points = gs.map((g) => ({ g, x: sx(g.price!.per_hour), y: sy(g.median!), left: sx(g.price!.per_hour) > W / 2 }));
+        const line = points.filter((p) => front.has(p.g)).sort((a, b) => a.x - b.x);
         return (
           <figure key={cur}>
             <svg
@@ -243,22 +223,16 @@ function ParetoChart({ groups, front, better }: { groups: Group[]; front: Set<Gr
               role="img"
               aria-label={`Median against price per hour in ${cur}; diamonds on the line are the Pareto front (${better} is better); the table above holds the same numbers.`}
             >
-              <polyline class="front" points={line.map((g) => `${sx(g.price!.per_hour)},${sy(g.median!)}`).join(' ')} />
-              {gs.map((g) =>
+              <polyline class="front" points={line.map((p) => `${p.x},${p.y}`).join(' ')} />
+              {points.map(({ g, x, y }) =>
                 front.has(g) ? (
-                  <path key={groupId(g)} class="dot on" d={`M${sx(g.price!.per_hour)} ${sy(g.median!) - 6}l6 6l-6 6l-6-6z`} />
+                  <path key={groupId(g)} class="dot on" d={`M${x} ${y - 6}l6 6l-6 6l-6-6z`} />
                 ) : (
-                  <circle key={groupId(g)} class="dot" cx={sx(g.price!.per_hour)} cy={sy(g.median!)} r={4} />
+                  <circle key={groupId(g)} class="dot" cx={x} cy={y} r={4} />
                 ),
               )}
-              {gs.map((g) => (
-                <text
-                  key={`t${groupId(g)}`}
-                  class="axis"
-                  x={sx(g.price!.per_hour) + (sx(g.price!.per_hour) > W / 2 ? -8 : 8)}
-                  y={sy(g.median!) - 8}
-                  text-anchor={sx(g.price!.per_hour) > W / 2 ? 'end' : 'start'}
-                >
+              {points.map(({ g, x, y, left }) => (
+                <text key={`t${groupId(g)}`} class="axis" x={x + (left ? -8 : 8)} y={y - 8} text-anchor={left ? 'end' : 'start'}>
                   {g.flavor?.name ?? g.site.name}
                 </text>
               ))}

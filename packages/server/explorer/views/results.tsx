@@ -10,7 +10,7 @@ type Page = Reply<'listResults'>;
 export type Result = Page['items'][number];
 
 /** A value inside a result's JSON, as text (objects as JSON). */
-export function valueAt(json: unknown, path: string): string {
+function valueAt(json: unknown, path: string): string {
   let v: unknown = json;
   for (const key of path.replace(/^json\./, '').split('.'))
     v = v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
@@ -40,29 +40,29 @@ export function Results({ search }: { search: URLSearchParams }) {
       (err: Error) => setMore({ ...more, failed: err.message }),
     );
   const sort = search.get('sort_by') ?? '';
-  const sortBy = (field: string) => navigate(withParams({ sort_by: sort === `+${field}` ? `-${field}` : `+${field}` }));
-  const ariaSort = (field: string) => (sort === `+${field}` ? 'ascending' : sort === `-${field}` ? 'descending' : undefined);
   const toggle = (path: string) =>
     navigate(withParams({ columns: chosen.includes(path) ? chosen.filter((c) => c !== path) : [...chosen, path] }));
   const filters = search.getAll('filters');
   const exportQuery = { ...queryOf(search, RESULT_FILTERS), format: 'csv', columns: ['id', ...FIXED.map(([f]) => f), 'tags', ...chosen] };
   const rows = [...(page?.items ?? []), ...more.rows];
-  const header = (field: string, text: string) => (
-    <th scope="col" aria-sort={ariaSort(field)}>
-      <button type="button" class="sort" onClick={() => sortBy(field)}>
-        {text} {ariaSort(field) === 'ascending' ? '▲' : ariaSort(field) === 'descending' ? '▼' : ''}
-      </button>
-    </th>
-  );
+  /** A header that sorts by its column: ascending first, then descending. */
+  const header = (field: string, text: string) => {
+    const order = sort === `+${field}` ? 'ascending' : sort === `-${field}` ? 'descending' : undefined;
+    const sortBy = () => navigate(withParams({ sort_by: order === 'ascending' ? `-${field}` : `+${field}` }));
+    return (
+      <th scope="col" aria-sort={order}>
+        <button type="button" class="sort" onClick={sortBy}>
+          {text} {order === 'ascending' ? '▲' : order === 'descending' ? '▼' : ''}
+        </button>
+      </th>
+    );
+  };
   return (
     <>
       <h1 tabIndex={-1}>Results{bench.state === 'done' ? `: ${bench.data.benchmark.name}` : ''}</h1>
       {search.has('benchmark_id') && <Pending answer={bench} what="the benchmark" />}
       <Filters paths={paths} filters={filters} />
-      <OtherFilters
-        search={search}
-        keys={['site_id', 'flavor_id', 'tags_ids', 'upload_before', 'upload_after', 'execution_before', 'execution_after']}
-      />
+      <OtherFilters search={search} />
       {paths.length > 0 && (
         <details class="columns">
           <summary>Columns ({chosen.length} JSON paths)</summary>

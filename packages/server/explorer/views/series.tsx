@@ -2,9 +2,9 @@
 import type { Reply } from '@benchmarks/sdk';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import { type Call, RESULT_FILTERS, type Query, apiUrl, client, navigate, queryOf, run, useAnswer } from '../api.ts';
+import { type Call, RESULT_FILTERS, type Query, client, navigate, queryOf, run, useAnswer } from '../api.ts';
 import { fmt, fmtP, fmtTime } from '../format.ts';
-import { Choice, CopyAs, Head, Scroll, Note, Filters, Link, MetricAndGroup, OtherFilters, Pending, Warnings } from '../ui.tsx';
+import { Choice, CopyAs, Downloads, Filters, Link, MetricAndGroup, Note, OtherFilters, Pending, Table, Warnings } from '../ui.tsx';
 import { groupId, groupName, useBenchmark } from './common.ts';
 
 type Changes = Reply<'findChanges'>;
@@ -12,16 +12,13 @@ type Group = Changes['groups'][number];
 
 const KEYS = [...RESULT_FILTERS, 'metric', 'group_by', 'better', 'max_pvalue', 'min_magnitude', 'min_size', 'changed_after'] as const;
 const time = (t: string) => Date.parse(`${t}Z`) / 1000;
-export interface Points {
-  ids: string[];
-  x: number[];
-  y: number[];
-}
+/** A point's time as the tables write it. */
+const timeOf = (x: number) => fmtTime(new Date(x * 1000).toISOString());
+type Points = { ids: string[]; x: number[]; y: number[] };
 
-/** A group's points: the export of its results as CSV, three columns. */
-async function pointsOf(query: Query, g: Group, bySite: boolean, signal: AbortSignal): Promise<Points> {
-  const { metric, group_by: _g, better: _b, max_pvalue: _p, min_magnitude: _m, min_size: _s, changed_after: _c, ...filters } = query;
-  const columns = ['id', 'execution_datetime', metric as string];
+/** A group's points: the export of its results (`filters`, the result filters of the view) as CSV, three columns. */
+async function pointsOf(filters: Query, metric: string, g: Group, bySite: boolean, signal: AbortSignal): Promise<Points> {
+  const columns = ['id', 'execution_datetime', metric];
   const csv = client.results.exportCsv({ ...filters, [bySite ? 'site_id' : 'flavor_id']: groupId(g), columns } as never, { signal });
   const out: Points = { ids: [], x: [], y: [] };
   // Read as it arrives, a chunk at a time, yielding: no long task even for 100,000 rows.
@@ -42,13 +39,12 @@ async function pointsOf(query: Query, g: Group, bySite: boolean, signal: AbortSi
     for (const line of lines) {
       const [id, at, cell] = line.split(',');
       const v = cell ? Number(cell) : Number.NaN;
-      if (header || !id || !at || !Number.isFinite(v)) {
-        header = false;
-        continue;
+      if (!header && id && at && Number.isFinite(v)) {
+        out.ids.push(id);
+        out.x.push(time(at));
+        out.y.push(v);
       }
-      out.ids.push(id);
-      out.x.push(time(at));
-      out.y.push(v);
+      header = false;
     }
     if (done) return out;
   }
@@ -90,7 +86,7 @@ const DENSE = 2000;
 const css = (name: string) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
 /** One group's chart (uPlot, canvas): points, the segments' means as steps, change points as triangles on dashed lines. */
-export function SeriesChart({ g, points, log, label }: { g: Group; points: Points; log: boolean; label: string }) {
+function SeriesChart({ g, points, log, label }: { g: Group; points: Points; log: boolean; label: string }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const [at, setAt] = useState<number | null>(null);
@@ -104,19 +100,19 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
       first += s.n;
     }
     const [fg, grid, point, mean, worse, better] = ['--fg', '--grid', '--point', '--mean', '--worse', '--better'].map(css);
+    const axis = { stroke: fg, grid: { stroke: grid } };
     const drawChanges = (u: uPlot) => {
-      const ctx = u.ctx;
+      const { ctx, bbox } = u;
+      const top = bbox.top;
       ctx.save();
+      ctx.setLineDash([5, 4]);
+      ctx.lineWidth = 2;
       for (const c of g.changes) {
         const x = u.valToPos(points.x[c.index] ?? time(c.at), 'x', true);
-        const top = u.bbox.top;
-        ctx.strokeStyle = c.direction === 'regression' ? worse! : better!;
-        ctx.fillStyle = ctx.strokeStyle;
-        ctx.setLineDash([5, 4]);
-        ctx.lineWidth = 2;
+        ctx.strokeStyle = ctx.fillStyle = c.direction === 'regression' ? worse! : better!;
         ctx.beginPath();
         ctx.moveTo(x, top);
-        ctx.lineTo(x, top + u.bbox.height);
+        ctx.lineTo(x, top + bbox.height);
         ctx.stroke();
         ctx.beginPath();
         const s = 8 * devicePixelRatio;
@@ -138,10 +134,7 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         legend: { show: false },
         cursor: { points: { size: 9 }, drag: { x: false, y: false } },
-        axes: [
-          { stroke: fg, grid: { stroke: grid } },
-          { stroke: fg, grid: { stroke: grid }, size: 60 },
-        ],
+        axes: [axis, { ...axis, size: 60 }],
         series: [
           {},
           points.x.length > DENSE
@@ -192,7 +185,7 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
         aria-valuemin={0}
         aria-valuemax={Math.max(0, points.x.length - 1)}
         aria-valuenow={at ?? 0}
-        aria-valuetext={at === null ? 'no point chosen' : `${fmtTime(new Date(points.x[at]! * 1000).toISOString())}: ${fmt(points.y[at])}`}
+        aria-valuetext={at === null ? 'no point chosen' : `${timeOf(points.x[at]!)}: ${fmt(points.y[at])}`}
         aria-label={`${label} over time, ${points.x.length} points: the arrow keys move between points, Enter opens one; the tables below hold the segments and changes`}
         onKeyDown={key}
       />
@@ -201,8 +194,7 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
           'Point at a point (or focus the chart and use the arrow keys) to see its result; click to open it.'
         ) : (
           <>
-            {fmtTime(new Date(points.x[at]! * 1000).toISOString())}: {fmt(points.y[at])} —{' '}
-            <Link href={`/explore/results/${points.ids[at]}`}>result {points.ids[at]}</Link>
+            {timeOf(points.x[at]!)}: {fmt(points.y[at])} — <Link href={`/explore/results/${points.ids[at]}`}>result {points.ids[at]}</Link>
           </>
         )}
       </p>
@@ -211,18 +203,17 @@ export function SeriesChart({ g, points, log, label }: { g: Group; points: Point
 }
 
 /** A group's chart once its points have come (each group's export on its own: the tables do not wait). */
-function GroupChart({ query, g, bySite, log }: { query: Query; g: Group; bySite: boolean; log: boolean }) {
-  const points = useAnswer(JSON.stringify([query, groupId(g)]), (signal) => pointsOf(query, g, bySite, signal));
+function GroupChart({ filters, metric, g, bySite, log }: { filters: Query; metric: string; g: Group; bySite: boolean; log: boolean }) {
+  const points = useAnswer(JSON.stringify([filters, metric, bySite, groupId(g)]), (signal) => pointsOf(filters, metric, g, bySite, signal));
   if (points.state !== 'done') return <Pending answer={points} what={`the points of ${groupName(g)}`} />;
-  return <SeriesChart g={g} points={points.data} log={log} label={query.metric as string} />;
+  return <SeriesChart g={g} points={points.data} log={log} label={metric} />;
 }
 
 export function Series({ search }: { search: URLSearchParams }) {
   const query = queryOf(search, KEYS);
   const bench = useBenchmark(search.get('benchmark_id'));
   const call: Call = { operationId: 'findChanges', path: '/results:changes', query, sdk: 'results.changes', cli: 'changes' };
-  const bySite = search.get('group_by') === 'site';
-  const answer = useAnswer(JSON.stringify(query), async (signal) => ({ changes: await run<Changes>(call, signal) }));
+  const answer = useAnswer(JSON.stringify(query), (signal) => run<Changes>(call, signal));
   const metric = search.get('metric') ?? '';
   const filters = search.getAll('filters');
   const paths = bench.state === 'done' ? bench.data.paths : [];
@@ -237,89 +228,76 @@ export function Series({ search }: { search: URLSearchParams }) {
           label="Scale"
           name="scale"
           value={search.get('scale') ?? ''}
-          options={[
-            ['', 'linear'],
-            ['log', 'logarithmic'],
-          ]}
+          options={['', 'log']}
+          text={(v) => (v ? 'logarithmic' : 'linear')}
         />
       </div>
       <Filters paths={paths} filters={filters} />
-      <OtherFilters
-        search={search}
-        keys={['site_id', 'flavor_id', 'tags_ids', 'upload_before', 'upload_after', 'execution_before', 'execution_after', 'changed_after']}
-      />
+      <OtherFilters search={search} more={['changed_after']} />
       <CopyAs call={call} />
       <Pending answer={answer} what="the series" />
-      {d && <Warnings warnings={d.changes.warnings} filters={filters} />}
-      {d && d.changes.groups.length === 0 && (
-        <Note text={`No result has a number at ${metric} (${d.changes.matched} results match).`} retry={answer.retry} />
+      {d && <Warnings warnings={d.warnings} filters={filters} />}
+      {d && d.groups.length === 0 && (
+        <Note text={`No result has a number at ${metric} (${d.matched} results match).`} retry={answer.retry} />
       )}
-      {d && d.changes.groups.length > 0 && (
+      {d && d.groups.length > 0 && (
         <p>
-          {d.changes.better === 'higher' ? 'Higher' : 'Lower'} is better: a change toward the worse side is a regression (▼), toward the
-          better an improvement (▲). Download:{' '}
-          <a href={apiUrl('/results:changes', { ...query, format: 'csv' })} download="changes.csv">
-            CSV
-          </a>{' '}
-          <a href={apiUrl('/results:changes', { ...query, format: 'svg' })} download="changes.svg">
-            SVG
-          </a>
+          {d.better === 'higher' ? 'Higher' : 'Lower'} is better: a change toward the worse side is a regression (▼), toward the better an
+          improvement (▲). <Downloads path="/results:changes" query={query} name="changes" />
         </p>
       )}
-      {d?.changes.groups.map((g, gi) => (
+      {d?.groups.map((g, gi) => (
         <section key={groupId(g)} class="group" aria-labelledby={`g${gi}`}>
           <h2 id={`g${gi}`}>
             {groupName(g)} <span class="note">({fmt(g.n)} points)</span>
           </h2>
-          <GroupChart query={query} g={g} bySite={bySite} log={search.get('scale') === 'log'} />
+          <GroupChart
+            filters={queryOf(search, RESULT_FILTERS)}
+            metric={metric}
+            g={g}
+            bySite={search.get('group_by') === 'site'}
+            log={search.get('scale') === 'log'}
+          />
           <details open={g.changes.length <= 20}>
             <summary>Change points: {g.changes.length}</summary>
-            <Scroll label={`Change points of ${groupName(g)}`}>
-              <table class="changes">
-                <caption>Change points of {groupName(g)}</caption>
-                <Head cols={['At', 'Direction', 'Mean before', 'Mean after', 'Magnitude', 'p-value', 'Triage']} />
-                <tbody>
-                  {g.changes.length === 0 && (
-                    <tr>
-                      <td colSpan={7}>No change point at these thresholds.</td>
-                    </tr>
-                  )}
-                  {g.changes.map((c) => (
-                    <tr key={c.result_id}>
-                      <td>
-                        <Link href={`/explore/results/${c.result_id}`}>{fmtTime(c.at)}</Link>
-                      </td>
-                      <td class={c.direction}>{c.direction === 'regression' ? '▼ regression' : '▲ improvement'}</td>
-                      <td data-field="before">{fmt(c.before.mean)}</td>
-                      <td data-field="after">{fmt(c.after.mean)}</td>
-                      <td data-field="magnitude">{c.magnitude === null ? '–' : `${fmt(c.magnitude * 100)} %`}</td>
-                      <td data-field="pvalue">{fmtP(c.pvalue)}</td>
-                      <td>{c.record?.state ?? '–'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </Scroll>
+            <Table
+              label={`Change points of ${groupName(g)}`}
+              class="changes"
+              cols={['At', 'Direction', 'Mean before', 'Mean after', 'Magnitude', 'p-value', 'Triage']}
+            >
+              {g.changes.length === 0 && (
+                <tr>
+                  <td colSpan={7}>No change point at these thresholds.</td>
+                </tr>
+              )}
+              {g.changes.map((c) => (
+                <tr key={c.result_id}>
+                  <td>
+                    <Link href={`/explore/results/${c.result_id}`}>{fmtTime(c.at)}</Link>
+                  </td>
+                  <td class={c.direction}>{c.direction === 'regression' ? '▼ regression' : '▲ improvement'}</td>
+                  <td data-field="before">{fmt(c.before.mean)}</td>
+                  <td data-field="after">{fmt(c.after.mean)}</td>
+                  <td data-field="magnitude">{c.magnitude === null ? '–' : `${fmt(c.magnitude * 100)} %`}</td>
+                  <td data-field="pvalue">{fmtP(c.pvalue)}</td>
+                  <td>{c.record?.state ?? '–'}</td>
+                </tr>
+              ))}
+            </Table>
           </details>
           <details open={g.segments.length <= 20}>
             <summary>Segments: {g.segments.length}</summary>
-            <Scroll label={`Segments of ${groupName(g)}`}>
-              <table class="segments">
-                <caption>Segments of {groupName(g)}</caption>
-                <Head cols={['From', 'To', 'n', 'Mean', 'Median']} />
-                <tbody>
-                  {g.segments.map((s) => (
-                    <tr key={s.from}>
-                      <td>{fmtTime(s.from)}</td>
-                      <td>{fmtTime(s.to)}</td>
-                      <td data-field="n">{fmt(s.n)}</td>
-                      <td data-field="mean">{fmt(s.mean)}</td>
-                      <td data-field="median">{fmt(s.median)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </Scroll>
+            <Table label={`Segments of ${groupName(g)}`} class="segments" cols={['From', 'To', 'n', 'Mean', 'Median']}>
+              {g.segments.map((s) => (
+                <tr key={s.from}>
+                  <td>{fmtTime(s.from)}</td>
+                  <td>{fmtTime(s.to)}</td>
+                  <td data-field="n">{fmt(s.n)}</td>
+                  <td data-field="mean">{fmt(s.mean)}</td>
+                  <td data-field="median">{fmt(s.median)}</td>
+                </tr>
+              ))}
+            </Table>
           </details>
         </section>
       ))}
