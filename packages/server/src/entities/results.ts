@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { reviewedColumns } from './uploaded.ts';
 
 export const Result = defineEntity({
   name: 'Result',
@@ -39,10 +40,7 @@ export const Claim = defineEntity({
     resource_type: p.text().default('result'),
     resource_id: p.uuid(),
     message: p.text(),
-    status: p.text().default('on_review'),
-    upload_datetime: p.datetime(),
-    uploader_iss: p.text(),
-    uploader_sub: p.text(),
+    ...reviewedColumns(),
   },
 });
 export type ClaimRow = InferEntity<typeof Claim>;

@@ -50,11 +50,7 @@ export interface SourceFlavor extends Uploaded {
 }
 
 /** A result with the claim its `_claim_report_id` links to, if any. */
-export interface SourceResult {
-  id: string;
-  uploader_iss: string;
-  uploader_sub: string;
-  upload_datetime: string;
+export interface SourceResult extends Omit<Uploaded, 'status'> {
   execution_datetime: string;
   deleted: boolean;
   json: string;
@@ -70,17 +66,8 @@ export interface SourceResult {
   claim_uploader_sub: string | null;
 }
 
-export interface SourceCounts {
-  users: number;
-  tags: number;
-  benchmarks: number;
-  sites: number;
-  flavors: number;
-  results: number;
-  result_tags: number;
-  claims: number;
-  submits: number;
-}
+type Counted = 'users' | 'tags' | 'benchmarks' | 'sites' | 'flavors' | 'results' | 'result_tags' | 'claims' | 'submits';
+export type SourceCounts = Record<Counted, number>;
 
 /** The tables the import reads, as the original names them. */
 const TABLES = ['user', 'tag', 'benchmark', 'site', 'flavor', 'result', 'result_tags', 'claim', 'submit'];

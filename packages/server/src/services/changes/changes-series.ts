@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { type SketchColumns, sketchColumns } from '@benchmarks/sdk/changes-chart';
-import { type ChangeOptions, changePoints, summarise } from './changes-stats.ts';
+import { type ChangeOptions, changePoints, lowerBound, summarise } from './changes-stats.ts';
 
 /** The chart's shared time axis (epoch milliseconds) and its columns. */
 export interface TimeAxis {
@@ -62,18 +62,6 @@ export function encodePoints(points: readonly { value: number; ms: number; id: s
 }
 
 const TWO_32 = 4_294_967_296;
-
-/** The first position of `sorted` holding `key` or more. */
-function lowerBound(sorted: Float64Array, key: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /**
  * The points of one series (one `POINT_BYTES` record each, in no particular order: sorting in

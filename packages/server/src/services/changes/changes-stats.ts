@@ -178,18 +178,20 @@ export function bestSplit(y: Float64Array, s: number, e: number, minSize: number
 function ranks(y: Float64Array, s: number, e: number): Int32Array {
   const sorted = y.slice(s, e).sort();
   const rank = new Int32Array(e - s);
-  for (let i = 0; i < rank.length; i++) {
-    const v = y[s + i]!;
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (sorted[mid]! < v) lo = mid + 1;
-      else hi = mid;
-    }
-    rank[i] = lo + 1;
-  }
+  for (let i = 0; i < rank.length; i++) rank[i] = lowerBound(sorted, y[s + i]!) + 1;
   return rank;
+}
+
+/** The first position of `sorted` holding `key` or more. */
+export function lowerBound(sorted: Float64Array, key: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
