@@ -14,15 +14,13 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startIssuer } from '@benchmarks/demo/issuer';
 import { createClient, type Client } from '@benchmarks/sdk';
 import { startBenchDatabase } from './database.ts';
-import { sleep } from './measure.ts';
-import { startServerProcess } from './server.ts';
+import { logger, median, sleep, waitUntil } from './measure.ts';
+import { ROOT, startServerProcess } from './server.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values: args } = parseArgs({
   options: {
     'data-dir': { type: 'string', default: join(ROOT, 'bench/results/alerts-data') },
@@ -31,13 +29,9 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '60' },
   },
 });
-const UPLOADS = Number(args.uploads);
-const ROUNDS = Number(args.rounds);
-const FLAVORS = 100;
-const BATCH = 500;
-const ADMIN = 'urn:bench:admin';
-const log = (message: string) => console.error(`[alerts ${new Date().toISOString().slice(11, 19)}] ${message}`);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const [UPLOADS, ROUNDS] = [Number(args.uploads), Number(args.rounds)];
+const [FLAVORS, BATCH, ADMIN] = [100, 500, 'urn:bench:admin'] as const;
+const log = logger('alerts');
 
 /** A receiver on loopback: counts what arrives, answers `status` (503 with Retry-After 1 h for "pending"). */
 function startReceiver() {
@@ -47,10 +41,7 @@ function startReceiver() {
     let body = '';
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
-      if (mode === 'pending') {
-        res.writeHead(503, { 'retry-after': '3600' }).end();
-        return;
-      }
+      if (mode === 'pending') return void res.writeHead(503, { 'retry-after': '3600' }).end();
       received.push({ at: performance.now(), ...JSON.parse(body) });
       res.writeHead(204).end();
     });
@@ -68,13 +59,8 @@ let clock = 0;
 /** Results spread over the flavors, one second apart; `value(flavorIndex)` gives each score. */
 const items = (benchmark_id: string, flavors: string[], n: number, value: (f: number) => number) =>
   Array.from({ length: n }, (_, i) => {
-    const execution_datetime = new Date(base + clock++ * 1000).toISOString();
-    return {
-      benchmark_id,
-      flavor_id: flavors[i % flavors.length]!,
-      execution_datetime,
-      json: { result: { score: value(i % flavors.length) } },
-    };
+    const [execution_datetime, f] = [new Date(base + clock++ * 1000).toISOString(), i % flavors.length];
+    return { benchmark_id, flavor_id: flavors[f]!, execution_datetime, json: { result: { score: value(f) } } };
   });
 
 /** Uploads `all` in batches of 500, `concurrency` at a time; answers results/s. */
@@ -99,17 +85,11 @@ async function main() {
   mkdirSync(args['data-dir']!, { recursive: true });
   const db = await startBenchDatabase(args['data-dir']!, log);
   await db.recreate();
-  const issuer = await startIssuer({
-    accounts: [{ sub: 'bench-admin', email: 'admin@bench.example.org', email_verified: true, entitlements: [ADMIN] }],
-  });
-  const limits = {
-    RATE_LIMIT: '0',
-    READ_RATE_LIMIT: '0',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    MAX_WATCHES_PER_USER: '250',
-    MAX_WEBHOOKS_PER_USER: '50',
-  };
-  const server = await startServerProcess({ DATABASE_URL: db.url, OIDC_ISSUERS: issuer.issuer, ADMIN_ENTITLEMENTS: ADMIN, ...limits }, log);
+  const admin = { sub: 'bench-admin', email: 'admin@bench.example.org', email_verified: true, entitlements: [ADMIN] };
+  const issuer = await startIssuer({ accounts: [admin] });
+  const env = { DATABASE_URL: db.url, OIDC_ISSUERS: issuer.issuer, ADMIN_ENTITLEMENTS: ADMIN, RATE_LIMIT: '0', READ_RATE_LIMIT: '0' };
+  const limits = { WEBHOOK_ALLOW_PRIVATE: 'true', MAX_WATCHES_PER_USER: '250', MAX_WEBHOOKS_PER_USER: '50' };
+  const server = await startServerProcess({ ...env, ...limits }, log);
   const receiver = await startReceiver();
   const report: Record<string, unknown> = {};
   try {
@@ -171,9 +151,7 @@ async function main() {
       if (wait > 0) await sleep(wait);
     }
     const achieved = (perSecond * seconds) / ((performance.now() - started) / 1000);
-    const deadline = performance.now() + 90_000;
-    while (receiver.received.filter((e) => e.data.after!.mean > 140).length < shifted.size && performance.now() < deadline)
-      await sleep(200);
+    await waitUntil(async () => receiver.received.filter((e) => e.data.after!.mean > 140).length >= shifted.size, 200, 90);
     const latencies = [...shifted].map(([f, at]) => {
       const event = receiver.received.find((e) => e.data.flavor?.id === flavors[f] && e.data.after!.mean > 140);
       return event ? (event.at - at) / 1000 : null;
@@ -198,8 +176,8 @@ async function main() {
     const t0 = performance.now();
     await acknowledge(5, 'bench');
     const expected = 5 * acknowledged.length * 40;
-    while (receiver.received.filter((e) => e.type === 'change.acknowledged').length < expected && performance.now() - t0 < 120_000)
-      await sleep(100);
+    const delivered = async () => receiver.received.filter((e) => e.type === 'change.acknowledged').length >= expected;
+    await waitUntil(delivered, 100, 120 - (performance.now() - t0) / 1000); // 2 minutes after the first acknowledgement
     const acks = receiver.received.filter((e) => e.type === 'change.acknowledged');
     if (acks.length === 0) throw new Error(`no change.acknowledged delivery (${records.length} records)`);
     const span = (acks.at(-1)!.at - t0) / 1000;

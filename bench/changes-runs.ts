@@ -9,7 +9,7 @@ import { statementRole, type StatementLog } from './database.ts';
 import { ingestDocuments, type BenchmarkRow, type Catalogue, type GenerateOptions } from './generate.ts';
 import { RESULT_COLUMNS, REVIEWED } from './load.ts';
 import { r2, sleep, summarize, type LatencySummary } from './measure.ts';
-import { API, query, typicalBenchmarks } from './scenarios.ts';
+import { API, comparisonPath, query, typicalBenchmarks } from './scenarios.ts';
 import type { ServerProcess } from './server.ts';
 
 /** The rounds of a computation: `ratio` is coldMs.p50 / sqlMs.p50; `groups` are the answer's series or flavors. */
@@ -73,19 +73,8 @@ function rounds(input: RoundsInput) {
       const afterWriteMs = times.afterWrite!.length ? summarize(times.afterWrite!) : null;
       const ratio = sqlMs.p50 > 0 ? r2(coldMs.p50 / sqlMs.p50) : null;
       const { replayed, fromTable } = captured;
-      return {
-        ...meta,
-        rounds: input.rounds,
-        coldMs,
-        rememberedMs,
-        afterWriteMs,
-        sqlMs,
-        ratio,
-        statements: replayed.length,
-        fromTable,
-        statuses,
-        byFlavor,
-      };
+      const measured = { coldMs, rememberedMs, afterWriteMs, sqlMs, ratio, statements: replayed.length, fromTable };
+      return { ...meta, rounds: input.rounds, ...measured, statuses, byFlavor };
     },
   };
   return r;
@@ -94,10 +83,8 @@ function rounds(input: RoundsInput) {
 /** POST /results of `json` to the benchmark and flavor, executed a minute (and `i` seconds) ago. */
 const upload = (input: RoundsInput, benchmark_id: string, flavor_id: string, i: number, json: Record<string, unknown>) => {
   const execution_datetime = new Date(Date.now() - 60_000 - i * 1000).toISOString();
-  return createClient({ baseUrl: input.server.url, token: input.token }).results.create(
-    { benchmark_id, flavor_id, execution_datetime },
-    json,
-  );
+  const sdk = createClient({ baseUrl: input.server.url, token: input.token });
+  return sdk.results.create({ benchmark_id, flavor_id, execution_datetime }, json);
 };
 const source = (r: ColdRememberedReport) => `SQL p50 ${r.sqlMs.p50} ms (${r.fromTable ? 'metric values table' : 'documents'})`;
 
@@ -132,9 +119,8 @@ async function seedSeries(input: RoundsInput & { adminToken: string }, results: 
     json_schema,
   });
   const owned = `'approved', now(), ${SERIES_OWNER}`;
-  await client.query(
-    `insert into app_user (iss, sub, email, registration_datetime, terms_version) values (${SERIES_OWNER}, 'bench@example.org', now(), '2024-01')`,
-  );
+  const user = `insert into app_user (iss, sub, email, registration_datetime, terms_version) values (${SERIES_OWNER}, 'bench@example.org', now(), '2024-01')`;
+  await client.query(user);
   const site = `insert into site (id, name, address, ${REVIEWED}) values (gen_random_uuid(), '${SERIES_SITE}', 'here', ${owned}) returning id`;
   const siteId = (await client.query<{ id: string }>(site)).rows[0]!.id;
   const { rows } = await client.query<{ id: string }>(
@@ -164,9 +150,8 @@ export async function measureChanges(input: RoundsInput & { adminToken: string; 
     `changes: ${results} results in ${SERIES} series seeded, metric values filled in ${((performance.now() - started) / 1000).toFixed(0)} s`,
   );
   try {
-    const path = (extra = {}) => `${API}/results:changes?${query({ benchmark_id: benchmark, metric: 'json.result.score', ...extra })}`;
-    // A max_pvalue of its own per round: nothing remembered, the same change points found.
-    const cold = (i: number) => path({ max_pvalue: String(0.001 - i * 1e-9) });
+    const path = () => changesPath(benchmark, 'json.result.score');
+    const cold = (i: number) => changesPath(benchmark, 'json.result.score', i);
     const r = rounds(input);
     const replayed = await r.capture(cold(0), (s) => /\bstring_agg\(/i.test(s));
     const groups = await r.get(path());
@@ -196,16 +181,19 @@ async function largestFlavor(client: pg.Client, benchmark: BenchmarkRow): Promis
   if (!rows[0]) throw new Error(`${benchmark.def.key} has no result with a number at ${benchmark.def.metric}`);
   return rows[0].flavor_id;
 }
-const comparePath = (b: BenchmarkRow, extra: Record<string, string> = {}) =>
-  `${API}/results:compare?${query({ benchmark_id: b.id, metric: `json.${b.def.metric}`, ...extra })}`;
+const comparePath = (b: BenchmarkRow, extra: Record<string, string> = {}) => `${API}${comparisonPath(b, extra)}`;
+/** GET /results:changes of the metric; in round `i`, a max_pvalue of its own: nothing remembered, the same change points found. */
+const changesPath = (benchmark_id: string, metric: string, i?: number) => {
+  const fresh: Record<string, string> = i === undefined ? {} : { max_pvalue: String(0.001 - i * 1e-9) };
+  return `${API}/results:changes?${query({ benchmark_id, metric, ...fresh })}`;
+};
 
 export async function measureCompareBaseline(input: RoundsInput & { catalogue: Catalogue; options: GenerateOptions; visible: number }) {
   const { client, catalogue } = input;
   const benchmark = typicalBenchmarks(catalogue)[0]!;
   const path = comparePath(benchmark, { baseline: await largestFlavor(client, benchmark) });
-  const docs = ingestDocuments(catalogue, input.options, catalogue.benchmarks.length * (input.rounds + 2)).filter(
-    (d) => d.benchmark.id === benchmark.id,
-  );
+  const generated = ingestDocuments(catalogue, input.options, catalogue.benchmarks.length * (input.rounds + 2));
+  const docs = generated.filter((d) => d.benchmark.id === benchmark.id);
   const write = (i: number) => upload(input, benchmark.id, docs[i % docs.length]!.flavor.id, i, docs[i % docs.length]!.json);
   const r = rounds(input);
   await write(0);
@@ -242,18 +230,11 @@ const HEALTH_LOOPS = 2;
  * each of changes and of compare with a baseline send requests nothing answers from memory (a
  * `max_pvalue`, a `confidence` of their own). A probe's time counts whatever its status.
  */
-export async function measureHealth(input: {
-  server: ServerProcess;
-  client: pg.Client;
-  benchmark: BenchmarkRow;
-  seconds: number;
-  log: (m: string) => void;
-}) {
+export async function measureHealth(input: Pick<RoundsInput, 'server' | 'client' | 'log'> & { benchmark: BenchmarkRow; seconds: number }) {
   const { server, benchmark } = input;
   const baseline = await largestFlavor(input.client, benchmark);
-  const metric = `json.${benchmark.def.metric}`;
   const requests = [
-    (i: number) => `${API}/results:changes?${query({ benchmark_id: benchmark.id, metric, max_pvalue: String(0.001 - i * 1e-9) })}`,
+    (i: number) => changesPath(benchmark.id, `json.${benchmark.def.metric}`, i),
     (i: number) => comparePath(benchmark, { baseline, confidence: String(0.95 - i * 1e-6) }),
   ];
   const healthStatuses: Record<string, number> = {};

@@ -8,24 +8,21 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { createClient } from '@benchmarks/sdk';
 import { chromium } from 'playwright-core';
+import { logger, median } from './measure.ts';
+import { ROOT } from './server.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Debian's Chromium, headless, kept off the network (as the explorer's tests run it). */
 const CHROMIUM_FLAGS =
   '--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update --disable-sync'.split(' ');
 const POINTS = 100_000;
-const log = (m: string) => console.error(`[explorer ${new Date().toISOString().slice(11, 19)}] ${m}`);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const log = logger('explorer');
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-explorer-'));
-const child = spawn(process.execPath, ['bin/benchmarks-server.js', 'start', '--demo', '--port', '0', '--data-dir', dataDir], {
-  cwd: ROOT,
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const demoArgs = ['bin/benchmarks-server.js', 'start', '--demo', '--port', '0', '--data-dir', dataDir];
+const child = spawn(process.execPath, demoArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
 const { url, admin } = await new Promise<{ url: string; admin: string }>((resolve, reject) => {
   let out = '';
   child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
@@ -39,22 +36,20 @@ const { url, admin } = await new Promise<{ url: string; admin: string }>((resolv
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_FLAGS });
 try {
   let gzipped = 0;
-  for (const file of ['explorer.js', 'explorer.css']) {
+  for (const file of ['explorer.js', 'explorer.css'])
     gzipped += gzipSync(Buffer.from(await (await fetch(`${url}/explore/assets/${file}`)).arrayBuffer()), { level: 9 }).length;
-  }
   const client = createClient({ baseUrl: url, token: admin });
   const [demo] = (await client.benchmarks.list()).items;
   const metric = 'json.result.score';
   const q = `benchmark_id=${demo!.id}&metric=${metric}`;
-  const views: [string, string][] = [
-    ['benchmarks', '/explore|.card'],
-    ['rank', `/explore/rank?${q}|#rank-table`],
-    ['series', `/explore/series?${q}|section.group canvas`],
-    ['results', `/explore/results?benchmark_id=${demo!.id}|#results-table`],
-  ];
+  const views = [
+    ['benchmarks', '/explore', '.card'],
+    ['rank', `/explore/rank?${q}`, '#rank-table'],
+    ['series', `/explore/series?${q}`, 'section.group canvas'],
+    ['results', `/explore/results?benchmark_id=${demo!.id}`, '#results-table'],
+  ] as const;
   const usable: Record<string, number> = {};
-  for (const [name, spec] of views) {
-    const [path, ready] = spec.split('|') as [string, string];
+  for (const [name, path, ready] of views) {
     const times: number[] = [];
     for (let i = 0; i < 5; i++) {
       const context = await browser.newContext();
@@ -105,18 +100,18 @@ try {
   const worst = Math.max(...frames);
   const worstDrawing = Math.max(...drawing);
   const task = loadTask > 0 ? `${loadTask.toFixed(0)} ms` : 'none over 50 ms';
-  log(
-    `series of ${POINTS}: drawn after ${drawn.toFixed(0)} ms, longest task ${task}, worst frames ${worstDrawing.toFixed(0)} / ${worst.toFixed(0)} ms`,
-  );
+  const worstFrames = `worst frames ${worstDrawing.toFixed(0)} / ${worst.toFixed(0)} ms`;
+  log(`series of ${POINTS}: drawn after ${drawn.toFixed(0)} ms, longest task ${task}, ${worstFrames}`);
   if (!pointing?.includes('result')) throw new Error('pointing showed no result');
+  const usableRows = Object.entries(usable).map(
+    ([name, ms]) => `| ${name} view usable after navigation (median of 5) | ${ms.toFixed(0)} ms | 1,000 ms |`,
+  );
   console.log(
     [
       '| measure | figure | budget |',
       '|---|---|---|',
       `| JavaScript and CSS, gzipped | ${(gzipped / 1024).toFixed(1)} KB | 120 KB |`,
-      ...Object.entries(usable).map(
-        ([name, ms]) => `| ${name} view usable after navigation (median of 5) | ${ms.toFixed(0)} ms | 1,000 ms |`,
-      ),
+      ...usableRows,
       `| series of ${POINTS.toLocaleString('en')} points: drawn after navigation | ${drawn.toFixed(0)} ms | |`,
       `| … longest task while loading and drawing | ${task} | |`,
       `| … worst frame while loading and drawing (${drawing.length} frames) | ${worstDrawing.toFixed(0)} ms | 100 ms |`,

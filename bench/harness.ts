@@ -87,15 +87,10 @@ async function removeIngested(client: pg.Client): Promise<void> {
   ]);
 }
 
-async function waitUntil(done: () => Promise<boolean>, ms: number, maxSeconds = Number.POSITIVE_INFINITY): Promise<number> {
-  const started = performance.now();
-  while (!(await done()) && performance.now() - started < maxSeconds * 1000) await measure.sleep(ms);
-  return (performance.now() - started) / 1000;
-}
 const ACTIVE = "pg_stat_activity where datname = current_database() and state = 'active' and pid <> pg_backend_pid()";
 /** Until no other statement runs in the database (5 minutes at most); the seconds waited. */
 const waitForIdleDatabase = async (client: pg.Client) =>
-  measure.r1(await waitUntil(async () => (await count(client, ACTIVE)) === 0, 200, 300));
+  measure.r1(await measure.waitUntil(async () => (await count(client, ACTIVE)) === 0, 200, 300));
 
 /** Counts the visible results, in all and by benchmark, into `into` (what the scenarios' checks read). */
 async function countVisible(client: pg.Client, into: scenarios.ScenarioInputs['visible']) {
@@ -190,7 +185,7 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
       return left === 0;
     };
     if (!(await filled())) {
-      log(`metric values filled in by the server in ${(await waitUntil(filled, 1000)).toFixed(1)} s`);
+      log(`metric values filled in by the server in ${(await measure.waitUntil(filled, 1000)).toFixed(1)} s`);
       await server.stop();
       server = await startServerProcess(serverEnv, log);
     }

@@ -21,6 +21,12 @@ export const r2 = (v: number) => Math.round(v * 100) / 100;
 export const r1 = (v: number) => Math.round(v * 10) / 10;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+/** Polls `done` every `ms` until it is true (or `maxSeconds` have passed); the seconds waited. */
+export async function waitUntil(done: () => Promise<boolean>, ms: number, maxSeconds = Number.POSITIVE_INFINITY): Promise<number> {
+  const started = performance.now();
+  while (!(await done()) && performance.now() - started < maxSeconds * 1000) await sleep(ms);
+  return (performance.now() - started) / 1000;
+}
 /** Lines `[name hh:mm:ss] message`, on stderr unless told. */
 export function logger(name: string, write = console.error) {
   return (message: string) => write(`[${name} ${new Date().toISOString().slice(11, 19)}] ${message}`);

@@ -89,6 +89,10 @@ const post = (path: string, token: string, body: unknown): HttpRequestSpec => {
   return { method: 'POST', path: `${API}${path}`, headers, body: JSON.stringify(body) };
 };
 
+/** GET /results:compare of a benchmark's headline metric (without the API's prefix). */
+export const comparisonPath = (b: BenchmarkRow, extra: Record<string, string> = {}) =>
+  `/results:compare?${query({ benchmark_id: b.id, metric: `json.${b.def.metric}`, ...extra })}`;
+
 /** The benchmark of scenarios 18 to 27: the one a user created through the API, else the first. */
 export const shapeBenchmark = (c: Catalogue) => c.benchmarks.find((b) => b.createdBy === 'user') ?? c.benchmarks[0]!;
 
@@ -294,8 +298,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
 
   const typical = typicalBenchmarks(catalogue).slice(0, n);
   const size = (b: BenchmarkRow) => `${b.def.key} (${visibleOf(b).toLocaleString('en-US')} visible results)`;
-  const compare = (b: BenchmarkRow, filters?: string) =>
-    get(`/results:compare?${query({ benchmark_id: b.id, metric: `json.${b.def.metric}`, ...(filters ? { filters } : {}) })}`);
+  const compare = (b: BenchmarkRow, filters?: string) => get(comparisonPath(b, filters ? { filters } : {}));
   const compared = {
     baseline: (_i: number, issued: string[]) => pick(issued, /\bfrom (result r|metric_value v)\b/i, 'compare statement'),
     baselineMethod:
