@@ -8,7 +8,7 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, s
 import { join } from 'node:path';
 import pg from 'pg';
 import { buildConfig, connectDatabase, createLogger, migrate, openDatabase, type DatabaseHandle } from '@benchmarks/server';
-import { sleep, statement } from './measure.ts';
+import { parseJson, sleep, statement } from './measure.ts';
 import type { Scenario } from './scenarios.ts';
 import type { ServerProcess } from './server.ts';
 
@@ -58,12 +58,10 @@ export async function startBenchDatabase(dataDir: string, log: (message: string)
   const version = (await probe.query<{ v: string }>('select version() as v')).rows[0]!.v;
   await probe.end();
   await migrateSchema(handle.url);
+  const target = { host: u.hostname, port: Number(u.port), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password) };
   return {
     url: handle.url,
-    host: u.hostname,
-    port: Number(u.port),
-    user: decodeURIComponent(u.username),
-    password: decodeURIComponent(u.password),
+    ...target,
     database,
     version,
     client: () => clientFor(handle.url),
@@ -177,12 +175,6 @@ export const statementRole = (sql: string) => ROLES.find(([re]) => re.test(sql))
 export type CapturedRequest = Awaited<ReturnType<typeof captureScenario>>[number];
 /** Statements that are not the request's work and cannot be explained. */
 const UTILITY = /^\s*(set|reset|show|listen|unlisten|discard|deallocate|select pg_advisory)/i;
-/** The text as JSON, or as it is when it is not JSON (for the message). */
-const json = (text: string): Promise<unknown> =>
-  Promise.resolve(text)
-    .then(JSON.parse)
-    .catch(() => text);
-
 /**
  * Sends every variant of `scenario` once, alone, recording the statements it caused (executable SQL,
  * in order), its answer and what is wrong with it, and its wall time alone (ms).
@@ -193,7 +185,7 @@ export function captureScenario(server: ServerProcess, log: StatementLog, scenar
     for (const [variant, { request, consume, check }] of scenario.variants.entries()) {
       const started = performance.now();
       const res = await fetch(`${server.url}${request.path}`, { ...request, headers: { accept: 'application/json', ...request.headers } });
-      const body = consume && res.ok ? await consume(res) : await res.text().then(json);
+      const body = consume && res.ok ? await consume(res) : await res.text().then((text) => parseJson(text, text));
       const ms = performance.now() - started;
       const statements = (await take()).filter((s) => !UTILITY.test(s));
       out.push({ variant, status: res.status, body, statements, problem: check(res.status, body), ms });
@@ -210,13 +202,10 @@ export function captureScenario(server: ServerProcess, log: StatementLog, scenar
 export async function explainScenario(client: pg.Client, scenario: Scenario, requests: CapturedRequest[], file: string) {
   const shape = (sql: string) => sql.replace(/'(?:[^']|'')*'/g, '?').replace(/\b\d+(\.\d+)?\b/g, '?');
   const distinct = (plan: string, re: RegExp) => [...new Set([...plan.matchAll(re)].map((m) => m[1]!))];
-  const INDEX = /(?:Index Scan|Index Only Scan|Bitmap Index Scan)(?: Backward)? (?:using|on) (\S+)/g;
-  const lines = [
-    `# Scenario ${scenario.id}: ${scenario.title}`,
-    `# ${scenario.endpoint}`,
-    '# Every statement the server issued for the request,',
-  ];
-  lines.push('# in order, with EXPLAIN (ANALYZE, BUFFERS) (run inside a transaction that is rolled back).', '');
+  const [INDEX, SEQ_SCAN] = [/(?:Index Scan|Index Only Scan|Bitmap Index Scan)(?: Backward)? (?:using|on) (\S+)/g, /Seq Scan on (\S+)/g];
+  const about =
+    '# Every statement the server issued for the request,\n# in order, with EXPLAIN (ANALYZE, BUFFERS) (run inside a transaction that is rolled back).';
+  const lines = [`# Scenario ${scenario.id}: ${scenario.title}`, `# ${scenario.endpoint}`, about, ''];
   const seen = new Set<string>();
   const summaries = [];
   for (const r of requests) {
@@ -240,14 +229,8 @@ export async function explainScenario(client: pg.Client, scenario: Scenario, req
         const role = statementRole(sql);
         const text = sql.length > 4000 ? `${sql.slice(0, 4000)} … (${sql.length} characters)` : sql;
         lines.push(`-- [${i + 1}/${statements.length}] ${role}`, `${text};`, '', error ? `ERROR: ${error}` : plan, '');
-        const time = /Execution Time: ([\d.]+) ms/.exec(plan);
-        summary.push({
-          role,
-          executionMs: time ? Number(time[1]) : null,
-          indexes: distinct(plan, INDEX),
-          seqScans: distinct(plan, /Seq Scan on (\S+)/g),
-          error,
-        });
+        const [time, indexes, seqScans] = [/Execution Time: ([\d.]+) ms/.exec(plan), distinct(plan, INDEX), distinct(plan, SEQ_SCAN)];
+        summary.push({ role, executionMs: time ? Number(time[1]) : null, indexes, seqScans, error });
       }
     } finally {
       await client.query('rollback');

@@ -5,9 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import type { ReaderResult } from './export-reader.ts';
-import { cpuMeter, r1, r2, sleep, summarize, waitForQuiet, type CpuGroups, type SqlTarget } from './measure.ts';
+import { baselineClient, cpuMeter, parseJson, r1, r2, sleep, summarize, waitForQuiet, type CpuGroups, type SqlTarget } from './measure.ts';
 import type { RunReport } from './report.ts';
 import type { Scenario } from './scenarios.ts';
 import type { ServerProcess } from './server.ts';
@@ -26,26 +25,15 @@ const readApiExport = (url: string, sending: () => void) =>
     });
     child.stderr.on('data', (d: Buffer) => (stderr += d));
     child.on('close', (code) => {
-      const failed = {
-        status: 0,
-        results: 0,
-        bytes: 0,
-        seconds: 0,
-        firstByteMs: 0,
-        error: `the reader failed (exit ${code}): ${stderr.trim().slice(0, 500)}`,
-      };
-      resolve(
-        Promise.resolve(stdout.split('\n')[1]!)
-          .then(JSON.parse)
-          .catch(() => failed),
-      );
+      const error = `the reader failed (exit ${code}): ${stderr.trim().slice(0, 500)}`;
+      const failed = { status: 0, results: 0, bytes: 0, seconds: 0, firstByteMs: 0, error };
+      resolve(parseJson(stdout.split('\n')[1]!, failed) as ReaderResult);
     });
   });
 
 /** The cursor's select read directly: begin, declare, fetch 500 rows at a time until a short batch, commit. */
 async function readSqlExport(target: SqlTarget, select: string) {
-  const client = new pg.Client({ ...target, application_name: 'bench-baseline' });
-  await client.connect();
+  const client = await baselineClient(target);
   const started = performance.now();
   let results = 0;
   let error: string | null = null;
@@ -130,28 +118,15 @@ export async function measureExport(input: ExportRun & { quietWait: number; log:
   const statusCodes = { [String(api.status)]: 1 };
   const errors = api.error || (api.status === 200 && !ok) ? 1 : 0;
   const non2xx = api.status === 200 || api.status === 0 ? 0 : 1;
-  const answers = {
-    connections: 1,
-    seconds: report.seconds,
-    responses: 1,
-    ok: ok ? 1 : 0,
-    rps: 1 / api.seconds,
-    okPerSecond: ok ? 1 / api.seconds : 0,
-  };
+  const rate = 1 / api.seconds;
+  const answers = { connections: 1, seconds: report.seconds, responses: 1, ok: ok ? 1 : 0, rps: rate, okPerSecond: ok ? rate : 0 };
   const autocannonMs = { p50: latency.p50, p97_5: latency.p50, p99: latency.p50 };
+  const [transactions, tps] = sql.error ? [0, 0] : [1, 1 / sql.seconds];
+  const sqlRun = { tool: 'node' as const, connections: 1, seconds: report.sqlSeconds, transactions, tps };
   return {
     connections: 1,
     api: { ...answers, latencyMs: latency, autocannonMs, errors, timeouts: 0, non2xx, statusCodes, meanResponseBytes: api.bytes },
-    sql: {
-      tool: 'node',
-      connections: 1,
-      seconds: report.sqlSeconds,
-      transactions: sql.error ? 0 : 1,
-      tps: sql.error ? 0 : 1 / sql.seconds,
-      errors: sqlWrong ? 1 : 0,
-      firstError: sqlWrong,
-      latencyMs: summarize([sql.seconds * 1000]),
-    },
+    sql: { ...sqlRun, errors: sqlWrong ? 1 : 0, firstError: sqlWrong, latencyMs: summarize([sql.seconds * 1000]) },
     ratio: ok && !sql.error ? Math.round((sql.seconds / api.seconds) * 1000) / 1000 : null,
     serverPeakRssMb: report.rss.peakMb,
     apiCpu,

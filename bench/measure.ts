@@ -21,6 +21,14 @@ export const r2 = (v: number) => Math.round(v * 100) / 100;
 export const r1 = (v: number) => Math.round(v * 10) / 10;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+/** `text` parsed as JSON, or `otherwise` when it is not JSON. */
+export function parseJson(text: string, otherwise: unknown): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return otherwise;
+  }
+}
 /** Polls `done` every `ms` until it is true (or `maxSeconds` have passed); the seconds waited. */
 export async function waitUntil(done: () => Promise<boolean>, ms: number, maxSeconds = Number.POSITIVE_INFINITY): Promise<number> {
   const started = performance.now();

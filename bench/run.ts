@@ -1,24 +1,4 @@
-/**
- * `npm run bench [-- options]`: the performance benchmark (docs/performance.md, "Running the benchmark").
- *
- *   --results <n>         results to generate and load (default 1000000)
- *   --shape <shape>       default (20 benchmarks of every kind) or origin (4 of c-ray's, two created through the API)
- *   --duration <s>        seconds per measured run (default 10; at least 0.1)
- *   --warmup <s>          seconds of API warm-up per scenario (default 2)
- *   --connections <list>  concurrent connections (default 1,8,32)
- *   --scenarios <list>    e.g. 1,2,4 or 18-27 (default 1-7): 1 to 7 read and write load, 8 to 10 compare and export, 16 changes
- *                         over time, 17 compare against a baseline, 18 to 27 the users' shape; a range skips the numbers unused
- *   --baseline <tool>     auto (pgbench when installed), pgbench or node
- *   --seed <n>, --variants <n>   generator seed; how many benchmarks, terms, ids… a scenario cycles through (default 20)
- *   --quiet-wait <s>      before each run, wait up to s seconds for other programs to leave the CPU (default 60)
- *   --data-dir <dir>, --keep   where the embedded PostgreSQL lives (default bench/results/data); keep it for the next run
- *   --out <dir>           where latest.json and explain/ go (default bench/results)
- *   --docs <file>, --no-docs   the Markdown file whose generated section is rewritten (default docs/performance.md), or none
- *   --default-admission   the server's default admission of expensive lists, not 64 places
- *
- * Below 100,000 results: 2 s runs, 1 s warm-ups, slow requests' runs lengthened twice at most (not 6
- * times), no waiting for a quiet CPU. Options given explicitly win.
- */
+/** `npm run bench [-- options]`: the performance benchmark (docs/performance.md, "Running the benchmark"); `--help` lists the options. */
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { GENERATE_DEFAULTS } from './generate.ts';
@@ -26,12 +6,30 @@ import { runBench } from './harness.ts';
 import { ROOT } from './server.ts';
 import { SCENARIOS } from './scenarios.ts';
 
-const STRINGS = 'results shape duration warmup connections scenarios baseline seed variants quiet-wait data-dir out docs'.split(' ');
-const booleans = ['keep', 'no-docs', 'default-admission', 'help'].map((k) => [k, { type: 'boolean' as const }]);
-const options = Object.fromEntries([...STRINGS.map((k) => [k, { type: 'string' as const }]), ...booleans]);
-const v = parseArgs({ args: process.argv.slice(2), options }).values as Record<string, string | undefined>;
+/** The options, as --help prints them: those followed by `<…>` take a value. */
+const HELP = `usage: npm run bench -- [options]
+  --results <n>         results to generate and load (default 1000000)
+  --shape <shape>       default (20 benchmarks of every kind) or origin (4 of c-ray's, two created through the API)
+  --duration <s>        seconds per measured run (default 10; at least 0.1)
+  --warmup <s>          seconds of API warm-up per scenario (default 2)
+  --connections <list>  concurrent connections (default 1,8,32)
+  --scenarios <list>    e.g. 1,2,4 or 18-27 (default 1-7): 1 to 7 read and write load, 8 to 10 compare and export, 16 changes
+                        over time, 17 compare against a baseline, 18 to 27 the users' shape; a range skips the numbers unused
+  --baseline <tool>     auto (pgbench when installed), pgbench or node
+  --seed <n>, --variants <n>   generator seed; how many benchmarks, terms, ids… a scenario cycles through (default 20)
+  --quiet-wait <s>      before each run, wait up to s seconds for other programs to leave the CPU (default 60)
+  --data-dir <dir>, --keep   where the embedded PostgreSQL lives (default bench/results/data); keep it for the next run
+  --out <dir>           where latest.json and explain/ go (default bench/results)
+  --docs <file>, --no-docs   the Markdown file whose generated section is rewritten (default docs/performance.md), or none
+  --default-admission   the server's default admission of expensive lists, not 64 places
+  --help                this text
+
+Below 100,000 results: 2 s runs, 1 s warm-ups, slow requests' runs lengthened twice at most (not 6
+times), no waiting for a quiet CPU. Options given explicitly win.`;
+const flags = [...HELP.matchAll(/--([a-z-]+)( <)?/g)].map(([, name, value]) => [name!, { type: value ? 'string' : 'boolean' }] as const);
+const v = parseArgs({ args: process.argv.slice(2), options: Object.fromEntries(flags) }).values as Record<string, string | undefined>;
 if (v.help) {
-  console.log('usage: npm run bench -- [options]: see bench/run.ts');
+  console.log(HELP);
   process.exit(0);
 }
 

@@ -7,7 +7,7 @@ import type pg from 'pg';
 import { PAGE_STATEMENT, sqlLiteral } from './database.ts';
 import { ingestDocuments, metricQuantile, valueAt, type BenchmarkRow, type Catalogue, type GenerateOptions } from './generate.ts';
 import { RESULT_COLUMNS } from './load.ts';
-import type { HttpRequestSpec } from './measure.ts';
+import { parseJson, type HttpRequestSpec } from './measure.ts';
 
 /** `check`: a reason the answer is wrong, or null; `consume` reads a 2xx answer's body (default: the text, as JSON when it is). */
 export type Variant = { label: string; request: HttpRequestSpec; consume?(res: Response): Promise<unknown>; check: Check };
@@ -62,12 +62,11 @@ const TABLE = `
 18|shape-list|A benchmark's results|GET /results?benchmark_id=B&per_page=100
 25|shape-get-by-id|One result by id|GET /results/{id}
 26|shape-benchmarks|The benchmarks list|GET /benchmarks`;
-const META = new Map(
-  TABLE.trim()
-    .split('\n')
-    .map((line) => line.split('|'))
-    .map(([id, key, title, endpoint]) => [Number(id), { key: key!, title: title!, endpoint: endpoint! }]),
-);
+const META = new Map<number, Record<'key' | 'title' | 'endpoint', string>>();
+for (const line of TABLE.trim().split('\n')) {
+  const [id, key, title, endpoint] = line.split('|') as [string, string, string, string];
+  META.set(Number(id), { key, title, endpoint });
+}
 export const SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
 export const MEASURED_ONCE: Record<number, string> = { 16: 'changes', 17: 'compare-baseline', 27: 'health-under-load' };
 export const SHAPE_SCENARIOS = [18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
@@ -208,6 +207,7 @@ const compareCheck = (benchmark: BenchmarkRow, matched: (m: number) => string | 
     return extra?.(body) ?? null;
   });
 
+const NOT_JSON = {};
 /** `declare export_rows no scroll cursor for <select>`: the select. */
 const DECLARE = /^\s*declare\s+\w+\s+no\s+scroll\s+cursor\s+for\s+/i;
 const cursorSelect = (issued: string[]) => [pick(issued, DECLARE, "export's cursor")[0]!.replace(DECLARE, '')];
@@ -223,12 +223,8 @@ async function readExport(res: Response): Promise<{ lines: number; problem: stri
   let rest = '';
   let previous = { at: Number.NEGATIVE_INFINITY, id: '' };
   const line = (text: string) => {
-    let r: { id?: unknown; hidden?: unknown; execution_datetime?: unknown; benchmark?: { id?: unknown } };
-    try {
-      r = JSON.parse(text);
-    } catch {
-      return `line ${out.lines} is not JSON: ${text.slice(0, 200)}`;
-    }
+    const r = parseJson(text, NOT_JSON) as { id?: unknown; hidden?: unknown; execution_datetime?: unknown; benchmark?: { id?: unknown } };
+    if (r === NOT_JSON) return `line ${out.lines} is not JSON: ${text.slice(0, 200)}`;
     const at = Date.parse(String(r.execution_datetime));
     if (typeof r.id !== 'string' || typeof r.benchmark?.id !== 'string' || Number.isNaN(at))
       return `line ${out.lines} is not a result: ${text.slice(0, 200)}`;
@@ -367,19 +363,17 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
           return { benchmark_id: d.benchmark.id, flavor_id: d.flavor.id, execution_datetime: d.at, ...tags, json: d.json };
         });
         const label = `batch ${k + 1}: ${items.length} documents over ${new Set(items.map((d) => d.benchmark_id)).size} benchmarks`;
-        const check = expect(201, ({ ids }) =>
-          ids?.length === items.length && new Set(ids).size === items.length ? null : `${ids?.length} ids`,
-        );
+        const stored = (ids?: string[]) => ids?.length === items.length && new Set(ids).size === items.length;
+        const check = expect(201, ({ ids }) => (stored(ids) ? null : `${ids?.length} ids`));
         return { label, request: post('/results:batch', token, { items }), check };
       }),
       baseline: (k) => {
         // One multi-row INSERT with the result_tag rows, in one statement: each row numbered, its id
         // drawn once (a CTE used twice is computed once) for both tables.
         const items = batchOf(k);
-        const uuids = (d: (typeof items)[number]) =>
-          [d.benchmark.id, d.flavor.site_id, d.flavor.id].map((id) => `${sqlLiteral(id)}::uuid`).join(', ');
+        const uuids = (d: (typeof items)[number]) => [d.benchmark.id, d.flavor.site_id, d.flavor.id].map((id) => `${sqlLiteral(id)}::uuid`);
         const rows = items.map(
-          (d, j) => `(${j}, ${uuids(d)}, ${sqlLiteral(JSON.stringify(d.json))}::jsonb, ${sqlLiteral(d.at)}::timestamptz)`,
+          (d, j) => `(${j}, ${uuids(d).join(', ')}, ${sqlLiteral(JSON.stringify(d.json))}::jsonb, ${sqlLiteral(d.at)}::timestamptz)`,
         );
         const tagged = items.flatMap((d, j) => d.tag_ids.map((t) => `(${j}, ${sqlLiteral(t)}::uuid)`));
         const insert =
@@ -435,10 +429,8 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
     const sorted = sortedCheck(b, [filter], SHAPE_SORT);
     const path = cut.path === FILTER_PATHS[0] ? 'suggested' : 'unsuggested';
     // The ingest scenarios may have added a few results since the threshold was chosen.
-    const share = (total: number) =>
-      Math.abs(total / Math.max(1, visibleOf(b)) - cut.share) > 0.1
-        ? `a total of ${total} of ${visibleOf(b)}, ${percent(cut.share)} expected`
-        : null;
+    const far = (total: number) => Math.abs(total / Math.max(1, visibleOf(b)) - cut.share) > 0.1;
+    const share = (total: number) => (far(total) ? `a total of ${total} of ${visibleOf(b)}, ${percent(cut.share)} expected` : null);
     return read(19 + k, {
       key: `shape-${path}-${Math.round(cut.target * 100)}`,
       title: `${filter}, -json.${SHAPE_SORT}: ${percent(cut.share)} pass (target ${percent(cut.target)}; ${path} path)`,
