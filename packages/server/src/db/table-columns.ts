@@ -57,7 +57,7 @@ export const USER_TABLE = table('app_user', {
   removed_datetime: 'timestamptz null',
 });
 
-/** The columns every reviewed upload of the catalogue ends with (entities/uploaded.ts). */
+/** The columns every reviewed upload (of the catalogue, a claim) ends with (entities/uploaded.ts). */
 const REVIEWED = {
   status: 'text',
   upload_datetime: 'timestamptz',
@@ -121,10 +121,7 @@ export const CLAIM_TABLE = table('claim', {
   resource_type: 'text',
   resource_id: 'uuid',
   message: 'text',
-  status: 'text',
-  upload_datetime: 'timestamptz',
-  uploader_iss: 'text',
-  uploader_sub: 'text',
+  ...REVIEWED,
 });
 
 /** Every declaration above, each compared with its migrated table and its entity by the test. */

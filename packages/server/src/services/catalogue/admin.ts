@@ -1,10 +1,9 @@
 /** Administrator views: items waiting for review, and users (list, search, remove). */
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { SubmitSort, UserSort } from '@benchmarks/sdk/contract/admin';
+import { SubmitSort, UserSort } from '@benchmarks/sdk/contract/admin';
 import { errors } from '../../core/errors.ts';
-import { addTerms, addUploadBounds, columnKeys, paginate } from './catalogue.ts';
+import { addTerms, addUploadBounds, columnKeys, contractSort, paginate } from './catalogue.ts';
 import { formatTimestamp } from '../../core/format.ts';
-import { fixedFieldSort } from '../query/sort.ts';
 import { Where } from '../../db/sql.ts';
 import { UPLOADER_JOIN } from './uploader.ts';
 import { UPLOADER_ADMIN_COLUMNS, type UploaderAdminColumns, uploaderAdminView, userAdminView } from './users.ts';
@@ -14,12 +13,7 @@ type PageQuery = { sort_by?: string; page?: number; per_page?: number; cursor?: 
 // ---------------------------------------------------------------------------------------------
 // Submissions
 
-const submitColumns: Record<(typeof SubmitSort.fields)[number], readonly string[]> = {
-  resource_type: ['resource_type'],
-  upload_datetime: ['upload_datetime'],
-  resource_id: ['resource_id'],
-};
-const submitSort = fixedFieldSort(Object.keys(submitColumns), '+upload_datetime');
+const submitSort = contractSort(SubmitSort);
 
 /** Everything on review, one row per item, with its uploader's user columns. */
 const SUBMITS = `(
@@ -46,7 +40,7 @@ export async function listSubmits(
   const where = new Where();
   if (query.resource_type) where.add('resource_type = ?', query.resource_type);
   addUploadBounds(where, query);
-  const keys = columnKeys(submitSort(query.sort_by), submitColumns, ['resource_type', 'resource_id']);
+  const keys = columnKeys(submitSort.sorter(query.sort_by), submitSort.columns, ['resource_type', 'resource_id']);
   return paginate(em, { from: SUBMITS }, where, keys, query, (row: SubmitRow) => ({
     resource_type: row.resource_type,
     resource_id: row.resource_id,
@@ -58,13 +52,7 @@ export async function listSubmits(
 // ---------------------------------------------------------------------------------------------
 // Users
 
-const userColumns: Record<(typeof UserSort.fields)[number], readonly string[]> = {
-  iss: ['iss'],
-  sub: ['sub'],
-  email: ['email'],
-  registration_datetime: ['registration_datetime'],
-};
-const userSort = fixedFieldSort(Object.keys(userColumns), '+iss,+sub');
+const userSort = contractSort(UserSort);
 
 type Selectors = { iss?: string; sub?: string; email?: string };
 
@@ -75,7 +63,7 @@ function selectorWhere(query: Selectors): Where {
 }
 
 function listUsersWhere(em: EntityManager, where: Where, query: PageQuery) {
-  const keys = columnKeys(userSort(query.sort_by), userColumns, ['iss', 'sub']);
+  const keys = columnKeys(userSort.sorter(query.sort_by), userSort.columns, ['iss', 'sub']);
   return paginate(em, { from: 'app_user' }, where, keys, query, userAdminView);
 }
 

@@ -202,7 +202,13 @@ export interface ListQueryParams {
   cursor?: string;
 }
 
-const sortings = new WeakMap<object, { sorter: (sortBy: string | undefined) => SortTerm[]; columns: Record<string, readonly string[]> }>();
+/** A contract's sort (its fields and default): the parser of `sort_by`, and each field's SQL columns (its own unless `columns` names others). */
+export function contractSort(sort: CatalogueKind<ReviewedRow, unknown>['sort'], columns: Record<string, readonly string[]> = {}) {
+  const sorter: (sortBy: string | undefined) => SortTerm[] = fixedFieldSort(sort.fields, sort.default);
+  return { sorter, columns: Object.fromEntries(sort.fields.map((f) => [f, columns[f] ?? [f]])) as Record<string, readonly string[]> };
+}
+
+const sortings = new WeakMap<object, ReturnType<typeof contractSort>>();
 
 /**
  * The order of fixed column expressions as key terms, always ending with the columns that identify
@@ -287,9 +293,7 @@ export async function listItems<Row extends ReviewedRow, Item>(
 ): Promise<JsonText> {
   let sorting = sortings.get(kind);
   if (!sorting) {
-    const { fields } = kind.sort;
-    const columns = Object.fromEntries(fields.map((f) => [f, kind.sortColumns?.[f] ?? [f]]));
-    sorting = { sorter: fixedFieldSort(fields, kind.sort.default), columns };
+    sorting = contractSort(kind.sort, kind.sortColumns);
     sortings.set(kind, sorting);
   }
   const terms = sorting.sorter(query.sort_by);

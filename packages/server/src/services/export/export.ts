@@ -120,25 +120,22 @@ type NdjsonRow = Omit<ResultTextRow, 'benchmark_version' | 'site_version' | 'fla
  * `order by name, id` (the database's collation, as list pages order tags): read once, in the
  * cursor's transaction, instead of once per result. The catalogue is small next to the results.
  */
+type Versioned = 'benchmark' | 'site' | 'flavor' | 'tag';
+
 class CatalogueVersions {
   private constructor(
-    private readonly versions: Record<'benchmark' | 'site' | 'flavor' | 'tag', Map<string, string>>,
+    private readonly versions: Record<Versioned, Map<string, string>>,
     private readonly tagPlaces: Map<string, number>,
   ) {}
 
   static async read(client: pg.Client): Promise<CatalogueVersions> {
-    const { rows } = await client.query<{ kind: 'benchmark' | 'site' | 'flavor' | 'tag'; id: string; version: string; place: number }>(
+    const { rows } = await client.query<{ kind: Versioned; id: string; version: string; place: number }>(
       "select 'benchmark' as kind, id::text as id, xmin::text as version, 0 as place from benchmark " +
         "union all select 'site', id::text, xmin::text, 0 from site " +
         "union all select 'flavor', id::text, xmin::text, 0 from flavor " +
         "union all select 'tag', id::text, xmin::text, (row_number() over (order by name, id))::int from tag",
     );
-    const versions = {
-      benchmark: new Map<string, string>(),
-      site: new Map<string, string>(),
-      flavor: new Map<string, string>(),
-      tag: new Map<string, string>(),
-    };
+    const versions: Record<Versioned, Map<string, string>> = { benchmark: new Map(), site: new Map(), flavor: new Map(), tag: new Map() };
     for (const r of rows) versions[r.kind].set(r.id, r.version);
     return new CatalogueVersions(versions, new Map(rows.filter((r) => r.kind === 'tag').map((r) => [r.id, r.place])));
   }
