@@ -1,23 +1,18 @@
 /**
- * The 20 benchmarks the harness generates (CPU, GPU, storage and network), one a line in META, each
- * with its own JSON Schema (draft 2020-12) and result documents of 1-3 KB of nested JSON that satisfy
- * it: the machine and environment of the run, the `result` of its category's template around a
- * headline metric, and the category's hardware block (gpu, disk, network).
+ * The 20 benchmarks the harness generates (CPU, GPU, storage and network), one a line in META, each with its own JSON Schema
+ * (draft 2020-12) and result documents of 1-3 KB that satisfy it: the run's machine and environment, the `result` of its
+ * category's template around a headline metric, and the category's hardware block (gpu, disk, network).
  */
 import type { Rng } from './random.ts';
 
 export type Category = 'cpu' | 'gpu' | 'storage' | 'network';
 
 /** What a flavor offers; results run on it describe the machine accordingly. */
-export interface FlavorSpec {
-  vcpus: number;
-  ramGb: number;
+export type FlavorSpec = Record<'vcpus' | 'ramGb' | 'ghz' | 'networkGbps', number> & {
   cpuBrand: string;
-  ghz: number;
   gpu: { model: string; memoryGb: number; count: number } | null;
   disk: { kind: 'nvme' | 'ssd' | 'ceph-rbd' | 'hdd'; sizeGb: number };
-  networkGbps: number;
-}
+};
 
 /** `age`: 0..1 across the two years (software gets a little faster with time). */
 export type ResultContext = { rng: Rng; flavor: FlavorSpec; siteIndex: number; age: number };
@@ -54,12 +49,13 @@ ping|network|ghcr.io/bench-suite/ping|2024.02|ms|4|result.rtt_avg_ms|0.5|-c 100 
 netperf-rr|network|ghcr.io/bench-suite/netperf|2.7.0|Trans/s|2|result.transactions_per_second|18000|-H $PEER -t TCP_RR -l 30 -- -r 1,1 -o P50_LATENCY,P90_LATENCY,P99_LATENCY|https://github.com/HewlettPackard/netperf|netperf TCP_RR request/response rate with 1-byte messages: transactions per second; higher is better.
 wrk-http|network|ghcr.io/bench-suite/wrk|4.2.0|Requests/s|3|result.requests_per_second|90000|-t4 -c64 -d30s --latency http://$PEER/index.html|https://github.com/wg/wrk|wrk HTTP load against nginx on a peer VM (64 connections): requests per second; higher is better.
 `;
-export const BENCHMARKS: BenchmarkDef[] = META.trim()
-  .split('\n')
-  .map((line) => {
-    const v = Object.fromEntries(line.split('|').map((x, i) => [META_COLUMNS[i], x]));
-    return { ...v, weight: Number(v.weight), base: Number(v.base) } as BenchmarkDef;
-  });
+/** The rows of a text table, one a line, its cells separated by `|`. */
+const cells = (line: string) => line.split('|');
+export const table = (text: string) => text.trim().split('\n').map(cells);
+export const BENCHMARKS: BenchmarkDef[] = table(META).map((row) => {
+  const v = Object.fromEntries(row.map((x, i) => [META_COLUMNS[i], x]));
+  return { ...v, weight: Number(v.weight), base: Number(v.base) } as BenchmarkDef;
+});
 
 /**
  * The origin service's shape (`--shape origin`): four benchmarks of c-ray's documents. `machine.cpu.count`
@@ -119,8 +115,8 @@ const CPU_FLAGS = words(
 );
 const ARM_FLAGS = words('fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid');
 const KERNELS = words('5.15.0-105-generic 5.15.0-119-generic 6.1.0-18-amd64 6.5.0-35-generic 6.8.0-45-generic 4.18.0-513.el8.x86_64');
-const DISTROS = 'Ubuntu 22.04.4 LTS|Ubuntu 24.04.1 LTS|Debian GNU/Linux 12 (bookworm)|Rocky Linux 8.9 (Green Obsidian)|AlmaLinux 9.4'.split(
-  '|',
+const DISTROS = cells(
+  'Ubuntu 22.04.4 LTS|Ubuntu 24.04.1 LTS|Debian GNU/Linux 12 (bookworm)|Rocky Linux 8.9 (Green Obsidian)|AlmaLinux 9.4',
 );
 const PACKAGES = (
   'glibc 2.31 2.35 2.36 2.39|gcc 9.4.0 11.4.0 12.2.0 13.2.0|openmpi 4.1.2 4.1.5 5.0.3|openblas 0.3.20 0.3.21 0.3.26|' +
@@ -129,6 +125,8 @@ const PACKAGES = (
 )
   .split('|')
   .map(words);
+
+const [HYPERVISORS, CPU_MODELS] = [words('KVM KVM KVM VMware'), words('host-passthrough host-model EPYC-Rome Cascadelake-Server')];
 
 function machine({ rng, flavor }: ResultContext): Record<string, unknown> {
   const arm = flavor.cpuBrand.startsWith('Ampere');
@@ -146,10 +144,7 @@ function machine({ rng, flavor }: ResultContext): Record<string, unknown> {
     },
     memory: { total_mb: totalMb, available_mb: Math.round(totalMb * rng.float(0.6, 0.95)), swap_mb: rng.chance(0.3) ? 2048 : 0 },
     os: { system: 'Linux', release: rng.pick(KERNELS), distro: rng.pick(DISTROS), python: rng.pick(words('3.10.12 3.11.2 3.12.3')) },
-    virtualization: {
-      hypervisor: rng.pick(words('KVM KVM KVM VMware')),
-      cpu_model: rng.pick(words('host-passthrough host-model EPYC-Rome Cascadelake-Server')),
-    },
+    virtualization: { hypervisor: rng.pick(HYPERVISORS), cpu_model: rng.pick(CPU_MODELS) },
   };
 }
 
@@ -259,14 +254,6 @@ export function resultDocument(def: BenchmarkDef, ctx: ResultContext): Record<st
   const runs = Array.from({ length: t.runs }, () => rng.round(headline * rng.noise(0.03)));
   const result = { [leaf(def)]: headline, all_results: runs.join(' '), runs, threads: flavor.vcpus * 16 };
   const duration = rng.float(60, 900);
-  return {
-    test: def.key,
-    version: def.tag,
-    units: def.units,
-    arguments: def.args,
-    machine: machine(ctx),
-    environment: environment(ctx, duration),
-    result,
-    ...(t.block ? { [t.block[0]]: t.block[2](ctx) } : {}),
-  };
+  const run = { test: def.key, version: def.tag, units: def.units, arguments: def.args, machine: machine(ctx) };
+  return { ...run, environment: environment(ctx, duration), result, ...(t.block ? { [t.block[0]]: t.block[2](ctx) } : {}) };
 }

@@ -7,6 +7,7 @@
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
+import { table } from './catalogue.ts';
 import { DATA_ISSUER, generateResults, type Catalogue, type GenerateOptions } from './generate.ts';
 
 const TABLES = ['app_user', 'benchmark', 'site', 'flavor', 'tag', 'result', 'result_tag', 'claim'] as const;
@@ -26,16 +27,13 @@ const COPIED = {
   claim: 'id, resource_type, resource_id, message, status, upload_datetime, uploader_iss, uploader_sub',
 };
 /** The references the skipped foreign-key triggers would have checked, and that hidden results have a reason: rows that fail. */
-const CHECKS = {
-  result_without_flavor_of_its_site:
-    'result r where not exists (select 1 from flavor f where f.id = r.flavor_id and f.site_id = r.site_id)',
-  result_without_benchmark: 'result r where not exists (select 1 from benchmark b where b.id = r.benchmark_id)',
-  result_without_uploader: 'result r where not exists (select 1 from app_user u where u.iss = r.uploader_iss and u.sub = r.uploader_sub)',
-  result_tag_orphans:
-    'result_tag rt where not exists (select 1 from result r where r.id = rt.result_id) or not exists (select 1 from tag t where t.id = rt.tag_id)',
-  claim_orphans: 'claim c where not exists (select 1 from result r where r.id = c.resource_id)',
-  hidden_without_reason: 'result r where r.hidden and not r.deleted and not exists (select 1 from claim c where c.resource_id = r.id)',
-};
+const CHECKS = table(`
+result_without_flavor_of_its_site|result r where not exists (select 1 from flavor f where f.id = r.flavor_id and f.site_id = r.site_id)
+result_without_benchmark|result r where not exists (select 1 from benchmark b where b.id = r.benchmark_id)
+result_without_uploader|result r where not exists (select 1 from app_user u where u.iss = r.uploader_iss and u.sub = r.uploader_sub)
+result_tag_orphans|result_tag rt where not exists (select 1 from result r where r.id = rt.result_id) or not exists (select 1 from tag t where t.id = rt.tag_id)
+claim_orphans|claim c where not exists (select 1 from result r where r.id = c.resource_id)
+hidden_without_reason|result r where r.hidden and not r.deleted and not exists (select 1 from claim c where c.resource_id = r.id)`);
 export const count = async (client: pg.Client, from: string, params: unknown[] = []) =>
   Number((await client.query<{ n: string }>(`select count(*) as n from ${from}`, params)).rows[0]!.n);
 
@@ -148,7 +146,7 @@ export async function loadData(client: pg.Client, catalogue: Catalogue, options:
   await client.query('set session_replication_role = origin');
   const indexedAt = Date.now();
   const checks: Record<string, number> = {};
-  for (const [name, from] of Object.entries(CHECKS)) checks[name] = await count(client, from);
+  for (const [name, from] of CHECKS) checks[name] = await count(client, from);
   const checkedAt = Date.now();
   for (const table of TABLES) await client.query(`vacuum (analyze) ${table}`);
   await client.query('checkpoint');

@@ -4,6 +4,7 @@
  * statements the server issued make its raw SQL baseline.
  */
 import type pg from 'pg';
+import { table } from './catalogue.ts';
 import { PAGE_STATEMENT, sqlLiteral } from './database.ts';
 import { ingestDocuments, metricQuantile, valueAt, type BenchmarkRow, type Catalogue, type GenerateOptions } from './generate.ts';
 import { RESULT_COLUMNS } from './load.ts';
@@ -62,11 +63,7 @@ const TABLE = `
 18|shape-list|A benchmark's results|GET /results?benchmark_id=B&per_page=100
 25|shape-get-by-id|One result by id|GET /results/{id}
 26|shape-benchmarks|The benchmarks list|GET /benchmarks`;
-const META = new Map<number, Record<'key' | 'title' | 'endpoint', string>>();
-for (const line of TABLE.trim().split('\n')) {
-  const [id, key, title, endpoint] = line.split('|') as [string, string, string, string];
-  META.set(Number(id), { key, title, endpoint });
-}
+const META = new Map(table(TABLE).map(([id, key, title, endpoint]) => [Number(id), { key: key!, title: title!, endpoint: endpoint! }]));
 export const SCENARIOS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
 export const MEASURED_ONCE: Record<number, string> = { 16: 'changes', 17: 'compare-baseline', 27: 'health-under-load' };
 export const SHAPE_SCENARIOS = [18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
@@ -78,10 +75,9 @@ const SHAPE_SORT = 'result.score';
 
 export const API = '/api/v1';
 /** A query string, each name and value encoded; an array value repeats its name. */
-export const query = (params: Record<string, string | number | (string | number)[]>) =>
-  Object.entries(params)
-    .flatMap(([k, v]) => [v].flat().map((x) => `${encodeURIComponent(k)}=${encodeURIComponent(String(x))}`))
-    .join('&');
+type Param = string | number | (string | number)[];
+const pairs = ([k, v]: [string, Param]) => [v].flat().map((x) => `${encodeURIComponent(k)}=${encodeURIComponent(String(x))}`);
+export const query = (params: Record<string, Param>) => Object.entries(params).flatMap(pairs).join('&');
 const get = (path: string): HttpRequestSpec => ({ method: 'GET', path: `${API}${path}` });
 const post = (path: string, token: string, body: unknown): HttpRequestSpec => {
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
