@@ -18,7 +18,7 @@ const DATABASE = ['start', 'migrate', 'import-origin'] as const;
 
 /** What every declaration holds, whatever its type. */
 export interface Declaration {
-  /** The value's placeholder in `--help` (`<port>`; a boolean's, a duration's and a rate's by their type); absent for a switch. */
+  /** The value's placeholder in `--help` (`<port>`); absent: its type's (`<n>`, `<url>`, `<bool>`, ...), none for a switch. */
   arg?: string;
   /** The environment variable read when the flag is not given. */
   env: string;
@@ -107,12 +107,12 @@ const declare = <const O extends Declaration, const K extends string, T>(o: O, k
 
 const text = <const O extends Declaration>(o: O) => declare(o, 'text', (t) => t);
 
-const path = <const O extends Declaration>(o: O) => declare(o, 'path', (t) => resolve(t));
+const path = <const O extends Declaration>(o: O) => declare(o, 'path', (t) => resolve(t), '<dir>');
 
-const list = <const O extends Declaration>(o: O) => declare(o, 'list', (t) => splitList(t));
+const list = <const O extends Declaration>(o: O) => declare(o, 'list', (t) => splitList(t), '<list>');
 
 const integer = <const O extends Declaration & { min: number; max?: number; noun?: string }>(o: O) =>
-  declare(o, 'integer', (t) => parseInteger(t, o.env, o));
+  declare(o, 'integer', (t) => parseInteger(t, o.env, o), '<n>');
 
 const bool = <const O extends Declaration>(o: O) => declare(o, 'boolean', (t) => parseBool(t, o.env), '<bool>');
 
@@ -139,15 +139,17 @@ const choice = <const O extends Declaration & { values: readonly string[] }>(o: 
   });
 
 /** `own`: the path of a page the service serves itself, accepted as it is (the terms of use). */
-const url = <const O extends Declaration & { protocols: readonly string[]; trimSlash?: boolean; own?: string }>(o: O) =>
-  declare(o, 'url', (t): string => {
+const url = <const O extends Declaration & { protocols: readonly string[]; trimSlash?: boolean; own?: string }>(o: O) => {
+  const parse = (t: string): string => {
     if (t === o.own) return t;
     const checked = parseUrl(t, o.env, o.protocols);
     return o.trimSlash ? checked.replace(/\/+$/, '') : checked;
-  });
+  };
+  return declare(o, 'url', parse, '<url>');
+};
 
 const urls = <const O extends Declaration & { protocols: readonly string[] }>(o: O) =>
-  declare(o, 'urls', (t) => splitList(t).map((u) => parseUrl(u, o.env, o.protocols)));
+  declare(o, 'urls', (t) => splitList(t).map((u) => parseUrl(u, o.env, o.protocols)), '<urls>');
 
 /**
  * A flag without a value (`--demo`): on when given, or when its environment variable is set at all
@@ -186,7 +188,6 @@ export const SETTINGS = withFlags({
     max: 65535,
   }),
   publicUrl: url({
-    arg: '<url>',
     env: 'PUBLIC_URL',
     help: 'public base URL (scheme, host, optional path prefix) behind a reverse proxy',
     shown: 'request origin',
@@ -199,7 +200,6 @@ export const SETTINGS = withFlags({
     default: 'false',
   }),
   corsOrigins: list({
-    arg: '<list>',
     env: 'CORS_ORIGINS',
     help: "comma-separated browser origins allowed by CORS, or '*'",
     default: '',
@@ -222,7 +222,6 @@ export const SETTINGS = withFlags({
 
   // The database.
   databaseUrl: url({
-    arg: '<url>',
     env: 'DATABASE_URL',
     help: 'external PostgreSQL; without it an embedded PostgreSQL runs under the data directory',
     commands: DATABASE,
@@ -231,7 +230,6 @@ export const SETTINGS = withFlags({
   }),
   /** Directly, or through a session-mode pool: needed when `databaseUrl` is PgBouncer in transaction mode (db/own-connection.ts). */
   databaseDirectUrl: url({
-    arg: '<url>',
     env: 'DATABASE_DIRECT_URL',
     help: 'the database of --database-url without PgBouncer, for what needs a session of its own',
     commands: DATABASE,
@@ -239,7 +237,6 @@ export const SETTINGS = withFlags({
     protocols: POSTGRES,
   }),
   databaseReadUrl: urls({
-    arg: '<urls>',
     env: 'DATABASE_READ_URL',
     help: 'comma-separated read replicas (streaming standbys of the primary) that serve reads',
     commands: DATABASE,
@@ -262,7 +259,6 @@ export const SETTINGS = withFlags({
     default: 'true',
   }),
   dataDir: path({
-    arg: '<dir>',
     env: 'BENCHMARKS_DATA_DIR',
     help: "where the embedded database and the demo provider's keys live",
     commands: DATABASE,
@@ -305,7 +301,6 @@ export const SETTINGS = withFlags({
     default: 'true',
   }),
   dbPoolSize: integer({
-    arg: '<n>',
     env: 'DB_POOL_SIZE',
     help: 'connections of the application pool',
     default: '10',
@@ -321,7 +316,6 @@ export const SETTINGS = withFlags({
 
   // Identity.
   oidcIssuer: urls({
-    arg: '<urls>',
     env: 'OIDC_ISSUERS',
     help: 'comma-separated trusted OpenID issuers; none: every token is refused',
     default: '',
@@ -337,7 +331,6 @@ export const SETTINGS = withFlags({
   }),
   /** Opaque tokens are never sent to another issuer; with several trusted and none named, they are refused (auth/verifier.ts). */
   oidcOpaqueIssuer: url({
-    arg: '<url>',
     env: 'OIDC_OPAQUE_ISSUER',
     help: 'the trusted issuer whose userinfo endpoint checks opaque (non-JWT) tokens',
     shown: 'the only trusted issuer',
@@ -351,7 +344,6 @@ export const SETTINGS = withFlags({
     shown: 'none',
   }),
   adminEntitlement: list({
-    arg: '<list>',
     env: 'ADMIN_ENTITLEMENTS',
     help: 'comma-separated entitlements that make a registered user an administrator',
     default: '',
@@ -381,7 +373,6 @@ export const SETTINGS = withFlags({
     noun: 'a number of bytes',
   }),
   maxSchemaNodes: integer({
-    arg: '<n>',
     env: 'MAX_SCHEMA_NODES',
     help: 'most values (object members and array elements) in a benchmark json_schema',
     commands: ['start', 'import-origin'],
@@ -420,7 +411,6 @@ export const SETTINGS = withFlags({
   }),
   /** One per core, at least 2: enough to keep the CPU and PostgreSQL busy with batches. */
   largeBodyConcurrency: integer({
-    arg: '<n>',
     env: 'LARGE_BODY_CONCURRENCY',
     help: 'requests with a body of 64 KB or more (batches) handled at once; the others wait',
     default: perCore,
@@ -430,7 +420,6 @@ export const SETTINGS = withFlags({
   }),
   /** Enough for anyone reporting real problems; a flood of claims cannot hide much of the catalogue. */
   maxOpenClaims: integer({
-    arg: '<n>',
     env: 'MAX_OPEN_CLAIMS',
     help: 'claims one user may have waiting for review at once; 0: no limit',
     default: '50',
@@ -438,7 +427,6 @@ export const SETTINGS = withFlags({
     max: 1_000_000,
   }),
   maxWatchesPerUser: integer({
-    arg: '<n>',
     env: 'MAX_WATCHES_PER_USER',
     help: 'watches one user may hold; 0: no limit',
     default: '100',
@@ -457,7 +445,6 @@ export const SETTINGS = withFlags({
   }),
   /** Elasticsearch's max_result_window: 100 pages of 100. */
   maxPageDepth: integer({
-    arg: '<n>',
     env: 'MAX_PAGE_DEPTH',
     help: 'how deep paging by number may reach: page × per_page at most this; cursors go deeper',
     default: '10000',
@@ -466,7 +453,6 @@ export const SETTINGS = withFlags({
   }),
   /** One per core, at least 2: each holds one connection and most of a core of PostgreSQL. */
   expensiveListConcurrency: integer({
-    arg: '<n>',
     env: 'EXPENSIVE_LIST_CONCURRENCY',
     help: 'expensive result lists and comparisons run at once per process; the others wait their turn',
     default: perCore,
@@ -482,7 +468,6 @@ export const SETTINGS = withFlags({
   }),
   /** One per core, at least 2: each holds a database connection of its own for as long as its client reads. */
   exportConcurrency: integer({
-    arg: '<n>',
     env: 'EXPORT_CONCURRENCY',
     help: 'exports streaming at once per process, each on a connection of its own; one more gets 503',
     default: perCore,
@@ -518,7 +503,6 @@ export const SETTINGS = withFlags({
   }),
   /** Served by the service itself from packages/server/assets/terms-of-use.md. */
   termsUrl: url({
-    arg: '<url>',
     env: 'TERMS_URL',
     help: 'where the terms of use are published',
     default: '/terms-of-use',
@@ -534,7 +518,6 @@ export const SETTINGS = withFlags({
     default: 'false',
   }),
   maxWebhooksPerUser: integer({
-    arg: '<n>',
     env: 'MAX_WEBHOOKS_PER_USER',
     help: 'webhook endpoints one user may have',
     default: '10',
@@ -548,7 +531,6 @@ export const SETTINGS = withFlags({
     default: '15s',
   }),
   webhookAttempts: integer({
-    arg: '<n>',
     env: 'WEBHOOK_ATTEMPTS',
     help: 'fewest attempts of a failing delivery before it fails (with --webhook-retry-period)',
     default: '8',
