@@ -82,9 +82,8 @@ async function removeIngested(client: pg.Client): Promise<void> {
   await client.query('delete from result where uploader_sub = $1', [INGEST_SUB]);
   await client.query('delete from app_user where sub = $1', [INGEST_SUB]);
   // The administrator stays when it created benchmarks before the load (the origin shape).
-  await client.query('delete from app_user u where sub = $1 and not exists (select 1 from benchmark b where b.uploader_sub = u.sub)', [
-    ADMIN_SUB,
-  ]);
+  const unused = 'delete from app_user u where sub = $1 and not exists (select 1 from benchmark b where b.uploader_sub = u.sub)';
+  await client.query(unused, [ADMIN_SUB]);
 }
 
 const ACTIVE = "pg_stat_activity where datname = current_database() and state = 'active' and pid <> pg_backend_pid()";
@@ -190,32 +189,24 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
       server = await startServerProcess(serverEnv, log);
     }
     const statements = database.statementLog(o.dataDir, client);
-    const [token, adminToken] = await Promise.all(
-      [INGEST_SUB, ADMIN_SUB].map((sub) => issuer!.mintAccessToken({ sub, ttlSeconds: 86_400 })),
-    );
-    for (const bearer of [token!, adminToken!]) await createClient({ baseUrl: server.url, token: bearer }).self.upsert();
+    const mint = (sub: string) => issuer!.mintAccessToken({ sub, ttlSeconds: 86_400 });
+    const [token, adminToken] = await Promise.all([mint(INGEST_SUB), mint(ADMIN_SUB)]);
+    for (const bearer of [token, adminToken]) await createClient({ baseUrl: server.url, token: bearer }).self.upsert();
     await measure.sleep(1000);
     const idleRssMb = measure.r1(await server.rssMb());
 
     // A sample of result ids spread over the table (deterministic for a given table).
     const percent = Math.min(100, Math.max(0.01, 40_000 / Math.max(1, await count(client, 'result'))));
     const sample = await client.query<{ id: string }>(`select id from result tablesample system (${percent}) repeatable (7) limit 100`);
+    const visible = await countVisible(client, { total: 0, byBenchmark: new Map() });
     const shaped = o.scenarios.some((id) => scenarios.SHAPE_SCENARIOS.includes(id));
-    const inputs: scenarios.ScenarioInputs = {
-      catalogue,
-      options: generate,
-      resultIds: sample.rows.map((r) => r.id),
-      token: token!,
-      identity: { iss: issuer.issuer, sub: INGEST_SUB },
-      variants: o.variants,
-      visible: await countVisible(client, { total: 0, byBenchmark: new Map() }),
-      shape: shaped ? await scenarios.shapeInputs(client, scenarios.shapeBenchmark(catalogue)) : undefined,
-    };
+    const users = shaped ? await scenarios.shapeInputs(client, scenarios.shapeBenchmark(catalogue)) : undefined;
+    const [resultIds, identity] = [sample.rows.map((r) => r.id), { iss: issuer.issuer, sub: INGEST_SUB }];
+    const common = { catalogue, options: generate, resultIds, token, identity, variants: o.variants };
+    const inputs: scenarios.ScenarioInputs = { ...common, visible, shape: users };
     const n = (v: number) => v.toLocaleString('en-US');
-    for (const c of inputs.shape?.cuts ?? [])
-      log(
-        `${c.path} >= ${c.threshold}: ${n(c.passing)} of ${n(c.total)} results pass (${(100 * c.share).toFixed(2)} %, target ${c.target * 100} %)`,
-      );
+    for (const { path, threshold, passing, total, share, target } of inputs.shape?.cuts ?? [])
+      log(`${path} >= ${threshold}: ${n(passing)} of ${n(total)} results pass (${(100 * share).toFixed(2)} %, target ${target * 100} %)`);
     const all = scenarios.buildScenarios(inputs);
     // A scenario divided by another (its benchmark's plain list) brings it along.
     const wanted = new Set([...o.scenarios, ...all.filter((s) => o.scenarios.includes(s.id) && s.reference).map((s) => s.reference!)]);
@@ -254,8 +245,7 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
       const scripts = requests.map((r) => scenario.baseline(r.variant, r.statements));
       const variants = scenario.variants.map((v) => v.request);
       if (o.warmup > 0) {
-        // One connection: enough to compile the hot paths, and no backlog of slow requests is left
-        // behind for the first measured run.
+        // One connection: enough to compile the hot paths, leaving no backlog of slow requests to the first run.
         log(`scenario ${scenario.id}: warm-up ${o.warmup} s`);
         await measure.runHttpLoad(server.url, variants, 1, o.warmup);
         await waitForIdleDatabase(client);
@@ -266,8 +256,8 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
         // requests are so slow that fewer than about 10 per connection would complete.
         const longest = o.duration * (o.small ? 2 : 6);
         const seconds = measure.r1(Math.min(longest, Math.max(o.duration, 10 * single * Math.max(1, connections / measure.coreCount))));
-        if (seconds !== o.duration)
-          log(`scenario ${scenario.id} @${connections}: ${seconds} s runs (one request alone takes ${single.toFixed(2)} s)`);
+        const alone = `one request alone takes ${single.toFixed(2)} s`;
+        if (seconds !== o.duration) log(`scenario ${scenario.id} @${connections}: ${seconds} s runs (${alone})`);
         // Each run starts from a checkpoint, so that no timed checkpoint's writes fall into it.
         await client.query('checkpoint');
         const quietApi = await measure.waitForQuiet(o.quietWait);
@@ -282,8 +272,7 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
         const quietSql = await measure.waitForQuiet(o.quietWait);
         const sqlMeter = measure.cpuMeter(groups);
         const sql = await measure.runSqlLoad(tool, { target: db, scripts, connections, seconds, workDir: o.dataDir });
-        // The baseline's backends exit with their clients: let the postmaster reap them, so that
-        // their CPU time is in its children's total when it is read.
+        // The baseline's backends exit with their clients: reaped by the postmaster, their CPU is in its children's total.
         await measure.sleep(500);
         const sqlCpu = sqlMeter.stop();
         // Throughput counts successful answers only: a fast 503 is not a served request.
@@ -309,12 +298,12 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     await waitForIdleDatabase(client);
     const once: Omit<report.EveryMetricReport, 'loadAverage' | 'goals'> = { changes: null, compareBaseline: null, health: null };
     const rounds = Math.max(5, Math.min(15, Math.round(o.duration * 1.5)));
-    const each = { server, client, statements, token: token!, rounds, log };
+    const each = { server, client, statements, token, rounds, log };
     for (const id of [16, 17, 27].filter((x) => o.scenarios.includes(x))) {
       log(`scenario ${id} (${scenarios.MEASURED_ONCE[id]})`);
       await client.query('checkpoint');
       await measure.waitForQuiet(o.quietWait);
-      if (id === 16) once.changes = await measureChanges({ ...each, adminToken: adminToken!, results: o.results });
+      if (id === 16) once.changes = await measureChanges({ ...each, adminToken: adminToken, results: o.results });
       if (id === 17) {
         const visible = (await countVisible(client, inputs.visible)).byBenchmark.get(scenarios.typicalBenchmarks(catalogue)[0]!.id) ?? 0;
         once.compareBaseline = await measureCompareBaseline({ ...each, catalogue, options: generate, visible });
