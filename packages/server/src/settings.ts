@@ -20,8 +20,8 @@ const DATABASE = ['start', 'migrate', 'import-origin'] as const;
 export interface Declaration {
   /** The value's placeholder in `--help` (`<port>`); absent: its type's (`<n>`, `<url>`, `<bool>`, ...), none for a switch. */
   arg?: string;
-  /** The environment variable read when the flag is not given. */
-  env: string;
+  /** The environment variable read when the flag is not given; absent: the key in upper snake case (`MAX_PAGE_DEPTH`). */
+  env?: string;
   /** One short line for `--help` and the docs' table; explanations belong to docs/configuration.md. */
   help: string;
   /** Absent: `start` alone. */
@@ -38,6 +38,7 @@ export interface Declaration {
 export interface Setting<T = unknown> extends Declaration {
   /** The key in kebab case (commander names the value of `--max-page-depth` `maxPageDepth`), added by `withFlags`. */
   flag: string;
+  env: string;
   commands: readonly CommandName[];
   kind: string;
   parse(text: string): T;
@@ -96,13 +97,18 @@ export function parseDuration(text: string, name: string): number {
 // ---------------------------------------------------------------------------------------------
 // One builder per type: each keeps the declaration's literal type, so `ServerConfig` is derived.
 
-/** `o` completed: `start`'s alone unless it names its commands; `arg`, the type's placeholder, unless it has its own. */
-const declare = <const O extends Declaration, const K extends string, T>(o: O, kind: K, parse: (t: string) => T, arg?: string) => ({
+type Read<T> = (text: string, env: string) => T;
+
+/**
+ * `o` completed: `start`'s alone unless it names its commands; `arg`, the type's placeholder, unless it has its own;
+ * `read`, the parser, given the environment variable its messages name (`withFlags` makes it `parse`).
+ */
+const declare = <const O extends Declaration, const K extends string, T>(o: O, kind: K, read: Read<T>, arg?: string) => ({
   commands: START,
   arg,
   ...o,
   kind,
-  parse,
+  read,
 });
 
 const text = <const O extends Declaration>(o: O) => declare(o, 'text', (t) => t);
@@ -112,50 +118,50 @@ const path = <const O extends Declaration>(o: O) => declare(o, 'path', (t) => re
 const list = <const O extends Declaration>(o: O) => declare(o, 'list', (t) => splitList(t), '<list>');
 
 const integer = <const O extends Declaration & { min: number; max?: number; noun?: string }>(o: O) =>
-  declare(o, 'integer', (t) => parseInteger(t, o.env, o), '<n>');
+  declare(o, 'integer', (t, env) => parseInteger(t, env, o), '<n>');
 
-const bool = <const O extends Declaration>(o: O) => declare(o, 'boolean', (t) => parseBool(t, o.env), '<bool>');
+const bool = <const O extends Declaration>(o: O) => declare(o, 'boolean', parseBool, '<bool>');
 
-const duration = <const O extends Declaration>(o: O) => declare(o, 'duration', (t) => parseDuration(t, o.env), '<duration>');
+const duration = <const O extends Declaration>(o: O) => declare(o, 'duration', parseDuration, '<duration>');
 
 const rate = <const O extends Declaration>(o: O) =>
   declare(
     o,
     'rate',
-    (t) => {
+    (t, env) => {
       try {
         return parseRateLimit(t);
       } catch (err) {
-        throw new Error((err as Error).message.replace(/^RATE_LIMIT/, o.env));
+        throw new Error((err as Error).message.replace(/^RATE_LIMIT/, env));
       }
     },
     '<rate>',
   );
 
 const choice = <const O extends Declaration & { values: readonly string[] }>(o: O) =>
-  declare(o, 'choice', (t): O['values'][number] => {
-    if (!(o.values as readonly string[]).includes(t)) throw new Error(`${o.env} must be one of ${o.values.join(', ')}, not '${t}'.`);
+  declare(o, 'choice', (t, env): O['values'][number] => {
+    if (!(o.values as readonly string[]).includes(t)) throw new Error(`${env} must be one of ${o.values.join(', ')}, not '${t}'.`);
     return t as O['values'][number];
   });
 
 /** `own`: the path of a page the service serves itself, accepted as it is (the terms of use). */
 const url = <const O extends Declaration & { protocols: readonly string[]; trimSlash?: boolean; own?: string }>(o: O) => {
-  const parse = (t: string): string => {
+  const parse = (t: string, env: string): string => {
     if (t === o.own) return t;
-    const checked = parseUrl(t, o.env, o.protocols);
+    const checked = parseUrl(t, env, o.protocols);
     return o.trimSlash ? checked.replace(/\/+$/, '') : checked;
   };
   return declare(o, 'url', parse, '<url>');
 };
 
 const urls = <const O extends Declaration & { protocols: readonly string[] }>(o: O) =>
-  declare(o, 'urls', (t) => splitList(t).map((u) => parseUrl(u, o.env, o.protocols)), '<urls>');
+  declare(o, 'urls', (t, env) => splitList(t).map((u) => parseUrl(u, env, o.protocols)), '<urls>');
 
 /**
  * A flag without a value (`--demo`): on when given, or when its environment variable is set at all
  * (commander's rule for switches); `RawConfig` holds it as a boolean.
  */
-const toggle = <const O extends Declaration>(o: O) => declare(o, 'switch', (t) => parseBool(t, o.env));
+const toggle = <const O extends Declaration>(o: O) => declare(o, 'switch', parseBool);
 
 /** Most workers `--workers` accepts. */
 export const MAX_WORKERS = 256;
@@ -166,41 +172,42 @@ const POSTGRES = ['postgres:', 'postgresql:'] as const;
 const perCore = String(Math.max(2, availableParallelism()));
 const PER_CORE = 'one per core, at least 2';
 
-/** Adds each declaration's flag, and a duration's field: its key + `Ms` (durations are held in milliseconds). */
-const withFlags = <S extends Record<string, Omit<Setting, 'flag'>>>(declared: S) =>
+type Declared = Declaration & Pick<Setting, 'commands' | 'kind'> & { read: Read<unknown> };
+type Parsed<S> = S extends { read: Read<infer T> } ? T : never;
+
+/** Adds each declaration's flag, its variable unless it names its own, its parser, and a duration's field: its key + `Ms` (durations are held in milliseconds). */
+const withFlags = <S extends Record<string, Declared>>(declared: S) =>
   Object.fromEntries(
     Object.entries(declared).map(([key, s]) => {
       const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-      return [key, { ...s, flag, ...(s.kind === 'duration' ? { field: `${key}Ms` } : {}) }];
+      const env = s.env ?? key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+      const parse = (text: string) => s.read(text, env);
+      return [key, { ...s, flag, env, parse, ...(s.kind === 'duration' ? { field: `${key}Ms` } : {}) }];
     }),
-  ) as { [K in keyof S]: S[K] & { flag: string } };
+  ) as { [K in keyof S]: S[K] & { flag: string; env: string; parse(text: string): Parsed<S[K]> } };
 
 /** Every setting, in the order of `--help` and of the docs' table. */
 export const SETTINGS = withFlags({
   // The listener.
-  host: text({ arg: '<host>', env: 'HOST', help: 'address to listen on', default: '127.0.0.1' }),
+  host: text({ arg: '<host>', help: 'address to listen on', default: '127.0.0.1' }),
   port: integer({
     arg: '<port>',
-    env: 'PORT',
     help: 'port to listen on; 0: any free port',
     default: '8080',
     min: 0,
     max: 65535,
   }),
   publicUrl: url({
-    env: 'PUBLIC_URL',
     help: 'public base URL (scheme, host, optional path prefix) behind a reverse proxy',
     shown: 'request origin',
     protocols: WEB,
     trimSlash: true,
   }),
   trustProxy: bool({
-    env: 'TRUST_PROXY',
     help: 'honour X-Forwarded-Proto/Host/Prefix/For from the reverse proxy',
     default: 'false',
   }),
   corsOrigins: list({
-    env: 'CORS_ORIGINS',
     help: "comma-separated browser origins allowed by CORS, or '*'",
     default: '',
     shown: 'none (CORS off)',
@@ -208,21 +215,19 @@ export const SETTINGS = withFlags({
   workers: declare(
     {
       arg: '<n>',
-      env: 'WORKERS',
       help: `processes serving the port (node:cluster), 1 to ${MAX_WORKERS}, or auto: one per core`,
       /** One process: no cluster primary. */
       default: '1',
     },
     'workers',
-    (t): number =>
+    (t, env): number =>
       t.trim().toLowerCase() === 'auto'
         ? Math.min(MAX_WORKERS, availableParallelism())
-        : parseInteger(t, 'WORKERS', { min: 1, max: MAX_WORKERS, auto: 'one per core' }),
+        : parseInteger(t, env, { min: 1, max: MAX_WORKERS, auto: 'one per core' }),
   ),
 
   // The database.
   databaseUrl: url({
-    env: 'DATABASE_URL',
     help: 'external PostgreSQL; without it an embedded PostgreSQL runs under the data directory',
     commands: DATABASE,
     shown: 'embedded',
@@ -230,14 +235,12 @@ export const SETTINGS = withFlags({
   }),
   /** Directly, or through a session-mode pool: needed when `databaseUrl` is PgBouncer in transaction mode (db/own-connection.ts). */
   databaseDirectUrl: url({
-    env: 'DATABASE_DIRECT_URL',
     help: 'the database of --database-url without PgBouncer, for what needs a session of its own',
     commands: DATABASE,
     shown: '--database-url',
     protocols: POSTGRES,
   }),
   databaseReadUrl: urls({
-    env: 'DATABASE_READ_URL',
     help: 'comma-separated read replicas (streaming standbys of the primary) that serve reads',
     commands: DATABASE,
     default: '',
@@ -247,13 +250,11 @@ export const SETTINGS = withFlags({
   }),
   /** Long enough for a replica catching up after a burst of uploads; short enough that a stuck one is left soon. */
   maxReplicaLag: duration({
-    env: 'MAX_REPLICA_LAG',
     help: 'a replica further behind the primary than this gets no reads',
     commands: DATABASE,
     default: '10s',
   }),
   preparedStatements: bool({
-    env: 'PREPARED_STATEMENTS',
     help: 'prepare frequent statements by name on each connection; false behind PgBouncer in transaction mode',
     commands: DATABASE,
     default: 'true',
@@ -266,7 +267,6 @@ export const SETTINGS = withFlags({
   }),
   databasePort: integer({
     arg: '<port>',
-    env: 'DATABASE_PORT',
     help: 'port of the embedded PostgreSQL on 127.0.0.1; 0: any free port',
     commands: DATABASE,
     default: '0',
@@ -275,33 +275,28 @@ export const SETTINGS = withFlags({
   }),
   /** initdb and a start take 1-3 s; a cluster recovering after a crash replays its WAL first. */
   databaseStartTimeout: duration({
-    env: 'DATABASE_START_TIMEOUT',
     help: 'longest the embedded PostgreSQL may take to be created and started; 0: no limit',
     commands: DATABASE,
     default: '60s',
   }),
   /** Long enough for a database container started alongside the server to come up. */
   databaseConnectTimeout: duration({
-    env: 'DATABASE_CONNECT_TIMEOUT',
     help: 'how long the first connection is retried while the database is unreachable; 0: no limit',
     commands: DATABASE,
     default: '30s',
   }),
   /** The migrations of an empty database take under a second; a migration rewriting a large table takes longer. */
   migrationTimeout: duration({
-    env: 'MIGRATION_TIMEOUT',
     help: "longest the migrations may take, another process's turn included; 0: no limit",
     commands: DATABASE,
     default: '5m',
   }),
   /** Under a lock, once for all the processes sharing the database; false: waits up to `migrationTimeoutMs`, then fails. */
   migrate: bool({
-    env: 'MIGRATE',
     help: 'apply pending migrations at start; false (or --no-migrate): wait for another process to',
     default: 'true',
   }),
   dbPoolSize: integer({
-    env: 'DB_POOL_SIZE',
     help: 'connections of the application pool',
     default: '10',
     min: 2,
@@ -309,7 +304,6 @@ export const SETTINGS = withFlags({
   }),
   /** About twice the slowest statement the benchmark measured at a million results (p99 8.5 s: a search, 32 connections on 2 cores). */
   statementTimeout: duration({
-    env: 'STATEMENT_TIMEOUT',
     help: "longest a request's database statement may run (+2 s if the database is frozen); 0: no limit",
     default: '15s',
   }),
@@ -325,13 +319,11 @@ export const SETTINGS = withFlags({
   }),
   oidcAudience: text({
     arg: '<aud>',
-    env: 'OIDC_AUDIENCE',
     help: 'required audience (aud) of JWT access tokens',
     shown: 'none',
   }),
   /** Opaque tokens are never sent to another issuer; with several trusted and none named, they are refused (auth/verifier.ts). */
   oidcOpaqueIssuer: url({
-    env: 'OIDC_OPAQUE_ISSUER',
     help: 'the trusted issuer whose userinfo endpoint checks opaque (non-JWT) tokens',
     shown: 'the only trusted issuer',
     protocols: WEB,
@@ -339,7 +331,6 @@ export const SETTINGS = withFlags({
   /** Public client id for the device authorization grant, advertised to the CLI by GET /auth/config. */
   oidcDeviceClientId: text({
     arg: '<id>',
-    env: 'OIDC_DEVICE_CLIENT_ID',
     help: 'public client id the CLI logs in with (device authorization grant)',
     shown: 'none',
   }),
@@ -354,7 +345,6 @@ export const SETTINGS = withFlags({
   // What a request may cost.
   bodyLimit: integer({
     arg: '<bytes>',
-    env: 'BODY_LIMIT',
     help: 'largest request body, in bytes',
     default: '1048576',
     field: 'bodyLimitBytes',
@@ -364,7 +354,6 @@ export const SETTINGS = withFlags({
   /** 270 and 90 times the demo's c-ray schema (969 bytes, 54 values); at both limits a schema compiles in about 1 s (in a worker). */
   maxSchemaBytes: integer({
     arg: '<bytes>',
-    env: 'MAX_SCHEMA_BYTES',
     help: 'largest benchmark json_schema, in bytes of JSON',
     commands: ['start', 'import-origin'],
     default: String(256 * 1024),
@@ -373,7 +362,6 @@ export const SETTINGS = withFlags({
     noun: 'a number of bytes',
   }),
   maxSchemaNodes: integer({
-    env: 'MAX_SCHEMA_NODES',
     help: 'most values (object members and array elements) in a benchmark json_schema',
     commands: ['start', 'import-origin'],
     default: '5000',
@@ -382,27 +370,23 @@ export const SETTINGS = withFlags({
   }),
   /** Per client: a burst of 1200 writes, then 20 a second (a CI job uploading a thousand results is never slowed). */
   rateLimit: rate({
-    env: 'RATE_LIMIT',
     help: 'writes (POST, PUT, PATCH, DELETE) per client, as <requests>/<window>; 0: no limit',
     default: '1200/60s',
   }),
   /** None: a limit per address throttles everyone behind one NAT; a read's work is bounded otherwise (docs/decisions.md). */
   readRateLimit: rate({
-    env: 'READ_RATE_LIMIT',
     help: 'reads (GET) per client, as <requests>/<window>, e.g. 600/60s; 0: no limit',
     default: '0',
   }),
   /** Shared: N processes give each client one budget, not N. */
   rateLimitStore: choice({
     arg: '<store>',
-    env: 'RATE_LIMIT_STORE',
     help: 'where rate limits keep their buckets: database (shared by every process) or memory (per process)',
     default: 'database',
     values: ['database', 'memory'],
   }),
   totalsCacheSeconds: integer({
     arg: '<s>',
-    env: 'TOTALS_CACHE_SECONDS',
     help: 'how long totals of large result lists and comparisons are remembered; 0: never',
     default: '30',
     min: 0,
@@ -411,7 +395,6 @@ export const SETTINGS = withFlags({
   }),
   /** One per core, at least 2: enough to keep the CPU and PostgreSQL busy with batches. */
   largeBodyConcurrency: integer({
-    env: 'LARGE_BODY_CONCURRENCY',
     help: 'requests with a body of 64 KB or more (batches) handled at once; the others wait',
     default: perCore,
     shown: PER_CORE,
@@ -420,14 +403,12 @@ export const SETTINGS = withFlags({
   }),
   /** Enough for anyone reporting real problems; a flood of claims cannot hide much of the catalogue. */
   maxOpenClaims: integer({
-    env: 'MAX_OPEN_CLAIMS',
     help: 'claims one user may have waiting for review at once; 0: no limit',
     default: '50',
     min: 0,
     max: 1_000_000,
   }),
   maxWatchesPerUser: integer({
-    env: 'MAX_WATCHES_PER_USER',
     help: 'watches one user may hold; 0: no limit',
     default: '100',
     min: 0,
@@ -436,7 +417,6 @@ export const SETTINGS = withFlags({
   /** Often enough that a change point is a record well within a minute, rare enough to coalesce bursts. */
   watchRefreshInterval: integer({
     arg: '<seconds>',
-    env: 'WATCH_REFRESH_INTERVAL',
     help: 'each watched series is segmented again at most once per this many seconds after writes',
     default: '10',
     min: 1,
@@ -445,7 +425,6 @@ export const SETTINGS = withFlags({
   }),
   /** Elasticsearch's max_result_window: 100 pages of 100. */
   maxPageDepth: integer({
-    env: 'MAX_PAGE_DEPTH',
     help: 'how deep paging by number may reach: page × per_page at most this; cursors go deeper',
     default: '10000',
     min: 100,
@@ -453,7 +432,6 @@ export const SETTINGS = withFlags({
   }),
   /** One per core, at least 2: each holds one connection and most of a core of PostgreSQL. */
   expensiveListConcurrency: integer({
-    env: 'EXPENSIVE_LIST_CONCURRENCY',
     help: 'expensive result lists and comparisons run at once per process; the others wait their turn',
     default: perCore,
     shown: PER_CORE,
@@ -462,13 +440,11 @@ export const SETTINGS = withFlags({
   }),
   /** 32 connections of comparisons (0.5 s each at a million results) served two at a time, within the SDK's 30 s timeout. */
   expensiveListWait: duration({
-    env: 'EXPENSIVE_LIST_WAIT',
     help: 'how long an expensive list waits for its turn before 503, at most --statement-timeout; 0: not at all',
     default: '10s',
   }),
   /** One per core, at least 2: each holds a database connection of its own for as long as its client reads. */
   exportConcurrency: integer({
-    env: 'EXPORT_CONCURRENCY',
     help: 'exports streaming at once per process, each on a connection of its own; one more gets 503',
     default: perCore,
     shown: PER_CORE,
@@ -477,13 +453,11 @@ export const SETTINGS = withFlags({
   }),
   /** A reader must take 64 KB in this time (2 KB/s); one that stops frees its place and connection within it. */
   exportStallTimeout: duration({
-    env: 'EXPORT_STALL_TIMEOUT',
     help: 'an export whose client accepts no data for this long is cut off; 0: never',
     default: '30s',
   }),
   /** A million results export in about a minute (docs/performance.md); a snapshot held longer holds back vacuum. */
   exportMaxDuration: duration({
-    env: 'EXPORT_MAX_DURATION',
     help: 'the longest an export may stream before it is cut off; 0: no limit',
     default: '60m',
   }),
@@ -491,19 +465,16 @@ export const SETTINGS = withFlags({
   // The catalogue.
   /** CONTRACT.md: tags are reviewed like the rest of the catalogue. */
   reviewTags: bool({
-    env: 'REVIEW_TAGS',
     help: "tags users create wait for an administrator's review; false: approved at once",
     default: 'true',
   }),
   termsVersion: text({
     arg: '<v>',
-    env: 'TERMS_VERSION',
     help: 'version of the terms of use users accept at registration',
     default: '2024-01',
   }),
   /** Served by the service itself from packages/server/assets/terms-of-use.md. */
   termsUrl: url({
-    env: 'TERMS_URL',
     help: 'where the terms of use are published',
     default: '/terms-of-use',
     protocols: WEB,
@@ -513,12 +484,10 @@ export const SETTINGS = withFlags({
   // Webhooks.
   /** Loopback and private addresses reach the operator's own network: off unless the operator says so (tests, a private deployment). */
   webhookAllowPrivate: bool({
-    env: 'WEBHOOK_ALLOW_PRIVATE',
     help: 'webhooks may deliver to loopback and private addresses (never to link-local and metadata ones)',
     default: 'false',
   }),
   maxWebhooksPerUser: integer({
-    env: 'MAX_WEBHOOKS_PER_USER',
     help: 'webhook endpoints one user may have',
     default: '10',
     min: 1,
@@ -526,31 +495,26 @@ export const SETTINGS = withFlags({
   }),
   /** Standard Webhooks: a receiver should answer within 15 s. */
   webhookTimeout: duration({
-    env: 'WEBHOOK_TIMEOUT',
     help: 'longest a webhook receiver may take to answer an attempt',
     default: '15s',
   }),
   webhookAttempts: integer({
-    env: 'WEBHOOK_ATTEMPTS',
     help: 'fewest attempts of a failing delivery before it fails (with --webhook-retry-period)',
     default: '8',
     min: 1,
     max: 1000,
   }),
   webhookRetryPeriod: duration({
-    env: 'WEBHOOK_RETRY_PERIOD',
     help: 'shortest time a failing delivery is retried before it fails (with --webhook-attempts)',
     default: '1440m',
     shown: '1440m (24 h)',
   }),
   /** Full jitter: the n-th retry waits a random time up to this × 2^(n-1), at most 6 h. */
   webhookRetryDelay: duration({
-    env: 'WEBHOOK_RETRY_DELAY',
     help: "the first retry's longest wait; each next one's doubles, up to 6 h",
     default: '5s',
   }),
   webhookPollInterval: duration({
-    env: 'WEBHOOK_POLL_INTERVAL',
     help: 'how often each process looks for new alert events and deliveries due; 0: this one delivers none',
     default: '1s',
   }),
@@ -558,7 +522,6 @@ export const SETTINGS = withFlags({
   // Logs.
   logLevel: choice({
     arg: '<level>',
-    env: 'LOG_LEVEL',
     help: 'the least level logged: debug, info, warn, error or silent',
     commands: DATABASE,
     default: 'info',
@@ -567,7 +530,6 @@ export const SETTINGS = withFlags({
   /** Readable on a terminal, JSON lines for log collectors. */
   logFormat: choice({
     arg: '<format>',
-    env: 'LOG_FORMAT',
     help: 'pretty (readable lines), json (one object per line) or auto: pretty on a terminal only',
     commands: DATABASE,
     default: 'auto',
@@ -575,14 +537,12 @@ export const SETTINGS = withFlags({
   }),
   /** Operators see each request at the default level. */
   accessLog: bool({
-    env: 'ACCESS_LOG',
     help: 'one line per request at info; false: at debug',
     default: 'true',
   }),
   /** PostgreSQL's warnings, errors and fatal messages; its routine LOG lines (checkpoints, start and stop) at `info`. */
   databaseLogLevel: choice({
     arg: '<level>',
-    env: 'DATABASE_LOG_LEVEL',
     help: "the least level of the embedded PostgreSQL's own log lines: debug, info, warn, error or silent",
     commands: DATABASE,
     default: 'warn',
@@ -614,7 +574,6 @@ export const SETTINGS = withFlags({
 export type Settings = typeof SETTINGS;
 export type SettingKey = keyof Settings;
 
-type Parsed<S> = S extends { parse(text: string): infer T } ? T : never;
 type FieldOf<K, S> = S extends { field: infer F extends string } ? F : S extends { kind: 'duration' } ? `${K & string}Ms` : K;
 type Defaulted<S> = S extends { default: string } ? true : false;
 
