@@ -3,7 +3,7 @@
  * (draft 2020-12) and result documents of 1-3 KB that satisfy it: the run's machine and environment, the `result` of its
  * category's template around a headline metric, and the category's hardware block (gpu, disk, network).
  */
-import type { Rng } from './random.ts';
+import type { Rng } from './generate.ts';
 
 export type Category = 'cpu' | 'gpu' | 'storage' | 'network';
 

@@ -16,20 +16,14 @@ import type { Scenario } from './scenarios.ts';
  * scenario's 2xx/s; CPU by process group (null without /proc); seconds waited for a quiet machine, of
  * each run, and to finish the requests autocannon abandoned. An export run counts its request as one.
  */
-export interface RunReport {
-  connections: number;
-  api: HttpRunStats;
-  sql: SqlRunStats | null;
-  ratio: number | null;
-  vsReference?: number | null;
-  serverPeakRssMb: number;
-  apiCpu: CpuUsage | null;
-  sqlCpu: CpuUsage | null;
-  quietWaitSeconds: number;
-  seconds: number;
-  drainSeconds: number;
-  export?: ExportReport;
-}
+export type RunReport = Record<'connections' | 'serverPeakRssMb' | 'quietWaitSeconds' | 'seconds' | 'drainSeconds', number> &
+  Record<'apiCpu' | 'sqlCpu', CpuUsage | null> & {
+    api: HttpRunStats;
+    sql: SqlRunStats | null;
+    ratio: number | null;
+    vsReference?: number | null;
+    export?: ExportReport;
+  };
 
 /** `statements`: those of the first request variant, as explained; `captureProblems` must be empty. */
 export type ScenarioReport = Pick<
@@ -50,12 +44,8 @@ export interface BenchReport {
   generatedAt: string;
   elapsedSeconds: number;
   machine: { cpus: number; cpuModel: string; memoryGb: number; platform: string; node: string; postgres: string };
-  options: Record<'results' | 'seed' | 'durationSeconds' | 'warmupSeconds' | 'quietWaitSeconds', number> & {
-    shape: Shape;
-    connections: number[];
-    scenarios: number[];
-    baselineTool: string;
-  };
+  options: Record<'results' | 'seed' | 'durationSeconds' | 'warmupSeconds' | 'quietWaitSeconds', number> &
+    Record<'connections' | 'scenarios', number[]> & { shape: Shape; baselineTool: string };
   postgresSettings: Record<string, string>;
   data: { reused: boolean; load: LoadReport; shape: Shape; created: CreatedBenchmark[] };
   server: { idleRssMb: number; peakRssMb: number; finalRssMb: number; nodeArgs: string[] };
@@ -64,13 +54,11 @@ export interface BenchReport {
   everyMetric: EveryMetricReport;
 }
 /** The measurements run once (16, 17, 27), the machine's 1-minute load average sampled every 10 s, and the goals. */
-export interface EveryMetricReport {
-  changes: ColdRememberedReport | null;
-  compareBaseline: ColdRememberedReport | null;
+export type EveryMetricReport = Record<'changes' | 'compareBaseline', ColdRememberedReport | null> & {
   health: HealthUnderLoadReport | null;
-  loadAverage: { min: number; median: number; max: number; samples: number };
+  loadAverage: Record<'min' | 'median' | 'max' | 'samples', number>;
   goals: TargetResult[];
-}
+};
 
 /**
  * The goals besides the targets: 19 to 24 within 4× of 18 in 2xx/s at 8 and 32 connections, no 503 at
