@@ -1,7 +1,6 @@
 /**
- * The 20 benchmarks the harness generates (CPU, GPU, storage and network), one a line in META, each with its own JSON Schema
- * (draft 2020-12) and result documents of 1-3 KB that satisfy it: the run's machine and environment, the `result` of its
- * category's template around a headline metric, and the category's hardware block (gpu, disk, network).
+ * The 20 benchmarks (one a line in META), each with its JSON Schema and its documents: the run's machine and environment, the
+ * `result` of its category's template around a headline metric, and the category's hardware block (gpu, disk, network).
  */
 import type { Rng } from './generate.ts';
 

@@ -1,7 +1,6 @@
 /**
- * The measurements run once after the load runs: 16, changes over time of 10 series seeded for it; 17,
- * compare against a baseline; both computed with nothing remembered, remembered, after a write, and
- * against PostgreSQL's time for the statements of one computation replayed; 27, /health under load.
+ * The measurements run once (16, 17, 27): changes over time and compare with a baseline, computed with nothing remembered,
+ * remembered, after a write, and against PostgreSQL's time for one computation's statements replayed; /health under load.
  */
 import type pg from 'pg';
 import { createClient } from '@benchmarks/sdk';

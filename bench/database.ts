@@ -1,8 +1,6 @@
 /**
- * The harness's own PostgreSQL: the server's embedded cluster (`openDatabase` of `@benchmarks/server`)
- * under the data directory, given a few production-like settings and the schema of the server's
- * migrations; and what the server asks of it for a request, read from PostgreSQL's own statement log
- * (jsonlog, on only while requests are captured), then explained with EXPLAIN (ANALYZE, BUFFERS).
+ * The harness's PostgreSQL: the server's embedded cluster under the data directory, tuned and migrated; what the server asks of
+ * it for a request, from PostgreSQL's statement log (jsonlog, on only while requests are captured); EXPLAIN (ANALYZE, BUFFERS).
  */
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

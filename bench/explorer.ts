@@ -1,8 +1,6 @@
 /**
- * `npm run bench:explorer`: the explorer's budgets, in headless Chromium against `npm start`'s demo
- * (its own data directory): its JavaScript and CSS gzipped (120 KB); each view usable after navigation,
- * median of 5 (1 s); a series of 100,000 points: the longest task while it loads, the longest frame
- * while the pointer sweeps it (100 ms). Prints the figures as Markdown for docs/performance.md.
+ * `npm run bench:explorer`: the explorer's budgets (docs/performance.md, "Explorer"), in headless Chromium against `npm
+ * start`'s demo in a data directory of its own; prints the figures as Markdown.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,7 +1,6 @@
 /**
- * The measured run of an export scenario: one request read by a child process (bench/export-reader.ts),
- * the server's RSS sampled from just before it to its last byte; then the same cursor read straight
- * from PostgreSQL (`fetch 500` at a time, as the server reads it). Rates compare as results per second.
+ * An export scenario's run: one request read by a child process (bench/export-reader.ts), the server's RSS sampled until its
+ * last byte; then the same cursor read from PostgreSQL, `fetch 500` at a time as the server reads it; both in results/s.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

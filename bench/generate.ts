@@ -1,8 +1,6 @@
 /**
- * The seeded, deterministic data set: users, a catalogue (the benchmarks of bench/catalogue.ts, 50
- * sites, 500 flavors, 30 tags) and results over two years, 0 to 3 tags each, 3 % hidden. The origin
- * shape: 4 benchmarks of c-ray's documents, a quarter of the results each, the first created through
- * the API by a user (and approved by an administrator), the second by an administrator.
+ * The seeded, deterministic data set (docs/performance.md): users, the catalogue and results over two years, 0 to 3 tags
+ * each; in the origin shape a quarter of the results for each benchmark, the second created through the API by an administrator.
  */
 import { BENCHMARKS, ORIGIN_BENCHMARKS, benchmarkSchema, resultDocument, type FlavorSpec } from './catalogue.ts';
 

@@ -1,8 +1,6 @@
 /**
- * The whole benchmark: PostgreSQL, data, server, capture and EXPLAIN, load runs, the measurements run
- * once, report. The server is a black box: started as `benchmarks-server start` (bench/server.ts),
- * driven over HTTP, its SQL read from PostgreSQL's statement log (bench/database.ts); data is loaded
- * and baselines run with `pg`.
+ * The whole benchmark: PostgreSQL, data, server, capture and EXPLAIN, load runs, the measurements run once, report. The server
+ * is a black box driven over HTTP (bench/server.ts), its SQL read from PostgreSQL's log (bench/database.ts).
  */
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, userInfo } from 'node:os';

@@ -1,8 +1,6 @@
 /**
- * Loads the generated data set into PostgreSQL, not through the API: the catalogue with INSERTs; the
- * results, their tags and claims as CSV files of 50,000 results in the data directory, each loaded by a
- * server-side COPY while the next is generated; secondary indexes dropped before and rebuilt after,
- * foreign-key triggers skipped and the references checked after; then VACUUM (ANALYZE) and a CHECKPOINT.
+ * Loads the generated data set with SQL: the catalogue by INSERT; results, tags and claims by server-side COPY of CSV files of
+ * 50,000 results while the next is generated; indexes rebuilt and foreign keys checked after; then VACUUM (ANALYZE), CHECKPOINT.
  */
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -64,21 +64,20 @@ export function runHttpLoad(baseUrl: string, variants: HttpRequestSpec[], connec
   };
   const latencies: number[] = [];
   let [responses, bytes] = [0, 0];
-  const stats = ({ duration, latency, statusCodeStats, ...r }: Result) => ({
-    connections,
-    seconds: duration,
-    responses,
-    ok: r['2xx'],
-    rps: r1(responses / duration),
-    okPerSecond: r1(r['2xx'] / duration),
-    latencyMs: summarize(latencies),
-    autocannonMs: { p50: latency.p50, p97_5: latency.p97_5, p99: latency.p99 },
-    errors: r.errors,
-    timeouts: r.timeouts,
-    non2xx: r.non2xx,
-    statusCodes: Object.fromEntries(Object.entries(statusCodeStats).map(([code, { count }]) => [code, count])),
-    meanResponseBytes: responses ? Math.round(bytes / responses) : 0,
-  });
+  const stats = ({ duration, latency, statusCodeStats, errors, timeouts, non2xx, ...r }: Result) => {
+    const answers = {
+      connections,
+      seconds: duration,
+      responses,
+      ok: r['2xx'],
+      rps: r1(responses / duration),
+      okPerSecond: r1(r['2xx'] / duration),
+    };
+    const autocannonMs = { p50: latency.p50, p97_5: latency.p97_5, p99: latency.p99 };
+    const statusCodes = Object.fromEntries(Object.entries(statusCodeStats).map(([code, { count }]) => [code, count]));
+    const meanResponseBytes = responses ? Math.round(bytes / responses) : 0;
+    return { ...answers, latencyMs: summarize(latencies), autocannonMs, errors, timeouts, non2xx, statusCodes, meanResponseBytes };
+  };
   return new Promise<ReturnType<typeof stats>>((resolve, reject) => {
     const options = { url: baseUrl, connections, duration: seconds, timeout: 120, requests: [{ setupRequest }] };
     const instance = autocannon(options, (err, r) => (err ? reject(err) : resolve(stats(r))));
@@ -112,11 +111,7 @@ export async function baselineClient(target: SqlTarget) {
   return client;
 }
 
-/**
- * The raw SQL baseline: `connections` clients for `seconds`, a transaction being one variant's statements, simple query
- * protocol as the server's driver. pgbench: a script per variant (100 at most, picked at random), latencies from its
- * log; node: a client per connection, round-robin.
- */
+/** The SQL baseline: a transaction is a variant's statements; pgbench picks one of 100 scripts at random, node goes round-robin. */
 export async function runSqlLoad(tool: BaselineTool, run: SqlRun) {
   if (run.scripts.length === 0) throw new Error('no SQL to run');
   const latencies: number[] = [];

@@ -1,7 +1,6 @@
 /**
- * The API server as users run it: `node <the Dockerfile's NODE_OPTIONS> bin/benchmarks-server.js start`,
- * configured by its environment, NODE_ENV production, in a process of its own so that its memory is
- * measured alone: the resident set size is sampled every 200 ms from /proc/<pid>/status.
+ * The API server as users run it (`node <the Dockerfile's NODE_OPTIONS> bin/benchmarks-server.js start`, NODE_ENV production), in
+ * a process of its own so that its memory is measured alone: the RSS is sampled every 200 ms from /proc/<pid>/status.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -33,11 +32,9 @@ export function serverNodeArgs(): string[] {
 /** Starts the server with these environment variables (DATABASE_URL, OIDC_ISSUERS…) and waits for /health. */
 export async function startServerProcess(env: Record<string, string>, log: (message: string) => void) {
   const port = await freePort();
-  const child = spawn(process.execPath, [...serverNodeArgs(), join(ROOT, 'bin/benchmarks-server.js'), 'start'], {
-    cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const vars = { ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env };
+  const args = [...serverNodeArgs(), join(ROOT, 'bin/benchmarks-server.js'), 'start'];
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: vars, stdio: ['ignore', 'inherit', 'inherit'] });
   const pid = child.pid!;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
@@ -46,9 +43,7 @@ export async function startServerProcess(env: Record<string, string>, log: (mess
     if (Date.now() > until) throw new Error('the server did not answer /health within 2 minutes');
   }
   // The samples of the current measurement window, and the peak over the life of the process.
-  let overall = 0;
-  let current = { peak: 0, start: 0, series: [] as Sample[] };
-  let sampling = false;
+  let [overall, sampling, current] = [0, false, { peak: 0, start: 0, series: [] as Sample[] }];
   const timer = setInterval(() => {
     if (sampling) return;
     sampling = true;
