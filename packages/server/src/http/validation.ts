@@ -31,7 +31,8 @@ export type CompiledValidator = (data: unknown) => ErrorDetail[] | null;
 /** A JSON Schema's validator; number parameters must be plain decimals first (ajv's coercion takes what `Number()` does). */
 export function compileValidator(schema: object, where: Where): CompiledValidator {
   const ajv = where === 'body' ? strict : coercing;
-  const plain = JSON.parse(JSON.stringify(stripIds(schema)));
+  // $id is for the OpenAPI components; ajv would refuse the same $id compiled twice.
+  const plain = JSON.parse(JSON.stringify(schema, (key, value) => (key === '$id' ? undefined : value)));
   const validate: ValidateFunction = ajv.compile(plain);
   const numbers = where === 'body' ? [] : numberParameters(plain);
   return (data) => {
@@ -116,17 +117,6 @@ export function foldAlternatives(errors: readonly ErrorObject[]): ErrorObject[] 
     out.push({ ...branches[0]!, params: { missingProperty: names[0]!, alternatives: names.slice(1) } });
   }
   return out;
-}
-
-/** $id is for the OpenAPI components; ajv would refuse the same $id compiled twice. */
-function stripIds(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(stripIds);
-  if (schema && typeof schema === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(schema)) if (k !== '$id') out[k] = stripIds(v);
-    return out;
-  }
-  return schema;
 }
 
 /** The value at a JSON pointer of ajv's `instancePath` in `data`. */

@@ -77,6 +77,11 @@ export function seriesParams(query: Omit<ChangesParams, 'format' | 'changed_afte
   };
 }
 
+/** The series parameters as the watch table's columns hold them, in its order (benchmark_id … min_size). */
+function seriesValues(p: ReturnType<typeof seriesParams>): unknown[] {
+  return [p.benchmark_id, p.metric, p.group_by, JSON.stringify(p.filters), p.better, p.max_pvalue, p.min_magnitude, p.min_size];
+}
+
 /** The query of GET /results:changes a watch segments. */
 export function watchQuery(w: WatchRow): ChangesParams {
   return {
@@ -148,32 +153,14 @@ export async function createWatch(em: EntityManager, caller: Caller, body: Input
         sub,
       ]);
       if (held!.n >= maxWatches) {
-        throw errors.conflict(
-          'TOO_MANY_WATCHES',
-          `You hold ${held!.n} watches, the most one user may (${maxWatches}): delete some first.`,
-          {
-            limit: maxWatches,
-          },
-        );
+        const detail = `You hold ${held!.n} watches, the most one user may (${maxWatches}): delete some first.`;
+        throw errors.conflict('TOO_MANY_WATCHES', detail, { limit: maxWatches });
       }
     }
     await tx.execute(
       'insert into watch (id, owner_iss, owner_sub, benchmark_id, metric, group_by, filters, better, max_pvalue, min_magnitude, min_size, stale_after) ' +
         "values (?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ? * interval '1 second')",
-      [
-        id,
-        iss,
-        sub,
-        params.benchmark_id,
-        params.metric,
-        params.group_by,
-        JSON.stringify(params.filters),
-        params.better,
-        params.max_pvalue,
-        params.min_magnitude,
-        params.min_size,
-        body.stale_after ? durationSeconds(body.stale_after) : null,
-      ],
+      [id, iss, sub, ...seriesValues(params), body.stale_after ? durationSeconds(body.stale_after) : null],
     );
   });
   return findWatch(em, id);
@@ -199,10 +186,9 @@ export function listWatches(
 
 /** Watches with exactly these series parameters (GET /results:changes brings their records up to date). */
 export async function watchesOf(em: EntityManager, query: ChangesParams): Promise<WatchRow[]> {
-  const p = seriesParams(query);
   return em.execute<WatchRow[]>(
     `select ${WATCH_COLUMNS} from watch w where benchmark_id = ? and metric = ? and group_by = ? and filters = ?::jsonb ` +
       'and better is not distinct from ?::text and max_pvalue = ? and min_magnitude = ? and min_size = ?',
-    [p.benchmark_id, p.metric, p.group_by, JSON.stringify(p.filters), p.better, p.max_pvalue, p.min_magnitude, p.min_size],
+    seriesValues(seriesParams(query)),
   );
 }
