@@ -71,8 +71,8 @@ export interface RunningIssuer {
   close(): Promise<void>;
 }
 
-export const CLI_CLIENT_ID = 'benchmarks-cli';
-export const CLI_SCOPES = 'openid email profile offline_access eduperson_entitlement';
+const CLI_CLIENT_ID = 'benchmarks-cli';
+const CLI_SCOPES = 'openid email profile offline_access eduperson_entitlement';
 export const WEB_CLIENT_ID = 'benchmarks-web';
 const DEFAULT_AUDIENCE = 'benchmarks-api';
 /** Scopes put into minted tokens (no offline_access: nothing is refreshed). */
