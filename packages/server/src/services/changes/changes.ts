@@ -74,12 +74,9 @@ interface SeriesRow {
  * particular order: sorting them in PostgreSQL was most of the statement's time, by (execution
  * time, id) in Node (changes-series.ts, `sortPoints`) a few milliseconds per 25,000 points.
  *
- * The points come from the table of metric values (services/metrics/metric-values.ts) when it can
- * answer, as compare's do (`answerableFromTable`: no JSON filter, tag or upload time; the benchmark's
- * values complete in this snapshot): an index-only scan of the path's range of metric_value_path_idx
- * holds every column a series needs (group, result id, execution time, the value exactly as stored),
- * where the documents cost a heap page each. `documents` (for tests and measurements) reads the
- * documents even then.
+ * The points come from the table of metric values when it can answer, as compare's do
+ * (`answerableFromTable`): its index holds every column a series needs, where the documents cost a
+ * heap page each. `documents` (for tests and measurements) reads the documents even then.
  */
 export async function readSeries(
   em: EntityManager,

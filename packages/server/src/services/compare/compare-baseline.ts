@@ -12,23 +12,13 @@
  * request (`prepareBaseline`: its values sorted, their logarithms, its runs of equal values and their
  * tie sum, and an index of where its logarithms lie), and what each group costs grows with its own
  * size n and only with the logarithm of the baseline's m: nothing per group reads the whole baseline.
- * - U and the tie correction, O(n log m): for each run of equal values of the group, where the
- *   baseline's values equal to it begin and end (a search among the baseline's runs, galloping from
- *   the previous one); the tie sum is the baseline's with the runs the group joins made longer.
- * - The k-th difference is selected without forming the n·m differences: the differences at most t
- *   are counted by walking the smaller group in order, each of its values finding where its
- *   differences at most t begin in the other (from the baseline's index, O(1), or by halving, for a
- *   small group against a large baseline; by galloping for groups of a size, O(n + m) in all). A
- *   range (lo, hi] known to hold the k-th is narrowed, each end moved to the very difference the
- *   count found nearest to it, and each value of the group keeps the part of the other whose
- *   differences lie in the range (a count searches only there). It ends when the range holds few
- *   enough differences to gather and sort (about twice the smaller group), holds one value only
- *   (ties: the k-th is that value), or the k-th is among the few at one end (merged from there).
- *   The steps are mostly cuts where the counts place the k-th, with halvings when cuts stall: about
- *   7 on ordinary data, at most a few hundred whatever the data. The k-th difference is the very
- *   double sorting all n·m differences would give (floating-point subtraction is monotone, so
- *   counting with it is consistent). O(n + m) memory: two groups of 100,000 values take a fraction
- *   of a second, where the differences would be 10¹⁰ doubles.
+ * - U and the tie correction, O(n log m), a run of equal values of the group at a time
+ *   (`mannWhitneyPValue`).
+ * - The k-th difference, selected without forming the n·m differences (`kthDifference`): counts of
+ *   the differences at most t narrow a range that holds it, about 7 steps on ordinary data, at most
+ *   a few hundred whatever the data. It is the very double sorting all n·m differences would give
+ *   (floating-point subtraction is monotone, so counting with it is consistent). O(n + m) memory:
+ *   two groups of 100,000 values take a fraction of a second, where the differences would be 10¹⁰ doubles.
  * - What does not depend on the confidence (the ratio, the p-value: `versus`) is apart from what
  *   does (the interval: `ratioInterval`), so that a comparison remembered at one confidence answers
  *   at another for the price of the intervals alone (compare-cache.ts).

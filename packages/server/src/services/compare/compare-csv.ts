@@ -1,9 +1,7 @@
 /**
- * The CSV answer of GET /results:compare: a header and one row per group, in answer order
- * (RFC 4180: CRLF line ends, fields with a comma, a quote or a line break quoted, quotes doubled).
- * Names that a spreadsheet would read as a formula (a leading `=`, `+`, `-`, `@`, tab or carriage
- * return) are prefixed with `'`, so opening the file never runs anything. With `baseline`, four
- * more columns: the ratio to the baseline, its interval and the p-value (empty where null).
+ * The CSV answer of GET /results:compare: a header and one row per group, in answer order, CRLF line
+ * ends, cells by the service's one rule (@benchmarks/sdk/csv: RFC 4180, formulas guarded). With
+ * `baseline`, four more columns: the ratio to the baseline, its interval and the p-value (empty where null).
  */
 import type { CompareAnswer, CompareGroupAnswer } from './compare.ts';
 import { csvField, csvText as text, type CsvCell as Cell } from '@benchmarks/sdk/csv';

@@ -1,11 +1,8 @@
 /**
  * GET /results:compare (COMPARE.md): one metric of one benchmark's visible results, grouped by
  * flavor or site. The values never leave PostgreSQL: one statement reads the matching results once
- * and, in one pass over each group's values in order, computes the counts and the aggregates, and
- * returns the order statistics the percentiles lie between and the few around the normal
- * approximation of the median interval's ranks; the exact ranks (which depend on the group's n
- * only, compare-stats.ts) are picked among them. Should one fall outside (never seen: the
- * approximation is within 1), a second statement reads it, in the same read-only snapshot.
+ * and returns each group's aggregates and the order statistics its answer needs (`compareSql`); a
+ * second reads any it missed (never seen), in the same read-only snapshot.
  *
  * With `baseline`, the groups that can be compared with it also return their sorted values, from
  * which each group's ratio to the baseline is computed in Node (compare-baseline.ts).
@@ -297,9 +294,8 @@ export async function plainValues(em: EntityManager, pathId: number): Promise<bo
  * order statistics around each percentile, and those of both bounds of the median's interval at
  * every confidence the contract allows: from `window` ranks below ⌊n/2 + 1/2 − z·√n/2⌋ at the highest
  * confidence (z = Z_FAR) to `window` ranks above it at the lowest (Z_NEAR), and the mirror
- * n + 1 − those; the exact ranks (compare-stats.ts) are picked among them in Node. So the statement
- * does not depend on the confidence, and neither does what is remembered of it (compare-cache.ts).
- * Should an exact rank fall outside (never seen), the second statement reads the wanted order
+ * n + 1 − those; the exact ranks (which depend on n only, compare-stats.ts) are picked among them in
+ * Node. Should an exact rank fall outside (never seen), the second statement reads the wanted order
  * statistics from `values`, (group, rank) pairs given as one JSON value. `valuesFrom` (with
  * `baseline`): the groups of at least that many values, all positive, also return their values in
  * order, from which the ratios to the baseline are computed in Node (compare-baseline.ts).

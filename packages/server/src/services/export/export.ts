@@ -366,11 +366,7 @@ function* pieces(chunk: string | Buffer): Generator<Buffer> {
   for (let at = 0; at < bytes.length; at += EXPORT_WRITE_BYTES) yield bytes.subarray(at, at + EXPORT_WRITE_BYTES);
 }
 
-/**
- * The chunks of an export: each batch in pieces, the first batch already read. The next batch is
- * fetched while the current one is rendered and written (PostgreSQL and Node work at the same time
- * instead of in turn), so at most two batches are held, whatever the count.
- */
+/** The chunks of an export: each batch in pieces, the first one already read, the next fetched while one is written. */
 async function* chunks(
   cursor: ExportCursor,
   first: Record<string, unknown>[],
@@ -392,10 +388,7 @@ async function* chunks(
   }
 }
 
-/**
- * The export as a stream, once its first batch is read: an error before that (columns, filters, an
- * unknown benchmark, the database) rejects, and the route answers it as problem+json.
- */
+/** The export as a stream, once its first batch is read: what fails before that rejects (a problem+json answer). */
 export async function exportResults(
   em: EntityManager,
   services: ExportServices,
