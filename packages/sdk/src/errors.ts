@@ -1,12 +1,7 @@
 /**
- * The SDK's errors. Every failure of a call is one of these:
- * - {@link ApiError} and its subclasses when the server answered with an error status (chosen by
- *   status in {@link errorFromResponse}, the only place that decides);
- * - {@link ConnectionError} when no answer came back, {@link TimeoutError} when it came too late;
- * - {@link IncompleteResponseError} (a `ConnectionError`) when a streamed answer broke off midway.
- *
- * No error carries the request headers: the `Authorization` header and the token never appear in an
- * error, its message, its JSON form or its `util.inspect` output (as octokit's RequestError redacts).
+ * The SDK's errors: every failure of a call is a {@link BenchmarksError}. None carries the request
+ * headers: the `Authorization` header and the token never appear in an error, its message, its JSON
+ * form or its `util.inspect` output (as octokit's RequestError redacts).
  */
 
 /**

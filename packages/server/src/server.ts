@@ -5,10 +5,10 @@ import { DisposalStack } from './core/disposal.ts';
 import { ConfigurationError } from './core/errors.ts';
 import { createLogger, type Logger } from './core/logger.ts';
 import { RateLimiter, type RateLimit } from './rate-limit/limiter.ts';
-import { bootstrapDatabase } from './db/bootstrap.ts';
+import { bootstrapDatabase, type BootstrapOptions } from './db/bootstrap.ts';
 import { ChangeListener } from './db/change-listener.ts';
 import { DatabaseControl } from './db/control.ts';
-import type { DatabaseStatus, EmbeddedEvent } from './db/embedded.ts';
+import type { DatabaseStatus } from './db/embedded.ts';
 import { ReadRouting } from './db/read-routing.ts';
 import { TokenVerifier } from './auth/verifier.ts';
 import { answerClientErrors } from './http/client-error.ts';
@@ -45,10 +45,8 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export interface StartOptions {
+export interface StartOptions extends Pick<BootstrapOptions, 'databaseLogger' | 'onDatabaseEvent'> {
   logger?: Logger;
-  /** Receives the embedded PostgreSQL's own log lines (default: a logger at `config.databaseLogLevel`). */
-  databaseLogger?: Logger;
   /** Extra trusted issuers and admin entitlements, e.g. those of the demo provider. */
   extraIssuers?: string[];
   /** Called by `close()` once everything else is released (not when the start fails: the caller still holds what it releases). */
@@ -57,11 +55,6 @@ export interface StartOptions {
   worker?: number;
   /** The schema compiler's time budget per schema (default 10 s), for an embedding application or a test. */
   schemaBudgetMs?: number;
-  /**
-   * Told of the embedded cluster's unexpected ends and restarts (db/restarts.ts); `failed`: it was
-   * given up (`/ready` then says why). Default: logged only.
-   */
-  onDatabaseEvent?: (event: EmbeddedEvent) => void;
   /** The state of the database `/ready` reports (default: the embedded cluster's, else running); a worker's comes from its primary. */
   databaseState?: () => DatabaseStatus;
   /**

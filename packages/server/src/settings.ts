@@ -175,7 +175,7 @@ const PER_CORE = 'one per core, at least 2';
 type Declared = Declaration & Pick<Setting, 'commands' | 'kind'> & { read: Read<unknown> };
 type Parsed<S> = S extends { read: Read<infer T> } ? T : never;
 
-/** Adds each declaration's flag, its variable unless it names its own, its parser, and a duration's field: its key + `Ms` (durations are held in milliseconds). */
+/** Adds each declaration's flag, its variable unless it names its own, its parser, and a duration's field (its key + `Ms`). */
 const withFlags = <S extends Record<string, Declared>>(declared: S) =>
   Object.fromEntries(
     Object.entries(declared).map(([key, s]) => {

@@ -56,7 +56,6 @@ export function resultsNamespace(core: Core) {
     /**
      * Statistics of one metric of a benchmark's visible results per flavor (or site), ranked with
      * declared ties: overlapping median intervals share a rank. Every list filter applies.
-     * `compareCsv` and `compareSvg` return the same comparison as CSV text or an SVG chart.
      * @example
      * const { groups } = await client.results.compare({ benchmark_id, metric: 'json.result.score', filters: [where('cpu.count').gte(4)] });
      * for (const g of groups) console.log(g.rank ?? '-', g.site.name, g.flavor?.name, g.median, g.median_ci);
@@ -78,8 +77,7 @@ export function resultsNamespace(core: Core) {
     /**
      * Change points over time in one metric of a benchmark's visible results, one series per flavor
      * (or site): E-divisive means with Welch's t-test. Each change comes with its before and after
-     * segments, magnitude, p-value and direction. `changesCsv` and `changesSvg` return the same
-     * answer as CSV text (one row per change point) or an SVG of small multiples.
+     * segments, magnitude, p-value and direction.
      * @example
      * const { groups } = await client.results.changes({ benchmark_id, metric: 'json.result.score', changed_after: '2026-05-01' });
      * for (const g of groups) for (const c of g.changes) console.log(g.flavor?.name, c.at, c.direction, c.magnitude, c.pvalue);

@@ -24,8 +24,6 @@ import { LRUCache } from 'lru-cache';
 import { AppError, errors, unauthorized } from '../core/errors.ts';
 import type { Identity } from '../core/caller.ts';
 
-export type { Identity };
-
 export interface VerifierOptions {
   /** Trusted issuer URLs (exact match with the token's iss; a trailing slash difference is tolerated). */
   issuers: string[];

@@ -250,7 +250,7 @@ export interface BootstrapOptions {
   databaseLogger?: Logger;
   /** The ORM's pool (default: `config.preparedStatements`, and knex's other defaults). */
   pool?: PoolOptions;
-  /** Told of the embedded cluster's unexpected ends and restarts (db/restarts.ts). */
+  /** Told of the embedded cluster's ends and restarts (db/restarts.ts); `failed`: given up (`/ready` says why). Default: logged only. */
   onDatabaseEvent?: (event: EmbeddedEvent) => void;
   /** Aborts the step in progress at once, rejecting with its reason; what was opened stays on the stack for the caller. */
   signal?: AbortSignal;

@@ -202,7 +202,7 @@ export interface ListQueryParams {
   cursor?: string;
 }
 
-/** A contract's sort (its fields and default): the parser of `sort_by`, and each field's SQL columns (its own unless `columns` names others). */
+/** A contract's sort (fields, default): the parser of `sort_by`, and each field's SQL columns (its own unless `columns` names others). */
 export function contractSort(sort: CatalogueKind<ReviewedRow, unknown>['sort'], columns: Record<string, readonly string[]> = {}) {
   const sorter: (sortBy: string | undefined) => SortTerm[] = fixedFieldSort(sort.fields, sort.default);
   return { sorter, columns: Object.fromEntries(sort.fields.map((f) => [f, columns[f] ?? [f]])) as Record<string, readonly string[]> };
