@@ -75,9 +75,8 @@ export async function loadData(client: pg.Client, catalogue: Catalogue, options:
   const csvDir = join(dir, 'csv');
   mkdirSync(csvDir, { recursive: true });
   chmodSync(csvDir, 0o755);
-  // The load skips the triggers that write the results' metric values: what the server recorded of
-  // the benchmarks created through it before the load (their paths, complete since they had no
-  // results) is forgotten, so that their values are filled in afterwards as the others' are.
+  // The load skips the triggers that write metric values: what the server recorded of the benchmarks created through it
+  // (their paths, complete with no results) is forgotten, so that their values are filled in afterwards as the others' are.
   await client.query('delete from metric_benchmark');
   await client.query('delete from metric_path');
   await client.query(`set session_replication_role = replica; set synchronous_commit = off; set maintenance_work_mem = '1GB'`);
@@ -122,19 +121,18 @@ export async function loadData(client: pg.Client, catalogue: Catalogue, options:
     if (r.hidden) expected.result_hidden++;
     if (r.deleted) expected.result_deleted++;
     expected.result_tag += r.tag_ids.length;
-    const [executed, uploaded] = [r.execution_datetime.toISOString(), r.upload_datetime.toISOString()];
-    const row = `${r.id},${r.benchmark.id},${r.flavor.site_id},${r.flavor.id},${csv(json)},${executed},${uploaded},${DATA_ISSUER},${r.uploader_sub}`;
+    const [executed, uploaded, iss, c] = [r.execution_datetime.toISOString(), r.upload_datetime.toISOString(), DATA_ISSUER, r.claim];
+    const row = `${r.id},${r.benchmark.id},${r.flavor.site_id},${r.flavor.id},${csv(json)},${executed},${uploaded},${iss},${r.uploader_sub}`;
     lines.result.push(`${row},${bool(r.deleted)},${bool(r.hidden)}\n`);
     for (const tag of r.tag_ids) lines.result_tag.push(`${r.id},${tag}\n`);
-    const c = r.claim;
     if (c) expected.claim++;
     if (c)
       lines.claim.push(
-        `${c.id},result,${r.id},${csv(c.message)},${c.status},${c.upload_datetime.toISOString()},${DATA_ISSUER},${c.uploader_sub}\n`,
+        `${c.id},result,${r.id},${csv(c.message)},${c.status},${c.upload_datetime.toISOString()},${iss},${c.uploader_sub}\n`,
       );
     if (expected.result % CHUNK === 0) await flush();
-    if (expected.result % 100_000 === 0)
-      log(`generated ${expected.result.toLocaleString('en-US')} of ${options.results.toLocaleString('en-US')} results`);
+    const n = (v: number) => v.toLocaleString('en-US');
+    if (expected.result % 100_000 === 0) log(`generated ${n(expected.result)} of ${n(options.results)} results`);
   }
   await flush();
   await copying;
