@@ -69,25 +69,15 @@ export function generateCatalogue(options: GenerateOptions) {
     registration_datetime: new Date(registered + i * 3_600_000),
     terms_version: '2024-01',
   }));
-  const reviewed = (offsetDays: number) => ({
-    id: rng.uuid(),
-    status: 'approved',
-    upload_datetime: new Date(registered + offsetDays * 86_400_000),
-    uploader_iss: DATA_ISSUER,
-    uploader_sub: CURATOR,
-  });
+  const [at, by] = [(days: number) => new Date(registered + days * 86_400_000), { uploader_iss: DATA_ISSUER, uploader_sub: CURATOR }];
+  const reviewed = (offsetDays: number) => ({ id: rng.uuid(), status: 'approved', upload_datetime: at(offsetDays), ...by });
   const origin = options.shape === 'origin';
-  const benchmarks = (origin ? ORIGIN_BENCHMARKS : BENCHMARKS).map((def, i) => ({
-    ...reviewed(1 + i),
-    /** Who creates it through the API before its results are loaded (its id is then the server's); undefined: inserted with SQL. */
-    createdBy: origin && i < 2 ? (['user', 'admin'] as const)[i] : undefined,
-    container_image: def.image,
-    container_tag: def.tag,
-    json_schema: benchmarkSchema(def),
-    description: def.description,
-    url: def.url,
-    def,
-  }));
+  // createdBy: who creates it through the API before its results are loaded (its id is then the server's); undefined: SQL.
+  const benchmarks = (origin ? ORIGIN_BENCHMARKS : BENCHMARKS).map((def, i) => {
+    const [createdBy, container_image, container_tag] = [origin && i < 2 ? (['user', 'admin'] as const)[i] : undefined, def.image, def.tag];
+    const { description, url } = def;
+    return { ...reviewed(1 + i), createdBy, container_image, container_tag, json_schema: benchmarkSchema(def), description, url, def };
+  });
   // Sites with their flavors (a fifth of them with GPUs): names and specs first, then the ids.
   const specs = Array.from({ length: options.sites }, (_, s) => {
     const base = SITE_NAMES[s % SITE_NAMES.length]!;
@@ -107,15 +97,9 @@ export function generateCatalogue(options: GenerateOptions) {
       let flavorName = styled;
       for (let k = 2; used.has(flavorName); k++) flavorName = `${styled}-v${k}`;
       used.add(flavorName);
-      const spec: FlavorSpec = {
-        vcpus: Number(vcpus),
-        ramGb: Number(ram),
-        cpuBrand,
-        ghz,
-        gpu: gpu ? { model: gpu[0], memoryGb: gpu[1], count: rng.pick([1, 1, 2, 4]) } : null,
-        disk: { kind: diskKind, sizeGb: rng.pick([20, 40, 80, 160, 500]) },
-        networkGbps: net,
-      };
+      const gpuSpec = gpu ? { model: gpu[0], memoryGb: gpu[1], count: rng.pick([1, 1, 2, 4]) } : null;
+      const disk = { kind: diskKind, sizeGb: rng.pick([20, 40, 80, 160, 500]) };
+      const spec: FlavorSpec = { vcpus: Number(vcpus), ramGb: Number(ram), cpuBrand, ghz, gpu: gpuSpec, disk, networkGbps: net };
       const gpuText = spec.gpu ? `, ${spec.gpu.count}x ${spec.gpu.model}` : '';
       return { name: flavorName, description: `${spec.vcpus} vCPU, ${spec.ramGb} GiB RAM${gpuText}, ${diskKind} disk`, spec };
     });
@@ -162,12 +146,10 @@ export function* generateResults(catalogue: Catalogue, options: GenerateOptions)
   });
   const uploaders = catalogue.users.slice(1).map((u) => u.sub);
   const start = options.start.getTime();
-  const span = options.end.getTime() - start;
+  const [span, origin] = [options.end.getTime() - start, options.shape === 'origin'];
   for (let i = 0; i < options.results; i++) {
-    const benchmark =
-      options.shape === 'origin'
-        ? catalogue.benchmarks[i % catalogue.benchmarks.length]!
-        : catalogue.benchmarks[rng.weighted(benchmarkWeights, totalBenchmarkWeight)]!;
+    const index = origin ? i % catalogue.benchmarks.length : rng.weighted(benchmarkWeights, totalBenchmarkWeight);
+    const benchmark = catalogue.benchmarks[index]!;
     const pool = pools[isGpu(benchmark) ? 0 : 1]!;
     const flavor = pool.flavors[rng.weighted(pool.weights, pool.total)]!;
     const executed = start + Math.floor(((i + rng.next()) * span) / options.results);
