@@ -106,24 +106,24 @@ async function main() {
       client.watches.create({ benchmark_id, metric: 'json.result.score', flavor_id: flavors[f]! });
 
     // 1. Upload throughput. Watches are added as the configurations go; each round runs them in turn.
-    const otherWatches = [];
-    for (let f = 0; f < FLAVORS; f++) otherWatches.push(await watch(other.id, f));
+    const otherIds: string[] = [];
+    for (let f = 0; f < FLAVORS; f++) otherIds.push((await watch(other.id, f)).id);
     // Warm-up, and a series of 20 points for each watch on the other benchmark.
     await upload(client, items(other.id, flavors, 2 * FLAVORS * 10, noise));
     await upload(client, items(watched.id, flavors, 5000, noise));
-    const configs = { none: [] as string[], 'other benchmark, 100': [] as string[], 'uploaded series, 10': [], 'uploaded series, 100': [] };
+    // Each configuration, and the watches it puts on the series uploaded to.
+    const configs: Record<string, number> = { none: 0, 'other benchmark, 100': 0, 'uploaded series, 10': 10, 'uploaded series, 100': 100 };
     const throughput: Record<string, number[]> = Object.fromEntries(Object.keys(configs).map((k) => [k, []]));
     const watchedIds: string[] = [];
     const setWatches = async (n: number) => {
       while (watchedIds.length > n) await client.watches.delete(watchedIds.pop()!);
       while (watchedIds.length < n) watchedIds.push((await watch(watched.id, watchedIds.length)).id);
     };
-    const otherIds = otherWatches.map((w) => w.id);
     for (let round = 0; round < ROUNDS; round++) {
       for (const name of Object.keys(configs)) {
         if (name === 'none') for (const id of otherIds.splice(0)) await client.watches.delete(id);
         if (name === 'other benchmark, 100') for (let f = 0; f < FLAVORS; f++) otherIds.push((await watch(other.id, f)).id);
-        await setWatches(name === 'uploaded series, 10' ? 10 : name === 'uploaded series, 100' ? 100 : 0);
+        await setWatches(configs[name]!);
         const rate = await upload(client, items(watched.id, flavors, UPLOADS, noise));
         throughput[name]!.push(rate);
         log(`upload with ${name} watches: ${rate.toFixed(0)} results/s`);

@@ -18,17 +18,16 @@ type Check = (status: number, body: unknown) => string | null;
  * `reference`: the scenario each run's 2xx/s is divided by; `baseline`: the statements of a variant's
  * raw SQL baseline, given those the server issued for it; `explained`: those to EXPLAIN (default: all).
  */
-export type Scenario = Record<'key' | 'title' | 'endpoint' | 'baselineMethod', string> & {
-  id: number;
-  kind: 'read' | 'ingest' | 'export';
-  resultsPerRequest: number;
-  variants: Variant[];
-  baseline(index: number, issued: string[]): string[];
-  explained?(issued: string[]): string[];
-  storedIds?(body: unknown): string[];
-  reference?: number;
-  selectivity?: Selectivity;
-};
+export type Scenario = Record<'key' | 'title' | 'endpoint' | 'baselineMethod', string> &
+  Record<'id' | 'resultsPerRequest', number> & {
+    kind: 'read' | 'ingest' | 'export';
+    variants: Variant[];
+    baseline(index: number, issued: string[]): string[];
+    explained?(issued: string[]): string[];
+    storedIds?(body: unknown): string[];
+    reference?: number;
+    selectivity?: Selectivity;
+  };
 /** The share `>= threshold` keeps of the benchmark's visible results, and the share aimed at. */
 export type Selectivity = { path: string; target: number; threshold: number; passing: number; total: number; share: number };
 
@@ -37,16 +36,11 @@ export type Selectivity = { path: string; target: number; threshold: number; pas
  * a scenario cycles through at most; the visible results (counted again before each capture); the
  * users' shape (`shapeInputs`), when it runs.
  */
-export interface ScenarioInputs {
-  catalogue: Catalogue;
-  options: GenerateOptions;
-  resultIds: string[];
-  token: string;
+export type ScenarioInputs = { catalogue: Catalogue; options: GenerateOptions; resultIds: string[]; token: string; variants: number } & {
   identity: { iss: string; sub: string };
-  variants: number;
   visible: { total: number; byBenchmark: Map<string, number> };
   shape?: { benchmark: BenchmarkRow; resultIds: string[]; cuts: Selectivity[] };
-}
+};
 
 /** id, key, title and endpoint of each scenario (19 to 24 are made from the data; 18's and 25's titles name their benchmark). */
 const TABLE = `
@@ -84,6 +78,9 @@ const post = (path: string, token: string, body: unknown): HttpRequestSpec => {
   return { method: 'POST', path: `${API}${path}`, headers, body: JSON.stringify(body) };
 };
 
+/** GET of a page of 100 results of `b`, `extra` before `per_page`. */
+const resultsPage = (b: BenchmarkRow, extra: Record<string, Param> = {}) =>
+  get(`/results?${query({ benchmark_id: b.id, ...extra, per_page: 100 })}`);
 /** GET /results:compare of a benchmark's headline metric (without the API's prefix). */
 export const comparisonPath = (b: BenchmarkRow, extra: Record<string, string> = {}) =>
   `/results:compare?${query({ benchmark_id: b.id, metric: `json.${b.def.metric}`, ...extra })}`;
@@ -301,15 +298,12 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
   const exported = expect(200, (s) => s.problem ?? (s.lines === v.total ? null : `${s.lines} lines, ${v.total} visible results`));
   const out: Scenario[] = [
     read(1, {
-      variants: benchmarks.map((b) => {
-        const request = get(`/results?${query({ benchmark_id: b.id, per_page: 100 })}`);
-        return { label: b.def.key, request, check: nonEmpty(b, 'no results for a benchmark') };
-      }),
+      variants: benchmarks.map((b) => ({ label: b.def.key, request: resultsPage(b), check: nonEmpty(b, 'no results for a benchmark') })),
     }),
     read(2, {
       variants: benchmarks.map((b) => {
         const filters = ['machine.cpu.count >= 4', `${b.def.metric} > ${metricQuantile(catalogue, options, b, 0.25)}`];
-        const request = get(`/results?${query({ benchmark_id: b.id, filters, sort_by: `-json.${b.def.metric}`, per_page: 100 })}`);
+        const request = resultsPage(b, { filters, sort_by: `-json.${b.def.metric}` });
         return { label: `${b.def.key}: ${filters[1]}`, request, check: sortedCheck(b, filters, b.def.metric) };
       }),
     }),
@@ -416,10 +410,7 @@ export function buildScenarios(input: ScenarioInputs): Scenario[] {
   if (!input.shape) return out;
 
   const { benchmark: b, cuts, resultIds } = input.shape;
-  const list = (filter?: string) => {
-    const sorted: Record<string, string> = filter ? { filters: filter, sort_by: `-json.${SHAPE_SORT}` } : {};
-    return get(`/results?${query({ benchmark_id: b.id, ...sorted, per_page: 100 })}`);
-  };
+  const list = (filter?: string) => resultsPage(b, filter ? { filters: filter, sort_by: `-json.${SHAPE_SORT}` } : {});
   const filtered = cuts.map((cut, k) => {
     const filter = `${cut.path} >= ${cut.threshold}`;
     const sorted = sortedCheck(b, [filter], SHAPE_SORT);
