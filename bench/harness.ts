@@ -130,8 +130,7 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
   const began = Date.now();
   // The machine's 1-minute load average through the run (other engineers' programs share it).
   const loads: number[] = [loadavg()[0]!];
-  const loadTimer = setInterval(() => loads.push(loadavg()[0]!), 10_000);
-  loadTimer.unref();
+  const loadTimer = setInterval(() => loads.push(loadavg()[0]!), 10_000).unref();
   const generate = { ...GENERATE_DEFAULTS, seed: o.seed, results: o.results, shape: o.shape };
   const catalogue = generateCatalogue(generate);
   const tool: measure.BaselineTool = o.baseline === 'auto' ? (measure.pgbenchVersion() ? 'pgbench' : 'node') : o.baseline;
@@ -141,11 +140,7 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
   const explainDir = join(o.outDir, 'explain');
   rmSync(explainDir, { recursive: true, force: true });
   mkdirSync(explainDir, { recursive: true });
-
-  let db: database.BenchDatabase | undefined;
-  let client: pg.Client | undefined;
-  let issuer: RunningIssuer | undefined;
-  let server: ServerProcess | undefined;
+  let [db, client, issuer, server]: [database.BenchDatabase?, pg.Client?, RunningIssuer?, ServerProcess?] = [];
   try {
     log(`PostgreSQL in ${o.dataDir}`);
     db = await database.startBenchDatabase(o.dataDir, log);
@@ -301,13 +296,13 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
       log(`scenario ${id} (${scenarios.MEASURED_ONCE[id]})`);
       await client.query('checkpoint');
       await measure.waitForQuiet(o.quietWait);
-      if (id === 16) once.changes = await measureChanges({ ...each, adminToken: adminToken, results: o.results });
+      if (id === 16) once.changes = await measureChanges({ ...each, adminToken, results: o.results });
       if (id === 17) {
         const visible = (await countVisible(client, inputs.visible)).byBenchmark.get(scenarios.typicalBenchmarks(catalogue)[0]!.id) ?? 0;
         once.compareBaseline = await measureCompareBaseline({ ...each, catalogue, options: generate, visible });
       }
-      if (id === 27)
-        once.health = await measureHealth({ server, client, benchmark: scenarios.shapeBenchmark(catalogue), seconds: o.duration, log });
+      const benchmark = scenarios.shapeBenchmark(catalogue);
+      if (id === 27) once.health = await measureHealth({ server, client, benchmark, seconds: o.duration, log });
     }
 
     // Requests autocannon abandoned at the end of the last run finish before the server stops.
@@ -340,8 +335,8 @@ export async function runBench(o: BenchOptions): Promise<report.BenchReport> {
     if (o.docs) report.writeMarkdown(o.docs, report.markdownSection(result));
     log(`report written to ${join(o.outDir, 'latest.json')}${o.docs ? ` and ${o.docs}` : ''}`);
     for (const t of [...result.targets, ...everyMetric.goals]) log(`${t.status.toUpperCase()}: ${t.target} — ${t.detail}`);
-    const { min, max } = loadAverage;
-    log(`load average (1 min) during the run: ${min.toFixed(1)}–${max.toFixed(1)}, median ${loadAverage.median.toFixed(1)}`);
+    const [min, max, middle] = [loadAverage.min, loadAverage.max, loadAverage.median].map((v) => v.toFixed(1));
+    log(`load average (1 min) during the run: ${min}–${max}, median ${middle}`);
     return result;
   } finally {
     await server?.stop().catch((err: unknown) => log(`stopping the server: ${(err as Error).message}`));
