@@ -1,15 +1,13 @@
 /**
- * `npm run bench:alerts [-- options]`: what watches and webhooks cost, through the SDK, with a real
- * OpenID provider and a webhook receiver on loopback: 1. upload throughput with no watch, 100 watches
- * on another benchmark, 10 and 100 on the series uploaded to; 2. upload to delivered `change.detected`
- * under 1,000 results/s; 3. deliveries per second; 4. the server's memory with 10,000 deliveries pending.
+ * `npm run bench:alerts [-- options]`: what watches and webhooks cost, through the SDK, with a real OpenID provider and a webhook
+ * receiver on loopback: 1. upload throughput with no watch, 100 watches on another benchmark, 10 and 100 on the series uploaded
+ * to; 2. upload to delivered `change.detected` under 1,000 results/s; 3. deliveries per second; 4. the server's memory with
+ * 10,000 deliveries pending. Writes bench/results/alerts.json and prints a Markdown table for docs/performance.md.
  *
  *   --data-dir <dir>   the cluster (default bench/results/alerts-data; recreated every run)
  *   --uploads <n>      results per throughput run (default 20000)
  *   --rounds <n>       throughput runs per configuration, alternated (default 2; the median counts)
  *   --seconds <n>      length of the sustained upload (default 60)
- *
- * Writes bench/results/alerts.json and prints a Markdown table for docs/performance.md.
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -21,14 +19,10 @@ import { startBenchDatabase } from './database.ts';
 import { logger, median, sleep, waitUntil } from './measure.ts';
 import { ROOT, startServerProcess } from './server.ts';
 
-const { values: args } = parseArgs({
-  options: {
-    'data-dir': { type: 'string', default: join(ROOT, 'bench/results/alerts-data') },
-    uploads: { type: 'string', default: '20000' },
-    rounds: { type: 'string', default: '2' },
-    seconds: { type: 'string', default: '60' },
-  },
-});
+const option = (value: string) => ({ type: 'string' as const, default: value });
+const dataDir = join(ROOT, 'bench/results/alerts-data');
+const options = { 'data-dir': option(dataDir), uploads: option('20000'), rounds: option('2'), seconds: option('60') };
+const { values: args } = parseArgs({ options });
 const [UPLOADS, ROUNDS] = [Number(args.uploads), Number(args.rounds)];
 const [FLAVORS, BATCH, ADMIN] = [100, 500, 'urn:bench:admin'] as const;
 const log = logger('alerts');

@@ -95,27 +95,24 @@ try {
   const frames = (await page.evaluate('window.frames_.slice(1)')) as number[];
   const pointing = await page.locator('.pointer').first().textContent();
   await context.close();
-  const worst = Math.max(...frames);
-  const worstDrawing = Math.max(...drawing);
+  const [worst, worstDrawing] = [Math.max(...frames), Math.max(...drawing)];
   const task = loadTask > 0 ? `${loadTask.toFixed(0)} ms` : 'none over 50 ms';
   const worstFrames = `worst frames ${worstDrawing.toFixed(0)} / ${worst.toFixed(0)} ms`;
   log(`series of ${POINTS}: drawn after ${drawn.toFixed(0)} ms, longest task ${task}, ${worstFrames}`);
   if (!pointing?.includes('result')) throw new Error('pointing showed no result');
-  const usableRows = Object.entries(usable).map(
-    ([name, ms]) => `| ${name} view usable after navigation (median of 5) | ${ms.toFixed(0)} ms | 1,000 ms |`,
-  );
-  console.log(
-    [
-      '| measure | figure | budget |',
-      '|---|---|---|',
-      `| JavaScript and CSS, gzipped | ${(gzipped / 1024).toFixed(1)} KB | 120 KB |`,
-      ...usableRows,
-      `| series of ${POINTS.toLocaleString('en')} points: drawn after navigation | ${drawn.toFixed(0)} ms | |`,
-      `| … longest task while loading and drawing | ${task} | |`,
-      `| … worst frame while loading and drawing (${drawing.length} frames) | ${worstDrawing.toFixed(0)} ms | 100 ms |`,
-      `| … worst frame while pointing (${frames.length} frames) | ${worst.toFixed(0)} ms | 100 ms |`,
-    ].join('\n'),
-  );
+  const figures = [
+    '| measure | figure | budget |',
+    '|---|---|---|',
+    `| JavaScript and CSS, gzipped | ${(gzipped / 1024).toFixed(1)} KB | 120 KB |`,
+    ...Object.entries(usable).map(
+      ([name, ms]) => `| ${name} view usable after navigation (median of 5) | ${ms.toFixed(0)} ms | 1,000 ms |`,
+    ),
+    `| series of ${POINTS.toLocaleString('en')} points: drawn after navigation | ${drawn.toFixed(0)} ms | |`,
+    `| … longest task while loading and drawing | ${task} | |`,
+    `| … worst frame while loading and drawing (${drawing.length} frames) | ${worstDrawing.toFixed(0)} ms | 100 ms |`,
+    `| … worst frame while pointing (${frames.length} frames) | ${worst.toFixed(0)} ms | 100 ms |`,
+  ];
+  console.log(figures.join('\n'));
 } finally {
   await browser.close();
   child.kill('SIGTERM');
