@@ -52,6 +52,7 @@ export function changePoints(values: Values, options: ChangeOptions): number[] {
   const proposed = new Set<number>();
   if (n <= window) splitAll(y, 0, n, options, proposed);
   else {
+    // Overlapping by a quarter, and by 2 × minSize at least: every position has minSize points on either side in one window.
     const step = Math.min((window * 3) / 4, window - 2 * options.minSize);
     for (let from = 0; ; from += step) {
       const to = Math.min(n, from + window);
